@@ -1,0 +1,293 @@
+//! Located diagnostics for problems in schema files, and JSON Pointer helpers.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What is wrong with the schema input. The code of each kind is stable (see [`SchemaErrorKind::code`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaErrorKind {
+    /// A file could not be read.
+    Io,
+    /// A file is not valid JSON.
+    InvalidJson,
+    /// A `$ref` names a file or pointer that does not exist.
+    UnresolvableRef,
+    /// A keyword the generator does not support (it would otherwise be silently dropped).
+    UnsupportedKeyword,
+    /// Two union members share one discriminator value.
+    DuplicateTag,
+    /// A field, type or event has no `description`.
+    MissingDescription,
+    /// A keyword has a value of the wrong shape.
+    InvalidValue,
+    /// A required annotation or keyword is absent.
+    Missing,
+}
+
+impl SchemaErrorKind {
+    /// The stable code of this kind, e.g. `schema.unresolvable-ref`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Io => "schema.io",
+            Self::InvalidJson => "schema.invalid-json",
+            Self::UnresolvableRef => "schema.unresolvable-ref",
+            Self::UnsupportedKeyword => "schema.unsupported-keyword",
+            Self::DuplicateTag => "schema.duplicate-tag",
+            Self::MissingDescription => "schema.missing-description",
+            Self::InvalidValue => "schema.invalid-value",
+            Self::Missing => "schema.missing",
+        }
+    }
+}
+
+/// One problem in the schema input, located by file, line, column and JSON Pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// What kind of problem.
+    pub kind: SchemaErrorKind,
+    /// The file, as given to the loader (relative to the working directory when the schema dir was relative).
+    pub file: PathBuf,
+    /// 1-based line, 0 if unknown.
+    pub line: usize,
+    /// 1-based column, 0 if unknown.
+    pub col: usize,
+    /// JSON Pointer into the file.
+    pub pointer: String,
+    /// Human explanation.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ptr = if self.pointer.is_empty() { "(root)" } else { &self.pointer };
+        write!(
+            f,
+            "{}:{}:{}: error[{}]: {}: {}",
+            self.file.display(),
+            self.line,
+            self.col,
+            self.kind.code(),
+            ptr,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+impl SchemaError {
+    /// The diagnostic as a JSON object (for `--format json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "code": self.kind.code(),
+            "file": self.file.display().to_string().replace('\\', "/"),
+            "line": self.line,
+            "col": self.col,
+            "pointer": self.pointer,
+            "message": self.message,
+        })
+    }
+}
+
+/// All problems found in one load. Never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaErrors(pub Vec<SchemaError>);
+
+impl fmt::Display for SchemaErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SchemaErrors {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.first().map(|e| e as _)
+    }
+}
+
+/// Escapes one JSON Pointer reference token (RFC 6901).
+pub fn escape_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// Appends a token to a pointer.
+pub fn push_ptr(base: &str, token: &str) -> String {
+    format!("{base}/{}", escape_token(token))
+}
+
+/// Finds the 1-based line and column of the value at `pointer` in JSON `text`, or of the nearest existing
+/// ancestor. Returns (1, 1) when nothing better is known.
+pub fn locate(text: &str, pointer: &str) -> (usize, usize) {
+    let tokens: Vec<String> = if pointer.is_empty() {
+        Vec::new()
+    } else {
+        pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+    };
+    let bytes = text.as_bytes();
+    let mut pos = 0usize;
+    let mut best = skip_ws(bytes, 0);
+    for tok in &tokens {
+        pos = skip_ws(bytes, pos);
+        match bytes.get(pos) {
+            Some(b'{') => {
+                let mut p = pos + 1;
+                let mut found = None;
+                loop {
+                    p = skip_ws(bytes, p);
+                    if bytes.get(p) != Some(&b'"') {
+                        break;
+                    }
+                    let key_start = p;
+                    let (key, after) = read_string(text, p);
+                    p = skip_ws(bytes, after);
+                    if bytes.get(p) != Some(&b':') {
+                        break;
+                    }
+                    p = skip_ws(bytes, p + 1);
+                    if key == *tok {
+                        found = Some((key_start, p));
+                        break;
+                    }
+                    p = skip_value(bytes, p);
+                    p = skip_ws(bytes, p);
+                    if bytes.get(p) == Some(&b',') {
+                        p += 1;
+                    } else {
+                        break;
+                    }
+                }
+                match found {
+                    Some((_k, v)) => {
+                        pos = v;
+                        best = v;
+                    }
+                    None => break,
+                }
+            }
+            Some(b'[') => {
+                let Ok(idx) = tok.parse::<usize>() else { break };
+                let mut p = pos + 1;
+                let mut ok = true;
+                for _ in 0..idx {
+                    p = skip_ws(bytes, p);
+                    p = skip_value(bytes, p);
+                    p = skip_ws(bytes, p);
+                    if bytes.get(p) == Some(&b',') {
+                        p += 1;
+                    } else {
+                        ok = false;
+                        break;
+                    }
+                }
+                if !ok {
+                    break;
+                }
+                pos = skip_ws(bytes, p);
+                best = pos;
+            }
+            _ => break,
+        }
+    }
+    line_col(text, best)
+}
+
+/// 1-based line and column (in characters) of byte offset `off`.
+pub fn line_col(text: &str, off: usize) -> (usize, usize) {
+    let off = off.min(text.len());
+    let before = &text[..floor_char_boundary(text, off)];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && matches!(b[p], b' ' | b'\t' | b'\n' | b'\r') {
+        p += 1;
+    }
+    p
+}
+
+fn read_string(text: &str, p: usize) -> (String, usize) {
+    let b = text.as_bytes();
+    let mut q = p + 1;
+    while q < b.len() {
+        match b[q] {
+            b'\\' => q += 2,
+            b'"' => break,
+            _ => q += 1,
+        }
+    }
+    let end = (q + 1).min(b.len());
+    let raw = &text[p..end];
+    let s = serde_json::from_str::<String>(raw).unwrap_or_default();
+    (s, end)
+}
+
+fn skip_value(b: &[u8], p: usize) -> usize {
+    let mut depth = 0usize;
+    let mut q = p;
+    while q < b.len() {
+        match b[q] {
+            b'"' => {
+                q += 1;
+                while q < b.len() && b[q] != b'"' {
+                    if b[q] == b'\\' {
+                        q += 1;
+                    }
+                    q += 1;
+                }
+                q += 1;
+                if depth == 0 {
+                    return q;
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 0 {
+                    return q;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return q + 1;
+                }
+            }
+            b',' if depth == 0 => return q,
+            _ => {}
+        }
+        q += 1;
+    }
+    q
+}
+
+/// Displays a path the way diagnostics show it (forward slashes).
+pub fn show_path(p: &Path) -> String {
+    p.display().to_string().replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_nested_values() {
+        let t = "{\n  \"a\": 1,\n  \"b\": {\n    \"c/d\": [10, {\"e\": true}]\n  }\n}";
+        assert_eq!(locate(t, ""), (1, 1));
+        assert_eq!(locate(t, "/a"), (2, 8));
+        assert_eq!(locate(t, "/b/c~1d/1/e"), (4, 22));
+        assert_eq!(locate(t, "/b/missing"), (3, 8));
+    }
+}

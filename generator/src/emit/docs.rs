@@ -1,0 +1,12 @@
+//! Emitter stub: replaced by the real docs emitter.
+
+use super::{EmitError, OutFile};
+use crate::ir::Protocol;
+
+/// Emits the docs output.
+///
+/// # Errors
+/// Never yet.
+pub fn emit(_p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
+    Ok(Vec::new())
+}

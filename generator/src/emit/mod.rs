@@ -1,0 +1,122 @@
+//! Emitters: each turns the [`Protocol`] model into the files of one output. Emitters read only the model.
+
+use std::fmt;
+
+use crate::ir::Protocol;
+
+pub mod docs;
+pub mod rust;
+pub mod schema;
+pub mod ts;
+
+/// The command that regenerates every output; named in each file's `@generated` header.
+pub const REGENERATE: &str = "cargo run -p wiregen -- generate";
+
+/// One output of `wiregen generate`; each owns one subdirectory of the output directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Output {
+    /// `schema/`: the bundled standard JSON Schema.
+    Schema,
+    /// `rust/`: the `session-wire` crate.
+    Rust,
+    /// `ts/`: the `session-wire` npm package.
+    Ts,
+    /// `docs/`: the markdown reference.
+    Docs,
+}
+
+impl Output {
+    /// Every output, in generation order.
+    pub const ALL: &'static [Output] = &[Output::Schema, Output::Rust, Output::Ts, Output::Docs];
+
+    /// The name used by `--only` and the subdirectory it owns.
+    pub fn name(self) -> &'static str {
+        match self {
+            Output::Schema => "schema",
+            Output::Rust => "rust",
+            Output::Ts => "ts",
+            Output::Docs => "docs",
+        }
+    }
+
+    /// Parses a name given to `--only`.
+    pub fn from_name(s: &str) -> Option<Output> {
+        Output::ALL.iter().copied().find(|o| o.name() == s)
+    }
+
+    /// Runs this output's emitter.
+    ///
+    /// # Errors
+    /// When the model holds something the target cannot express.
+    pub fn emit(self, p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
+        let files = match self {
+            Output::Schema => schema::emit(p)?,
+            Output::Rust => rust::emit(p)?,
+            Output::Ts => ts::emit(p)?,
+            Output::Docs => docs::emit(p)?,
+        };
+        Ok(files
+            .into_iter()
+            .map(|f| OutFile { path: format!("{}/{}", self.name(), f.path), contents: f.contents })
+            .collect())
+    }
+}
+
+/// A file produced by an emitter, with its path relative to the output's own directory (then to the output root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutFile {
+    /// Relative path with `/` separators.
+    pub path: String,
+    /// Full contents.
+    pub contents: String,
+}
+
+impl OutFile {
+    /// A file at `path` with `contents`.
+    pub fn new(path: impl Into<String>, contents: impl Into<String>) -> Self {
+        OutFile { path: path.into(), contents: contents.into() }
+    }
+}
+
+/// An emitter could not produce its output.
+#[derive(Debug)]
+pub enum EmitError {
+    /// A template failed to render (a template bug, reported with minijinja's own error as the source).
+    Template(minijinja::Error),
+    /// Generated Rust did not parse (an emitter bug; the source is syn's error).
+    RustSyntax(syn::Error),
+    /// The model holds something this target cannot express.
+    Unsupported(String),
+}
+
+impl fmt::Display for EmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EmitError::Template(e) => write!(f, "template error: {e}"),
+            EmitError::RustSyntax(e) => write!(f, "generated Rust does not parse: {e}"),
+            EmitError::Unsupported(s) => write!(f, "cannot emit: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for EmitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EmitError::Template(e) => Some(e),
+            EmitError::RustSyntax(e) => Some(e),
+            EmitError::Unsupported(_) => None,
+        }
+    }
+}
+
+impl From<minijinja::Error> for EmitError {
+    fn from(e: minijinja::Error) -> Self {
+        EmitError::Template(e)
+    }
+}
+
+impl From<syn::Error> for EmitError {
+    fn from(e: syn::Error) -> Self {
+        EmitError::RustSyntax(e)
+    }
+}

@@ -1,0 +1,263 @@
+//! The `wiregen` command line: a thin clap wrapper over the library.
+
+use std::io::{BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use wiregen::emit::Output;
+use wiregen::engine::{Engine, EngineOptions};
+use wiregen::validate::{validate_reader, Record};
+
+/// Schema-first codegen and validation for the agent session protocol.
+///
+/// JSON Schema files in `schema/` are the single source of truth; wiregen generates Rust, TypeScript/Zod, a
+/// bundled standard schema and a markdown reference from them, and validates messages and streams.
+///
+/// Examples:
+///   wiregen generate                 regenerate everything in generated/
+///   wiregen check                    fail if generated/ is stale
+///   wiregen validate session.jsonl   check every line of a session log
+#[derive(Parser)]
+#[command(name = "wiregen", version, verbatim_doc_comment)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Regenerate the outputs from the schema, writing only files that changed.
+    ///
+    /// Example: wiregen generate --only rust,ts
+    #[command(verbatim_doc_comment)]
+    Generate(GenArgs),
+    /// Regenerate in memory and exit 1 if any generated file is stale, missing or extra.
+    ///
+    /// Example: wiregen check --format json
+    #[command(verbatim_doc_comment)]
+    Check(GenArgs),
+    /// Validate envelopes: a file with one JSON envelope, JSONL (one per line), or `-` for stdin.
+    ///
+    /// Exit status: 0 all valid, 1 something invalid, 2 usage or I/O error.
+    /// Example: wiregen validate --format json session.jsonl
+    #[command(verbatim_doc_comment)]
+    Validate(ValidateArgs),
+}
+
+#[derive(clap::Args)]
+struct GenArgs {
+    /// The schema directory.
+    #[arg(long, default_value = "schema")]
+    schema: PathBuf,
+    /// The output root; each output writes its own subdirectory.
+    #[arg(long, default_value = "generated")]
+    out: PathBuf,
+    /// Only these outputs (comma-separated): schema, rust, ts, docs.
+    #[arg(long, value_delimiter = ',', value_parser = parse_output)]
+    only: Vec<Output>,
+    /// Diagnostic format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+struct ValidateArgs {
+    /// The schema directory.
+    #[arg(long, default_value = "schema")]
+    schema: PathBuf,
+    /// Also check that ids are cuid2-shaped.
+    #[arg(long)]
+    strict_ids: bool,
+    /// Output format: text (`path:line: pointer: message [rule]`) or json (one record per line).
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Files to check; `-` or nothing reads stdin.
+    paths: Vec<PathBuf>,
+}
+
+fn parse_output(s: &str) -> Result<Output, String> {
+    Output::from_name(s).ok_or_else(|| format!("unknown output `{s}` (expected schema, rust, ts or docs)"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Generate(a) => generate(a, false),
+        Command::Check(a) => generate(a, true),
+        Command::Validate(a) => validate(a),
+    }
+}
+
+fn options(a: &GenArgs) -> wiregen::Options {
+    let mut o = wiregen::Options::new(&a.schema, &a.out);
+    if !a.only.is_empty() {
+        o.outputs = a.only.clone();
+    }
+    o
+}
+
+fn report_error(e: &wiregen::Error, format: Format) {
+    match (e, format) {
+        (wiregen::Error::Schema(errs), Format::Json) => {
+            for d in &errs.0 {
+                println!("{}", d.to_json());
+            }
+        }
+        (wiregen::Error::Schema(errs), Format::Text) => {
+            eprintln!("{errs}");
+            eprintln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
+        }
+        (e, Format::Json) => println!("{}", serde_json::json!({"code": "error", "message": e.to_string()})),
+        (e, Format::Text) => eprintln!("wiregen: {e}; nothing was written"),
+    }
+}
+
+fn generate(a: GenArgs, check_only: bool) -> ExitCode {
+    let opts = options(&a);
+    if check_only {
+        match wiregen::check(&opts) {
+            Err(e) => {
+                report_error(&e, a.format);
+                ExitCode::from(2)
+            }
+            Ok(r) if r.is_clean() => {
+                if a.format == Format::Json {
+                    println!("{}", serde_json::json!({"clean": true, "fresh": r.fresh}));
+                } else {
+                    eprintln!("wiregen check: {} generated files are up to date", r.fresh);
+                }
+                ExitCode::SUCCESS
+            }
+            Ok(r) => {
+                let fix = fix_command(&a);
+                if a.format == Format::Json {
+                    let show = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+                    let changed: Vec<String> = r.changed.iter().map(|(p, _)| p.display().to_string()).collect();
+                    println!(
+                        "{}",
+                        serde_json::json!({"clean": false, "missing": show(&r.missing), "changed": changed, "extra": show(&r.extra), "fix": fix})
+                    );
+                } else {
+                    for p in &r.missing {
+                        eprintln!("missing: {}", p.display());
+                    }
+                    for (p, d) in &r.changed {
+                        eprintln!("stale:   {}\n{d}", p.display());
+                    }
+                    for p in &r.extra {
+                        eprintln!("extra:   {}", p.display());
+                    }
+                    eprintln!(
+                        "wiregen check: {} file(s) out of date; run `{fix}` to fix",
+                        r.missing.len() + r.changed.len() + r.extra.len()
+                    );
+                }
+                ExitCode::from(1)
+            }
+        }
+    } else {
+        match wiregen::generate(&opts) {
+            Err(e) => {
+                report_error(&e, a.format);
+                ExitCode::from(2)
+            }
+            Ok(r) => {
+                eprintln!(
+                    "wiregen generate: {} written, {} unchanged, {} deleted",
+                    r.written.len(),
+                    r.unchanged.len(),
+                    r.deleted.len()
+                );
+                for p in &r.written {
+                    eprintln!("  wrote {}", p.display());
+                }
+                for p in &r.deleted {
+                    eprintln!("  deleted {}", p.display());
+                }
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}
+
+fn fix_command(a: &GenArgs) -> String {
+    let mut s = String::from("cargo run -p wiregen -- generate");
+    if !a.only.is_empty() {
+        s.push_str(" --only ");
+        s.push_str(&a.only.iter().map(|o| o.name()).collect::<Vec<_>>().join(","));
+    }
+    s
+}
+
+fn validate(a: ValidateArgs) -> ExitCode {
+    let proto = match wiregen::load::load(&a.schema) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let engine = Engine::new(&proto, EngineOptions { strict_ids: a.strict_ids });
+    let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut any_invalid = false;
+    let (mut total, mut invalid) = (0usize, 0usize);
+    for path in &paths {
+        let shown = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+        let reader: Box<dyn std::io::BufRead> = if path.as_os_str() == "-" {
+            Box::new(BufReader::new(std::io::stdin()))
+        } else {
+            match std::fs::File::open(path) {
+                Ok(f) => Box::new(BufReader::with_capacity(1 << 16, f)),
+                Err(e) => {
+                    eprintln!("wiregen: {shown}: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        };
+        let mut write_err = None;
+        let res = validate_reader(&engine, reader, |rec: Record| {
+            let r = match a.format {
+                Format::Json => serde_json::to_writer(&mut out, &rec).map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")),
+                Format::Text => rec.errors.iter().try_for_each(|e| {
+                    let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
+                    writeln!(out, "{shown}:{}: {ptr}: {} [{}]", rec.line, e.message, e.rule)
+                }),
+            };
+            if let Err(e) = r {
+                write_err.get_or_insert(e);
+            }
+        });
+        match res {
+            Ok(s) => {
+                total += s.records;
+                invalid += s.invalid;
+                any_invalid |= s.invalid > 0;
+            }
+            Err(e) => {
+                eprintln!("wiregen: {shown}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+        if let Some(e) = write_err {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return ExitCode::from(if any_invalid { 1 } else { 0 });
+            }
+            eprintln!("wiregen: writing output: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let _ = out.flush();
+    if a.format == Format::Text {
+        eprintln!("wiregen validate: {total} record(s), {invalid} invalid");
+    }
+    ExitCode::from(if any_invalid { 1 } else { 0 })
+}

@@ -1,0 +1,146 @@
+//! The catalogue of message-level rule ids: the one place their names and meanings are written.
+//!
+//! Every checker (the engine behind `wiregen validate`, the generated Rust types, the generated Zod schemas)
+//! reports these ids; the emitters take them from here, and the markdown reference lists them from here.
+//!
+//! Pointer conventions, shared by every checker:
+//! - a missing required property is reported at the pointer the property would have (`/ev/status`);
+//! - an unknown property is reported at the property itself (`/ev/machineId`);
+//! - a bad discriminator (missing, not a string, unknown, removed) at the discriminator (`/ev/t`);
+//! - an event the sender's role may not send at the role field (`/role`);
+//! - a field the sender's role may not send at that field (`/ev/thinking`, `/subagent`);
+//! - problems with the line itself (malformed JSON, blank line, ...) at the root (`""`).
+//!
+//! Order of checks (the first error is the one every checker agrees on): the envelope's properties in schema
+//! order, each one checked in depth (the union field picks its member by the discriminator first, then that
+//! member's properties in schema order), then unknown properties in input order; role rules only once the
+//! shape is valid: the event's roles, then envelope fields, then event fields.
+
+/// A message-level rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rule {
+    /// The line is not valid JSON (including a truncated last line).
+    MalformedJson,
+    /// The line is not valid UTF-8.
+    InvalidUtf8,
+    /// The line is empty.
+    BlankLine,
+    /// The JSON nests deeper than the parser allows.
+    TooDeep,
+    /// A value has the wrong JSON type (`null` included, and a non-integer where an integer is required).
+    Type,
+    /// A required property is missing.
+    Required,
+    /// A property the schema does not define (closed world).
+    AdditionalProperty,
+    /// A string is not one of the enum's values.
+    Enum,
+    /// A string is shorter than allowed (empty ids).
+    MinLength,
+    /// A number is below the minimum.
+    Minimum,
+    /// A number is above the maximum.
+    Maximum,
+    /// The discriminator names no known event.
+    UnknownEvent,
+    /// The discriminator names an event removed in this version.
+    RemovedEvent,
+    /// A property removed in this version.
+    RemovedProperty,
+    /// The sender's role may not send this event.
+    RoleEvent,
+    /// The sender's role may not send this field.
+    RoleField,
+    /// An id does not have the cuid2 shape (only with strict ids).
+    StrictId,
+}
+
+impl Rule {
+    /// Every message-level rule, in catalogue order.
+    pub const ALL: &'static [Rule] = &[
+        Rule::MalformedJson,
+        Rule::InvalidUtf8,
+        Rule::BlankLine,
+        Rule::TooDeep,
+        Rule::Type,
+        Rule::Required,
+        Rule::AdditionalProperty,
+        Rule::Enum,
+        Rule::MinLength,
+        Rule::Minimum,
+        Rule::Maximum,
+        Rule::UnknownEvent,
+        Rule::RemovedEvent,
+        Rule::RemovedProperty,
+        Rule::RoleEvent,
+        Rule::RoleField,
+        Rule::StrictId,
+    ];
+
+    /// The stable id printed by every checker.
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::MalformedJson => "malformed-json",
+            Rule::InvalidUtf8 => "invalid-utf8",
+            Rule::BlankLine => "blank-line",
+            Rule::TooDeep => "too-deep",
+            Rule::Type => "type",
+            Rule::Required => "required",
+            Rule::AdditionalProperty => "additional-property",
+            Rule::Enum => "enum",
+            Rule::MinLength => "min-length",
+            Rule::Minimum => "minimum",
+            Rule::Maximum => "maximum",
+            Rule::UnknownEvent => "unknown-event",
+            Rule::RemovedEvent => "removed-event",
+            Rule::RemovedProperty => "removed-property",
+            Rule::RoleEvent => "role-event",
+            Rule::RoleField => "role-field",
+            Rule::StrictId => "strict-id",
+        }
+    }
+
+    /// One sentence on what the rule means, for the reference.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Rule::MalformedJson => "The line is not valid JSON (a truncated last line included).",
+            Rule::InvalidUtf8 => "The line is not valid UTF-8.",
+            Rule::BlankLine => "The line is empty.",
+            Rule::TooDeep => "The JSON nests deeper than 128 levels.",
+            Rule::Type => "A value has the wrong JSON type; `null` is never accepted, and integers must be whole numbers.",
+            Rule::Required => "A required property is missing.",
+            Rule::AdditionalProperty => "A property the schema does not define (objects are closed).",
+            Rule::Enum => "A string is not one of the allowed values.",
+            Rule::MinLength => "A string is shorter than allowed (ids are non-empty).",
+            Rule::Minimum => "A number is below its minimum.",
+            Rule::Maximum => "A number is above its maximum (integers stop at 2^53-1).",
+            Rule::UnknownEvent => "`ev.t` names no event of this protocol.",
+            Rule::RemovedEvent => "`ev.t` names an event this version removed; the message names its replacement.",
+            Rule::RemovedProperty => "A property this version removed; the message names its replacement.",
+            Rule::RoleEvent => "The sender's `role` may not send this event.",
+            Rule::RoleField => "The sender's `role` may not send this field.",
+            Rule::StrictId => "With strict ids: an id is not cuid2-shaped.",
+        }
+    }
+
+    /// The rule with this id.
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| r.id() == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_round_trip() {
+        let mut ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+        for r in Rule::ALL {
+            assert_eq!(Rule::from_id(r.id()), Some(*r));
+        }
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), Rule::ALL.len());
+    }
+}

@@ -1,0 +1,205 @@
+//! The checkers of the conformance test. Each takes the whole corpus at once (so a checker that runs in
+//! another process, like the CLI or node, starts once) and returns one verdict per fixture.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+use wiregen::engine::{Engine, EngineOptions};
+
+use crate::fixtures::{root, Fixture};
+
+/// One checker's answer on one fixture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Accepted.
+    Valid,
+    /// Rejected, with the first error's rule and pointer (free text for checkers that have no rule ids).
+    Invalid { rule: String, pointer: String },
+    /// This checker does not apply (e.g. strict ids for a standard schema validator).
+    Skipped,
+}
+
+/// A named checker.
+pub struct Checker {
+    /// Short name for reports.
+    pub name: &'static str,
+    /// Whether rule and pointer must match too.
+    pub precise: bool,
+    /// Runs the whole corpus.
+    pub run: fn(&[Fixture]) -> Vec<Verdict>,
+}
+
+/// The JSON Schema checkers and wiregen's own validator.
+pub fn schema_checkers() -> Vec<Checker> {
+    vec![
+        Checker { name: "engine", precise: true, run: engine },
+        Checker { name: "cli", precise: true, run: cli },
+        Checker { name: "bundled", precise: false, run: bundled },
+        Checker { name: "source", precise: false, run: source },
+    ]
+}
+
+/// The generated outputs (added by the output issues).
+pub fn output_checkers() -> Vec<Checker> {
+    vec![]
+}
+
+fn protocol() -> wiregen::ir::Protocol {
+    wiregen::load::load(&root().join("schema")).expect("schema/ loads")
+}
+
+fn engine(fx: &[Fixture]) -> Vec<Verdict> {
+    let p = protocol();
+    let normal = Engine::new(&p, EngineOptions { strict_ids: false });
+    let strict = Engine::new(&p, EngineOptions { strict_ids: true });
+    fx.iter()
+        .map(|f| {
+            let e = if f.strict_ids { &strict } else { &normal };
+            let (_, issues) = e.check_line(f.line.as_bytes());
+            match issues.first() {
+                None => Verdict::Valid,
+                Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
+            }
+        })
+        .collect()
+}
+
+/// Runs the real binary once per mode, all fixtures of that mode as JSONL on stdin.
+fn cli(fx: &[Fixture]) -> Vec<Verdict> {
+    let mut out = vec![Verdict::Skipped; fx.len()];
+    for strict in [false, true] {
+        let idx: Vec<usize> = (0..fx.len()).filter(|&i| fx[i].strict_ids == strict).collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wiregen"));
+        cmd.current_dir(root()).args(["validate", "--format", "json"]);
+        if strict {
+            cmd.arg("--strict-ids");
+        }
+        cmd.arg("-").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("run wiregen");
+        let mut input = String::new();
+        for &i in &idx {
+            assert!(!fx[i].line.contains('\n'), "{}: a fixture line must be one line", fx[i].name);
+            input.push_str(&fx[i].line);
+            input.push('\n');
+        }
+        let mut stdin = child.stdin.take().expect("stdin");
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let output = child.wait_with_output().expect("wiregen runs");
+        writer.join().expect("writer").expect("write stdin");
+        let text = String::from_utf8(output.stdout).expect("utf-8 output");
+        let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
+        assert_eq!(records.len(), idx.len(), "one record per input line; stderr: {}", String::from_utf8_lossy(&output.stderr));
+        let any_invalid = records.iter().any(|r| r["valid"] == false);
+        assert_eq!(output.status.code(), Some(if any_invalid { 1 } else { 0 }), "exit status");
+        for (k, &i) in idx.iter().enumerate() {
+            let r = &records[k];
+            assert_eq!(r["line"], json!(k + 1), "records come in input order");
+            out[i] = if r["valid"] == true {
+                Verdict::Valid
+            } else {
+                let e = &r["errors"][0];
+                Verdict::Invalid { rule: e["rule"].as_str().unwrap_or("").into(), pointer: e["pointer"].as_str().unwrap_or("").into() }
+            };
+        }
+    }
+    out
+}
+
+fn first_error(v: &jsonschema::Validator, m: &Value) -> Verdict {
+    match v.iter_errors(m).next() {
+        None => Verdict::Valid,
+        Some(e) => Verdict::Invalid { rule: format!("{:?}", e.kind()).chars().take(40).collect(), pointer: e.instance_path().to_string() },
+    }
+}
+
+/// The bundled schema in `generated/schema/`, through the `jsonschema` crate.
+fn bundled(fx: &[Fixture]) -> Vec<Verdict> {
+    let text = std::fs::read_to_string(root().join("generated/schema/session-protocol.schema.json")).expect("bundled schema");
+    let schema: Value = serde_json::from_str(&text).expect("bundled schema is JSON");
+    let v = jsonschema::draft202012::new(&schema).expect("bundled schema compiles");
+    fx.iter()
+        .map(|f| match (&f.message, f.strict_ids) {
+            (_, true) => Verdict::Skipped,
+            (None, _) => Verdict::Invalid { rule: "not JSON".into(), pointer: String::new() },
+            (Some(m), _) => first_error(&v, m),
+        })
+        .collect()
+}
+
+/// The source files in `schema/` through the `jsonschema` crate: the envelope schema, then the member schema
+/// picked by `ev.t` from the members directory, then the `x-roles` annotations read straight from the files.
+/// This reads the raw files, not wiregen's model, so it checks the loader too.
+fn source(fx: &[Fixture]) -> Vec<Verdict> {
+    let dir = root().join("schema");
+    let mut resources = Vec::new();
+    let mut members: BTreeMap<String, Value> = BTreeMap::new();
+    let mut envelope = Value::Null;
+    let mut walk = vec![dir.clone()];
+    while let Some(d) = walk.pop() {
+        for e in std::fs::read_dir(&d).expect("schema dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                walk.push(p);
+                continue;
+            }
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("schema file is JSON");
+            let id = v["$id"].as_str().expect("every schema file has $id").to_string();
+            if p.file_name().is_some_and(|n| n == "envelope.schema.json") {
+                envelope = v.clone();
+            } else if let Some(t) = v["properties"]["t"]["const"].as_str() {
+                members.insert(t.to_string(), v.clone());
+            }
+            resources.push((id, v));
+        }
+    }
+    let mut registry = jsonschema::Registry::new();
+    for (id, v) in &resources {
+        registry = registry.add(id.as_str(), v.clone()).expect("add resource");
+    }
+    let registry = registry.prepare().expect("registry");
+    let build = |id: &str| jsonschema::options().with_registry(&registry).build(&json!({"$ref": id})).expect("source schema compiles");
+    let env_v = build(envelope["$id"].as_str().expect("envelope $id"));
+    let member_v: BTreeMap<&str, (jsonschema::Validator, &Value)> =
+        members.iter().map(|(t, v)| (t.as_str(), (build(v["$id"].as_str().expect("$id")), v))).collect();
+    let role_field = envelope["x-role-property"].as_str().expect("x-role-property");
+    fx.iter()
+        .map(|f| {
+            let Some(m) = &f.message else { return Verdict::Invalid { rule: "not JSON".into(), pointer: String::new() } };
+            if f.strict_ids {
+                return Verdict::Skipped;
+            }
+            let v = first_error(&env_v, m);
+            if v != Verdict::Valid {
+                return v;
+            }
+            let ev = &m["ev"];
+            let Some((mv, schema)) = ev["t"].as_str().and_then(|t| member_v.get(t)) else {
+                return Verdict::Invalid { rule: "no member for t".into(), pointer: "/ev/t".into() };
+            };
+            if let Some(Verdict::Invalid { rule, pointer }) = Some(first_error(mv, ev)) {
+                return Verdict::Invalid { rule, pointer: format!("/ev{pointer}") };
+            }
+            let role = m[role_field].as_str().unwrap_or_default();
+            let allows = |s: &Value| s.get("x-roles").and_then(Value::as_array).is_none_or(|r| r.iter().any(|x| x == role));
+            if !allows(schema) {
+                return Verdict::Invalid { rule: "x-roles".into(), pointer: format!("/{role_field}") };
+            }
+            for (k, s) in envelope["properties"].as_object().expect("properties") {
+                if m.get(k).is_some() && !allows(s) {
+                    return Verdict::Invalid { rule: "x-roles".into(), pointer: format!("/{k}") };
+                }
+            }
+            for (k, s) in schema["properties"].as_object().expect("properties") {
+                if ev.get(k).is_some() && !allows(s) {
+                    return Verdict::Invalid { rule: "x-roles".into(), pointer: format!("/ev/{k}") };
+                }
+            }
+            Verdict::Valid
+        })
+        .collect()
+}
