@@ -27,6 +27,8 @@ pub mod generate;
 pub mod ir;
 pub mod load;
 pub mod rules;
+pub mod serve;
+pub mod stream;
 pub mod validate;
 
 pub use generate::{check, generate, CheckReport, Error, GenerateReport, Options};

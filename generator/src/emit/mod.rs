@@ -8,6 +8,7 @@ pub mod docs;
 pub mod rust;
 pub mod schema;
 pub mod ts;
+pub mod ts_stream;
 
 /// The command that regenerates every output; named in each file's `@generated` header.
 pub const REGENERATE: &str = "cargo run -p wiregen -- generate";
@@ -52,7 +53,11 @@ impl Output {
         let files = match self {
             Output::Schema => schema::emit(p)?,
             Output::Rust => rust::emit(p)?,
-            Output::Ts => ts::emit(p)?,
+            Output::Ts => {
+                let mut f = ts::emit(p)?;
+                f.extend(ts_stream::emit(p)?);
+                f
+            }
             Output::Docs => docs::emit(p)?,
         };
         Ok(files

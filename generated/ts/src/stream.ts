@@ -1,0 +1,2 @@
+// @generated stub: the stream checker comes with stream validation.
+export {};

@@ -1,0 +1,1 @@
+//! `wiregen serve` (STUB: the validation-service work replaces this file).
