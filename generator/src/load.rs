@@ -106,6 +106,9 @@ pub fn load_with_sources(dir: &Path) -> Result<(Protocol, Sources), SchemaErrors
     }
     let proto = cx.build();
     if !cx.errors.is_empty() {
+        // One problem can be seen from two places (a field and its type); report it once.
+        let mut seen = BTreeSet::new();
+        cx.errors.retain(|e| seen.insert((e.file.clone(), e.pointer.clone(), e.kind.code())));
         return Err(SchemaErrors(cx.errors));
     }
     let sources = Sources { dir: cx.dir, files: cx.files };

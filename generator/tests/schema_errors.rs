@@ -1,0 +1,143 @@
+//! Error goldens for broken schemas: each case in `tests/fixtures/broken-schemas/cases.json` breaks a copy of
+//! `schema/` one way; `wiregen generate` on it must fail with exit 2, print exactly the golden diagnostics (file,
+//! line, column, code, JSON Pointer) and leave the output directory byte-for-byte as it was.
+//!
+//! Update the goldens with `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test schema_errors` (ignored under CI).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let p = e.expect("entry").path();
+        let dest = to.join(p.file_name().expect("name"));
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).expect("read");
+                out.push((p, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn update() -> bool {
+    std::env::var_os("WIREGEN_UPDATE_GOLDEN").is_some() && std::env::var_os("CI").is_none()
+}
+
+fn break_schema(case: &Value, schema: &Path) {
+    let file = schema.join(case["file"].as_str().expect("file"));
+    let op = case["op"].as_str().expect("op");
+    if op == "copy" {
+        std::fs::copy(schema.join(case["from"].as_str().expect("from")), &file).expect("copy");
+        return;
+    }
+    let text = std::fs::read_to_string(&file).expect("read schema file");
+    if op == "truncate" {
+        let n = case["value"].as_u64().expect("length") as usize;
+        std::fs::write(&file, &text[..n]).expect("write");
+        return;
+    }
+    let mut v: Value = serde_json::from_str(&text).expect("schema file is JSON");
+    let ptr = case["pointer"].as_str().expect("pointer");
+    let (parent, last) = ptr.rsplit_once('/').expect("pointer has a parent");
+    let obj = v.pointer_mut(parent).and_then(Value::as_object_mut).expect("parent is an object");
+    match op {
+        "set" => {
+            obj.insert(last.to_string(), case["value"].clone());
+        }
+        "remove" => {
+            obj.shift_remove(last).expect("removed key exists");
+        }
+        "rename" => {
+            let val = obj.shift_remove(last).expect("renamed key exists");
+            obj.insert(case["value"].as_str().expect("new name").to_string(), val);
+        }
+        other => panic!("unknown op {other}"),
+    }
+    std::fs::write(&file, serde_json::to_string_pretty(&v).expect("json") + "\n").expect("write");
+}
+
+#[test]
+fn broken_schemas_fail_with_located_golden_errors_and_write_nothing() {
+    let root = root();
+    let cases: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tests/fixtures/broken-schemas/cases.json")).expect("cases"),
+    )
+    .expect("cases.json");
+    assert!(cases.len() >= 10);
+    let base = std::env::temp_dir().join(format!("wiregen-broken-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case["name"].as_str().expect("name");
+        let dir = base.join(name);
+        let schema = dir.join("schema");
+        let out = dir.join("out");
+        copy_dir(&root.join("schema"), &schema);
+        // A good generation first, so there is something that must survive the failing one.
+        let ok = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+            .current_dir(&dir)
+            .args(["generate", "--only", "schema,docs", "--schema", "schema", "--out", "out"])
+            .output()
+            .expect("run wiregen");
+        assert!(ok.status.success(), "{name}: the unbroken copy generates: {}", String::from_utf8_lossy(&ok.stderr));
+        let before = snapshot(&out);
+        assert!(!before.is_empty());
+        break_schema(case, &schema);
+        let mut texts = Vec::new();
+        for format in ["text", "json"] {
+            let r = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+                .current_dir(&dir)
+                .args(["generate", "--format", format, "--schema", "schema", "--out", "out"])
+                .output()
+                .expect("run wiregen");
+            assert_eq!(r.status.code(), Some(2), "{name}: a broken schema exits 2");
+            let shown = if format == "text" { r.stderr } else { r.stdout };
+            texts.push(String::from_utf8(shown).expect("utf-8"));
+        }
+        assert_eq!(snapshot(&out), before, "{name}: a failing generate must leave the output as it was");
+        let actual = format!(
+            "# {}\n$ wiregen generate --schema schema --out out\n{}$ wiregen generate --format json --schema schema --out out\n{}",
+            case["about"].as_str().unwrap_or_default(),
+            texts[0],
+            texts[1]
+        );
+        assert!(!actual.contains("panicked"), "{name}: no panics");
+        let golden = root.join(format!("tests/fixtures/broken-schemas/{name}.txt"));
+        if update() {
+            std::fs::write(&golden, &actual).expect("write golden");
+            continue;
+        }
+        match std::fs::read_to_string(&golden) {
+            Ok(g) if g == actual => {}
+            Ok(g) => failures.push(format!("{name}: output differs from {}\n--- golden\n{g}\n--- actual\n{actual}", golden.display())),
+            Err(_) => failures.push(format!("{name}: no golden {} (run with WIREGEN_UPDATE_GOLDEN=1)\n{actual}", golden.display())),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
