@@ -1,7 +1,7 @@
 //! `validate`: checks a file or stdin holding one JSON envelope (possibly pretty-printed) or JSONL, line by
 //! line with flat memory, and reports one [`Record`] per input record in input order.
 
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 
 use serde::Serialize;
 
@@ -34,6 +34,9 @@ pub struct Summary {
     pub invalid: usize,
 }
 
+/// How much input after an incomplete first line is buffered to see whether it is one pretty-printed document.
+pub const PRETTY_DOCUMENT_LIMIT: u64 = 16 << 20;
+
 /// One raw input record: its first line number and bytes (without the newline).
 pub struct RawRecord {
     /// 1-based line number.
@@ -55,23 +58,25 @@ pub fn records<R: BufRead>(mut reader: R, mut each: impl FnMut(RawRecord)) -> io
         .filter(|t| !t.trim().is_empty())
         .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_err_and(|e| e.is_eof()));
     if first_incomplete {
-        // Possibly one pretty-printed document: buffer the rest (a single envelope is small).
+        // Possibly one pretty-printed document: buffer what follows, up to a bound (a single envelope is small).
         let mut rest = Vec::new();
-        reader.read_to_end(&mut rest)?;
-        let mut whole = first.clone();
-        whole.push(b'\n');
-        whole.extend_from_slice(&rest);
-        let parses = std::str::from_utf8(&whole).ok().is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
-        if parses {
-            let trimmed = trim_end(&whole).to_vec();
-            each(RawRecord { line: 1, bytes: trimmed });
-            return Ok(());
+        (&mut reader).take(PRETTY_DOCUMENT_LIMIT).read_to_end(&mut rest)?;
+        if (rest.len() as u64) < PRETTY_DOCUMENT_LIMIT {
+            let mut whole = first.clone();
+            whole.push(b'\n');
+            whole.extend_from_slice(&rest);
+            let parses =
+                std::str::from_utf8(&whole).ok().is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
+            if parses {
+                each(RawRecord { line: 1, bytes: trim_end(&whole).to_vec() });
+                return Ok(());
+            }
         }
         each(RawRecord { line: 1, bytes: first });
+        let mut chained = io::BufReader::new(io::Cursor::new(rest).chain(reader));
         let mut line = 1;
-        let mut cursor = io::Cursor::new(rest);
         let mut buf = Vec::new();
-        while read_line(&mut cursor, &mut buf)? > 0 {
+        while read_line(&mut chained, &mut buf)? > 0 {
             line += 1;
             each(RawRecord { line, bytes: std::mem::take(&mut buf) });
         }

@@ -1,0 +1,202 @@
+//! `wiregen validate` as a user runs it: the real binary on files and stdin, hostile lines, exit codes, formats.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+}
+
+fn wiregen(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run wiregen");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait");
+    w.join().expect("writer");
+    out
+}
+
+fn records(out: &Output) -> Vec<Value> {
+    String::from_utf8(out.stdout.clone())
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON record per line"))
+        .collect()
+}
+
+const GOOD: &str = r#"{"id":"m1","time":1000,"role":"user","ev":{"t":"text","text":"hi"}}"#;
+
+#[test]
+fn hostile_lines_get_one_clear_error_each_and_the_rest_is_still_checked() {
+    let mut input = Vec::new();
+    input.extend_from_slice(GOOD.as_bytes());
+    input.push(b'\n');
+    input.extend_from_slice(b"{\"id\":\"m2\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"\xff\xfe\"}}\n");
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice("[".repeat(100_000).as_bytes());
+    input.extend_from_slice("]".repeat(100_000).as_bytes());
+    input.push(b'\n');
+    input.extend_from_slice(b"42\n");
+    input.extend_from_slice(b"{\"id\":\"m3\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"abort\"}}\r\n");
+    input.extend_from_slice(GOOD.as_bytes());
+    input.push(b'\n');
+    input.extend_from_slice(b"{\"id\":\"m4\",\"time\":1,\"ro");
+    let out = wiregen(&["validate", "--format", "json", "-"], &input);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let recs = records(&out);
+    let got: Vec<(u64, bool, String, String)> = recs
+        .iter()
+        .map(|r| {
+            let e = &r["errors"][0];
+            (
+                r["line"].as_u64().expect("line"),
+                r["valid"].as_bool().expect("valid"),
+                e["rule"].as_str().unwrap_or("").to_string(),
+                e["pointer"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(u64, bool, &str, &str)> = vec![
+        (1, true, "", ""),
+        (2, false, "invalid-utf8", ""),
+        (3, false, "blank-line", ""),
+        (4, false, "too-deep", ""),
+        (5, false, "type", ""),
+        (6, false, "role-event", "/role"),
+        (7, true, "", ""),
+        (8, false, "malformed-json", ""),
+    ];
+    let got_ref: Vec<(u64, bool, &str, &str)> = got.iter().map(|(l, v, r, p)| (*l, *v, r.as_str(), p.as_str())).collect();
+    assert_eq!(got_ref, want);
+    for r in &recs {
+        assert_eq!(r["valid"].as_bool(), Some(r["errors"].as_array().expect("errors").is_empty()));
+    }
+}
+
+#[test]
+fn text_format_names_path_line_pointer_and_rule() {
+    let dir = std::env::temp_dir().join(format!("wiregen-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let f = dir.join("s.jsonl");
+    std::fs::write(&f, format!("{GOOD}\n{}\n", r#"{"id":"m2","time":1,"role":"agent","turn":"t","ev":{"t":"turn-end","status":"done"}}"#))
+        .expect("write");
+    let out = wiregen(&["validate", f.to_str().expect("utf-8 path")], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(
+        text,
+        format!("{}:2: /ev/status: `done` is not one of `completed`, `failed`, `cancelled` [enum]\n", f.display())
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 record(s), 1 invalid"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn exit_codes_zero_valid_two_for_usage_and_io() {
+    let ok = wiregen(&["validate", "--format", "json"], format!("{GOOD}\n{GOOD}\n").as_bytes());
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(records(&ok).len(), 2);
+    let missing = wiregen(&["validate", "no/such/file.jsonl"], b"");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no/such/file.jsonl"));
+    let usage = wiregen(&["validate", "--no-such-flag"], b"");
+    assert_eq!(usage.status.code(), Some(2));
+    let empty = wiregen(&["validate", "--format", "json"], b"");
+    assert_eq!(empty.status.code(), Some(0));
+    assert!(records(&empty).is_empty());
+}
+
+#[test]
+fn a_pretty_printed_envelope_is_one_record() {
+    let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(GOOD).expect("json")).expect("pretty");
+    assert!(pretty.lines().count() > 3);
+    let out = wiregen(&["validate", "--format", "json"], pretty.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["line"], 1);
+    // A pretty-printed invalid one is one invalid record too, with its pointer.
+    let bad = pretty.replace("\"user\"", "\"robot\"");
+    let out = wiregen(&["validate", "--format", "json"], bad.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["errors"][0]["pointer"], "/role");
+}
+
+/// Peak resident memory of a process, from /proc (Linux), sampled until it exits.
+fn peak_rss_kib(pid: u32, done: &std::sync::atomic::AtomicBool) -> u64 {
+    let mut peak = 0;
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            for l in s.lines() {
+                if let Some(v) = l.strip_prefix("VmHWM:") {
+                    peak = peak.max(v.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0));
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    peak
+}
+
+#[test]
+fn large_input_streams_with_flat_memory() {
+    if !Path::new("/proc/self/status").exists() {
+        return;
+    }
+    let line = format!("{}\n", r#"{"id":"m1","time":1000,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c1","name":"grep","title":"Searching","description":"Searching for `x`","args":{"pattern":"TODO","path":"src/","context":"................................................................................................................................"}}}"#);
+    let n = 40_000_000 / line.len();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(["validate", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run");
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d2 = done.clone();
+    let sampler = std::thread::spawn(move || peak_rss_kib(pid, &d2));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        for _ in 0..n {
+            stdin.write_all(line.as_bytes()).expect("write");
+        }
+    });
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut count = 0usize;
+        let mut buf = [0u8; 1 << 16];
+        loop {
+            match std::io::Read::read(&mut stdout, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => count += buf[..k].iter().filter(|&&b| b == b'\n').count(),
+            }
+        }
+        count
+    });
+    writer.join().expect("writer");
+    let status = child.wait().expect("wait");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak = sampler.join().expect("sampler");
+    let count = reader.join().expect("reader");
+    assert!(status.success());
+    assert_eq!(count, n, "one record per line");
+    assert!(peak < 64 * 1024, "peak RSS {peak} KiB for 40 MB of input: memory must stay flat");
+}
