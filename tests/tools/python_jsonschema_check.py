@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Runs every message fixture through Python's `jsonschema` (Draft 2020-12) with the bundled schema.
+
+A third, independent standard validator for the bundled schema (the conformance test runs the `jsonschema`
+crate and ajv strict). Line-level framing rules (JSON syntax, nesting depth <= 127) come first, as in every
+checker. Needs `pip install jsonschema`; exits 1 on any disagreement with a fixture's verdict.
+
+usage: python3 tests/tools/python_jsonschema_check.py
+"""
+import glob
+import json
+import os
+import sys
+from importlib.metadata import version
+
+from jsonschema import Draft202012Validator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def depth(v):
+    best, stack = 0, [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (dict, list)):
+            best = max(best, d + 1)
+            stack.extend((c, d + 1) for c in (x.values() if isinstance(x, dict) else x))
+    return best
+
+
+def main():
+    schema = json.load(open(os.path.join(ROOT, "generated/schema/session-protocol.schema.json")))
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    counts = {"valid": 0, "invalid": 0, "skipped": 0}
+    mismatches = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/messages/*.json"))):
+        fx = json.load(open(path))
+        if fx.get("strictIds"):
+            counts["skipped"] += 1
+            continue
+        try:
+            msg = json.loads(fx["raw"]) if "raw" in fx else fx["message"]
+            ok = depth(msg) <= 127 and not any(True for _ in validator.iter_errors(msg))
+        except json.JSONDecodeError:
+            ok = False
+        counts["valid" if ok else "invalid"] += 1
+        if ok != fx["valid"]:
+            mismatches.append(os.path.basename(path))
+    print(f"python jsonschema {version('jsonschema')}: {counts['valid']} valid, {counts['invalid']} invalid, "
+          f"{counts['skipped']} skipped (strict ids), {len(mismatches)} disagreements")
+    for m in mismatches:
+        print("  disagrees:", m)
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
