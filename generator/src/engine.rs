@@ -42,8 +42,9 @@ pub struct Engine<'p> {
     strict: BTreeMap<String, regex::Regex>,
 }
 
-/// How deep the JSON parser nests before it reports [`Rule::TooDeep`] (serde_json's own limit).
-pub const MAX_DEPTH: usize = 128;
+/// The deepest nesting accepted (arrays and objects, the envelope itself included): serde_json's own recursion
+/// limit, so the parser can never overflow the stack. Every checker applies the same bound.
+pub const MAX_DEPTH: usize = 127;
 
 impl<'p> Engine<'p> {
     /// Compiles the engine.
@@ -293,7 +294,7 @@ pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
     serde_json::from_str::<Value>(text).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("recursion limit exceeded") {
-            Issue::new(Rule::TooDeep, "", format!("JSON nests deeper than {MAX_DEPTH} levels (column {})", e.column()))
+            Issue::new(Rule::TooDeep, "", format!("JSON nests deeper than {MAX_DEPTH} levels (at column {})", e.column()))
         } else if e.is_eof() {
             Issue::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at column {}", e.column()))
         } else {

@@ -38,6 +38,7 @@ pub fn schema_checkers() -> Vec<Checker> {
         Checker { name: "cli", precise: true, run: cli },
         Checker { name: "bundled", precise: false, run: bundled },
         Checker { name: "source", precise: false, run: source },
+        Checker { name: "ajv", precise: false, run: ajv },
     ]
 }
 
@@ -202,4 +203,28 @@ fn source(fx: &[Fixture]) -> Vec<Verdict> {
             Verdict::Valid
         })
         .collect()
+}
+
+/// The bundled schema through ajv 8 in strict mode (real node, one process for the whole corpus).
+fn ajv(fx: &[Fixture]) -> Vec<Verdict> {
+    let dir = root().join("tests/node");
+    crate::node::ensure_npm_deps(&dir);
+    let idx: Vec<usize> = (0..fx.len()).filter(|&i| !fx[i].strict_ids).collect();
+    let input: String = idx.iter().map(|&i| format!("{}\n", fx[i].line)).collect();
+    let schema = root().join("generated/schema/session-protocol.schema.json");
+    let text = crate::node::run_node(&dir, &["ajv-check.mjs", schema.to_str().expect("utf-8 path")], &input);
+    let answers: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a verdict per line")).collect();
+    assert_eq!(answers.len(), idx.len(), "ajv answers every line");
+    let mut out = vec![Verdict::Skipped; fx.len()];
+    for (a, &i) in answers.iter().zip(&idx) {
+        out[i] = if a["valid"] == true {
+            Verdict::Valid
+        } else {
+            Verdict::Invalid {
+                rule: a["keyword"].as_str().or(a["error"].as_str()).unwrap_or_default().into(),
+                pointer: a["pointer"].as_str().unwrap_or_default().into(),
+            }
+        };
+    }
+    out
 }

@@ -5,6 +5,7 @@
 
 mod checkers;
 mod fixtures;
+mod node;
 
 use checkers::{Checker, Verdict};
 use fixtures::{Expect, Fixture};

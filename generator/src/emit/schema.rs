@@ -163,7 +163,7 @@ fn role_rules(p: &Protocol) -> Vec<Value> {
         let allowed = if set.len() == 1 { json!({ "const": set[0] }) } else { json!({ "enum": set }) };
         out.push(json!({
             "if": {
-                "properties": { ev: { "properties": { tag: { "enum": tags } }, "required": [tag] } },
+                "properties": { ev: { "type": "object", "properties": { tag: { "enum": tags } }, "required": [tag] } },
                 "required": [ev]
             },
             "then": { "properties": { rf: allowed } }
@@ -193,7 +193,7 @@ fn role_rules(p: &Protocol) -> Vec<Value> {
             }
         }
         if !ev_rules.is_empty() {
-            then_props.insert(ev.clone(), json!({ "allOf": ev_rules }));
+            then_props.insert(ev.clone(), json!({ "type": "object", "allOf": ev_rules }));
         }
         if !then_props.is_empty() {
             out.push(json!({

@@ -1,0 +1,39 @@
+//! Running node-side checkers: install their dependencies from the committed lockfile when missing, then run a
+//! script once with every fixture line on stdin.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Runs `npm ci` in `dir` when its `node_modules/` is missing (a fresh clone), so the single test command
+/// covers the node checkers too.
+pub fn ensure_npm_deps(dir: &Path) {
+    if dir.join("node_modules").is_dir() {
+        return;
+    }
+    let status = Command::new("npm")
+        .current_dir(dir)
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .status()
+        .unwrap_or_else(|e| panic!("npm ci in {}: {e} (is node installed?)", dir.display()));
+    assert!(status.success(), "npm ci failed in {}", dir.display());
+}
+
+/// Runs `node <args>` in `dir` with `input` on stdin and returns stdout, panicking with stderr on failure.
+pub fn run_node(dir: &Path, args: &[&str], input: &str) -> String {
+    let mut child = Command::new("node")
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("node: {e}"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let data = input.to_string();
+    let w = std::thread::spawn(move || stdin.write_all(data.as_bytes()));
+    let out = child.wait_with_output().expect("node runs");
+    w.join().expect("writer").expect("write stdin");
+    assert!(out.status.success(), "node {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
