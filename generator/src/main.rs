@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use wiregen::emit::Output;
 use wiregen::engine::{Engine, EngineOptions};
 use wiregen::validate::{validate_reader, Record};
+use wiregen::stream::StreamSummary;
 
 /// Schema-first codegen and validation for the agent session protocol.
 ///
@@ -78,6 +79,12 @@ struct ValidateArgs {
     /// Output format: text (`path:line: pointer: message [rule]`) or json (one record per line).
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Check each file as one session stream (JSONL): the protocol's sequence rules, line by line.
+    #[arg(long)]
+    stream: bool,
+    /// With --stream: print one summary per file (counts, first error, session rollup) instead of the records.
+    #[arg(long, requires = "stream")]
+    summary: bool,
     /// Files to check; `-` or nothing reads stdin.
     paths: Vec<PathBuf>,
 }
@@ -224,7 +231,8 @@ fn validate(a: ValidateArgs) -> ExitCode {
             }
         };
         let mut write_err = None;
-        let res = validate_reader(&engine, reader, |rec: Record| {
+        let mut summary = None;
+        let each = |rec: Record| {
             let r = match a.format {
                 Format::Json => serde_json::to_writer(&mut out, &rec).map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")),
                 Format::Text => rec.errors.iter().try_for_each(|e| {
@@ -235,7 +243,22 @@ fn validate(a: ValidateArgs) -> ExitCode {
             if let Err(e) = r {
                 write_err.get_or_insert(e);
             }
-        });
+        };
+        let res = if a.stream {
+            let mut each = each;
+            StreamSummary::of_reader(&engine, &shown, reader, |rec| if !a.summary { each(rec) }).map(|s| summary.insert(s).counts())
+        } else {
+            validate_reader(&engine, reader, each)
+        };
+        if let Some(s) = summary.filter(|_| a.summary) {
+            let r = match a.format {
+                Format::Json => serde_json::to_writer(&mut out, &s),
+                Format::Text => serde_json::to_writer_pretty(&mut out, &s),
+            };
+            if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
+                write_err.get_or_insert(e);
+            }
+        }
         match res {
             Ok(s) => {
                 total += s.records;
