@@ -40,6 +40,7 @@ pub struct EngineOptions {
 pub struct Engine<'p> {
     proto: &'p Protocol,
     strict: BTreeMap<String, regex::Regex>,
+    fast: Option<crate::fast::FastPlan>,
 }
 
 /// The deepest nesting accepted (arrays and objects, the envelope itself included): serde_json's own recursion
@@ -64,7 +65,23 @@ impl<'p> Engine<'p> {
             proto.union.variants.iter().flat_map(|v| &v.fields).for_each(&mut visit);
             proto.objects.values().flat_map(|o| &o.fields).for_each(&mut visit);
         }
-        Engine { proto, strict }
+        Engine { proto, strict, fast: crate::fast::FastPlan::new(proto) }
+    }
+
+    /// Checks one line, taking the fast path ([`crate::fast`]) and explaining with the precise path only when
+    /// the fast path cannot vouch for the line. Same verdict and errors as [`Engine::check_line`].
+    pub fn check_line_fast(&self, line: &[u8]) -> Vec<Issue> {
+        if self.is_valid_fast(line) {
+            return Vec::new();
+        }
+        self.check_line(line).1
+    }
+
+    /// The fast verdict alone: `true` only when the line is certainly valid (see [`crate::fast`]).
+    pub fn is_valid_fast(&self, line: &[u8]) -> bool {
+        let (Some(plan), Ok(text)) = (&self.fast, std::str::from_utf8(line)) else { return false };
+        let strict = |pat: &str, v: &str| self.strict.get(pat).is_none_or(|re| re.is_match(v));
+        crate::fast::is_valid(self.proto, plan, &strict, text)
     }
 
     /// The protocol this engine checks.

@@ -23,6 +23,7 @@
 pub mod diag;
 pub mod emit;
 pub mod engine;
+pub mod fast;
 pub mod generate;
 pub mod ir;
 pub mod load;

@@ -35,6 +35,7 @@ pub struct Checker {
 pub fn schema_checkers() -> Vec<Checker> {
     vec![
         Checker { name: "engine", precise: true, run: engine },
+        Checker { name: "engine-fast", precise: true, run: engine_fast },
         Checker { name: "cli", precise: true, run: cli },
         Checker { name: "bundled", precise: false, run: bundled },
         Checker { name: "source", precise: false, run: source },
@@ -60,6 +61,22 @@ fn engine(fx: &[Fixture]) -> Vec<Verdict> {
             let e = if f.strict_ids { &strict } else { &normal };
             let (_, issues) = e.check_line(f.line.as_bytes());
             match issues.first() {
+                None => Verdict::Valid,
+                Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
+            }
+        })
+        .collect()
+}
+
+/// The engine's fast path with its precise fallback (what `validate` and `serve` run).
+fn engine_fast(fx: &[Fixture]) -> Vec<Verdict> {
+    let p = protocol();
+    let normal = Engine::new(&p, EngineOptions { strict_ids: false });
+    let strict = Engine::new(&p, EngineOptions { strict_ids: true });
+    fx.iter()
+        .map(|f| {
+            let e = if f.strict_ids { &strict } else { &normal };
+            match e.check_line_fast(f.line.as_bytes()).first() {
                 None => Verdict::Valid,
                 Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
             }
