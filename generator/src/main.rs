@@ -219,7 +219,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let (mut total, mut invalid) = (0usize, 0usize);
     for path in &paths {
         let shown = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
-        let reader: Box<dyn std::io::BufRead> = if path.as_os_str() == "-" {
+        let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
             Box::new(BufReader::new(std::io::stdin()))
         } else {
             match std::fs::File::open(path) {

@@ -113,20 +113,56 @@ pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
     Ok(n)
 }
 
+/// Records per batch handed to the worker threads (a batch is also cut at [`BATCH_BYTES`]).
+pub const BATCH_RECORDS: usize = 4096;
+/// Bytes per batch: bounds memory to a few batches whatever the input size.
+pub const BATCH_BYTES: usize = 4 << 20;
+
 /// Validates every record of `reader` with message-level rules, calling `sink` in input order.
+///
+/// Work is spread over the machine's cores: a reader thread cuts the input into batches while rayon checks the
+/// previous batch in parallel; records still come out in input order and memory stays bounded by a few batches.
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
-pub fn validate_reader<R: BufRead>(engine: &Engine<'_>, reader: R, mut sink: impl FnMut(Record)) -> io::Result<Summary> {
+pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, reader: R, mut sink: impl FnMut(Record)) -> io::Result<Summary> {
+    use rayon::prelude::*;
     let mut summary = Summary::default();
-    records(reader, |raw| {
-        let errors = engine.check_line_fast(&raw.bytes);
-        let rec = Record::new(raw.line, errors);
-        summary.records += 1;
-        if !rec.valid {
-            summary.invalid += 1;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RawRecord>>(2);
+        let producer = scope.spawn(move || {
+            let mut batch = Vec::with_capacity(BATCH_RECORDS);
+            let mut bytes = 0;
+            records(reader, |raw| {
+                bytes += raw.bytes.len();
+                batch.push(raw);
+                if batch.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
+                    bytes = 0;
+                    // A closed receiver means the consumer stopped; the remaining input is not needed.
+                    let _ = tx.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS)));
+                }
+            })?;
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            Ok::<(), io::Error>(())
+        });
+        for batch in rx {
+            let results: Vec<Vec<Issue>> = if batch.len() > 64 {
+                batch.par_iter().map(|r| engine.check_line_fast(&r.bytes)).collect()
+            } else {
+                batch.iter().map(|r| engine.check_line_fast(&r.bytes)).collect()
+            };
+            for (raw, errors) in batch.into_iter().zip(results) {
+                let rec = Record::new(raw.line, errors);
+                summary.records += 1;
+                if !rec.valid {
+                    summary.invalid += 1;
+                }
+                sink(rec);
+            }
         }
-        sink(rec);
+        producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })?;
     Ok(summary)
 }
