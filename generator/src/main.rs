@@ -50,6 +50,13 @@ enum Command {
     /// Example: wiregen validate --format json session.jsonl
     #[command(verbatim_doc_comment)]
     Validate(ValidateArgs),
+    /// Run the validation service: HTTP endpoints that validate envelopes and JSONL streams.
+    ///
+    /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr,
+    /// and finishes in-flight requests on SIGTERM/SIGINT. Exit status: 0 after shutdown, 2 if it cannot start.
+    /// Example: wiregen serve --listen 0.0.0.0:8080 --max-body 1048576
+    #[command(verbatim_doc_comment)]
+    Serve(wiregen::serve::ServeOptions),
 }
 
 #[derive(clap::Args)]
@@ -99,6 +106,13 @@ fn main() -> ExitCode {
         Command::Generate(a) => generate(a, false),
         Command::Check(a) => generate(a, true),
         Command::Validate(a) => validate(a),
+        Command::Serve(a) => match wiregen::serve::run(&a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("wiregen serve: {e}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

@@ -1,1 +1,304 @@
-//! `wiregen serve` (STUB: the validation-service work replaces this file).
+//! `wiregen serve`: the validation service. A small, stateless HTTP/1.1 server that checks messages and
+//! session streams with the same [`Engine`] as `wiregen validate`, so teams can check live traffic and stored
+//! history from any language.
+//!
+//! # Endpoints
+//! - `POST /v1/validate`: `application/json` (one envelope) or `application/x-ndjson` (JSONL, checked line by
+//!   line as the body arrives); `?stream=true` also applies the stream rules ([`StreamChecker`]). Answers
+//!   `200 {"valid": bool, "results": [Record...]}`, each [`Record`] exactly as `wiregen validate --format json`
+//!   prints it. A line that is not JSON (or not UTF-8, or nests too deep) is a result, not a server error.
+//! - `POST /v1/rollup`: JSONL in, `{"valid", "records", "invalid", "rollup"}` out (the [`StreamChecker`] rollup).
+//! - `GET /v1/schema` (the bundled schema, `application/schema+json`), `GET /v1/schema/events/{t}` (one event's
+//!   schema, standalone), `GET /healthz`, `GET /metrics` (Prometheus text).
+//!
+//! Protocol errors are JSON bodies `{"error": {"code", "status", "message"}}` with a stable code
+//! ([`ErrorCode`]): 400 `bad-query` / `unreadable-body`, 404 `not-found` / `unknown-event`, 405
+//! `method-not-allowed`, 408 `timeout`, 413 `body-too-large`, 415 `unsupported-media-type`, 503 `overloaded`.
+//!
+//! # Safety limits
+//! The body limit is enforced from `Content-Length` before reading and again while the body streams in; a JSONL
+//! body is never held whole (only the current line). Every request has a deadline, requests in flight and open
+//! connections are capped, headers must arrive within a deadline, and JSON nesting is bounded by the engine's
+//! parser ([`crate::engine::MAX_DEPTH`]). SIGTERM/SIGINT stop accepting connections and let in-flight
+//! requests finish (up to a grace period).
+//!
+//! # Example
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use wiregen::serve::{App, ServeOptions};
+//! let proto = wiregen::load::load("schema".as_ref()).expect("schema loads");
+//! let opts = ServeOptions::default();
+//! let app = App::new(proto, &opts);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! wiregen::serve::serve(listener, app, &opts, std::future::pending()).await
+//! # }
+//! ```
+//!
+//! # Errors
+//! [`run`] fails with a [`ServeError`] when the schema does not load or the address cannot be bound; once the
+//! server runs, every problem with a request is an HTTP answer.
+
+mod app;
+mod body;
+mod error;
+mod metrics;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+
+pub use app::App;
+pub use error::ErrorCode;
+pub use metrics::Metrics;
+
+#[allow(unused_imports)] // for doc links
+use crate::{engine::Engine, stream::StreamChecker, validate::Record};
+
+/// Options of `wiregen serve` (also its command-line flags).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeOptions {
+    /// Address to listen on; port 0 picks a free port. The bound address is printed on stdout.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// The schema directory, loaded once at start-up.
+    #[arg(long, default_value = "schema")]
+    pub schema: PathBuf,
+    /// Largest request body in bytes (413 `body-too-large` above it).
+    #[arg(long, default_value_t = 16 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body: u64,
+    /// Also check that ids are cuid2-shaped.
+    #[arg(long)]
+    pub strict_ids: bool,
+    /// Deadline for a whole request, body included (408 `timeout` after it).
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub timeout_ms: u64,
+    /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_concurrency: usize,
+    /// Open connections at once; more wait in the listen backlog.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_connections: usize,
+    /// Deadline for a request's headers to arrive.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub header_timeout_ms: u64,
+    /// On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub shutdown_grace_ms: u64,
+    /// Do not log one line per request (errors are still logged).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            listen: "127.0.0.1:8080".into(),
+            schema: PathBuf::from("schema"),
+            max_body: 16 * 1024 * 1024,
+            strict_ids: false,
+            timeout_ms: 30_000,
+            max_concurrency: 256,
+            max_connections: 1024,
+            header_timeout_ms: 10_000,
+            shutdown_grace_ms: 30_000,
+            quiet: false,
+        }
+    }
+}
+
+/// Why the service could not start.
+#[derive(Debug)]
+pub enum ServeError {
+    /// The schema directory did not load.
+    Schema(crate::diag::SchemaErrors),
+    /// The listen address could not be parsed or bound.
+    Bind {
+        /// The address as given.
+        addr: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The async runtime could not start, or the server failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Schema(e) => write!(
+                f,
+                "{e}\nwiregen serve: the schema has {} error(s)",
+                e.0.len()
+            ),
+            ServeError::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
+            ServeError::Io(e) => write!(f, "server error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServeError::Schema(e) => Some(e),
+            ServeError::Bind { source, .. } => Some(source),
+            ServeError::Io(e) => Some(e),
+        }
+    }
+}
+
+/// Runs `wiregen serve` until SIGTERM or SIGINT: loads the schema, binds, prints `listening on http://ADDR`
+/// on stdout, logs to stderr, serves, and drains in-flight requests on the signal.
+///
+/// # Errors
+/// See [`ServeError`].
+pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
+    let level = if opts.quiet {
+        tracing::Level::WARN
+    } else {
+        tracing::Level::INFO
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let proto = crate::load::load(&opts.schema).map_err(ServeError::Schema)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Io)?;
+    rt.block_on(async {
+        let bind_err = |source| ServeError::Bind { addr: opts.listen.clone(), source };
+        let addr: SocketAddr = tokio::net::lookup_host(&opts.listen)
+            .await
+            .map_err(bind_err)?
+            .next()
+            .ok_or_else(|| bind_err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address")))?;
+        let listener = TcpListener::bind(addr).await.map_err(bind_err)?;
+        let local = listener.local_addr().map_err(ServeError::Io)?;
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "listening on http://{local}");
+            let _ = out.flush();
+        }
+        tracing::info!(addr = %local, events = proto.union.variants.len(), strict_ids = opts.strict_ids, "wiregen serve started");
+        let app = App::new(proto, opts);
+        serve(listener, app, opts, shutdown_signal()).await.map_err(ServeError::Io)?;
+        tracing::info!("wiregen serve stopped");
+        Ok(())
+    })
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => tracing::info!(signal = "SIGINT", "shutting down: finishing in-flight requests"),
+        _ = term => tracing::info!(signal = "SIGTERM", "shutting down: finishing in-flight requests"),
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting, lets every connection finish
+/// its in-flight request (idle keep-alive connections close at once) and returns, or returns after
+/// [`ServeOptions::shutdown_grace_ms`] at the latest.
+///
+/// Each connection is HTTP/1.1 served by hyper with a header-read deadline; at most
+/// [`ServeOptions::max_connections`] are open at once (further ones wait in the listen backlog).
+///
+/// # Errors
+/// None in practice: accept errors (e.g. out of file descriptors) are logged and retried.
+pub async fn serve(
+    listener: TcpListener,
+    app: App,
+    opts: &ServeOptions,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let router = app.router();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_millis(opts.header_timeout_ms.max(1)))
+        .keep_alive(true);
+    let conns = Arc::new(Semaphore::new(opts.max_connections.max(1)));
+    let (close_tx, close_rx) = watch::channel(());
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = conns.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            _ = &mut shutdown => break,
+        };
+        let (stream, _peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let svc = TowerToHyperService::new(router.clone());
+        let conn = http.serve_connection(TokioIo::new(stream), svc);
+        let mut close = close_rx.clone();
+        tokio::spawn(async move {
+            let mut conn = pin!(conn);
+            let mut closing = false;
+            loop {
+                tokio::select! {
+                    r = conn.as_mut() => {
+                        if let Err(e) = r {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                        break;
+                    }
+                    _ = close.changed(), if !closing => {
+                        closing = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+            drop(permit);
+            drop(close);
+        });
+    }
+    drop(listener);
+    drop(close_rx);
+    let _ = close_tx.send(());
+    let grace = Duration::from_millis(opts.shutdown_grace_ms);
+    if tokio::time::timeout(grace, close_tx.closed())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            connections = close_tx.receiver_count(),
+            "grace period over: dropping unfinished connections"
+        );
+    }
+    Ok(())
+}

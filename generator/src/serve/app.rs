@@ -1,0 +1,532 @@
+//! The router, its handlers and the per-request middleware (limits, deadline, metrics, one log line).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Map, Value};
+use tokio::sync::Semaphore;
+
+use super::body::{self, Kind, Limited, Lines};
+use super::error::{ApiError, ErrorCode};
+use super::metrics::{Metrics, Tally};
+use super::ServeOptions;
+use crate::engine::{Engine, EngineOptions};
+use crate::ir::{Protocol, Variant};
+use crate::stream::StreamChecker;
+use crate::validate::Record;
+
+/// The service: the compiled engine, the pre-rendered schemas, the limits and the metrics. Cheap to clone.
+#[derive(Clone)]
+pub struct App {
+    state: Arc<Shared>,
+}
+
+struct Shared {
+    engine: Engine<'static>,
+    schema: Bytes,
+    events: BTreeMap<String, Bytes>,
+    max_body: u64,
+    timeout: Duration,
+    max_concurrency: usize,
+    limiter: Arc<Semaphore>,
+    metrics: Metrics,
+    log: bool,
+}
+
+impl App {
+    /// Builds the service for `proto` with the limits of `opts`.
+    ///
+    /// The protocol is loaded once and lives as long as the process (it is leaked on purpose: the engine borrows
+    /// it, and a server builds it once).
+    pub fn new(proto: Protocol, opts: &ServeOptions) -> App {
+        let proto: &'static Protocol = Box::leak(Box::new(proto));
+        let bundle = crate::emit::schema::bundle(proto);
+        let mut schema = serde_json::to_string_pretty(&bundle).unwrap_or_default();
+        schema.push('\n');
+        let events = proto
+            .union
+            .variants
+            .iter()
+            .map(|v| {
+                let mut s =
+                    serde_json::to_string_pretty(&event_schema(&bundle, v)).unwrap_or_default();
+                s.push('\n');
+                (v.tag.clone(), Bytes::from(s))
+            })
+            .collect();
+        App {
+            state: Arc::new(Shared {
+                engine: Engine::new(
+                    proto,
+                    EngineOptions {
+                        strict_ids: opts.strict_ids,
+                    },
+                ),
+                schema: Bytes::from(schema),
+                events,
+                max_body: opts.max_body,
+                timeout: Duration::from_millis(opts.timeout_ms.max(1)),
+                max_concurrency: opts.max_concurrency.max(1),
+                limiter: Arc::new(Semaphore::new(opts.max_concurrency.max(1))),
+                metrics: Metrics::default(),
+                log: !opts.quiet,
+            }),
+        }
+    }
+
+    /// The axum router with every route, the JSON 404/405 answers and the per-request middleware.
+    pub fn router(&self) -> Router {
+        let st = self.state.clone();
+        Router::new()
+            .route("/v1/validate", post(validate))
+            .route("/v1/rollup", post(rollup))
+            .route("/v1/schema", get(schema))
+            .route("/v1/schema/events/{t}", get(event))
+            .route("/healthz", get(healthz))
+            .route("/metrics", get(metrics))
+            .fallback(not_found)
+            .layer(middleware::from_fn_with_state(st.clone(), around))
+            .with_state(st)
+    }
+
+    /// The metrics (what `GET /metrics` renders).
+    pub fn metrics(&self) -> &Metrics {
+        &self.state.metrics
+    }
+}
+
+type St = State<Arc<Shared>>;
+
+/// One event's schema, standalone: its `$defs` entry of the bundle plus every definition it refers to.
+fn event_schema(bundle: &Value, v: &Variant) -> Value {
+    let empty = Map::new();
+    let defs = bundle
+        .get("$defs")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let name = crate::emit::schema::variant_def(&v.name);
+    let mut root = defs
+        .get(&name)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut needed = BTreeSet::new();
+    let mut todo = vec![Value::Object(root.clone())];
+    while let Some(node) = todo.pop() {
+        refs(&node, &mut |r| {
+            if let Some(d) = r.strip_prefix("#/$defs/") {
+                if needed.insert(d.to_string()) {
+                    if let Some(def) = defs.get(d) {
+                        todo.push(def.clone());
+                    }
+                }
+            }
+        });
+    }
+    let mut out = Map::new();
+    out.insert(
+        "$schema".into(),
+        bundle.get("$schema").cloned().unwrap_or(Value::Null),
+    );
+    out.insert(
+        "$comment".into(),
+        json!(format!(
+            "The body (`ev`) of a `{}` event: `$defs/{name}` of the bundled schema, standalone.",
+            v.tag
+        )),
+    );
+    out.append(&mut root);
+    if !needed.is_empty() {
+        let d: Map<String, Value> = needed
+            .iter()
+            .filter_map(|n| defs.get(n).map(|v| (n.clone(), v.clone())))
+            .collect();
+        out.insert("$defs".into(), Value::Object(d));
+    }
+    Value::Object(out)
+}
+
+fn refs(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("$ref", Value::String(r)) => f(r),
+                    _ => refs(x, f),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| refs(x, f)),
+        _ => {}
+    }
+}
+
+/// The route template of a path, for metrics labels (bounded cardinality).
+fn route_of(path: &str) -> &'static str {
+    match path {
+        "/v1/validate" => "/v1/validate",
+        "/v1/rollup" => "/v1/rollup",
+        "/v1/schema" => "/v1/schema",
+        "/healthz" => "/healthz",
+        "/metrics" => "/metrics",
+        p if p
+            .strip_prefix("/v1/schema/events/")
+            .is_some_and(|t| !t.is_empty() && !t.contains('/')) =>
+        {
+            "/v1/schema/events/{t}"
+        }
+        _ => "unmatched",
+    }
+}
+
+/// Every request passes here: concurrency limit, deadline, JSON 405, metrics and one log line.
+async fn around(State(st): St, req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let route = route_of(&path);
+    st.metrics.start();
+    let exempt = matches!(route, "/healthz" | "/metrics");
+    let permit = if exempt {
+        None
+    } else {
+        st.limiter.clone().try_acquire_owned().ok()
+    };
+    let mut resp = if !exempt && permit.is_none() {
+        ApiError::new(
+            ErrorCode::Overloaded,
+            format!(
+                "more than {} requests in flight; retry shortly",
+                st.max_concurrency
+            ),
+        )
+        .into_response()
+    } else {
+        match tokio::time::timeout(st.timeout, next.run(req)).await {
+            Ok(r) => r,
+            Err(_) => ApiError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "the request did not complete within {} ms (--timeout-ms)",
+                    st.timeout.as_millis()
+                ),
+            )
+            .into_response(),
+        }
+    };
+    drop(permit);
+    if resp.status() == StatusCode::METHOD_NOT_ALLOWED
+        && !resp.headers().contains_key(header::CONTENT_TYPE)
+    {
+        // axum adds the `Allow` header on the way out.
+        let allowed = if matches!(route, "/v1/validate" | "/v1/rollup") {
+            "POST"
+        } else {
+            "GET, HEAD"
+        };
+        resp = ApiError::new(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} is not allowed on {path}; use {allowed}"),
+        )
+        .into_response();
+    }
+    let tally = resp.extensions_mut().remove::<Tally>().unwrap_or_default();
+    let status = resp.status().as_u16();
+    let elapsed = start.elapsed();
+    st.metrics.messages(&tally);
+    st.metrics.finish(route, status, elapsed);
+    if st.log {
+        tracing::info!(
+            method = %method,
+            path = %path,
+            status,
+            micros = elapsed.as_micros() as u64,
+            messages = tally.messages,
+            invalid = tally.invalid,
+            "request"
+        );
+    }
+    resp
+}
+
+/// Parses the query of a POST route: only `allowed` names; returns whether `stream` is on.
+fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
+    let mut stream = false;
+    for pair in uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if !allowed.contains(&k) {
+            let expected = if allowed.is_empty() {
+                "none".to_string()
+            } else {
+                allowed.join(", ")
+            };
+            return Err(ApiError::new(
+                ErrorCode::BadQuery,
+                format!("unknown query parameter `{k}` (expected: {expected})"),
+            ));
+        }
+        stream = match v {
+            "" | "true" | "1" => true,
+            "false" | "0" => false,
+            other => {
+                return Err(ApiError::new(
+                    ErrorCode::BadQuery,
+                    format!("`{k}={other}`: expected true or false"),
+                ))
+            }
+        };
+    }
+    Ok(stream)
+}
+
+/// Reads the body record by record: the whole body as one record for `application/json` (it must be UTF-8),
+/// line by line as it arrives for JSONL.
+async fn records(
+    kind: Kind,
+    body: Body,
+    headers: &HeaderMap,
+    max: u64,
+    mut each: impl FnMut(usize, &[u8]),
+) -> Result<(), ApiError> {
+    let mut body = Limited::new(body, headers, max)?;
+    match kind {
+        Kind::Json => {
+            let mut buf = Vec::new();
+            while let Some(c) = body.next().await? {
+                buf.extend_from_slice(&c);
+            }
+            if let Err(e) = std::str::from_utf8(&buf) {
+                return Err(ApiError::new(
+                    ErrorCode::UnreadableBody,
+                    format!("the application/json body is not UTF-8 (byte {}); send JSONL to get per-line results", e.valid_up_to() + 1),
+                ));
+            }
+            each(1, &buf);
+        }
+        Kind::Jsonl => {
+            let mut lines = Lines::default();
+            while let Some(c) = body.next().await? {
+                lines.feed(&c, &mut each);
+            }
+            lines.finish(&mut each);
+        }
+    }
+    Ok(())
+}
+
+/// Records serialized as they come (compact), and their tally.
+#[derive(Default)]
+struct Results {
+    json: Vec<u8>,
+    tally: Tally,
+}
+
+impl Results {
+    fn push(&mut self, rec: &Record) {
+        if !self.json.is_empty() {
+            self.json.push(b',');
+        }
+        // Serializing a Record into a Vec cannot fail (string keys, no I/O).
+        let _ = serde_json::to_writer(&mut self.json, rec);
+        self.tally.add(rec.errors.first().map(|e| e.rule));
+    }
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>, tally: Tally) -> Response {
+    let mut r = (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response();
+    r.extensions_mut().insert(tally);
+    r
+}
+
+async fn validate(
+    State(st): St,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let stream = stream_flag(&uri, &["stream"])?;
+    let kind = body::kind(&headers)?;
+    let mut out = Results::default();
+    if stream {
+        let mut checker = StreamChecker::new(&st.engine);
+        records(kind, body, &headers, st.max_body, |line, bytes| {
+            out.push(&checker.check(line, bytes))
+        })
+        .await?;
+    } else {
+        let engine = &st.engine;
+        records(kind, body, &headers, st.max_body, |line, bytes| {
+            let (_, errors) = engine.check_line(bytes);
+            out.push(&Record::new(line, errors));
+        })
+        .await?;
+    }
+    let mut body = Vec::with_capacity(out.json.len() + 32);
+    body.extend_from_slice(if out.tally.invalid == 0 {
+        b"{\"valid\":true,\"results\":["
+    } else {
+        b"{\"valid\":false,\"results\":["
+    });
+    body.extend_from_slice(&out.json);
+    body.extend_from_slice(b"]}");
+    Ok(json_response(StatusCode::OK, body, out.tally))
+}
+
+async fn rollup(
+    State(st): St,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    stream_flag(&uri, &[])?;
+    let kind = body::kind(&headers)?;
+    let mut checker = StreamChecker::new(&st.engine);
+    let mut tally = Tally::default();
+    records(kind, body, &headers, st.max_body, |line, bytes| {
+        let rec = checker.check(line, bytes);
+        tally.add(rec.errors.first().map(|e| e.rule));
+    })
+    .await?;
+    let v = json!({
+        "valid": tally.invalid == 0,
+        "records": tally.messages,
+        "invalid": tally.invalid,
+        "rollup": serde_json::to_value(checker.rollup()).unwrap_or(Value::Null),
+    });
+    Ok(json_response(
+        StatusCode::OK,
+        v.to_string().into_bytes(),
+        tally,
+    ))
+}
+
+async fn schema(State(st): St) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/schema+json"),
+        )],
+        st.schema.clone(),
+    )
+        .into_response()
+}
+
+async fn event(
+    State(st): St,
+    t: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path(t) =
+        t.map_err(|e| ApiError::new(ErrorCode::NotFound, format!("bad event path: {e}")))?;
+    match st.events.get(&t) {
+        Some(s) => Ok((
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/schema+json"),
+            )],
+            s.clone(),
+        )
+            .into_response()),
+        None => {
+            let known: Vec<&str> = st.events.keys().map(String::as_str).collect();
+            Err(ApiError::new(
+                ErrorCode::UnknownEvent,
+                format!(
+                    "`{t}` is not an event; expected one of {}",
+                    known.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+async fn healthz() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        "{\"status\":\"ok\"}",
+    )
+        .into_response()
+}
+
+async fn metrics(State(st): St) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        st.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!("no route for {method} {}", uri.path()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_have_bounded_labels() {
+        assert_eq!(route_of("/v1/schema/events/text"), "/v1/schema/events/{t}");
+        assert_eq!(route_of("/v1/schema/events/a/b"), "unmatched");
+        assert_eq!(route_of("/anything"), "unmatched");
+    }
+
+    #[test]
+    fn query_flags() {
+        let u = |s: &str| s.parse::<Uri>().unwrap();
+        assert_eq!(stream_flag(&u("/v1/validate"), &["stream"]), Ok(false));
+        assert_eq!(
+            stream_flag(&u("/v1/validate?stream=true"), &["stream"]),
+            Ok(true)
+        );
+        assert_eq!(
+            stream_flag(&u("/v1/validate?stream"), &["stream"]),
+            Ok(true)
+        );
+        assert_eq!(
+            stream_flag(&u("/v1/validate?stream=0"), &["stream"]),
+            Ok(false)
+        );
+        assert_eq!(
+            stream_flag(&u("/v1/validate?stream=maybe"), &["stream"])
+                .unwrap_err()
+                .code,
+            ErrorCode::BadQuery
+        );
+        assert_eq!(
+            stream_flag(&u("/v1/validate?steam=1"), &["stream"])
+                .unwrap_err()
+                .code,
+            ErrorCode::BadQuery
+        );
+    }
+}

@@ -1,0 +1,1049 @@
+//! Integration tests of `wiregen serve`: each test starts the real binary on a loopback port (`--listen
+//! 127.0.0.1:0`, address read from its stdout) and talks HTTP/1.1 to it over plain `TcpStream`s with a small
+//! hand-written client (no mocked HTTP layer, no client crate).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("generator/ has a parent")
+        .to_path_buf()
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The server under test
+
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+            .current_dir(root())
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start wiregen serve");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("read address");
+        let addr = first
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .parse()
+            .expect("socket address");
+        let log = Arc::new(Mutex::new(String::new()));
+        let sink = log.clone();
+        let stderr = child.stderr.take().expect("stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut l = sink.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+        Server { child, addr, log }
+    }
+
+    fn get(&self, path: &str) -> Resp {
+        request(self.addr, "GET", path, &[], b"")
+    }
+
+    fn post(&self, path: &str, content_type: &str, body: &[u8]) -> Resp {
+        request(
+            self.addr,
+            "POST",
+            path,
+            &[("Content-Type", content_type)],
+            body,
+        )
+    }
+
+    /// A Prometheus sample from `GET /metrics` (0 when absent).
+    fn metric(&self, sample: &str) -> f64 {
+        let text = self.get("/metrics").text();
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(sample)
+                    .and_then(|r| r.strip_prefix(' '))
+                    .map(|v| v.parse().expect("number"))
+            })
+            .unwrap_or(0.0)
+    }
+
+    /// Waits until `sample` reaches `want` (work finishing on the server after the client gave up).
+    fn wait_metric(&self, sample: &str, want: f64) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let got = self.metric(sample);
+            if got == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{sample}: {got}, expected {want}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn terminate(&self) {
+        let ok = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill -TERM failed");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// A minimal HTTP/1.1 client
+
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).expect("UTF-8 body")
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+    /// Asserts a JSON error body with `code` and the status that goes with it.
+    fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(
+            self.status,
+            status,
+            "{}",
+            String::from_utf8_lossy(&self.body)
+        );
+        assert_eq!(self.header("content-type"), Some("application/json"));
+        let v = self.json();
+        assert_eq!(v["error"]["code"], code, "{v}");
+        assert_eq!(v["error"]["status"], status, "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{v}"
+        );
+    }
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    s
+}
+
+fn head(method: &str, path: &str, headers: &[(&str, &str)], len: Option<usize>) -> Vec<u8> {
+    let mut h = format!("{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        h.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(n) = len {
+        h.push_str(&format!("Content-Length: {n}\r\n"));
+    }
+    h.push_str("\r\n");
+    h.into_bytes()
+}
+
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Resp {
+    let mut s = connect(addr);
+    let len = (method != "GET").then_some(body.len());
+    let mut msg = head(method, path, headers, len);
+    msg.extend_from_slice(body);
+    s.write_all(&msg).expect("send request");
+    read_response(&mut s)
+}
+
+/// Reads until the server closes. A reset after the response (the server refused a body it did not read)
+/// still leaves the response readable.
+fn read_response(s: &mut TcpStream) -> Resp {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if !raw.is_empty() && e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("read response: {e}"),
+        }
+    }
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Resp {
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(raw)));
+    let head = std::str::from_utf8(&raw[..end]).expect("ASCII head");
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[end + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
+    {
+        body = dechunk(&body);
+    } else if let Some(n) = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+    {
+        assert_eq!(body.len(), n, "content-length");
+    }
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let nl = b
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("chunk size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&b[..nl]).expect("hex").trim(), 16)
+            .expect("chunk size");
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[nl + 2..nl + 2 + size]);
+        b = &b[nl + 2 + size + 2..];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reference answers
+
+fn protocol() -> wiregen::ir::Protocol {
+    wiregen::load::load(&root().join("schema")).expect("schema/ loads")
+}
+
+/// `wiregen validate --format json` on a file: one record per line.
+fn cli_records(path: &Path, strict: bool) -> Vec<Value> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wiregen"));
+    cmd.current_dir(root())
+        .args(["validate", "--format", "json"]);
+    if strict {
+        cmd.arg("--strict-ids");
+    }
+    let out = cmd.arg(path).output().expect("run wiregen validate");
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "validate failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON record"))
+        .collect()
+}
+
+fn tmp_file(name: &str, contents: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wiregen-serve-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, contents).expect("write temp file");
+    p
+}
+
+/// The message fixtures as (name, line, strict ids).
+fn message_fixtures() -> Vec<(String, String, bool)> {
+    let dir = root().join("tests/fixtures/messages");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(p).expect("read"))
+                .expect("fixture JSON");
+            let line = match (&v.get("message"), &v.get("raw")) {
+                (Some(m), None) => serde_json::to_string(m).expect("serialize"),
+                (None, Some(Value::String(r))) => r.clone(),
+                _ => panic!("{}: message or raw", p.display()),
+            };
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                line,
+                v["strictIds"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect()
+}
+
+/// Asserts equal record lists, naming the first record that differs.
+fn same_records(got: &[Value], want: &[Value], what: &str) {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g, w, "{what}: record {} differs", i + 1);
+    }
+    assert_eq!(got.len(), want.len(), "{what}: number of records");
+}
+
+fn stream_fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/fixtures/streams"))
+        .expect("stream fixtures")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no stream fixtures");
+    v
+}
+
+const NDJSON: &str = "application/x-ndjson";
+const JSON: &str = "application/json";
+const VALID: &str = r#"{"id":"m1","time":1000,"role":"agent","ev":{"t":"text","text":"hi"}}"#;
+const BAD_ENUM: &str =
+    r#"{"id":"m2","time":1000,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"done"}}"#;
+
+// ---------------------------------------------------------------------------------------------------------
+// Tests
+
+#[test]
+fn results_equal_wiregen_validate_on_every_message_fixture() {
+    let fx = message_fixtures();
+    assert!(fx.len() >= 60, "fixture corpus shrank: {}", fx.len());
+    for strict in [false, true] {
+        let server = Server::start(if strict { &["--strict-ids"] } else { &[] });
+        let mine: Vec<&(String, String, bool)> = fx.iter().filter(|f| f.2 == strict).collect();
+        assert!(!mine.is_empty());
+        // All fixtures as one JSONL body vs the CLI on the same bytes.
+        let mut jsonl = mine
+            .iter()
+            .map(|f| f.1.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        jsonl.push('\n');
+        let file = tmp_file(&format!("fixtures-{strict}.jsonl"), jsonl.as_bytes());
+        let want = cli_records(&file, strict);
+        assert_eq!(want.len(), mine.len(), "one CLI record per fixture");
+        let r = server.post("/v1/validate", NDJSON, jsonl.as_bytes());
+        assert_eq!(r.status, 200);
+        let got = r.json();
+        same_records(
+            got["results"].as_array().expect("results"),
+            &want,
+            "JSONL body vs `wiregen validate`",
+        );
+        assert_eq!(got["valid"], want.iter().all(|w| w["valid"] == true));
+        // Each fixture alone as an application/json body vs the CLI's record for it (line 1).
+        for (f, w) in mine.iter().zip(&want) {
+            let r = server.post("/v1/validate", JSON, f.1.as_bytes());
+            assert_eq!(r.status, 200, "{}", f.0);
+            let got = r.json();
+            let mut w = w.clone();
+            w["line"] = json!(1);
+            assert_eq!(
+                got["results"],
+                json!([w]),
+                "{}: application/json result differs from `wiregen validate`",
+                f.0
+            );
+            assert_eq!(got["valid"], w["valid"], "{}", f.0);
+        }
+    }
+}
+
+#[test]
+fn streams_match_wiregen_validate_and_the_stream_checker() {
+    let server = Server::start(&[]);
+    let proto = protocol();
+    let engine = wiregen::engine::Engine::new(&proto, wiregen::engine::EngineOptions::default());
+    for path in stream_fixtures() {
+        let bytes = std::fs::read(&path).expect("read stream");
+        let name = path.display().to_string();
+        // Message rules: exactly the CLI's records.
+        let r = server.post("/v1/validate", NDJSON, &bytes);
+        assert_eq!(r.status, 200, "{name}");
+        assert_eq!(
+            r.json()["results"],
+            Value::Array(cli_records(&path, false)),
+            "{name}"
+        );
+        // Stream rules: exactly the library's StreamChecker, line by line, and its rollup.
+        let mut checker = wiregen::stream::StreamChecker::new(&engine);
+        let mut want = Vec::new();
+        let mut buf = Vec::new();
+        let mut cur = std::io::Cursor::new(&bytes);
+        while wiregen::validate::read_line(&mut cur, &mut buf).expect("read") > 0 {
+            want.push(serde_json::to_value(checker.check(want.len() + 1, &buf)).expect("record"));
+        }
+        let r = server.post("/v1/validate?stream=true", NDJSON, &bytes);
+        assert_eq!(r.status, 200, "{name}");
+        let got = r.json();
+        assert_eq!(
+            got["results"],
+            Value::Array(want.clone()),
+            "{name}: ?stream=true"
+        );
+        assert_eq!(
+            got["valid"],
+            want.iter().all(|w| w["valid"] == true),
+            "{name}"
+        );
+        let r = server.post("/v1/rollup", NDJSON, &bytes);
+        assert_eq!(r.status, 200, "{name}");
+        let got = r.json();
+        assert_eq!(
+            got["rollup"],
+            serde_json::to_value(checker.rollup()).expect("rollup"),
+            "{name}: rollup"
+        );
+        assert_eq!(got["records"], want.len(), "{name}");
+        assert_eq!(
+            got["invalid"],
+            want.iter().filter(|w| w["valid"] == false).count(),
+            "{name}"
+        );
+        assert_eq!(
+            got["valid"],
+            want.iter().all(|w| w["valid"] == true),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn get_endpoints_schema_events_health_metrics() {
+    let server = Server::start(&[]);
+    let proto = protocol();
+
+    let r = server.get("/healthz");
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})));
+
+    let r = server.get("/v1/schema");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/schema+json"));
+    assert_eq!(
+        r.json(),
+        wiregen::emit::schema::bundle(&proto),
+        "GET /v1/schema is the bundled schema"
+    );
+
+    for v in &proto.union.variants {
+        let r = server.get(&format!("/v1/schema/events/{}", v.tag));
+        assert_eq!(r.status, 200, "{}", v.tag);
+        assert_eq!(r.header("content-type"), Some("application/schema+json"));
+        let schema = r.json();
+        let val = jsonschema::draft202012::new(&schema)
+            .unwrap_or_else(|e| panic!("{}: schema does not compile: {e}", v.tag));
+        assert!(!v.examples.is_empty(), "{} has examples", v.tag);
+        for ex in &v.examples {
+            assert!(
+                val.is_valid(ex),
+                "{}: its own example is rejected: {ex}",
+                v.tag
+            );
+        }
+        assert!(
+            !val.is_valid(&json!({"t": v.tag, "surely-not-a-field": 1})),
+            "{}: closed object",
+            v.tag
+        );
+        let other = proto
+            .union
+            .variants
+            .iter()
+            .find(|o| o.tag != v.tag)
+            .expect("two events");
+        assert!(
+            !val.is_valid(&other.examples[0]),
+            "{}: accepts a `{}` body",
+            v.tag,
+            other.tag
+        );
+    }
+    server
+        .get("/v1/schema/events/ready")
+        .assert_error(404, "unknown-event");
+
+    let r = server.get("/metrics");
+    assert_eq!(r.status, 200);
+    assert!(r
+        .header("content-type")
+        .is_some_and(|c| c.starts_with("text/plain; version=0.0.4")));
+    let text = r.text();
+    for name in [
+        "wiregen_http_requests_total",
+        "wiregen_messages_validated_total",
+        "wiregen_invalid_messages_by_rule_total",
+        "wiregen_http_request_duration_seconds",
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {name} ")),
+            "{name} missing:\n{text}"
+        );
+    }
+    let n = proto.union.variants.len() as f64;
+    assert_eq!(
+        server
+            .metric("wiregen_http_requests_total{route=\"/v1/schema/events/{t}\",status=\"200\"}"),
+        n
+    );
+    assert_eq!(
+        server
+            .metric("wiregen_http_requests_total{route=\"/v1/schema/events/{t}\",status=\"404\"}"),
+        1.0
+    );
+}
+
+#[test]
+fn metrics_count_messages_invalid_by_rule_and_latency() {
+    let server = Server::start(&[]);
+    let body = format!("{VALID}\n{BAD_ENUM}\nnot json\n{BAD_ENUM}\n");
+    let r = server.post("/v1/validate", NDJSON, body.as_bytes());
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["valid"], false);
+    let rules: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["errors"][0]["rule"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(rules, ["-", "enum", "malformed-json", "enum"]);
+    server.post("/v1/validate", JSON, VALID.as_bytes());
+    assert_eq!(server.metric("wiregen_messages_validated_total"), 5.0);
+    assert_eq!(server.metric("wiregen_messages_invalid_total"), 3.0);
+    assert_eq!(
+        server.metric("wiregen_invalid_messages_by_rule_total{rule=\"enum\"}"),
+        2.0
+    );
+    assert_eq!(
+        server.metric("wiregen_invalid_messages_by_rule_total{rule=\"malformed-json\"}"),
+        1.0
+    );
+    assert_eq!(
+        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"),
+        2.0
+    );
+    // Requests so far: 2 POSTs and 5 GET /metrics (the one being answered is counted after it renders).
+    assert_eq!(
+        server.metric("wiregen_http_request_duration_seconds_count"),
+        7.0
+    );
+    assert_eq!(
+        server.metric("wiregen_http_request_duration_seconds_bucket{le=\"+Inf\"}"),
+        8.0
+    );
+}
+
+#[test]
+fn one_structured_log_line_per_request() {
+    let server = Server::start(&[]);
+    server.post(
+        "/v1/validate",
+        NDJSON,
+        format!("{VALID}\n{BAD_ENUM}\n").as_bytes(),
+    );
+    server.get("/healthz");
+    server.get("/nope");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let log = server.log.lock().unwrap().clone();
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains(" request ")).collect();
+        if lines.len() == 3 {
+            assert!(
+                lines[0].contains("method=POST")
+                    && lines[0].contains("path=/v1/validate")
+                    && lines[0].contains("status=200")
+            );
+            assert!(
+                lines[0].contains("messages=2") && lines[0].contains("invalid=1"),
+                "{}",
+                lines[0]
+            );
+            assert!(lines[1].contains("path=/healthz") && lines[1].contains("status=200"));
+            assert!(lines[2].contains("path=/nope") && lines[2].contains("status=404"));
+            assert!(lines.iter().all(|l| l.contains("micros=")));
+            assert!(
+                !log.contains('\u{1b}'),
+                "no ANSI colours when stderr is not a terminal"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline && lines.len() < 3,
+            "expected 3 request lines:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn malformed_and_hostile_bodies_are_results_not_errors() {
+    let server = Server::start(&[]);
+    let first = |r: Resp| -> (bool, Value) {
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let v = r.json();
+        (
+            v["valid"].as_bool().expect("valid"),
+            v["results"][0].clone(),
+        )
+    };
+    // Not JSON, both framings.
+    for ct in [JSON, NDJSON] {
+        let (valid, rec) = first(server.post("/v1/validate", ct, b"{\"id\": "));
+        assert!(!valid);
+        assert_eq!(rec["errors"][0]["rule"], "malformed-json", "{ct}");
+        assert_eq!(rec["errors"][0]["pointer"], "", "{ct}");
+    }
+    // A 100,000-deep array: a clean `too-deep` result, not a stack overflow.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    for ct in [JSON, NDJSON] {
+        let (valid, rec) = first(server.post("/v1/validate", ct, deep.as_bytes()));
+        assert!(!valid);
+        assert_eq!(rec["errors"][0]["rule"], "too-deep", "{ct}");
+    }
+    let (_, rec) = first(server.post("/v1/validate?stream=true", NDJSON, deep.as_bytes()));
+    assert_eq!(rec["errors"][0]["rule"], "too-deep");
+    // Invalid UTF-8 on one JSONL line is that line's result; the others are still checked.
+    let mut body = format!("{VALID}\n").into_bytes();
+    body.extend_from_slice(b"{\"id\":\"\xff\xfe\"}\n");
+    body.extend_from_slice(format!("{VALID}\r\n").as_bytes());
+    let r = server.post("/v1/validate", NDJSON, &body);
+    let v = r.json();
+    assert_eq!(v["valid"], false);
+    let res = v["results"].as_array().unwrap();
+    assert_eq!(res.len(), 3);
+    assert_eq!(
+        (res[0]["valid"].clone(), res[2]["valid"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(res[1]["line"], 2);
+    assert_eq!(res[1]["errors"][0]["rule"], "invalid-utf8");
+    // Invalid UTF-8 in an application/json body: the body itself is unreadable.
+    server
+        .post("/v1/validate", JSON, b"{\"id\":\"\xff\"}")
+        .assert_error(400, "unreadable-body");
+    // Blank lines and an empty body.
+    let v = server
+        .post(
+            "/v1/validate",
+            NDJSON,
+            format!("{VALID}\n\n{VALID}").as_bytes(),
+        )
+        .json();
+    let rules: Vec<Value> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["errors"][0]["rule"].clone())
+        .collect();
+    assert_eq!(rules, [Value::Null, json!("blank-line"), Value::Null]);
+    assert_eq!(
+        server.post("/v1/validate", NDJSON, b"").json(),
+        json!({"valid": true, "results": []})
+    );
+    // The server is fine afterwards.
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+#[test]
+fn every_error_status_is_a_json_body_with_a_stable_code() {
+    let server = Server::start(&[]);
+    server.get("/nope").assert_error(404, "not-found");
+    server
+        .post("/v2/validate", JSON, b"{}")
+        .assert_error(404, "not-found");
+    let r = request(
+        server.addr,
+        "PUT",
+        "/v1/validate",
+        &[("Content-Type", JSON)],
+        b"{}",
+    );
+    r.assert_error(405, "method-not-allowed");
+    assert_eq!(r.header("allow"), Some("POST"));
+    let r = server.post("/v1/schema", JSON, b"{}");
+    r.assert_error(405, "method-not-allowed");
+    assert!(r.header("allow").is_some_and(|a| a.contains("GET")));
+    server
+        .post("/v1/validate", "text/plain", VALID.as_bytes())
+        .assert_error(415, "unsupported-media-type");
+    request(server.addr, "POST", "/v1/validate", &[], VALID.as_bytes())
+        .assert_error(415, "unsupported-media-type");
+    server
+        .post("/v1/rollup", "application/xml", b"<x/>")
+        .assert_error(415, "unsupported-media-type");
+    server
+        .post("/v1/validate?stream=maybe", NDJSON, b"")
+        .assert_error(400, "bad-query");
+    server
+        .post("/v1/validate?steam=true", NDJSON, b"")
+        .assert_error(400, "bad-query");
+    server
+        .post("/v1/rollup?stream=true", NDJSON, b"")
+        .assert_error(400, "bad-query");
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+#[test]
+fn a_20_mib_body_gets_413_from_the_header_and_while_streaming() {
+    let server = Server::start(&[]);
+    let big = 20 * 1024 * 1024;
+    // Declared length over the limit: refused before a byte of the body is read.
+    let mut s = connect(server.addr);
+    s.write_all(&head(
+        "POST",
+        "/v1/validate",
+        &[("Content-Type", NDJSON)],
+        Some(big),
+    ))
+    .expect("send head");
+    read_response(&mut s).assert_error(413, "body-too-large");
+
+    // Chunked, so no declared length: 17 MiB are sent and the body is left unfinished. Only a server that
+    // counts while the body streams in can answer now; one that waited for the end would never answer.
+    let mut s = connect(server.addr);
+    s.write_all(&head(
+        "POST",
+        "/v1/validate",
+        &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")],
+        None,
+    ))
+    .expect("head");
+    let mut writer = s.try_clone().expect("clone");
+    let line = format!("{VALID}\n");
+    let chunk: String = line.repeat(64 * 1024 / line.len());
+    std::thread::spawn(move || {
+        let mut total = 0;
+        while total < 17 * 1024 * 1024 {
+            if writer
+                .write_all(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes())
+                .is_err()
+            {
+                break; // the server closed the connection after refusing the body
+            }
+            total += chunk.len();
+        }
+    });
+    read_response(&mut s).assert_error(413, "body-too-large");
+    let _ = s.shutdown(Shutdown::Both);
+    assert_eq!(
+        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"413\"}"),
+        2.0
+    );
+    // Nothing was validated: a refused body gives no results.
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+#[test]
+fn a_small_max_body_is_enforced_on_jsonl_and_json() {
+    let server = Server::start(&["--max-body", "1000"]);
+    let body = format!("{VALID}\n").repeat(20);
+    assert!(body.len() > 1000);
+    server
+        .post("/v1/validate", NDJSON, body.as_bytes())
+        .assert_error(413, "body-too-large");
+    server
+        .post("/v1/validate", JSON, body.as_bytes())
+        .assert_error(413, "body-too-large");
+    server
+        .post("/v1/rollup", NDJSON, body.as_bytes())
+        .assert_error(413, "body-too-large");
+    assert_eq!(
+        server
+            .post("/v1/validate", NDJSON, body[..990].as_bytes())
+            .status,
+        200
+    );
+}
+
+#[test]
+fn a_body_cut_short_is_a_400_and_the_server_carries_on() {
+    let server = Server::start(&[]);
+    let label = "wiregen_http_requests_total{route=\"/v1/validate\",status=\"400\"}";
+    for (i, ct) in [NDJSON, JSON].iter().enumerate() {
+        let mut s = connect(server.addr);
+        let partial = format!("{VALID}\n{VALID}\n");
+        s.write_all(&head(
+            "POST",
+            "/v1/validate",
+            &[("Content-Type", ct)],
+            Some(10_000),
+        ))
+        .expect("head");
+        s.write_all(partial.as_bytes()).expect("partial body");
+        drop(s); // the client goes away mid-body
+        server.wait_metric(label, (i + 1) as f64);
+    }
+    // Cut short inside a chunked body, with a half-close so the answer can still be read... or not:
+    // hyper closes a connection whose request body ends early, so only the server side is checked.
+    let mut s = connect(server.addr);
+    s.write_all(&head(
+        "POST",
+        "/v1/validate",
+        &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")],
+        None,
+    ))
+    .expect("head");
+    s.write_all(format!("{:x}\r\n{VALID}\n\r\n5\r\n{{\"i", VALID.len() + 1).as_bytes())
+        .expect("chunks");
+    s.shutdown(Shutdown::Write).expect("half-close");
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    server.wait_metric(label, 3.0);
+    assert_eq!(
+        server.metric("wiregen_messages_validated_total"),
+        0.0,
+        "a broken body yields no counted results"
+    );
+    assert_eq!(
+        server.post("/v1/validate", JSON, VALID.as_bytes()).json()["valid"],
+        true
+    );
+}
+
+#[test]
+fn many_concurrent_clients_get_their_own_answers() {
+    let server = Server::start(&[]);
+    let addr = server.addr;
+    let clients = 32;
+    let per_client = 10;
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            std::thread::spawn(move || {
+                for i in 0..per_client {
+                    // Client c sends c+1 lines; every third line is invalid.
+                    let n = c + 1;
+                    let body: String = (0..n)
+                        .map(|k| {
+                            if (k + i) % 3 == 0 {
+                                format!("{BAD_ENUM}\n")
+                            } else {
+                                format!("{VALID}\n")
+                            }
+                        })
+                        .collect();
+                    let r = request(
+                        addr,
+                        "POST",
+                        "/v1/validate",
+                        &[("Content-Type", NDJSON)],
+                        body.as_bytes(),
+                    );
+                    assert_eq!(r.status, 200);
+                    let v = r.json();
+                    let res = v["results"].as_array().expect("results");
+                    assert_eq!(res.len(), n);
+                    for (k, rec) in res.iter().enumerate() {
+                        assert_eq!(rec["line"], k + 1);
+                        assert_eq!(
+                            rec["valid"],
+                            (k + i) % 3 != 0,
+                            "client {c} request {i} line {k}"
+                        );
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("client thread");
+    }
+    let lines: usize = (1..=clients).sum::<usize>() * per_client;
+    assert_eq!(
+        server.metric("wiregen_messages_validated_total"),
+        lines as f64
+    );
+    assert_eq!(
+        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"),
+        (clients * per_client) as f64
+    );
+    assert_eq!(
+        server.metric("wiregen_http_requests_in_flight"),
+        1.0,
+        "only the /metrics request itself"
+    );
+}
+
+#[test]
+fn concurrency_limit_gives_503_and_the_deadline_gives_408() {
+    let server = Server::start(&["--max-concurrency", "1", "--timeout-ms", "700"]);
+    // A slow client holds the only slot: headers and half a body.
+    let mut slow = connect(server.addr);
+    slow.write_all(&head(
+        "POST",
+        "/v1/validate",
+        &[("Content-Type", NDJSON)],
+        Some(1000),
+    ))
+    .expect("head");
+    slow.write_all(format!("{VALID}\n").as_bytes())
+        .expect("part");
+    std::thread::sleep(Duration::from_millis(150));
+    let r = server.post("/v1/validate", NDJSON, VALID.as_bytes());
+    r.assert_error(503, "overloaded");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(
+        server.get("/healthz").status,
+        200,
+        "health checks are exempt from the limit"
+    );
+    // The slow request hits the deadline.
+    let started = Instant::now();
+    read_response(&mut slow).assert_error(408, "timeout");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The slot is free again.
+    assert_eq!(
+        server.post("/v1/validate", NDJSON, VALID.as_bytes()).json()["valid"],
+        true
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_finishes_the_request_in_flight_then_exits() {
+    let mut server = Server::start(&[]);
+    let body = format!("{VALID}\n{BAD_ENUM}\n{VALID}\n");
+    let (a, b) = body.as_bytes().split_at(body.len() / 2);
+    let mut s = connect(server.addr);
+    s.write_all(&head(
+        "POST",
+        "/v1/validate",
+        &[("Content-Type", NDJSON)],
+        Some(body.len()),
+    ))
+    .expect("head");
+    s.write_all(a).expect("first half");
+    std::thread::sleep(Duration::from_millis(200));
+    server.terminate();
+    // New connections are refused once the listener is closed.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while TcpStream::connect(server.addr).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "still accepting connections after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        server.child.try_wait().expect("wait").is_none(),
+        "exited with a request in flight"
+    );
+    // The request in flight still completes, with the right answer.
+    s.write_all(b).expect("second half");
+    let r = read_response(&mut s);
+    assert_eq!(r.status, 200);
+    let valid: Vec<Value> = r.json()["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["valid"].clone())
+        .collect();
+    assert_eq!(valid, [json!(true), json!(false), json!(true)]);
+    // Then the process exits cleanly.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(st) = server.child.try_wait().expect("wait") {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "did not exit after draining");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit status {status}");
+    let log = server.log.lock().unwrap().clone();
+    assert!(log.contains("SIGTERM"), "{log}");
+}
+
+#[test]
+fn keep_alive_connections_serve_several_requests() {
+    let server = Server::start(&[]);
+    let mut s = connect(server.addr);
+    for i in 0..3 {
+        let body = if i == 1 { BAD_ENUM } else { VALID };
+        let msg = format!("POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+        s.write_all(msg.as_bytes()).expect("send");
+        // Read exactly one response: head, then content-length bytes.
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        while !buf.ends_with(b"\r\n\r\n") {
+            s.read_exact(&mut byte).expect("head byte");
+            buf.push(byte[0]);
+        }
+        let head = String::from_utf8(buf.clone()).expect("head");
+        let len: usize = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse().expect("len"))
+            })
+            .expect("content-length");
+        let mut body = vec![0; len];
+        s.read_exact(&mut body).expect("body");
+        buf.extend_from_slice(&body);
+        let r = parse_response(&buf);
+        assert_eq!(r.json()["valid"], i != 1);
+    }
+    assert_eq!(
+        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"),
+        3.0
+    );
+}
