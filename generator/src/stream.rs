@@ -55,18 +55,23 @@ pub struct StreamChecker<'e, 'p> {
     usage: Vec<f64>,
 }
 
-/// What the rollup reads from the schema: which fields roll up, in schema order.
-#[derive(Debug, Clone, PartialEq)]
-struct Shape {
-    control_fields: Vec<String>,
-    config_fields: Vec<String>,
-    statuses: Vec<String>,
-    /// The numeric fields of the usage object.
-    usage_fields: Vec<String>,
+/// What the rollup reads from the schema: which fields roll up, in schema order. The TypeScript emitter
+/// embeds the same shape, so both rollups have the same keys in the same order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shape {
+    /// Fields of `session-control-changed` (the controlling client and token).
+    pub control_fields: Vec<String>,
+    /// Fields of `agent-configuration-changed` (the configuration, as last changed).
+    pub config_fields: Vec<String>,
+    /// Values of `turn-end`'s `status` (turns by status).
+    pub statuses: Vec<String>,
+    /// The numeric fields of `turn-end`'s `usage` object (summed).
+    pub usage_fields: Vec<String>,
 }
 
 impl Shape {
-    fn of(p: &Protocol) -> Shape {
+    /// Reads the shape from the protocol model.
+    pub fn of(p: &Protocol) -> Shape {
         let fields = |tag: &str| -> Vec<String> {
             p.union.variant(tag).map(|v| v.fields.iter().map(|f| f.name.clone()).collect()).unwrap_or_default()
         };

@@ -6,6 +6,7 @@
 mod checkers;
 mod fixtures;
 mod node;
+mod streams;
 
 use checkers::{Checker, Verdict};
 use fixtures::{Expect, Fixture};

@@ -1,0 +1,383 @@
+//! Stream conformance: every stream fixture in `tests/fixtures/streams/` goes through the Rust checker
+//! (`wiregen::stream`), the real CLI (`wiregen validate --stream`) and the emitted TypeScript checker (the built
+//! `session-wire` package, one node process for every stream). All must reject the same lines with the same
+//! first error (rule id and pointer; for stream rules the message too) and fold the same rollup.
+//!
+//! A stream fixture is `NAME.jsonl` (one envelope per line) with a sidecar `NAME.expect.json`:
+//! `{"about": "...", "valid": true}` or `{"about": "...", "valid": false, "invalid": [{"line": 3, "rule":
+//! "turn.already-open", "pointer": "/ev/t"}, ...]}` listing every rejected line with its first error, in order
+//! (the first entry is the stream's first violation). A valid fixture's rollup is pinned in `NAME.rollup.json`;
+//! update those goldens with `WIREGEN_UPDATE_GOLDEN=1` (ignored when `CI` is set).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{json, Value};
+use wiregen::engine::{Engine, EngineOptions};
+use wiregen::stream::rules::StreamRule;
+
+use crate::fixtures::root;
+
+/// One stream fixture.
+struct StreamFixture {
+    name: String,
+    path: PathBuf,
+    valid: bool,
+    /// Every rejected line with its first error: (line, rule, pointer).
+    invalid: Vec<(u64, String, String)>,
+}
+
+/// A checker's answer on one stream: the first error of every rejected line, and the rollup.
+#[derive(Debug, Clone, PartialEq)]
+struct Outcome {
+    /// (line, rule, pointer, message)
+    invalid: Vec<(u64, String, String, String)>,
+    rollup: Value,
+}
+
+fn dir() -> PathBuf {
+    root().join("tests/fixtures/streams")
+}
+
+fn fixtures() -> Vec<StreamFixture> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir())
+        .expect("tests/fixtures/streams exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let name = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+            let exp_path = path.with_extension("expect.json");
+            let text = std::fs::read_to_string(&exp_path).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
+            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", exp_path.display()));
+            assert!(v["about"].as_str().is_some_and(|s| !s.is_empty()), "{name}: `about` is required");
+            let valid = v["valid"].as_bool().unwrap_or_else(|| panic!("{name}: `valid` is required"));
+            let invalid: Vec<(u64, String, String)> = v
+                .get("invalid")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|i| {
+                            let s = |k: &str| i[k].as_str().unwrap_or_else(|| panic!("{name}: invalid[].{k}")).to_string();
+                            (i["line"].as_u64().unwrap_or_else(|| panic!("{name}: invalid[].line")), s("rule"), s("pointer"))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert_eq!(valid, invalid.is_empty(), "{name}: `valid` must say whether `invalid` is empty");
+            StreamFixture { name, path, valid, invalid }
+        })
+        .collect()
+}
+
+fn protocol() -> wiregen::ir::Protocol {
+    wiregen::load::load(&root().join("schema")).expect("schema/ loads")
+}
+
+fn rust(fx: &[StreamFixture]) -> Vec<Outcome> {
+    let p = protocol();
+    let engine = Engine::new(&p, EngineOptions::default());
+    fx.iter()
+        .map(|f| {
+            let mut invalid = Vec::new();
+            let reader = BufReader::new(File::open(&f.path).expect("open stream"));
+            let (_, rollup) = wiregen::stream::check_reader(&engine, reader, |rec| {
+                if let Some(e) = rec.errors.first() {
+                    invalid.push((rec.line as u64, e.rule.to_string(), e.pointer.clone(), e.message.clone()));
+                }
+            })
+            .expect("read stream");
+            Outcome { invalid, rollup: serde_json::to_value(rollup).expect("rollup serializes") }
+        })
+        .collect()
+}
+
+fn run_cli(args: &[&str], fx: &[StreamFixture]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(args)
+        .args(fx.iter().map(|f| &f.path))
+        .output()
+        .expect("wiregen runs");
+    let any_invalid = fx.iter().any(|f| !f.valid);
+    assert_eq!(out.status.code(), Some(i32::from(any_invalid)), "wiregen {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// The real binary, twice for the whole corpus: the records (split per file by line count), then the summaries.
+fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
+    let records = run_cli(&["validate", "--stream", "--format", "json"], fx);
+    let mut records = records.lines().map(|l| serde_json::from_str::<Value>(l).expect("a JSON record"));
+    let summaries = run_cli(&["validate", "--stream", "--summary", "--format", "json"], fx);
+    let summaries: Vec<Value> = summaries.lines().map(|l| serde_json::from_str(l).expect("a JSON summary")).collect();
+    assert_eq!(summaries.len(), fx.len(), "one summary per stream");
+    fx.iter()
+        .zip(summaries)
+        .map(|(f, s)| {
+            let bytes = std::fs::read(&f.path).expect("read");
+            let n = bytes.iter().filter(|b| **b == b'\n').count() + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
+            assert_eq!(s["records"].as_u64(), Some(n as u64), "{}: summary counts every line", f.name);
+            let mut invalid = Vec::new();
+            for i in 1..=n {
+                let r = records.next().unwrap_or_else(|| panic!("{}: record for line {i}", f.name));
+                assert_eq!(r["line"].as_u64(), Some(i as u64), "{}: records in order", f.name);
+                assert_eq!(
+                    r["valid"].as_bool(),
+                    Some(r["errors"].as_array().is_some_and(Vec::is_empty)),
+                    "{}: `valid` matches `errors`",
+                    f.name
+                );
+                if let Some(e) = r["errors"].get(0) {
+                    let s = |k: &str| e[k].as_str().expect("string field").to_string();
+                    invalid.push((i as u64, s("rule"), s("pointer"), s("message")));
+                }
+            }
+            let first = invalid.first().map(|(l, r, p, m)| json!({"line": l, "pointer": p, "rule": r, "message": m}));
+            assert_eq!(s["firstError"], first.unwrap_or(Value::Null), "{}: the summary's first error", f.name);
+            Outcome { invalid, rollup: s["rollup"].clone() }
+        })
+        .collect()
+}
+
+/// Builds the TypeScript package once per test process (its dependencies from the committed lockfile).
+fn ts_package() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let pkg = root().join("generated/ts");
+        crate::node::ensure_npm_deps(&pkg);
+        let out = Command::new("node")
+            .current_dir(&pkg)
+            .args(["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"])
+            .output()
+            .expect("node runs tsc");
+        assert!(out.status.success(), "tsc failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        pkg
+    })
+}
+
+/// The emitted TypeScript checker: one node process for every stream. Also checks, inside, that the array API
+/// (`checkSessionStream` / `rollupSession`) agrees with the line API.
+fn ts(fx: &[StreamFixture]) -> Vec<Outcome> {
+    let pkg = ts_package();
+    let dist = pkg.join("dist/index.js");
+    let files: Vec<String> = fx.iter().map(|f| f.path.to_str().expect("utf-8 path").to_string()).collect();
+    let script = root().join("tests/conformance/stream-check.mjs");
+    let out = crate::node::run_node(
+        pkg,
+        &[script.to_str().expect("utf-8 path"), dist.to_str().expect("utf-8 path")],
+        &serde_json::to_string(&files).expect("json"),
+    );
+    let results: Vec<Value> = serde_json::from_str(&out).expect("node prints JSON");
+    assert_eq!(results.len(), fx.len());
+    let outcome = |v: &Value| Outcome {
+        invalid: v["invalid"]
+            .as_array()
+            .expect("invalid[]")
+            .iter()
+            .map(|e| {
+                let s = |k: &str| e[k].as_str().unwrap_or_else(|| panic!("{k} in {e}")).to_string();
+                (e["line"].as_u64().expect("line"), s("rule"), s("pointer"), s("message"))
+            })
+            .collect(),
+        rollup: v["rollup"].clone(),
+    };
+    fx.iter()
+        .zip(&results)
+        .map(|(f, r)| {
+            let o = outcome(r);
+            if !r["arrayApi"].is_null() {
+                let a = outcome(&r["arrayApi"]);
+                assert_eq!(a, o, "{}: checkSessionStream/rollupSession disagree with SessionStreamChecker.checkLine", f.name);
+            }
+            o
+        })
+        .collect()
+}
+
+/// JSON numbers compared by value (JavaScript prints `0`, serde_json may print `0.0`).
+fn normalize(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => json!(n.as_f64()),
+        Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The same outcome, as far as this checker can be held to it: message-level messages are each checker's own.
+fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
+    let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
+        o.invalid.iter().map(|(l, r, p, m)| (*l, r.clone(), p.clone(), StreamRule::from_id(r).map(|_| m.clone()))).collect()
+    };
+    if key(reference) != key(other) {
+        return Some(format!("rejected lines differ:\n  rust:  {:?}\n  other: {:?}", key(reference), key(other)));
+    }
+    if normalize(&reference.rollup) != normalize(&other.rollup) {
+        return Some(format!("rollups differ:\n  rust:  {}\n  other: {}", reference.rollup, other.rollup));
+    }
+    let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+    if keys(&reference.rollup) != keys(&other.rollup) || keys(&reference.rollup["config"]) != keys(&other.rollup["config"]) {
+        return Some("rollup keys come in a different order".into());
+    }
+    None
+}
+
+fn update_goldens() -> bool {
+    std::env::var_os("WIREGEN_UPDATE_GOLDEN").is_some_and(|v| v == "1") && std::env::var_os("CI").is_none()
+}
+
+#[test]
+fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
+    let fx = fixtures();
+    let reference = rust(&fx);
+    let mut failures = Vec::new();
+
+    // The Rust checker against the fixtures' expectations, and the pinned rollups.
+    for (f, o) in fx.iter().zip(&reference) {
+        let got: Vec<(u64, String, String)> = o.invalid.iter().map(|(l, r, p, _)| (*l, r.clone(), p.clone())).collect();
+        if got != f.invalid {
+            failures.push(format!("rust      {}: expected rejected lines {:?}, got {:?}", f.name, f.invalid, got));
+        }
+        if f.valid {
+            let golden = f.path.with_extension("rollup.json");
+            let text = format!("{}\n", serde_json::to_string_pretty(&o.rollup).expect("json"));
+            if update_goldens() {
+                std::fs::write(&golden, &text).expect("write golden");
+            } else {
+                match std::fs::read_to_string(&golden) {
+                    Ok(g) if g == text => {}
+                    Ok(g) => {
+                        failures.push(format!("golden    {}: rollup changed (WIREGEN_UPDATE_GOLDEN=1 to accept)\n{g}---\n{text}", f.name))
+                    }
+                    Err(_) => failures.push(format!("golden    {}: no {} (run with WIREGEN_UPDATE_GOLDEN=1)", f.name, golden.display())),
+                }
+            }
+        }
+    }
+
+    // The CLI and the TypeScript checker against the Rust checker.
+    for (name, outcomes) in [("cli", cli(&fx)), ("ts", ts(&fx))] {
+        assert_eq!(outcomes.len(), fx.len());
+        for ((f, r), o) in fx.iter().zip(&reference).zip(&outcomes) {
+            if let Some(why) = differs(r, o) {
+                failures.push(format!("{name:<9} {}: {why}", f.name));
+            }
+        }
+    }
+
+    // Coverage: every stream rule is the first violation of at least two streams.
+    let mut per_rule: BTreeMap<&str, usize> = StreamRule::ALL.iter().map(|r| (r.id(), 0)).collect();
+    let mut message_level = 0;
+    for f in &fx {
+        match f.invalid.first() {
+            Some((_, rule, _)) => match per_rule.get_mut(rule.as_str()) {
+                Some(n) => *n += 1,
+                None => message_level += 1,
+            },
+            None => {}
+        }
+    }
+    let valid = fx.iter().filter(|f| f.valid).count();
+    eprintln!(
+        "stream fixtures: {} ({valid} valid, {message_level} first rejected by a message-level rule); first violation per stream rule: {}",
+        fx.len(),
+        per_rule.iter().map(|(r, n)| format!("{r}={n}")).collect::<Vec<_>>().join(", ")
+    );
+    for (rule, n) in &per_rule {
+        if *n < 2 {
+            failures.push(format!("coverage  {rule}: only {n} stream(s) have it as their first violation (need 2)"));
+        }
+    }
+    assert!(fx.iter().any(|f| f.name == "seed-realistic-flow" && f.valid), "the seed's Realistic Flow is a valid fixture");
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Peak resident memory of a process, from /proc (Linux), sampled until `done`.
+fn peak_rss_kib(pid: u32, done: &AtomicBool) -> u64 {
+    let mut peak = 0;
+    while !done.load(Ordering::Relaxed) {
+        if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            if let Some(v) = s.lines().find_map(|l| l.strip_prefix("VmHWM:")) {
+                peak = peak.max(v.trim().trim_end_matches("kB").trim().parse().unwrap_or(0));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    peak
+}
+
+/// Pipes `TURNS` turns of five messages through `wiregen validate --stream --summary -`, each text `pad` bytes
+/// long; returns the bytes sent, the peak RSS in KiB and the summary.
+fn run_large(turns: u32, pad: usize) -> (usize, u64, Value) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(["validate", "--stream", "--summary", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("wiregen runs");
+    let pid = child.id();
+    let done = Arc::new(AtomicBool::new(false));
+    let d2 = done.clone();
+    let sampler = std::thread::spawn(move || peak_rss_kib(pid, &d2));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let mut w = std::io::BufWriter::new(&mut stdin);
+        let pad = "x".repeat(pad);
+        let mut bytes = 0usize;
+        for t in 0..turns {
+            let mut lines = vec![format!(r#"{{"id":"s{t}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"turn-start"}}}}"#)];
+            for k in 0..3 {
+                lines.push(format!(r#"{{"id":"x{t}-{k}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"text","text":"{pad}"}}}}"#));
+            }
+            lines.push(format!(
+                r#"{{"id":"e{t}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"turn-end","status":"completed","usage":{{"inputTokens":1,"outputTokens":2,"cost":0.5}}}}}}"#
+            ));
+            for l in lines {
+                bytes += l.len() + 1;
+                writeln!(w, "{l}").expect("write");
+            }
+        }
+        w.flush().expect("flush");
+        bytes
+    });
+    let bytes = writer.join().expect("writer");
+    let out = child.wait_with_output().expect("wiregen finishes");
+    done.store(true, Ordering::Relaxed);
+    let peak = sampler.join().expect("sampler");
+    assert!(out.status.success(), "wiregen failed: {}", String::from_utf8_lossy(&out.stderr));
+    (bytes, peak, serde_json::from_slice(&out.stdout).expect("summary JSON"))
+}
+
+/// A 48 MB stream is checked line by line: its peak memory is within a few MiB of the same stream with short
+/// texts (memory is bounded by the state and the seen ids, not by the input), and the rollup counts every turn.
+#[test]
+fn a_large_stream_is_checked_in_bounded_memory() {
+    if !Path::new("/proc/self/status").exists() {
+        return;
+    }
+    const TURNS: u32 = 15_000;
+    let (small_bytes, small_peak, _) = run_large(TURNS, 8);
+    let (bytes, peak, summary) = run_large(TURNS, 900);
+    eprintln!("large stream: {bytes} bytes, peak RSS {peak} KiB; same {} records in {small_bytes} bytes: {small_peak} KiB", TURNS * 5);
+    assert_eq!(summary["records"], json!(TURNS * 5));
+    assert_eq!(summary["invalid"], json!(0));
+    assert_eq!(summary["rollup"]["turns"]["completed"], json!(TURNS));
+    assert_eq!(summary["rollup"]["usage"]["inputTokens"], json!(TURNS));
+    assert_eq!(summary["rollup"]["usage"]["cost"], json!(TURNS / 2));
+    assert!(bytes > 45_000_000, "the stream is large: {bytes}");
+    assert!(
+        small_peak > 0 && peak < small_peak + 8 * 1024,
+        "peak RSS {peak} KiB for {bytes} bytes vs {small_peak} KiB for {small_bytes}: the input is buffered"
+    );
+}
