@@ -345,10 +345,8 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
                     return Some(violation(R::TurnAbortNotCancelled, &[("turn", &open.id), ("status", status)]));
                 }
             }
-            t if t == V::TOOL_CALL_START => {
-                if self.calls.contains_key(call) {
-                    return Some(violation(R::CallAlreadyOpen, &[("call", call)]));
-                }
+            t if t == V::TOOL_CALL_START && self.calls.contains_key(call) => {
+                return Some(violation(R::CallAlreadyOpen, &[("call", call)]));
             }
             t if t == V::TOOL_CALL_END => {
                 let Some(c) = self.calls.get(call) else { return Some(violation(R::CallNotOpen, &[("call", call)])) };
@@ -365,20 +363,14 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
                     return Some(violation(R::PermissionCallNotOpen, &[("call", call)]));
                 }
             }
-            t if t == V::PERMISSION_RESPONSE => {
-                if self.calls.get(call).is_none_or(|c| c.pending.is_none()) {
-                    return Some(violation(R::PermissionNoRequest, &[("call", call)]));
-                }
+            t if t == V::PERMISSION_RESPONSE && self.calls.get(call).is_none_or(|c| c.pending.is_none()) => {
+                return Some(violation(R::PermissionNoRequest, &[("call", call)]));
             }
-            t if t == V::SUBAGENT_START => {
-                if self.subagents.contains_key(agent_id) {
-                    return Some(violation(R::SubagentAlreadyRunning, &[("agentId", agent_id)]));
-                }
+            t if t == V::SUBAGENT_START && self.subagents.contains_key(agent_id) => {
+                return Some(violation(R::SubagentAlreadyRunning, &[("agentId", agent_id)]));
             }
-            t if t == V::SUBAGENT_STOP => {
-                if !self.subagents.contains_key(agent_id) {
-                    return Some(violation(R::SubagentStopNotRunning, &[("agentId", agent_id)]));
-                }
+            t if t == V::SUBAGENT_STOP && !self.subagents.contains_key(agent_id) => {
+                return Some(violation(R::SubagentStopNotRunning, &[("agentId", agent_id)]));
             }
             _ => {}
         }

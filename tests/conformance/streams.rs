@@ -278,12 +278,11 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
     let mut per_rule: BTreeMap<&str, usize> = StreamRule::ALL.iter().map(|r| (r.id(), 0)).collect();
     let mut message_level = 0;
     for f in &fx {
-        match f.invalid.first() {
-            Some((_, rule, _)) => match per_rule.get_mut(rule.as_str()) {
+        if let Some((_, rule, _)) = f.invalid.first() {
+            match per_rule.get_mut(rule.as_str()) {
                 Some(n) => *n += 1,
                 None => message_level += 1,
-            },
-            None => {}
+            }
         }
     }
     let valid = fx.iter().filter(|f| f.valid).count();
@@ -380,4 +379,32 @@ fn a_large_stream_is_checked_in_bounded_memory() {
         small_peak > 0 && peak < small_peak + 8 * 1024,
         "peak RSS {peak} KiB for {bytes} bytes vs {small_peak} KiB for {small_bytes}: the input is buffered"
     );
+}
+
+/// The text format names file, line, pointer, message and rule; `--summary` needs `--stream`; each file is its
+/// own stream (a turn open at the end of one file does not carry into the next).
+#[test]
+fn cli_text_format_and_flags() {
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(root()).args(args).output().expect("wiregen runs");
+    let f = "tests/fixtures/streams/invalid-turn-already-open.jsonl";
+    let out = run(&["validate", "--stream", f]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{f}:2: /ev/t: turn `t1` is still open: it must end before another `turn-start` [turn.already-open]\n")
+    );
+    let out = run(&["validate", "--summary", f]);
+    assert_eq!(out.status.code(), Some(2), "--summary without --stream is a usage error");
+    // valid-live-prefix ends with t1 open; the next file starting t1 afresh is valid on its own.
+    let out = run(&[
+        "validate",
+        "--stream",
+        "--format",
+        "json",
+        "tests/fixtures/streams/valid-live-prefix.jsonl",
+        "tests/fixtures/streams/valid-cancelled-without-abort.jsonl",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // Without --stream the sequence rules are not applied.
+    assert_eq!(run(&["validate", f]).status.code(), Some(0));
 }
