@@ -45,7 +45,7 @@ pub fn schema_checkers() -> Vec<Checker> {
 
 /// The generated outputs (added by the output issues).
 pub fn output_checkers() -> Vec<Checker> {
-    vec![]
+    vec![Checker { name: "zod", precise: true, run: crate::zod::zod }]
 }
 
 fn protocol() -> wiregen::ir::Protocol {

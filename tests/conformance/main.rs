@@ -7,6 +7,7 @@ mod checkers;
 mod fixtures;
 mod node;
 mod streams;
+mod zod;
 
 use checkers::{Checker, Verdict};
 use fixtures::{Expect, Fixture};

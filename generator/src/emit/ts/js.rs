@@ -1,0 +1,242 @@
+//! Pieces of TypeScript source that are safe by construction: literals through a JSON/JS escaper, doc comments
+//! that no description can close early, identifiers and property keys that are checked, never spliced.
+
+use super::super::EmitError;
+
+/// A piece of TypeScript source. Only this module and [`super::zod`] build one, from checked identifiers and
+/// escaped literals, so schema text can never reach the output unescaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code(String);
+
+impl Code {
+    /// Joins pieces with a separator.
+    pub fn join(parts: &[Code], sep: &str) -> Code {
+        Code(parts.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(sep))
+    }
+
+    /// Source text built by this module's callers from other pieces (`format!` over [`Code`] values and fixed
+    /// TypeScript syntax only).
+    pub(super) fn from_pieces(s: String) -> Code {
+        Code(s)
+    }
+
+    /// The source text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<Code> for minijinja::Value {
+    fn from(c: Code) -> Self {
+        minijinja::Value::from_safe_string(c.0)
+    }
+}
+
+/// Makes JSON text a valid JavaScript literal everywhere: JSON allows U+2028 and U+2029 raw in strings, older
+/// JavaScript did not, and they are line terminators to every other tool; escape them.
+fn js_safe(json: String) -> String {
+    json.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
+}
+
+/// A string literal (`"..."`) holding exactly `s`: JSON escaping (quotes, backslashes, control characters), plus
+/// U+2028/U+2029. Backticks and `${` are plain characters in a double-quoted literal.
+pub fn string_lit(s: &str) -> Code {
+    Code(js_safe(serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))))
+}
+
+/// Any JSON value as a JavaScript literal (arrays and objects included), escaped like [`string_lit`].
+pub fn json_lit(v: &serde_json::Value) -> Code {
+    Code(js_safe(serde_json::to_string(v).unwrap_or_else(|_| String::from("null"))))
+}
+
+/// A number literal; non-finite numbers cannot be written.
+///
+/// # Errors
+/// [`EmitError::Unsupported`] for NaN or an infinity.
+pub fn number_lit(n: f64) -> Result<Code, EmitError> {
+    if !n.is_finite() {
+        return Err(EmitError::Unsupported(format!("the number {n} has no TypeScript literal")));
+    }
+    // Rust's shortest round-trip formatting (`0`, `0.012`, `1e-7`) is valid JavaScript.
+    Ok(Code(format!("{n:?}").trim_end_matches(".0").to_string()))
+}
+
+/// An integer literal.
+pub fn int_lit(n: i64) -> Code {
+    Code(n.to_string())
+}
+
+/// Words that cannot name a binding in a module (strict mode), nor a type.
+const RESERVED: &[&str] = &[
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "debugger",
+    "default",
+    "delete",
+    "do",
+    "else",
+    "enum",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "for",
+    "function",
+    "if",
+    "import",
+    "in",
+    "instanceof",
+    "new",
+    "null",
+    "return",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typeof",
+    "var",
+    "void",
+    "while",
+    "with",
+    "yield",
+    "let",
+    "static",
+    "implements",
+    "interface",
+    "package",
+    "private",
+    "protected",
+    "public",
+    "await",
+    "arguments",
+    "eval",
+    "any",
+    "boolean",
+    "number",
+    "string",
+    "symbol",
+    "never",
+    "unknown",
+    "object",
+    "undefined",
+    "bigint",
+];
+
+fn is_identifier_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// An identifier for a binding or a type, checked (ASCII identifier, not a reserved word).
+///
+/// # Errors
+/// [`EmitError::Unsupported`] when `s` cannot be an identifier.
+pub fn ident(s: &str) -> Result<Code, EmitError> {
+    if is_identifier_name(s) && !RESERVED.contains(&s) {
+        Ok(Code(s.to_string()))
+    } else {
+        Err(EmitError::Unsupported(format!("`{s}` is not a usable TypeScript identifier")))
+    }
+}
+
+/// A property key in an object literal or type: bare when it is an identifier name, else a string literal.
+///
+/// # Errors
+/// [`EmitError::Unsupported`] for `__proto__`, which an object literal would take as the prototype.
+pub fn prop_key(s: &str) -> Result<Code, EmitError> {
+    if s == "__proto__" {
+        return Err(EmitError::Unsupported(
+            "a property named `__proto__` cannot be written in an object literal".into(),
+        ));
+    }
+    Ok(if is_identifier_name(s) { Code(s.to_string()) } else { string_lit(s) })
+}
+
+/// A JSDoc comment holding `text`, indented by `indent` spaces (for the lines after the first).
+///
+/// Nothing in `text` can end the comment or forge a tag: `*/` becomes `*\/`, every line break (`\r\n`, `\r`, `\n`,
+/// U+2028, U+2029) starts a new ` * ` line, and a line starting with `@` gets a backslash (TSDoc's escape), so a
+/// description cannot declare `@deprecated` or `@type`.
+pub fn jsdoc(text: &str, indent: usize) -> Code {
+    let normalized = text.replace("\r\n", "\n").replace(['\r', '\u{2028}', '\u{2029}'], "\n").replace("*/", "*\\/");
+    let lines: Vec<String> = normalized
+        .trim()
+        .split('\n')
+        .map(|l| {
+            let l = l.trim_end();
+            if l.trim_start().starts_with('@') {
+                format!("\\{}", l.trim_start())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let pad = " ".repeat(indent);
+    if lines.len() == 1 {
+        let l = &lines[0];
+        // A line ending in `*` would still be safe before ` */`; keep the usual spacing.
+        return Code(format!("/** {l} */"));
+    }
+    let mut out = String::from("/**\n");
+    for l in &lines {
+        if l.is_empty() {
+            out.push_str(&format!("{pad} *\n"));
+        } else {
+            out.push_str(&format!("{pad} * {l}\n"));
+        }
+    }
+    out.push_str(&format!("{pad} */"));
+    Code(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_literals_escape_everything_that_matters() {
+        assert_eq!(string_lit("a\"b\\c").as_str(), r#""a\"b\\c""#);
+        assert_eq!(string_lit("x\u{2028}y\u{2029}").as_str(), r#""x\u2028y\u2029""#);
+        assert_eq!(string_lit("`${x}`").as_str(), "\"`${x}`\"");
+        assert_eq!(string_lit("\n\t\u{0}").as_str(), r#""\n\t\u0000""#);
+    }
+
+    #[test]
+    fn doc_comments_cannot_be_closed_or_tagged() {
+        assert_eq!(jsdoc("Ends */ here", 0).as_str(), "/** Ends *\\/ here */");
+        let d = jsdoc("one\u{2028}@deprecated two\r\nthree\rfour", 2);
+        assert_eq!(d.as_str(), "/**\n   * one\n   * \\@deprecated two\n   * three\n   * four\n   */");
+        assert!(!d.as_str()[3..d.as_str().len() - 2].contains("*/"));
+    }
+
+    #[test]
+    fn identifiers_and_keys() {
+        assert!(ident("sessionTextEventSchema").is_ok());
+        assert!(ident("class").is_err());
+        assert!(ident("a-b").is_err());
+        assert_eq!(prop_key("toolName").expect("key").as_str(), "toolName");
+        assert_eq!(prop_key("tool-name").expect("key").as_str(), "\"tool-name\"");
+        assert!(prop_key("__proto__").is_err());
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(number_lit(0.0).expect("finite").as_str(), "0");
+        assert_eq!(number_lit(0.5).expect("finite").as_str(), "0.5");
+        assert!(number_lit(f64::NAN).is_err());
+        assert_eq!(int_lit(9007199254740991).as_str(), "9007199254740991");
+    }
+}

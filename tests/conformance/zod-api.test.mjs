@@ -1,0 +1,135 @@
+// API tests of the built `session-wire` package (node's test runner; run by zod.rs with the package directory as
+// the working directory). SESSION_WIRE_DIST is dist/index.js; SESSION_WIRE_ID_PATTERN the envelope id's strict
+// pattern from the schema (x-strict-pattern).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { test } from "node:test";
+import { pathToFileURL } from "node:url";
+
+const w = await import(pathToFileURL(process.env.SESSION_WIRE_DIST).href);
+const idPattern = new RegExp(process.env.SESSION_WIRE_ID_PATTERN);
+
+const toolCall = { t: "tool-call-start", call: "c1", name: "grep", title: "Search", description: "Searching", args: { pattern: "x" } };
+
+test("the package resolves by name through its exports map", () => {
+  // Self-reference by name from inside the package directory (the working directory) goes through `exports`.
+  const script = 'const w = await import("session-wire"); const t = await import("session-wire/package.json", { with: { type: "json" } }); console.log(JSON.stringify([typeof w.createEnvelope, typeof w.sessionEnvelopeSchema.safeParse, t.default.name]));';
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: process.cwd(), encoding: "utf8" });
+  assert.deepEqual(JSON.parse(out), ["function", "function", "session-wire"]);
+});
+
+test("createEnvelope fills a cuid2-shaped id and the time, in schema order", () => {
+  const before = Date.now();
+  const m = w.createEnvelope("agent", toolCall, { turn: "t1" });
+  const after = Date.now();
+  assert.match(m.id, idPattern);
+  assert.equal(m.id.length, 24);
+  assert.ok(Number.isInteger(m.time) && m.time >= before && m.time <= after);
+  assert.deepEqual(Object.keys(m), ["id", "time", "role", "turn", "ev"]);
+  assert.deepEqual(m.ev, toolCall);
+  assert.equal(w.checkEnvelope(m).valid, true);
+});
+
+test("newId draws fresh ids of the cuid2 shape", () => {
+  const ids = new Set();
+  const first = new Set();
+  for (let i = 0; i < 5000; i++) {
+    const id = w.newId();
+    assert.match(id, idPattern);
+    ids.add(id);
+    first.add(id[0]);
+  }
+  assert.equal(ids.size, 5000);
+  assert.ok(first.size > 20, "the first letter varies");
+  assert.match(w.newId(2), /^[a-z][a-z0-9]$/);
+  assert.throws(() => w.newId(1), RangeError);
+  assert.throws(() => w.newId(33), RangeError);
+});
+
+test("createEnvelope keeps given ids and times", () => {
+  const m = w.createEnvelope("user", { t: "abort" }, { id: "given", time: 5 });
+  assert.equal(m.id, "given");
+  assert.equal(m.time, 5);
+});
+
+test("createEnvelope rejects forbidden role/event and role/field combinations", () => {
+  const cases = [
+    [() => w.createEnvelope("user", toolCall), "/role", "role-event"],
+    [() => w.createEnvelope("agent", { t: "abort" }), "/role", "role-event"],
+    [() => w.createEnvelope("user", { t: "text", text: "x", thinking: true }), "/ev/thinking", "role-field"],
+    [() => w.createEnvelope("agent", { t: "text", text: "x", steer: true }), "/ev/steer", "role-field"],
+    [() => w.createEnvelope("user", { t: "abort" }, { subagent: "s" }), "/subagent", "role-field"],
+    [() => w.createEnvelope("user", { t: "abort" }, { id: "" }), "/id", "min-length"],
+    [() => w.createEnvelope("user", { t: "nope" }), "/ev/t", "unknown-event"],
+    [() => w.createEnvelope("user", { t: "abort" }, { extra: 1 }), "/extra", "additional-property"],
+  ];
+  for (const [make, pointer, rule] of cases) {
+    assert.throws(make, (e) => {
+      assert.ok(e instanceof w.SessionWireError);
+      assert.equal(e.errors[0].pointer, pointer);
+      assert.equal(e.errors[0].rule, rule);
+      assert.ok(e.message.includes(`[${rule}]`));
+      return true;
+    });
+  }
+});
+
+test("raw Zod issues carry the rule id and the engine's path", () => {
+  const base = { id: "m1", time: 1, role: "agent" };
+  const cases = [
+    [{ ...base, ev: { t: "session-control-changed", clientType: "cli", machineId: "x" } }, ["ev", "machineId"], "removed-property"],
+    [{ ...base, ev: { t: "abort", x: 1 } }, ["ev", "x"], "additional-property"],
+    [{ ...base, ev: { t: "ready" } }, ["ev", "t"], "removed-event"],
+    [{ ...base, ev: {} }, ["ev", "t"], "required"],
+    [{ ...base, ev: { t: 1 } }, ["ev", "t"], "type"],
+    [{ ...base, ev: { t: "turn-end" } }, ["ev", "status"], "required"],
+    [{ ...base, ev: { t: "turn-end", status: "done" } }, ["ev", "status"], "enum"],
+    [{ ...base, time: 1.5, ev: { t: "turn-start" } }, ["time"], "type"],
+    [{ ...base, time: 2 ** 53, ev: { t: "turn-start" } }, ["time"], "maximum"],
+    [{ ...base, time: -1, ev: { t: "turn-start" } }, ["time"], "minimum"],
+    [{ ...base, turn: null, ev: { t: "turn-start" } }, ["turn"], "type"],
+    [{ ...base, role: "user", ev: { t: "turn-start" } }, ["role"], "role-event"],
+  ];
+  for (const [value, path, rule] of cases) {
+    const r = w.sessionEnvelopeSchema.safeParse(value);
+    assert.equal(r.success, false, JSON.stringify(value));
+    const first = r.error.issues[0];
+    assert.deepEqual(first.path, path, JSON.stringify(value));
+    assert.equal(w.issueRule(first), rule, JSON.stringify(value));
+    assert.ok(first.message.endsWith(` [${rule}]`), first.message);
+  }
+  const role = w.sessionEnvelopeSchema.safeParse({ ...base, role: "user", ev: { t: "turn-start" } }).error.issues[0];
+  assert.equal(role.params.rule, "role-event");
+});
+
+test("role rules run only once the shape is valid, like the engine", () => {
+  const r = w.sessionEnvelopeSchema.safeParse({ id: "m1", time: -1, role: "user", ev: { t: "turn-start" } });
+  assert.deepEqual(r.error.issues.map((i) => w.issueRule(i)), ["minimum"]);
+});
+
+test("the event schema alone reports the discriminator at /t", () => {
+  const r = w.sessionEventSchema.safeParse({ t: "start" });
+  assert.deepEqual(r.error.issues[0].path, ["t"]);
+  assert.equal(w.issueRule(r.error.issues[0]), "removed-event");
+  assert.match(r.error.issues[0].message, /subagent-start/);
+});
+
+test("the tables come from the schema", () => {
+  assert.ok(w.sessionEventTags.includes("tool-call-start"));
+  assert.deepEqual(w.sessionEventRoles["abort"], ["user"]);
+  assert.equal(w.sessionRemovedEvents["ready"], "turn-end");
+  assert.deepEqual([...w.RULES].sort(), [...new Set(w.RULES)].sort());
+});
+
+test("validateSessionLine takes strings and bytes", () => {
+  const line = '{"id":"m1","time":1,"role":"user","ev":{"t":"abort"}}';
+  assert.equal(w.validateSessionLine(line).valid, true);
+  assert.equal(w.validateSessionLine(new TextEncoder().encode(line)).valid, true);
+  assert.equal(w.validateSessionLine(new Uint8Array([0xff])).errors[0].rule, "invalid-utf8");
+  assert.equal(w.validateSessionLine("\ud800").errors[0].rule, "invalid-utf8");
+});
+
+test("descriptions are attached to the schemas", () => {
+  assert.ok(w.sessionEnvelopeSchema.description.length > 0);
+  assert.ok(w.sessionToolCallStartEventSchema.shape.call.description.length > 0);
+});

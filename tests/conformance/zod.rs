@@ -1,0 +1,386 @@
+//! The generated Zod package (`generated/ts/`, npm `session-wire`) as a checker, and the tests of the package
+//! itself: it builds, type-checks under `strict` with the type tests, behaves as documented, and survives hostile
+//! schema text.
+//!
+//! Everything runs the BUILT package in real node: the test installs the package's dependencies from its committed
+//! lockfile (`npm ci`) when `node_modules/` is missing, runs `npm run build` once per test process, then runs one
+//! node process for a whole corpus (`zod-runner.mjs`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use wiregen::engine::{Engine, EngineOptions};
+
+use crate::checkers::Verdict;
+use crate::fixtures::{root, Fixture};
+
+/// The package directory.
+fn package() -> PathBuf {
+    root().join("generated/ts")
+}
+
+fn run(cmd: &mut Command, what: &str) -> std::process::Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e} (are node and npm installed?)"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Installs (when missing) and builds the package once per test process; returns `dist/index.js`.
+pub fn built_package() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = package();
+        if !dir.join("node_modules").is_dir() {
+            run(
+                Command::new("npm").current_dir(&dir).args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]),
+                "npm ci in generated/ts",
+            );
+        }
+        run(Command::new("npm").current_dir(&dir).args(["run", "--silent", "build"]), "npm run build in generated/ts");
+        let index = dir.join("dist/index.js");
+        assert!(index.is_file(), "the build wrote {}", index.display());
+        index
+    })
+}
+
+/// Runs `lines` (raw bytes, one per line) through the runner in one node process; one JSON verdict per line.
+fn run_lines(lines: &[Vec<u8>]) -> Vec<Value> {
+    let index = built_package();
+    let mut input = Vec::new();
+    for l in lines {
+        assert!(!l.contains(&b'\n'), "a line holds no newline");
+        input.extend_from_slice(l);
+        input.push(b'\n');
+    }
+    let runner = root().join("tests/conformance/zod-runner.mjs");
+    let mut child = Command::new("node")
+        .arg(&runner)
+        .arg(index)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("node runs");
+    writer.join().expect("writer").expect("write stdin");
+    assert!(out.status.success(), "zod-runner failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("utf-8 output");
+    let answers: Vec<Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
+    assert_eq!(answers.len(), lines.len(), "one verdict per line; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    answers
+}
+
+fn brief(v: &Value) -> Verdict {
+    if v["valid"] == true {
+        Verdict::Valid
+    } else {
+        Verdict::Invalid {
+            rule: v["rule"].as_str().unwrap_or_default().into(),
+            pointer: v["pointer"].as_str().unwrap_or_default().into(),
+        }
+    }
+}
+
+/// The verdict of the line checker (`validateSessionLine`), turned into a failure when the package disagrees with
+/// itself: the string entry point against the bytes one, the first raw Zod issue of `sessionEnvelopeSchema` (its
+/// path as a pointer, its rule from the issue) against the line checker, or a valid line whose parsed value is not
+/// deep-equal to the input.
+fn verdict(a: &Value) -> Verdict {
+    let helper = if a["valid"] == true { Verdict::Valid } else { brief(&a["first"]) };
+    let disagree = |what: &str, other: Verdict| Verdict::Invalid {
+        rule: format!("zod {what} disagrees with validateSessionLine: {other:?} vs {helper:?}"),
+        pointer: String::new(),
+    };
+    if !a["text"].is_null() && brief(&a["text"]) != helper {
+        return disagree("on the decoded string", brief(&a["text"]));
+    }
+    if !a["schema"].is_null() && a["ownProto"] != true && brief(&a["schema"]) != helper {
+        return disagree("sessionEnvelopeSchema's first issue", brief(&a["schema"]));
+    }
+    if helper == Verdict::Valid && a["roundTrip"] != true {
+        return Verdict::Invalid {
+            rule: "zod: the parsed value is not deep-equal to the input".into(),
+            pointer: String::new(),
+        };
+    }
+    helper
+}
+
+/// The conformance checker: every fixture through the built package, in one node process. Strict-id fixtures are
+/// skipped: the Zod schemas accept any non-empty id (see the README's TypeScript section).
+pub fn zod(fx: &[Fixture]) -> Vec<Verdict> {
+    let idx: Vec<usize> = (0..fx.len()).filter(|&i| !fx[i].strict_ids).collect();
+    let lines: Vec<Vec<u8>> = idx.iter().map(|&i| fx[i].line.as_bytes().to_vec()).collect();
+    let answers = run_lines(&lines);
+    let mut out = vec![Verdict::Skipped; fx.len()];
+    for (a, &i) in answers.iter().zip(&idx) {
+        out[i] = verdict(a);
+    }
+    out
+}
+
+fn engine_verdict(e: &Engine<'_>, line: &[u8]) -> Verdict {
+    match e.check_line(line).1.first() {
+        None => Verdict::Valid,
+        Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
+    }
+}
+
+fn envelope(ev: &str) -> String {
+    format!(r#"{{"id":"m1","time":1000,"role":"agent","ev":{ev}}}"#)
+}
+
+fn nested_args(depth: usize, tail: &str) -> String {
+    let ev = format!(
+        r#"{{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{{"x":{}{tail}"#,
+        "[".repeat(depth)
+    );
+    format!(r#"{{"id":"m1","time":1000,"role":"agent","ev":{ev}"#)
+}
+
+/// Lines the fixture corpus does not hold, where JavaScript and Rust parse or compare differently unless the
+/// package takes care: bytes that are not UTF-8, a byte-order mark, Unicode blank lines, surrogate escapes,
+/// numbers out of range, nesting around the limit, `__proto__` keys, duplicate keys, large and negative zero
+/// integers. The engine is the oracle; nothing here states an expected verdict.
+fn edge_lines() -> Vec<Vec<u8>> {
+    let mut l: Vec<Vec<u8>> = Vec::new();
+    let abort = r#"{"id":"m1","time":1000,"role":"user","ev":{"t":"abort"}}"#;
+    l.push(b"\xff\xfe{}".to_vec());
+    l.push([b"{\"id\":\"m\xc3\x28\"".as_slice(), &abort.as_bytes()[8..]].concat());
+    l.push(format!("\u{feff}{abort}").into_bytes());
+    for blank in ["\u{85}", "\u{3000}\t", "\u{a0}", "\u{feff}", "\u{200b}", "\u{2028}"] {
+        l.push(blank.as_bytes().to_vec());
+    }
+    for text in [r#""\ud800""#, r#""\udc00x""#, r#""\ud800\u0041""#, r#""\ud83d\ude00""#, r#""\u00e9\t\/""#, r#""\x""#]
+    {
+        l.push(envelope(&format!(r#"{{"t":"service","text":{text}}}"#)).into_bytes());
+    }
+    for time in [
+        "1e400",
+        "-1e400",
+        "1e-400",
+        "-0",
+        "1.0",
+        "1.5",
+        "9007199254740991",
+        "9007199254740992",
+        "1e16",
+        "-1",
+        "01",
+        "1.",
+        "-",
+    ] {
+        l.push(format!(r#"{{"id":"m1","time":{time},"role":"user","ev":{{"t":"abort"}}}}"#).into_bytes());
+    }
+    for cost in ["1e-400", "0.0", "-0.0", "1E+2", "-1e-9"] {
+        l.push(
+            envelope(&format!(
+                r#"{{"t":"turn-end","status":"completed","usage":{{"inputTokens":1,"outputTokens":2,"cost":{cost}}}}}"#
+            ))
+            .into_bytes(),
+        );
+    }
+    for depth in 121..=127 {
+        l.push(nested_args(depth, &format!("{}}}}}}}", "]".repeat(depth))).into_bytes());
+    }
+    l.push(nested_args(200, "").into_bytes());
+    l.push(format!(r#"{{"id" "m1","ev":{{"args":{}"#, "[".repeat(200)).into_bytes());
+    l.push(format!(r#"{{"id":"m1","x":{}oops"#, "[".repeat(130)).into_bytes());
+    l.push(r#"{"id":"m1","time":1000,"role":"user","__proto__":{"x":1},"ev":{"t":"abort"}}"#.as_bytes().to_vec());
+    l.push(r#"{"id":"m1","time":1000,"role":"user","ev":{"t":"abort","\u005f_proto__":1}}"#.as_bytes().to_vec());
+    l.push(envelope(r#"{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"__proto__":{"polluted":true},"a":[{"__proto__":null}]}}"#).into_bytes());
+    l.push(r#"{"id":"m1","time":1000,"role":"user","zz":1,"__proto__":1,"ev":{"t":"abort"}}"#.as_bytes().to_vec());
+    l.push(r#"{"id":"m1","time":1000,"time":2000,"role":"user","ev":{"t":"abort"}}"#.as_bytes().to_vec());
+    l.push(
+        r#"{"id":"m1","time":1000,"role":"user","ev":{"t":"abort"},"ev":{"t":"text","text":"x"}}"#.as_bytes().to_vec(),
+    );
+    l.push(r#"{"id":"m1","time":1000,"role":"agent","ev":{"t":"session-control-changed","zz":1,"machineId":"m","clientType":"x"}}"#.as_bytes().to_vec());
+    l.push(r#"{"id":"m1","time":1000,"role":"agent","ev":{"t":"constructor"}}"#.as_bytes().to_vec());
+    l.push(r#"{"id":"m1","time":1000,"role":"agent","ev":{"t":"toString"}}"#.as_bytes().to_vec());
+    l.push(r#"{"id":"m1","time":1000,"role":"constructor","ev":{"t":"abort"}}"#.as_bytes().to_vec());
+    l.push(r#"{"id":"m1","time":1000,"role":"user","ev":{"t":"text","text":"x","steer":true,"thinking":false},"subagent":"s"}"#.as_bytes().to_vec());
+    l.push(r#"{"id":"","time":-1,"role":"nobody","ev":{"t":"ready"},"x":1}"#.as_bytes().to_vec());
+    l.push(br#"[]"#.to_vec());
+    l.push(br#""text""#.to_vec());
+    l.push(br#"{} "#.to_vec());
+    l.push(b"\t{\"id\":\"m1\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"abort\"}}\r".to_vec());
+    l
+}
+
+#[test]
+fn zod_agrees_with_the_engine_on_edge_lines() {
+    let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
+    let engine = Engine::new(&p, EngineOptions { strict_ids: false });
+    let lines = edge_lines();
+    let answers = run_lines(&lines);
+    let mut failures = Vec::new();
+    for (line, a) in lines.iter().zip(&answers) {
+        let want = engine_verdict(&engine, line);
+        let got = verdict(a);
+        if want != got {
+            failures.push(format!(
+                "{}\n    engine {want:?}\n    zod    {got:?}",
+                String::from_utf8_lossy(line).chars().take(160).collect::<String>()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{} disagreement(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+fn tsc() -> PathBuf {
+    package().join("node_modules/typescript/bin/tsc")
+}
+
+/// `tsc --noEmit` under the package's strict tsconfig, then the type tests (narrowing, role-typed
+/// `createEnvelope`, `@ts-expect-error` lines that must stay errors) against the built declarations.
+#[test]
+fn the_package_and_its_type_tests_type_check_under_strict() {
+    built_package();
+    let dir = package();
+    run(
+        Command::new("node").current_dir(&dir).arg(tsc()).args(["-p", "tsconfig.json", "--noEmit"]),
+        "tsc --noEmit on generated/ts",
+    );
+    let tests = root().join("tests/conformance/zod-types.mts");
+    run(
+        Command::new("node")
+            .current_dir(&dir)
+            .arg(tsc())
+            .args([
+                "--noEmit",
+                "--strict",
+                "--target",
+                "ES2022",
+                "--lib",
+                "ES2022",
+                "--module",
+                "NodeNext",
+                "--moduleResolution",
+                "NodeNext",
+                "--skipLibCheck",
+            ])
+            .arg(&tests),
+        "tsc --noEmit --strict on the type tests",
+    );
+}
+
+/// The package's API through node's test runner: `createEnvelope`, ids, issues that carry rule ids and paths,
+/// the package's `exports` map (imported by name).
+#[test]
+fn the_package_api_behaves_as_documented() {
+    let index = built_package();
+    let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
+    let id_pattern = p.envelope.fields.iter().find(|f| f.name == "id").and_then(|f| match &f.ty {
+        wiregen::ir::Ty::String(s) => s.strict_pattern.clone(),
+        _ => None,
+    });
+    let mut cmd = Command::new("node");
+    cmd.current_dir(package())
+        .args(["--test", "--test-reporter=spec"])
+        .arg(root().join("tests/conformance/zod-api.test.mjs"))
+        .env("SESSION_WIRE_DIST", index)
+        .env("SESSION_WIRE_ID_PATTERN", id_pattern.expect("the envelope id has a strict pattern"));
+    run(&mut cmd, "node --test zod-api.test.mjs");
+}
+
+/// A temporary model whose every description (and an enum value, a property name) holds text that breaks naive
+/// code generation: `*/`, backticks, `${`, quotes, backslashes, U+2028/U+2029, `@` tags, a `</script>`. The emitted
+/// package must compile under strict, and every description must come back byte for byte at run time.
+#[test]
+fn hostile_schema_text_still_gives_valid_typescript() {
+    built_package();
+    let nasty = "x */ y `z` ${a} \"q\" 'r' \\ \u{2028}s\u{2029}t\r\n@deprecated u </script> /* v";
+    let mut p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
+    p.title = format!("T {nasty}");
+    p.envelope.description = format!("envelope {nasty}");
+    p.union.description = format!("union {nasty}");
+    for f in &mut p.envelope.fields {
+        f.description = format!("{} {nasty}", f.name);
+    }
+    for v in &mut p.union.variants {
+        v.description = format!("{} {nasty}", v.tag);
+        for f in &mut v.fields {
+            f.description = format!("{} {nasty}", f.name);
+        }
+    }
+    for e in p.enums.values_mut() {
+        e.description = format!("{} {nasty}", e.name);
+    }
+    for o in p.objects.values_mut() {
+        o.description = format!("{} {nasty}", o.name);
+    }
+    let role_enum = p.role_enum.clone();
+    let extra_enum = p.enums.keys().find(|k| **k != role_enum).cloned().expect("a second enum");
+    p.enums.get_mut(&extra_enum).expect("enum").values.push(nasty.to_string());
+    let odd_field = "odd-\"key\" */";
+    if let Some(v) = p.union.variants.iter_mut().find(|v| v.fields.iter().all(|f| f.required)) {
+        v.fields.push(wiregen::ir::Field {
+            name: odd_field.to_string(),
+            description: nasty.to_string(),
+            required: false,
+            ty: wiregen::ir::Ty::String(Default::default()),
+            roles: None,
+        });
+    }
+    let files = wiregen::emit::ts::emit(&p).expect("the emitter takes hostile text");
+    let dir = std::env::temp_dir().join(format!("wiregen-zod-hostile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for f in &files {
+        let path = dir.join(&f.path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, &f.contents).expect("write");
+    }
+    // The stream module belongs to another emitter; a stub keeps this test about this emitter.
+    std::fs::write(dir.join("src/stream.ts"), "export {};\n").expect("write stub");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(package().join("node_modules"), dir.join("node_modules")).expect("link node_modules");
+    run(Command::new("node").current_dir(&dir).arg(tsc()).args(["-p", "tsconfig.json"]), "tsc on the hostile package");
+    let expected = serde_json::json!({
+        "envelope": p.envelope.description,
+        "union": p.union.description,
+        "field": p.envelope.fields[0].description,
+        "enumValue": nasty,
+        "oddField": odd_field,
+    });
+    let script = r#"
+        import { pathToFileURL } from "node:url";
+        const want = JSON.parse(process.env.EXPECTED);
+        const w = await import(pathToFileURL(process.argv[1] + "/dist/index.js").href);
+        const got = {
+          envelope: w.sessionEnvelopeSchema.description,
+          union: w.sessionEventSchema.description,
+          field: w.sessionEnvelopeSchema.shape[Object.keys(w.sessionEnvelopeSchema.shape)[0]].description,
+          enumValue: Object.values(w).flatMap((s) => (s && s.options && Array.isArray(s.options) && typeof s.options[0] === "string" ? s.options : [])).find((o) => o === want.enumValue),
+          oddField: w.sessionEventSchema.options.flatMap((o) => Object.keys(o.shape)).find((k) => k === want.oddField),
+        };
+        for (const k of Object.keys(want)) {
+          if (got[k] !== want[k]) { console.error(k, JSON.stringify(got[k]), "!==", JSON.stringify(want[k])); process.exit(1); }
+        }
+    "#;
+    run(
+        Command::new("node")
+            .current_dir(&dir)
+            .args(["--input-type=module", "-e", script])
+            .arg(&dir)
+            .env("EXPECTED", expected.to_string()),
+        "the hostile package at run time",
+    );
+    // The doc comments are still comments: no description closed one early (tsc would have failed), and the text
+    // is there, escaped.
+    let schemas = std::fs::read_to_string(dir.join("src/schemas.ts")).expect("schemas.ts");
+    assert!(schemas.contains("x *\\/ y `z` ${a}"), "descriptions appear in doc comments, escaped");
+    assert!(schemas.contains("\\@deprecated u"), "a description cannot add a doc tag");
+    let _ = std::fs::remove_dir_all(&dir);
+}
