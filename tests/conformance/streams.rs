@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use wiregen::engine::{Engine, EngineOptions};
@@ -148,31 +148,16 @@ fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
         .collect()
 }
 
-/// Builds the TypeScript package once per test process (its dependencies from the committed lockfile).
-fn ts_package() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let pkg = root().join("generated/ts");
-        crate::node::ensure_npm_deps(&pkg);
-        let out = Command::new("node")
-            .current_dir(&pkg)
-            .args(["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"])
-            .output()
-            .expect("node runs tsc");
-        assert!(out.status.success(), "tsc failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        pkg
-    })
-}
-
 /// The emitted TypeScript checker: one node process for every stream. Also checks, inside, that the array API
 /// (`checkSessionStream` / `rollupSession`) agrees with the line API.
 fn ts(fx: &[StreamFixture]) -> Vec<Outcome> {
-    let pkg = ts_package();
-    let dist = pkg.join("dist/index.js");
+    // Built once per test process, shared with the Zod checker (never two builds of one package at once).
+    let dist = crate::zod::built_package();
+    let pkg = root().join("generated/ts");
     let files: Vec<String> = fx.iter().map(|f| f.path.to_str().expect("utf-8 path").to_string()).collect();
     let script = root().join("tests/conformance/stream-check.mjs");
     let out = crate::node::run_node(
-        pkg,
+        &pkg,
         &[script.to_str().expect("utf-8 path"), dist.to_str().expect("utf-8 path")],
         &serde_json::to_string(&files).expect("json"),
     );
