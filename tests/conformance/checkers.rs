@@ -45,7 +45,9 @@ pub fn schema_checkers() -> Vec<Checker> {
 
 /// The generated outputs (added by the output issues).
 pub fn output_checkers() -> Vec<Checker> {
-    vec![Checker { name: "zod", precise: true, run: crate::zod::zod }]
+    let mut v = crate::rust_types::checkers();
+    v.push(Checker { name: "zod", precise: true, run: crate::zod::zod });
+    v
 }
 
 fn protocol() -> wiregen::ir::Protocol {

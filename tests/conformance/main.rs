@@ -6,6 +6,7 @@
 mod checkers;
 mod fixtures;
 mod node;
+mod rust_types;
 mod streams;
 mod zod;
 

@@ -1,0 +1,235 @@
+//! The generated Rust crate (`generated/rust`, `session-wire`) in the conformance test.
+//!
+//! Three checkers run the whole corpus: `rust-serde` (the verdict of `serde_json::from_str::<Envelope>`),
+//! `rust-parse` (`parse_envelope`, held to the engine's rule id and pointer) and `rust-schemars` (the JSON Schema
+//! that schemars derives from the Rust types, through the `jsonschema` crate: the types say what the schema
+//! says). Strict-id fixtures are skipped: the Rust types check ids as non-empty strings, like the default mode.
+//! The tests below check the round trip and the constructor against the same corpus.
+
+use serde_json::Value;
+use session_wire::{parse_envelope, validate_value, Envelope, EnvelopeOptions, Event, Image, Rule};
+
+use crate::checkers::{Checker, Verdict};
+use crate::fixtures::{self, Expect, Fixture};
+
+/// The Rust checkers, for `output_checkers()`.
+pub fn checkers() -> Vec<Checker> {
+    vec![
+        Checker { name: "rust-serde", precise: false, run: serde_verdicts },
+        Checker { name: "rust-parse", precise: true, run: parse_verdicts },
+        Checker { name: "rust-schemars", precise: false, run: schemars_verdicts },
+    ]
+}
+
+fn serde_verdicts(fx: &[Fixture]) -> Vec<Verdict> {
+    fx.iter()
+        .map(|f| {
+            if f.strict_ids {
+                return Verdict::Skipped;
+            }
+            match serde_json::from_str::<Envelope>(&f.line) {
+                Ok(_) => Verdict::Valid,
+                Err(e) => Verdict::Invalid { rule: "serde".into(), pointer: e.to_string() },
+            }
+        })
+        .collect()
+}
+
+fn parse_verdicts(fx: &[Fixture]) -> Vec<Verdict> {
+    fx.iter()
+        .map(|f| {
+            if f.strict_ids {
+                return Verdict::Skipped;
+            }
+            match parse_envelope(&f.line) {
+                Ok(_) => Verdict::Valid,
+                Err(e) => Verdict::Invalid { rule: e.rule().id().into(), pointer: e.pointer().into() },
+            }
+        })
+        .collect()
+}
+
+/// The schema schemars derives from `Envelope` (Rust types plus the role rules the envelope attaches).
+fn derived_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Envelope)).expect("derived schema is JSON")
+}
+
+fn schemars_verdicts(fx: &[Fixture]) -> Vec<Verdict> {
+    let schema = derived_schema();
+    let v = jsonschema::draft202012::new(&schema).expect("derived schema compiles");
+    fx.iter()
+        .map(|f| match (&f.message, f.strict_ids) {
+            (_, true) => Verdict::Skipped,
+            (None, _) => Verdict::Invalid { rule: "not JSON".into(), pointer: String::new() },
+            (Some(m), _) => match v.iter_errors(m).next() {
+                None => Verdict::Valid,
+                Some(e) => Verdict::Invalid {
+                    rule: format!("{:?}", e.kind()).chars().take(40).collect(),
+                    pointer: e.instance_path().to_string(),
+                },
+            },
+        })
+        .collect()
+}
+
+/// JSON equality with numbers compared by value (`1000.0` equals `1000`), keys as sets.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_u64(), y.as_u64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn valid_fixtures() -> Vec<Fixture> {
+    fixtures::messages().into_iter().filter(|f| f.expect == Expect::Valid).collect()
+}
+
+#[test]
+fn every_valid_fixture_round_trips_to_the_same_json() {
+    let fx = valid_fixtures();
+    assert!(fx.len() >= 40, "valid fixtures: {}", fx.len());
+    for f in &fx {
+        let original = f.message.as_ref().unwrap_or_else(|| panic!("{}: valid fixtures are JSON", f.name));
+        let env = parse_envelope(&f.line).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        let back = serde_json::to_value(&env).expect("serializes");
+        assert!(same_json(original, &back), "{}: {original} came back as {back}", f.name);
+        // The serde path gives the same value, and so does a second trip through the text.
+        let via_serde: Envelope = serde_json::from_str(&f.line).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        assert_eq!(via_serde, env, "{}", f.name);
+        let again = parse_envelope(&serde_json::to_string(&env).expect("text")).expect("re-parses");
+        assert_eq!(again, env, "{}", f.name);
+    }
+}
+
+#[test]
+fn the_same_json_gives_the_same_first_error_as_a_value() {
+    // `from_value`/`validate_value` walk a `serde_json::Value`; in this workspace `preserve_order` is on, so
+    // unknown properties come in input order and every answer must equal `parse_envelope`'s.
+    let mut checked = 0;
+    for f in fixtures::messages() {
+        let Some(m) = &f.message else { continue };
+        let from_text = parse_envelope(&f.line).map(|_| ()).map_err(|e| (e.rule(), e.pointer().to_string()));
+        let from_value = validate_value(m).map_err(|e| (e.rule(), e.pointer().to_string()));
+        assert_eq!(from_text, from_value, "{}", f.name);
+        assert_eq!(Envelope::from_value(m).ok(), parse_envelope(&f.line).ok(), "{}", f.name);
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+/// Splits a message into what the constructor takes: role, event, options.
+fn parts(m: &Value) -> Option<(session_wire::Role, Event, EnvelopeOptions)> {
+    let role = serde_json::from_value(m.get("role")?.clone()).ok()?;
+    let ev: Event = serde_json::from_value(m.get("ev")?.clone()).ok()?;
+    let s = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
+    let opts = EnvelopeOptions {
+        id: s("id"),
+        time: m.get("time").and_then(Value::as_u64),
+        turn: s("turn"),
+        subagent: s("subagent"),
+    };
+    Some((role, ev, opts))
+}
+
+#[test]
+fn the_constructor_rebuilds_every_valid_fixture_and_refuses_every_role_violation() {
+    let mut rebuilt = 0;
+    let mut refused = 0;
+    for f in fixtures::messages() {
+        let Some(m) = &f.message else { continue };
+        match &f.expect {
+            Expect::Valid => {
+                let Some((role, ev, mut opts)) = parts(m) else { continue };
+                if opts.time.is_none() {
+                    // `1000.0` / `1e3`: whole numbers written as floats.
+                    opts.time = m["time"].as_f64().map(|t| t as u64);
+                }
+                let built = Envelope::create(role, ev, opts).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+                assert_eq!(Some(built), parse_envelope(&f.line).ok(), "{}", f.name);
+                rebuilt += 1;
+            }
+            Expect::Invalid { rule, pointer } if rule == "role-event" || rule == "role-field" => {
+                let (role, ev, opts) =
+                    parts(m).unwrap_or_else(|| panic!("{}: role fixtures have a valid shape", f.name));
+                let err = Envelope::create(role, ev, opts).expect_err(&f.name);
+                assert_eq!((err.rule().id(), err.pointer()), (rule.as_str(), pointer.as_str()), "{}", f.name);
+                refused += 1;
+            }
+            Expect::Invalid { .. } => {}
+        }
+    }
+    assert!(rebuilt >= 40 && refused >= 10, "rebuilt {rebuilt}, refused {refused}");
+}
+
+#[test]
+fn the_constructor_fills_a_cuid2_shaped_id_and_the_time() {
+    let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis() as u64;
+    let ev: Event = serde_json::from_value(serde_json::json!({"t": "abort"})).expect("abort");
+    let env = Envelope::new(session_wire::Role::User, ev.clone()).expect("users may abort");
+    let after = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis() as u64;
+    assert!((before..=after).contains(&env.time()), "{} not in {before}..={after}", env.time());
+    // The strict-id pattern of the schema, checked with the engine's own regex.
+    let strict = regex::Regex::new("^[a-z][a-z0-9]{1,31}$").expect("pattern");
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..20_000 {
+        let id = session_wire::new_id();
+        assert_eq!(id.len(), 24, "{id}");
+        assert!(strict.is_match(&id), "{id}");
+        assert!(seen.insert(id.clone()), "duplicate id {id}");
+    }
+    assert!(strict.is_match(env.id()));
+    // Given options are kept; a forbidden one is refused with the engine's rule and pointer.
+    let opts = EnvelopeOptions { id: Some("m1".into()), time: Some(5), ..Default::default() };
+    let env = Envelope::create(session_wire::Role::User, ev.clone(), opts).expect("valid");
+    assert_eq!((env.id(), env.time()), ("m1", 5));
+    let opts = EnvelopeOptions { subagent: Some("sa1".into()), ..Default::default() };
+    let err = Envelope::create(session_wire::Role::User, ev.clone(), opts).expect_err("users have no subagents");
+    assert_eq!((err.rule(), err.pointer()), (Rule::RoleField, "/subagent"));
+    let opts = EnvelopeOptions { id: Some(String::new()), ..Default::default() };
+    let err = Envelope::create(session_wire::Role::User, ev.clone(), opts).expect_err("empty id");
+    assert_eq!((err.rule(), err.pointer()), (Rule::MinLength, "/id"));
+    let opts = EnvelopeOptions { time: Some(1 << 53), ..Default::default() };
+    let err = Envelope::create(session_wire::Role::User, ev, opts).expect_err("time beyond 2^53-1");
+    assert_eq!((err.rule(), err.pointer()), (Rule::Maximum, "/time"));
+}
+
+#[test]
+fn nested_types_keep_the_schema_semantics_on_their_own() {
+    // A serde derive would take these positionally or as `None`; the generated impls refuse them.
+    assert!(serde_json::from_str::<Image>(r#"[800, 600, "x"]"#).is_err());
+    assert!(serde_json::from_str::<Image>(r#"{"width": 800, "height": 600, "thumbhash": "x", "extra": 1}"#).is_err());
+    assert!(serde_json::from_str::<Image>(r#"{"width": 800, "height": 600.5, "thumbhash": "x"}"#).is_err());
+    let img: Image =
+        serde_json::from_str(r#"{"width": 8e2, "height": 600.0, "thumbhash": "x"}"#).expect("whole numbers");
+    assert_eq!((img.width, img.height), (800, 600));
+    assert!(serde_json::from_str::<Event>(r#"{"t": "text", "text": "x", "steer": null}"#).is_err());
+    assert!(serde_json::from_str::<Event>(r#"["text", "x"]"#).is_err());
+    // Invalid UTF-8 and blank lines are located errors too.
+    let err = session_wire::parse_envelope_bytes(b"{\"id\":\"\xff\"}").expect_err("not UTF-8");
+    assert_eq!((err.rule(), err.pointer()), (Rule::InvalidUtf8, ""));
+    assert_eq!(parse_envelope("  ").expect_err("blank").rule(), Rule::BlankLine);
+    // Two unknown properties: the first in input order is reported, whatever serde_json's map order is.
+    let err =
+        parse_envelope(r#"{"id":"a","time":1,"role":"user","ev":{"t":"abort"},"zz":1,"aa":2}"#).expect_err("unknown");
+    assert_eq!(err.pointer(), "/zz");
+    // Rule ids are the catalogue's.
+    for r in wiregen::rules::Rule::ALL {
+        assert_eq!(Rule::from_id(r.id()).map(Rule::id), Some(r.id()));
+    }
+    assert_eq!(Rule::ALL.len(), wiregen::rules::Rule::ALL.len());
+}
+
+#[test]
+fn the_derived_schema_has_real_types_not_untagged_enums_or_any_values() {
+    let s = derived_schema().to_string();
+    assert!(!s.contains("\"anyOf\""), "no untagged unions or nullable options: {s}");
+    assert!(s.contains("\"additionalProperties\":false"));
+    assert!(s.contains("9007199254740991"));
+}
