@@ -287,7 +287,7 @@ mod tests {
         let t = "{\n  \"a\": 1,\n  \"b\": {\n    \"c/d\": [10, {\"e\": true}]\n  }\n}";
         assert_eq!(locate(t, ""), (1, 1));
         assert_eq!(locate(t, "/a"), (2, 8));
-        assert_eq!(locate(t, "/b/c~1d/1/e"), (4, 22));
+        assert_eq!(locate(t, "/b/c~1d/1/e"), (4, 23));
         assert_eq!(locate(t, "/b/missing"), (3, 8));
     }
 }
