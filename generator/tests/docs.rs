@@ -1,0 +1,397 @@
+//! The markdown reference (`generated/docs/session-protocol.md`): golden, well-formed tables, stable anchors,
+//! every row of the protocol document's tables, and escaping of hostile descriptions.
+//!
+//! Update the golden with `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test docs` (ignored when `CI` is set),
+//! or with `cargo run -p wiregen -- generate --only docs`, which writes the same file.
+
+use std::path::{Path, PathBuf};
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn render(schema_dir: &Path) -> String {
+    let p = wiregen::load::load(schema_dir).unwrap_or_else(|e| panic!("schema does not load:\n{e}"));
+    wiregen::emit::docs::render(&p).expect("docs render")
+}
+
+fn golden_path() -> PathBuf {
+    root().join("generated/docs").join(wiregen::emit::docs::FILE)
+}
+
+fn update_golden() -> bool {
+    std::env::var_os("WIREGEN_UPDATE_GOLDEN").is_some_and(|v| v == "1") && std::env::var_os("CI").is_none()
+}
+
+/// A table as parsed: the heading it sits under, its header cells, its rows, and its raw source lines.
+#[derive(Debug)]
+struct Table {
+    heading: String,
+    columns: usize,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    source: String,
+}
+
+/// Parses every GFM table of `md` with pulldown-cmark. Cell text keeps code spans in backticks and `<br>`.
+fn tables(md: &str) -> Vec<Table> {
+    let mut out = Vec::new();
+    let mut heading = String::new();
+    let mut in_heading = false;
+    let mut cur: Option<Table> = None;
+    let mut row: Vec<String> = Vec::new();
+    let mut cell: Option<String> = None;
+    for (ev, range) in Parser::new_ext(md, Options::ENABLE_TABLES).into_offset_iter() {
+        match ev {
+            Event::Start(Tag::Heading { .. }) => {
+                in_heading = true;
+                heading.clear();
+            }
+            Event::End(TagEnd::Heading(_)) => in_heading = false,
+            Event::Start(Tag::Table(align)) => {
+                cur = Some(Table {
+                    heading: heading.clone(),
+                    columns: align.len(),
+                    header: Vec::new(),
+                    rows: Vec::new(),
+                    source: md[range].to_string(),
+                })
+            }
+            Event::End(TagEnd::Table) => out.push(cur.take().unwrap()),
+            Event::Start(Tag::TableHead) | Event::Start(Tag::TableRow) => row.clear(),
+            Event::End(TagEnd::TableHead) => cur.as_mut().unwrap().header = std::mem::take(&mut row),
+            Event::End(TagEnd::TableRow) => cur.as_mut().unwrap().rows.push(std::mem::take(&mut row)),
+            Event::Start(Tag::TableCell) => cell = Some(String::new()),
+            Event::End(TagEnd::TableCell) => row.push(cell.take().unwrap()),
+            Event::Text(t) => {
+                if let Some(c) = cell.as_mut() {
+                    c.push_str(&t);
+                } else if in_heading {
+                    heading.push_str(&t);
+                }
+            }
+            Event::Code(t) => {
+                if let Some(c) = cell.as_mut() {
+                    c.push_str(&format!("`{t}`"));
+                } else if in_heading {
+                    heading.push_str(&format!("`{t}`"));
+                }
+            }
+            Event::InlineHtml(t) | Event::Html(t) => {
+                if let Some(c) = cell.as_mut() {
+                    c.push_str(&t);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Cells of one raw table line, split on unescaped `|` as GFM does before any inline parsing.
+fn raw_cells(line: &str) -> usize {
+    let line = line.trim();
+    let inner = line.strip_prefix('|').unwrap_or(line);
+    let inner = inner.strip_suffix('|').filter(|s| !s.ends_with('\\')).unwrap_or(inner);
+    let mut n = 1;
+    let mut prev = ' ';
+    for c in inner.chars() {
+        if c == '|' && prev != '\\' {
+            n += 1;
+        }
+        prev = c;
+    }
+    n
+}
+
+/// Every table has as many cells in every source line and every parsed row as in its header.
+fn check_tables(md: &str) -> Result<usize, String> {
+    let ts = tables(md);
+    for t in &ts {
+        let lines: Vec<&str> = t.source.lines().filter(|l| !l.trim().is_empty()).collect();
+        if lines.len() != t.rows.len() + 2 {
+            return Err(format!("table under {:?}: {} source lines for {} rows", t.heading, lines.len(), t.rows.len()));
+        }
+        for l in &lines {
+            if raw_cells(l) != t.columns {
+                return Err(format!("table under {:?}: {} cells, header has {}: {l}", t.heading, raw_cells(l), t.columns));
+            }
+        }
+        if t.header.len() != t.columns || t.rows.iter().any(|r| r.len() != t.columns) {
+            return Err(format!("table under {:?}: parsed row width differs from header", t.heading));
+        }
+    }
+    Ok(ts.len())
+}
+
+#[test]
+fn golden() {
+    let md = render(&root().join("schema"));
+    let path = golden_path();
+    if update_golden() {
+        std::fs::write(&path, &md).unwrap();
+        return;
+    }
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        old == md,
+        "{} is stale; run `cargo run -p wiregen -- generate --only docs` or WIREGEN_UPDATE_GOLDEN=1\n{}",
+        path.display(),
+        wiregen::generate::short_diff(&old, &md)
+    );
+}
+
+#[test]
+fn tables_have_consistent_columns() {
+    let md = std::fs::read_to_string(golden_path()).unwrap();
+    let n = check_tables(&md).unwrap();
+    // Envelope, one per event with fields (12 of 14), summary, role matrix, removed, message and stream rules.
+    let p = wiregen::load::load(&root().join("schema")).unwrap();
+    let with_fields = p.union.variants.iter().filter(|v| !v.fields.is_empty()).count();
+    assert_eq!(n, 1 + with_fields + 5, "table count");
+    // The check itself catches a row with a missing cell and a row broken by a newline.
+    assert!(check_tables(&md.replacen("| `time` | integer (0 to 2^53-1) |", "| `time` |", 1)).is_err());
+    assert!(check_tables(&md.replacen("Unix timestamp in", "Unix\ntimestamp in", 1)).is_err());
+}
+
+#[test]
+fn anchors_resolve_and_every_event_has_one() {
+    let md = std::fs::read_to_string(golden_path()).unwrap();
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, Parser::new_ext(&md, Options::ENABLE_TABLES));
+    let p = wiregen::load::load(&root().join("schema")).unwrap();
+    for v in &p.union.variants {
+        let a = wiregen::emit::docs::event_anchor(&v.tag);
+        assert!(html.contains(&format!("<a id=\"{a}\"></a>")), "no anchor for {}", v.tag);
+        assert!(html.contains(&format!("href=\"#{a}\"")), "no table-of-contents link to {}", v.tag);
+    }
+    let mut links = 0;
+    for (i, _) in html.match_indices("href=\"#") {
+        let target = &html[i + 7..];
+        let target = &target[..target.find('"').unwrap()];
+        assert!(html.contains(&format!("id=\"{target}\"")), "link to #{target} has no anchor");
+        links += 1;
+    }
+    assert!(links >= 2 * p.union.variants.len());
+    // The rendered HTML has one <table> per markdown table, and no stray pipes at the start of a paragraph.
+    assert_eq!(html.matches("<table>").count(), tables(&md).len());
+    assert!(!html.contains("<p>|"), "a table row fell out of its table");
+    // Kept for looking at in a browser: target/tmp/session-protocol.html.
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("session-protocol.html");
+    std::fs::write(out, format!("<!doctype html><meta charset=utf-8><title>session protocol</title>{html}")).unwrap();
+}
+
+#[test]
+fn rule_catalogues_are_listed_from_their_definitions() {
+    let md = std::fs::read_to_string(golden_path()).unwrap();
+    let ts = tables(&md);
+    let msg = ts.iter().find(|t| t.heading == "Message Rules").expect("message rules table");
+    assert_eq!(msg.rows.len(), wiregen::rules::Rule::ALL.len());
+    for (row, r) in msg.rows.iter().zip(wiregen::rules::Rule::ALL) {
+        assert_eq!((row[0].as_str(), row[1].as_str()), (format!("`{}`", r.id()).as_str(), r.summary()));
+    }
+    use wiregen::stream::rules::StreamRule;
+    let st = ts.iter().find(|t| t.heading == "Stream Rules").expect("stream rules table");
+    assert_eq!(st.rows.len(), StreamRule::ALL.len());
+    for (row, r) in st.rows.iter().zip(StreamRule::ALL) {
+        assert_eq!(row[0], format!("`{}`", r.id()));
+        assert_eq!(row[1], r.summary());
+        assert_eq!(row[2], format!("`{}`", r.pointer()));
+        assert_eq!(row[3], r.seed());
+    }
+}
+
+// ---- every row of the protocol document's tables ---------------------------------------------------------------
+
+/// `"a"` values of an enum cell, in order.
+fn enum_values(cell: &str) -> Vec<String> {
+    cell.split('`').filter(|s| s.starts_with('"') && s.ends_with('"') && s.len() >= 2).map(String::from).collect()
+}
+
+/// Whether the generated type cell means the seed's type (refinements allowed: cuid2 -> non-empty string with
+/// the strict-id pattern, number -> integer, string -> enum), with the same optionality.
+fn type_compatible(seed: &str, gen: &str) -> Result<(), String> {
+    let seed_opt = seed.ends_with('?');
+    let base = seed.trim_end_matches('?');
+    let first = gen.split_whitespace().next().unwrap_or("");
+    let gen_opt = first.trim_end_matches(':').ends_with('?');
+    let gen_base = if gen.starts_with("`\"") { "enum" } else { first.trim_end_matches(':').trim_end_matches('?') };
+    if seed_opt != gen_opt {
+        return Err(format!("optional differs: seed `{seed}`, generated `{gen}`"));
+    }
+    let ok = match base {
+        "cuid2" => gen_base == "string" && gen.contains("with strict ids matches"),
+        "number" => gen_base == "number" || gen_base == "integer",
+        "string" => gen_base == "string" || gen_base == "enum",
+        "object" | "boolean" => gen_base == base,
+        _ if base.contains("`\"") => {
+            let want = enum_values(base);
+            !want.is_empty() && enum_values(gen) == want
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("type differs: seed `{seed}`, generated `{gen}`"))
+    }
+}
+
+/// Same description, or the seed listed the allowed values in the description and the generated type lists them.
+fn description_compatible(seed: &str, gen_desc: &str, gen_type: &str) -> Result<(), String> {
+    let values = enum_values(seed);
+    let only_values = !values.is_empty() && seed.split('`').filter(|s| !s.trim().is_empty() && s.trim() != "|").count() == values.len();
+    if seed == gen_desc || (only_values && enum_values(gen_type) == values) {
+        Ok(())
+    } else {
+        Err(format!("description differs: seed `{seed}`, generated `{gen_desc}`"))
+    }
+}
+
+/// Summary "New?" column: same status word and every code span of the seed cell.
+fn status_compatible(seed: &str, gen: &str) -> Result<(), String> {
+    let word = |s: &str| s.split([' ', ',']).next().unwrap_or("").to_string();
+    let spans: Vec<&str> = seed.split('`').skip(1).step_by(2).collect();
+    if word(seed) == word(gen) && spans.iter().all(|s| gen.contains(&format!("`{s}`"))) {
+        Ok(())
+    } else {
+        Err(format!("status differs: seed `{seed}`, generated `{gen}`"))
+    }
+}
+
+/// Compares every seed row with the generated tables; returns how many rows matched.
+fn compare_with_seed(generated: &str) -> Result<usize, Vec<String>> {
+    let seed = std::fs::read_to_string(root().join("tests/fixtures/seed-tables.md")).unwrap();
+    let gen = tables(generated);
+    let mut errors = Vec::new();
+    let mut matched = 0;
+    for st in tables(&seed) {
+        let Some(gt) = gen.iter().find(|g| g.heading == st.heading && g.header == st.header) else {
+            errors.push(format!("no generated table under {:?} with header {:?}", st.heading, st.header));
+            continue;
+        };
+        let summary = st.header.len() == 4;
+        let key = usize::from(summary);
+        for sr in &st.rows {
+            let Some(gr) = gt.rows.iter().find(|g| g[key] == sr[key]) else {
+                errors.push(format!("{}: row {} missing", st.heading, sr[key]));
+                continue;
+            };
+            let res = if summary {
+                let same = |i: usize| {
+                    if sr[i] == gr[i] {
+                        Ok(())
+                    } else {
+                        Err(format!("column {} differs: seed `{}`, generated `{}`", st.header[i], sr[i], gr[i]))
+                    }
+                };
+                same(0).and(same(2)).and(status_compatible(&sr[3], &gr[3]))
+            } else {
+                type_compatible(&sr[1], &gr[1]).and(description_compatible(&sr[2], &gr[2], &gr[1]))
+            };
+            match res {
+                Ok(()) => matched += 1,
+                Err(e) => errors.push(format!("{} {}: {e}", st.heading, sr[key])),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(matched)
+    } else {
+        Err(errors)
+    }
+}
+
+#[test]
+fn every_seed_row_appears() {
+    let md = std::fs::read_to_string(golden_path()).unwrap();
+    let matched = compare_with_seed(&md).unwrap_or_else(|e| panic!("seed rows not reproduced:\n{}", e.join("\n")));
+    // 6 envelope rows, 28 event field rows, 14 summary rows.
+    assert_eq!(matched, 48);
+}
+
+#[test]
+fn seed_comparison_catches_drift() {
+    let md = std::fs::read_to_string(golden_path()).unwrap();
+    let cases = [
+        ("| `time` | integer (0 to 2^53-1) |", "| `time` | boolean |"),
+        ("| `usage` | object? |", "| `usage` | object |"),
+        ("`\"completed\"` \\| `\"failed\"`", "`\"completed\"` \\| `\"done\"`"),
+        ("| `thinking` | boolean? | Agent only.", "| `thinking` | boolean? | Either role."),
+        ("| `usage.cost` |", "| `usage.costs` |"),
+        ("| Content | [`file`](#event-file) | user/agent |", "| Content | [`file`](#event-file) | agent |"),
+        ("| agent | renamed (added `agentId`) |", "| agent | renamed (added `id`) |"),
+    ];
+    for (from, to) in cases {
+        assert!(md.contains(from), "case text not in golden: {from}");
+        assert!(compare_with_seed(&md.replacen(from, to, 1)).is_err(), "drift not caught: {from} -> {to}");
+    }
+}
+
+// ---- escaping ------------------------------------------------------------------------------------------------
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn edit_json(path: &Path, f: impl FnOnce(&mut Value)) {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn hostile_descriptions_do_not_break_the_markdown() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-escape-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root().join("schema"), &dir);
+    let nasty = "pipe | here `code | inside` and a lone ` backtick\nsecond line */ end\u{2028}after LS";
+    edit_json(&dir.join("events/text.schema.json"), |v| {
+        v["properties"]["text"]["description"] = nasty.into();
+        v["description"] = "Event prose with a fence:\n```\nnot code\n```\nand */ and \u{2028}.".into();
+        v["examples"][0]["text"] = "```json\nnot the end of the block\n```".into();
+    });
+    edit_json(&dir.join("events/turn-end.schema.json"), |v| {
+        v["properties"]["status"]["enum"].as_array_mut().unwrap().push("odd|`value`".into());
+    });
+    edit_json(&dir.join("envelope.schema.json"), |v| {
+        v["x-removed"][0]["why"] = "Because | reasons\nwith `a|b`".into();
+    });
+    let md = render(&dir);
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
+    let ts = tables(&md);
+    let text = ts.iter().find(|t| t.heading == "`text`").unwrap();
+    let row = text.rows.iter().find(|r| r[0] == "`text`").unwrap();
+    assert_eq!(row[2], "pipe | here `code | inside` and a lone ` backtick<br>second line */ end<br>after LS");
+    let end = ts.iter().find(|t| t.heading == "`turn-end`").unwrap();
+    let status = end.rows.iter().find(|r| r[0] == "`status`").unwrap();
+    assert!(status[1].ends_with("`\"odd|`value`\"`"), "{}", status[1]);
+    let removed = ts.iter().find(|t| t.heading == "Removed").unwrap();
+    assert_eq!(removed.rows[0][1], "Because | reasons<br>with `a|b`");
+    // The example stays inside one code block, whole.
+    let mut blocks = Vec::new();
+    let mut cur: Option<String> = None;
+    for ev in Parser::new_ext(&md, Options::ENABLE_TABLES) {
+        match ev {
+            Event::Start(Tag::CodeBlock(_)) => cur = Some(String::new()),
+            Event::Text(t) if cur.is_some() => cur.as_mut().unwrap().push_str(&t),
+            Event::End(TagEnd::CodeBlock) => blocks.push(cur.take().unwrap()),
+            _ => {}
+        }
+    }
+    let ex = blocks.iter().find(|b| b.contains("not the end of the block")).expect("example block");
+    let parsed: Value = serde_json::from_str(ex).expect("example block is whole JSON");
+    assert_eq!(parsed["text"], "```json\nnot the end of the block\n```");
+    let _ = std::fs::remove_dir_all(&dir);
+}
