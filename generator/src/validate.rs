@@ -49,15 +49,23 @@ pub struct RawRecord {
 /// incomplete JSON value and the whole input is one complete value.
 pub fn records<R: BufRead>(mut reader: R, mut each: impl FnMut(RawRecord)) -> io::Result<()> {
     let mut first = Vec::new();
-    let n = read_line(&mut reader, &mut first)?;
-    if n == 0 {
+    if read_line(&mut reader, &mut first)? == 0 {
         return Ok(());
     }
-    let first_incomplete = std::str::from_utf8(&first)
+    records_after_first(first, reader, &mut each)
+}
+
+/// Whether a first line is the start of a JSON value that continues on the next lines.
+fn first_line_incomplete(first: &[u8]) -> bool {
+    std::str::from_utf8(first)
         .ok()
         .filter(|t| !t.trim().is_empty())
-        .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_err_and(|e| e.is_eof()));
-    if first_incomplete {
+        .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_err_and(|e| e.is_eof()))
+}
+
+/// [`records`] once the first line (without its newline) has been read.
+fn records_after_first<R: BufRead>(first: Vec<u8>, mut reader: R, each: &mut dyn FnMut(RawRecord)) -> io::Result<()> {
+    if first_line_incomplete(&first) {
         // Possibly one pretty-printed document: buffer what follows, up to a bound (a single envelope is small).
         let mut rest = Vec::new();
         (&mut reader).take(PRETTY_DOCUMENT_LIMIT).read_to_end(&mut rest)?;
@@ -113,54 +121,112 @@ pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
     Ok(n)
 }
 
-/// Records per batch handed to the worker threads (a batch is also cut at [`BATCH_BYTES`]).
-pub const BATCH_RECORDS: usize = 4096;
-/// Bytes per batch: bounds memory to a few batches whatever the input size.
+/// Bytes per batch handed to the worker threads: bounds memory to a few batches whatever the input size.
 pub const BATCH_BYTES: usize = 4 << 20;
+
+/// A run of whole lines read from the input.
+struct Batch {
+    /// Line number of the first line.
+    first_line: usize,
+    /// The lines, each ending in `\n` except perhaps the last line of the input.
+    data: Vec<u8>,
+}
+
+impl Batch {
+    fn lines(&self) -> Vec<&[u8]> {
+        let data = self.data.strip_suffix(b"\n").unwrap_or(&self.data);
+        data.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect()
+    }
+}
+
+/// Reads the next batch of whole lines: at least one line, cut at [`BATCH_BYTES`], or earlier when the input
+/// has nothing more to give right now (so a slow pipe still sees its records promptly). `carry` holds a
+/// partial last line between calls.
+fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>) -> io::Result<Option<Vec<u8>>> {
+    let mut buf = std::mem::take(carry);
+    loop {
+        let (n, short) = {
+            let avail = reader.fill_buf()?;
+            let n = avail.len();
+            buf.extend_from_slice(avail);
+            (n, n < 8192)
+        };
+        reader.consume(n);
+        if n == 0 {
+            return Ok((!buf.is_empty()).then_some(buf));
+        }
+        if buf.len() >= BATCH_BYTES || short {
+            if let Some(p) = buf.iter().rposition(|&b| b == b'\n') {
+                *carry = buf.split_off(p + 1);
+                return Ok(Some(buf));
+            }
+        }
+    }
+}
 
 /// Validates every record of `reader` with message-level rules, calling `sink` in input order.
 ///
-/// Work is spread over the machine's cores: a reader thread cuts the input into batches while rayon checks the
-/// previous batch in parallel; records still come out in input order and memory stays bounded by a few batches.
+/// Work is spread over the machine's cores: a reader thread cuts the input into batches of whole lines while
+/// rayon checks the previous batch in parallel; records still come out in input order and memory stays bounded
+/// by a few batches. Input that fits in one batch is checked on the calling thread, without starting threads.
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
-pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, reader: R, mut sink: impl FnMut(Record)) -> io::Result<Summary> {
+pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mut sink: impl FnMut(Record)) -> io::Result<Summary> {
     use rayon::prelude::*;
     let mut summary = Summary::default();
+    let mut emit = |line: usize, errors: Vec<Issue>| {
+        let rec = Record::new(line, errors);
+        summary.records += 1;
+        summary.invalid += usize::from(!rec.valid);
+        sink(rec);
+    };
+    let mut first = Vec::new();
+    if read_line(&mut reader, &mut first)? == 0 {
+        return Ok(summary);
+    }
+    if first_line_incomplete(&first) {
+        records_after_first(first, reader, &mut |raw| emit(raw.line, engine.check_line_fast(&raw.bytes)))?;
+        return Ok(summary);
+    }
+    emit(1, engine.check_line_fast(&first));
+    let mut check = |b: Batch| {
+        let lines = b.lines();
+        let results: Vec<Vec<Issue>> = if lines.len() > 64 {
+            lines.par_iter().map(|l| engine.check_line_fast(l)).collect()
+        } else {
+            lines.iter().map(|l| engine.check_line_fast(l)).collect()
+        };
+        for (i, errors) in results.into_iter().enumerate() {
+            emit(b.first_line + i, errors);
+        }
+    };
+    let mut carry = Vec::new();
+    let Some(data) = next_batch(&mut reader, &mut carry)? else { return Ok(summary) };
+    let mut next_line = 2 + data.iter().filter(|&&b| b == b'\n').count();
+    let head = Batch { first_line: 2, data };
+    let Some(more) = next_batch(&mut reader, &mut carry)? else {
+        check(head);
+        return Ok(summary);
+    };
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<RawRecord>>(2);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(2);
         let producer = scope.spawn(move || {
-            let mut batch = Vec::with_capacity(BATCH_RECORDS);
-            let mut bytes = 0;
-            records(reader, |raw| {
-                bytes += raw.bytes.len();
-                batch.push(raw);
-                if batch.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
-                    bytes = 0;
-                    // A closed receiver means the consumer stopped; the remaining input is not needed.
-                    let _ = tx.send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS)));
+            let mut data = Some(more);
+            while let Some(d) = data {
+                let first_line = next_line;
+                next_line += d.iter().filter(|&&b| b == b'\n').count();
+                // A closed receiver means the consumer stopped; the rest of the input is not needed.
+                if tx.send(Batch { first_line, data: d }).is_err() {
+                    break;
                 }
-            })?;
-            if !batch.is_empty() {
-                let _ = tx.send(batch);
+                data = next_batch(&mut reader, &mut carry)?;
             }
             Ok::<(), io::Error>(())
         });
+        check(head);
         for batch in rx {
-            let results: Vec<Vec<Issue>> = if batch.len() > 64 {
-                batch.par_iter().map(|r| engine.check_line_fast(&r.bytes)).collect()
-            } else {
-                batch.iter().map(|r| engine.check_line_fast(&r.bytes)).collect()
-            };
-            for (raw, errors) in batch.into_iter().zip(results) {
-                let rec = Record::new(raw.line, errors);
-                summary.records += 1;
-                if !rec.valid {
-                    summary.invalid += 1;
-                }
-                sink(rec);
-            }
+            check(batch);
         }
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })?;

@@ -234,3 +234,28 @@ fn large_input_streams_with_flat_memory() {
         "peak RSS {peak} KiB for 40 MB of input: memory must stay flat"
     );
 }
+
+#[test]
+fn records_keep_their_line_numbers_across_batches_and_threads() {
+    // ~13 MB: several batches, so the reader thread and the workers all take part.
+    let pad = "x".repeat(400);
+    let good = format!(r#"{{"id":"m","time":1,"role":"user","ev":{{"t":"text","text":"{pad}"}}}}"#);
+    let bad = r#"{"id":"m","time":1,"role":"user","ev":{"t":"turn-start"}}"#;
+    let n = 30_000;
+    let bad_at = [1usize, 9_999, 10_000, 17_001, 29_999, n];
+    let mut input = String::new();
+    for i in 1..=n {
+        input.push_str(if bad_at.contains(&i) { bad } else { &good });
+        input.push_str(if i % 7 == 0 { "\r\n" } else { "\n" });
+    }
+    input.pop(); // the last line has no newline
+    let out = wiregen(&["validate", "--format", "json", "-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let recs = records(&out);
+    assert_eq!(recs.len(), n);
+    for (i, r) in recs.iter().enumerate() {
+        assert_eq!(r["line"], i + 1, "records in input order");
+    }
+    let invalid: Vec<usize> = recs.iter().filter(|r| r["valid"] == false).map(|r| r["line"].as_u64().expect("line") as usize).collect();
+    assert_eq!(invalid, bad_at);
+}

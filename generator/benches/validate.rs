@@ -1,0 +1,382 @@
+//! Validation throughput, measured side by side against named peers in one run.
+//!
+//! `cargo bench -p wiregen --bench validate` (options after `--`: `--mb N` corpus size, default 100; `--rounds N`,
+//! default 5). It writes a deterministic corpus (mostly text and tool calls, ~5% invalid lines spread over the
+//! rules) to `target/bench/`, then measures, interleaved round by round:
+//! - `serde_json -> IgnoredAny`: the parse floor every serde-based validator pays;
+//! - `jsonschema` crate: parse to `Value` + `is_valid` with the bundled schema;
+//! - `wiregen` engine in-process, one thread and all threads;
+//! - `wiregen validate` as a whole process, and the floor as a whole process, on the 1k-line and large corpus;
+//! - ajv 8 (compiled bundled schema, `JSON.parse` + validate) and the generated Zod package, in node.
+//!
+//! Every contender must report the same invalid lines; the run fails otherwise. Medians and ratios are printed
+//! and written to `target/bench/report.md`.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use wiregen::engine::{Engine, EngineOptions};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+}
+
+/// xorshift64*: deterministic corpus, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn word(&mut self) -> &'static str {
+        const W: &[&str] = &[
+            "the", "payment", "module", "retry", "handler", "TODO", "fix", "auth", "src/", "checkout.ts", "tests", "run",
+            "search", "for", "`handleClick`", "**bold**", "and", "a", "failing", "case", "in", "config", "é", "→",
+        ];
+        W[self.below(W.len() as u64) as usize]
+    }
+    fn sentence(&mut self, words: u64) -> String {
+        let n = 3 + self.below(words);
+        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// One corpus line: a realistic envelope, or (about 5%) an invalid one of a rotating kind.
+fn line(rng: &mut Rng, i: u64) -> String {
+    let id = format!("m{i:x}k{}", rng.below(1 << 30));
+    let time = 1_739_347_200_000u64 + i * 7;
+    let invalid = rng.below(100) < 5;
+    let kind = rng.below(100);
+    let (role, ev, agent) = match kind {
+        0..=29 => {
+            let agent = rng.below(3) > 0;
+            let t = rng.sentence(40);
+            let ev = if agent && rng.below(4) == 0 {
+                serde_json::json!({"t": "text", "text": t, "thinking": true})
+            } else {
+                serde_json::json!({"t": "text", "text": t})
+            };
+            (if agent { "agent" } else { "user" }, ev, agent)
+        }
+        30..=54 => {
+            let call = format!("call_{}", rng.below(1 << 20));
+            let tool = ["grep", "edit", "bash", "read"][rng.below(4) as usize];
+            let ev = serde_json::json!({"t": "tool-call-start", "call": call, "name": tool,
+                "title": rng.sentence(5), "description": rng.sentence(12),
+                "args": {"pattern": rng.word(), "path": "src/payment/", "flags": ["-n", "-i"], "limit": rng.below(500), "context": {"before": 2, "after": 2}}});
+            ("agent", ev, true)
+        }
+        55..=74 => ("agent", serde_json::json!({"t": "tool-call-end", "call": format!("call_{}", rng.below(1 << 20))}), true),
+        75..=78 => ("user", serde_json::json!({"t": "file", "ref": format!("upload_{}", rng.below(1000)), "name": "report.pdf", "size": rng.below(1 << 24),
+            "image": {"width": 800, "height": 600, "thumbhash": "1QcSHQRnh493V4dIh4eXh1h4kJUI"}}), false),
+        79..=82 => ("agent", serde_json::json!({"t": "turn-start"}), true),
+        83..=86 => ("agent", serde_json::json!({"t": "turn-end", "status": "completed", "usage": {"inputTokens": rng.below(100_000), "outputTokens": rng.below(5000), "cost": 0.012}}), true),
+        87..=89 => ("agent", serde_json::json!({"t": "permission-request", "call": "c2", "toolName": "bash", "title": "Run `npm test`", "description": rng.sentence(8), "args": {"command": "npm test"}}), true),
+        90..=91 => ("user", serde_json::json!({"t": "permission-response", "call": "c2", "decision": "allow-once"}), false),
+        92..=93 => ("agent", serde_json::json!({"t": "subagent-start", "agentId": "sa_research", "title": "Research"}), true),
+        94 => ("agent", serde_json::json!({"t": "subagent-stop", "agentId": "sa_research"}), true),
+        95..=96 => ("user", serde_json::json!({"t": "session-control-changed", "clientType": "phone", "tokenId": "tok_abc"}), false),
+        97..=98 => ("user", serde_json::json!({"t": "agent-configuration-changed", "model": "claude-sonnet-4-6", "thinkingLevel": "high"}), false),
+        _ => ("user", serde_json::json!({"t": "abort"}), false),
+    };
+    let mut env = serde_json::json!({"id": id, "time": time, "role": role});
+    if agent {
+        env["turn"] = Value::from(format!("turn{}", i / 50));
+    }
+    env["ev"] = ev;
+    if invalid {
+        match rng.below(8) {
+            0 => env["time"] = Value::from("yesterday"),
+            1 => env["role"] = Value::from(if role == "user" { "agent" } else { "user" }),
+            2 => env["ev"]["t"] = Value::from("start"),
+            3 => {
+                env.as_object_mut().expect("object").remove("id");
+            }
+            4 => env["ev"]["extra"] = Value::from(1),
+            5 => env["turn"] = Value::Null,
+            6 => env["id"] = Value::from(""),
+            _ => {
+                let mut s = serde_json::to_string(&env).expect("json");
+                let mut cut = s.len() / 2;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.truncate(cut);
+                return s;
+            }
+        }
+    }
+    serde_json::to_string(&env).expect("json")
+}
+
+fn corpus(path: &Path, target_bytes: u64) -> (u64, u64) {
+    let mut rng = Rng(0x5EED_CAFE_F00D_0001);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create corpus"));
+    let (mut bytes, mut n) = (0u64, 0u64);
+    while bytes < target_bytes {
+        let l = line(&mut rng, n);
+        bytes += l.len() as u64 + 1;
+        n += 1;
+        writeln!(out, "{l}").expect("write");
+    }
+    out.flush().expect("flush");
+    (n, bytes)
+}
+
+fn corpus_lines(path: &Path) -> Vec<Vec<u8>> {
+    std::fs::read(path).expect("read corpus").split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec).collect()
+}
+
+struct Contender {
+    name: &'static str,
+    secs: Vec<f64>,
+    invalid: BTreeSet<u64>,
+    note: &'static str,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+fn invalid_from_records(text: &str) -> BTreeSet<u64> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["valid"] == false)
+        .filter_map(|r| r["line"].as_u64())
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // Whole-process floor: this binary re-invoked to parse a file into IgnoredAny line by line.
+    if let Some(i) = args.iter().position(|a| a == "--floor-process") {
+        let data = std::fs::read(&args[i + 1]).expect("read");
+        let bad = data
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .filter(|l| serde_json::from_slice::<IgnoredAny>(l).is_err())
+            .count();
+        println!("{bad}");
+        return;
+    }
+    let opt = |name: &str, default: u64| {
+        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+    };
+    let mb = opt("--mb", 100);
+    let rounds = opt("--rounds", 5) as usize;
+    let dir = root().join("target/bench");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let big = dir.join(format!("corpus-{mb}mb.jsonl"));
+    let small = dir.join("corpus-1k.jsonl");
+    let (n_big, bytes_big) = corpus(&big, mb << 20);
+    let mut rng = Rng(0x5EED_CAFE_F00D_0001);
+    std::fs::write(&small, (0..1000).map(|i| line(&mut rng, i) + "\n").collect::<String>()).expect("small corpus");
+    let bytes_small = std::fs::metadata(&small).expect("small").len();
+    eprintln!("corpus: {n_big} lines, {:.1} MB ({}); 1k-line corpus {bytes_small} bytes", bytes_big as f64 / 1e6, big.display());
+
+    let proto = wiregen::load::load(&root().join("schema")).expect("schema");
+    let engine = Engine::new(&proto, EngineOptions::default());
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("generated/schema/session-protocol.schema.json")).expect("bundled schema"),
+    )
+    .expect("json");
+    let js = jsonschema::draft202012::new(&schema).expect("compile bundled schema");
+    let lines = corpus_lines(&big);
+    let node_dir = root().join("tests/node");
+    let have_node = Command::new("node").arg("--version").output().is_ok() && node_dir.join("node_modules").is_dir();
+    let zod_dist = root().join("generated/ts/dist/index.js");
+
+    let mut cs: Vec<Contender> = Vec::new();
+    let mut add = |name: &'static str, note: &'static str| {
+        cs.push(Contender { name, secs: Vec::new(), invalid: BTreeSet::new(), note });
+        cs.len() - 1
+    };
+    let floor = add("serde_json -> IgnoredAny (floor)", "in-process, 1 thread");
+    let jsch = add("jsonschema crate (Value + is_valid)", "in-process, 1 thread, bundled schema");
+    let w1 = add("wiregen engine", "in-process, 1 thread");
+    let w2 = add("wiregen engine", "in-process, all threads");
+    let wp = add("wiregen validate (process)", "whole process, large corpus");
+    let ajv = if have_node { Some(add("ajv 8 (JSON.parse + validate)", "node, bundled schema")) } else { None };
+    let zod = if have_node && zod_dist.exists() { Some(add("generated Zod (JSON.parse + safeParse)", "node")) } else { None };
+    let wps = add("wiregen validate (process), 1k lines", "whole process, start-up included");
+    let fps = add("floor (process), 1k lines", "whole process, start-up included");
+    let exe = std::env::current_exe().expect("current exe");
+    let wiregen = env!("CARGO_BIN_EXE_wiregen");
+
+    for round in 0..rounds {
+        eprintln!("round {}/{rounds}", round + 1);
+        // Floor.
+        let t = Instant::now();
+        let mut bad = BTreeSet::new();
+        for (i, l) in lines.iter().enumerate() {
+            if serde_json::from_slice::<IgnoredAny>(l).is_err() {
+                bad.insert(i as u64 + 1);
+            }
+        }
+        cs[floor].secs.push(t.elapsed().as_secs_f64());
+        cs[floor].invalid = bad; // syntax errors only: not compared
+        // jsonschema crate.
+        let t = Instant::now();
+        let mut bad = BTreeSet::new();
+        for (i, l) in lines.iter().enumerate() {
+            let ok = serde_json::from_slice::<Value>(l).is_ok_and(|v| js.is_valid(&v));
+            if !ok {
+                bad.insert(i as u64 + 1);
+            }
+        }
+        cs[jsch].secs.push(t.elapsed().as_secs_f64());
+        cs[jsch].invalid = bad;
+        // wiregen, one thread.
+        let t = Instant::now();
+        let mut bad = BTreeSet::new();
+        for (i, l) in lines.iter().enumerate() {
+            if !engine.check_line_fast(l).is_empty() {
+                bad.insert(i as u64 + 1);
+            }
+        }
+        cs[w1].secs.push(t.elapsed().as_secs_f64());
+        cs[w1].invalid = bad;
+        // wiregen, all threads, reading the file like the CLI does.
+        let t = Instant::now();
+        let mut bad = BTreeSet::new();
+        let f = std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(&big).expect("open"));
+        wiregen::validate::validate_reader(&engine, f, |r| {
+            if !r.valid {
+                bad.insert(r.line as u64);
+            }
+        })
+        .expect("read");
+        cs[w2].secs.push(t.elapsed().as_secs_f64());
+        cs[w2].invalid = bad;
+        // Whole process, large corpus.
+        let t = Instant::now();
+        let out = Command::new(wiregen).current_dir(root()).args(["validate", "--format", "json"]).arg(&big).output().expect("run wiregen");
+        cs[wp].secs.push(t.elapsed().as_secs_f64());
+        cs[wp].invalid = invalid_from_records(&String::from_utf8_lossy(&out.stdout));
+        // Node contenders.
+        for (idx, which) in [(ajv, "ajv"), (zod, "zod")] {
+            let Some(idx) = idx else { continue };
+            let out = Command::new("node")
+                .current_dir(&node_dir)
+                .args(["bench.mjs", which])
+                .arg(&big)
+                .stderr(Stdio::inherit())
+                .output()
+                .expect("run node");
+            let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{which}: {}", String::from_utf8_lossy(&out.stdout)));
+            cs[idx].secs.push(r["seconds"].as_f64().expect("seconds"));
+            cs[idx].invalid = r["invalid"].as_array().expect("invalid").iter().filter_map(Value::as_u64).collect();
+        }
+        // Whole process on the 1k-line corpus: several runs per round, best of them (start-up noise).
+        let best = |cmd: &mut dyn FnMut() -> Command| {
+            (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    let o = cmd().output().expect("run");
+                    assert!(o.status.code().is_some());
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::MAX, f64::min)
+        };
+        let s = best(&mut || {
+            let mut c = Command::new(wiregen);
+            c.current_dir(root()).args(["validate", "--format", "json"]).arg(&small);
+            c
+        });
+        cs[wps].secs.push(s);
+        let s = best(&mut || {
+            let mut c = Command::new(&exe);
+            c.arg("--floor-process").arg(&small);
+            c
+        });
+        cs[fps].secs.push(s);
+    }
+    let small_invalid = invalid_from_records(&String::from_utf8_lossy(
+        &Command::new(wiregen).current_dir(root()).args(["validate", "--format", "json"]).arg(&small).output().expect("run").stdout,
+    ));
+
+    // Agreement: every validator reports the same invalid lines.
+    let reference = cs[w1].invalid.clone();
+    let mut disagree = Vec::new();
+    for (i, c) in cs.iter().enumerate() {
+        if i == floor || i == wps || i == fps {
+            continue;
+        }
+        if c.invalid != reference {
+            let only_a: Vec<_> = c.invalid.difference(&reference).take(5).collect();
+            let only_b: Vec<_> = reference.difference(&c.invalid).take(5).collect();
+            disagree.push(format!("{}: extra {only_a:?}, missing {only_b:?}", c.name));
+        }
+    }
+
+    let mbs = |c: &Contender, bytes: u64| bytes as f64 / 1e6 / median(&c.secs);
+    let w1_mbs = mbs(&cs[w1], bytes_big);
+    let mut report = format!(
+        "corpus: {n_big} envelopes, {:.1} MB, {} invalid ({:.1}%); {rounds} interleaved rounds, medians; machine: {} cores\n\n",
+        bytes_big as f64 / 1e6,
+        reference.len(),
+        100.0 * reference.len() as f64 / n_big as f64,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    report.push_str("| contender | how | MB/s | envelopes/s | wiregen 1-thread vs it |\n|---|---|---:|---:|---:|\n");
+    for (i, c) in cs.iter().enumerate() {
+        if i == wps || i == fps {
+            continue;
+        }
+        let m = mbs(c, bytes_big);
+        report.push_str(&format!(
+            "| {} | {} | {:.0} | {:.0} | {:.2}x |\n",
+            c.name,
+            c.note,
+            m,
+            n_big as f64 / median(&c.secs),
+            w1_mbs / m
+        ));
+    }
+    let ratio = |a: usize, b: usize| median(&cs[a].secs) / median(&cs[b].secs);
+    report.push_str(&format!(
+        "\n1k-line corpus ({} invalid), whole process, best of 5 per round, median over rounds: wiregen {:.1} ms, floor {:.1} ms, ratio {:.2}x\n",
+        small_invalid.len(),
+        median(&cs[wps].secs) * 1e3,
+        median(&cs[fps].secs) * 1e3,
+        ratio(wps, fps)
+    ));
+    report.push_str("\nTargets (issue 8):\n");
+    let target = |name: &str, got: f64, want: f64, more_is_better: bool| {
+        let ok = if more_is_better { got >= want } else { got <= want };
+        format!("- {name}: {got:.2}x (target {} {want}x) {}\n", if more_is_better { ">=" } else { "<=" }, if ok { "met" } else { "MISSED" })
+    };
+    report.push_str(&target("wiregen 1 thread vs floor", w1_mbs / mbs(&cs[floor], bytes_big), 0.8, true));
+    report.push_str(&target("wiregen 1 thread vs jsonschema crate", w1_mbs / mbs(&cs[jsch], bytes_big), 3.0, true));
+    if let Some(a) = ajv {
+        report.push_str(&target("wiregen 1 thread vs ajv", w1_mbs / mbs(&cs[a], bytes_big), 10.0, true));
+    }
+    report.push_str(&target("wiregen all threads vs 1 thread", ratio(w1, w2), 1.7, true));
+    report.push_str(&target("whole process 1k lines vs floor process", ratio(wps, fps), 2.0, false));
+    if !have_node {
+        report.push_str("\n(node contenders skipped: run `npm ci` in tests/node)\n");
+    }
+    if zod.is_none() {
+        report.push_str("\n(generated Zod skipped: build it with `npm ci && npm run build` in generated/ts)\n");
+    }
+    if !disagree.is_empty() {
+        report.push_str(&format!("\nDISAGREEMENT on invalid lines:\n{}\n", disagree.join("\n")));
+    } else {
+        report.push_str(&format!("\nAll {} validators report the same {} invalid lines.\n", cs.len() - 3, reference.len()));
+    }
+    print!("{report}");
+    std::fs::write(dir.join("report.md"), &report).expect("write report");
+    assert!(disagree.is_empty(), "contenders disagree on invalid lines");
+}
