@@ -1316,9 +1316,11 @@ impl<'de> ::serde::Deserialize<'de> for Event {
 ///
 /// Sent by: user, agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"text","text":"Hello, how can I help?","thinking":true}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1391,9 +1393,11 @@ impl<'de> ::serde::Deserialize<'de> for Text {
 ///
 /// Sent by: user, agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"file","ref":"upload_def","name":"report.pdf","size":524288,"image":{"width":800,"height":600,"thumbhash":"..."}}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1480,9 +1484,11 @@ impl<'de> ::serde::Deserialize<'de> for File {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"turn-start"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::std::default::Default)]
 #[cfg_attr(
     feature = "schemars",
@@ -1522,9 +1528,11 @@ impl<'de> ::serde::Deserialize<'de> for TurnStart {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"turn-end","status":"completed","usage":{"inputTokens":2400,"outputTokens":180,"cost":0.012}}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1589,9 +1597,11 @@ impl<'de> ::serde::Deserialize<'de> for TurnEnd {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"tool-call-start","call":"tc_abc","name":"grep","title":"Searching for handleClick","description":"Searching for `handleClick` in **src/**","args":{"pattern":"handleClick"}}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1687,9 +1697,11 @@ impl<'de> ::serde::Deserialize<'de> for ToolCallStart {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"tool-call-end","call":"tc_abc"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1739,9 +1751,11 @@ impl<'de> ::serde::Deserialize<'de> for ToolCallEnd {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"service","text":"Context window compacted"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1790,9 +1804,11 @@ impl<'de> ::serde::Deserialize<'de> for Service {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"subagent-start","agentId":"sa_abc123","title":"Research agent"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1859,9 +1875,11 @@ impl<'de> ::serde::Deserialize<'de> for SubagentStart {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"subagent-stop","agentId":"sa_abc123"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1914,9 +1932,11 @@ impl<'de> ::serde::Deserialize<'de> for SubagentStop {
 ///
 /// Sent by: user, agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"session-control-changed","clientType":"phone","tokenId":"tok_abc123"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -1996,9 +2016,11 @@ impl<'de> ::serde::Deserialize<'de> for SessionControlChanged {
 ///
 /// Sent by: agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"permission-request","call":"tc_abc","toolName":"bash","title":"Run `rm -rf node_modules`","description":"Delete node_modules directory","args":{"command":"rm -rf node_modules"}}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -2097,9 +2119,11 @@ impl<'de> ::serde::Deserialize<'de> for PermissionRequest {
 ///
 /// Sent by: user.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"permission-response","call":"tc_abc","decision":"allow-once"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[cfg_attr(
     feature = "schemars",
@@ -2166,9 +2190,11 @@ impl<'de> ::serde::Deserialize<'de> for PermissionResponse {
 ///
 /// Sent by: user.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"abort"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::std::default::Default)]
 #[cfg_attr(
     feature = "schemars",
@@ -2208,9 +2234,11 @@ impl<'de> ::serde::Deserialize<'de> for Abort {
 ///
 /// Sent by: user, agent.
 ///
-/// Example:
+/// Example (the event body on the wire):
 ///
+/// ```json
 /// {"t":"agent-configuration-changed","model":"claude-sonnet-4-6","thinkingLevel":"high"}
+/// ```
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::std::default::Default)]
 #[cfg_attr(
     feature = "schemars",

@@ -192,6 +192,20 @@ pub fn doc_attrs(text: &str) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
+/// Outer doc attributes for a fenced code block of `lang` (never `rust`, so rustdoc does not run it); each line
+/// is sanitized like [`doc_lines`] but keeps its leading whitespace and cannot close the fence.
+pub fn doc_code_block(lang: &str, code: &str) -> TokenStream {
+    let mut lines = vec![String::new(), format!("```{lang}")];
+    for l in code.replace(['\r', '\u{2028}', '\u{2029}'], "\n").lines() {
+        let indent = &l[..l.len() - l.trim_start().len()];
+        // A line starting with a fence comes back as `\```...`, which cannot close the block.
+        lines.push(format!("{indent}{}", doc_lines(l).concat()));
+    }
+    lines.push("```".to_string());
+    let lines = lines.into_iter().map(|l| lit(&if l.is_empty() { l } else { format!(" {l}") }));
+    quote!(#(#[doc = #lines])*)
+}
+
 fn inner_doc_attrs(lines: &[String]) -> TokenStream {
     let lines = lines.iter().map(|l| lit(&if l.is_empty() { String::new() } else { format!(" {l}") }));
     quote!(#(#![doc = #lines])*)
@@ -283,6 +297,20 @@ mod tests {
         assert_eq!(field_ident("ref").map(|i| i.to_string()).ok(), Some("ref_".to_string()));
         assert_eq!(field_ident("toolName").map(|i| i.to_string()).ok(), Some("tool_name".to_string()));
         assert!(variant_ident("self").is_err());
+    }
+
+    #[test]
+    fn hostile_descriptions_stay_inside_doc_comments() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
+        let mut p = crate::load::load(&root.join("schema")).expect("schema/ loads");
+        let hostile = "ends */ here `tick\u{2028}next\rcr \u{202E}rtl \"quote\" {brace}\n```\nfn x() {}\n```";
+        p.union.variants[0].description = hostile.into();
+        p.union.variants[0].fields[0].description = hostile.into();
+        let files = emit(&p).expect("emits");
+        let lib = &files.iter().find(|f| f.path == LIB).expect("lib.rs").contents;
+        assert!(syn::parse_file(lib).is_ok());
+        assert!(!lib.contains(['\r', '\u{2028}', '\u{202E}']), "raw line breaks or bidi characters in the output");
+        assert!(lib.contains("/// \\```") && lib.contains("/// ends */ here `tick"));
     }
 
     /// The golden test: the committed `generated/rust/` is exactly what the emitter produces now.

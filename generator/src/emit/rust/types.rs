@@ -10,7 +10,7 @@ use quote::{format_ident, quote};
 use serde_json::{json, Value};
 
 use super::support::{rule, Uses};
-use super::{doc_attrs, field_ident, lit, type_ident, variant_ident, Names};
+use super::{doc_attrs, doc_code_block, field_ident, lit, type_ident, variant_ident, Names};
 use crate::emit::EmitError;
 use crate::ir::{EnumDef, Field, Object, Protocol, Ty, Variant};
 use crate::rules::Rule;
@@ -326,14 +326,13 @@ fn roles_text(roles: &[String]) -> String {
 pub fn variant_def(p: &Protocol, v: &Variant, n: &Names) -> Result<TokenStream, EmitError> {
     let ty = type_ident(&v.name);
     let event = &n.event;
-    let mut text = format!("`{}`: {}\n\nSent by: {}.", v.tag, v.description, v.roles.join(", "));
+    let text = format!("`{}`: {}\n\nSent by: {}.", v.tag, v.description, v.roles.join(", "));
+    let mut docs = doc_attrs(&text);
     if !v.examples.is_empty() {
-        text.push_str("\n\nExample:\n");
-        for ex in &v.examples {
-            text.push_str(&format!("\n    {ex}\n"));
-        }
+        docs.extend(doc_attrs("\nExample (the event body on the wire):"));
+        let code: Vec<String> = v.examples.iter().map(Value::to_string).collect();
+        docs.extend(doc_code_block("json", &code.join("\n")));
     }
-    let docs = doc_attrs(&text);
     let fields = struct_fields(&v.fields, n, true)?;
     let (stmts, idents) = field_decodes(&v.fields, n)?;
     let tag_name = lit(&p.union.tag);
