@@ -81,7 +81,7 @@ impl<'p> Engine<'p> {
     pub fn is_valid_fast(&self, line: &[u8]) -> bool {
         let (Some(plan), Ok(text)) = (&self.fast, std::str::from_utf8(line)) else { return false };
         let strict = |pat: &str, v: &str| self.strict.get(pat).is_none_or(|re| re.is_match(v));
-        crate::fast::is_valid(self.proto, plan, &strict, text)
+        crate::fast::is_valid(plan, &strict, text)
     }
 
     /// The protocol this engine checks.

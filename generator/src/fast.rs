@@ -14,105 +14,125 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use crate::ir::{Field, Protocol, Ty};
 
-/// Precomputed masks for the fast path.
+/// The model compiled for the fast path: objects by index, enums and nested objects resolved, bit masks for
+/// required fields and role rules, so checking a line does no lookups by name.
 #[derive(Debug, Clone)]
 pub struct FastPlan {
+    /// Object plans; index 0 is the envelope.
+    objects: Vec<ObjPlan>,
     role_field: usize,
     union_field: usize,
-    env_required: u64,
+    tag: String,
+    tags: Vec<String>,
+    variants: Vec<VariantPlan>,
     /// Per role: envelope fields that role may not send.
     env_forbidden: Vec<u64>,
-    variants: Vec<VariantPlan>,
+}
+
+#[derive(Debug, Clone)]
+struct ObjPlan {
+    names: Vec<String>,
+    kinds: Vec<Kind>,
+    required: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Str { min: Option<u64>, strict: Option<String> },
+    Int { min: f64, max: f64 },
+    Num { min: Option<f64> },
+    Bool,
+    Enum(Vec<String>),
+    Obj(usize),
+    Any,
+    Union,
 }
 
 #[derive(Debug, Clone)]
 struct VariantPlan {
-    required: u64,
+    obj: usize,
     /// Per role: whether the role may send the event, and the event fields it may not send.
     allowed: Vec<(bool, u64)>,
 }
 
 fn mask(fields: &[Field], pick: impl Fn(&Field) -> bool) -> u64 {
-    fields
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| pick(f))
-        .fold(0, |m, (i, _)| m | (1 << i))
+    fields.iter().enumerate().filter(|(_, f)| pick(f)).fold(0, |m, (i, _)| m | (1 << i))
 }
 
 impl FastPlan {
-    /// Builds the plan, or `None` when the model has a shape the fast path does not cover (more than 64 fields
+    /// Compiles the plan, or `None` when the model has a shape the fast path does not cover (more than 64 fields
     /// in one object); then every line takes the precise path.
     pub fn new(p: &Protocol) -> Option<FastPlan> {
-        let too_wide = |fs: &[Field]| fs.len() > 64;
-        if too_wide(&p.envelope.fields)
-            || p.union.variants.iter().any(|v| too_wide(&v.fields))
-            || p.objects.values().any(|o| too_wide(&o.fields))
-        {
+        let mut plan = FastPlan {
+            objects: Vec::new(),
+            role_field: p.envelope.fields.iter().position(|f| f.name == p.role_field)?,
+            union_field: p.envelope.fields.iter().position(|f| f.name == p.union_field)?,
+            tag: p.union.tag.clone(),
+            tags: p.union.variants.iter().map(|v| v.tag.clone()).collect(),
+            variants: Vec::new(),
+            env_forbidden: p.roles().iter().map(|r| mask(&p.envelope.fields, |f| !Protocol::field_allowed(f, r))).collect(),
+        };
+        let mut named = std::collections::BTreeMap::new();
+        plan.object(p, &p.envelope.fields, &mut named)?;
+        for v in &p.union.variants {
+            let obj = plan.object(p, &v.fields, &mut named)?;
+            let allowed = p
+                .roles()
+                .iter()
+                .map(|r| (v.roles.contains(r), mask(&v.fields, |f| !Protocol::field_allowed(f, r))))
+                .collect();
+            plan.variants.push(VariantPlan { obj, allowed });
+        }
+        Some(plan)
+    }
+
+    fn object(&mut self, p: &Protocol, fields: &[Field], named: &mut std::collections::BTreeMap<String, usize>) -> Option<usize> {
+        if fields.len() > 64 {
             return None;
         }
-        let roles = p.roles().to_vec();
-        let env = &p.envelope.fields;
-        Some(FastPlan {
-            role_field: env.iter().position(|f| f.name == p.role_field)?,
-            union_field: env.iter().position(|f| f.name == p.union_field)?,
-            env_required: mask(env, |f| f.required),
-            env_forbidden: roles
-                .iter()
-                .map(|r| mask(env, |f| !Protocol::field_allowed(f, r)))
-                .collect(),
-            variants: p
-                .union
-                .variants
-                .iter()
-                .map(|v| VariantPlan {
-                    required: mask(&v.fields, |f| f.required),
-                    allowed: roles
-                        .iter()
-                        .map(|r| {
-                            (
-                                v.roles.contains(r),
-                                mask(&v.fields, |f| !Protocol::field_allowed(f, r)),
-                            )
-                        })
-                        .collect(),
-                })
-                .collect(),
-        })
+        let idx = self.objects.len();
+        self.objects.push(ObjPlan { names: Vec::new(), kinds: Vec::new(), required: mask(fields, |f| f.required) });
+        let mut kinds = Vec::new();
+        for f in fields {
+            kinds.push(match &f.ty {
+                Ty::String(s) => Kind::Str { min: s.min_length, strict: s.strict_pattern.clone() },
+                Ty::Integer { minimum, maximum } => Kind::Int { min: *minimum as f64, max: *maximum as f64 },
+                Ty::Number { minimum } => Kind::Num { min: *minimum },
+                Ty::Boolean => Kind::Bool,
+                Ty::Enum(n) => Kind::Enum(p.enums.get(n)?.values.clone()),
+                Ty::Object(n) => match named.get(n) {
+                    Some(&i) => Kind::Obj(i),
+                    None => {
+                        let i = self.object(p, &p.objects.get(n)?.fields, named)?;
+                        named.insert(n.clone(), i);
+                        Kind::Obj(i)
+                    }
+                },
+                Ty::AnyObject => Kind::Any,
+                Ty::Union => Kind::Union,
+            });
+        }
+        self.objects[idx].names = fields.iter().map(|f| f.name.clone()).collect();
+        self.objects[idx].kinds = kinds;
+        Some(idx)
     }
 }
 
 /// The fast verdict: `true` only when the line is certainly valid.
-pub fn is_valid(
-    p: &Protocol,
-    plan: &FastPlan,
-    strict: &dyn Fn(&str, &str) -> bool,
-    text: &str,
-) -> bool {
+pub fn is_valid(plan: &FastPlan, strict: &dyn Fn(&str, &str) -> bool, text: &str) -> bool {
     let mut de = serde_json::Deserializer::from_str(text);
     let mut st = State::default();
-    let cx = Cx { p, plan, strict };
-    let seed = ObjSeed {
-        cx: &cx,
-        fields: &p.envelope.fields,
-        st: &mut st,
-        envelope: true,
-    };
+    let cx = Cx { plan, strict };
+    let seed = ObjSeed { cx: &cx, obj: 0, st: &mut st };
     if seed.deserialize(&mut de).is_err() || de.end().is_err() {
         return false;
     }
-    let (Some(role), Some(var)) = (st.role, st.variant) else {
-        return false;
-    };
-    if st.env_present & plan.env_required != plan.env_required {
-        return false;
-    }
+    let (Some(role), Some(var)) = (st.role, st.variant) else { return false };
     let (allowed, ev_forbidden) = plan.variants[var].allowed[role];
     allowed && st.env_present & plan.env_forbidden[role] == 0 && st.ev_present & ev_forbidden == 0
 }
 
 struct Cx<'a> {
-    p: &'a Protocol,
     plan: &'a FastPlan,
     /// Checks a string against a strict-id pattern (`pattern`, `value`); always true without strict ids.
     strict: &'a dyn Fn(&str, &str) -> bool,
@@ -132,7 +152,7 @@ fn fail<E: de::Error>() -> E {
 }
 
 /// Matches a key against field names without allocating; yields the index, or `usize::MAX` when unknown.
-struct KeySeed<'a>(&'a [Field]);
+struct KeySeed<'a>(&'a [String]);
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     type Value = usize;
@@ -147,70 +167,58 @@ impl Visitor<'_> for KeySeed<'_> {
         f.write_str("a property name")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
-        Ok(self
-            .0
-            .iter()
-            .position(|f| f.name == v)
-            .unwrap_or(usize::MAX))
+        Ok(self.0.iter().position(|f| f == v).unwrap_or(usize::MAX))
     }
 }
 
-/// An object whose fields are `fields` (closed, with required fields); for the envelope it also records the
-/// role and reads the union field.
+/// An object of the plan (closed, with required fields). The envelope (object 0) also records the role and
+/// reads the union field.
 struct ObjSeed<'a, 'c> {
     cx: &'a Cx<'c>,
-    fields: &'a [Field],
+    obj: usize,
     st: &'a mut State,
-    envelope: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for ObjSeed<'_, '_> {
-    type Value = u64;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for ObjSeed<'_, '_> {
-    type Value = u64;
+    type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let plan = &self.cx.plan;
+        let o = &plan.objects[self.obj];
+        let envelope = self.obj == 0;
         let mut present = 0u64;
-        while let Some(i) = map.next_key_seed(KeySeed(self.fields))? {
+        while let Some(i) = map.next_key_seed(KeySeed(&o.names))? {
             if i == usize::MAX || present & (1 << i) != 0 {
                 return Err(fail());
             }
             present |= 1 << i;
-            let f = &self.fields[i];
-            if self.envelope && i == self.cx.plan.union_field {
-                map.next_value_seed(UnionSeed {
-                    cx: self.cx,
-                    st: &mut *self.st,
-                })?;
-            } else if self.envelope && i == self.cx.plan.role_field {
-                let Ty::Enum(name) = &f.ty else {
-                    return Err(fail());
-                };
-                // The plan's roles are this enum's values, in order.
-                self.st.role = Some(map.next_value_seed(EnumSeed(&self.cx.p.enums[name].values))?);
-            } else {
-                map.next_value_seed(TySeed {
-                    cx: self.cx,
-                    ty: &f.ty,
-                    field: f,
-                })?;
+            match &o.kinds[i] {
+                Kind::Union if envelope && i == plan.union_field => {
+                    map.next_value_seed(UnionSeed { cx: self.cx, st: &mut *self.st })?;
+                }
+                Kind::Enum(values) if envelope && i == plan.role_field => {
+                    // The role enum's values are the plan's roles, in order.
+                    self.st.role = Some(map.next_value_seed(EnumSeed(values))?);
+                }
+                kind => map.next_value_seed(TySeed { cx: self.cx, kind })?,
             }
         }
-        let required = mask(self.fields, |f| f.required);
-        if present & required != required {
+        if present & o.required != o.required {
             return Err(fail());
         }
-        if self.envelope {
+        if envelope {
             self.st.env_present = present;
         }
-        Ok(present)
+        Ok(())
     }
 }
 
@@ -233,25 +241,21 @@ impl<'de> Visitor<'de> for UnionSeed<'_, '_> {
         f.write_str("an event object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let u = &self.cx.p.union;
-        if map.next_key_seed(NameSeed(&u.tag))? != Some(true) {
+        let plan = &self.cx.plan;
+        if map.next_key_seed(NameSeed(&plan.tag))? != Some(true) {
             return Err(fail());
         }
-        let var = map.next_value_seed(TagSeed(u))?;
-        let fields = &u.variants[var].fields;
+        let var = map.next_value_seed(EnumSeed(&plan.tags))?;
+        let o = &plan.objects[plan.variants[var].obj];
         let mut present = 0u64;
-        while let Some(i) = map.next_key_seed(KeySeed(fields))? {
+        while let Some(i) = map.next_key_seed(KeySeed(&o.names))? {
             if i == usize::MAX || present & (1 << i) != 0 {
                 return Err(fail());
             }
             present |= 1 << i;
-            map.next_value_seed(TySeed {
-                cx: self.cx,
-                ty: &fields[i].ty,
-                field: &fields[i],
-            })?;
+            map.next_value_seed(TySeed { cx: self.cx, kind: &o.kinds[i] })?;
         }
-        if present & self.cx.plan.variants[var].required != self.cx.plan.variants[var].required {
+        if present & o.required != o.required {
             return Err(fail());
         }
         self.st.variant = Some(var);
@@ -280,29 +284,6 @@ impl Visitor<'_> for NameSeed<'_> {
     }
 }
 
-struct TagSeed<'a>(&'a crate::ir::Union);
-
-impl<'de> DeserializeSeed<'de> for TagSeed<'_> {
-    type Value = usize;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for TagSeed<'_> {
-    type Value = usize;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an event type")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
-        self.0
-            .variants
-            .iter()
-            .position(|x| x.tag == v)
-            .ok_or_else(fail)
-    }
-}
-
 struct EnumSeed<'a>(&'a [String]);
 
 impl<'de> DeserializeSeed<'de> for EnumSeed<'_> {
@@ -322,37 +303,26 @@ impl Visitor<'_> for EnumSeed<'_> {
     }
 }
 
-/// Any value type of the model.
+/// Any value type of the plan.
 struct TySeed<'a, 'c> {
     cx: &'a Cx<'c>,
-    ty: &'a Ty,
-    field: &'a Field,
+    kind: &'a Kind,
 }
 
 impl<'de> DeserializeSeed<'de> for TySeed<'_, '_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        match self.ty {
-            Ty::String(_) => d.deserialize_str(self),
-            Ty::Integer { .. } | Ty::Number { .. } => d.deserialize_any(self),
-            Ty::Boolean => d.deserialize_bool(self),
-            Ty::Enum(name) => EnumSeed(&self.cx.p.enums[name].values)
-                .deserialize(d)
-                .map(|_| ()),
-            Ty::Object(name) => {
+        match self.kind {
+            Kind::Str { .. } => d.deserialize_str(self),
+            Kind::Int { .. } | Kind::Num { .. } => d.deserialize_any(self),
+            Kind::Bool => d.deserialize_bool(self),
+            Kind::Enum(values) => EnumSeed(values).deserialize(d).map(|_| ()),
+            Kind::Obj(obj) => {
                 let mut st = State::default();
-                let fields = &self.cx.p.objects[name].fields;
-                ObjSeed {
-                    cx: self.cx,
-                    fields,
-                    st: &mut st,
-                    envelope: false,
-                }
-                .deserialize(d)
-                .map(|_| ())
+                ObjSeed { cx: self.cx, obj: *obj, st: &mut st }.deserialize(d)
             }
-            Ty::AnyObject => d.deserialize_map(self),
-            Ty::Union => Err(fail()),
+            Kind::Any => d.deserialize_map(self),
+            Kind::Union => Err(fail()),
         }
     }
 }
@@ -360,21 +330,17 @@ impl<'de> DeserializeSeed<'de> for TySeed<'_, '_> {
 impl<'de> Visitor<'de> for TySeed<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "a value for `{}`", self.field.name)
+        f.write_str("a value")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        let Ty::String(s) = self.ty else {
-            return Err(fail());
-        };
-        if let Some(min) = s.min_length {
+        let Kind::Str { min, strict } = self.kind else { return Err(fail()) };
+        if let Some(min) = *min {
             // Byte length bounds the character count from above: only count characters when it matters.
-            if (v.len() as u64) < min
-                || (v.len() as u64 / 4 < min && (v.chars().count() as u64) < min)
-            {
+            if (v.len() as u64) < min || (v.len() as u64 / 4 < min && (v.chars().count() as u64) < min) {
                 return Err(fail());
             }
         }
-        if let Some(p) = &s.strict_pattern {
+        if let Some(p) = strict {
             if !(self.cx.strict)(p, v) {
                 return Err(fail());
             }
@@ -382,8 +348,8 @@ impl<'de> Visitor<'de> for TySeed<'_, '_> {
         Ok(())
     }
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        match self.ty {
-            Ty::Boolean => Ok(()),
+        match self.kind {
+            Kind::Bool => Ok(()),
             _ => Err(fail()),
         }
     }
@@ -397,8 +363,8 @@ impl<'de> Visitor<'de> for TySeed<'_, '_> {
         self.number(v, v.is_finite() && v.fract() == 0.0)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        match self.ty {
-            Ty::AnyObject => {
+        match self.kind {
+            Kind::Any => {
                 while map.next_key::<IgnoredAny>()?.is_some() {
                     map.next_value_seed(Skip)?;
                 }
@@ -457,13 +423,9 @@ impl<'de> Visitor<'de> for Skip {
 
 impl TySeed<'_, '_> {
     fn number<E: de::Error>(&self, v: f64, whole: bool) -> Result<(), E> {
-        match self.ty {
-            Ty::Integer { minimum, maximum }
-                if whole && v >= *minimum as f64 && v <= *maximum as f64 =>
-            {
-                Ok(())
-            }
-            Ty::Number { minimum } if v.is_finite() && minimum.is_none_or(|m| v >= m) => Ok(()),
+        match self.kind {
+            Kind::Int { min, max } if whole && v >= *min && v <= *max => Ok(()),
+            Kind::Num { min } if v.is_finite() && min.is_none_or(|m| v >= m) => Ok(()),
             _ => Err(fail()),
         }
     }
