@@ -1,13 +1,14 @@
 //! `wiregen serve`: the validation service. A small, stateless HTTP/1.1 server that checks messages and
-//! session streams with the same [`Engine`] as `wiregen validate`, so teams can check live traffic and stored
-//! history from any language.
+//! session streams with the same [`Engine`](crate::engine::Engine) as `wiregen validate`, so teams can check
+//! live traffic and stored history from any language.
 //!
 //! # Endpoints
 //! - `POST /v1/validate`: `application/json` (one envelope) or `application/x-ndjson` (JSONL, checked line by
-//!   line as the body arrives); `?stream=true` also applies the stream rules ([`StreamChecker`]). Answers
-//!   `200 {"valid": bool, "results": [Record...]}`, each [`Record`] exactly as `wiregen validate --format json`
-//!   prints it. A line that is not JSON (or not UTF-8, or nests too deep) is a result, not a server error.
-//! - `POST /v1/rollup`: JSONL in, `{"valid", "records", "invalid", "rollup"}` out (the [`StreamChecker`] rollup).
+//!   line as the body arrives); `?stream=true` also applies the stream rules
+//!   ([`StreamChecker`](crate::stream::StreamChecker)). Answers `200 {"valid": bool, "results": [Record...]}`,
+//!   each [`Record`](crate::validate::Record) exactly as `wiregen validate --format json` prints it. A line
+//!   that is not JSON (or not UTF-8, or nests too deep) is a result, not a server error.
+//! - `POST /v1/rollup`: JSONL in, `{"valid", "records", "invalid", "rollup"}` out (the stream checker's rollup).
 //! - `GET /v1/schema` (the bundled schema, `application/schema+json`), `GET /v1/schema/events/{t}` (one event's
 //!   schema, standalone), `GET /healthz`, `GET /metrics` (Prometheus text).
 //!
@@ -58,9 +59,6 @@ use tokio::sync::{watch, Semaphore};
 pub use app::App;
 pub use error::ErrorCode;
 pub use metrics::Metrics;
-
-#[allow(unused_imports)] // for doc links
-use crate::{engine::Engine, stream::StreamChecker, validate::Record};
 
 /// Options of `wiregen serve` (also its command-line flags).
 #[derive(Debug, Clone, clap::Args)]
@@ -301,4 +299,25 @@ pub async fn serve(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        opts: ServeOptions,
+    }
+
+    #[test]
+    fn defaults_match_the_command_line_defaults() {
+        let parsed = Cli::parse_from(["wiregen-serve"]).opts;
+        assert_eq!(
+            format!("{parsed:?}"),
+            format!("{:?}", ServeOptions::default())
+        );
+    }
 }

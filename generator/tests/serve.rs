@@ -1048,3 +1048,57 @@ fn keep_alive_connections_serve_several_requests() {
         3.0
     );
 }
+
+#[test]
+fn slow_headers_are_dropped_after_the_header_deadline() {
+    let server = Server::start(&["--header-timeout-ms", "300"]);
+    let mut s = connect(server.addr);
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    s.write_all(b"POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Ty")
+        .expect("partial head");
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    // The server closes the connection (EOF, or a reset): either way the read ends, long before 5 s.
+    let r = s.read_to_end(&mut rest);
+    assert!(
+        !matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut),
+        "still open after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "closed only after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+#[test]
+fn connections_over_the_cap_wait_for_a_free_one() {
+    let server = Server::start(&["--max-connections", "1"]);
+    // Connection A is open (keep-alive, idle after one request).
+    let mut a = connect(server.addr);
+    a.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        .expect("send");
+    let mut buf = [0u8; 512];
+    let n = a.read(&mut buf).expect("answer on A");
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    // Connection B is not served while A holds the only slot...
+    let mut b = connect(server.addr);
+    b.set_read_timeout(Some(Duration::from_millis(400)))
+        .expect("timeout");
+    b.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .expect("send on B");
+    let waited = b.read(&mut buf);
+    assert!(
+        matches!(&waited, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut),
+        "B was served while A was open: {waited:?}"
+    );
+    // ...and is once A goes away.
+    drop(a);
+    b.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let r = read_response(&mut b);
+    assert_eq!(r.status, 200);
+}
