@@ -158,6 +158,14 @@ fn invalid_from_records(text: &str) -> BTreeSet<u64> {
         .collect()
 }
 
+/// Runs `npm ARGS` in `dir` (skipped for `ci` when `node_modules/` exists); whether it succeeded.
+fn npm(dir: &Path, args: &[&str], only_if_missing: bool) -> bool {
+    if only_if_missing && dir.join("node_modules").is_dir() {
+        return true;
+    }
+    Command::new("npm").current_dir(dir).args(args).status().is_ok_and(|s| s.success())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // Whole-process floor: this binary re-invoked to parse a file into IgnoredAny line by line.
@@ -195,8 +203,13 @@ fn main() {
     let js = jsonschema::draft202012::new(&schema).expect("compile bundled schema");
     let lines = corpus_lines(&big);
     let node_dir = root().join("tests/node");
-    let have_node = Command::new("node").arg("--version").output().is_ok() && node_dir.join("node_modules").is_dir();
-    let zod_dist = root().join("generated/ts/dist/index.js");
+    let ts_dir = root().join("generated/ts");
+    // Node contenders set themselves up like the tests do: dependencies from the lockfiles, then the package build.
+    let have_node = Command::new("node").arg("--version").output().is_ok()
+        && npm(&node_dir, &["ci", "--no-audit", "--no-fund", "--loglevel=error"], true)
+        && npm(&ts_dir, &["ci", "--no-audit", "--no-fund", "--loglevel=error"], true)
+        && npm(&ts_dir, &["run", "--silent", "build"], false);
+    let zod_dist = ts_dir.join("dist/index.js");
 
     let mut cs: Vec<Contender> = Vec::new();
     let mut add = |name: &'static str, note: &'static str| {
