@@ -55,33 +55,22 @@ fn protocol() -> wiregen::ir::Protocol {
 }
 
 fn engine(fx: &[Fixture]) -> Vec<Verdict> {
-    let p = protocol();
-    let normal = Engine::new(&p, EngineOptions { strict_ids: false });
-    let strict = Engine::new(&p, EngineOptions { strict_ids: true });
-    fx.iter()
-        .map(|f| {
-            let e = if f.strict_ids { &strict } else { &normal };
-            let (_, issues) = e.check_line(f.line.as_bytes());
-            match issues.first() {
-                None => Verdict::Valid,
-                Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
-            }
-        })
-        .collect()
+    engine_verdicts(fx, |e, line| e.check_line(line).1)
 }
 
 /// The engine's fast path with its precise fallback (what `validate` and `serve` run).
 fn engine_fast(fx: &[Fixture]) -> Vec<Verdict> {
+    engine_verdicts(fx, |e, line| e.check_line_fast(line))
+}
+
+fn engine_verdicts(fx: &[Fixture], check: fn(&Engine<'_>, &[u8]) -> Vec<wiregen::engine::Issue>) -> Vec<Verdict> {
     let p = protocol();
     let normal = Engine::new(&p, EngineOptions { strict_ids: false });
     let strict = Engine::new(&p, EngineOptions { strict_ids: true });
     fx.iter()
-        .map(|f| {
-            let e = if f.strict_ids { &strict } else { &normal };
-            match e.check_line_fast(f.line.as_bytes()).first() {
-                None => Verdict::Valid,
-                Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
-            }
+        .map(|f| match check(if f.strict_ids { &strict } else { &normal }, f.line.as_bytes()).first() {
+            None => Verdict::Valid,
+            Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
         })
         .collect()
 }
