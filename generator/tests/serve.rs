@@ -103,12 +103,28 @@ impl Server {
     }
 
     fn terminate(&self) {
+        self.signal("-TERM");
+    }
+
+    fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args([sig, &self.child.id().to_string()])
             .status()
             .expect("kill")
             .success();
-        assert!(ok, "kill -TERM failed");
+        assert!(ok, "kill {sig} failed");
+    }
+
+    /// Waits for the process to exit and returns its status.
+    fn wait_exit(&mut self, within: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(st) = self.child.try_wait().expect("wait") {
+                return st;
+            }
+            assert!(Instant::now() < deadline, "did not exit within {within:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -1000,14 +1016,7 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
         .collect();
     assert_eq!(valid, [json!(true), json!(false), json!(true)]);
     // Then the process exits cleanly.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(st) = server.child.try_wait().expect("wait") {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "did not exit after draining");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = server.wait_exit(Duration::from_secs(10));
     assert!(status.success(), "exit status {status}");
     let log = server.log.lock().unwrap().clone();
     assert!(log.contains("SIGTERM"), "{log}");
@@ -1101,4 +1110,24 @@ fn connections_over_the_cap_wait_for_a_free_one() {
         .expect("timeout");
     let r = read_response(&mut b);
     assert_eq!(r.status, 200);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_on_an_idle_server_exits_cleanly() {
+    let mut server = Server::start(&[]);
+    // An idle keep-alive connection must not hold the shutdown up.
+    let mut idle = connect(server.addr);
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        .expect("send");
+    let mut buf = [0u8; 512];
+    assert!(idle.read(&mut buf).expect("answer") > 0);
+    server.signal("-INT");
+    let status = server.wait_exit(Duration::from_secs(5));
+    assert!(status.success(), "exit status {status}");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !server.log.lock().unwrap().contains("SIGINT") {
+        assert!(Instant::now() < deadline, "no SIGINT log line");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
