@@ -147,6 +147,8 @@ fn stale(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
 /// A broken schema or a failing emitter (then nothing is written), or an I/O error while writing.
 pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     let files = render(opts)?;
+    // Read the old manifests before the new ones replace them.
+    let stale_files = stale(opts, &files);
     let mut report = GenerateReport::default();
     let mut to_write = Vec::new();
     for f in &files {
@@ -175,7 +177,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
         std::fs::rename(tmp, path).map_err(|source| Error::Io { path: path.clone(), source })?;
         report.written.push(path.clone());
     }
-    for path in stale(opts, &files) {
+    for path in stale_files {
         std::fs::remove_file(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
         report.deleted.push(path);
     }

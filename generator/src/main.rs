@@ -12,13 +12,17 @@ use wiregen::stream::StreamSummary;
 
 /// Schema-first codegen and validation for the agent session protocol.
 ///
-/// JSON Schema files in `schema/` are the single source of truth; wiregen generates Rust, TypeScript/Zod, a
-/// bundled standard schema and a markdown reference from them, and validates messages and streams.
+/// JSON Schema files in `schema/` are the single source of truth; wiregen generates Rust,
+/// TypeScript/Zod, a bundled standard schema and a markdown reference from them, and validates
+/// messages and streams.
 ///
 /// Examples:
-///   wiregen generate                 regenerate everything in generated/
-///   wiregen check                    fail if generated/ is stale
-///   wiregen validate session.jsonl   check every line of a session log
+///   wiregen generate                           regenerate everything in generated/
+///   wiregen generate --only docs               regenerate only generated/docs/
+///   wiregen check                              exit 1 and name the fix if generated/ is stale
+///   wiregen validate session.jsonl             check every line of a session log
+///   wiregen validate --stream session.jsonl    also check the stream's sequence rules
+///   wiregen help generate                      more about one command
 #[derive(Parser)]
 #[command(name = "wiregen", version, verbatim_doc_comment)]
 struct Cli {
@@ -36,12 +40,26 @@ enum Format {
 enum Command {
     /// Regenerate the outputs from the schema, writing only files that changed.
     ///
-    /// Example: wiregen generate --only rust,ts
+    /// Each output owns one subdirectory of --out (schema/, rust/, ts/, docs/) and a manifest of
+    /// the files it wrote; files it no longer produces are deleted. Nothing is written when the
+    /// schema is broken. Exit status: 0 done, 2 broken schema or I/O error.
+    ///
+    /// Examples:
+    ///   wiregen generate                            everything, into generated/
+    ///   wiregen generate --only rust,ts             the Rust crate and the TypeScript package
+    ///   wiregen generate --only docs --out /tmp/g   the markdown reference, into /tmp/g/docs/
+    ///   wiregen generate --format json              diagnostics and the report as JSON
     #[command(verbatim_doc_comment)]
     Generate(GenArgs),
     /// Regenerate in memory and exit 1 if any generated file is stale, missing or extra.
     ///
-    /// Example: wiregen check --format json
+    /// Names each file that differs (with a short diff) and the command that fixes them.
+    /// Exit status: 0 up to date, 1 out of date, 2 broken schema.
+    ///
+    /// Examples:
+    ///   wiregen check                  every output in generated/
+    ///   wiregen check --only docs      only generated/docs/
+    ///   wiregen check --format json    one JSON object: what is stale and the fix command
     #[command(verbatim_doc_comment)]
     Check(GenArgs),
     /// Validate envelopes: a file with one JSON envelope, JSONL (one per line), or `-` for stdin.
@@ -190,6 +208,14 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
                 ExitCode::from(2)
             }
             Ok(r) => {
+                if a.format == Format::Json {
+                    let show = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+                    println!(
+                        "{}",
+                        serde_json::json!({"written": show(&r.written), "unchanged": r.unchanged.len(), "deleted": show(&r.deleted)})
+                    );
+                    return ExitCode::SUCCESS;
+                }
                 eprintln!(
                     "wiregen generate: {} written, {} unchanged, {} deleted",
                     r.written.len(),
@@ -210,6 +236,13 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
 
 fn fix_command(a: &GenArgs) -> String {
     let mut s = String::from("cargo run -p wiregen -- generate");
+    // Name the directories when they are not the defaults, so the command fixes what was checked.
+    if a.schema != std::path::Path::new("schema") {
+        s.push_str(&format!(" --schema {}", a.schema.display()));
+    }
+    if a.out != std::path::Path::new("generated") {
+        s.push_str(&format!(" --out {}", a.out.display()));
+    }
     if !a.only.is_empty() {
         s.push_str(" --only ");
         s.push_str(&a.only.iter().map(|o| o.name()).collect::<Vec<_>>().join(","));

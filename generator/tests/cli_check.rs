@@ -1,0 +1,137 @@
+//! `wiregen generate` / `wiregen check` as a user or CI runs them: `--only`, `--out`, stale files named with
+//! the command that fixes them, and `--format json` diagnostics on a broken schema.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn wiregen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wiregen")).args(args).current_dir(root()).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(e.path().strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn generate_only_docs_into_another_dir_then_check() {
+    let out = tmp("only");
+    let o = out.to_str().unwrap();
+    let r = wiregen(&["generate", "--only", "docs", "--out", o]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    assert_eq!(files_under(&out), ["docs/.wiregen-manifest", "docs/session-protocol.md"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("docs/session-protocol.md")).unwrap(),
+        std::fs::read_to_string(root().join("generated/docs/session-protocol.md")).unwrap()
+    );
+    // Again: nothing written.
+    let r = wiregen(&["generate", "--only", "docs", "--out", o, "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json report");
+    assert_eq!(report["written"], serde_json::json!([]));
+    assert_eq!(report["unchanged"], 2);
+
+    let r = wiregen(&["check", "--only", "docs", "--out", o]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+
+    // A stale file is named, with a diff and the command that fixes exactly what was checked.
+    let md = out.join("docs/session-protocol.md");
+    let old = std::fs::read_to_string(&md).unwrap();
+    std::fs::write(&md, old.replacen("Globally unique", "Locally unique", 1)).unwrap();
+    // An extra file the output once produced (listed in its manifest) is named too.
+    let manifest = out.join("docs/.wiregen-manifest");
+    let mut m = std::fs::read_to_string(&manifest).unwrap();
+    m.push_str("old.md\n");
+    std::fs::write(&manifest, m).unwrap();
+    std::fs::write(out.join("docs/old.md"), "gone\n").unwrap();
+    let r = wiregen(&["check", "--only", "docs", "--out", o]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("stale:   {}", md.display())), "{err}");
+    assert!(err.contains("-| `id` |") && err.contains("Locally unique"), "no diff: {err}");
+    assert!(err.contains(&format!("extra:   {}", out.join("docs/old.md").display())), "{err}");
+    let fix = format!("cargo run -p wiregen -- generate --out {o} --only docs");
+    assert!(err.contains(&format!("run `{fix}` to fix")), "{err}");
+
+    let r = wiregen(&["check", "--only", "docs", "--out", o, "--format", "json"]);
+    assert_eq!(r.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+    assert_eq!(v["clean"], false);
+    // The manifest is stale too: it lists `old.md`, which this output no longer produces.
+    assert_eq!(v["changed"], serde_json::json!([md.display().to_string(), manifest.display().to_string()]));
+    assert_eq!(v["extra"], serde_json::json!([out.join("docs/old.md").display().to_string()]));
+    assert_eq!(v["fix"], fix);
+
+    // The fix command's arguments fix it.
+    let r = wiregen(&["generate", "--out", o, "--only", "docs"]);
+    assert!(r.status.success());
+    assert!(!out.join("docs/old.md").exists());
+    assert_eq!(wiregen(&["check", "--only", "docs", "--out", o]).status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn broken_schema_gives_located_json_diagnostics_and_writes_nothing() {
+    let schema = tmp("broken-schema");
+    let out = tmp("broken-out");
+    let mut stack = vec![(root().join("schema"), schema.clone())];
+    while let Some((from, to)) = stack.pop() {
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(&from).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push((e.path(), to.join(e.file_name())));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let f = schema.join("events/turn-end.schema.json");
+    let t = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(&f, t.replacen("\"$ref\": \"../defs.schema.json#/$defs/usage\"", "\"$ref\": \"../defs.schema.json#/$defs/nope\"", 1))
+        .unwrap();
+    let (s, o) = (schema.to_str().unwrap(), out.to_str().unwrap());
+    for cmd in ["generate", "check"] {
+        let r = wiregen(&[cmd, "--schema", s, "--out", o, "--format", "json"]);
+        assert_eq!(r.status.code(), Some(2), "{cmd}: {}", text(&r.stderr));
+        let lines: Vec<serde_json::Value> =
+            text(&r.stdout).lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
+        let d = lines
+            .iter()
+            .find(|d| d["pointer"] == "/properties/usage/$ref")
+            .unwrap_or_else(|| panic!("{cmd}: no diagnostic at the pointer: {lines:?}"));
+        assert_eq!(d["code"], "schema.unresolvable-ref");
+        assert!(d["file"].as_str().unwrap().ends_with("events/turn-end.schema.json"), "{d}");
+        assert!(d["line"].as_u64().unwrap() > 1 && d["col"].as_u64().unwrap() > 1, "{d}");
+
+        let r = wiregen(&[cmd, "--schema", s, "--out", o]);
+        assert_eq!(r.status.code(), Some(2));
+        let err = text(&r.stderr);
+        assert!(err.contains("turn-end.schema.json:") && err.contains("error[schema.unresolvable-ref]: /properties/usage/$ref"), "{err}");
+    }
+    assert!(files_under(&out).is_empty(), "nothing may be written");
+    let _ = std::fs::remove_dir_all(&schema);
+}

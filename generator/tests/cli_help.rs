@@ -1,0 +1,101 @@
+//! `--help` of `wiregen` and of every subcommand is a golden under `tests/golden/help/`, and each shows examples.
+//!
+//! After changing a flag or a doc comment, regenerate the goldens with
+//! `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test cli_help` (ignored when `CI` is set): it writes one file
+//! per subcommand listed by `wiregen --help` and deletes goldens of subcommands that no longer exist.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/help")
+}
+
+fn update_golden() -> bool {
+    std::env::var_os("WIREGEN_UPDATE_GOLDEN").is_some_and(|v| v == "1") && std::env::var_os("CI").is_none()
+}
+
+/// `wiregen <args> --help`, at a fixed width, without colour.
+fn help(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(args)
+        .arg("--help")
+        .env("COLUMNS", "100")
+        .env_remove("CLICOLOR_FORCE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "wiregen {args:?} --help failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Subcommand names from the `Commands:` section of the top-level help (without `help` itself).
+fn subcommands(top: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_commands = false;
+    for line in top.lines() {
+        if line == "Commands:" {
+            in_commands = true;
+            continue;
+        }
+        if in_commands {
+            if line.is_empty() || !line.starts_with(' ') {
+                break;
+            }
+            // A command line has two spaces of indent; wrapped descriptions are indented further.
+            if line.starts_with("  ") && !line.starts_with("   ") {
+                let name = line.split_whitespace().next().unwrap();
+                if name != "help" {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn help_goldens() {
+    let top = help(&[]);
+    let cmds = subcommands(&top);
+    assert!(["generate", "check", "validate"].iter().all(|c| cmds.iter().any(|x| x == c)), "commands: {cmds:?}");
+    let mut pages = vec![("wiregen".to_string(), top)];
+    for c in &cmds {
+        pages.push((c.clone(), help(&[c])));
+    }
+    let dir = golden_dir();
+    let mut failures = Vec::new();
+    for (name, text) in &pages {
+        assert!(text.contains("Example"), "`{name} --help` shows no example:\n{text}");
+        let path = dir.join(format!("{name}.txt"));
+        if update_golden() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, text).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            failures.push(format!("{} differs:\n{text}", path.display()));
+        }
+    }
+    // Goldens of subcommands that no longer exist.
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        if !pages.iter().any(|(n, _)| *n == stem) {
+            if update_golden() {
+                std::fs::remove_file(&path).unwrap();
+            } else {
+                failures.push(format!("{} has no subcommand", path.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\n\nupdate with: WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test cli_help",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn help_subcommand_matches_flag() {
+    // `wiregen help generate` and `wiregen generate --help` are the same page.
+    let out = Command::new(env!("CARGO_BIN_EXE_wiregen")).args(["help", "generate"]).env("COLUMNS", "100").output().unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), help(&["generate"]));
+}
