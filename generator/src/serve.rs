@@ -182,42 +182,52 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
             .next()
             .ok_or_else(|| bind_err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address")))?;
         let listener = TcpListener::bind(addr).await.map_err(bind_err)?;
+        let shutdown = shutdown_signal().map_err(ServeError::Io)?;
         let local = listener.local_addr().map_err(ServeError::Io)?;
+        let events = proto.union.variants.len();
+        let app = App::new(proto, opts);
         {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "listening on http://{local}");
             let _ = out.flush();
         }
-        tracing::info!(addr = %local, events = proto.union.variants.len(), strict_ids = opts.strict_ids, "wiregen serve started");
-        let app = App::new(proto, opts);
-        serve(listener, app, opts, shutdown_signal()).await.map_err(ServeError::Io)?;
+        tracing::info!(addr = %local, events, strict_ids = opts.strict_ids, "wiregen serve started");
+        serve(listener, app, opts, shutdown).await.map_err(ServeError::Io)?;
         tracing::info!("wiregen serve stopped");
         Ok(())
     })
 }
 
-/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+/// Installs the SIGINT and SIGTERM handlers now (call it inside the runtime, before announcing the address, so
+/// a signal sent right after start-up is never missed) and returns a future that completes on either.
+///
+/// # Errors
+/// When a handler cannot be installed.
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
+    let log =
+        |sig: &str| tracing::info!(signal = sig, "shutting down: finishing in-flight requests");
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut term = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = int.recv() => log("SIGINT"),
+                _ = term.recv() => log("SIGTERM"),
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
+        })
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => tracing::info!(signal = "SIGINT", "shutting down: finishing in-flight requests"),
-        _ = term => tracing::info!(signal = "SIGTERM", "shutting down: finishing in-flight requests"),
+    {
+        Ok(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                log("SIGINT");
+            } else {
+                std::future::pending::<()>().await;
+            }
+        })
     }
 }
 

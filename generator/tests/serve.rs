@@ -826,7 +826,7 @@ fn a_small_max_body_is_enforced_on_jsonl_and_json() {
         .assert_error(413, "body-too-large");
     assert_eq!(
         server
-            .post("/v1/validate", NDJSON, body[..990].as_bytes())
+            .post("/v1/validate", NDJSON, &body.as_bytes()[..990])
             .status,
         200
     );
