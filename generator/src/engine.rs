@@ -107,7 +107,7 @@ impl<'p> Engine<'p> {
             out.push(Issue::new(Rule::Type, "", format!("expected a JSON object (an envelope), got {}", kind(v))));
             return out;
         };
-        self.object(obj, &self.proto.envelope.fields, "", None, &mut out);
+        self.object(obj, &self.proto.envelope.fields, &Ptr::ROOT, None, &mut out);
         if out.is_empty() {
             self.roles(obj, &mut out);
         }
@@ -141,11 +141,11 @@ impl<'p> Engine<'p> {
 
     /// Checks an object's fields in schema order, then reports unknown properties in input order.
     /// `tag` is the union member's discriminator value when the object is an event body.
-    fn object(&self, obj: &Map<String, Value>, fields: &[Field], ptr: &str, tag: Option<(&str, &str)>, out: &mut Vec<Issue>) {
+    fn object(&self, obj: &Map<String, Value>, fields: &[Field], ptr: &Ptr<'_>, tag: Option<(&str, &str)>, out: &mut Vec<Issue>) {
         for f in fields {
-            let fp = push_ptr(ptr, &f.name);
+            let fp = ptr.key(&f.name);
             match obj.get(&f.name) {
-                None if f.required => out.push(Issue::new(Rule::Required, fp, format!("missing required property `{}`", f.name))),
+                None if f.required => out.push(Issue::new(Rule::Required, fp.render(), format!("missing required property `{}`", f.name))),
                 None => {}
                 Some(v) => self.value(&f.ty, v, &fp, out),
             }
@@ -161,29 +161,29 @@ impl<'p> Engine<'p> {
                 if let Some((_, rep)) = self.proto.removed_property(tag_value, k) {
                     out.push(Issue::new(
                         Rule::RemovedProperty,
-                        push_ptr(ptr, k),
+                        ptr.key(k).render(),
                         format!("`{k}` was removed from `{tag_value}` in this version: use `{rep}` instead"),
                     ));
                     continue;
                 }
             }
-            out.push(Issue::new(Rule::AdditionalProperty, push_ptr(ptr, k), format!("unknown property `{k}`")));
+            out.push(Issue::new(Rule::AdditionalProperty, ptr.key(k).render(), format!("unknown property `{k}`")));
         }
     }
 
-    fn value(&self, ty: &Ty, v: &Value, ptr: &str, out: &mut Vec<Issue>) {
+    fn value(&self, ty: &Ty, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         match ty {
             Ty::String(s) => {
                 let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
                 if let Some(min) = s.min_length {
                     if (sv.chars().count() as u64) < min {
-                        out.push(Issue::new(Rule::MinLength, ptr, format!("must be at least {min} character(s) long")));
+                        out.push(Issue::new(Rule::MinLength, ptr.render(), format!("must be at least {min} character(s) long")));
                         return;
                     }
                 }
                 if let Some(re) = s.strict_pattern.as_ref().and_then(|p| self.strict.get(p)) {
                     if !re.is_match(sv) {
-                        out.push(Issue::new(Rule::StrictId, ptr, format!("`{sv}` is not a cuid2 id (pattern {})", re.as_str())));
+                        out.push(Issue::new(Rule::StrictId, ptr.render(), format!("`{sv}` is not a cuid2 id (pattern {})", re.as_str())));
                     }
                 }
             }
@@ -193,16 +193,16 @@ impl<'p> Engine<'p> {
                     None => return out.push(type_issue(ptr, "an integer", v)),
                 };
                 if n < *minimum as f64 {
-                    out.push(Issue::new(Rule::Minimum, ptr, format!("must be at least {minimum}")));
+                    out.push(Issue::new(Rule::Minimum, ptr.render(), format!("must be at least {minimum}")));
                 } else if n > *maximum as f64 {
-                    out.push(Issue::new(Rule::Maximum, ptr, format!("must be at most {maximum}")));
+                    out.push(Issue::new(Rule::Maximum, ptr.render(), format!("must be at most {maximum}")));
                 }
             }
             Ty::Number { minimum } => {
                 let Some(n) = v.as_f64() else { return out.push(type_issue(ptr, "a number", v)) };
                 if let Some(min) = minimum {
                     if n < *min {
-                        out.push(Issue::new(Rule::Minimum, ptr, format!("must be at least {min}")));
+                        out.push(Issue::new(Rule::Minimum, ptr.render(), format!("must be at least {min}")));
                     }
                 }
             }
@@ -215,7 +215,7 @@ impl<'p> Engine<'p> {
                 let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
                 let e = &self.proto.enums[name];
                 if !e.values.iter().any(|x| x == sv) {
-                    out.push(Issue::new(Rule::Enum, ptr, format!("`{sv}` is not one of {}", quoted_list(&e.values))));
+                    out.push(Issue::new(Rule::Enum, ptr.render(), format!("`{sv}` is not one of {}", quoted_list(&e.values))));
                 }
             }
             Ty::Object(name) => {
@@ -230,9 +230,9 @@ impl<'p> Engine<'p> {
             Ty::Union => {
                 let Some(o) = v.as_object() else { return out.push(type_issue(ptr, "an object", v)) };
                 let u = &self.proto.union;
-                let tp = push_ptr(ptr, &u.tag);
+                let tp = ptr.key(&u.tag);
                 let t = match o.get(&u.tag) {
-                    None => return out.push(Issue::new(Rule::Required, tp, format!("missing required property `{}`", u.tag))),
+                    None => return out.push(Issue::new(Rule::Required, tp.render(), format!("missing required property `{}`", u.tag))),
                     Some(Value::String(t)) => t,
                     Some(other) => return out.push(type_issue(&tp, "a string", other)),
                 };
@@ -241,16 +241,39 @@ impl<'p> Engine<'p> {
                     None => match self.proto.removed_event(t) {
                         Some((_, rep)) => out.push(Issue::new(
                             Rule::RemovedEvent,
-                            tp,
+                            tp.render(),
                             format!("`{t}` was removed in this version: use `{rep}` instead"),
                         )),
                         None => {
                             let tags: Vec<String> = u.variants.iter().map(|v| v.tag.clone()).collect();
-                            out.push(Issue::new(Rule::UnknownEvent, tp, format!("`{t}` is not an event; expected one of {}", quoted_list(&tags))))
+                            out.push(Issue::new(Rule::UnknownEvent, tp.render(), format!("`{t}` is not an event; expected one of {}", quoted_list(&tags))))
                         }
                     },
                 }
             }
+        }
+    }
+}
+
+/// A JSON Pointer built lazily, as a chain of borrowed tokens: rendered only when an error needs it, so checking
+/// a valid message allocates nothing for pointers.
+#[derive(Clone, Copy)]
+struct Ptr<'a> {
+    parent: Option<&'a Ptr<'a>>,
+    token: &'a str,
+}
+
+impl<'a> Ptr<'a> {
+    const ROOT: Ptr<'static> = Ptr { parent: None, token: "" };
+
+    fn key(&'a self, token: &'a str) -> Ptr<'a> {
+        Ptr { parent: Some(self), token }
+    }
+
+    fn render(&self) -> String {
+        match self.parent {
+            None => String::new(),
+            Some(p) => push_ptr(&p.render(), self.token),
         }
     }
 }
@@ -260,8 +283,8 @@ fn field_role_issue(f: &Field, ptr: &str, role: &str) -> Issue {
     Issue::new(Rule::RoleField, ptr, format!("`{}` may be sent only by {allowed}, not by {role}", f.name))
 }
 
-fn type_issue(ptr: &str, expected: &str, got: &Value) -> Issue {
-    Issue::new(Rule::Type, ptr, format!("expected {expected}, got {}", kind(got)))
+fn type_issue(ptr: &Ptr<'_>, expected: &str, got: &Value) -> Issue {
+    Issue::new(Rule::Type, ptr.render(), format!("expected {expected}, got {}", kind(got)))
 }
 
 /// The JSON type name of a value, for messages.

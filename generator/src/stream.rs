@@ -253,6 +253,12 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
 
     /// Checks the next record (`line` is 1-based; `bytes` is the line without its newline).
     pub fn check(&mut self, line: usize, bytes: &[u8]) -> Record {
+        // The fast path vouches for the message; the value is still needed for the stream state.
+        if self.engine.is_valid_fast(bytes) {
+            if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+                return self.check_valid(line, &v);
+            }
+        }
         let (value, errors) = self.engine.check_line(bytes);
         match value {
             Some(v) if errors.is_empty() => self.check_valid(line, &v),
