@@ -111,8 +111,15 @@ fn broken_schema_gives_located_json_diagnostics_and_writes_nothing() {
     }
     let f = schema.join("events/turn-end.schema.json");
     let t = std::fs::read_to_string(&f).unwrap();
-    std::fs::write(&f, t.replacen("\"$ref\": \"../defs.schema.json#/$defs/usage\"", "\"$ref\": \"../defs.schema.json#/$defs/nope\"", 1))
-        .unwrap();
+    std::fs::write(
+        &f,
+        t.replacen(
+            "\"$ref\": \"../defs.schema.json#/$defs/usage\"",
+            "\"$ref\": \"../defs.schema.json#/$defs/nope\"",
+            1,
+        ),
+    )
+    .unwrap();
     let (s, o) = (schema.to_str().unwrap(), out.to_str().unwrap());
     for cmd in ["generate", "check"] {
         let r = wiregen(&[cmd, "--schema", s, "--out", o, "--format", "json"]);
@@ -130,7 +137,11 @@ fn broken_schema_gives_located_json_diagnostics_and_writes_nothing() {
         let r = wiregen(&[cmd, "--schema", s, "--out", o]);
         assert_eq!(r.status.code(), Some(2));
         let err = text(&r.stderr);
-        assert!(err.contains("turn-end.schema.json:") && err.contains("error[schema.unresolvable-ref]: /properties/usage/$ref"), "{err}");
+        assert!(
+            err.contains("turn-end.schema.json:")
+                && err.contains("error[schema.unresolvable-ref]: /properties/usage/$ref"),
+            "{err}"
+        );
     }
     assert!(files_under(&out).is_empty(), "nothing may be written");
     let _ = std::fs::remove_dir_all(&schema);

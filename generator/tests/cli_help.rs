@@ -96,6 +96,7 @@ fn help_goldens() {
 #[test]
 fn help_subcommand_matches_flag() {
     // `wiregen help generate` and `wiregen generate --help` are the same page.
-    let out = Command::new(env!("CARGO_BIN_EXE_wiregen")).args(["help", "generate"]).env("COLUMNS", "100").output().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_wiregen")).args(["help", "generate"]).env("COLUMNS", "100").output().unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), help(&["generate"]));
 }

@@ -117,7 +117,12 @@ fn check_tables(md: &str) -> Result<usize, String> {
         }
         for l in &lines {
             if raw_cells(l) != t.columns {
-                return Err(format!("table under {:?}: {} cells, header has {}: {l}", t.heading, raw_cells(l), t.columns));
+                return Err(format!(
+                    "table under {:?}: {} cells, header has {}: {l}",
+                    t.heading,
+                    raw_cells(l),
+                    t.columns
+                ));
             }
         }
         if t.header.len() != t.columns || t.rows.iter().any(|r| r.len() != t.columns) {
@@ -243,7 +248,8 @@ fn type_compatible(seed: &str, gen: &str) -> Result<(), String> {
 /// Same description, or the seed listed the allowed values in the description and the generated type lists them.
 fn description_compatible(seed: &str, gen_desc: &str, gen_type: &str) -> Result<(), String> {
     let values = enum_values(seed);
-    let only_values = !values.is_empty() && seed.split('`').filter(|s| !s.trim().is_empty() && s.trim() != "|").count() == values.len();
+    let only_values = !values.is_empty()
+        && seed.split('`').filter(|s| !s.trim().is_empty() && s.trim() != "|").count() == values.len();
     if seed == gen_desc || (only_values && enum_values(gen_type) == values) {
         Ok(())
     } else {

@@ -92,10 +92,8 @@ pub fn cell(s: String) -> String {
 /// longest backtick run inside, padded with spaces when the content starts or ends with a backtick; line
 /// breaks become spaces (as markdown would render them) and `|` is escaped for tables.
 pub fn code(s: String) -> String {
-    let flat: String = s
-        .chars()
-        .map(|c| if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') { ' ' } else { c })
-        .collect();
+    let flat: String =
+        s.chars().map(|c| if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') { ' ' } else { c }).collect();
     if flat.is_empty() {
         return "` `".into();
     }
@@ -375,13 +373,16 @@ fn rows(p: &Protocol, prefix: &str, fields: &[Field], out: &mut Vec<Row>) {
                 }
                 ("string", c, pattern, Vec::new())
             }
-            Ty::Integer { minimum, maximum } => ("integer", format!("{} to {}", bound(*minimum), bound(*maximum)), String::new(), Vec::new()),
+            Ty::Integer { minimum, maximum } => {
+                ("integer", format!("{} to {}", bound(*minimum), bound(*maximum)), String::new(), Vec::new())
+            }
             Ty::Number { minimum } => {
                 ("number", minimum.map(|m| format!("≥ {m}")).unwrap_or_default(), String::new(), Vec::new())
             }
             Ty::Boolean => ("boolean", String::new(), String::new(), Vec::new()),
             Ty::Enum(name) => {
-                let values = p.enums.get(name).map(|e| e.values.iter().map(|v| Value::from(v.as_str()).to_string()).collect());
+                let values =
+                    p.enums.get(name).map(|e| e.values.iter().map(|v| Value::from(v.as_str()).to_string()).collect());
                 ("string", String::new(), String::new(), values.unwrap_or_default())
             }
             Ty::Object(_) | Ty::AnyObject | Ty::Union => ("object", String::new(), String::new(), Vec::new()),
