@@ -1,7 +1,7 @@
 //! Validation throughput, measured side by side against named peers in one run.
 //!
 //! `cargo bench -p wiregen --bench validate` (options after `--`: `--mb N` corpus size, default 100; `--rounds N`,
-//! default 5). It writes a deterministic corpus (mostly text and tool calls, ~5% invalid lines spread over the
+//! default 5; `--no-node` skips the node contenders). It writes a deterministic corpus (mostly text and tool calls, ~5% invalid lines spread over the
 //! rules) to `target/bench/`, then measures, interleaved round by round:
 //! - `serde_json -> IgnoredAny`: the parse floor every serde-based validator pays;
 //! - `jsonschema` crate: parse to `Value` + `is_valid` with the bundled schema;
@@ -205,7 +205,8 @@ fn main() {
     let node_dir = root().join("tests/node");
     let ts_dir = root().join("generated/ts");
     // Node contenders set themselves up like the tests do: dependencies from the lockfiles, then the package build.
-    let have_node = Command::new("node").arg("--version").output().is_ok()
+    let have_node = !args.iter().any(|a| a == "--no-node")
+        && Command::new("node").arg("--version").output().is_ok()
         && npm(&node_dir, &["ci", "--no-audit", "--no-fund", "--loglevel=error"], true)
         && npm(&ts_dir, &["ci", "--no-audit", "--no-fund", "--loglevel=error"], true)
         && npm(&ts_dir, &["run", "--silent", "build"], false);
@@ -219,7 +220,8 @@ fn main() {
     let floor = add("serde_json -> IgnoredAny (floor)", "in-process, 1 thread");
     let jsch = add("jsonschema crate (Value + is_valid)", "in-process, 1 thread, bundled schema");
     let w1 = add("wiregen engine", "in-process, 1 thread");
-    let w2 = add("wiregen engine", "in-process, all threads");
+    let wm = add("wiregen engine", "in-process, all threads, lines in memory");
+    let w2 = add("wiregen engine", "in-process, all threads, reading the file");
     let wp = add("wiregen validate (process)", "whole process, large corpus");
     let ajv = if have_node { Some(add("ajv 8 (JSON.parse + validate)", "node, bundled schema")) } else { None };
     let zod = if have_node && zod_dist.exists() { Some(add("generated Zod (JSON.parse + safeParse)", "node")) } else { None };
@@ -261,6 +263,14 @@ fn main() {
         }
         cs[w1].secs.push(t.elapsed().as_secs_f64());
         cs[w1].invalid = bad;
+        // wiregen, all threads, on the lines in memory (the compute alone).
+        let t = Instant::now();
+        let bad: BTreeSet<u64> = {
+            use rayon::prelude::*;
+            lines.par_iter().enumerate().filter(|(_, l)| !engine.check_line_fast(l).is_empty()).map(|(i, _)| i as u64 + 1).collect()
+        };
+        cs[wm].secs.push(t.elapsed().as_secs_f64());
+        cs[wm].invalid = bad;
         // wiregen, all threads, reading the file like the CLI does.
         let t = Instant::now();
         let mut bad = BTreeSet::new();
@@ -379,7 +389,7 @@ fn main() {
     report.push_str(&target("wiregen all threads vs 1 thread", ratio(w1, w2), 1.7, true));
     report.push_str(&target("whole process 1k lines vs floor process", ratio(wps, fps), 2.0, false));
     if !have_node {
-        report.push_str("\n(node contenders skipped: run `npm ci` in tests/node)\n");
+        report.push_str("\n(node contenders skipped: --no-node, or node/npm unavailable)\n");
     }
     if zod.is_none() {
         report.push_str("\n(generated Zod skipped: build it with `npm ci && npm run build` in generated/ts)\n");

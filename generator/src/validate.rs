@@ -124,19 +124,31 @@ pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
 /// Bytes per batch handed to the worker threads: bounds memory to a few batches whatever the input size.
 pub const BATCH_BYTES: usize = 4 << 20;
 
-/// A run of whole lines read from the input.
-struct Batch {
-    /// Line number of the first line.
-    first_line: usize,
-    /// The lines, each ending in `\n` except perhaps the last line of the input.
-    data: Vec<u8>,
+/// The lines of a run of whole lines (each ending in `\n`, except perhaps the last line of the input), without
+/// their `\n` or `\r\n`.
+fn lines_of(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let empty = data.is_empty();
+    let data = data.strip_suffix(b"\n").unwrap_or(data);
+    data.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(move |_| !empty)
 }
 
-impl Batch {
-    fn lines(&self) -> Vec<&[u8]> {
-        let data = self.data.strip_suffix(b"\n").unwrap_or(&self.data);
-        data.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect()
+/// Cuts a run of whole lines into about `pieces` runs of whole lines, so workers can split and check them.
+fn split_chunks(data: &[u8], pieces: usize) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(pieces);
+    let mut start = 0;
+    for k in 1..pieces {
+        let target = (data.len() * k / pieces).max(start);
+        let Some(nl) = data[target..].iter().position(|&b| b == b'\n') else { break };
+        let end = target + nl + 1;
+        if end > start {
+            out.push(&data[start..end]);
+            start = end;
+        }
     }
+    if start < data.len() {
+        out.push(&data[start..]);
+    }
+    out
 }
 
 /// Reads the next batch of whole lines: at least one line, cut at [`BATCH_BYTES`], or earlier when the input
@@ -190,34 +202,33 @@ pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mu
         return Ok(summary);
     }
     emit(1, engine.check_line_fast(&first));
-    let mut check = |b: Batch| {
-        let lines = b.lines();
-        let results: Vec<Vec<Issue>> = if lines.len() > 64 {
-            lines.par_iter().map(|l| engine.check_line_fast(l)).collect()
+    let mut next_line = 2;
+    let pieces = rayon::current_num_threads() * 4;
+    let mut check = |data: Vec<u8>| {
+        // Workers split their own piece into lines and check them; records then go out in input order.
+        let results: Vec<Vec<Vec<Issue>>> = if data.len() > 64 << 10 {
+            split_chunks(&data, pieces).par_iter().map(|c| lines_of(c).map(|l| engine.check_line_fast(l)).collect()).collect()
         } else {
-            lines.iter().map(|l| engine.check_line_fast(l)).collect()
+            vec![lines_of(&data).map(|l| engine.check_line_fast(l)).collect()]
         };
-        for (i, errors) in results.into_iter().enumerate() {
-            emit(b.first_line + i, errors);
+        for errors in results.into_iter().flatten() {
+            emit(next_line, errors);
+            next_line += 1;
         }
     };
     let mut carry = Vec::new();
-    let Some(data) = next_batch(&mut reader, &mut carry)? else { return Ok(summary) };
-    let mut next_line = 2 + data.iter().filter(|&&b| b == b'\n').count();
-    let head = Batch { first_line: 2, data };
+    let Some(head) = next_batch(&mut reader, &mut carry)? else { return Ok(summary) };
     let Some(more) = next_batch(&mut reader, &mut carry)? else {
         check(head);
         return Ok(summary);
     };
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
         let producer = scope.spawn(move || {
             let mut data = Some(more);
             while let Some(d) = data {
-                let first_line = next_line;
-                next_line += d.iter().filter(|&&b| b == b'\n').count();
                 // A closed receiver means the consumer stopped; the rest of the input is not needed.
-                if tx.send(Batch { first_line, data: d }).is_err() {
+                if tx.send(d).is_err() {
                     break;
                 }
                 data = next_batch(&mut reader, &mut carry)?;
@@ -231,4 +242,26 @@ pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mu
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_split_into_the_same_lines_as_the_whole() {
+        let inputs: [&[u8]; 6] = [b"", b"\n", b"a\n\nb\r\nc", b"a\nb\n", b"\n\n\n", b"{\"x\":1}\n\r\n{}\nlast"];
+        for data in inputs {
+            let whole: Vec<&[u8]> = lines_of(data).collect();
+            for pieces in 1..8 {
+                let chunks = split_chunks(data, pieces);
+                assert_eq!(chunks.concat(), data, "pieces cover the input exactly");
+                let joined: Vec<&[u8]> = chunks.iter().flat_map(|c| lines_of(c)).collect();
+                assert_eq!(joined, whole, "{data:?} in {pieces} pieces");
+            }
+        }
+        assert_eq!(lines_of(b"a\n\nb\r\nc").collect::<Vec<_>>(), vec![&b"a"[..], b"", b"b", b"c"]);
+        assert_eq!(lines_of(b"").count(), 0);
+        assert_eq!(lines_of(b"\n").collect::<Vec<_>>(), vec![&b""[..]]);
+    }
 }
