@@ -131,5 +131,6 @@ test("validateSessionLine takes strings and bytes", () => {
 
 test("descriptions are attached to the schemas", () => {
   assert.ok(w.sessionEnvelopeSchema.description.length > 0);
-  assert.ok(w.sessionToolCallStartEventSchema.shape.call.description.length > 0);
+  assert.ok(w.sessionToolCallStartEventSchema.description.length > 0);
+  assert.ok(w.sessionRoleSchema.description.length > 0);
 });

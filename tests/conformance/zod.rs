@@ -350,7 +350,7 @@ fn hostile_schema_text_still_gives_valid_typescript() {
     let expected = serde_json::json!({
         "envelope": p.envelope.description,
         "union": p.union.description,
-        "field": p.envelope.fields[0].description,
+        "event": p.union.variants[0].description,
         "enumValue": nasty,
         "oddField": odd_field,
     });
@@ -361,7 +361,7 @@ fn hostile_schema_text_still_gives_valid_typescript() {
         const got = {
           envelope: w.sessionEnvelopeSchema.description,
           union: w.sessionEventSchema.description,
-          field: w.sessionEnvelopeSchema.shape[Object.keys(w.sessionEnvelopeSchema.shape)[0]].description,
+          event: w.sessionEventSchema.options[0].description,
           enumValue: Object.values(w).flatMap((s) => (s && s.options && Array.isArray(s.options) && typeof s.options[0] === "string" ? s.options : [])).find((o) => o === want.enumValue),
           oddField: w.sessionEventSchema.options.flatMap((o) => Object.keys(o.shape)).find((k) => k === want.oddField),
         };
@@ -378,7 +378,7 @@ fn hostile_schema_text_still_gives_valid_typescript() {
         "the hostile package at run time",
     );
     // The doc comments are still comments: no description closed one early (tsc would have failed), and the text
-    // is there, escaped.
+    // is there, escaped (field descriptions live only in doc comments).
     let schemas = std::fs::read_to_string(dir.join("src/schemas.ts")).expect("schemas.ts");
     assert!(schemas.contains("x *\\/ y `z` ${a}"), "descriptions appear in doc comments, escaped");
     assert!(schemas.contains("\\@deprecated u"), "a description cannot add a doc tag");

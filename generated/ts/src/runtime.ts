@@ -105,6 +105,13 @@ export function wireMessage(iss: RawIssue): string {
       return tagged(`must be at least ${String(iss.minimum)}`, "minimum");
     case "too_big":
       return tagged(`must be at most ${String(iss.maximum)}`, "maximum");
+    case "custom": {
+      const p = iss.params as Partial<RoleParams> | undefined;
+      if (p?.rule === "role-event" || p?.rule === "role-field") {
+        return tagged(`\`${String(p.what)}\` may be sent only by ${String(p.allowed)}, not by ${String(iss.input)}`, p.rule);
+      }
+      return tagged("invalid value", isRule(p?.rule) ? p.rule : "type");
+    }
     default:
       return tagged("invalid value", "type");
   }
@@ -175,67 +182,13 @@ export function unionMessage(tag: string, removed: Readonly<Record<string, strin
   };
 }
 
-/** Property names with the roles that may send them. */
-export type FieldRoles = readonly (readonly [string, readonly string[]])[];
-
-/** The role rules of a protocol, as data from the schema's `x-roles`. */
-export interface RoleRules {
-  /** The envelope field naming the sender's role. */
-  readonly role: string;
-  /** The envelope field carrying the event. */
-  readonly union: string;
-  /** The event discriminator. */
-  readonly tag: string;
-  /** The roles that may send each event. */
-  readonly events: Readonly<Record<string, readonly string[]>>;
-  /** Role-restricted envelope fields. */
-  readonly envelope: FieldRoles;
-  /** Role-restricted fields of each event. */
-  readonly fields: Readonly<Record<string, FieldRoles>>;
-}
-
-function fieldIssue(path: PropertyKey[], name: string, roles: readonly string[], role: string): RawIssue {
-  return {
-    code: "custom",
-    input: name,
-    path,
-    params: { rule: "role-field" },
-    message: tagged(`\`${name}\` may be sent only by ${roles.join(" or ")}, not by ${role}`, "role-field"),
-  };
-}
-
-/**
- * The role check of the envelope, run only once the shape is valid (as the engine does): the event's roles at the
- * role field (`role-event`), then role-restricted envelope fields, then role-restricted event fields
- * (`role-field`), each at the field. Issues carry `params.rule`.
- */
-export function roleCheck(r: RoleRules): (ctx: z.core.ParsePayload<Record<string, unknown>>) => void {
-  return (ctx) => {
-    if (ctx.issues.length !== 0) return;
-    const env = ctx.value;
-    const role = env[r.role] as string;
-    const ev = env[r.union] as Record<string, unknown>;
-    const t = ev[r.tag] as string;
-    const allowed = Object.hasOwn(r.events, t) ? r.events[t] : undefined;
-    if (allowed !== undefined && !allowed.includes(role)) {
-      ctx.issues.push({
-        code: "custom",
-        input: role,
-        path: [r.role],
-        params: { rule: "role-event" },
-        message: tagged(`\`${t}\` may be sent only by ${allowed.join(" or ")}, not by ${role}`, "role-event"),
-      });
-    }
-    for (const [name, roles] of r.envelope) {
-      if (Object.hasOwn(env, name) && !roles.includes(role)) ctx.issues.push(fieldIssue([name], name, roles, role));
-    }
-    const fields = Object.hasOwn(r.fields, t) ? r.fields[t] : undefined;
-    if (fields !== undefined) {
-      for (const [name, roles] of fields) {
-        if (Object.hasOwn(ev, name) && !roles.includes(role)) ctx.issues.push(fieldIssue([r.union, name], name, roles, role));
-      }
-    }
-  };
+/** The `params` of a role issue raised by the generated role check: the rule and what its message names. */
+export interface RoleParams {
+  readonly rule: "role-event" | "role-field";
+  /** The event (role-event) or the field (role-field). */
+  readonly what: string;
+  /** The roles that may send it, as text (`user or agent`). */
+  readonly allowed: string;
 }
 
 /** A Zod issue path as a JSON Pointer (`["ev", "t"]` is `/ev/t`). */

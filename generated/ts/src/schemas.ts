@@ -8,7 +8,15 @@
  * @module
  */
 import { z } from "zod";
-import { C, T, closed, roleCheck, unionMessage, unknownKeys } from "./runtime.js";
+import { C, T, closed, unionMessage, unknownKeys } from "./runtime.js";
+
+/** Primitive schemas shared by every field of that type (the field's description is in its doc comment). */
+const $intFrom0 = z.int(C).min(0, C);
+const $string = z.string(T);
+const $numberFrom0 = z.number(T).min(0, C);
+const $boolean = z.boolean(T);
+const $nonEmptyString = z.string(T).min(1, C);
+const $record = z.record(z.string(), z.unknown(), T);
 
 /** What took control */
 export const sessionClientTypeSchema = z.enum(["cli", "phone", "browser", "daemon"], T).describe("What took control");
@@ -39,11 +47,11 @@ export type SessionTurnStatus = z.infer<typeof sessionTurnStatusSchema>;
 export const sessionImageSchema = closed(
   {
     /** Image width in pixels */
-    width: z.int(C).min(0, C).describe("Image width in pixels"),
+    width: $intFrom0,
     /** Image height in pixels */
-    height: z.int(C).min(0, C).describe("Image height in pixels"),
+    height: $intFrom0,
     /** Base64-encoded ThumbHash for instant placeholder */
-    thumbhash: z.string(T).describe("Base64-encoded ThumbHash for instant placeholder"),
+    thumbhash: $string,
   },
   unknownKeys("SessionImage", {}),
 ).describe("Optional image metadata");
@@ -54,11 +62,11 @@ export type SessionImage = z.infer<typeof sessionImageSchema>;
 export const sessionUsageSchema = closed(
   {
     /** Input tokens consumed */
-    inputTokens: z.int(C).min(0, C).describe("Input tokens consumed"),
+    inputTokens: $intFrom0,
     /** Output tokens generated */
-    outputTokens: z.int(C).min(0, C).describe("Output tokens generated"),
+    outputTokens: $intFrom0,
     /** Cost in USD */
-    cost: z.number(T).min(0, C).describe("Cost in USD"),
+    cost: $numberFrom0,
   },
   unknownKeys("SessionUsage", {}),
 ).describe("Token usage for this turn");
@@ -75,19 +83,19 @@ export const sessionTextEventSchema = closed(
     /** The `t` discriminator: always `text`. */
     t: z.literal("text"),
     /** Message text (markdown) */
-    text: z.string(T).describe("Message text (markdown)"),
+    text: $string,
     /**
      * Agent only. `true` for internal reasoning
      *
      * Only agent may send this field.
      */
-    thinking: z.boolean(T).optional().describe("Agent only. `true` for internal reasoning"),
+    thinking: $boolean.optional(),
     /**
      * User only. Mid-turn injection — picked up between LLM calls. Default user messages queue for next turn
      *
      * Only user may send this field.
      */
-    steer: z.boolean(T).optional().describe("User only. Mid-turn injection — picked up between LLM calls. Default user messages queue for next turn"),
+    steer: $boolean.optional(),
   },
   unknownKeys("text", {}),
 ).describe("Message text from the user or the agent. A user `steer` message is displayed immediately; the app pins it below current agent output until `turn-end` or until the agent emits output that follows the steer (client display logic, no protocol-level ordering).");
@@ -108,13 +116,13 @@ export const sessionFileEventSchema = closed(
     /** The `t` discriminator: always `file`. */
     t: z.literal("file"),
     /** Server upload ID */
-    ref: z.string(T).min(1, C).describe("Server upload ID"),
+    ref: $nonEmptyString,
     /** Display filename */
-    name: z.string(T).describe("Display filename"),
+    name: $string,
     /** File size in bytes */
-    size: z.int(C).min(0, C).describe("File size in bytes"),
+    size: $intFrom0,
     /** Optional image metadata */
-    image: sessionImageSchema.optional().describe("Optional image metadata"),
+    image: sessionImageSchema.optional(),
   },
   unknownKeys("file", {}),
 ).describe("A file shared by the user or the agent, stored on the server as an upload.");
@@ -154,9 +162,9 @@ export const sessionTurnEndEventSchema = closed(
     /** The `t` discriminator: always `turn-end`. */
     t: z.literal("turn-end"),
     /** Final turn outcome */
-    status: sessionTurnStatusSchema.describe("Final turn outcome"),
+    status: sessionTurnStatusSchema,
     /** Token usage for this turn */
-    usage: sessionUsageSchema.optional().describe("Token usage for this turn"),
+    usage: sessionUsageSchema.optional(),
   },
   unknownKeys("turn-end", {}),
 ).describe("Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal.");
@@ -177,15 +185,15 @@ export const sessionToolCallStartEventSchema = closed(
     /** The `t` discriminator: always `tool-call-start`. */
     t: z.literal("tool-call-start"),
     /** Tool call identifier, matched by `tool-call-end` */
-    call: z.string(T).min(1, C).describe("Tool call identifier, matched by `tool-call-end`"),
+    call: $nonEmptyString,
     /** Tool name (lowercase, hyphenated) */
-    name: z.string(T).describe("Tool name (lowercase, hyphenated)"),
+    name: $string,
     /** Short summary (inline markdown) */
-    title: z.string(T).describe("Short summary (inline markdown)"),
+    title: $string,
     /** Full description (inline markdown) */
-    description: z.string(T).describe("Full description (inline markdown)"),
+    description: $string,
     /** Tool input arguments */
-    args: z.record(z.string(), z.unknown(), T).describe("Tool input arguments"),
+    args: $record,
   },
   unknownKeys("tool-call-start", {}),
 ).describe("The agent starts a tool call.");
@@ -206,7 +214,7 @@ export const sessionToolCallEndEventSchema = closed(
     /** The `t` discriminator: always `tool-call-end`. */
     t: z.literal("tool-call-end"),
     /** Tool call identifier from the matching `tool-call-start` */
-    call: z.string(T).min(1, C).describe("Tool call identifier from the matching `tool-call-start`"),
+    call: $nonEmptyString,
   },
   unknownKeys("tool-call-end", {}),
 ).describe("The agent ends a tool call started by `tool-call-start`.");
@@ -227,7 +235,7 @@ export const sessionServiceEventSchema = closed(
     /** The `t` discriminator: always `service`. */
     t: z.literal("service"),
     /** Service message text */
-    text: z.string(T).describe("Service message text"),
+    text: $string,
   },
   unknownKeys("service", {}),
 ).describe("System/internal messages — reconnecting, context compacted, process errors. Not from the LLM.");
@@ -248,9 +256,9 @@ export const sessionSubagentStartEventSchema = closed(
     /** The `t` discriminator: always `subagent-start`. */
     t: z.literal("subagent-start"),
     /** Subagent identifier — same value used in envelope `subagent` field on all messages this subagent produces */
-    agentId: z.string(T).min(1, C).describe("Subagent identifier — same value used in envelope `subagent` field on all messages this subagent produces"),
+    agentId: $nonEmptyString,
     /** Human-readable label */
-    title: z.string(T).optional().describe("Human-readable label"),
+    title: $string.optional(),
   },
   unknownKeys("subagent-start", {}),
 ).describe("The agent starts a subagent.");
@@ -271,7 +279,7 @@ export const sessionSubagentStopEventSchema = closed(
     /** The `t` discriminator: always `subagent-stop`. */
     t: z.literal("subagent-stop"),
     /** Subagent identifier from the matching `subagent-start` */
-    agentId: z.string(T).min(1, C).describe("Subagent identifier from the matching `subagent-start`"),
+    agentId: $nonEmptyString,
   },
   unknownKeys("subagent-stop", {}),
 ).describe("The agent stops a running subagent.");
@@ -292,9 +300,9 @@ export const sessionSessionControlChangedEventSchema = closed(
     /** The `t` discriminator: always `session-control-changed`. */
     t: z.literal("session-control-changed"),
     /** What took control */
-    clientType: sessionClientTypeSchema.describe("What took control"),
+    clientType: sessionClientTypeSchema,
     /** Auth token identifying the device/session. Used for push notification routing — don't send to phone if browser has control */
-    tokenId: z.string(T).min(1, C).optional().describe("Auth token identifying the device/session. Used for push notification routing — don't send to phone if browser has control"),
+    tokenId: $nonEmptyString.optional(),
   },
   unknownKeys("session-control-changed", {"machineId":"tokenId"}),
 ).describe("A client took control of the session. Controlling device is also written to session state (metadata) as a rollup of the stream.");
@@ -315,15 +323,15 @@ export const sessionPermissionRequestEventSchema = closed(
     /** The `t` discriminator: always `permission-request`. */
     t: z.literal("permission-request"),
     /** Tool call this request is for; matches the `call` of the open `tool-call-start` */
-    call: z.string(T).min(1, C).describe("Tool call this request is for; matches the `call` of the open `tool-call-start`"),
+    call: $nonEmptyString,
     /** Name of the tool asking for permission */
-    toolName: z.string(T).describe("Name of the tool asking for permission"),
+    toolName: $string,
     /** Short summary of what the tool will do (inline markdown) */
-    title: z.string(T).describe("Short summary of what the tool will do (inline markdown)"),
+    title: $string,
     /** Full description of what the tool will do (inline markdown) */
-    description: z.string(T).describe("Full description of what the tool will do (inline markdown)"),
+    description: $string,
     /** Tool input arguments */
-    args: z.record(z.string(), z.unknown(), T).describe("Tool input arguments"),
+    args: $record,
   },
   unknownKeys("permission-request", {}),
 ).describe("Always during a turn. Appears between `tool-call-start` and `tool-call-end`. The tool does not execute until the user responds. RPC still delivers in real-time, but the message is the permanent record in the stream.");
@@ -344,9 +352,9 @@ export const sessionPermissionResponseEventSchema = closed(
     /** The `t` discriminator: always `permission-response`. */
     t: z.literal("permission-response"),
     /** Tool call from the matching `permission-request` */
-    call: z.string(T).min(1, C).describe("Tool call from the matching `permission-request`"),
+    call: $nonEmptyString,
     /** The user's answer */
-    decision: sessionDecisionSchema.describe("The user's answer"),
+    decision: sessionDecisionSchema,
   },
   unknownKeys("permission-response", {}),
 ).describe("The user answers a `permission-request`. Matches the `call` from the request.");
@@ -386,13 +394,13 @@ export const sessionAgentConfigurationChangedEventSchema = closed(
     /** The `t` discriminator: always `agent-configuration-changed`. */
     t: z.literal("agent-configuration-changed"),
     /** Permission mode */
-    permissionMode: sessionPermissionModeSchema.optional().describe("Permission mode"),
+    permissionMode: sessionPermissionModeSchema.optional(),
     /** Model identifier */
-    model: z.string(T).optional().describe("Model identifier"),
+    model: $string.optional(),
     /** Thinking budget level */
-    thinkingLevel: z.string(T).optional().describe("Thinking budget level"),
+    thinkingLevel: $string.optional(),
     /** Sandbox enabled */
-    sandbox: z.boolean(T).optional().describe("Sandbox enabled"),
+    sandbox: $boolean.optional(),
   },
   unknownKeys("agent-configuration-changed", {}),
 ).describe("All fields optional — include only what changed. User sends this when changing config from the app. Agent sends this when entering plan mode, etc. The actual config mechanism stays in session metadata (optimistic concurrency) — this event is the audit trail in the stream.");
@@ -453,41 +461,74 @@ export const sessionEventRoles = {
   "agent-configuration-changed": ["user","agent"],
 } as const satisfies Record<SessionEvent["t"], readonly SessionRole[]>;
 
-/** Role rules as data: the events each role may send, and role-restricted fields (`x-roles`). */
-const roleRules = {
-  role: "role",
-  union: "ev",
-  tag: "t",
-  events: sessionEventRoles,
-  envelope: [["subagent",["agent"]]],
-  fields: {
-    text: [["thinking",["agent"]],["steer",["user"]]],
-  },
-} as const;
+/**
+ * The role rules (`x-roles`) as code, a check on the envelope that runs only once its shape is valid (as the
+ * engine does): the event's roles at the role field (`role-event`), then role-restricted envelope fields, then
+ * role-restricted event fields (`role-field`), each at the field. A field counts as sent when it is not
+ * `undefined`. Issues carry `params: { rule, what, allowed }`; their message is built only when the error is read.
+ */
+function checkRoles(ctx: z.core.ParsePayload<Record<string, unknown>>): void {
+  if (ctx.issues.length !== 0) return;
+  const env = ctx.value;
+  const role = env["role"] as string;
+  const ev = env["ev"] as Record<string, unknown>;
+  const t = ev["t"] as string;
+  switch (t) {
+    case "turn-start":
+    case "turn-end":
+    case "tool-call-start":
+    case "tool-call-end":
+    case "service":
+    case "subagent-start":
+    case "subagent-stop":
+    case "permission-request":
+      if (role !== "agent") {
+        ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: t, allowed: "agent" } });
+      }
+      break;
+    case "permission-response":
+    case "abort":
+      if (role !== "user") {
+        ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: t, allowed: "user" } });
+      }
+      break;
+  }
+  if (role !== "agent" && env["subagent"] !== undefined) {
+    ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+  }
+  if (t === "text") {
+    if (role !== "agent" && ev["thinking"] !== undefined) {
+      ctx.issues.push({ code: "custom", input: role, path: ["ev", "thinking"], params: { rule: "role-field", what: "thinking", allowed: "agent" } });
+    }
+    if (role !== "user" && ev["steer"] !== undefined) {
+      ctx.issues.push({ code: "custom", input: role, path: ["ev", "steer"], params: { rule: "role-field", what: "steer", allowed: "user" } });
+    }
+  }
+}
 
 /** One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format. */
 export const sessionEnvelopeSchema = closed(
   {
     /** Globally unique message identifier */
-    id: z.string(T).min(1, C).describe("Globally unique message identifier"),
+    id: $nonEmptyString,
     /** Unix timestamp in milliseconds */
-    time: z.int(C).min(0, C).describe("Unix timestamp in milliseconds"),
+    time: $intFrom0,
     /** Who produced this event */
-    role: sessionRoleSchema.describe("Who produced this event"),
+    role: sessionRoleSchema,
     /** Turn id established by `turn-start`. Required on all agent messages during a turn */
-    turn: z.string(T).min(1, C).optional().describe("Turn id established by `turn-start`. Required on all agent messages during a turn"),
+    turn: $nonEmptyString.optional(),
     /**
      * Subagent identifier — matches `agentId` from `subagent-start`
      *
      * Only agent may send this field.
      */
-    subagent: z.string(T).min(1, C).optional().describe("Subagent identifier — matches `agentId` from `subagent-start`"),
+    subagent: $nonEmptyString.optional(),
     /** Event body, discriminated by `ev.t` */
-    ev: sessionEventSchema.describe("Event body, discriminated by `ev.t`"),
+    ev: sessionEventSchema,
   },
   unknownKeys("SessionEnvelope", {}),
 )
-  .check(roleCheck(roleRules))
+  .check(checkRoles)
   .describe("One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format.");
 /** One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format. */
 export type SessionEnvelope = z.infer<typeof sessionEnvelopeSchema>;

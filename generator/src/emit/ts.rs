@@ -200,10 +200,40 @@ fn doc_or(description: &str, fallback: String) -> String {
     }
 }
 
-/// One property of a closed object, for the template.
-fn field_view(f: &Field, names: &Names, min_chars: &mut bool) -> Result<Value, EmitError> {
-    let z = zod_of(&f.ty, names)?.optional_unless(f.required).described(&f.description);
-    *min_chars |= z.uses_min_chars();
+/// The primitive schemas fields share (see [`Zod::shared_name`]), in first-use order.
+#[derive(Default)]
+struct Shared {
+    by_code: BTreeMap<String, Code>,
+    order: Vec<(Code, Code)>,
+    min_chars: bool,
+}
+
+impl Shared {
+    /// The identifier of the shared instance of `z` (declared on first use), or `z` itself when not shared.
+    fn of(&mut self, z: Zod) -> Result<Zod, EmitError> {
+        let Some(base) = z.shared_name() else { return Ok(z) };
+        self.min_chars |= z.uses_min_chars();
+        let code = z.render()?;
+        if let Some(name) = self.by_code.get(code.as_str()) {
+            return Ok(Zod::Ref(name.clone()));
+        }
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.order.iter().any(|(existing, _)| existing.as_str() == name) {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        let name = ident(&name)?;
+        self.by_code.insert(code.to_string(), name.clone());
+        self.order.push((name.clone(), code));
+        Ok(Zod::Ref(name))
+    }
+}
+
+/// One property of a closed object, for the template. Its description goes to the doc comment; the schema is a
+/// shared primitive or a named schema, so fields add no instances of their own beyond `.optional()`.
+fn field_view(f: &Field, names: &Names, shared: &mut Shared) -> Result<Value, EmitError> {
+    let z = shared.of(zod_of(&f.ty, names)?)?.optional_unless(f.required);
     let mut doc = doc_or(&f.description, format!("The `{}` property.", f.name));
     if let Some(roles) = &f.roles {
         doc.push_str(&format!("\n\nOnly {} may send this field.", roles.join(" or ")));
@@ -217,14 +247,13 @@ fn field_view(f: &Field, names: &Names, min_chars: &mut bool) -> Result<Value, E
 
 /// A closed object (shared object, event or envelope), for the template.
 fn object_view(
-    schema: &Code,
-    type_name: &Code,
+    (schema, type_name): &(Code, Code),
     description: &str,
     tag: Option<(&str, &str)>,
     fields: &[Field],
     p: &Protocol,
     names: &Names,
-    min_chars: &mut bool,
+    shared: &mut Shared,
 ) -> Result<Value, EmitError> {
     let mut views = Vec::new();
     let mut removed = serde_json::Map::new();
@@ -243,7 +272,7 @@ fn object_view(
         }
     }
     for f in fields {
-        views.push(field_view(f, names, min_chars)?);
+        views.push(field_view(f, names, shared)?);
     }
     let owner = tag.map(|(_, v)| v.to_string()).unwrap_or_else(|| type_name.to_string());
     let unknown = Code::from_pieces(format!(
@@ -302,12 +331,6 @@ fn roles_json(roles: &[String]) -> Code {
     json_lit(&json!(roles))
 }
 
-fn field_roles(fields: &[Field]) -> Code {
-    let list: Vec<serde_json::Value> =
-        fields.iter().filter_map(|f| f.roles.as_ref().map(|r| json!([f.name, r]))).collect();
-    json_lit(&serde_json::Value::Array(list))
-}
-
 /// A union of string literal types (`"a" | "b"`).
 fn literal_union(names: &[&str]) -> Code {
     let lits: Vec<Code> = names.iter().map(|n| string_lit(n)).collect();
@@ -315,7 +338,7 @@ fn literal_union(names: &[&str]) -> Code {
 }
 
 fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, EmitError> {
-    let mut min_chars = false;
+    let mut shared = Shared::default();
     let mut enums = Vec::new();
     for (k, e) in &p.enums {
         let (schema, type_name) = &names.enums[k];
@@ -329,23 +352,21 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
     }
     let mut objects = Vec::new();
     for (key, o) in objects_in_order(p)? {
-        let (schema, type_name) = &names.objects[key];
-        objects.push(object_view(schema, type_name, &o.description, None, &o.fields, p, names, &mut min_chars)?);
+        objects.push(object_view(&names.objects[key], &o.description, None, &o.fields, p, names, &mut shared)?);
     }
     let mut events = Vec::new();
     for v in &p.union.variants {
-        let (schema, type_name) = &names.events[&v.tag];
+        let schema = &names.events[&v.tag].0;
         let mut doc = doc_or(&v.description, format!("The `{}` event.", v.tag));
         doc.push_str(&format!("\n\nSent by: {}.", v.roles.join(", ")));
         let view = object_view(
-            schema,
-            type_name,
+            &names.events[&v.tag],
             &v.description,
             Some((&p.union.tag, &v.tag)),
             &v.fields,
             p,
             names,
-            &mut min_chars,
+            &mut shared,
         )?;
         // The event's doc names who may send it; its `.describe()` keeps the schema's description.
         let mut map: BTreeMap<String, Value> = BTreeMap::new();
@@ -382,13 +403,59 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
     let (_, role_type) =
         names.enums.get(&p.role_enum).ok_or_else(|| EmitError::Unsupported("the role enum is missing".into()))?;
     let mut role_events = Vec::new();
-    let mut role_fields = Vec::new();
     for v in &p.union.variants {
         role_events.push(
             minijinja::context! { key => Value::from(prop_key(&v.tag)?), roles => Value::from(roles_json(&v.roles)) },
         );
-        if v.fields.iter().any(|f| f.roles.is_some()) {
-            role_fields.push(minijinja::context! { key => Value::from(prop_key(&v.tag)?), fields => Value::from(field_roles(&v.fields)) });
+    }
+    // The role check as code: events grouped by the roles that may send them (groups every role may send need
+    // no case), then role-restricted envelope fields, then role-restricted fields per event.
+    let all_roles = p.roles();
+    let forbidden = |allowed: &[String]| -> Code {
+        let conds: Vec<Code> = all_roles
+            .iter()
+            .filter(|r| allowed.contains(r))
+            .map(|r| Code::from_pieces(format!("role !== {}", string_lit(r))))
+            .collect();
+        if conds.is_empty() {
+            Code::from_pieces("true".into())
+        } else {
+            Code::join(&conds, " && ")
+        }
+    };
+    let mut groups: Vec<(Vec<String>, Vec<Value>)> = Vec::new();
+    for v in &p.union.variants {
+        if all_roles.iter().all(|r| v.roles.contains(r)) {
+            continue;
+        }
+        let tag = Value::from(string_lit(&v.tag));
+        match groups.iter_mut().find(|(roles, _)| *roles == v.roles) {
+            Some((_, tags)) => tags.push(tag),
+            None => groups.push((v.roles.clone(), vec![tag])),
+        }
+    }
+    let groups: Vec<Value> = groups
+        .into_iter()
+        .map(|(roles, tags)| {
+            minijinja::context! { tags => tags, forbidden => Value::from(forbidden(&roles)), allowed => roles.join(" or ") }
+        })
+        .collect();
+    let restricted = |fields: &[Field]| -> Vec<Value> {
+        fields
+            .iter()
+            .filter_map(|f| {
+                f.roles.as_ref().filter(|r| !all_roles.iter().all(|x| r.contains(x))).map(|r| {
+                    minijinja::context! { name => f.name.clone(), forbidden => Value::from(forbidden(r)), allowed => r.join(" or ") }
+                })
+            })
+            .collect()
+    };
+    let envelope_fields = restricted(&p.envelope.fields);
+    let mut event_fields = Vec::new();
+    for v in &p.union.variants {
+        let fields = restricted(&v.fields);
+        if !fields.is_empty() {
+            event_fields.push(minijinja::context! { tag => v.tag.clone(), fields => fields });
         }
     }
     let env_type = &names.envelope.1;
@@ -443,26 +510,24 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
         role_field => p.role_field.clone(),
         union_field => p.union_field.clone(),
         events => role_events,
-        envelope => Value::from(field_roles(&p.envelope.fields)),
-        fields => role_fields,
+        groups => groups,
+        envelope_fields => envelope_fields,
+        event_fields => event_fields,
         per_role => per_role,
         for_role_name => Value::from(names.for_role.clone()),
         options_name => Value::from(names.options.clone()),
     };
-    let envelope = object_view(
-        &names.envelope.0,
-        &names.envelope.1,
-        &p.envelope.description,
-        None,
-        &p.envelope.fields,
-        p,
-        names,
-        &mut min_chars,
-    )?;
+    let envelope =
+        object_view(&names.envelope, &p.envelope.description, None, &p.envelope.fields, p, names, &mut shared)?;
     Ok(minijinja::context! {
         header => header.clone(),
         title_doc => Value::from(jsdoc_inline(&p.title)),
-        uses_min_chars => min_chars,
+        uses_min_chars => shared.min_chars,
+        shared => shared
+            .order
+            .iter()
+            .map(|(name, expr)| minijinja::context! { name => Value::from(name.clone()), expr => Value::from(expr.clone()) })
+            .collect::<Vec<_>>(),
         enums => enums,
         objects => objects,
         events => events,

@@ -62,6 +62,40 @@ impl Zod {
         }
     }
 
+    /// A name for this schema when it is a primitive worth sharing between fields (`$nonEmptyString`,
+    /// `$intFrom0`), or `None`. Fields with equal primitive types share one instance, as a hand-written schema
+    /// shares its `id` or `uint53`, which keeps Zod's call sites monomorphic.
+    pub fn shared_name(&self) -> Option<String> {
+        let num = |n: f64| {
+            let s = format!("{}", n.abs()).replace(['.', '+', '-'], "_");
+            if n < 0.0 {
+                format!("Neg{s}")
+            } else {
+                s
+            }
+        };
+        Some(match self {
+            Zod::String { min_len: 0 } => "$string".into(),
+            Zod::String { min_len: 1 } => "$nonEmptyString".into(),
+            Zod::String { min_len } => format!("$stringOf{min_len}"),
+            Zod::Int { min, max } => {
+                let mut s = String::from("$int");
+                if *min > -MAX_SAFE {
+                    s.push_str(&format!("From{}", num(*min as f64)));
+                }
+                if *max < MAX_SAFE {
+                    s.push_str(&format!("To{}", num(*max as f64)));
+                }
+                s
+            }
+            Zod::Number { min: None } => "$number".into(),
+            Zod::Number { min: Some(m) } => format!("$numberFrom{}", num(*m)),
+            Zod::Boolean => "$boolean".into(),
+            Zod::AnyObject => "$record".into(),
+            _ => return None,
+        })
+    }
+
     /// Whether rendering uses the `minChars` helper.
     pub fn uses_min_chars(&self) -> bool {
         match self {
