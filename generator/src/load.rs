@@ -58,8 +58,8 @@ pub struct SourceFile {
     pub rel: String,
     /// The file's text.
     pub text: String,
-    /// The parsed JSON.
-    pub value: Value,
+    /// The parsed JSON (shared: the loader hands it around without copying).
+    pub value: std::sync::Arc<Value>,
 }
 
 /// The files of a schema directory, parsed.
@@ -84,7 +84,7 @@ pub fn load(dir: &Path) -> Result<Protocol, SchemaErrors> {
 /// # Errors
 /// Every problem found, each located.
 pub fn load_with_sources(dir: &Path) -> Result<(Protocol, Sources), SchemaErrors> {
-    let mut cx = Cx { dir: dir.to_path_buf(), files: BTreeMap::new(), errors: Vec::new() };
+    let mut cx = Cx { dir: dir.to_path_buf(), files: BTreeMap::new(), errors: Vec::new(), patterns: BTreeSet::new() };
     cx.read_dir(dir, "");
     if !cx.files.contains_key(ENVELOPE_FILE) && cx.errors.is_empty() {
         cx.errors.push(SchemaError {
@@ -119,6 +119,8 @@ struct Cx {
     dir: PathBuf,
     files: BTreeMap<String, SourceFile>,
     errors: Vec<SchemaError>,
+    /// Strict-id patterns already checked.
+    patterns: BTreeSet<String>,
 }
 
 /// Where a schema node lives.
@@ -181,7 +183,7 @@ impl Cx {
                     }),
                     Ok(text) => match serde_json::from_str::<Value>(&text) {
                         Ok(value) => {
-                            self.files.insert(rel.clone(), SourceFile { rel, text, value });
+                            self.files.insert(rel.clone(), SourceFile { rel, text, value: std::sync::Arc::new(value) });
                         }
                         Err(e) => self.errors.push(SchemaError {
                             kind: K::InvalidJson,
@@ -564,7 +566,7 @@ impl Cx {
         special: &mut dyn FnMut(&mut Cx, &str, &At, &Value) -> Option<Ty>,
     ) -> Vec<Field> {
         let empty = Map::new();
-        let props = v.get("properties").and_then(Value::as_object).unwrap_or(&empty).clone();
+        let props = v.get("properties").and_then(Value::as_object).unwrap_or(&empty);
         if v.get("additionalProperties") != Some(&Value::Bool(false)) {
             self.err(at, K::UnsupportedKeyword, "objects with properties must be closed: add `\"additionalProperties\": false`");
         }
@@ -592,7 +594,7 @@ impl Cx {
             }
         }
         let mut fields = Vec::new();
-        for (name, s) in &props {
+        for (name, s) in props {
             let fat = at.join("properties").join(name);
             let ty = match special(self, name, &fat, s) {
                 Some(t) => t,
@@ -648,7 +650,7 @@ impl Cx {
             self.err(&at.join("$ref"), K::UnresolvableRef, format!("`{r}`: no schema file `{file}`"));
             return None;
         };
-        let target = if frag.is_empty() { Some(&f.value) } else { f.value.pointer(frag) };
+        let target = if frag.is_empty() { Some(&*f.value) } else { f.value.pointer(frag) };
         match target {
             Some(t) => Some((At { file, ptr: frag.to_string() }, t.clone())),
             None => {
@@ -736,7 +738,8 @@ impl Cx {
                     },
                 };
                 let strict_pattern = s.get("x-strict-pattern").and_then(Value::as_str).map(String::from);
-                if let Some(p) = &strict_pattern {
+                // Each distinct pattern is compiled once (a shared id type is referenced from many fields).
+                if let Some(p) = strict_pattern.as_ref().filter(|p| self.patterns.insert((*p).clone())) {
                     if let Err(e) = regex::Regex::new(p) {
                         self.err(&at.join("x-strict-pattern"), K::InvalidValue, format!("not a valid pattern: {e}"));
                     }

@@ -1,6 +1,7 @@
 //! `validate`: checks a file or stdin holding one JSON envelope (possibly pretty-printed) or JSONL, line by
 //! line with flat memory, and reports one [`Record`] per input record in input order.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, Read};
 
 use serde::Serialize;
@@ -132,30 +133,12 @@ fn lines_of(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     data.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(move |_| !empty)
 }
 
-/// Cuts a run of whole lines into about `pieces` runs of whole lines, so workers can split and check them.
-fn split_chunks(data: &[u8], pieces: usize) -> Vec<&[u8]> {
-    let mut out = Vec::with_capacity(pieces);
-    let mut start = 0;
-    for k in 1..pieces {
-        let target = (data.len() * k / pieces).max(start);
-        let Some(nl) = data[target..].iter().position(|&b| b == b'\n') else { break };
-        let end = target + nl + 1;
-        if end > start {
-            out.push(&data[start..end]);
-            start = end;
-        }
-    }
-    if start < data.len() {
-        out.push(&data[start..]);
-    }
-    out
-}
-
 /// Reads the next batch of whole lines: at least one line, cut at [`BATCH_BYTES`], or earlier when the input
 /// has nothing more to give right now (so a slow pipe still sees its records promptly). `carry` holds a
 /// partial last line between calls.
-fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>) -> io::Result<Option<Vec<u8>>> {
-    let mut buf = std::mem::take(carry);
+fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>) -> io::Result<Option<Vec<u8>>> {
+    buf.clear();
+    buf.append(carry);
     loop {
         let (n, short) = {
             let avail = reader.fill_buf()?;
@@ -169,75 +152,120 @@ fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>) -> io::Result<Opt
         }
         if buf.len() >= BATCH_BYTES || short {
             if let Some(p) = buf.iter().rposition(|&b| b == b'\n') {
-                *carry = buf.split_off(p + 1);
+                carry.extend_from_slice(&buf[p + 1..]);
+                buf.truncate(p + 1);
                 return Ok(Some(buf));
             }
         }
     }
 }
 
+/// A batch buffer with room for a whole batch, so that reading never grows it.
+fn batch_buffer() -> Vec<u8> {
+    Vec::with_capacity(BATCH_BYTES + (64 << 10))
+}
+
 /// Validates every record of `reader` with message-level rules, calling `sink` in input order.
 ///
-/// Work is spread over the machine's cores: a reader thread cuts the input into batches of whole lines while
-/// rayon checks the previous batch in parallel; records still come out in input order and memory stays bounded
-/// by a few batches. Input that fits in one batch is checked on the calling thread, without starting threads.
+/// Work is spread over the machine's cores: a reader thread cuts the input into batches of whole lines, one
+/// worker thread per core checks batches as they come, and the calling thread hands records to `sink` in input
+/// order while the workers go on with the next batches. Memory stays bounded by a few batches; checked batch
+/// buffers go back to the reader. Input that fits in one batch is checked on the calling thread, without
+/// starting threads.
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
 pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mut sink: impl FnMut(Record)) -> io::Result<Summary> {
-    use rayon::prelude::*;
+    use std::sync::mpsc::{channel, sync_channel};
+    use std::sync::Mutex;
+
     let mut summary = Summary::default();
-    let mut emit = |line: usize, errors: Vec<Issue>| {
-        let rec = Record::new(line, errors);
+    let mut next_line = 1;
+    let mut emit = |errors: Vec<Issue>| {
+        let rec = Record::new(next_line, errors);
+        next_line += 1;
         summary.records += 1;
         summary.invalid += usize::from(!rec.valid);
         sink(rec);
     };
+    let check = |data: &[u8]| -> Vec<Vec<Issue>> { lines_of(data).map(|l| engine.check_line_fast(l)).collect() };
     let mut first = Vec::new();
     if read_line(&mut reader, &mut first)? == 0 {
         return Ok(summary);
     }
     if first_line_incomplete(&first) {
-        records_after_first(first, reader, &mut |raw| emit(raw.line, engine.check_line_fast(&raw.bytes)))?;
+        records_after_first(first, reader, &mut |raw| emit(engine.check_line_fast(&raw.bytes)))?;
         return Ok(summary);
     }
-    emit(1, engine.check_line_fast(&first));
-    let mut next_line = 2;
-    let pieces = rayon::current_num_threads() * 4;
-    let mut check = |data: Vec<u8>| {
-        // Workers split their own piece into lines and check them; records then go out in input order.
-        let results: Vec<Vec<Vec<Issue>>> = if data.len() > 64 << 10 {
-            split_chunks(&data, pieces).par_iter().map(|c| lines_of(c).map(|l| engine.check_line_fast(l)).collect()).collect()
-        } else {
-            vec![lines_of(&data).map(|l| engine.check_line_fast(l)).collect()]
-        };
-        for errors in results.into_iter().flatten() {
-            emit(next_line, errors);
-            next_line += 1;
-        }
-    };
+    emit(engine.check_line_fast(&first));
     let mut carry = Vec::new();
-    let Some(head) = next_batch(&mut reader, &mut carry)? else { return Ok(summary) };
-    let Some(more) = next_batch(&mut reader, &mut carry)? else {
-        check(head);
+    let Some(head) = next_batch(&mut reader, &mut carry, batch_buffer())? else { return Ok(summary) };
+    let Some(more) = next_batch(&mut reader, &mut carry, batch_buffer())? else {
+        check(&head).into_iter().for_each(&mut emit);
         return Ok(summary);
     };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
+    let (work_tx, work_rx) = sync_channel::<(usize, Vec<u8>)>(workers);
+    let work_rx = Mutex::new(work_rx);
+    // At most this many batch buffers exist: the reader waits for a checked one when all are in flight, so memory
+    // stays bounded even when `sink` is slow (a blocked stdout).
+    let buffers = 2 * workers + 2;
+    let (free_tx, free_rx) = sync_channel::<Vec<u8>>(buffers);
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
+        let (done_tx, done_rx) = channel::<(usize, Vec<u8>, Vec<Vec<Issue>>)>();
         let producer = scope.spawn(move || {
-            let mut data = Some(more);
+            let mut second = Some(more);
+            let mut data = Some(head);
+            let mut seq = 0;
+            let mut allocated = 2;
             while let Some(d) = data {
-                // A closed receiver means the consumer stopped; the rest of the input is not needed.
-                if tx.send(d).is_err() {
+                // A closed channel means the consumer stopped; the rest of the input is not needed.
+                if work_tx.send((seq, d)).is_err() {
                     break;
                 }
-                data = next_batch(&mut reader, &mut carry)?;
+                seq += 1;
+                data = match second.take() {
+                    Some(d) => Some(d),
+                    None => {
+                        let buf = match free_rx.try_recv() {
+                            Ok(b) => b,
+                            Err(_) if allocated < buffers => {
+                                allocated += 1;
+                                batch_buffer()
+                            }
+                            Err(_) => match free_rx.recv() {
+                                Ok(b) => b,
+                                Err(_) => break,
+                            },
+                        };
+                        next_batch(&mut reader, &mut carry, buf)?
+                    }
+                };
             }
             Ok::<(), io::Error>(())
         });
-        check(head);
-        for batch in rx {
-            check(batch);
+        for _ in 0..workers {
+            let (work_rx, done_tx) = (&work_rx, done_tx.clone());
+            scope.spawn(move || loop {
+                let next = work_rx.lock().map(|rx| rx.recv());
+                let Ok(Ok((seq, data))) = next else { break };
+                let results = check(&data);
+                if done_tx.send((seq, data, results)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(done_tx);
+        let mut pending = BTreeMap::new();
+        let mut want = 0;
+        for (seq, data, results) in done_rx {
+            pending.insert(seq, (data, results));
+            while let Some((data, results)) = pending.remove(&want) {
+                results.into_iter().for_each(&mut emit);
+                let _ = free_tx.send(data);
+                want += 1;
+            }
         }
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })?;
@@ -249,16 +277,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pieces_split_into_the_same_lines_as_the_whole() {
+    fn batches_split_into_the_same_lines_as_the_whole() {
         let inputs: [&[u8]; 6] = [b"", b"\n", b"a\n\nb\r\nc", b"a\nb\n", b"\n\n\n", b"{\"x\":1}\n\r\n{}\nlast"];
         for data in inputs {
             let whole: Vec<&[u8]> = lines_of(data).collect();
-            for pieces in 1..8 {
-                let chunks = split_chunks(data, pieces);
-                assert_eq!(chunks.concat(), data, "pieces cover the input exactly");
-                let joined: Vec<&[u8]> = chunks.iter().flat_map(|c| lines_of(c)).collect();
-                assert_eq!(joined, whole, "{data:?} in {pieces} pieces");
+            // Cut at every line end: the pieces' lines are the whole's lines.
+            let mut joined: Vec<&[u8]> = Vec::new();
+            let mut start = 0;
+            for (i, &b) in data.iter().enumerate() {
+                if b == b'\n' {
+                    joined.extend(lines_of(&data[start..=i]));
+                    start = i + 1;
+                }
             }
+            joined.extend(lines_of(&data[start..]));
+            assert_eq!(joined, whole, "{data:?}");
         }
         assert_eq!(lines_of(b"a\n\nb\r\nc").collect::<Vec<_>>(), vec![&b"a"[..], b"", b"b", b"c"]);
         assert_eq!(lines_of(b"").count(), 0);
