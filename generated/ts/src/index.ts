@@ -30,9 +30,11 @@ import {
   type SessionEventForRole,
   type SessionRole,
 } from "./schemas.js";
+import { validateSessionEnvelope } from "./standalone.js";
 
 export * from "./runtime.js";
 export * from "./schemas.js";
+export * from "./standalone.js";
 export * from "./stream.js";
 
 /**
@@ -57,6 +59,15 @@ export function validateSessionLine(line: string | Uint8Array): WireResult<Sessi
   return r.valid
     ? { valid: true, value: restoreOwnProto(r.value, hidden.sentinel), errors: [] }
     : { valid: false, errors: restoreOwnProtoErrors(r.errors, hidden.sentinel) };
+}
+
+/**
+ * {@link validateSessionLine} with the standalone validator ({@link validateSessionEnvelope}) instead of Zod: the same
+ * line-level problems, then every error of the message in the engine's order; an empty list when the line is valid.
+ */
+export function validateSessionLineStandalone(line: string | Uint8Array): WireError[] {
+  const parsed = parseLine(line);
+  return parsed.ok ? validateSessionEnvelope(parsed.value) : [parsed.error];
 }
 
 /** Thrown by {@link createEnvelope} when the message would be invalid; `errors` says why, first error first. */

@@ -10,7 +10,8 @@
 //! - `src/schemas.ts`: one schema and one type per enum, shared object and event, the union, the envelope, and the
 //!   role tables, all from the [`Protocol`] model;
 //! - `src/index.ts`: re-exports, `checkEnvelope`, `validateSessionLine`, `createEnvelope`; it also re-exports
-//!   `src/stream.ts`, which the stream emitter ([`super::ts_stream`]) writes.
+//!   `src/stream.ts`, which the stream emitter ([`super::ts_stream`]) writes;
+//! - `src/standalone.ts`: a dependency-free validator, straight-line code from the model ([`standalone`]).
 //!
 //! The module outlines are minijinja templates (`generator/templates/ts/`) with strict undefined behaviour. The
 //! templates never see raw schema text as code: the formatter writes every value as a JavaScript literal (JSON,
@@ -33,6 +34,7 @@ use crate::ir::{pascal_case, Field, Object, Protocol, Ty};
 use crate::rules::Rule;
 
 pub mod js;
+pub mod standalone;
 pub mod zod;
 
 use js::{ident, jsdoc, json_lit, prop_key, string_lit, Code};
@@ -53,6 +55,7 @@ const UNION_NAME: &str = "Event";
 const RUNTIME: &str = include_str!("../../templates/ts/runtime.ts.j2");
 const SCHEMAS: &str = include_str!("../../templates/ts/schemas.ts.j2");
 const INDEX: &str = include_str!("../../templates/ts/index.ts.j2");
+const STANDALONE: &str = include_str!("../../templates/ts/standalone.ts.j2");
 
 /// Emits the package's files (paths relative to `generated/ts/`).
 ///
@@ -69,14 +72,26 @@ pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
         max_depth => MAX_DEPTH,
     })?;
-    let schemas = env.get_template("schemas.ts")?.render(schemas_view(p, &names, &header)?)?;
+    let schemas = env
+        .get_template("schemas.ts")?
+        .render(schemas_view(p, &names, &header)?)?;
     let index = env.get_template("index.ts")?.render(index_view(p, &names, &header)?)?;
+    let sa_names = standalone::names(&names)?;
+    let standalone = env.get_template("standalone.ts")?.render(minijinja::context! {
+        header => header.clone(),
+        envelope_type => Value::from(names.envelope.1.clone()),
+        validate => Value::from(sa_names.validate),
+        guard => Value::from(sa_names.guard),
+        envelope_check => Value::from(standalone::envelope_check(&names)?),
+        body => Value::from(standalone::body(p, &names)?),
+    })?;
     Ok(vec![
         OutFile::new("package.json", package_json(p)),
         OutFile::new("tsconfig.json", tsconfig_json()),
         OutFile::new("src/runtime.ts", runtime),
         OutFile::new("src/schemas.ts", schemas),
         OutFile::new("src/index.ts", index),
+        OutFile::new("src/standalone.ts", standalone),
     ])
 }
 
@@ -109,6 +124,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_template("runtime.ts", RUNTIME)?;
     env.add_template("schemas.ts", SCHEMAS)?;
     env.add_template("index.ts", INDEX)?;
+    env.add_template("standalone.ts", STANDALONE)?;
     Ok(env)
 }
 
@@ -135,7 +151,9 @@ impl Names {
             let ty = ident(&format!("Session{name}"))?;
             for n in [&schema, &ty] {
                 if !seen.insert(n.to_string()) {
-                    return Err(EmitError::Unsupported(format!("two generated TypeScript names are `{n}`")));
+                    return Err(EmitError::Unsupported(format!(
+                        "two generated TypeScript names are `{n}`"
+                    )));
                 }
             }
             Ok((schema, ty))
@@ -157,7 +175,9 @@ impl Names {
         let mut single = |n: String| -> Result<Code, EmitError> {
             let c = ident(&n)?;
             if !seen.insert(n.clone()) {
-                return Err(EmitError::Unsupported(format!("two generated TypeScript names are `{n}`")));
+                return Err(EmitError::Unsupported(format!(
+                    "two generated TypeScript names are `{n}`"
+                )));
             }
             Ok(c)
         };
@@ -181,8 +201,13 @@ impl Names {
 fn zod_of(ty: &Ty, names: &Names) -> Result<Zod, EmitError> {
     let missing = |what: &str, n: &str| EmitError::Unsupported(format!("{what} `{n}` is not in the model"));
     Ok(match ty {
-        Ty::String(s) => Zod::String { min_len: s.min_length.unwrap_or(0) },
-        Ty::Integer { minimum, maximum } => Zod::Int { min: *minimum, max: *maximum },
+        Ty::String(s) => Zod::String {
+            min_len: s.min_length.unwrap_or(0),
+        },
+        Ty::Integer { minimum, maximum } => Zod::Int {
+            min: *minimum,
+            max: *maximum,
+        },
         Ty::Number { minimum } => Zod::Number { min: *minimum },
         Ty::Boolean => Zod::Boolean,
         Ty::Enum(n) => Zod::Ref(names.enums.get(n).ok_or_else(|| missing("enum", n))?.0.clone()),
@@ -264,7 +289,12 @@ fn object_view(
             expr => Value::from(Zod::Literal(tag_value.to_string()).render()?),
         });
         for r in &p.removed {
-            if let crate::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
+            if let crate::ir::RemovedKind::Property {
+                event,
+                name,
+                replacement,
+            } = &r.kind
+            {
                 if event == tag_value {
                     removed.insert(name.clone(), json!(replacement));
                 }
@@ -352,7 +382,15 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
     }
     let mut objects = Vec::new();
     for (key, o) in objects_in_order(p)? {
-        objects.push(object_view(&names.objects[key], &o.description, None, &o.fields, p, names, &mut shared)?);
+        objects.push(object_view(
+            &names.objects[key],
+            &o.description,
+            None,
+            &o.fields,
+            p,
+            names,
+            &mut shared,
+        )?);
     }
     let mut events = Vec::new();
     for v in &p.union.variants {
@@ -400,8 +438,10 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
     };
 
     // Role tables and per-role types.
-    let (_, role_type) =
-        names.enums.get(&p.role_enum).ok_or_else(|| EmitError::Unsupported("the role enum is missing".into()))?;
+    let (_, role_type) = names
+        .enums
+        .get(&p.role_enum)
+        .ok_or_else(|| EmitError::Unsupported("the role enum is missing".into()))?;
     let mut role_events = Vec::new();
     for v in &p.union.variants {
         role_events.push(
@@ -459,23 +499,34 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
         }
     }
     let env_type = &names.envelope.1;
-    let others: Vec<&Field> =
-        p.envelope.fields.iter().filter(|f| f.name != p.role_field && f.name != p.union_field).collect();
+    let others: Vec<&Field> = p
+        .envelope
+        .fields
+        .iter()
+        .filter(|f| f.name != p.role_field && f.name != p.union_field)
+        .collect();
     let mut per_role = Vec::new();
     for role in p.roles() {
         let mut members = Vec::new();
         for v in p.union.variants.iter().filter(|v| v.roles.iter().any(|r| r == role)) {
             let ty = &names.events[&v.tag].1;
-            let forbidden: Vec<&str> =
-                v.fields.iter().filter(|f| !Protocol::field_allowed(f, role)).map(|f| f.name.as_str()).collect();
+            let forbidden: Vec<&str> = v
+                .fields
+                .iter()
+                .filter(|f| !Protocol::field_allowed(f, role))
+                .map(|f| f.name.as_str())
+                .collect();
             members.push(if forbidden.is_empty() {
                 ty.clone()
             } else {
                 Code::from_pieces(format!("Omit<{ty}, {}>", literal_union(&forbidden)))
             });
         }
-        let events_ty =
-            if members.is_empty() { Code::from_pieces("never".into()) } else { Code::join(&members, " | ") };
+        let events_ty = if members.is_empty() {
+            Code::from_pieces("never".into())
+        } else {
+            Code::join(&members, " | ")
+        };
         let optional: Vec<&str> = others
             .iter()
             .filter(|f| (!f.required || f.name == "id" || f.name == "time") && Protocol::field_allowed(f, role))
@@ -488,10 +539,16 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
             .collect();
         let mut parts = Vec::new();
         if !optional.is_empty() {
-            parts.push(Code::from_pieces(format!("Partial<Pick<{env_type}, {}>>", literal_union(&optional))));
+            parts.push(Code::from_pieces(format!(
+                "Partial<Pick<{env_type}, {}>>",
+                literal_union(&optional)
+            )));
         }
         if !required.is_empty() {
-            parts.push(Code::from_pieces(format!("Pick<{env_type}, {}>", literal_union(&required))));
+            parts.push(Code::from_pieces(format!(
+                "Pick<{env_type}, {}>",
+                literal_union(&required)
+            )));
         }
         let options_ty = if parts.is_empty() {
             Code::from_pieces("Record<string, never>".into())
@@ -517,8 +574,15 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
         for_role_name => Value::from(names.for_role.clone()),
         options_name => Value::from(names.options.clone()),
     };
-    let envelope =
-        object_view(&names.envelope, &p.envelope.description, None, &p.envelope.fields, p, names, &mut shared)?;
+    let envelope = object_view(
+        &names.envelope,
+        &p.envelope.description,
+        None,
+        &p.envelope.fields,
+        p,
+        names,
+        &mut shared,
+    )?;
     Ok(minijinja::context! {
         header => header.clone(),
         title_doc => Value::from(jsdoc_inline(&p.title)),
@@ -539,12 +603,19 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
 
 /// Text for the middle of a doc comment line: no line breaks, no `*/`, no `@` that could start a tag.
 fn jsdoc_inline(s: &str) -> Code {
-    Code::from_pieces(s.replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ").replace("*/", "*\\/").replace('@', "\\@"))
+    Code::from_pieces(
+        s.replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ")
+            .replace("*/", "*\\/")
+            .replace('@', "\\@"),
+    )
 }
 
 fn index_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, EmitError> {
     let has = |name: &str, want: fn(&Ty) -> bool| {
-        p.envelope.fields.iter().any(|f| f.name == name && f.required && want(&f.ty))
+        p.envelope
+            .fields
+            .iter()
+            .any(|f| f.name == name && f.required && want(&f.ty))
     };
     if !has("id", |t| matches!(t, Ty::String(_))) || !has("time", |t| matches!(t, Ty::Integer { .. })) {
         return Err(EmitError::Unsupported(
@@ -552,8 +623,10 @@ fn index_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Emit
         ));
     }
     let (_, role_type) = &names.enums[&p.role_enum];
+    let sa_names = standalone::names(names)?;
     Ok(minijinja::context! {
         header => header.clone(),
+        standalone_validate => Value::from(sa_names.validate),
         package => Value::from(jsdoc_inline(PACKAGE)),
         title_doc => Value::from(jsdoc_inline(&p.title)),
         envelope_schema => Value::from(names.envelope.0.clone()),
