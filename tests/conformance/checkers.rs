@@ -47,6 +47,7 @@ pub fn schema_checkers() -> Vec<Checker> {
 pub fn output_checkers() -> Vec<Checker> {
     let mut v = crate::rust_types::checkers();
     v.push(Checker { name: "zod", precise: true, run: crate::zod::zod });
+    v.push(Checker { name: "ts-standalone", precise: true, run: crate::zod::ts_standalone });
     v
 }
 

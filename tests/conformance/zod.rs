@@ -54,6 +54,11 @@ pub fn built_package() -> &'static Path {
 
 /// Runs `lines` (raw bytes, one per line) through the runner in one node process; one JSON verdict per line.
 fn run_lines(lines: &[Vec<u8>]) -> Vec<Value> {
+    run_lines_with("zod-runner.mjs", lines)
+}
+
+/// Runs `lines` through `runner` (a script in `tests/conformance/`) in one node process; one verdict per line.
+fn run_lines_with(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
     let index = built_package();
     let mut input = Vec::new();
     for l in lines {
@@ -61,7 +66,7 @@ fn run_lines(lines: &[Vec<u8>]) -> Vec<Value> {
         input.extend_from_slice(l);
         input.push(b'\n');
     }
-    let runner = root().join("tests/conformance/zod-runner.mjs");
+    let runner = root().join("tests/conformance").join(runner);
     let mut child = Command::new("node")
         .arg(&runner)
         .arg(index)
@@ -74,7 +79,7 @@ fn run_lines(lines: &[Vec<u8>]) -> Vec<Value> {
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let out = child.wait_with_output().expect("node runs");
     writer.join().expect("writer").expect("write stdin");
-    assert!(out.status.success(), "zod-runner failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{} failed: {}", runner.display(), String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).expect("utf-8 output");
     let answers: Vec<Value> =
         text.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
@@ -127,6 +132,38 @@ pub fn zod(fx: &[Fixture]) -> Vec<Verdict> {
     let mut out = vec![Verdict::Skipped; fx.len()];
     for (a, &i) in answers.iter().zip(&idx) {
         out[i] = verdict(a);
+    }
+    out
+}
+
+/// The verdict of the standalone validator (`validateSessionLineStandalone`), turned into a failure when the
+/// string entry point disagrees with the bytes one, or the type guard `isSessionEnvelope` with the verdict.
+fn standalone_verdict(a: &Value) -> Verdict {
+    let first = if a["valid"] == true { Verdict::Valid } else { brief(&a["first"]) };
+    if !a["text"].is_null() && brief(&a["text"]) != first {
+        return Verdict::Invalid {
+            rule: format!("standalone on the decoded string disagrees: {:?} vs {first:?}", brief(&a["text"])),
+            pointer: String::new(),
+        };
+    }
+    if !a["guard"].is_null() && (a["guard"] == true) != (first == Verdict::Valid) {
+        return Verdict::Invalid {
+            rule: format!("isSessionEnvelope says {} but the validator says {first:?}", a["guard"]),
+            pointer: String::new(),
+        };
+    }
+    first
+}
+
+/// The standalone validator as a conformance checker (`ts-standalone`): every fixture through the built package's
+/// dependency-free validator, in one node process. Strict-id fixtures are skipped, as for the Zod schemas.
+pub fn ts_standalone(fx: &[Fixture]) -> Vec<Verdict> {
+    let idx: Vec<usize> = (0..fx.len()).filter(|&i| !fx[i].strict_ids).collect();
+    let lines: Vec<Vec<u8>> = idx.iter().map(|&i| fx[i].line.as_bytes().to_vec()).collect();
+    let answers = run_lines_with("standalone-runner.mjs", &lines);
+    let mut out = vec![Verdict::Skipped; fx.len()];
+    for (a, &i) in answers.iter().zip(&idx) {
+        out[i] = standalone_verdict(a);
     }
     out
 }
@@ -232,6 +269,26 @@ fn zod_agrees_with_the_engine_on_edge_lines() {
         if want != got {
             failures.push(format!(
                 "{}\n    engine {want:?}\n    zod    {got:?}",
+                String::from_utf8_lossy(line).chars().take(160).collect::<String>()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{} disagreement(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn the_standalone_validator_agrees_with_the_engine_on_edge_lines() {
+    let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
+    let engine = Engine::new(&p, EngineOptions { strict_ids: false });
+    let lines = edge_lines();
+    let answers = run_lines_with("standalone-runner.mjs", &lines);
+    let mut failures = Vec::new();
+    for (line, a) in lines.iter().zip(&answers) {
+        let want = engine_verdict(&engine, line);
+        let got = standalone_verdict(a);
+        if want != got {
+            failures.push(format!(
+                "{}\n    engine     {want:?}\n    standalone {got:?}",
                 String::from_utf8_lossy(line).chars().take(160).collect::<String>()
             ));
         }

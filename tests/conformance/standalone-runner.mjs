@@ -1,0 +1,51 @@
+// Conformance runner for the standalone validator of the generated `session-wire` package: every line on stdin
+// (raw bytes, split on "\n") goes through the BUILT package's `validateSessionLineStandalone` in this one process;
+// one JSON verdict per line goes to stdout, in input order.
+//
+// usage: node standalone-runner.mjs <path to generated/ts/dist/index.js>  < lines
+//
+// A verdict: {
+//   valid, first: {pointer, rule, message} | null  -- validateSessionLineStandalone on the bytes
+//   text: {valid, pointer, rule} | null            -- the same on the decoded string (null if not UTF-8)
+//   guard: bool | null                             -- isSessionEnvelope on the parsed line (null if it does not parse)
+// }
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+
+const dist = process.argv[2];
+if (!dist) {
+  console.error("usage: node standalone-runner.mjs <dist/index.js>");
+  process.exit(2);
+}
+const w = await import(pathToFileURL(dist).href);
+
+const input = readFileSync(0);
+const lines = [];
+let start = 0;
+for (let i = 0; i < input.length; i++) {
+  if (input[i] === 0x0a) {
+    lines.push(input.subarray(start, i));
+    start = i + 1;
+  }
+}
+if (start < input.length) lines.push(input.subarray(start));
+
+const brief = (errors) => (errors.length === 0 ? { valid: true } : { valid: false, pointer: errors[0].pointer, rule: errors[0].rule });
+
+const out = [];
+for (const bytes of lines) {
+  const line = new Uint8Array(bytes);
+  const errors = w.validateSessionLineStandalone(line);
+  const verdict = { valid: errors.length === 0, first: errors[0] ?? null, text: null, guard: null };
+  let text = null;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(line);
+  } catch {
+    text = null;
+  }
+  if (text !== null) verdict.text = brief(w.validateSessionLineStandalone(text));
+  const parsed = w.parseLine(line);
+  if (parsed.ok) verdict.guard = w.isSessionEnvelope(parsed.value);
+  out.push(JSON.stringify(verdict));
+}
+process.stdout.write(out.length ? out.join("\n") + "\n" : "");
