@@ -8,6 +8,7 @@
 //   valid, first: {pointer, rule, message} | null  -- validateSessionLineStandalone on the bytes
 //   text: {valid, pointer, rule} | null            -- the same on the decoded string (null if not UTF-8)
 //   guard: bool | null                             -- isSessionEnvelope on the parsed line (null if it does not parse)
+//   all: [[pointer, rule], ...]                    -- every error of validateSessionLineStandalone, in order
 // }
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -36,7 +37,7 @@ const out = [];
 for (const bytes of lines) {
   const line = new Uint8Array(bytes);
   const errors = w.validateSessionLineStandalone(line);
-  const verdict = { valid: errors.length === 0, first: errors[0] ?? null, text: null, guard: null };
+  const verdict = { valid: errors.length === 0, first: errors[0] ?? null, text: null, guard: null, all: errors.map((e) => [e.pointer, e.rule]) };
   let text = null;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(line);

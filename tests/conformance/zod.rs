@@ -277,19 +277,24 @@ fn zod_agrees_with_the_engine_on_edge_lines() {
 }
 
 #[test]
-fn the_standalone_validator_agrees_with_the_engine_on_edge_lines() {
+fn the_standalone_validator_gives_the_engines_error_list_on_edge_lines_and_fixtures() {
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
     let engine = Engine::new(&p, EngineOptions { strict_ids: false });
-    let lines = edge_lines();
+    // The edge lines, then every non-strict fixture: not only the first error, the whole list in the engine's order.
+    let mut lines = edge_lines();
+    lines.extend(crate::fixtures::messages().iter().filter(|f| !f.strict_ids).map(|f| f.line.as_bytes().to_vec()));
     let answers = run_lines_with("standalone-runner.mjs", &lines);
     let mut failures = Vec::new();
     for (line, a) in lines.iter().zip(&answers) {
         let want = engine_verdict(&engine, line);
         let got = standalone_verdict(a);
-        if want != got {
+        let want_all: Vec<Value> =
+            engine.check_line(line).1.iter().map(|i| serde_json::json!([i.pointer, i.rule])).collect();
+        if want != got || a["all"] != Value::Array(want_all.clone()) {
             failures.push(format!(
-                "{}\n    engine     {want:?}\n    standalone {got:?}",
-                String::from_utf8_lossy(line).chars().take(160).collect::<String>()
+                "{}\n    engine     {want:?} {want_all:?}\n    standalone {got:?} {}",
+                String::from_utf8_lossy(line).chars().take(160).collect::<String>(),
+                a["all"]
             ));
         }
     }
