@@ -225,6 +225,8 @@ fn main() {
     let wp = add("wiregen validate (process)", "whole process, large corpus");
     let ajv = if have_node { Some(add("ajv 8 (JSON.parse + validate)", "node, bundled schema")) } else { None };
     let zod = if have_node && zod_dist.exists() { Some(add("generated Zod (JSON.parse + safeParse)", "node")) } else { None };
+    let standalone =
+        if have_node && zod_dist.exists() { Some(add("generated standalone TS (JSON.parse + validate)", "node")) } else { None };
     let wps = add("wiregen validate (process), 1k lines", "whole process, start-up included");
     let fps = add("floor (process), 1k lines", "whole process, start-up included");
     let exe = std::env::current_exe().expect("current exe");
@@ -289,7 +291,7 @@ fn main() {
         cs[wp].secs.push(t.elapsed().as_secs_f64());
         cs[wp].invalid = invalid_from_records(&String::from_utf8_lossy(&out.stdout));
         // Node contenders.
-        for (idx, which) in [(ajv, "ajv"), (zod, "zod")] {
+        for (idx, which) in [(ajv, "ajv"), (zod, "zod"), (standalone, "standalone")] {
             let Some(idx) = idx else { continue };
             let out = Command::new("node")
                 .current_dir(&node_dir)

@@ -123,7 +123,7 @@ pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
 }
 
 /// Bytes per batch handed to the worker threads: bounds memory to a few batches whatever the input size.
-pub const BATCH_BYTES: usize = 4 << 20;
+pub const BATCH_BYTES: usize = 1 << 20;
 
 /// The lines of a run of whole lines (each ending in `\n`, except perhaps the last line of the input), without
 /// their `\n` or `\r\n`.
