@@ -39,12 +39,7 @@ pub fn built_package() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = package();
-        if !dir.join("node_modules").is_dir() {
-            run(
-                Command::new("npm").current_dir(&dir).args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]),
-                "npm ci in generated/ts",
-            );
-        }
+        crate::node::ensure_npm_deps(&dir);
         run(Command::new("npm").current_dir(&dir).args(["run", "--silent", "build"]), "npm run build in generated/ts");
         let index = dir.join("dist/index.js");
         assert!(index.is_file(), "the build wrote {}", index.display());
