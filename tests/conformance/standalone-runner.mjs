@@ -10,26 +10,10 @@
 //   guard: bool | null                             -- isSessionEnvelope on the parsed line (null if it does not parse)
 //   all: [[pointer, rule], ...]                    -- every error of validateSessionLineStandalone, in order
 // }
-import { readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
+import { loadPackage, stdinLines } from "./runner-input.mjs";
 
-const dist = process.argv[2];
-if (!dist) {
-  console.error("usage: node standalone-runner.mjs <dist/index.js>");
-  process.exit(2);
-}
-const w = await import(pathToFileURL(dist).href);
-
-const input = readFileSync(0);
-const lines = [];
-let start = 0;
-for (let i = 0; i < input.length; i++) {
-  if (input[i] === 0x0a) {
-    lines.push(input.subarray(start, i));
-    start = i + 1;
-  }
-}
-if (start < input.length) lines.push(input.subarray(start));
+const w = await loadPackage("standalone-runner.mjs");
+const lines = stdinLines();
 
 const brief = (errors) => (errors.length === 0 ? { valid: true } : { valid: false, pointer: errors[0].pointer, rule: errors[0].rule });
 

@@ -12,27 +12,11 @@
 //   ownProto: bool                                  -- some object has a "__proto__" key, which raw Zod skips
 //   roundTrip: bool | null                          -- a valid line parses to a value deep-equal to the input
 // }
-import { readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { isDeepStrictEqual } from "node:util";
+import { loadPackage, stdinLines } from "./runner-input.mjs";
 
-const dist = process.argv[2];
-if (!dist) {
-  console.error("usage: node zod-runner.mjs <dist/index.js>");
-  process.exit(2);
-}
-const w = await import(pathToFileURL(dist).href);
-
-const input = readFileSync(0);
-const lines = [];
-let start = 0;
-for (let i = 0; i < input.length; i++) {
-  if (input[i] === 0x0a) {
-    lines.push(input.subarray(start, i));
-    start = i + 1;
-  }
-}
-if (start < input.length) lines.push(input.subarray(start));
+const w = await loadPackage("zod-runner.mjs");
+const lines = stdinLines();
 
 const brief = (r) => (r.valid ? { valid: true } : { valid: false, pointer: r.errors[0].pointer, rule: r.errors[0].rule });
 
