@@ -167,18 +167,12 @@ fn batch_buffer() -> Vec<u8> {
 
 /// Validates every record of `reader` with message-level rules, calling `sink` in input order.
 ///
-/// Work is spread over the machine's cores: a reader thread cuts the input into batches of whole lines, one
-/// worker thread per core checks batches as they come, and the calling thread hands records to `sink` in input
-/// order while the workers go on with the next batches. Memory stays bounded by a few batches; checked batch
-/// buffers go back to the reader. Input that fits in one batch is checked on the calling thread, without
-/// starting threads.
+/// Work is spread over the machine's cores ([`for_each_line`]); input that fits in one batch is checked on the
+/// calling thread, without starting threads.
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
 pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mut sink: impl FnMut(Record)) -> io::Result<Summary> {
-    use std::sync::mpsc::{channel, sync_channel};
-    use std::sync::Mutex;
-
     let mut summary = Summary::default();
     let mut next_line = 1;
     let mut emit = |errors: Vec<Issue>| {
@@ -188,7 +182,6 @@ pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mu
         summary.invalid += usize::from(!rec.valid);
         sink(rec);
     };
-    let check = |data: &[u8]| -> Vec<Vec<Issue>> { lines_of(data).map(|l| engine.check_line_fast(l)).collect() };
     let mut first = Vec::new();
     if read_line(&mut reader, &mut first)? == 0 {
         return Ok(summary);
@@ -198,22 +191,44 @@ pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mu
         return Ok(summary);
     }
     emit(engine.check_line_fast(&first));
+    for_each_line(reader, &|line| engine.check_line_fast(line), &mut emit)?;
+    Ok(summary)
+}
+
+/// Runs `work` on every line of `reader` (JSONL: each line without its `\n` or `\r\n`) on all cores, and hands the
+/// results to `consume` in input order.
+///
+/// A reader thread cuts the input into batches of whole lines, one worker thread per core runs `work` over a batch
+/// at a time, and the calling thread consumes the results in order while the workers go on with the next batches.
+/// At most a few batch buffers exist (they are recycled), so memory stays bounded even when `consume` is slow.
+/// Input that fits in one batch runs on the calling thread, without starting threads.
+///
+/// # Errors
+/// Only I/O errors while reading.
+pub fn for_each_line<R: BufRead + Send, T: Send>(
+    mut reader: R,
+    work: &(dyn Fn(&[u8]) -> T + Sync),
+    consume: &mut dyn FnMut(T),
+) -> io::Result<()> {
+    use std::sync::mpsc::{channel, sync_channel};
+    use std::sync::Mutex;
+
+    let check = |data: &[u8]| -> Vec<T> { lines_of(data).map(work).collect() };
     let mut carry = Vec::new();
-    let Some(head) = next_batch(&mut reader, &mut carry, batch_buffer())? else { return Ok(summary) };
+    let Some(head) = next_batch(&mut reader, &mut carry, batch_buffer())? else { return Ok(()) };
     let Some(more) = next_batch(&mut reader, &mut carry, batch_buffer())? else {
-        check(&head).into_iter().for_each(&mut emit);
-        return Ok(summary);
+        check(&head).into_iter().for_each(consume);
+        return Ok(());
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
     let (work_tx, work_rx) = sync_channel::<(usize, Vec<u8>)>(workers);
     let work_rx = Mutex::new(work_rx);
-    // At most this many batch buffers exist: the reader waits for a checked one when all are in flight, so memory
-    // stays bounded even when `sink` is slow (a blocked stdout).
+    // At most this many batch buffers exist: the reader waits for a checked one when all are in flight.
     let buffers = 2 * workers + 2;
     let (free_tx, free_rx) = sync_channel::<Vec<u8>>(buffers);
     std::thread::scope(|scope| {
-        let (done_tx, done_rx) = channel::<(usize, Vec<u8>, Vec<Vec<Issue>>)>();
+        let (done_tx, done_rx) = channel::<(usize, Vec<u8>, Vec<T>)>();
         let producer = scope.spawn(move || {
             let mut second = Some(more);
             let mut data = Some(head);
@@ -246,7 +261,7 @@ pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mu
             Ok::<(), io::Error>(())
         });
         for _ in 0..workers {
-            let (work_rx, done_tx) = (&work_rx, done_tx.clone());
+            let (work_rx, done_tx, check) = (&work_rx, done_tx.clone(), &check);
             scope.spawn(move || loop {
                 let next = work_rx.lock().map(|rx| rx.recv());
                 let Ok(Ok((seq, data))) = next else { break };
@@ -262,14 +277,13 @@ pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mu
         for (seq, data, results) in done_rx {
             pending.insert(seq, (data, results));
             while let Some((data, results)) = pending.remove(&want) {
-                results.into_iter().for_each(&mut emit);
+                results.into_iter().for_each(&mut *consume);
                 let _ = free_tx.send(data);
                 want += 1;
             }
         }
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-    })?;
-    Ok(summary)
+    })
 }
 
 #[cfg(test)]
