@@ -65,13 +65,16 @@ enum Command {
     /// Validate envelopes: a file with one JSON envelope, JSONL (one per line), or `-` for stdin.
     ///
     /// Exit status: 0 all valid, 1 something invalid, 2 usage or I/O error.
-    /// Example: wiregen validate --format json session.jsonl
+    /// Examples:
+    ///   wiregen validate --format json session.jsonl   one JSON record per input line
+    ///   wiregen validate --stream --summary a.jsonl    ordering rules too, and the session rollup
     #[command(verbatim_doc_comment)]
     Validate(ValidateArgs),
     /// Run the validation service: HTTP endpoints that validate envelopes and JSONL streams.
     ///
-    /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr,
-    /// and finishes in-flight requests on SIGTERM/SIGINT. Exit status: 0 after shutdown, 2 if it cannot start.
+    /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr, and
+    /// finishes in-flight requests on SIGTERM/SIGINT. Exit status: 0 after shutdown, 2 if it
+    /// cannot start.
     /// Example: wiregen serve --listen 0.0.0.0:8080 --max-body 1048576
     #[command(verbatim_doc_comment)]
     Serve(wiregen::serve::ServeOptions),
