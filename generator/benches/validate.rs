@@ -26,29 +26,24 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
 }
 
-/// xorshift64*: deterministic corpus, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn word(&mut self) -> &'static str {
-        const W: &[&str] = &[
-            "the", "payment", "module", "retry", "handler", "TODO", "fix", "auth", "src/", "checkout.ts", "tests", "run",
-            "search", "for", "`handleClick`", "**bold**", "and", "a", "failing", "case", "in", "config", "é", "→",
-        ];
-        W[self.below(W.len() as u64) as usize]
-    }
-    fn sentence(&mut self, words: u64) -> String {
-        let n = 3 + self.below(words);
-        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
-    }
+#[path = "../tests/support/rng.rs"]
+#[allow(dead_code)]
+mod rng;
+use rng::Rng;
+
+/// A word of realistic message text.
+fn word(rng: &mut Rng) -> &'static str {
+    const W: &[&str] = &[
+        "the", "payment", "module", "retry", "handler", "TODO", "fix", "auth", "src/", "checkout.ts", "tests", "run",
+        "search", "for", "`handleClick`", "**bold**", "and", "a", "failing", "case", "in", "config", "é", "→",
+    ];
+    *rng.pick(W)
+}
+
+/// A sentence of 3 to `words + 2` words.
+fn sentence(rng: &mut Rng, words: u64) -> String {
+    let n = 3 + rng.below(words);
+    (0..n).map(|_| word(rng)).collect::<Vec<_>>().join(" ")
 }
 
 /// One corpus line: a realistic envelope, or (about 5%) an invalid one of a rotating kind.
@@ -60,7 +55,7 @@ fn line(rng: &mut Rng, i: u64) -> String {
     let (role, ev, agent) = match kind {
         0..=29 => {
             let agent = rng.below(3) > 0;
-            let t = rng.sentence(40);
+            let t = sentence(rng, 40);
             let ev = if agent && rng.below(4) == 0 {
                 serde_json::json!({"t": "text", "text": t, "thinking": true})
             } else {
@@ -72,8 +67,8 @@ fn line(rng: &mut Rng, i: u64) -> String {
             let call = format!("call_{}", rng.below(1 << 20));
             let tool = ["grep", "edit", "bash", "read"][rng.below(4) as usize];
             let ev = serde_json::json!({"t": "tool-call-start", "call": call, "name": tool,
-                "title": rng.sentence(5), "description": rng.sentence(12),
-                "args": {"pattern": rng.word(), "path": "src/payment/", "flags": ["-n", "-i"], "limit": rng.below(500), "context": {"before": 2, "after": 2}}});
+                "title": sentence(rng, 5), "description": sentence(rng, 12),
+                "args": {"pattern": word(rng), "path": "src/payment/", "flags": ["-n", "-i"], "limit": rng.below(500), "context": {"before": 2, "after": 2}}});
             ("agent", ev, true)
         }
         55..=74 => ("agent", serde_json::json!({"t": "tool-call-end", "call": format!("call_{}", rng.below(1 << 20))}), true),
@@ -81,7 +76,7 @@ fn line(rng: &mut Rng, i: u64) -> String {
             "image": {"width": 800, "height": 600, "thumbhash": "1QcSHQRnh493V4dIh4eXh1h4kJUI"}}), false),
         79..=82 => ("agent", serde_json::json!({"t": "turn-start"}), true),
         83..=86 => ("agent", serde_json::json!({"t": "turn-end", "status": "completed", "usage": {"inputTokens": rng.below(100_000), "outputTokens": rng.below(5000), "cost": 0.012}}), true),
-        87..=89 => ("agent", serde_json::json!({"t": "permission-request", "call": "c2", "toolName": "bash", "title": "Run `npm test`", "description": rng.sentence(8), "args": {"command": "npm test"}}), true),
+        87..=89 => ("agent", serde_json::json!({"t": "permission-request", "call": "c2", "toolName": "bash", "title": "Run `npm test`", "description": sentence(rng, 8), "args": {"command": "npm test"}}), true),
         90..=91 => ("user", serde_json::json!({"t": "permission-response", "call": "c2", "decision": "allow-once"}), false),
         92..=93 => ("agent", serde_json::json!({"t": "subagent-start", "agentId": "sa_research", "title": "Research"}), true),
         94 => ("agent", serde_json::json!({"t": "subagent-stop", "agentId": "sa_research"}), true),

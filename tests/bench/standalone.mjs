@@ -15,6 +15,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { measureChild, median } from "./measure.mjs";
 
 const root = join(fileURLToPath(import.meta.url), "../../..");
 const dir = join(root, "tests/fixtures/messages");
@@ -41,39 +42,13 @@ async function checkerOf(which) {
   throw new Error(`unknown contender ${which}`);
 }
 
-function cpuSeconds() {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-}
-
-function opsPerSecond(check, msgs, budget) {
-  let ops = 0;
-  let sink = 0;
-  const start = cpuSeconds();
-  let used = 0;
-  while (used < budget) {
-    for (let k = 0; k < 20; k++) {
-      for (const m of msgs) {
-        if (check(m)) sink++;
-      }
-      ops += msgs.length;
-    }
-    used = cpuSeconds() - start;
-  }
-  if (sink < 0) console.log(sink);
-  return ops / used;
-}
 
 const only = process.env.STANDALONE_BENCH_ONLY;
 const seconds = Number(process.argv[3] ?? 1);
 if (only) {
   // A child: one contender only.
   const check = await checkerOf(only);
-  const bad = valid.filter((m) => !check(m)).length + invalid.filter((m) => check(m)).length;
-  if (bad) throw new Error(`${only} disagrees with the fixtures on ${bad} message(s)`);
-  opsPerSecond(check, valid, seconds / 2);
-  opsPerSecond(check, invalid, seconds / 2);
-  console.log(JSON.stringify({ valid: opsPerSecond(check, valid, seconds), invalid: opsPerSecond(check, invalid, seconds) }));
+  measureChild(only, check, valid, invalid, seconds);
 } else {
   const runs = Number(process.argv[2] ?? 7);
   const results = Object.fromEntries(CONTENDERS.map((c) => [c, []]));
@@ -87,7 +62,6 @@ if (only) {
       results[which].push(JSON.parse(out));
     }
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const fmt = (n) => Math.round(n).toLocaleString("en-US").padStart(11);
   const version = (p) => JSON.parse(readFileSync(join(root, p), "utf8")).version;
   console.log(

@@ -13,6 +13,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { measureChild, median } from "./measure.mjs";
 
 const root = join(fileURLToPath(import.meta.url), "../../..");
 const pkg = join(root, "generated/ts");
@@ -82,36 +83,11 @@ async function schemaOf(which) {
 
 const only = process.env.ZOD_BENCH_ONLY;
 const seconds = Number(process.argv[3] ?? 1);
-function cpuSeconds() {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-}
-function opsPerSecond(schema, msgs, budget) {
-  let ops = 0;
-  let sink = 0;
-  const start = cpuSeconds();
-  let used = 0;
-  while (used < budget) {
-    for (let k = 0; k < 20; k++) {
-      for (const m of msgs) {
-        if (schema.safeParse(m).success) sink++;
-      }
-      ops += msgs.length;
-    }
-    used = cpuSeconds() - start;
-  }
-  if (sink < 0) console.log(sink);
-  return ops / used;
-}
 
 if (only) {
   // A child: one schema only.
   const schema = await schemaOf(only);
-  const bad = valid.filter((m) => !schema.safeParse(m).success).length + invalid.filter((m) => schema.safeParse(m).success).length;
-  if (bad) throw new Error(`${only} disagrees with the fixtures on ${bad} message(s)`);
-  opsPerSecond(schema, valid, seconds / 2);
-  opsPerSecond(schema, invalid, seconds / 2);
-  console.log(JSON.stringify({ valid: opsPerSecond(schema, valid, seconds), invalid: opsPerSecond(schema, invalid, seconds) }));
+  measureChild(only, (m) => schema.safeParse(m).success, valid, invalid, seconds);
 } else {
   const runs = Number(process.argv[2] ?? 7);
   const results = { generated: [], "hand-written": [] };
@@ -125,7 +101,6 @@ if (only) {
       results[which].push(JSON.parse(out));
     }
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const fmt = (n) => Math.round(n).toLocaleString("en-US").padStart(11);
   const zodVersion = JSON.parse(readFileSync(join(pkg, "node_modules/zod/package.json"), "utf8")).version;
   console.log(`node ${process.version}, zod ${zodVersion}; ${valid.length} valid and ${invalid.length} invalid messages; ${runs} runs of each schema, ${seconds} CPU-s per corpus per run, one process per run`);
