@@ -34,8 +34,30 @@ use rng::Rng;
 /// A word of realistic message text.
 fn word(rng: &mut Rng) -> &'static str {
     const W: &[&str] = &[
-        "the", "payment", "module", "retry", "handler", "TODO", "fix", "auth", "src/", "checkout.ts", "tests", "run",
-        "search", "for", "`handleClick`", "**bold**", "and", "a", "failing", "case", "in", "config", "é", "→",
+        "the",
+        "payment",
+        "module",
+        "retry",
+        "handler",
+        "TODO",
+        "fix",
+        "auth",
+        "src/",
+        "checkout.ts",
+        "tests",
+        "run",
+        "search",
+        "for",
+        "`handleClick`",
+        "**bold**",
+        "and",
+        "a",
+        "failing",
+        "case",
+        "in",
+        "config",
+        "é",
+        "→",
     ];
     *rng.pick(W)
 }
@@ -71,17 +93,43 @@ fn line(rng: &mut Rng, i: u64) -> String {
                 "args": {"pattern": word(rng), "path": "src/payment/", "flags": ["-n", "-i"], "limit": rng.below(500), "context": {"before": 2, "after": 2}}});
             ("agent", ev, true)
         }
-        55..=74 => ("agent", serde_json::json!({"t": "tool-call-end", "call": format!("call_{}", rng.below(1 << 20))}), true),
-        75..=78 => ("user", serde_json::json!({"t": "file", "ref": format!("upload_{}", rng.below(1000)), "name": "report.pdf", "size": rng.below(1 << 24),
-            "image": {"width": 800, "height": 600, "thumbhash": "1QcSHQRnh493V4dIh4eXh1h4kJUI"}}), false),
+        55..=74 => {
+            ("agent", serde_json::json!({"t": "tool-call-end", "call": format!("call_{}", rng.below(1 << 20))}), true)
+        }
+        75..=78 => (
+            "user",
+            serde_json::json!({"t": "file", "ref": format!("upload_{}", rng.below(1000)), "name": "report.pdf", "size": rng.below(1 << 24),
+            "image": {"width": 800, "height": 600, "thumbhash": "1QcSHQRnh493V4dIh4eXh1h4kJUI"}}),
+            false,
+        ),
         79..=82 => ("agent", serde_json::json!({"t": "turn-start"}), true),
-        83..=86 => ("agent", serde_json::json!({"t": "turn-end", "status": "completed", "usage": {"inputTokens": rng.below(100_000), "outputTokens": rng.below(5000), "cost": 0.012}}), true),
-        87..=89 => ("agent", serde_json::json!({"t": "permission-request", "call": "c2", "toolName": "bash", "title": "Run `npm test`", "description": sentence(rng, 8), "args": {"command": "npm test"}}), true),
-        90..=91 => ("user", serde_json::json!({"t": "permission-response", "call": "c2", "decision": "allow-once"}), false),
-        92..=93 => ("agent", serde_json::json!({"t": "subagent-start", "agentId": "sa_research", "title": "Research"}), true),
+        83..=86 => (
+            "agent",
+            serde_json::json!({"t": "turn-end", "status": "completed", "usage": {"inputTokens": rng.below(100_000), "outputTokens": rng.below(5000), "cost": 0.012}}),
+            true,
+        ),
+        87..=89 => (
+            "agent",
+            serde_json::json!({"t": "permission-request", "call": "c2", "toolName": "bash", "title": "Run `npm test`", "description": sentence(rng, 8), "args": {"command": "npm test"}}),
+            true,
+        ),
+        90..=91 => {
+            ("user", serde_json::json!({"t": "permission-response", "call": "c2", "decision": "allow-once"}), false)
+        }
+        92..=93 => {
+            ("agent", serde_json::json!({"t": "subagent-start", "agentId": "sa_research", "title": "Research"}), true)
+        }
         94 => ("agent", serde_json::json!({"t": "subagent-stop", "agentId": "sa_research"}), true),
-        95..=96 => ("user", serde_json::json!({"t": "session-control-changed", "clientType": "phone", "tokenId": "tok_abc"}), false),
-        97..=98 => ("user", serde_json::json!({"t": "agent-configuration-changed", "model": "claude-sonnet-4-6", "thinkingLevel": "high"}), false),
+        95..=96 => (
+            "user",
+            serde_json::json!({"t": "session-control-changed", "clientType": "phone", "tokenId": "tok_abc"}),
+            false,
+        ),
+        97..=98 => (
+            "user",
+            serde_json::json!({"t": "agent-configuration-changed", "model": "claude-sonnet-4-6", "thinkingLevel": "high"}),
+            false,
+        ),
         _ => ("user", serde_json::json!({"t": "abort"}), false),
     };
     let mut env = serde_json::json!({"id": id, "time": time, "role": role});
@@ -129,7 +177,12 @@ fn corpus(path: &Path, target_bytes: u64) -> (u64, u64) {
 }
 
 fn corpus_lines(path: &Path) -> Vec<Vec<u8>> {
-    std::fs::read(path).expect("read corpus").split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec).collect()
+    std::fs::read(path)
+        .expect("read corpus")
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
 }
 
 struct Contender {
@@ -175,7 +228,11 @@ fn main() {
         return;
     }
     let opt = |name: &str, default: u64| {
-        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
     };
     let mb = opt("--mb", 100);
     let rounds = opt("--rounds", 5) as usize;
@@ -187,7 +244,11 @@ fn main() {
     let mut rng = Rng(0x5EED_CAFE_F00D_0001);
     std::fs::write(&small, (0..1000).map(|i| line(&mut rng, i) + "\n").collect::<String>()).expect("small corpus");
     let bytes_small = std::fs::metadata(&small).expect("small").len();
-    eprintln!("corpus: {n_big} lines, {:.1} MB ({}); 1k-line corpus {bytes_small} bytes", bytes_big as f64 / 1e6, big.display());
+    eprintln!(
+        "corpus: {n_big} lines, {:.1} MB ({}); 1k-line corpus {bytes_small} bytes",
+        bytes_big as f64 / 1e6,
+        big.display()
+    );
 
     let proto = wiregen::load::load(&root().join("schema")).expect("schema");
     let engine = Engine::new(&proto, EngineOptions::default());
@@ -219,9 +280,13 @@ fn main() {
     let w2 = add("wiregen engine", "in-process, all threads, reading the file");
     let wp = add("wiregen validate (process)", "whole process, large corpus");
     let ajv = if have_node { Some(add("ajv 8 (JSON.parse + validate)", "node, bundled schema")) } else { None };
-    let zod = if have_node && zod_dist.exists() { Some(add("generated Zod (JSON.parse + safeParse)", "node")) } else { None };
-    let standalone =
-        if have_node && zod_dist.exists() { Some(add("generated standalone TS (JSON.parse + validate)", "node")) } else { None };
+    let zod =
+        if have_node && zod_dist.exists() { Some(add("generated Zod (JSON.parse + safeParse)", "node")) } else { None };
+    let standalone = if have_node && zod_dist.exists() {
+        Some(add("generated standalone TS (JSON.parse + validate)", "node"))
+    } else {
+        None
+    };
     let wps = add("wiregen validate (process), 1k lines", "whole process, start-up included");
     let fps = add("floor (process), 1k lines", "whole process, start-up included");
     let exe = std::env::current_exe().expect("current exe");
@@ -239,7 +304,7 @@ fn main() {
         }
         cs[floor].secs.push(t.elapsed().as_secs_f64());
         cs[floor].invalid = bad; // syntax errors only: not compared
-        // jsonschema crate.
+                                 // jsonschema crate.
         let t = Instant::now();
         let mut bad = BTreeSet::new();
         for (i, l) in lines.iter().enumerate() {
@@ -264,7 +329,12 @@ fn main() {
         let t = Instant::now();
         let bad: BTreeSet<u64> = {
             use rayon::prelude::*;
-            lines.par_iter().enumerate().filter(|(_, l)| !engine.check_line_fast(l).is_empty()).map(|(i, _)| i as u64 + 1).collect()
+            lines
+                .par_iter()
+                .enumerate()
+                .filter(|(_, l)| !engine.check_line_fast(l).is_empty())
+                .map(|(i, _)| i as u64 + 1)
+                .collect()
         };
         cs[wm].secs.push(t.elapsed().as_secs_f64());
         cs[wm].invalid = bad;
@@ -282,7 +352,12 @@ fn main() {
         cs[w2].invalid = bad;
         // Whole process, large corpus.
         let t = Instant::now();
-        let out = Command::new(wiregen).current_dir(root()).args(["validate", "--format", "json"]).arg(&big).output().expect("run wiregen");
+        let out = Command::new(wiregen)
+            .current_dir(root())
+            .args(["validate", "--format", "json"])
+            .arg(&big)
+            .output()
+            .expect("run wiregen");
         cs[wp].secs.push(t.elapsed().as_secs_f64());
         cs[wp].invalid = invalid_from_records(&String::from_utf8_lossy(&out.stdout));
         // Node contenders.
@@ -295,7 +370,8 @@ fn main() {
                 .stderr(Stdio::inherit())
                 .output()
                 .expect("run node");
-            let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{which}: {}", String::from_utf8_lossy(&out.stdout)));
+            let r: Value = serde_json::from_slice(&out.stdout)
+                .unwrap_or_else(|_| panic!("{which}: {}", String::from_utf8_lossy(&out.stdout)));
             cs[idx].secs.push(r["seconds"].as_f64().expect("seconds"));
             cs[idx].invalid = r["invalid"].as_array().expect("invalid").iter().filter_map(Value::as_u64).collect();
         }
@@ -341,7 +417,13 @@ fn main() {
     let gen_s = wall(&["generate", "--out", scratch.to_str().expect("utf-8 path")]);
     let check_s = wall(&["check"]);
     let small_invalid = invalid_from_records(&String::from_utf8_lossy(
-        &Command::new(wiregen).current_dir(root()).args(["validate", "--format", "json"]).arg(&small).output().expect("run").stdout,
+        &Command::new(wiregen)
+            .current_dir(root())
+            .args(["validate", "--format", "json"])
+            .arg(&small)
+            .output()
+            .expect("run")
+            .stdout,
     ));
 
     // Agreement: every validator reports the same invalid lines.
@@ -398,7 +480,11 @@ fn main() {
     report.push_str("\nTargets (issue 8):\n");
     let target = |name: &str, got: f64, want: f64, more_is_better: bool| {
         let ok = if more_is_better { got >= want } else { got <= want };
-        format!("- {name}: {got:.2}x (target {} {want}x) {}\n", if more_is_better { ">=" } else { "<=" }, if ok { "met" } else { "MISSED" })
+        format!(
+            "- {name}: {got:.2}x (target {} {want}x) {}\n",
+            if more_is_better { ">=" } else { "<=" },
+            if ok { "met" } else { "MISSED" }
+        )
     };
     report.push_str(&target("wiregen 1 thread vs floor", w1_mbs / mbs(&cs[floor], bytes_big), 0.8, true));
     report.push_str(&target("wiregen 1 thread vs jsonschema crate", w1_mbs / mbs(&cs[jsch], bytes_big), 3.0, true));
@@ -423,7 +509,11 @@ fn main() {
     if !disagree.is_empty() {
         report.push_str(&format!("\nDISAGREEMENT on invalid lines:\n{}\n", disagree.join("\n")));
     } else {
-        report.push_str(&format!("\nAll {} validators report the same {} invalid lines.\n", cs.len() - 3, reference.len()));
+        report.push_str(&format!(
+            "\nAll {} validators report the same {} invalid lines.\n",
+            cs.len() - 3,
+            reference.len()
+        ));
     }
     print!("{report}");
     std::fs::write(dir.join("report.md"), &report).expect("write report");

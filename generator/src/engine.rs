@@ -141,11 +141,20 @@ impl<'p> Engine<'p> {
 
     /// Checks an object's fields in schema order, then reports unknown properties in input order.
     /// `tag` is the union member's discriminator value when the object is an event body.
-    fn object(&self, obj: &Map<String, Value>, fields: &[Field], ptr: &Ptr<'_>, tag: Option<(&str, &str)>, out: &mut Vec<Issue>) {
+    fn object(
+        &self,
+        obj: &Map<String, Value>,
+        fields: &[Field],
+        ptr: &Ptr<'_>,
+        tag: Option<(&str, &str)>,
+        out: &mut Vec<Issue>,
+    ) {
         for f in fields {
             let fp = ptr.key(&f.name);
             match obj.get(&f.name) {
-                None if f.required => out.push(Issue::new(Rule::Required, fp.render(), format!("missing required property `{}`", f.name))),
+                None if f.required => {
+                    out.push(Issue::new(Rule::Required, fp.render(), format!("missing required property `{}`", f.name)))
+                }
                 None => {}
                 Some(v) => self.value(&f.ty, v, &fp, out),
             }
@@ -177,13 +186,21 @@ impl<'p> Engine<'p> {
                 let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
                 if let Some(min) = s.min_length {
                     if (sv.chars().count() as u64) < min {
-                        out.push(Issue::new(Rule::MinLength, ptr.render(), format!("must be at least {min} character(s) long")));
+                        out.push(Issue::new(
+                            Rule::MinLength,
+                            ptr.render(),
+                            format!("must be at least {min} character(s) long"),
+                        ));
                         return;
                     }
                 }
                 if let Some(re) = s.strict_pattern.as_ref().and_then(|p| self.strict.get(p)) {
                     if !re.is_match(sv) {
-                        out.push(Issue::new(Rule::StrictId, ptr.render(), format!("`{sv}` is not a cuid2 id (pattern {})", re.as_str())));
+                        out.push(Issue::new(
+                            Rule::StrictId,
+                            ptr.render(),
+                            format!("`{sv}` is not a cuid2 id (pattern {})", re.as_str()),
+                        ));
                     }
                 }
             }
@@ -215,7 +232,11 @@ impl<'p> Engine<'p> {
                 let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
                 let e = &self.proto.enums[name];
                 if !e.values.iter().any(|x| x == sv) {
-                    out.push(Issue::new(Rule::Enum, ptr.render(), format!("`{sv}` is not one of {}", quoted_list(&e.values))));
+                    out.push(Issue::new(
+                        Rule::Enum,
+                        ptr.render(),
+                        format!("`{sv}` is not one of {}", quoted_list(&e.values)),
+                    ));
                 }
             }
             Ty::Object(name) => {
@@ -232,7 +253,13 @@ impl<'p> Engine<'p> {
                 let u = &self.proto.union;
                 let tp = ptr.key(&u.tag);
                 let t = match o.get(&u.tag) {
-                    None => return out.push(Issue::new(Rule::Required, tp.render(), format!("missing required property `{}`", u.tag))),
+                    None => {
+                        return out.push(Issue::new(
+                            Rule::Required,
+                            tp.render(),
+                            format!("missing required property `{}`", u.tag),
+                        ))
+                    }
                     Some(Value::String(t)) => t,
                     Some(other) => return out.push(type_issue(&tp, "a string", other)),
                 };
@@ -246,7 +273,11 @@ impl<'p> Engine<'p> {
                         )),
                         None => {
                             let tags: Vec<String> = u.variants.iter().map(|v| v.tag.clone()).collect();
-                            out.push(Issue::new(Rule::UnknownEvent, tp.render(), format!("`{t}` is not an event; expected one of {}", quoted_list(&tags))))
+                            out.push(Issue::new(
+                                Rule::UnknownEvent,
+                                tp.render(),
+                                format!("`{t}` is not an event; expected one of {}", quoted_list(&tags)),
+                            ))
                         }
                     },
                 }
@@ -334,9 +365,17 @@ pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
     serde_json::from_str::<Value>(text).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("recursion limit exceeded") {
-            Issue::new(Rule::TooDeep, "", format!("JSON nests deeper than {MAX_DEPTH} levels (at column {})", e.column()))
+            Issue::new(
+                Rule::TooDeep,
+                "",
+                format!("JSON nests deeper than {MAX_DEPTH} levels (at column {})", e.column()),
+            )
         } else if e.is_eof() {
-            Issue::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at column {}", e.column()))
+            Issue::new(
+                Rule::MalformedJson,
+                "",
+                format!("malformed JSON: unexpected end of input at column {}", e.column()),
+            )
         } else {
             Issue::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
         }

@@ -70,7 +70,11 @@ impl FastPlan {
             tag: p.union.tag.clone(),
             tags: p.union.variants.iter().map(|v| v.tag.clone()).collect(),
             variants: Vec::new(),
-            env_forbidden: p.roles().iter().map(|r| mask(&p.envelope.fields, |f| !Protocol::field_allowed(f, r))).collect(),
+            env_forbidden: p
+                .roles()
+                .iter()
+                .map(|r| mask(&p.envelope.fields, |f| !Protocol::field_allowed(f, r)))
+                .collect(),
         };
         let mut named = std::collections::BTreeMap::new();
         plan.object(p, &p.envelope.fields, &mut named)?;
@@ -86,7 +90,12 @@ impl FastPlan {
         Some(plan)
     }
 
-    fn object(&mut self, p: &Protocol, fields: &[Field], named: &mut std::collections::BTreeMap<String, usize>) -> Option<usize> {
+    fn object(
+        &mut self,
+        p: &Protocol,
+        fields: &[Field],
+        named: &mut std::collections::BTreeMap<String, usize>,
+    ) -> Option<usize> {
         if fields.len() > 64 {
             return None;
         }

@@ -268,12 +268,20 @@ impl Cx {
             }
             Some(Ty::Union)
         });
-        let envelope = Object { name: self.x_name(&env_at, &env).unwrap_or_else(|| "Envelope".into()), description: description.clone(), fields };
+        let envelope = Object {
+            name: self.x_name(&env_at, &env).unwrap_or_else(|| "Envelope".into()),
+            description: description.clone(),
+            fields,
+        };
 
         let role_enum = match envelope.fields.iter().find(|f| f.name == role_field) {
             Some(Field { ty: Ty::Enum(e), .. }) => e.clone(),
             _ => {
-                self.err(&env_at.join("x-role-property"), K::InvalidValue, "`x-role-property` must name an envelope property whose type is a named enum");
+                self.err(
+                    &env_at.join("x-role-property"),
+                    K::InvalidValue,
+                    "`x-role-property` must name an envelope property whose type is a named enum",
+                );
                 String::new()
             }
         };
@@ -286,14 +294,19 @@ impl Cx {
         }
 
         let Some((tag, members_dir, union_at)) = union_members else {
-            self.err(&env_at.join("properties"), K::Missing, "the envelope needs one property with an `x-union` annotation");
+            self.err(
+                &env_at.join("properties"),
+                K::Missing,
+                "the envelope needs one property with an `x-union` annotation",
+            );
             return None;
         };
         let union_field = union_field.unwrap_or_default();
 
         // Union members: every schema file in the members directory.
         let prefix = format!("{}/", members_dir.trim_end_matches('/'));
-        let member_files: Vec<String> = self.files.keys().filter(|k| k.starts_with(&prefix) && k.ends_with(".schema.json")).cloned().collect();
+        let member_files: Vec<String> =
+            self.files.keys().filter(|k| k.starts_with(&prefix) && k.ends_with(".schema.json")).cloned().collect();
         if member_files.is_empty() {
             self.err(&union_at.join("members"), K::Missing, format!("no member schemas found in `{members_dir}/`"));
         }
@@ -386,7 +399,11 @@ impl Cx {
                 for (i, c) in list.iter().enumerate() {
                     match (c.get("name").and_then(Value::as_str), c.get("title").and_then(Value::as_str)) {
                         (Some(n), Some(t)) => out.push(Category { name: n.into(), title: t.into() }),
-                        _ => self.err(&at.join("x-categories").join(&i.to_string()), K::InvalidValue, "a category needs string `name` and `title`"),
+                        _ => self.err(
+                            &at.join("x-categories").join(&i.to_string()),
+                            K::InvalidValue,
+                            "a category needs string `name` and `title`",
+                        ),
                     }
                 }
             }
@@ -410,11 +427,17 @@ impl Cx {
                 let mut pairs = Vec::new();
                 for (old, rep) in evs {
                     if variants.iter().any(|v| &v.tag == old) {
-                        self.err(&rat.join("events").join(old), K::InvalidValue, format!("`{old}` is removed but is still an event"));
+                        self.err(
+                            &rat.join("events").join(old),
+                            K::InvalidValue,
+                            format!("`{old}` is removed but is still an event"),
+                        );
                     }
                     match rep.as_str() {
                         Some(rep) => pairs.push((old.clone(), rep.to_string())),
-                        None => self.err(&rat.join("events").join(old), K::InvalidValue, "the replacement must be a string"),
+                        None => {
+                            self.err(&rat.join("events").join(old), K::InvalidValue, "the replacement must be a string")
+                        }
                     }
                 }
                 Some(RemovedKind::Events(pairs))
@@ -426,16 +449,26 @@ impl Cx {
                 ) {
                     (Some(e), Some(n), Some(rep)) => {
                         match variants.iter().find(|v| v.tag == e) {
-                            None => self.err(&rat.join("property").join("event"), K::InvalidValue, format!("no event `{e}`")),
-                            Some(v) if v.fields.iter().any(|f| f.name == n) => {
-                                self.err(&rat.join("property").join("name"), K::InvalidValue, format!("`{n}` is removed but `{e}` still has it"))
-                            }
+                            None => self.err(
+                                &rat.join("property").join("event"),
+                                K::InvalidValue,
+                                format!("no event `{e}`"),
+                            ),
+                            Some(v) if v.fields.iter().any(|f| f.name == n) => self.err(
+                                &rat.join("property").join("name"),
+                                K::InvalidValue,
+                                format!("`{n}` is removed but `{e}` still has it"),
+                            ),
                             Some(_) => {}
                         }
                         Some(RemovedKind::Property { event: e.into(), name: n.into(), replacement: rep.into() })
                     }
                     _ => {
-                        self.err(&rat.join("property"), K::InvalidValue, "`property` needs string `event`, `name` and `replacement`");
+                        self.err(
+                            &rat.join("property"),
+                            K::InvalidValue,
+                            "`property` needs string `event`, `name` and `replacement`",
+                        );
                         None
                     }
                 }
@@ -445,7 +478,9 @@ impl Cx {
             };
             match (what, why, kind) {
                 (Some(what), Some(why), Some(kind)) => out.push(Removed { what: what.into(), why: why.into(), kind }),
-                (None, _, _) | (_, None, _) => self.err(&rat, K::InvalidValue, "a removal needs string `what` and `why`"),
+                (None, _, _) | (_, None, _) => {
+                    self.err(&rat, K::InvalidValue, "a removal needs string `what` and `why`")
+                }
                 _ => {}
             }
         }
@@ -470,7 +505,11 @@ impl Cx {
         let tag_value = match v.get("properties").and_then(|p| p.get(tag)).and_then(|t| t.get("const")) {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             _ => {
-                self.err(&tag_at, K::Missing, format!("a union member needs `properties.{tag}.const`, a non-empty string"));
+                self.err(
+                    &tag_at,
+                    K::Missing,
+                    format!("a union member needs `properties.{tag}.const`, a non-empty string"),
+                );
                 return None;
             }
         };
@@ -481,7 +520,11 @@ impl Cx {
         let description = self.description(at, v);
         let category = self.str_of(at, v, "x-category").unwrap_or_default();
         if !category.is_empty() && !categories.iter().any(|c| c.name == category) {
-            self.err(&at.join("x-category"), K::InvalidValue, format!("category `{category}` is not in the envelope's `x-categories`"));
+            self.err(
+                &at.join("x-category"),
+                K::InvalidValue,
+                format!("category `{category}` is not in the envelope's `x-categories`"),
+            );
         }
         let order = match v.get("x-order") {
             Some(o) => o.as_i64().unwrap_or_else(|| {
@@ -510,7 +553,11 @@ impl Cx {
         };
         for (i, ex) in examples.iter().enumerate() {
             if ex.get(tag).and_then(Value::as_str) != Some(&tag_value) {
-                self.err(&at.join("examples").join(&i.to_string()), K::InvalidValue, format!("the example's `{tag}` must be `{tag_value}`"));
+                self.err(
+                    &at.join("examples").join(&i.to_string()),
+                    K::InvalidValue,
+                    format!("the example's `{tag}` must be `{tag_value}`"),
+                );
             }
         }
         for f in &fields {
@@ -540,12 +587,17 @@ impl Cx {
 
     fn roles(&mut self, at: &At, v: &Value, roles: Option<&[String]>) -> Option<Vec<String>> {
         let r = v.get("x-roles")?;
-        let list: Option<Vec<String>> = r.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
+        let list: Option<Vec<String>> =
+            r.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
         match list {
             Some(l) if !l.is_empty() => {
                 for x in &l {
                     if roles.is_some_and(|roles| !roles.contains(x)) {
-                        self.err(&at.join("x-roles"), K::InvalidValue, format!("`{x}` is not a role (roles: {})", roles.unwrap_or_default().join(", ")));
+                        self.err(
+                            &at.join("x-roles"),
+                            K::InvalidValue,
+                            format!("`{x}` is not a role (roles: {})", roles.unwrap_or_default().join(", ")),
+                        );
                     }
                 }
                 Some(l)
@@ -568,7 +620,11 @@ impl Cx {
         let empty = Map::new();
         let props = v.get("properties").and_then(Value::as_object).unwrap_or(&empty);
         if v.get("additionalProperties") != Some(&Value::Bool(false)) {
-            self.err(at, K::UnsupportedKeyword, "objects with properties must be closed: add `\"additionalProperties\": false`");
+            self.err(
+                at,
+                K::UnsupportedKeyword,
+                "objects with properties must be closed: add `\"additionalProperties\": false`",
+            );
         }
         let required: BTreeSet<String> = match v.get("required") {
             None => BTreeSet::new(),
@@ -578,7 +634,11 @@ impl Cx {
                 .filter_map(|(i, x)| match x.as_str() {
                     Some(s) => Some(s.to_string()),
                     None => {
-                        self.err(&at.join("required").join(&i.to_string()), K::InvalidValue, "`required` lists property names");
+                        self.err(
+                            &at.join("required").join(&i.to_string()),
+                            K::InvalidValue,
+                            "`required` lists property names",
+                        );
                         None
                     }
                 })
@@ -590,7 +650,11 @@ impl Cx {
         };
         for (i, r) in required.iter().enumerate() {
             if !props.contains_key(r) {
-                self.err(&at.join("required").join(&i.to_string()), K::InvalidValue, format!("`{r}` is required but not in `properties`"));
+                self.err(
+                    &at.join("required").join(&i.to_string()),
+                    K::InvalidValue,
+                    format!("`{r}` is required but not in `properties`"),
+                );
             }
         }
         let mut fields = Vec::new();
@@ -664,7 +728,11 @@ impl Cx {
         if s.get("$ref").is_some() {
             for k in ["type", "enum", "properties", "minimum", "maximum", "minLength"] {
                 if s.get(k).is_some() {
-                    self.err(&at.join(k), K::UnsupportedKeyword, format!("`{k}` beside `$ref` is not supported: put it in the referenced schema"));
+                    self.err(
+                        &at.join(k),
+                        K::UnsupportedKeyword,
+                        format!("`{k}` beside `$ref` is not supported: put it in the referenced schema"),
+                    );
                 }
             }
             let (tat, target) = self.resolve_ref(at, s)?;
@@ -675,7 +743,8 @@ impl Cx {
             return self.ty(&tat, &target, types);
         }
         if let Some(e) = s.get("enum") {
-            let vals: Option<Vec<String>> = e.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
+            let vals: Option<Vec<String>> =
+                e.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
             let Some(vals) = vals.filter(|v| !v.is_empty()) else {
                 self.err(&at.join("enum"), K::InvalidValue, "`enum` must be a non-empty array of strings");
                 return None;
@@ -701,7 +770,11 @@ impl Cx {
         let t = match s.get("type") {
             Some(Value::String(t)) => t.clone(),
             Some(_) => {
-                self.err(&at.join("type"), K::UnsupportedKeyword, "`type` must be a single type name (type unions are not supported)");
+                self.err(
+                    &at.join("type"),
+                    K::UnsupportedKeyword,
+                    "`type` must be a single type name (type unions are not supported)",
+                );
                 return None;
             }
             None => {
@@ -720,7 +793,9 @@ impl Cx {
                 return None;
             }
         };
-        for k in ["minLength", "x-strict-pattern", "minimum", "maximum", "properties", "required", "additionalProperties"] {
+        for k in
+            ["minLength", "x-strict-pattern", "minimum", "maximum", "properties", "required", "additionalProperties"]
+        {
             if s.get(k).is_some() && !allowed.contains(&k) {
                 self.err(&at.join(k), K::UnsupportedKeyword, format!("`{k}` does not apply to type `{t}`"));
             }
@@ -732,7 +807,11 @@ impl Cx {
                     Some(v) => match v.as_u64() {
                         Some(n) => Some(n),
                         None => {
-                            self.err(&at.join("minLength"), K::InvalidValue, "`minLength` must be a non-negative integer");
+                            self.err(
+                                &at.join("minLength"),
+                                K::InvalidValue,
+                                "`minLength` must be a non-negative integer",
+                            );
                             None
                         }
                     },
@@ -750,7 +829,11 @@ impl Cx {
                 let minimum = self.int_bound(at, s, "minimum").unwrap_or(i64::MIN);
                 let maximum = self.int_bound(at, s, "maximum").unwrap_or(i64::MAX);
                 if minimum < -(1 << 53) || maximum > (1 << 53) - 1 {
-                    self.err(at, K::InvalidValue, "integers need `minimum` and `maximum` within ±(2^53-1) so every language agrees");
+                    self.err(
+                        at,
+                        K::InvalidValue,
+                        "integers need `minimum` and `maximum` within ±(2^53-1) so every language agrees",
+                    );
                 }
                 Some(Ty::Integer { minimum, maximum })
             }
@@ -766,7 +849,12 @@ impl Cx {
                 };
                 let description = self.description(at, s);
                 let fields = self.object_fields(at, s, types, &mut |_, _, _, _| None);
-                self.register(types, at, name.clone(), Named::Object(Object { name: name.clone(), description, fields }));
+                self.register(
+                    types,
+                    at,
+                    name.clone(),
+                    Named::Object(Object { name: name.clone(), description, fields }),
+                );
                 Some(Ty::Object(name))
             }
             _ => None,

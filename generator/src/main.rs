@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use wiregen::emit::Output;
 use wiregen::engine::{Engine, EngineOptions};
-use wiregen::validate::{validate_reader, Record};
 use wiregen::stream::StreamSummary;
+use wiregen::validate::{validate_reader, Record};
 
 /// Schema-first codegen and validation for the agent session protocol.
 ///
@@ -284,7 +284,9 @@ fn validate(a: ValidateArgs) -> ExitCode {
         let mut summary = None;
         let each = |rec: Record| {
             let r = match a.format {
-                Format::Json => serde_json::to_writer(&mut out, &rec).map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")),
+                Format::Json => serde_json::to_writer(&mut out, &rec)
+                    .map_err(std::io::Error::from)
+                    .and_then(|_| out.write_all(b"\n")),
                 Format::Text => rec.errors.iter().try_for_each(|e| {
                     let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
                     writeln!(out, "{shown}:{}: {ptr}: {} [{}]", rec.line, e.message, e.rule)
@@ -296,7 +298,12 @@ fn validate(a: ValidateArgs) -> ExitCode {
         };
         let res = if a.stream {
             let mut each = each;
-            StreamSummary::of_reader(&engine, &shown, reader, |rec| if !a.summary { each(rec) }).map(|s| summary.insert(s).counts())
+            StreamSummary::of_reader(&engine, &shown, reader, |rec| {
+                if !a.summary {
+                    each(rec)
+                }
+            })
+            .map(|s| summary.insert(s).counts())
         } else {
             validate_reader(&engine, reader, each)
         };

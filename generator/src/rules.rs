@@ -107,7 +107,9 @@ impl Rule {
             Rule::InvalidUtf8 => "The line is not valid UTF-8.",
             Rule::BlankLine => "The line is empty.",
             Rule::TooDeep => "The JSON nests deeper than 127 levels (arrays and objects, the envelope included).",
-            Rule::Type => "A value has the wrong JSON type; `null` is never accepted, and integers must be whole numbers.",
+            Rule::Type => {
+                "A value has the wrong JSON type; `null` is never accepted, and integers must be whole numbers."
+            }
             Rule::Required => "A required property is missing.",
             Rule::AdditionalProperty => "A property the schema does not define (objects are closed).",
             Rule::Enum => "A string is not one of the allowed values.",

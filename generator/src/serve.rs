@@ -131,11 +131,7 @@ pub enum ServeError {
 impl std::fmt::Display for ServeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ServeError::Schema(e) => write!(
-                f,
-                "{e}\nwiregen serve: the schema has {} error(s)",
-                e.0.len()
-            ),
+            ServeError::Schema(e) => write!(f, "{e}\nwiregen serve: the schema has {} error(s)", e.0.len()),
             ServeError::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
             ServeError::Io(e) => write!(f, "server error: {e}"),
         }
@@ -158,11 +154,7 @@ impl std::error::Error for ServeError {
 /// # Errors
 /// See [`ServeError`].
 pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
-    let level = if opts.quiet {
-        tracing::Level::WARN
-    } else {
-        tracing::Level::INFO
-    };
+    let level = if opts.quiet { tracing::Level::WARN } else { tracing::Level::INFO };
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(level)
@@ -170,10 +162,7 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let proto = crate::load::load(&opts.schema).map_err(ServeError::Schema)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(ServeError::Io)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Io)?;
     rt.block_on(async {
         let bind_err = |source| ServeError::Bind { addr: opts.listen.clone(), source };
         let addr: SocketAddr = tokio::net::lookup_host(&opts.listen)
@@ -205,8 +194,7 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
 /// # Errors
 /// When a handler cannot be installed.
 pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
-    let log =
-        |sig: &str| tracing::info!(signal = sig, "shutting down: finishing in-flight requests");
+    let log = |sig: &str| tracing::info!(signal = sig, "shutting down: finishing in-flight requests");
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -299,14 +287,8 @@ pub async fn serve(
     drop(close_rx);
     let _ = close_tx.send(());
     let grace = Duration::from_millis(opts.shutdown_grace_ms);
-    if tokio::time::timeout(grace, close_tx.closed())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            connections = close_tx.receiver_count(),
-            "grace period over: dropping unfinished connections"
-        );
+    if tokio::time::timeout(grace, close_tx.closed()).await.is_err() {
+        tracing::warn!(connections = close_tx.receiver_count(), "grace period over: dropping unfinished connections");
     }
     Ok(())
 }
@@ -325,9 +307,6 @@ mod tests {
     #[test]
     fn defaults_match_the_command_line_defaults() {
         let parsed = Cli::parse_from(["wiregen-serve"]).opts;
-        assert_eq!(
-            format!("{parsed:?}"),
-            format!("{:?}", ServeOptions::default())
-        );
+        assert_eq!(format!("{parsed:?}"), format!("{:?}", ServeOptions::default()));
     }
 }

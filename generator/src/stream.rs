@@ -75,8 +75,9 @@ impl Shape {
         let fields = |tag: &str| -> Vec<String> {
             p.union.variant(tag).map(|v| v.fields.iter().map(|f| f.name.clone()).collect()).unwrap_or_default()
         };
-        let field_ty =
-            |tag: &str, name: &str| p.union.variant(tag).and_then(|v| v.fields.iter().find(|f| f.name == name)).map(|f| f.ty.clone());
+        let field_ty = |tag: &str, name: &str| {
+            p.union.variant(tag).and_then(|v| v.fields.iter().find(|f| f.name == name)).map(|f| f.ty.clone())
+        };
         let statuses = match field_ty(V::TURN_END, V::STATUS) {
             Some(Ty::Enum(e)) => p.enums.get(&e).map(|e| e.values.clone()).unwrap_or_default(),
             _ => Vec::new(),
@@ -86,7 +87,11 @@ impl Shape {
                 .objects
                 .get(&o)
                 .map(|o| {
-                    o.fields.iter().filter(|f| matches!(f.ty, Ty::Integer { .. } | Ty::Number { .. })).map(|f| f.name.clone()).collect()
+                    o.fields
+                        .iter()
+                        .filter(|f| matches!(f.ty, Ty::Integer { .. } | Ty::Number { .. }))
+                        .map(|f| f.name.clone())
+                        .collect()
                 })
                 .unwrap_or_default(),
             _ => Vec::new(),
@@ -324,7 +329,9 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
             } else if let Some(open) = &self.turn {
                 match m.turn {
                     None => return Some(violation(R::TurnMissingId, &[("open", &open.id)])),
-                    Some(t) if t != open.id => return Some(violation(R::TurnWrongId, &[("turn", t), ("open", &open.id)])),
+                    Some(t) if t != open.id => {
+                        return Some(violation(R::TurnWrongId, &[("turn", t), ("open", &open.id)]))
+                    }
                     Some(_) => {}
                 }
             } else if m.t == V::TURN_END {
@@ -343,7 +350,9 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
         match m.t {
             t if t == V::TURN_END => {
                 let open = self.turn.as_ref()?;
-                if let Some((c, _)) = self.calls_in_order().into_iter().find(|(_, c)| c.turn.as_deref() == Some(open.id.as_str())) {
+                if let Some((c, _)) =
+                    self.calls_in_order().into_iter().find(|(_, c)| c.turn.as_deref() == Some(open.id.as_str()))
+                {
                     return Some(violation(R::TurnEndOpenCall, &[("turn", &open.id), ("call", c)]));
                 }
                 let status = m.ev_str(V::STATUS).unwrap_or_default();
@@ -445,7 +454,12 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
                 self.subagents.remove(&agent_id);
             }
             t if t == V::SESSION_CONTROL_CHANGED => {
-                let ctl = self.shape.control_fields.iter().map(|f| (f.clone(), m.ev.get(f).cloned().unwrap_or(Value::Null))).collect();
+                let ctl = self
+                    .shape
+                    .control_fields
+                    .iter()
+                    .map(|f| (f.clone(), m.ev.get(f).cloned().unwrap_or(Value::Null)))
+                    .collect();
                 self.control = Some(ctl);
             }
             t if t == V::AGENT_CONFIGURATION_CHANGED => {
@@ -467,8 +481,13 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
 
     /// The rollup of everything checked so far.
     pub fn rollup(&self) -> Rollup {
-        let config =
-            self.shape.config_fields.iter().zip(&self.config).map(|(f, v)| (f.clone(), v.clone().unwrap_or(Value::Null))).collect();
+        let config = self
+            .shape
+            .config_fields
+            .iter()
+            .zip(&self.config)
+            .map(|(f, v)| (f.clone(), v.clone().unwrap_or(Value::Null)))
+            .collect();
         let turns = self.shape.statuses.iter().zip(&self.turns).map(|(s, n)| (s.clone(), Value::from(*n))).collect();
         let usage = self.shape.usage_fields.iter().zip(&self.usage).map(|(f, sum)| (f.clone(), number(*sum))).collect();
         let calls = self.calls_in_order();
@@ -493,11 +512,17 @@ impl<'e, 'p> StreamChecker<'e, 'p> {
                     .collect(),
                 pending_permissions: calls
                     .iter()
-                    .filter_map(|(id, c)| c.pending.as_ref().map(|t| PendingPermission { call: (*id).clone(), tool_name: t.clone() }))
+                    .filter_map(|(id, c)| {
+                        c.pending.as_ref().map(|t| PendingPermission { call: (*id).clone(), tool_name: t.clone() })
+                    })
                     .collect(),
                 subagents: subagents
                     .into_iter()
-                    .map(|(id, r)| RunningSubagent { agent_id: id.clone(), title: r.title.clone(), parent: r.parent.clone() })
+                    .map(|(id, r)| RunningSubagent {
+                        agent_id: id.clone(),
+                        title: r.title.clone(),
+                        parent: r.parent.clone(),
+                    })
                     .collect(),
             },
         }
@@ -544,7 +569,12 @@ impl StreamSummary {
     ///
     /// # Errors
     /// Only I/O errors while reading.
-    pub fn of_reader<R: BufRead>(engine: &Engine<'_>, file: &str, reader: R, mut sink: impl FnMut(Record)) -> io::Result<StreamSummary> {
+    pub fn of_reader<R: BufRead>(
+        engine: &Engine<'_>,
+        file: &str,
+        reader: R,
+        mut sink: impl FnMut(Record),
+    ) -> io::Result<StreamSummary> {
         let mut first_error = None;
         let (s, rollup) = check_reader(engine, reader, |rec| {
             if first_error.is_none() {
@@ -566,7 +596,11 @@ impl StreamSummary {
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
-pub fn check_reader<R: BufRead>(engine: &Engine<'_>, mut reader: R, mut sink: impl FnMut(Record)) -> io::Result<(Summary, Rollup)> {
+pub fn check_reader<R: BufRead>(
+    engine: &Engine<'_>,
+    mut reader: R,
+    mut sink: impl FnMut(Record),
+) -> io::Result<(Summary, Rollup)> {
     let mut checker = StreamChecker::new(engine);
     let mut summary = Summary::default();
     let mut buf = Vec::new();
@@ -615,7 +649,8 @@ mod tests {
             let ok = match toks.as_slice() {
                 [f] => p.envelope.fields.iter().any(|x| x.name == *f),
                 [u, f] => {
-                    *u == p.union_field && (*f == p.union.tag || p.union.variants.iter().any(|v| v.fields.iter().any(|x| x.name == *f)))
+                    *u == p.union_field
+                        && (*f == p.union.tag || p.union.variants.iter().any(|v| v.fields.iter().any(|x| x.name == *f)))
                 }
                 _ => false,
             };
@@ -636,7 +671,8 @@ mod tests {
         // Message-level violation: not applied either.
         let r = c.check(3, br#"{"id":"c","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"done"}}"#);
         assert_eq!(r.errors[0].rule, "enum");
-        ok(&c.check(4, br#"{"id":"b","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"completed"}}"#));
+        ok(&c
+            .check(4, br#"{"id":"b","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"completed"}}"#));
         let roll = c.rollup();
         assert_eq!(roll.messages, MessageCounts { accepted: 2, rejected: 2 });
         assert_eq!(roll.turns["completed"], Value::from(1));

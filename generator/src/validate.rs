@@ -74,8 +74,9 @@ fn records_after_first<R: BufRead>(first: Vec<u8>, mut reader: R, each: &mut dyn
             let mut whole = first.clone();
             whole.push(b'\n');
             whole.extend_from_slice(&rest);
-            let parses =
-                std::str::from_utf8(&whole).ok().is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
+            let parses = std::str::from_utf8(&whole)
+                .ok()
+                .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
             if parses {
                 each(RawRecord { line: 1, bytes: trim_end(&whole).to_vec() });
                 return Ok(());
@@ -172,7 +173,11 @@ fn batch_buffer() -> Vec<u8> {
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
-pub fn validate_reader<R: BufRead + Send>(engine: &Engine<'_>, mut reader: R, mut sink: impl FnMut(Record)) -> io::Result<Summary> {
+pub fn validate_reader<R: BufRead + Send>(
+    engine: &Engine<'_>,
+    mut reader: R,
+    mut sink: impl FnMut(Record),
+) -> io::Result<Summary> {
     let mut summary = Summary::default();
     let mut next_line = 1;
     let mut emit = |errors: Vec<Issue>| {

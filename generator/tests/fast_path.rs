@@ -11,8 +11,7 @@ fn lines() -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).expect("fixtures") {
         let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(e.expect("entry").path()).expect("read"))
-                .expect("json");
+            serde_json::from_str(&std::fs::read_to_string(e.expect("entry").path()).expect("read")).expect("json");
         if v["strictIds"] == true {
             continue;
         }
@@ -49,8 +48,8 @@ const VALUES: &[&str] = &[
     "{\"width\":1,\"height\":2,\"thumbhash\":\"h\"}",
 ];
 const KEYS: &[&str] = &[
-    "id", "time", "role", "turn", "subagent", "ev", "t", "text", "thinking", "steer", "status",
-    "usage", "call", "args", "x",
+    "id", "time", "role", "turn", "subagent", "ev", "t", "text", "thinking", "steer", "status", "usage", "call",
+    "args", "x",
 ];
 
 /// One structural mutation of a JSON line: set, delete or add a key somewhere, or cut the text.
@@ -61,9 +60,7 @@ fn mutate(rng: &mut Rng, line: &str) -> String {
     let mut paths = vec![Vec::<String>::new()];
     collect(&v, &mut Vec::new(), &mut paths);
     let path = rng.pick(&paths).clone();
-    let target = path
-        .iter()
-        .try_fold(&mut v, |cur, k| cur.get_mut(k.as_str()));
+    let target = path.iter().try_fold(&mut v, |cur, k| cur.get_mut(k.as_str()));
     let Some(target) = target else {
         return line.to_string();
     };
@@ -72,10 +69,7 @@ fn mutate(rng: &mut Rng, line: &str) -> String {
         1 => {
             if let Some(o) = target.as_object_mut() {
                 let k = rng.pick(KEYS).to_string();
-                o.insert(
-                    k,
-                    serde_json::from_str::<Value>(*rng.pick(VALUES)).expect("value"),
-                );
+                o.insert(k, serde_json::from_str::<Value>(*rng.pick(VALUES)).expect("value"));
             }
         }
         2 => {
@@ -115,8 +109,7 @@ fn collect(v: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
 
 #[test]
 fn fast_path_agrees_with_the_precise_engine() {
-    let p = wiregen::load::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema"))
-        .expect("schema");
+    let p = wiregen::load::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("schema");
     let e = Engine::new(&p, EngineOptions::default());
     let base = lines();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -129,15 +122,8 @@ fn fast_path_agrees_with_the_precise_engine() {
             }
             let slow = e.check_line(cur.as_bytes()).1;
             let fast = e.is_valid_fast(cur.as_bytes());
-            assert!(
-                !fast || slow.is_empty(),
-                "the fast path accepted an invalid line: {cur}\n{slow:?}"
-            );
-            assert_eq!(
-                e.check_line_fast(cur.as_bytes()),
-                slow,
-                "fast+fallback must equal the precise engine: {cur}"
-            );
+            assert!(!fast || slow.is_empty(), "the fast path accepted an invalid line: {cur}\n{slow:?}");
+            assert_eq!(e.check_line_fast(cur.as_bytes()), slow, "fast+fallback must equal the precise engine: {cur}");
             checked += 1;
             if slow.is_empty() {
                 valid += 1;
@@ -146,12 +132,6 @@ fn fast_path_agrees_with_the_precise_engine() {
         }
     }
     eprintln!("{checked} lines, {valid} valid, {fast_valid} of them on the fast path");
-    assert!(
-        checked > 10_000 && valid > 500,
-        "the mutations must reach both verdicts"
-    );
-    assert!(
-        fast_valid * 10 >= valid * 8,
-        "most valid lines take the fast path ({fast_valid} of {valid})"
-    );
+    assert!(checked > 10_000 && valid > 500, "the mutations must reach both verdicts");
+    assert!(fast_valid * 10 >= valid * 8, "most valid lines take the fast path ({fast_valid} of {valid})");
 }

@@ -10,10 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -67,10 +64,7 @@ fn break_schema(case: &Value, schema: &Path) {
     let mut v: Value = serde_json::from_str(&text).expect("schema file is JSON");
     let ptr = case["pointer"].as_str().expect("pointer");
     let (parent, last) = ptr.rsplit_once('/').expect("pointer has a parent");
-    let obj = v
-        .pointer_mut(parent)
-        .and_then(Value::as_object_mut)
-        .expect("parent is an object");
+    let obj = v.pointer_mut(parent).and_then(Value::as_object_mut).expect("parent is an object");
     match op {
         "set" => {
             obj.insert(last.to_string(), case["value"].clone());
@@ -84,19 +78,14 @@ fn break_schema(case: &Value, schema: &Path) {
         }
         other => panic!("unknown op {other}"),
     }
-    std::fs::write(
-        &file,
-        serde_json::to_string_pretty(&v).expect("json") + "\n",
-    )
-    .expect("write");
+    std::fs::write(&file, serde_json::to_string_pretty(&v).expect("json") + "\n").expect("write");
 }
 
 #[test]
 fn broken_schemas_fail_with_located_golden_errors_and_write_nothing() {
     let root = root();
     let cases: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(root.join("tests/fixtures/broken-schemas/cases.json"))
-            .expect("cases"),
+        &std::fs::read_to_string(root.join("tests/fixtures/broken-schemas/cases.json")).expect("cases"),
     )
     .expect("cases.json");
     assert!(cases.len() >= 10);
@@ -112,22 +101,10 @@ fn broken_schemas_fail_with_located_golden_errors_and_write_nothing() {
         // A good generation first, so there is something that must survive the failing one.
         let ok = Command::new(env!("CARGO_BIN_EXE_wiregen"))
             .current_dir(&dir)
-            .args([
-                "generate",
-                "--only",
-                "schema,docs",
-                "--schema",
-                "schema",
-                "--out",
-                "out",
-            ])
+            .args(["generate", "--only", "schema,docs", "--schema", "schema", "--out", "out"])
             .output()
             .expect("run wiregen");
-        assert!(
-            ok.status.success(),
-            "{name}: the unbroken copy generates: {}",
-            String::from_utf8_lossy(&ok.stderr)
-        );
+        assert!(ok.status.success(), "{name}: the unbroken copy generates: {}", String::from_utf8_lossy(&ok.stderr));
         let before = snapshot(&out);
         assert!(!before.is_empty());
         break_schema(case, &schema);
@@ -135,20 +112,14 @@ fn broken_schemas_fail_with_located_golden_errors_and_write_nothing() {
         for format in ["text", "json"] {
             let r = Command::new(env!("CARGO_BIN_EXE_wiregen"))
                 .current_dir(&dir)
-                .args([
-                    "generate", "--format", format, "--schema", "schema", "--out", "out",
-                ])
+                .args(["generate", "--format", format, "--schema", "schema", "--out", "out"])
                 .output()
                 .expect("run wiregen");
             assert_eq!(r.status.code(), Some(2), "{name}: a broken schema exits 2");
             let shown = if format == "text" { r.stderr } else { r.stdout };
             texts.push(String::from_utf8(shown).expect("utf-8"));
         }
-        assert_eq!(
-            snapshot(&out),
-            before,
-            "{name}: a failing generate must leave the output as it was"
-        );
+        assert_eq!(snapshot(&out), before, "{name}: a failing generate must leave the output as it was");
         let actual = format!(
             "# {}\n$ wiregen generate --schema schema --out out\n{}$ wiregen generate --format json --schema schema --out out\n{}",
             case["about"].as_str().unwrap_or_default(),
@@ -167,10 +138,8 @@ fn broken_schemas_fail_with_located_golden_errors_and_write_nothing() {
                 "{name}: output differs from {}\n--- golden\n{g}\n--- actual\n{actual}",
                 golden.display()
             )),
-            Err(_) => failures.push(format!(
-                "{name}: no golden {} (run with WIREGEN_UPDATE_GOLDEN=1)\n{actual}",
-                golden.display()
-            )),
+            Err(_) => failures
+                .push(format!("{name}: no golden {} (run with WIREGEN_UPDATE_GOLDEN=1)\n{actual}", golden.display())),
         }
     }
     let _ = std::fs::remove_dir_all(&base);

@@ -12,10 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("generator/ has a parent")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("generator/ has a parent").to_path_buf()
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -38,9 +35,7 @@ impl Server {
             .spawn()
             .expect("start wiregen serve");
         let mut first = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut first)
-            .expect("read address");
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("read address");
         let addr = first
             .trim()
             .strip_prefix("listening on http://")
@@ -65,24 +60,14 @@ impl Server {
     }
 
     fn post(&self, path: &str, content_type: &str, body: &[u8]) -> Resp {
-        request(
-            self.addr,
-            "POST",
-            path,
-            &[("Content-Type", content_type)],
-            body,
-        )
+        request(self.addr, "POST", path, &[("Content-Type", content_type)], body)
     }
 
     /// A Prometheus sample from `GET /metrics` (0 when absent).
     fn metric(&self, sample: &str) -> f64 {
         let text = self.get("/metrics").text();
         text.lines()
-            .find_map(|l| {
-                l.strip_prefix(sample)
-                    .and_then(|r| r.strip_prefix(' '))
-                    .map(|v| v.parse().expect("number"))
-            })
+            .find_map(|l| l.strip_prefix(sample).and_then(|r| r.strip_prefix(' ')).map(|v| v.parse().expect("number")))
             .unwrap_or(0.0)
     }
 
@@ -94,10 +79,7 @@ impl Server {
             if got == want {
                 return;
             }
-            assert!(
-                Instant::now() < deadline,
-                "{sample}: {got}, expected {want}"
-            );
+            assert!(Instant::now() < deadline, "{sample}: {got}, expected {want}");
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -107,11 +89,7 @@ impl Server {
     }
 
     fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .expect("kill")
-            .success();
+        let ok = Command::new("kill").args([sig, &self.child.id().to_string()]).status().expect("kill").success();
         assert!(ok, "kill {sig} failed");
     }
 
@@ -147,47 +125,29 @@ struct Resp {
 
 impl Resp {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
     fn text(&self) -> String {
         String::from_utf8(self.body.clone()).expect("UTF-8 body")
     }
     fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "body is not JSON ({e}): {}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
     /// Asserts a JSON error body with `code` and the status that goes with it.
     fn assert_error(&self, status: u16, code: &str) {
-        assert_eq!(
-            self.status,
-            status,
-            "{}",
-            String::from_utf8_lossy(&self.body)
-        );
+        assert_eq!(self.status, status, "{}", String::from_utf8_lossy(&self.body));
         assert_eq!(self.header("content-type"), Some("application/json"));
         let v = self.json();
         assert_eq!(v["error"]["code"], code, "{v}");
         assert_eq!(v["error"]["status"], status, "{v}");
-        assert!(
-            v["error"]["message"]
-                .as_str()
-                .is_some_and(|m| !m.is_empty()),
-            "{v}"
-        );
+        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
     }
 }
 
 fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(20)))
-        .expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
     s
 }
 
@@ -203,13 +163,7 @@ fn head(method: &str, path: &str, headers: &[(&str, &str)], len: Option<usize>) 
     h.into_bytes()
 }
 
-fn request(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Resp {
+fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
     let mut s = connect(addr);
     let len = (method != "GET").then_some(body.len());
     let mut msg = head(method, path, headers, len);
@@ -242,44 +196,27 @@ fn parse_response(raw: &[u8]) -> Resp {
         .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(raw)));
     let head = std::str::from_utf8(&raw[..end]).expect("ASCII head");
     let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|c| c.parse().ok())
-        .expect("status line");
+    let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|c| c.parse().ok()).expect("status line");
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     let mut body = raw[end + 4..].to_vec();
-    if headers
-        .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
-    {
+    if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) {
         body = dechunk(&body);
-    } else if let Some(n) = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
+    } else if let Some(n) =
+        headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse::<usize>().ok())
     {
         assert_eq!(body.len(), n, "content-length");
     }
-    Resp {
-        status,
-        headers,
-        body,
-    }
+    Resp { status, headers, body }
 }
 
 fn dechunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
-        let nl = b
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("chunk size line");
-        let size = usize::from_str_radix(std::str::from_utf8(&b[..nl]).expect("hex").trim(), 16)
-            .expect("chunk size");
+        let nl = b.windows(2).position(|w| w == b"\r\n").expect("chunk size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&b[..nl]).expect("hex").trim(), 16).expect("chunk size");
         if size == 0 {
             return out;
         }
@@ -298,17 +235,12 @@ fn protocol() -> wiregen::ir::Protocol {
 /// `wiregen validate --format json` on a file: one record per line.
 fn cli_records(path: &Path, strict: bool) -> Vec<Value> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wiregen"));
-    cmd.current_dir(root())
-        .args(["validate", "--format", "json"]);
+    cmd.current_dir(root()).args(["validate", "--format", "json"]);
     if strict {
         cmd.arg("--strict-ids");
     }
     let out = cmd.arg(path).output().expect("run wiregen validate");
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "validate failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "validate failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout)
         .expect("UTF-8")
         .lines()
@@ -336,18 +268,13 @@ fn message_fixtures() -> Vec<(String, String, bool)> {
     paths
         .iter()
         .map(|p| {
-            let v: Value = serde_json::from_str(&std::fs::read_to_string(p).expect("read"))
-                .expect("fixture JSON");
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("fixture JSON");
             let line = match (&v.get("message"), &v.get("raw")) {
                 (Some(m), None) => serde_json::to_string(m).expect("serialize"),
                 (None, Some(Value::String(r))) => r.clone(),
                 _ => panic!("{}: message or raw", p.display()),
             };
-            (
-                p.file_stem().unwrap().to_string_lossy().into_owned(),
-                line,
-                v["strictIds"].as_bool().unwrap_or(false),
-            )
+            (p.file_stem().unwrap().to_string_lossy().into_owned(), line, v["strictIds"].as_bool().unwrap_or(false))
         })
         .collect()
 }
@@ -374,8 +301,7 @@ fn stream_fixtures() -> Vec<PathBuf> {
 const NDJSON: &str = "application/x-ndjson";
 const JSON: &str = "application/json";
 const VALID: &str = r#"{"id":"m1","time":1000,"role":"agent","ev":{"t":"text","text":"hi"}}"#;
-const BAD_ENUM: &str =
-    r#"{"id":"m2","time":1000,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"done"}}"#;
+const BAD_ENUM: &str = r#"{"id":"m2","time":1000,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"done"}}"#;
 
 // ---------------------------------------------------------------------------------------------------------
 // Tests
@@ -389,11 +315,7 @@ fn results_equal_wiregen_validate_on_every_message_fixture() {
         let mine: Vec<&(String, String, bool)> = fx.iter().filter(|f| f.2 == strict).collect();
         assert!(!mine.is_empty());
         // All fixtures as one JSONL body vs the CLI on the same bytes.
-        let mut jsonl = mine
-            .iter()
-            .map(|f| f.1.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let mut jsonl = mine.iter().map(|f| f.1.as_str()).collect::<Vec<_>>().join("\n");
         jsonl.push('\n');
         let file = tmp_file(&format!("fixtures-{strict}.jsonl"), jsonl.as_bytes());
         let want = cli_records(&file, strict);
@@ -401,11 +323,7 @@ fn results_equal_wiregen_validate_on_every_message_fixture() {
         let r = server.post("/v1/validate", NDJSON, jsonl.as_bytes());
         assert_eq!(r.status, 200);
         let got = r.json();
-        same_records(
-            got["results"].as_array().expect("results"),
-            &want,
-            "JSONL body vs `wiregen validate`",
-        );
+        same_records(got["results"].as_array().expect("results"), &want, "JSONL body vs `wiregen validate`");
         assert_eq!(got["valid"], want.iter().all(|w| w["valid"] == true));
         // Each fixture alone as an application/json body vs the CLI's record for it (line 1).
         for (f, w) in mine.iter().zip(&want) {
@@ -414,12 +332,7 @@ fn results_equal_wiregen_validate_on_every_message_fixture() {
             let got = r.json();
             let mut w = w.clone();
             w["line"] = json!(1);
-            assert_eq!(
-                got["results"],
-                json!([w]),
-                "{}: application/json result differs from `wiregen validate`",
-                f.0
-            );
+            assert_eq!(got["results"], json!([w]), "{}: application/json result differs from `wiregen validate`", f.0);
             assert_eq!(got["valid"], w["valid"], "{}", f.0);
         }
     }
@@ -436,11 +349,7 @@ fn streams_match_wiregen_validate_and_the_stream_checker() {
         // Message rules: exactly the CLI's records.
         let r = server.post("/v1/validate", NDJSON, &bytes);
         assert_eq!(r.status, 200, "{name}");
-        assert_eq!(
-            r.json()["results"],
-            Value::Array(cli_records(&path, false)),
-            "{name}"
-        );
+        assert_eq!(r.json()["results"], Value::Array(cli_records(&path, false)), "{name}");
         // Stream rules: exactly the library's StreamChecker, line by line, and its rollup.
         let mut checker = wiregen::stream::StreamChecker::new(&engine);
         let mut want = Vec::new();
@@ -452,35 +361,15 @@ fn streams_match_wiregen_validate_and_the_stream_checker() {
         let r = server.post("/v1/validate?stream=true", NDJSON, &bytes);
         assert_eq!(r.status, 200, "{name}");
         let got = r.json();
-        assert_eq!(
-            got["results"],
-            Value::Array(want.clone()),
-            "{name}: ?stream=true"
-        );
-        assert_eq!(
-            got["valid"],
-            want.iter().all(|w| w["valid"] == true),
-            "{name}"
-        );
+        assert_eq!(got["results"], Value::Array(want.clone()), "{name}: ?stream=true");
+        assert_eq!(got["valid"], want.iter().all(|w| w["valid"] == true), "{name}");
         let r = server.post("/v1/rollup", NDJSON, &bytes);
         assert_eq!(r.status, 200, "{name}");
         let got = r.json();
-        assert_eq!(
-            got["rollup"],
-            serde_json::to_value(checker.rollup()).expect("rollup"),
-            "{name}: rollup"
-        );
+        assert_eq!(got["rollup"], serde_json::to_value(checker.rollup()).expect("rollup"), "{name}: rollup");
         assert_eq!(got["records"], want.len(), "{name}");
-        assert_eq!(
-            got["invalid"],
-            want.iter().filter(|w| w["valid"] == false).count(),
-            "{name}"
-        );
-        assert_eq!(
-            got["valid"],
-            want.iter().all(|w| w["valid"] == true),
-            "{name}"
-        );
+        assert_eq!(got["invalid"], want.iter().filter(|w| w["valid"] == false).count(), "{name}");
+        assert_eq!(got["valid"], want.iter().all(|w| w["valid"] == true), "{name}");
     }
 }
 
@@ -496,54 +385,28 @@ fn get_endpoints_schema_events_health_metrics() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/schema+json"));
     let emitted = wiregen::emit::schema::emit(&proto).expect("bundled schema emits");
-    assert_eq!(
-        r.text(),
-        emitted[0].contents,
-        "GET /v1/schema is byte for byte what the schema emitter writes"
-    );
+    assert_eq!(r.text(), emitted[0].contents, "GET /v1/schema is byte for byte what the schema emitter writes");
 
     for v in &proto.union.variants {
         let r = server.get(&format!("/v1/schema/events/{}", v.tag));
         assert_eq!(r.status, 200, "{}", v.tag);
         assert_eq!(r.header("content-type"), Some("application/schema+json"));
         let schema = r.json();
-        let val = jsonschema::draft202012::new(&schema)
-            .unwrap_or_else(|e| panic!("{}: schema does not compile: {e}", v.tag));
+        let val =
+            jsonschema::draft202012::new(&schema).unwrap_or_else(|e| panic!("{}: schema does not compile: {e}", v.tag));
         assert!(!v.examples.is_empty(), "{} has examples", v.tag);
         for ex in &v.examples {
-            assert!(
-                val.is_valid(ex),
-                "{}: its own example is rejected: {ex}",
-                v.tag
-            );
+            assert!(val.is_valid(ex), "{}: its own example is rejected: {ex}", v.tag);
         }
-        assert!(
-            !val.is_valid(&json!({"t": v.tag, "surely-not-a-field": 1})),
-            "{}: closed object",
-            v.tag
-        );
-        let other = proto
-            .union
-            .variants
-            .iter()
-            .find(|o| o.tag != v.tag)
-            .expect("two events");
-        assert!(
-            !val.is_valid(&other.examples[0]),
-            "{}: accepts a `{}` body",
-            v.tag,
-            other.tag
-        );
+        assert!(!val.is_valid(&json!({"t": v.tag, "surely-not-a-field": 1})), "{}: closed object", v.tag);
+        let other = proto.union.variants.iter().find(|o| o.tag != v.tag).expect("two events");
+        assert!(!val.is_valid(&other.examples[0]), "{}: accepts a `{}` body", v.tag, other.tag);
     }
-    server
-        .get("/v1/schema/events/ready")
-        .assert_error(404, "unknown-event");
+    server.get("/v1/schema/events/ready").assert_error(404, "unknown-event");
 
     let r = server.get("/metrics");
     assert_eq!(r.status, 200);
-    assert!(r
-        .header("content-type")
-        .is_some_and(|c| c.starts_with("text/plain; version=0.0.4")));
+    assert!(r.header("content-type").is_some_and(|c| c.starts_with("text/plain; version=0.0.4")));
     let text = r.text();
     for name in [
         "wiregen_http_requests_total",
@@ -551,22 +414,11 @@ fn get_endpoints_schema_events_health_metrics() {
         "wiregen_invalid_messages_by_rule_total",
         "wiregen_http_request_duration_seconds",
     ] {
-        assert!(
-            text.contains(&format!("# TYPE {name} ")),
-            "{name} missing:\n{text}"
-        );
+        assert!(text.contains(&format!("# TYPE {name} ")), "{name} missing:\n{text}");
     }
     let n = proto.union.variants.len() as f64;
-    assert_eq!(
-        server
-            .metric("wiregen_http_requests_total{route=\"/v1/schema/events/{t}\",status=\"200\"}"),
-        n
-    );
-    assert_eq!(
-        server
-            .metric("wiregen_http_requests_total{route=\"/v1/schema/events/{t}\",status=\"404\"}"),
-        1.0
-    );
+    assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/schema/events/{t}\",status=\"200\"}"), n);
+    assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/schema/events/{t}\",status=\"404\"}"), 1.0);
 }
 
 #[test]
@@ -577,47 +429,24 @@ fn metrics_count_messages_invalid_by_rule_and_latency() {
     assert_eq!(r.status, 200);
     let v = r.json();
     assert_eq!(v["valid"], false);
-    let rules: Vec<&str> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["errors"][0]["rule"].as_str().unwrap_or("-"))
-        .collect();
+    let rules: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|r| r["errors"][0]["rule"].as_str().unwrap_or("-")).collect();
     assert_eq!(rules, ["-", "enum", "malformed-json", "enum"]);
     server.post("/v1/validate", JSON, VALID.as_bytes());
     assert_eq!(server.metric("wiregen_messages_validated_total"), 5.0);
     assert_eq!(server.metric("wiregen_messages_invalid_total"), 3.0);
-    assert_eq!(
-        server.metric("wiregen_invalid_messages_by_rule_total{rule=\"enum\"}"),
-        2.0
-    );
-    assert_eq!(
-        server.metric("wiregen_invalid_messages_by_rule_total{rule=\"malformed-json\"}"),
-        1.0
-    );
-    assert_eq!(
-        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"),
-        2.0
-    );
+    assert_eq!(server.metric("wiregen_invalid_messages_by_rule_total{rule=\"enum\"}"), 2.0);
+    assert_eq!(server.metric("wiregen_invalid_messages_by_rule_total{rule=\"malformed-json\"}"), 1.0);
+    assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"), 2.0);
     // Requests so far: 2 POSTs and 5 GET /metrics (the one being answered is counted after it renders).
-    assert_eq!(
-        server.metric("wiregen_http_request_duration_seconds_count"),
-        7.0
-    );
-    assert_eq!(
-        server.metric("wiregen_http_request_duration_seconds_bucket{le=\"+Inf\"}"),
-        8.0
-    );
+    assert_eq!(server.metric("wiregen_http_request_duration_seconds_count"), 7.0);
+    assert_eq!(server.metric("wiregen_http_request_duration_seconds_bucket{le=\"+Inf\"}"), 8.0);
 }
 
 #[test]
 fn one_structured_log_line_per_request() {
     let server = Server::start(&[]);
-    server.post(
-        "/v1/validate",
-        NDJSON,
-        format!("{VALID}\n{BAD_ENUM}\n").as_bytes(),
-    );
+    server.post("/v1/validate", NDJSON, format!("{VALID}\n{BAD_ENUM}\n").as_bytes());
     server.get("/healthz");
     server.get("/nope");
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -630,24 +459,14 @@ fn one_structured_log_line_per_request() {
                     && lines[0].contains("path=/v1/validate")
                     && lines[0].contains("status=200")
             );
-            assert!(
-                lines[0].contains("messages=2") && lines[0].contains("invalid=1"),
-                "{}",
-                lines[0]
-            );
+            assert!(lines[0].contains("messages=2") && lines[0].contains("invalid=1"), "{}", lines[0]);
             assert!(lines[1].contains("path=/healthz") && lines[1].contains("status=200"));
             assert!(lines[2].contains("path=/nope") && lines[2].contains("status=404"));
             assert!(lines.iter().all(|l| l.contains("micros=")));
-            assert!(
-                !log.contains('\u{1b}'),
-                "no ANSI colours when stderr is not a terminal"
-            );
+            assert!(!log.contains('\u{1b}'), "no ANSI colours when stderr is not a terminal");
             break;
         }
-        assert!(
-            Instant::now() < deadline && lines.len() < 3,
-            "expected 3 request lines:\n{log}"
-        );
+        assert!(Instant::now() < deadline && lines.len() < 3, "expected 3 request lines:\n{log}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -658,10 +477,7 @@ fn malformed_and_hostile_bodies_are_results_not_errors() {
     let first = |r: Resp| -> (bool, Value) {
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
         let v = r.json();
-        (
-            v["valid"].as_bool().expect("valid"),
-            v["results"][0].clone(),
-        )
+        (v["valid"].as_bool().expect("valid"), v["results"][0].clone())
     };
     // Not JSON, both framings.
     for ct in [JSON, NDJSON] {
@@ -688,35 +504,16 @@ fn malformed_and_hostile_bodies_are_results_not_errors() {
     assert_eq!(v["valid"], false);
     let res = v["results"].as_array().unwrap();
     assert_eq!(res.len(), 3);
-    assert_eq!(
-        (res[0]["valid"].clone(), res[2]["valid"].clone()),
-        (json!(true), json!(true))
-    );
+    assert_eq!((res[0]["valid"].clone(), res[2]["valid"].clone()), (json!(true), json!(true)));
     assert_eq!(res[1]["line"], 2);
     assert_eq!(res[1]["errors"][0]["rule"], "invalid-utf8");
     // Invalid UTF-8 in an application/json body: the body itself is unreadable.
-    server
-        .post("/v1/validate", JSON, b"{\"id\":\"\xff\"}")
-        .assert_error(400, "unreadable-body");
+    server.post("/v1/validate", JSON, b"{\"id\":\"\xff\"}").assert_error(400, "unreadable-body");
     // Blank lines and an empty body.
-    let v = server
-        .post(
-            "/v1/validate",
-            NDJSON,
-            format!("{VALID}\n\n{VALID}").as_bytes(),
-        )
-        .json();
-    let rules: Vec<Value> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["errors"][0]["rule"].clone())
-        .collect();
+    let v = server.post("/v1/validate", NDJSON, format!("{VALID}\n\n{VALID}").as_bytes()).json();
+    let rules: Vec<Value> = v["results"].as_array().unwrap().iter().map(|r| r["errors"][0]["rule"].clone()).collect();
     assert_eq!(rules, [Value::Null, json!("blank-line"), Value::Null]);
-    assert_eq!(
-        server.post("/v1/validate", NDJSON, b"").json(),
-        json!({"valid": true, "results": []})
-    );
+    assert_eq!(server.post("/v1/validate", NDJSON, b"").json(), json!({"valid": true, "results": []}));
     // The server is fine afterwards.
     assert_eq!(server.get("/healthz").status, 200);
 }
@@ -725,38 +522,19 @@ fn malformed_and_hostile_bodies_are_results_not_errors() {
 fn every_error_status_is_a_json_body_with_a_stable_code() {
     let server = Server::start(&[]);
     server.get("/nope").assert_error(404, "not-found");
-    server
-        .post("/v2/validate", JSON, b"{}")
-        .assert_error(404, "not-found");
-    let r = request(
-        server.addr,
-        "PUT",
-        "/v1/validate",
-        &[("Content-Type", JSON)],
-        b"{}",
-    );
+    server.post("/v2/validate", JSON, b"{}").assert_error(404, "not-found");
+    let r = request(server.addr, "PUT", "/v1/validate", &[("Content-Type", JSON)], b"{}");
     r.assert_error(405, "method-not-allowed");
     assert_eq!(r.header("allow"), Some("POST"));
     let r = server.post("/v1/schema", JSON, b"{}");
     r.assert_error(405, "method-not-allowed");
     assert!(r.header("allow").is_some_and(|a| a.contains("GET")));
-    server
-        .post("/v1/validate", "text/plain", VALID.as_bytes())
-        .assert_error(415, "unsupported-media-type");
-    request(server.addr, "POST", "/v1/validate", &[], VALID.as_bytes())
-        .assert_error(415, "unsupported-media-type");
-    server
-        .post("/v1/rollup", "application/xml", b"<x/>")
-        .assert_error(415, "unsupported-media-type");
-    server
-        .post("/v1/validate?stream=maybe", NDJSON, b"")
-        .assert_error(400, "bad-query");
-    server
-        .post("/v1/validate?steam=true", NDJSON, b"")
-        .assert_error(400, "bad-query");
-    server
-        .post("/v1/rollup?stream=true", NDJSON, b"")
-        .assert_error(400, "bad-query");
+    server.post("/v1/validate", "text/plain", VALID.as_bytes()).assert_error(415, "unsupported-media-type");
+    request(server.addr, "POST", "/v1/validate", &[], VALID.as_bytes()).assert_error(415, "unsupported-media-type");
+    server.post("/v1/rollup", "application/xml", b"<x/>").assert_error(415, "unsupported-media-type");
+    server.post("/v1/validate?stream=maybe", NDJSON, b"").assert_error(400, "bad-query");
+    server.post("/v1/validate?steam=true", NDJSON, b"").assert_error(400, "bad-query");
+    server.post("/v1/rollup?stream=true", NDJSON, b"").assert_error(400, "bad-query");
     assert_eq!(server.get("/healthz").status, 200);
 }
 
@@ -766,35 +544,21 @@ fn a_20_mib_body_gets_413_from_the_header_and_while_streaming() {
     let big = 20 * 1024 * 1024;
     // Declared length over the limit: refused before a byte of the body is read.
     let mut s = connect(server.addr);
-    s.write_all(&head(
-        "POST",
-        "/v1/validate",
-        &[("Content-Type", NDJSON)],
-        Some(big),
-    ))
-    .expect("send head");
+    s.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON)], Some(big))).expect("send head");
     read_response(&mut s).assert_error(413, "body-too-large");
 
     // Chunked, so no declared length: 17 MiB are sent and the body is left unfinished. Only a server that
     // counts while the body streams in can answer now; one that waited for the end would never answer.
     let mut s = connect(server.addr);
-    s.write_all(&head(
-        "POST",
-        "/v1/validate",
-        &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")],
-        None,
-    ))
-    .expect("head");
+    s.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")], None))
+        .expect("head");
     let mut writer = s.try_clone().expect("clone");
     let line = format!("{VALID}\n");
     let chunk: String = line.repeat(64 * 1024 / line.len());
     std::thread::spawn(move || {
         let mut total = 0;
         while total < 17 * 1024 * 1024 {
-            if writer
-                .write_all(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes())
-                .is_err()
-            {
+            if writer.write_all(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes()).is_err() {
                 break; // the server closed the connection after refusing the body
             }
             total += chunk.len();
@@ -802,10 +566,7 @@ fn a_20_mib_body_gets_413_from_the_header_and_while_streaming() {
     });
     read_response(&mut s).assert_error(413, "body-too-large");
     let _ = s.shutdown(Shutdown::Both);
-    assert_eq!(
-        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"413\"}"),
-        2.0
-    );
+    assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"413\"}"), 2.0);
     // Nothing was validated: a refused body gives no results.
     assert_eq!(server.get("/healthz").status, 200);
 }
@@ -815,21 +576,10 @@ fn a_small_max_body_is_enforced_on_jsonl_and_json() {
     let server = Server::start(&["--max-body", "1000"]);
     let body = format!("{VALID}\n").repeat(20);
     assert!(body.len() > 1000);
-    server
-        .post("/v1/validate", NDJSON, body.as_bytes())
-        .assert_error(413, "body-too-large");
-    server
-        .post("/v1/validate", JSON, body.as_bytes())
-        .assert_error(413, "body-too-large");
-    server
-        .post("/v1/rollup", NDJSON, body.as_bytes())
-        .assert_error(413, "body-too-large");
-    assert_eq!(
-        server
-            .post("/v1/validate", NDJSON, &body.as_bytes()[..990])
-            .status,
-        200
-    );
+    server.post("/v1/validate", NDJSON, body.as_bytes()).assert_error(413, "body-too-large");
+    server.post("/v1/validate", JSON, body.as_bytes()).assert_error(413, "body-too-large");
+    server.post("/v1/rollup", NDJSON, body.as_bytes()).assert_error(413, "body-too-large");
+    assert_eq!(server.post("/v1/validate", NDJSON, &body.as_bytes()[..990]).status, 200);
 }
 
 #[test]
@@ -839,13 +589,7 @@ fn a_body_cut_short_is_a_400_and_the_server_carries_on() {
     for (i, ct) in [NDJSON, JSON].iter().enumerate() {
         let mut s = connect(server.addr);
         let partial = format!("{VALID}\n{VALID}\n");
-        s.write_all(&head(
-            "POST",
-            "/v1/validate",
-            &[("Content-Type", ct)],
-            Some(10_000),
-        ))
-        .expect("head");
+        s.write_all(&head("POST", "/v1/validate", &[("Content-Type", ct)], Some(10_000))).expect("head");
         s.write_all(partial.as_bytes()).expect("partial body");
         drop(s); // the client goes away mid-body
         server.wait_metric(label, (i + 1) as f64);
@@ -853,28 +597,15 @@ fn a_body_cut_short_is_a_400_and_the_server_carries_on() {
     // Cut short inside a chunked body, with a half-close so the answer can still be read... or not:
     // hyper closes a connection whose request body ends early, so only the server side is checked.
     let mut s = connect(server.addr);
-    s.write_all(&head(
-        "POST",
-        "/v1/validate",
-        &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")],
-        None,
-    ))
-    .expect("head");
-    s.write_all(format!("{:x}\r\n{VALID}\n\r\n5\r\n{{\"i", VALID.len() + 1).as_bytes())
-        .expect("chunks");
+    s.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")], None))
+        .expect("head");
+    s.write_all(format!("{:x}\r\n{VALID}\n\r\n5\r\n{{\"i", VALID.len() + 1).as_bytes()).expect("chunks");
     s.shutdown(Shutdown::Write).expect("half-close");
     let mut rest = Vec::new();
     let _ = s.read_to_end(&mut rest);
     server.wait_metric(label, 3.0);
-    assert_eq!(
-        server.metric("wiregen_messages_validated_total"),
-        0.0,
-        "a broken body yields no counted results"
-    );
-    assert_eq!(
-        server.post("/v1/validate", JSON, VALID.as_bytes()).json()["valid"],
-        true
-    );
+    assert_eq!(server.metric("wiregen_messages_validated_total"), 0.0, "a broken body yields no counted results");
+    assert_eq!(server.post("/v1/validate", JSON, VALID.as_bytes()).json()["valid"], true);
 }
 
 #[test]
@@ -890,32 +621,16 @@ fn many_concurrent_clients_get_their_own_answers() {
                     // Client c sends c+1 lines; every third line is invalid.
                     let n = c + 1;
                     let body: String = (0..n)
-                        .map(|k| {
-                            if (k + i) % 3 == 0 {
-                                format!("{BAD_ENUM}\n")
-                            } else {
-                                format!("{VALID}\n")
-                            }
-                        })
+                        .map(|k| if (k + i) % 3 == 0 { format!("{BAD_ENUM}\n") } else { format!("{VALID}\n") })
                         .collect();
-                    let r = request(
-                        addr,
-                        "POST",
-                        "/v1/validate",
-                        &[("Content-Type", NDJSON)],
-                        body.as_bytes(),
-                    );
+                    let r = request(addr, "POST", "/v1/validate", &[("Content-Type", NDJSON)], body.as_bytes());
                     assert_eq!(r.status, 200);
                     let v = r.json();
                     let res = v["results"].as_array().expect("results");
                     assert_eq!(res.len(), n);
                     for (k, rec) in res.iter().enumerate() {
                         assert_eq!(rec["line"], k + 1);
-                        assert_eq!(
-                            rec["valid"],
-                            (k + i) % 3 != 0,
-                            "client {c} request {i} line {k}"
-                        );
+                        assert_eq!(rec["valid"], (k + i) % 3 != 0, "client {c} request {i} line {k}");
                     }
                 }
             })
@@ -925,19 +640,12 @@ fn many_concurrent_clients_get_their_own_answers() {
         h.join().expect("client thread");
     }
     let lines: usize = (1..=clients).sum::<usize>() * per_client;
-    assert_eq!(
-        server.metric("wiregen_messages_validated_total"),
-        lines as f64
-    );
+    assert_eq!(server.metric("wiregen_messages_validated_total"), lines as f64);
     assert_eq!(
         server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"),
         (clients * per_client) as f64
     );
-    assert_eq!(
-        server.metric("wiregen_http_requests_in_flight"),
-        1.0,
-        "only the /metrics request itself"
-    );
+    assert_eq!(server.metric("wiregen_http_requests_in_flight"), 1.0, "only the /metrics request itself");
 }
 
 #[test]
@@ -945,33 +653,19 @@ fn concurrency_limit_gives_503_and_the_deadline_gives_408() {
     let server = Server::start(&["--max-concurrency", "1", "--timeout-ms", "700"]);
     // A slow client holds the only slot: headers and half a body.
     let mut slow = connect(server.addr);
-    slow.write_all(&head(
-        "POST",
-        "/v1/validate",
-        &[("Content-Type", NDJSON)],
-        Some(1000),
-    ))
-    .expect("head");
-    slow.write_all(format!("{VALID}\n").as_bytes())
-        .expect("part");
+    slow.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON)], Some(1000))).expect("head");
+    slow.write_all(format!("{VALID}\n").as_bytes()).expect("part");
     std::thread::sleep(Duration::from_millis(150));
     let r = server.post("/v1/validate", NDJSON, VALID.as_bytes());
     r.assert_error(503, "overloaded");
     assert_eq!(r.header("retry-after"), Some("1"));
-    assert_eq!(
-        server.get("/healthz").status,
-        200,
-        "health checks are exempt from the limit"
-    );
+    assert_eq!(server.get("/healthz").status, 200, "health checks are exempt from the limit");
     // The slow request hits the deadline.
     let started = Instant::now();
     read_response(&mut slow).assert_error(408, "timeout");
     assert!(started.elapsed() < Duration::from_secs(5));
     // The slot is free again.
-    assert_eq!(
-        server.post("/v1/validate", NDJSON, VALID.as_bytes()).json()["valid"],
-        true
-    );
+    assert_eq!(server.post("/v1/validate", NDJSON, VALID.as_bytes()).json()["valid"], true);
 }
 
 #[cfg(unix)]
@@ -981,39 +675,22 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
     let body = format!("{VALID}\n{BAD_ENUM}\n{VALID}\n");
     let (a, b) = body.as_bytes().split_at(body.len() / 2);
     let mut s = connect(server.addr);
-    s.write_all(&head(
-        "POST",
-        "/v1/validate",
-        &[("Content-Type", NDJSON)],
-        Some(body.len()),
-    ))
-    .expect("head");
+    s.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON)], Some(body.len()))).expect("head");
     s.write_all(a).expect("first half");
     std::thread::sleep(Duration::from_millis(200));
     server.terminate();
     // New connections are refused once the listener is closed.
     let deadline = Instant::now() + Duration::from_secs(5);
     while TcpStream::connect(server.addr).is_ok() {
-        assert!(
-            Instant::now() < deadline,
-            "still accepting connections after SIGTERM"
-        );
+        assert!(Instant::now() < deadline, "still accepting connections after SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(
-        server.child.try_wait().expect("wait").is_none(),
-        "exited with a request in flight"
-    );
+    assert!(server.child.try_wait().expect("wait").is_none(), "exited with a request in flight");
     // The request in flight still completes, with the right answer.
     s.write_all(b).expect("second half");
     let r = read_response(&mut s);
     assert_eq!(r.status, 200);
-    let valid: Vec<Value> = r.json()["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["valid"].clone())
-        .collect();
+    let valid: Vec<Value> = r.json()["results"].as_array().unwrap().iter().map(|r| r["valid"].clone()).collect();
     assert_eq!(valid, [json!(true), json!(false), json!(true)]);
     // Then the process exits cleanly.
     let status = server.wait_exit(Duration::from_secs(10));
@@ -1041,9 +718,7 @@ fn keep_alive_connections_serve_several_requests() {
         let len: usize = head
             .lines()
             .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse().expect("len"))
+                l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().expect("len"))
             })
             .expect("content-length");
         let mut body = vec![0; len];
@@ -1052,20 +727,15 @@ fn keep_alive_connections_serve_several_requests() {
         let r = parse_response(&buf);
         assert_eq!(r.json()["valid"], i != 1);
     }
-    assert_eq!(
-        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"),
-        3.0
-    );
+    assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"), 3.0);
 }
 
 #[test]
 fn slow_headers_are_dropped_after_the_header_deadline() {
     let server = Server::start(&["--header-timeout-ms", "300"]);
     let mut s = connect(server.addr);
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .expect("timeout");
-    s.write_all(b"POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Ty")
-        .expect("partial head");
+    s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    s.write_all(b"POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Ty").expect("partial head");
     let started = Instant::now();
     let mut rest = Vec::new();
     // The server closes the connection (EOF, or a reset): either way the read ends, long before 5 s.
@@ -1075,11 +745,7 @@ fn slow_headers_are_dropped_after_the_header_deadline() {
         "still open after {:?}",
         started.elapsed()
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "closed only after {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(3), "closed only after {:?}", started.elapsed());
     assert_eq!(server.get("/healthz").status, 200);
 }
 
@@ -1088,17 +754,14 @@ fn connections_over_the_cap_wait_for_a_free_one() {
     let server = Server::start(&["--max-connections", "1"]);
     // Connection A is open (keep-alive, idle after one request).
     let mut a = connect(server.addr);
-    a.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-        .expect("send");
+    a.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").expect("send");
     let mut buf = [0u8; 512];
     let n = a.read(&mut buf).expect("answer on A");
     assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
     // Connection B is not served while A holds the only slot...
     let mut b = connect(server.addr);
-    b.set_read_timeout(Some(Duration::from_millis(400)))
-        .expect("timeout");
-    b.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        .expect("send on B");
+    b.set_read_timeout(Some(Duration::from_millis(400))).expect("timeout");
+    b.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").expect("send on B");
     let waited = b.read(&mut buf);
     assert!(
         matches!(&waited, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut),
@@ -1106,8 +769,7 @@ fn connections_over_the_cap_wait_for_a_free_one() {
     );
     // ...and is once A goes away.
     drop(a);
-    b.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    b.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     let r = read_response(&mut b);
     assert_eq!(r.status, 200);
 }
@@ -1118,8 +780,7 @@ fn sigint_on_an_idle_server_exits_cleanly() {
     let mut server = Server::start(&[]);
     // An idle keep-alive connection must not hold the shutdown up.
     let mut idle = connect(server.addr);
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-        .expect("send");
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").expect("send");
     let mut buf = [0u8; 512];
     assert!(idle.read(&mut buf).expect("answer") > 0);
     server.signal("-INT");

@@ -7,10 +7,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
 }
 
 fn wiregen(args: &[&str], stdin: &[u8]) -> Output {
@@ -47,25 +44,20 @@ fn hostile_lines_get_one_clear_error_each_and_the_rest_is_still_checked() {
     let mut input = Vec::new();
     input.extend_from_slice(GOOD.as_bytes());
     input.push(b'\n');
-    input.extend_from_slice(b"{\"id\":\"m2\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"\xff\xfe\"}}\n");
+    input.extend_from_slice(
+        b"{\"id\":\"m2\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"\xff\xfe\"}}\n",
+    );
     input.extend_from_slice(b"\n");
     input.extend_from_slice("[".repeat(100_000).as_bytes());
     input.extend_from_slice("]".repeat(100_000).as_bytes());
     input.push(b'\n');
     input.extend_from_slice(b"42\n");
-    input.extend_from_slice(
-        b"{\"id\":\"m3\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"abort\"}}\r\n",
-    );
+    input.extend_from_slice(b"{\"id\":\"m3\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"abort\"}}\r\n");
     input.extend_from_slice(GOOD.as_bytes());
     input.push(b'\n');
     input.extend_from_slice(b"{\"id\":\"m4\",\"time\":1,\"ro");
     let out = wiregen(&["validate", "--format", "json", "-"], &input);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     let recs = records(&out);
     let got: Vec<(u64, bool, String, String)> = recs
@@ -90,16 +82,11 @@ fn hostile_lines_get_one_clear_error_each_and_the_rest_is_still_checked() {
         (7, true, "", ""),
         (8, false, "malformed-json", ""),
     ];
-    let got_ref: Vec<(u64, bool, &str, &str)> = got
-        .iter()
-        .map(|(l, v, r, p)| (*l, *v, r.as_str(), p.as_str()))
-        .collect();
+    let got_ref: Vec<(u64, bool, &str, &str)> =
+        got.iter().map(|(l, v, r, p)| (*l, *v, r.as_str(), p.as_str())).collect();
     assert_eq!(got_ref, want);
     for r in &recs {
-        assert_eq!(
-            r["valid"].as_bool(),
-            Some(r["errors"].as_array().expect("errors").is_empty())
-        );
+        assert_eq!(r["valid"].as_bool(), Some(r["errors"].as_array().expect("errors").is_empty()));
     }
 }
 
@@ -108,17 +95,20 @@ fn text_format_names_path_line_pointer_and_rule() {
     let dir = std::env::temp_dir().join(format!("wiregen-validate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let f = dir.join("s.jsonl");
-    std::fs::write(&f, format!("{GOOD}\n{}\n", r#"{"id":"m2","time":1,"role":"agent","turn":"t","ev":{"t":"turn-end","status":"done"}}"#))
-        .expect("write");
+    std::fs::write(
+        &f,
+        format!(
+            "{GOOD}\n{}\n",
+            r#"{"id":"m2","time":1,"role":"agent","turn":"t","ev":{"t":"turn-end","status":"done"}}"#
+        ),
+    )
+    .expect("write");
     let out = wiregen(&["validate", f.to_str().expect("utf-8 path")], b"");
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).expect("utf-8");
     assert_eq!(
         text,
-        format!(
-            "{}:2: /ev/status: `done` is not one of `completed`, `failed`, `cancelled` [enum]\n",
-            f.display()
-        )
+        format!("{}:2: /ev/status: `done` is not one of `completed`, `failed`, `cancelled` [enum]\n", f.display())
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 record(s), 1 invalid"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -126,10 +116,7 @@ fn text_format_names_path_line_pointer_and_rule() {
 
 #[test]
 fn exit_codes_zero_valid_two_for_usage_and_io() {
-    let ok = wiregen(
-        &["validate", "--format", "json"],
-        format!("{GOOD}\n{GOOD}\n").as_bytes(),
-    );
+    let ok = wiregen(&["validate", "--format", "json"], format!("{GOOD}\n{GOOD}\n").as_bytes());
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(records(&ok).len(), 2);
     let missing = wiregen(&["validate", "no/such/file.jsonl"], b"");
@@ -144,16 +131,10 @@ fn exit_codes_zero_valid_two_for_usage_and_io() {
 
 #[test]
 fn a_pretty_printed_envelope_is_one_record() {
-    let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(GOOD).expect("json"))
-        .expect("pretty");
+    let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(GOOD).expect("json")).expect("pretty");
     assert!(pretty.lines().count() > 3);
     let out = wiregen(&["validate", "--format", "json"], pretty.as_bytes());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     let recs = records(&out);
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0]["line"], 1);
@@ -229,10 +210,7 @@ fn large_input_streams_with_flat_memory() {
     let count = reader.join().expect("reader");
     assert!(status.success());
     assert_eq!(count, n, "one record per line");
-    assert!(
-        peak < 64 * 1024,
-        "peak RSS {peak} KiB for 40 MB of input: memory must stay flat"
-    );
+    assert!(peak < 64 * 1024, "peak RSS {peak} KiB for 40 MB of input: memory must stay flat");
 }
 
 #[test]
@@ -256,6 +234,7 @@ fn records_keep_their_line_numbers_across_batches_and_threads() {
     for (i, r) in recs.iter().enumerate() {
         assert_eq!(r["line"], i + 1, "records in input order");
     }
-    let invalid: Vec<usize> = recs.iter().filter(|r| r["valid"] == false).map(|r| r["line"].as_u64().expect("line") as usize).collect();
+    let invalid: Vec<usize> =
+        recs.iter().filter(|r| r["valid"] == false).map(|r| r["line"].as_u64().expect("line") as usize).collect();
     assert_eq!(invalid, bad_at);
 }

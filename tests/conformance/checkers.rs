@@ -102,8 +102,14 @@ fn cli(fx: &[Fixture]) -> Vec<Verdict> {
         let output = child.wait_with_output().expect("wiregen runs");
         writer.join().expect("writer").expect("write stdin");
         let text = String::from_utf8(output.stdout).expect("utf-8 output");
-        let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
-        assert_eq!(records.len(), idx.len(), "one record per input line; stderr: {}", String::from_utf8_lossy(&output.stderr));
+        let records: Vec<Value> =
+            text.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
+        assert_eq!(
+            records.len(),
+            idx.len(),
+            "one record per input line; stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let any_invalid = records.iter().any(|r| r["valid"] == false);
         assert_eq!(output.status.code(), Some(if any_invalid { 1 } else { 0 }), "exit status");
         for (k, &i) in idx.iter().enumerate() {
@@ -113,7 +119,10 @@ fn cli(fx: &[Fixture]) -> Vec<Verdict> {
                 Verdict::Valid
             } else {
                 let e = &r["errors"][0];
-                Verdict::Invalid { rule: e["rule"].as_str().unwrap_or("").into(), pointer: e["pointer"].as_str().unwrap_or("").into() }
+                Verdict::Invalid {
+                    rule: e["rule"].as_str().unwrap_or("").into(),
+                    pointer: e["pointer"].as_str().unwrap_or("").into(),
+                }
             };
         }
     }
@@ -123,13 +132,17 @@ fn cli(fx: &[Fixture]) -> Vec<Verdict> {
 fn first_error(v: &jsonschema::Validator, m: &Value) -> Verdict {
     match v.iter_errors(m).next() {
         None => Verdict::Valid,
-        Some(e) => Verdict::Invalid { rule: format!("{:?}", e.kind()).chars().take(40).collect(), pointer: e.instance_path().to_string() },
+        Some(e) => Verdict::Invalid {
+            rule: format!("{:?}", e.kind()).chars().take(40).collect(),
+            pointer: e.instance_path().to_string(),
+        },
     }
 }
 
 /// The bundled schema in `generated/schema/`, through the `jsonschema` crate.
 fn bundled(fx: &[Fixture]) -> Vec<Verdict> {
-    let text = std::fs::read_to_string(root().join("generated/schema/session-protocol.schema.json")).expect("bundled schema");
+    let text =
+        std::fs::read_to_string(root().join("generated/schema/session-protocol.schema.json")).expect("bundled schema");
     let schema: Value = serde_json::from_str(&text).expect("bundled schema is JSON");
     let v = jsonschema::draft202012::new(&schema).expect("bundled schema compiles");
     fx.iter()
@@ -157,7 +170,8 @@ fn source(fx: &[Fixture]) -> Vec<Verdict> {
                 walk.push(p);
                 continue;
             }
-            let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("schema file is JSON");
+            let v: Value =
+                serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("schema file is JSON");
             let id = v["$id"].as_str().expect("every schema file has $id").to_string();
             if p.file_name().is_some_and(|n| n == "envelope.schema.json") {
                 envelope = v.clone();
@@ -172,14 +186,18 @@ fn source(fx: &[Fixture]) -> Vec<Verdict> {
         registry = registry.add(id.as_str(), v.clone()).expect("add resource");
     }
     let registry = registry.prepare().expect("registry");
-    let build = |id: &str| jsonschema::options().with_registry(&registry).build(&json!({"$ref": id})).expect("source schema compiles");
+    let build = |id: &str| {
+        jsonschema::options().with_registry(&registry).build(&json!({"$ref": id})).expect("source schema compiles")
+    };
     let env_v = build(envelope["$id"].as_str().expect("envelope $id"));
     let member_v: BTreeMap<&str, (jsonschema::Validator, &Value)> =
         members.iter().map(|(t, v)| (t.as_str(), (build(v["$id"].as_str().expect("$id")), v))).collect();
     let role_field = envelope["x-role-property"].as_str().expect("x-role-property");
     fx.iter()
         .map(|f| {
-            let Some(m) = &f.message else { return Verdict::Invalid { rule: "not JSON".into(), pointer: String::new() } };
+            let Some(m) = &f.message else {
+                return Verdict::Invalid { rule: "not JSON".into(), pointer: String::new() };
+            };
             if f.strict_ids {
                 return Verdict::Skipped;
             }
@@ -195,7 +213,8 @@ fn source(fx: &[Fixture]) -> Vec<Verdict> {
                 return Verdict::Invalid { rule, pointer: format!("/ev{pointer}") };
             }
             let role = m[role_field].as_str().unwrap_or_default();
-            let allows = |s: &Value| s.get("x-roles").and_then(Value::as_array).is_none_or(|r| r.iter().any(|x| x == role));
+            let allows =
+                |s: &Value| s.get("x-roles").and_then(Value::as_array).is_none_or(|r| r.iter().any(|x| x == role));
             if !allows(schema) {
                 return Verdict::Invalid { rule: "x-roles".into(), pointer: format!("/{role_field}") };
             }

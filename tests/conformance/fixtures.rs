@@ -66,7 +66,10 @@ fn parse(p: &Path) -> Fixture {
         Some(true) => Expect::Valid,
         Some(false) => Expect::Invalid {
             rule: v["rule"].as_str().unwrap_or_else(|| panic!("{name}: invalid fixtures name their `rule`")).into(),
-            pointer: v["pointer"].as_str().unwrap_or_else(|| panic!("{name}: invalid fixtures name their `pointer`")).into(),
+            pointer: v["pointer"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{name}: invalid fixtures name their `pointer`"))
+                .into(),
         },
         None => panic!("{name}: `valid` must be true or false"),
     };

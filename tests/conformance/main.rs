@@ -27,7 +27,14 @@ fn every_message_fixture_gets_the_same_verdict_from_every_checker() {
     let mut counts = Vec::new();
     for c in all_checkers() {
         let verdicts = (c.run)(&fx);
-        assert_eq!(verdicts.len(), fx.len(), "{} returned {} verdicts for {} fixtures", c.name, verdicts.len(), fx.len());
+        assert_eq!(
+            verdicts.len(),
+            fx.len(),
+            "{} returned {} verdicts for {} fixtures",
+            c.name,
+            verdicts.len(),
+            fx.len()
+        );
         let mut ran = 0;
         for (f, v) in fx.iter().zip(&verdicts) {
             if matches!(v, Verdict::Skipped) {
@@ -47,7 +54,9 @@ fn every_message_fixture_gets_the_same_verdict_from_every_checker() {
 fn mismatch(f: &Fixture, v: &Verdict, precise: bool) -> Option<String> {
     match (&f.expect, v) {
         (Expect::Valid, Verdict::Valid) => None,
-        (Expect::Valid, Verdict::Invalid { rule, pointer }) => Some(format!("expected valid, got {rule} at {pointer:?}")),
+        (Expect::Valid, Verdict::Invalid { rule, pointer }) => {
+            Some(format!("expected valid, got {rule} at {pointer:?}"))
+        }
         (Expect::Invalid { .. }, Verdict::Valid) => Some("expected invalid, got valid".into()),
         (Expect::Invalid { rule, pointer }, Verdict::Invalid { rule: r, pointer: p }) => {
             if precise && (rule != r || pointer != p) {

@@ -67,8 +67,13 @@ fn fixtures() -> Vec<StreamFixture> {
                 .map(|a| {
                     a.iter()
                         .map(|i| {
-                            let s = |k: &str| i[k].as_str().unwrap_or_else(|| panic!("{name}: invalid[].{k}")).to_string();
-                            (i["line"].as_u64().unwrap_or_else(|| panic!("{name}: invalid[].line")), s("rule"), s("pointer"))
+                            let s =
+                                |k: &str| i[k].as_str().unwrap_or_else(|| panic!("{name}: invalid[].{k}")).to_string();
+                            (
+                                i["line"].as_u64().unwrap_or_else(|| panic!("{name}: invalid[].line")),
+                                s("rule"),
+                                s("pointer"),
+                            )
                         })
                         .collect()
                 })
@@ -109,7 +114,12 @@ fn run_cli(args: &[&str], fx: &[StreamFixture]) -> String {
         .output()
         .expect("wiregen runs");
     let any_invalid = fx.iter().any(|f| !f.valid);
-    assert_eq!(out.status.code(), Some(i32::from(any_invalid)), "wiregen {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(i32::from(any_invalid)),
+        "wiregen {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
@@ -124,7 +134,8 @@ fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
         .zip(summaries)
         .map(|(f, s)| {
             let bytes = std::fs::read(&f.path).expect("read");
-            let n = bytes.iter().filter(|b| **b == b'\n').count() + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
+            let n = bytes.iter().filter(|b| **b == b'\n').count()
+                + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
             assert_eq!(s["records"].as_u64(), Some(n as u64), "{}: summary counts every line", f.name);
             let mut invalid = Vec::new();
             for i in 1..=n {
@@ -181,7 +192,11 @@ fn ts(fx: &[StreamFixture]) -> Vec<Outcome> {
             let o = outcome(r);
             if !r["arrayApi"].is_null() {
                 let a = outcome(&r["arrayApi"]);
-                assert_eq!(a, o, "{}: checkSessionStream/rollupSession disagree with SessionStreamChecker.checkLine", f.name);
+                assert_eq!(
+                    a, o,
+                    "{}: checkSessionStream/rollupSession disagree with SessionStreamChecker.checkLine",
+                    f.name
+                );
             }
             o
         })
@@ -201,7 +216,10 @@ fn normalize(v: &Value) -> Value {
 /// The same outcome, as far as this checker can be held to it: message-level messages are each checker's own.
 fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
     let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
-        o.invalid.iter().map(|(l, r, p, m)| (*l, r.clone(), p.clone(), StreamRule::from_id(r).map(|_| m.clone()))).collect()
+        o.invalid
+            .iter()
+            .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), StreamRule::from_id(r).map(|_| m.clone())))
+            .collect()
     };
     if key(reference) != key(other) {
         return Some(format!("rejected lines differ:\n  rust:  {:?}\n  other: {:?}", key(reference), key(other)));
@@ -210,7 +228,9 @@ fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
         return Some(format!("rollups differ:\n  rust:  {}\n  other: {}", reference.rollup, other.rollup));
     }
     let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
-    if keys(&reference.rollup) != keys(&other.rollup) || keys(&reference.rollup["config"]) != keys(&other.rollup["config"]) {
+    if keys(&reference.rollup) != keys(&other.rollup)
+        || keys(&reference.rollup["config"]) != keys(&other.rollup["config"])
+    {
         return Some("rollup keys come in a different order".into());
     }
     None
@@ -240,10 +260,15 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
             } else {
                 match std::fs::read_to_string(&golden) {
                     Ok(g) if g == text => {}
-                    Ok(g) => {
-                        failures.push(format!("golden    {}: rollup changed (WIREGEN_UPDATE_GOLDEN=1 to accept)\n{g}---\n{text}", f.name))
-                    }
-                    Err(_) => failures.push(format!("golden    {}: no {} (run with WIREGEN_UPDATE_GOLDEN=1)", f.name, golden.display())),
+                    Ok(g) => failures.push(format!(
+                        "golden    {}: rollup changed (WIREGEN_UPDATE_GOLDEN=1 to accept)\n{g}---\n{text}",
+                        f.name
+                    )),
+                    Err(_) => failures.push(format!(
+                        "golden    {}: no {} (run with WIREGEN_UPDATE_GOLDEN=1)",
+                        f.name,
+                        golden.display()
+                    )),
                 }
             }
         }
@@ -281,7 +306,10 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
             failures.push(format!("coverage  {rule}: only {n} stream(s) have it as their first violation (need 2)"));
         }
     }
-    assert!(fx.iter().any(|f| f.name == "seed-realistic-flow" && f.valid), "the seed's Realistic Flow is a valid fixture");
+    assert!(
+        fx.iter().any(|f| f.name == "seed-realistic-flow" && f.valid),
+        "the seed's Realistic Flow is a valid fixture"
+    );
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -320,9 +348,12 @@ fn run_large(turns: u32, pad: usize) -> (usize, u64, Value) {
         let pad = "x".repeat(pad);
         let mut bytes = 0usize;
         for t in 0..turns {
-            let mut lines = vec![format!(r#"{{"id":"s{t}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"turn-start"}}}}"#)];
+            let mut lines =
+                vec![format!(r#"{{"id":"s{t}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"turn-start"}}}}"#)];
             for k in 0..3 {
-                lines.push(format!(r#"{{"id":"x{t}-{k}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"text","text":"{pad}"}}}}"#));
+                lines.push(format!(
+                    r#"{{"id":"x{t}-{k}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"text","text":"{pad}"}}}}"#
+                ));
             }
             lines.push(format!(
                 r#"{{"id":"e{t}","time":1,"role":"agent","turn":"t{t}","ev":{{"t":"turn-end","status":"completed","usage":{{"inputTokens":1,"outputTokens":2,"cost":0.5}}}}}}"#
@@ -353,7 +384,10 @@ fn a_large_stream_is_checked_in_bounded_memory() {
     const TURNS: u32 = 15_000;
     let (small_bytes, small_peak, _) = run_large(TURNS, 8);
     let (bytes, peak, summary) = run_large(TURNS, 900);
-    eprintln!("large stream: {bytes} bytes, peak RSS {peak} KiB; same {} records in {small_bytes} bytes: {small_peak} KiB", TURNS * 5);
+    eprintln!(
+        "large stream: {bytes} bytes, peak RSS {peak} KiB; same {} records in {small_bytes} bytes: {small_peak} KiB",
+        TURNS * 5
+    );
     assert_eq!(summary["records"], json!(TURNS * 5));
     assert_eq!(summary["invalid"], json!(0));
     assert_eq!(summary["rollup"]["turns"]["completed"], json!(TURNS));
@@ -370,7 +404,9 @@ fn a_large_stream_is_checked_in_bounded_memory() {
 /// own stream (a turn open at the end of one file does not carry into the next).
 #[test]
 fn cli_text_format_and_flags() {
-    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(root()).args(args).output().expect("wiregen runs");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(root()).args(args).output().expect("wiregen runs")
+    };
     let f = "tests/fixtures/streams/invalid-turn-already-open.jsonl";
     let out = run(&["validate", "--stream", f]);
     assert_eq!(out.status.code(), Some(1));

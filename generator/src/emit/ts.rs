@@ -72,9 +72,7 @@ pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
         max_depth => MAX_DEPTH,
     })?;
-    let schemas = env
-        .get_template("schemas.ts")?
-        .render(schemas_view(p, &names, &header)?)?;
+    let schemas = env.get_template("schemas.ts")?.render(schemas_view(p, &names, &header)?)?;
     let index = env.get_template("index.ts")?.render(index_view(p, &names, &header)?)?;
     let sa_names = standalone::names(&names)?;
     let standalone = env.get_template("standalone.ts")?.render(minijinja::context! {
@@ -151,9 +149,7 @@ impl Names {
             let ty = ident(&format!("Session{name}"))?;
             for n in [&schema, &ty] {
                 if !seen.insert(n.to_string()) {
-                    return Err(EmitError::Unsupported(format!(
-                        "two generated TypeScript names are `{n}`"
-                    )));
+                    return Err(EmitError::Unsupported(format!("two generated TypeScript names are `{n}`")));
                 }
             }
             Ok((schema, ty))
@@ -175,9 +171,7 @@ impl Names {
         let mut single = |n: String| -> Result<Code, EmitError> {
             let c = ident(&n)?;
             if !seen.insert(n.clone()) {
-                return Err(EmitError::Unsupported(format!(
-                    "two generated TypeScript names are `{n}`"
-                )));
+                return Err(EmitError::Unsupported(format!("two generated TypeScript names are `{n}`")));
             }
             Ok(c)
         };
@@ -201,13 +195,8 @@ impl Names {
 fn zod_of(ty: &Ty, names: &Names) -> Result<Zod, EmitError> {
     let missing = |what: &str, n: &str| EmitError::Unsupported(format!("{what} `{n}` is not in the model"));
     Ok(match ty {
-        Ty::String(s) => Zod::String {
-            min_len: s.min_length.unwrap_or(0),
-        },
-        Ty::Integer { minimum, maximum } => Zod::Int {
-            min: *minimum,
-            max: *maximum,
-        },
+        Ty::String(s) => Zod::String { min_len: s.min_length.unwrap_or(0) },
+        Ty::Integer { minimum, maximum } => Zod::Int { min: *minimum, max: *maximum },
         Ty::Number { minimum } => Zod::Number { min: *minimum },
         Ty::Boolean => Zod::Boolean,
         Ty::Enum(n) => Zod::Ref(names.enums.get(n).ok_or_else(|| missing("enum", n))?.0.clone()),
@@ -289,12 +278,7 @@ fn object_view(
             expr => Value::from(Zod::Literal(tag_value.to_string()).render()?),
         });
         for r in &p.removed {
-            if let crate::ir::RemovedKind::Property {
-                event,
-                name,
-                replacement,
-            } = &r.kind
-            {
+            if let crate::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
                 if event == tag_value {
                     removed.insert(name.clone(), json!(replacement));
                 }
@@ -382,15 +366,7 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
     }
     let mut objects = Vec::new();
     for (key, o) in objects_in_order(p)? {
-        objects.push(object_view(
-            &names.objects[key],
-            &o.description,
-            None,
-            &o.fields,
-            p,
-            names,
-            &mut shared,
-        )?);
+        objects.push(object_view(&names.objects[key], &o.description, None, &o.fields, p, names, &mut shared)?);
     }
     let mut events = Vec::new();
     for v in &p.union.variants {
@@ -438,10 +414,8 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
     };
 
     // Role tables and per-role types.
-    let (_, role_type) = names
-        .enums
-        .get(&p.role_enum)
-        .ok_or_else(|| EmitError::Unsupported("the role enum is missing".into()))?;
+    let (_, role_type) =
+        names.enums.get(&p.role_enum).ok_or_else(|| EmitError::Unsupported("the role enum is missing".into()))?;
     let mut role_events = Vec::new();
     for v in &p.union.variants {
         role_events.push(
@@ -499,34 +473,23 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
         }
     }
     let env_type = &names.envelope.1;
-    let others: Vec<&Field> = p
-        .envelope
-        .fields
-        .iter()
-        .filter(|f| f.name != p.role_field && f.name != p.union_field)
-        .collect();
+    let others: Vec<&Field> =
+        p.envelope.fields.iter().filter(|f| f.name != p.role_field && f.name != p.union_field).collect();
     let mut per_role = Vec::new();
     for role in p.roles() {
         let mut members = Vec::new();
         for v in p.union.variants.iter().filter(|v| v.roles.iter().any(|r| r == role)) {
             let ty = &names.events[&v.tag].1;
-            let forbidden: Vec<&str> = v
-                .fields
-                .iter()
-                .filter(|f| !Protocol::field_allowed(f, role))
-                .map(|f| f.name.as_str())
-                .collect();
+            let forbidden: Vec<&str> =
+                v.fields.iter().filter(|f| !Protocol::field_allowed(f, role)).map(|f| f.name.as_str()).collect();
             members.push(if forbidden.is_empty() {
                 ty.clone()
             } else {
                 Code::from_pieces(format!("Omit<{ty}, {}>", literal_union(&forbidden)))
             });
         }
-        let events_ty = if members.is_empty() {
-            Code::from_pieces("never".into())
-        } else {
-            Code::join(&members, " | ")
-        };
+        let events_ty =
+            if members.is_empty() { Code::from_pieces("never".into()) } else { Code::join(&members, " | ") };
         let optional: Vec<&str> = others
             .iter()
             .filter(|f| (!f.required || f.name == "id" || f.name == "time") && Protocol::field_allowed(f, role))
@@ -539,16 +502,10 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
             .collect();
         let mut parts = Vec::new();
         if !optional.is_empty() {
-            parts.push(Code::from_pieces(format!(
-                "Partial<Pick<{env_type}, {}>>",
-                literal_union(&optional)
-            )));
+            parts.push(Code::from_pieces(format!("Partial<Pick<{env_type}, {}>>", literal_union(&optional))));
         }
         if !required.is_empty() {
-            parts.push(Code::from_pieces(format!(
-                "Pick<{env_type}, {}>",
-                literal_union(&required)
-            )));
+            parts.push(Code::from_pieces(format!("Pick<{env_type}, {}>", literal_union(&required))));
         }
         let options_ty = if parts.is_empty() {
             Code::from_pieces("Record<string, never>".into())
@@ -574,15 +531,8 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
         for_role_name => Value::from(names.for_role.clone()),
         options_name => Value::from(names.options.clone()),
     };
-    let envelope = object_view(
-        &names.envelope,
-        &p.envelope.description,
-        None,
-        &p.envelope.fields,
-        p,
-        names,
-        &mut shared,
-    )?;
+    let envelope =
+        object_view(&names.envelope, &p.envelope.description, None, &p.envelope.fields, p, names, &mut shared)?;
     Ok(minijinja::context! {
         header => header.clone(),
         title_doc => Value::from(jsdoc_inline(&p.title)),
@@ -603,19 +553,12 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
 
 /// Text for the middle of a doc comment line: no line breaks, no `*/`, no `@` that could start a tag.
 fn jsdoc_inline(s: &str) -> Code {
-    Code::from_pieces(
-        s.replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ")
-            .replace("*/", "*\\/")
-            .replace('@', "\\@"),
-    )
+    Code::from_pieces(s.replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ").replace("*/", "*\\/").replace('@', "\\@"))
 }
 
 fn index_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, EmitError> {
     let has = |name: &str, want: fn(&Ty) -> bool| {
-        p.envelope
-            .fields
-            .iter()
-            .any(|f| f.name == name && f.required && want(&f.ty))
+        p.envelope.fields.iter().any(|f| f.name == name && f.required && want(&f.ty))
     };
     if !has("id", |t| matches!(t, Ty::String(_))) || !has("time", |t| matches!(t, Ty::Integer { .. })) {
         return Err(EmitError::Unsupported(

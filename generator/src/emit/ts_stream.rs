@@ -47,8 +47,9 @@ fn rules() -> Vec<RuleCx> {
 }
 
 fn lit(v: minijinja::Value) -> Result<String, minijinja::Error> {
-    let s = serde_json::to_string(&v)
-        .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "value is not JSON").with_source(e))?;
+    let s = serde_json::to_string(&v).map_err(|e| {
+        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "value is not JSON").with_source(e)
+    })?;
     Ok(s.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029"))
 }
 
@@ -95,7 +96,8 @@ mod tests {
 
     #[test]
     fn every_rule_is_in_the_module_once() {
-        let p = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("schema loads");
+        let p = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema"))
+            .expect("schema loads");
         let files = emit(&p).expect("emits");
         let ts = &files[0].contents;
         for r in StreamRule::ALL {

@@ -56,20 +56,14 @@ impl App {
             .variants
             .iter()
             .map(|v| {
-                let mut s =
-                    serde_json::to_string_pretty(&event_schema(&bundle, v)).unwrap_or_default();
+                let mut s = serde_json::to_string_pretty(&event_schema(&bundle, v)).unwrap_or_default();
                 s.push('\n');
                 (v.tag.clone(), Bytes::from(s))
             })
             .collect();
         App {
             state: Arc::new(Shared {
-                engine: Engine::new(
-                    proto,
-                    EngineOptions {
-                        strict_ids: opts.strict_ids,
-                    },
-                ),
+                engine: Engine::new(proto, EngineOptions { strict_ids: opts.strict_ids }),
                 schema: Bytes::from(schema),
                 events,
                 max_body: opts.max_body,
@@ -108,16 +102,9 @@ type St = State<Arc<Shared>>;
 /// One event's schema, standalone: its `$defs` entry of the bundle plus every definition it refers to.
 fn event_schema(bundle: &Value, v: &Variant) -> Value {
     let empty = Map::new();
-    let defs = bundle
-        .get("$defs")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let defs = bundle.get("$defs").and_then(Value::as_object).unwrap_or(&empty);
     let name = crate::emit::schema::variant_def(&v.name);
-    let mut root = defs
-        .get(&name)
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let mut root = defs.get(&name).and_then(Value::as_object).cloned().unwrap_or_default();
     let mut needed = BTreeSet::new();
     let mut todo = vec![Value::Object(root.clone())];
     while let Some(node) = todo.pop() {
@@ -132,23 +119,14 @@ fn event_schema(bundle: &Value, v: &Variant) -> Value {
         });
     }
     let mut out = Map::new();
-    out.insert(
-        "$schema".into(),
-        bundle.get("$schema").cloned().unwrap_or(Value::Null),
-    );
+    out.insert("$schema".into(), bundle.get("$schema").cloned().unwrap_or(Value::Null));
     out.insert(
         "$comment".into(),
-        json!(format!(
-            "The body (`ev`) of a `{}` event: `$defs/{name}` of the bundled schema, standalone.",
-            v.tag
-        )),
+        json!(format!("The body (`ev`) of a `{}` event: `$defs/{name}` of the bundled schema, standalone.", v.tag)),
     );
     out.append(&mut root);
     if !needed.is_empty() {
-        let d: Map<String, Value> = needed
-            .iter()
-            .filter_map(|n| defs.get(n).map(|v| (n.clone(), v.clone())))
-            .collect();
+        let d: Map<String, Value> = needed.iter().filter_map(|n| defs.get(n).map(|v| (n.clone(), v.clone()))).collect();
         out.insert("$defs".into(), Value::Object(d));
     }
     Value::Object(out)
@@ -177,10 +155,7 @@ fn route_of(path: &str) -> &'static str {
         "/v1/schema" => "/v1/schema",
         "/healthz" => "/healthz",
         "/metrics" => "/metrics",
-        p if p
-            .strip_prefix("/v1/schema/events/")
-            .is_some_and(|t| !t.is_empty() && !t.contains('/')) =>
-        {
+        p if p.strip_prefix("/v1/schema/events/").is_some_and(|t| !t.is_empty() && !t.contains('/')) => {
             "/v1/schema/events/{t}"
         }
         _ => "unmatched",
@@ -195,18 +170,11 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
     let route = route_of(&path);
     st.metrics.start();
     let exempt = matches!(route, "/healthz" | "/metrics");
-    let permit = if exempt {
-        None
-    } else {
-        st.limiter.clone().try_acquire_owned().ok()
-    };
+    let permit = if exempt { None } else { st.limiter.clone().try_acquire_owned().ok() };
     let mut resp = if !exempt && permit.is_none() {
         ApiError::new(
             ErrorCode::Overloaded,
-            format!(
-                "more than {} requests in flight; retry shortly",
-                st.max_concurrency
-            ),
+            format!("more than {} requests in flight; retry shortly", st.max_concurrency),
         )
         .into_response()
     } else {
@@ -214,29 +182,17 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
             Ok(r) => r,
             Err(_) => ApiError::new(
                 ErrorCode::Timeout,
-                format!(
-                    "the request did not complete within {} ms (--timeout-ms)",
-                    st.timeout.as_millis()
-                ),
+                format!("the request did not complete within {} ms (--timeout-ms)", st.timeout.as_millis()),
             )
             .into_response(),
         }
     };
     drop(permit);
-    if resp.status() == StatusCode::METHOD_NOT_ALLOWED
-        && !resp.headers().contains_key(header::CONTENT_TYPE)
-    {
+    if resp.status() == StatusCode::METHOD_NOT_ALLOWED && !resp.headers().contains_key(header::CONTENT_TYPE) {
         // axum adds the `Allow` header on the way out.
-        let allowed = if matches!(route, "/v1/validate" | "/v1/rollup") {
-            "POST"
-        } else {
-            "GET, HEAD"
-        };
-        resp = ApiError::new(
-            ErrorCode::MethodNotAllowed,
-            format!("{method} is not allowed on {path}; use {allowed}"),
-        )
-        .into_response();
+        let allowed = if matches!(route, "/v1/validate" | "/v1/rollup") { "POST" } else { "GET, HEAD" };
+        resp = ApiError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; use {allowed}"))
+            .into_response();
     }
     let tally = resp.extensions_mut().remove::<Tally>().unwrap_or_default();
     let status = resp.status().as_u16();
@@ -260,19 +216,10 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
 /// Parses the query of a POST route: only `allowed` names; returns whether `stream` is on.
 fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
     let mut stream = false;
-    for pair in uri
-        .query()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
+    for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         if !allowed.contains(&k) {
-            let expected = if allowed.is_empty() {
-                "none".to_string()
-            } else {
-                allowed.join(", ")
-            };
+            let expected = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
             return Err(ApiError::new(
                 ErrorCode::BadQuery,
                 format!("unknown query parameter `{k}` (expected: {expected})"),
@@ -281,12 +228,7 @@ fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
         stream = match v {
             "" | "true" | "1" => true,
             "false" | "0" => false,
-            other => {
-                return Err(ApiError::new(
-                    ErrorCode::BadQuery,
-                    format!("`{k}={other}`: expected true or false"),
-                ))
-            }
+            other => return Err(ApiError::new(ErrorCode::BadQuery, format!("`{k}={other}`: expected true or false"))),
         };
     }
     Ok(stream)
@@ -311,7 +253,10 @@ async fn records(
             if let Err(e) = std::str::from_utf8(&buf) {
                 return Err(ApiError::new(
                     ErrorCode::UnreadableBody,
-                    format!("the application/json body is not UTF-8 (byte {}); send JSONL to get per-line results", e.valid_up_to() + 1),
+                    format!(
+                        "the application/json body is not UTF-8 (byte {}); send JSONL to get per-line results",
+                        e.valid_up_to() + 1
+                    ),
                 ));
             }
             each(1, &buf);
@@ -346,34 +291,18 @@ impl Results {
 }
 
 fn json_response(status: StatusCode, body: Vec<u8>, tally: Tally) -> Response {
-    let mut r = (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body,
-    )
-        .into_response();
+    let mut r = (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response();
     r.extensions_mut().insert(tally);
     r
 }
 
-async fn validate(
-    State(st): St,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn validate(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let stream = stream_flag(&uri, &["stream"])?;
     let kind = body::kind(&headers)?;
     let mut out = Results::default();
     if stream {
         let mut checker = StreamChecker::new(&st.engine);
-        records(kind, body, &headers, st.max_body, |line, bytes| {
-            out.push(&checker.check(line, bytes))
-        })
-        .await?;
+        records(kind, body, &headers, st.max_body, |line, bytes| out.push(&checker.check(line, bytes))).await?;
     } else {
         let engine = &st.engine;
         records(kind, body, &headers, st.max_body, |line, bytes| {
@@ -393,12 +322,7 @@ async fn validate(
     Ok(json_response(StatusCode::OK, body, out.tally))
 }
 
-async fn rollup(
-    State(st): St,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn rollup(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     stream_flag(&uri, &[])?;
     let kind = body::kind(&headers)?;
     let mut checker = StreamChecker::new(&st.engine);
@@ -414,79 +338,47 @@ async fn rollup(
         "invalid": tally.invalid,
         "rollup": serde_json::to_value(checker.rollup()).unwrap_or(Value::Null),
     });
-    Ok(json_response(
-        StatusCode::OK,
-        v.to_string().into_bytes(),
-        tally,
-    ))
+    Ok(json_response(StatusCode::OK, v.to_string().into_bytes(), tally))
 }
 
 async fn schema(State(st): St) -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/schema+json"),
-        )],
-        st.schema.clone(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/schema+json"))], st.schema.clone()).into_response()
 }
 
 async fn event(
     State(st): St,
     t: Result<Path<String>, axum::extract::rejection::PathRejection>,
 ) -> Result<Response, ApiError> {
-    let Path(t) =
-        t.map_err(|e| ApiError::new(ErrorCode::NotFound, format!("bad event path: {e}")))?;
+    let Path(t) = t.map_err(|e| ApiError::new(ErrorCode::NotFound, format!("bad event path: {e}")))?;
     match st.events.get(&t) {
-        Some(s) => Ok((
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/schema+json"),
-            )],
-            s.clone(),
-        )
-            .into_response()),
+        Some(s) => {
+            Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/schema+json"))], s.clone())
+                .into_response())
+        }
         None => {
             let known: Vec<&str> = st.events.keys().map(String::as_str).collect();
             Err(ApiError::new(
                 ErrorCode::UnknownEvent,
-                format!(
-                    "`{t}` is not an event; expected one of {}",
-                    known.join(", ")
-                ),
+                format!("`{t}` is not an event; expected one of {}", known.join(", ")),
             ))
         }
     }
 }
 
 async fn healthz() -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        "{\"status\":\"ok\"}",
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], "{\"status\":\"ok\"}").into_response()
 }
 
 async fn metrics(State(st): St) -> Response {
     (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        )],
+        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))],
         st.metrics.render(),
     )
         .into_response()
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
-    ApiError::new(
-        ErrorCode::NotFound,
-        format!("no route for {method} {}", uri.path()),
-    )
+    ApiError::new(ErrorCode::NotFound, format!("no route for {method} {}", uri.path()))
 }
 
 #[cfg(test)]
@@ -504,29 +396,10 @@ mod tests {
     fn query_flags() {
         let u = |s: &str| s.parse::<Uri>().unwrap();
         assert_eq!(stream_flag(&u("/v1/validate"), &["stream"]), Ok(false));
-        assert_eq!(
-            stream_flag(&u("/v1/validate?stream=true"), &["stream"]),
-            Ok(true)
-        );
-        assert_eq!(
-            stream_flag(&u("/v1/validate?stream"), &["stream"]),
-            Ok(true)
-        );
-        assert_eq!(
-            stream_flag(&u("/v1/validate?stream=0"), &["stream"]),
-            Ok(false)
-        );
-        assert_eq!(
-            stream_flag(&u("/v1/validate?stream=maybe"), &["stream"])
-                .unwrap_err()
-                .code,
-            ErrorCode::BadQuery
-        );
-        assert_eq!(
-            stream_flag(&u("/v1/validate?steam=1"), &["stream"])
-                .unwrap_err()
-                .code,
-            ErrorCode::BadQuery
-        );
+        assert_eq!(stream_flag(&u("/v1/validate?stream=true"), &["stream"]), Ok(true));
+        assert_eq!(stream_flag(&u("/v1/validate?stream"), &["stream"]), Ok(true));
+        assert_eq!(stream_flag(&u("/v1/validate?stream=0"), &["stream"]), Ok(false));
+        assert_eq!(stream_flag(&u("/v1/validate?stream=maybe"), &["stream"]).unwrap_err().code, ErrorCode::BadQuery);
+        assert_eq!(stream_flag(&u("/v1/validate?steam=1"), &["stream"]).unwrap_err().code, ErrorCode::BadQuery);
     }
 }

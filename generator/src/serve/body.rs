@@ -24,10 +24,7 @@ pub enum Kind {
 pub fn kind(headers: &HeaderMap) -> Result<Kind, ApiError> {
     let expected = "expected `application/json` (one envelope) or `application/x-ndjson` (one envelope per line)";
     let Some(ct) = headers.get(header::CONTENT_TYPE) else {
-        return Err(ApiError::new(
-            ErrorCode::UnsupportedMediaType,
-            format!("no Content-Type: {expected}"),
-        ));
+        return Err(ApiError::new(ErrorCode::UnsupportedMediaType, format!("no Content-Type: {expected}")));
     };
     let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
     let mut parts = ct.split(';').map(str::trim);
@@ -46,10 +43,7 @@ pub fn kind(headers: &HeaderMap) -> Result<Kind, ApiError> {
     match media {
         "application/json" => Ok(Kind::Json),
         "application/x-ndjson" | "application/jsonl" | "application/x-jsonlines" => Ok(Kind::Jsonl),
-        other => Err(ApiError::new(
-            ErrorCode::UnsupportedMediaType,
-            format!("Content-Type `{other}`: {expected}"),
-        )),
+        other => Err(ApiError::new(ErrorCode::UnsupportedMediaType, format!("Content-Type `{other}`: {expected}"))),
     }
 }
 
@@ -66,10 +60,8 @@ impl Limited {
     /// # Errors
     /// 413 `body-too-large` when the declared length is over the limit.
     pub fn new(body: Body, headers: &HeaderMap, max: u64) -> Result<Self, ApiError> {
-        let declared = headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
+        let declared =
+            headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
         if let Some(n) = declared {
             if n > max {
                 return Err(too_large(max, Some(n)));
@@ -90,10 +82,7 @@ impl Limited {
                 Some(Err(e)) => {
                     return Err(ApiError::new(
                         ErrorCode::UnreadableBody,
-                        format!(
-                            "the body could not be read after {} byte(s): {e}",
-                            self.seen
-                        ),
+                        format!("the body could not be read after {} byte(s): {e}", self.seen),
                     ))
                 }
                 Some(Ok(f)) => {
@@ -114,10 +103,7 @@ fn too_large(max: u64, declared: Option<u64>) -> ApiError {
         Some(n) => format!("the body is {n} bytes"),
         None => "the body is larger than that".to_string(),
     };
-    ApiError::new(
-        ErrorCode::BodyTooLarge,
-        format!("{what}; the limit is {max} bytes (--max-body)"),
-    )
+    ApiError::new(ErrorCode::BodyTooLarge, format!("{what}; the limit is {max} bytes (--max-body)"))
 }
 
 /// Splits a byte stream into lines as chunks arrive, with the same line rules as `wiregen validate`: lines end
@@ -193,17 +179,8 @@ mod tests {
 
     #[test]
     fn lines_match_validate_for_every_chunking() {
-        let inputs: &[&[u8]] = &[
-            b"",
-            b"a",
-            b"a\n",
-            b"a\nb",
-            b"a\r\nb\r\n",
-            b"\n\n",
-            b"a\n\nb\n",
-            b"{\"x\":1}\r\n\xff\xfe\n{}",
-            b"\r\n",
-        ];
+        let inputs: &[&[u8]] =
+            &[b"", b"a", b"a\n", b"a\nb", b"a\r\nb\r\n", b"\n\n", b"a\n\nb\n", b"{\"x\":1}\r\n\xff\xfe\n{}", b"\r\n"];
         for input in inputs {
             let want = reference(input);
             for size in 1..=input.len().max(1) {

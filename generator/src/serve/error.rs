@@ -81,10 +81,7 @@ pub struct ApiError {
 impl ApiError {
     /// An error with `code` and `message`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError {
-            code,
-            message: message.into(),
-        }
+        ApiError { code, message: message.into() }
     }
 
     /// The JSON body.
@@ -96,24 +93,16 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut r = (
-            self.code.status(),
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            self.body(),
-        )
-            .into_response();
+        let mut r =
+            (self.code.status(), [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], self.body())
+                .into_response();
         match self.code {
             ErrorCode::Overloaded => {
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             // The rest of the body is not read: the connection cannot be reused.
             ErrorCode::BodyTooLarge | ErrorCode::UnreadableBody | ErrorCode::Timeout => {
-                r.headers_mut()
-                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             _ => {}
         }
@@ -131,9 +120,7 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), ErrorCode::ALL.len());
-        assert!(ErrorCode::ALL
-            .iter()
-            .all(|c| c.status().is_client_error() || c.status().is_server_error()));
+        assert!(ErrorCode::ALL.iter().all(|c| c.status().is_client_error() || c.status().is_server_error()));
     }
 
     #[test]

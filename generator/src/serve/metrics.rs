@@ -7,10 +7,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Upper bounds of the latency histogram buckets, in seconds.
-pub const BUCKETS: [f64; 16] = [
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-    5.0, 10.0,
-];
+pub const BUCKETS: [f64; 16] =
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// The service's metrics.
 #[derive(Debug, Default)]
@@ -66,10 +64,7 @@ impl Metrics {
             self.buckets[i].fetch_add(1, Ordering::Relaxed);
         }
         self.latency_count.fetch_add(1, Ordering::Relaxed);
-        self.latency_sum_nanos.fetch_add(
-            elapsed.as_nanos().min(u64::MAX as u128) as u64,
-            Ordering::Relaxed,
-        );
+        self.latency_sum_nanos.fetch_add(elapsed.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
     }
 
     /// Merges what one request validated.
@@ -90,60 +85,36 @@ impl Metrics {
     /// The Prometheus text exposition (version 0.0.4).
     pub fn render(&self) -> String {
         let mut s = String::new();
-        s.push_str(
-            "# HELP wiregen_http_requests_total HTTP requests by route template and status.\n",
-        );
+        s.push_str("# HELP wiregen_http_requests_total HTTP requests by route template and status.\n");
         s.push_str("# TYPE wiregen_http_requests_total counter\n");
         for ((route, status), n) in lock(&self.requests).iter() {
-            let _ = writeln!(
-                s,
-                "wiregen_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}"
-            );
+            let _ = writeln!(s, "wiregen_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}");
         }
         s.push_str("# HELP wiregen_http_requests_in_flight Requests being processed.\n");
         s.push_str("# TYPE wiregen_http_requests_in_flight gauge\n");
-        let _ = writeln!(
-            s,
-            "wiregen_http_requests_in_flight {}",
-            self.in_flight.load(Ordering::Relaxed)
-        );
+        let _ = writeln!(s, "wiregen_http_requests_in_flight {}", self.in_flight.load(Ordering::Relaxed));
         s.push_str("# HELP wiregen_messages_validated_total Messages (lines) checked.\n");
         s.push_str("# TYPE wiregen_messages_validated_total counter\n");
-        let _ = writeln!(
-            s,
-            "wiregen_messages_validated_total {}",
-            self.messages.load(Ordering::Relaxed)
-        );
+        let _ = writeln!(s, "wiregen_messages_validated_total {}", self.messages.load(Ordering::Relaxed));
         s.push_str("# HELP wiregen_messages_invalid_total Messages with at least one error.\n");
         s.push_str("# TYPE wiregen_messages_invalid_total counter\n");
-        let _ = writeln!(
-            s,
-            "wiregen_messages_invalid_total {}",
-            self.invalid.load(Ordering::Relaxed)
+        let _ = writeln!(s, "wiregen_messages_invalid_total {}", self.invalid.load(Ordering::Relaxed));
+        s.push_str(
+            "# HELP wiregen_invalid_messages_by_rule_total Invalid messages by the rule id of their first error.\n",
         );
-        s.push_str("# HELP wiregen_invalid_messages_by_rule_total Invalid messages by the rule id of their first error.\n");
         s.push_str("# TYPE wiregen_invalid_messages_by_rule_total counter\n");
         for (rule, n) in lock(&self.invalid_by_rule).iter() {
-            let _ = writeln!(
-                s,
-                "wiregen_invalid_messages_by_rule_total{{rule=\"{rule}\"}} {n}"
-            );
+            let _ = writeln!(s, "wiregen_invalid_messages_by_rule_total{{rule=\"{rule}\"}} {n}");
         }
         s.push_str("# HELP wiregen_http_request_duration_seconds Time from request head to response head.\n");
         s.push_str("# TYPE wiregen_http_request_duration_seconds histogram\n");
         let mut cum = 0;
         for (b, n) in BUCKETS.iter().zip(&self.buckets) {
             cum += n.load(Ordering::Relaxed);
-            let _ = writeln!(
-                s,
-                "wiregen_http_request_duration_seconds_bucket{{le=\"{b}\"}} {cum}"
-            );
+            let _ = writeln!(s, "wiregen_http_request_duration_seconds_bucket{{le=\"{b}\"}} {cum}");
         }
         let count = self.latency_count.load(Ordering::Relaxed);
-        let _ = writeln!(
-            s,
-            "wiregen_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
-        );
+        let _ = writeln!(s, "wiregen_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}");
         let sum = self.latency_sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
         let _ = writeln!(s, "wiregen_http_request_duration_seconds_sum {sum}");
         let _ = writeln!(s, "wiregen_http_request_duration_seconds_count {count}");
@@ -168,10 +139,7 @@ mod tests {
         t.add(Some("enum"));
         m.messages(&t);
         let s = m.render();
-        assert!(
-            s.contains("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"} 2\n"),
-            "{s}"
-        );
+        assert!(s.contains("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"} 2\n"), "{s}");
         assert!(s.contains("wiregen_messages_validated_total 3\n"));
         assert!(s.contains("wiregen_messages_invalid_total 2\n"));
         assert!(s.contains("wiregen_invalid_messages_by_rule_total{rule=\"enum\"} 2\n"));

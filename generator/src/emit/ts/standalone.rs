@@ -45,10 +45,7 @@ pub struct StandaloneNames {
 /// The names `validateSessionEnvelope` and `isSessionEnvelope`, from the envelope's type name.
 pub(super) fn names(n: &Names) -> Result<StandaloneNames, EmitError> {
     let ty = n.envelope.1.as_str();
-    Ok(StandaloneNames {
-        validate: ident(&format!("validate{ty}"))?,
-        guard: ident(&format!("is{ty}"))?,
-    })
+    Ok(StandaloneNames { validate: ident(&format!("validate{ty}"))?, guard: ident(&format!("is{ty}"))? })
 }
 
 /// Lines of code with indentation.
@@ -150,46 +147,24 @@ fn value(w: &mut W, ty: &Ty, ptr: &Ptr, p: &Protocol, names: &Names) -> Result<(
                 let cond = if min == 1 {
                     "v.length === 0".to_string()
                 } else {
-                    format!(
-                        "v.length < {} && $chars(v) < {}",
-                        int_lit(2 * min as i64),
-                        int_lit(min as i64)
-                    )
+                    format!("v.length < {} && $chars(v) < {}", int_lit(2 * min as i64), int_lit(min as i64))
                 };
                 let msg = string_lit(&format!("must be at least {min} character(s) long"));
                 w.line(format!("else if ({cond}) {}", push(&pe, Rule::MinLength, &msg)));
             }
         }
         Ty::Integer { minimum, maximum } => {
-            w.line(format!(
-                "if (typeof v !== \"number\" || !Number.isInteger(v)) {}",
-                type_err("an integer")
-            ));
+            w.line(format!("if (typeof v !== \"number\" || !Number.isInteger(v)) {}", type_err("an integer")));
             let min_msg = string_lit(&format!("must be at least {minimum}"));
             let max_msg = string_lit(&format!("must be at most {maximum}"));
-            w.line(format!(
-                "else if (v < {}) {}",
-                int_lit(*minimum),
-                push(&pe, Rule::Minimum, &min_msg)
-            ));
-            w.line(format!(
-                "else if (v > {}) {}",
-                int_lit(*maximum),
-                push(&pe, Rule::Maximum, &max_msg)
-            ));
+            w.line(format!("else if (v < {}) {}", int_lit(*minimum), push(&pe, Rule::Minimum, &min_msg)));
+            w.line(format!("else if (v > {}) {}", int_lit(*maximum), push(&pe, Rule::Maximum, &max_msg)));
         }
         Ty::Number { minimum } => {
-            w.line(format!(
-                "if (typeof v !== \"number\" || !Number.isFinite(v)) {}",
-                type_err("a number")
-            ));
+            w.line(format!("if (typeof v !== \"number\" || !Number.isFinite(v)) {}", type_err("a number")));
             if let Some(min) = minimum {
                 let msg = string_lit(&format!("must be at least {min}"));
-                w.line(format!(
-                    "else if (v < {}) {}",
-                    number_lit(*min)?,
-                    push(&pe, Rule::Minimum, &msg)
-                ));
+                w.line(format!("else if (v < {}) {}", number_lit(*min)?, push(&pe, Rule::Minimum, &msg)));
             }
         }
         Ty::Boolean => w.line(format!("if (typeof v !== \"boolean\") {}", type_err("a boolean"))),
@@ -246,10 +221,7 @@ fn object_body(
         w.line(format!("const v = {};", read("o", &f.name)));
         if f.required {
             let msg = string_lit(&format!("missing required property `{}`", f.name));
-            w.line(format!(
-                "if (v === undefined) {}",
-                push(&fp.expr(), Rule::Required, &msg)
-            ));
+            w.line(format!("if (v === undefined) {}", push(&fp.expr(), Rule::Required, &msg)));
             w.open("else {");
         } else {
             w.open("if (v !== undefined) {");
@@ -274,12 +246,7 @@ fn object_body(
     }
     if let Some((_, tag_value)) = tag {
         for r in &p.removed {
-            if let crate::ir::RemovedKind::Property {
-                event,
-                name,
-                replacement,
-            } = &r.kind
-            {
+            if let crate::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
                 if event == tag_value && !known.contains(&name.as_str()) {
                     let msg = string_lit(&format!(
                         "`{name}` was removed from `{tag_value}` in this version: use `{replacement}` instead"
@@ -294,16 +261,9 @@ fn object_body(
             }
         }
     }
-    let msg = Code::from_pieces(format!(
-        "{} + k + {}",
-        string_lit("unknown property `"),
-        string_lit("`")
-    ));
+    let msg = Code::from_pieces(format!("{} + k + {}", string_lit("unknown property `"), string_lit("`")));
     w.line("default:");
-    w.line(format!(
-        "  if (Object.hasOwn(o, k)) {}",
-        push(&ptr.dynamic_key(), Rule::AdditionalProperty, &msg)
-    ));
+    w.line(format!("  if (Object.hasOwn(o, k)) {}", push(&ptr.dynamic_key(), Rule::AdditionalProperty, &msg)));
     w.close("}");
     w.close("}");
     Ok(())
@@ -316,9 +276,7 @@ fn function(
     body: impl FnOnce(&mut W) -> Result<(), EmitError>,
 ) -> Result<(), EmitError> {
     w.line(format!("/** {doc} */"));
-    w.open(format!(
-        "function {name}(o: $Object, p: string, out: WireError[]): void {{"
-    ));
+    w.open(format!("function {name}(o: $Object, p: string, out: WireError[]): void {{"));
     body(w)?;
     w.close("}");
     w.line("");
@@ -327,11 +285,8 @@ fn function(
 
 /// The condition "`role` is none of `allowed`".
 fn forbidden(all_roles: &[String], allowed: &[String]) -> String {
-    let conds: Vec<String> = all_roles
-        .iter()
-        .filter(|r| allowed.contains(r))
-        .map(|r| format!("role !== {}", string_lit(r)))
-        .collect();
+    let conds: Vec<String> =
+        all_roles.iter().filter(|r| allowed.contains(r)).map(|r| format!("role !== {}", string_lit(r))).collect();
     if conds.is_empty() {
         "true".into()
     } else {
@@ -371,11 +326,7 @@ fn roles(w: &mut W, p: &Protocol) {
                 string_lit("`"),
                 string_lit(&format!("` may be sent only by {}, not by ", allowed.join(" or ")))
             ));
-            w.line(format!(
-                "  if ({}) {}",
-                forbidden(all, allowed),
-                push(&role_ptr, Rule::RoleEvent, &msg)
-            ));
+            w.line(format!("  if ({}) {}", forbidden(all, allowed), push(&role_ptr, Rule::RoleEvent, &msg)));
             w.line("  break;");
         }
         w.close("}");
@@ -386,11 +337,7 @@ fn roles(w: &mut W, p: &Protocol) {
         };
         let msg = Code::from_pieces(format!(
             "{} + role",
-            string_lit(&format!(
-                "`{}` may be sent only by {}, not by ",
-                f.name,
-                allowed.join(" or ")
-            ))
+            string_lit(&format!("`{}` may be sent only by {}, not by ", f.name, allowed.join(" or ")))
         ));
         let ptr = string_lit(&push_ptr(base, &f.name));
         w.line(format!(
@@ -408,11 +355,7 @@ fn roles(w: &mut W, p: &Protocol) {
         .union
         .variants
         .iter()
-        .filter(|v| {
-            v.fields
-                .iter()
-                .any(|f| f.roles.as_ref().is_some_and(|r| !all.iter().all(|x| r.contains(x))))
-        })
+        .filter(|v| v.fields.iter().any(|f| f.roles.as_ref().is_some_and(|r| !all.iter().all(|x| r.contains(x)))))
         .collect();
     if !restricted.is_empty() {
         w.open("switch (t) {");
@@ -446,16 +389,7 @@ pub(super) fn body(p: &Protocol, names: &Names) -> Result<Code, EmitError> {
             &mut w,
             &format!("Checks a `{ty}` body (its discriminator is already known)."),
             &check_fn(ty)?,
-            |w| {
-                object_body(
-                    w,
-                    &v.fields,
-                    &Ptr::Param(String::new()),
-                    Some((&p.union.tag, &v.tag)),
-                    p,
-                    names,
-                )
-            },
+            |w| object_body(w, &v.fields, &Ptr::Param(String::new()), Some((&p.union.tag, &v.tag)), p, names),
         )?;
     }
     // The union: the discriminator first, then the member.
@@ -469,13 +403,8 @@ pub(super) fn body(p: &Protocol, names: &Names) -> Result<Code, EmitError> {
             let tpe = tp.expr();
             w.line(format!("const t = {};", read("o", &u.tag)));
             let msg = string_lit(&format!("missing required property `{}`", u.tag));
-            w.line(format!(
-                "if (t === undefined) return {}",
-                push(&tpe, Rule::Required, &msg)
-            ));
-            w.line(format!(
-                "if (typeof t !== \"string\") return $type(out, {tpe}, \"a string\", t);"
-            ));
+            w.line(format!("if (t === undefined) return {}", push(&tpe, Rule::Required, &msg)));
+            w.line(format!("if (typeof t !== \"string\") return $type(out, {tpe}, \"a string\", t);"));
             w.open("switch (t) {");
             for v in &u.variants {
                 w.line(format!("case {}:", string_lit(&v.tag)));
@@ -506,13 +435,8 @@ pub(super) fn body(p: &Protocol, names: &Names) -> Result<Code, EmitError> {
         },
     )?;
     let env_ty = &names.envelope.1;
-    w.line(format!(
-        "/** Checks the `{env_ty}` object's shape (the root: its pointers are constants). */"
-    ));
-    w.open(format!(
-        "function {}(o: $Object, out: WireError[]): void {{",
-        check_fn(env_ty)?
-    ));
+    w.line(format!("/** Checks the `{env_ty}` object's shape (the root: its pointers are constants). */"));
+    w.open(format!("function {}(o: $Object, out: WireError[]): void {{", check_fn(env_ty)?));
     object_body(&mut w, &p.envelope.fields, &Ptr::Const(String::new()), None, p, names)?;
     w.close("}");
     w.line("");
