@@ -74,6 +74,7 @@
 #![forbid(unsafe_code)]
 /// The rule a message broke: the same stable ids `wiregen validate` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[rustfmt::skip]
 pub enum Rule {
     /// `malformed-json`: The line is not valid JSON (a truncated last line included).
     MalformedJson,
@@ -110,6 +111,7 @@ pub enum Rule {
     /// `strict-id`: With strict ids: an id is not cuid2-shaped.
     StrictId,
 }
+#[rustfmt::skip]
 impl Rule {
     /// Every rule, in catalogue order.
     pub const ALL: &'static [Rule] = &[
@@ -192,6 +194,7 @@ impl Rule {
         Rule::ALL.iter().copied().find(|r| r.id() == id)
     }
 }
+#[rustfmt::skip]
 impl ::std::fmt::Display for Rule {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.id())
@@ -203,11 +206,13 @@ impl ::std::fmt::Display for Rule {
 /// schema order, each checked in depth, then unknown properties in input order; role rules only once
 /// the shape is valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[rustfmt::skip]
 pub struct Error {
     pointer: ::std::string::String,
     rule: Rule,
     message: ::std::string::String,
 }
+#[rustfmt::skip]
 impl Error {
     fn new(
         rule: Rule,
@@ -233,17 +238,20 @@ impl Error {
         &self.message
     }
 }
+#[rustfmt::skip]
 impl ::std::fmt::Display for Error {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         ::std::write!(f, "{} at \"{}\": {}", self.rule, self.pointer, self.message)
     }
 }
+#[rustfmt::skip]
 impl ::std::error::Error for Error {}
 /// Parses one line of JSON text (without its newline) into a checked [`Envelope`].
 ///
 /// # Errors
 /// [`Rule::BlankLine`], [`Rule::TooDeep`] or [`Rule::MalformedJson`] at the root, or the first rule
 /// the message breaks, with the same rule id and pointer as `wiregen validate`.
+#[rustfmt::skip]
 pub fn parse_envelope(line: &str) -> ::std::result::Result<Envelope, Error> {
     if line.trim().is_empty() {
         return ::std::result::Result::Err(
@@ -288,6 +296,7 @@ pub fn parse_envelope(line: &str) -> ::std::result::Result<Envelope, Error> {
 ///
 /// # Errors
 /// [`Rule::InvalidUtf8`] at the root, or any error of [`parse_envelope`].
+#[rustfmt::skip]
 pub fn parse_envelope_bytes(line: &[u8]) -> ::std::result::Result<Envelope, Error> {
     match ::std::str::from_utf8(line) {
         ::std::result::Result::Ok(text) => parse_envelope(text),
@@ -309,10 +318,12 @@ pub fn parse_envelope_bytes(line: &[u8]) -> ::std::result::Result<Envelope, Erro
 ///
 /// # Errors
 /// The first rule the message breaks.
+#[rustfmt::skip]
 pub fn validate_value(value: &::serde_json::Value) -> ::std::result::Result<(), Error> {
     Envelope::from_value(value).map(|_| ())
 }
 /// Private decoding machinery: an order-preserving JSON tree, JSON Pointers and leaf decoders.
+#[rustfmt::skip]
 mod de {
     use super::{Error, Rule};
     /// A JSON value that keeps object keys in input order whatever `serde_json`'s features are.
@@ -728,6 +739,7 @@ mod de {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields, transform = schemars_role_rules)
 )]
+#[rustfmt::skip]
 pub struct Envelope {
     /// Globally unique message identifier
     #[cfg_attr(feature = "schemars", schemars(length(min = 1u64)))]
@@ -759,6 +771,7 @@ pub struct Envelope {
 }
 /// The optional parts of a new [`Envelope`], for [`Envelope::create`].
 #[derive(Debug, Clone, Default, PartialEq)]
+#[rustfmt::skip]
 pub struct EnvelopeOptions {
     /// Globally unique message identifier
     ///
@@ -773,6 +786,7 @@ pub struct EnvelopeOptions {
     /// Subagent identifier — matches `agentId` from `subagent-start`
     pub subagent: ::std::option::Option<::std::string::String>,
 }
+#[rustfmt::skip]
 impl Envelope {
     /// Globally unique message identifier
     pub fn id(&self) -> &str {
@@ -1069,6 +1083,7 @@ impl Envelope {
 ///
 /// # Errors
 /// As [`#env::create`].
+#[rustfmt::skip]
 pub fn create_envelope(
     role: Role,
     ev: impl ::std::convert::Into<Event>,
@@ -1081,6 +1096,7 @@ pub fn create_envelope(
 /// Built with `std` only from the clock, a process-wide counter, the process id and the random keys
 /// of [`std::collections::hash_map::RandomState`]; it is not the reference cuid2 algorithm, but it
 /// has the cuid2 shape (`--strict-ids` accepts it) and collisions are as unlikely as 119 random bits.
+#[rustfmt::skip]
 pub fn new_id() -> ::std::string::String {
     use ::std::hash::{BuildHasher, Hasher};
     static COUNTER: ::std::sync::atomic::AtomicU64 = ::std::sync::atomic::AtomicU64::new(
@@ -1114,11 +1130,13 @@ pub fn new_id() -> ::std::string::String {
     }
     out
 }
+#[rustfmt::skip]
 fn now_ms() -> u64 {
     ::std::time::SystemTime::now()
         .duration_since(::std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Envelope {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1134,6 +1152,7 @@ impl<'de> ::serde::Deserialize<'de> for Envelope {
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(tag = "t")]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+#[rustfmt::skip]
 pub enum Event {
     /// `text` (sent by user, agent).
     #[serde(rename = "text")]
@@ -1178,6 +1197,7 @@ pub enum Event {
     #[serde(rename = "agent-configuration-changed")]
     AgentConfigurationChanged(AgentConfigurationChanged),
 }
+#[rustfmt::skip]
 impl Event {
     /// Every discriminator value, in schema order.
     pub const TAGS: &'static [&'static str] = &[
@@ -1303,6 +1323,7 @@ impl Event {
         }
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Event {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1327,6 +1348,7 @@ impl<'de> ::serde::Deserialize<'de> for Event {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct Text {
     /// Message text (markdown)
     pub text: ::std::string::String,
@@ -1339,6 +1361,7 @@ pub struct Text {
     #[cfg_attr(feature = "schemars", schemars(with = "bool", default))]
     pub steer: ::std::option::Option<bool>,
 }
+#[rustfmt::skip]
 impl Text {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1373,11 +1396,13 @@ impl Text {
         ::std::result::Result::Ok(Text { text, thinking, steer })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<Text> for Event {
     fn from(ev: Text) -> Self {
         Event::Text(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Text {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1404,6 +1429,7 @@ impl<'de> ::serde::Deserialize<'de> for Text {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct File {
     /// Server upload ID
     #[serde(rename = "ref")]
@@ -1422,6 +1448,7 @@ pub struct File {
     #[cfg_attr(feature = "schemars", schemars(with = "Image", default))]
     pub image: ::std::option::Option<Image>,
 }
+#[rustfmt::skip]
 impl File {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1464,11 +1491,13 @@ impl File {
         ::std::result::Result::Ok(File { ref_, name, size, image })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<File> for Event {
     fn from(ev: File) -> Self {
         Event::File(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for File {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1495,7 +1524,9 @@ impl<'de> ::serde::Deserialize<'de> for File {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct TurnStart {}
+#[rustfmt::skip]
 impl TurnStart {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1508,11 +1539,13 @@ impl TurnStart {
         ::std::result::Result::Ok(TurnStart {})
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<TurnStart> for Event {
     fn from(ev: TurnStart) -> Self {
         Event::TurnStart(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for TurnStart {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1539,6 +1572,7 @@ impl<'de> ::serde::Deserialize<'de> for TurnStart {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct TurnEnd {
     /// Final turn outcome
     pub status: TurnStatus,
@@ -1547,6 +1581,7 @@ pub struct TurnEnd {
     #[cfg_attr(feature = "schemars", schemars(with = "Usage", default))]
     pub usage: ::std::option::Option<Usage>,
 }
+#[rustfmt::skip]
 impl TurnEnd {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1577,11 +1612,13 @@ impl TurnEnd {
         ::std::result::Result::Ok(TurnEnd { status, usage })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<TurnEnd> for Event {
     fn from(ev: TurnEnd) -> Self {
         Event::TurnEnd(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for TurnEnd {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1608,6 +1645,7 @@ impl<'de> ::serde::Deserialize<'de> for TurnEnd {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct ToolCallStart {
     /// Tool call identifier, matched by `tool-call-end`
     #[cfg_attr(feature = "schemars", schemars(length(min = 1u64)))]
@@ -1621,6 +1659,7 @@ pub struct ToolCallStart {
     /// Tool input arguments
     pub args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+#[rustfmt::skip]
 impl ToolCallStart {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1677,11 +1716,13 @@ impl ToolCallStart {
         })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<ToolCallStart> for Event {
     fn from(ev: ToolCallStart) -> Self {
         Event::ToolCallStart(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for ToolCallStart {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1708,11 +1749,13 @@ impl<'de> ::serde::Deserialize<'de> for ToolCallStart {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct ToolCallEnd {
     /// Tool call identifier from the matching `tool-call-start`
     #[cfg_attr(feature = "schemars", schemars(length(min = 1u64)))]
     pub call: ::std::string::String,
 }
+#[rustfmt::skip]
 impl ToolCallEnd {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1731,11 +1774,13 @@ impl ToolCallEnd {
         ::std::result::Result::Ok(ToolCallEnd { call })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<ToolCallEnd> for Event {
     fn from(ev: ToolCallEnd) -> Self {
         Event::ToolCallEnd(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for ToolCallEnd {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1762,10 +1807,12 @@ impl<'de> ::serde::Deserialize<'de> for ToolCallEnd {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct Service {
     /// Service message text
     pub text: ::std::string::String,
 }
+#[rustfmt::skip]
 impl Service {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1784,11 +1831,13 @@ impl Service {
         ::std::result::Result::Ok(Service { text })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<Service> for Event {
     fn from(ev: Service) -> Self {
         Event::Service(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Service {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1815,6 +1864,7 @@ impl<'de> ::serde::Deserialize<'de> for Service {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct SubagentStart {
     /// Subagent identifier — same value used in envelope `subagent` field on all messages this subagent produces
     #[serde(rename = "agentId")]
@@ -1825,6 +1875,7 @@ pub struct SubagentStart {
     #[cfg_attr(feature = "schemars", schemars(with = "::std::string::String", default))]
     pub title: ::std::option::Option<::std::string::String>,
 }
+#[rustfmt::skip]
 impl SubagentStart {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1855,11 +1906,13 @@ impl SubagentStart {
         ::std::result::Result::Ok(SubagentStart { agent_id, title })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<SubagentStart> for Event {
     fn from(ev: SubagentStart) -> Self {
         Event::SubagentStart(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for SubagentStart {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1886,12 +1939,14 @@ impl<'de> ::serde::Deserialize<'de> for SubagentStart {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct SubagentStop {
     /// Subagent identifier from the matching `subagent-start`
     #[serde(rename = "agentId")]
     #[cfg_attr(feature = "schemars", schemars(length(min = 1u64)))]
     pub agent_id: ::std::string::String,
 }
+#[rustfmt::skip]
 impl SubagentStop {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1912,11 +1967,13 @@ impl SubagentStop {
         ::std::result::Result::Ok(SubagentStop { agent_id })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<SubagentStop> for Event {
     fn from(ev: SubagentStop) -> Self {
         Event::SubagentStop(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for SubagentStop {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -1943,6 +2000,7 @@ impl<'de> ::serde::Deserialize<'de> for SubagentStop {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct SessionControlChanged {
     /// What took control
     #[serde(rename = "clientType")]
@@ -1956,6 +2014,7 @@ pub struct SessionControlChanged {
     )]
     pub token_id: ::std::option::Option<::std::string::String>,
 }
+#[rustfmt::skip]
 impl SessionControlChanged {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -1996,11 +2055,13 @@ impl SessionControlChanged {
         })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<SessionControlChanged> for Event {
     fn from(ev: SessionControlChanged) -> Self {
         Event::SessionControlChanged(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for SessionControlChanged {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2027,6 +2088,7 @@ impl<'de> ::serde::Deserialize<'de> for SessionControlChanged {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct PermissionRequest {
     /// Tool call this request is for; matches the `call` of the open `tool-call-start`
     #[cfg_attr(feature = "schemars", schemars(length(min = 1u64)))]
@@ -2041,6 +2103,7 @@ pub struct PermissionRequest {
     /// Tool input arguments
     pub args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+#[rustfmt::skip]
 impl PermissionRequest {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -2099,11 +2162,13 @@ impl PermissionRequest {
         })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<PermissionRequest> for Event {
     fn from(ev: PermissionRequest) -> Self {
         Event::PermissionRequest(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for PermissionRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2130,6 +2195,7 @@ impl<'de> ::serde::Deserialize<'de> for PermissionRequest {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct PermissionResponse {
     /// Tool call from the matching `permission-request`
     #[cfg_attr(feature = "schemars", schemars(length(min = 1u64)))]
@@ -2137,6 +2203,7 @@ pub struct PermissionResponse {
     /// The user's answer
     pub decision: Decision,
 }
+#[rustfmt::skip]
 impl PermissionResponse {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -2170,11 +2237,13 @@ impl PermissionResponse {
         })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<PermissionResponse> for Event {
     fn from(ev: PermissionResponse) -> Self {
         Event::PermissionResponse(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for PermissionResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2201,7 +2270,9 @@ impl<'de> ::serde::Deserialize<'de> for PermissionResponse {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct Abort {}
+#[rustfmt::skip]
 impl Abort {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -2214,11 +2285,13 @@ impl Abort {
         ::std::result::Result::Ok(Abort {})
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<Abort> for Event {
     fn from(ev: Abort) -> Self {
         Event::Abort(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Abort {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2245,6 +2318,7 @@ impl<'de> ::serde::Deserialize<'de> for Abort {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct AgentConfigurationChanged {
     /// Permission mode
     #[serde(rename = "permissionMode")]
@@ -2265,6 +2339,7 @@ pub struct AgentConfigurationChanged {
     #[cfg_attr(feature = "schemars", schemars(with = "bool", default))]
     pub sandbox: ::std::option::Option<bool>,
 }
+#[rustfmt::skip]
 impl AgentConfigurationChanged {
     /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
     fn decode_fields(
@@ -2312,11 +2387,13 @@ impl AgentConfigurationChanged {
         })
     }
 }
+#[rustfmt::skip]
 impl ::std::convert::From<AgentConfigurationChanged> for Event {
     fn from(ev: AgentConfigurationChanged) -> Self {
         Event::AgentConfigurationChanged(ev)
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for AgentConfigurationChanged {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2335,6 +2412,7 @@ impl<'de> ::serde::Deserialize<'de> for AgentConfigurationChanged {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct Image {
     /// Image width in pixels
     #[cfg_attr(
@@ -2351,6 +2429,7 @@ pub struct Image {
     /// Base64-encoded ThumbHash for instant placeholder
     pub thumbhash: ::std::string::String,
 }
+#[rustfmt::skip]
 impl Image {
     fn decode(v: &de::Json, at: de::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = de::object(v, at)?;
@@ -2386,6 +2465,7 @@ impl Image {
         ::std::result::Result::Ok(Image { width, height, thumbhash })
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Image {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2402,6 +2482,7 @@ impl<'de> ::serde::Deserialize<'de> for Image {
     derive(::schemars::JsonSchema),
     schemars(deny_unknown_fields)
 )]
+#[rustfmt::skip]
 pub struct Usage {
     /// Input tokens consumed
     #[serde(rename = "inputTokens")]
@@ -2421,6 +2502,7 @@ pub struct Usage {
     #[cfg_attr(feature = "schemars", schemars(range(min = 0f64)))]
     pub cost: f64,
 }
+#[rustfmt::skip]
 impl Usage {
     fn decode(v: &de::Json, at: de::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = de::object(v, at)?;
@@ -2460,6 +2542,7 @@ impl Usage {
         })
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Usage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2472,6 +2555,7 @@ impl<'de> ::serde::Deserialize<'de> for Usage {
 /// What took control
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+#[rustfmt::skip]
 pub enum ClientType {
     /// `cli`
     #[serde(rename = "cli")]
@@ -2486,6 +2570,7 @@ pub enum ClientType {
     #[serde(rename = "daemon")]
     Daemon,
 }
+#[rustfmt::skip]
 impl ClientType {
     /// Every value, in schema order.
     pub const ALL: &'static [ClientType] = &[
@@ -2530,11 +2615,13 @@ impl ClientType {
         }
     }
 }
+#[rustfmt::skip]
 impl ::std::fmt::Display for ClientType {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for ClientType {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2547,6 +2634,7 @@ impl<'de> ::serde::Deserialize<'de> for ClientType {
 /// The user's answer
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+#[rustfmt::skip]
 pub enum Decision {
     /// `allow-once`
     #[serde(rename = "allow-once")]
@@ -2558,6 +2646,7 @@ pub enum Decision {
     #[serde(rename = "deny")]
     Deny,
 }
+#[rustfmt::skip]
 impl Decision {
     /// Every value, in schema order.
     pub const ALL: &'static [Decision] = &[
@@ -2599,11 +2688,13 @@ impl Decision {
         }
     }
 }
+#[rustfmt::skip]
 impl ::std::fmt::Display for Decision {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Decision {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2616,6 +2707,7 @@ impl<'de> ::serde::Deserialize<'de> for Decision {
 /// Permission mode
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+#[rustfmt::skip]
 pub enum PermissionMode {
     /// `default`
     #[serde(rename = "default")]
@@ -2630,6 +2722,7 @@ pub enum PermissionMode {
     #[serde(rename = "plan")]
     Plan,
 }
+#[rustfmt::skip]
 impl PermissionMode {
     /// Every value, in schema order.
     pub const ALL: &'static [PermissionMode] = &[
@@ -2676,11 +2769,13 @@ impl PermissionMode {
         }
     }
 }
+#[rustfmt::skip]
 impl ::std::fmt::Display for PermissionMode {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for PermissionMode {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2694,6 +2789,7 @@ impl<'de> ::serde::Deserialize<'de> for PermissionMode {
 /// Who produced this event
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+#[rustfmt::skip]
 pub enum Role {
     /// `user`
     #[serde(rename = "user")]
@@ -2702,6 +2798,7 @@ pub enum Role {
     #[serde(rename = "agent")]
     Agent,
 }
+#[rustfmt::skip]
 impl Role {
     /// Every value, in schema order.
     pub const ALL: &'static [Role] = &[Role::User, Role::Agent];
@@ -2734,11 +2831,13 @@ impl Role {
         }
     }
 }
+#[rustfmt::skip]
 impl ::std::fmt::Display for Role {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for Role {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2751,6 +2850,7 @@ impl<'de> ::serde::Deserialize<'de> for Role {
 /// Final turn outcome
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
 #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
+#[rustfmt::skip]
 pub enum TurnStatus {
     /// `completed`
     #[serde(rename = "completed")]
@@ -2762,6 +2862,7 @@ pub enum TurnStatus {
     #[serde(rename = "cancelled")]
     Cancelled,
 }
+#[rustfmt::skip]
 impl TurnStatus {
     /// Every value, in schema order.
     pub const ALL: &'static [TurnStatus] = &[
@@ -2803,11 +2904,13 @@ impl TurnStatus {
         }
     }
 }
+#[rustfmt::skip]
 impl ::std::fmt::Display for TurnStatus {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
+#[rustfmt::skip]
 impl<'de> ::serde::Deserialize<'de> for TurnStatus {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         d: D,
@@ -2818,6 +2921,7 @@ impl<'de> ::serde::Deserialize<'de> for TurnStatus {
     }
 }
 #[cfg(feature = "schemars")]
+#[rustfmt::skip]
 fn schemars_role_rules(schema: &mut ::schemars::Schema) {
     schema
         .insert(

@@ -5,7 +5,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use serde_json::{Map, Value};
 
-use super::{field_ident, lit, type_ident, variant_ident, Names};
+use super::{field_ident, lit, type_ident, variant_ident, Layout, Names};
 use crate::emit::EmitError;
 use crate::ir::{Field, Protocol, Ty, Variant};
 
@@ -115,8 +115,8 @@ const COMMENTS: &[&str] = &[
 
 /// The example program as formatted source: `comment!(N)` markers become the `//` comment `COMMENTS[N]` after a
 /// blank line (prettyplease keeps no comments).
-pub fn source(p: &Protocol, n: &Names) -> Result<String, EmitError> {
-    let code = super::render(main(p, n)?)?;
+pub(super) fn source(p: &Protocol, n: &Names, layout: Layout) -> Result<String, EmitError> {
+    let code = super::render(main(p, n)?, layout)?;
     let mut out = String::new();
     for line in code.lines() {
         let t = line.trim_start();
