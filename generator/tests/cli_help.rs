@@ -4,15 +4,14 @@
 //! `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test cli_help` (ignored when `CI` is set): it writes one file
 //! per subcommand listed by `wiregen --help` and deletes goldens of subcommands that no longer exist.
 
+#[path = "support/golden.rs"]
+mod golden;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/help")
-}
-
-fn update_golden() -> bool {
-    std::env::var_os("WIREGEN_UPDATE_GOLDEN").is_some_and(|v| v == "1") && std::env::var_os("CI").is_none()
 }
 
 /// `wiregen <args> --help`, at a fixed width, without colour.
@@ -66,12 +65,8 @@ fn help_goldens() {
     let mut failures = Vec::new();
     for (name, text) in &pages {
         assert!(text.contains("Example"), "`{name} --help` shows no example:\n{text}");
-        let path = dir.join(format!("{name}.txt"));
-        if update_golden() {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(&path, text).unwrap();
-        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-            failures.push(format!("{} differs:\n{text}", path.display()));
+        if let Err(e) = golden::check_golden(&dir.join(format!("{name}.txt")), text) {
+            failures.push(e);
         }
     }
     // Goldens of subcommands that no longer exist.
@@ -79,18 +74,14 @@ fn help_goldens() {
         let path = e.unwrap().path();
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
         if !pages.iter().any(|(n, _)| *n == stem) {
-            if update_golden() {
+            if golden::updating() {
                 std::fs::remove_file(&path).unwrap();
             } else {
                 failures.push(format!("{} has no subcommand", path.display()));
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{}\n\nupdate with: WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test cli_help",
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

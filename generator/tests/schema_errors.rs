@@ -4,6 +4,9 @@
 //!
 //! Update the goldens with `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test schema_errors` (ignored under CI).
 
+#[path = "support/golden.rs"]
+mod golden;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,10 +45,6 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.sort();
     out
-}
-
-fn update() -> bool {
-    std::env::var_os("WIREGEN_UPDATE_GOLDEN").is_some() && std::env::var_os("CI").is_none()
 }
 
 fn break_schema(case: &Value, schema: &Path) {
@@ -127,19 +126,8 @@ fn broken_schemas_fail_with_located_golden_errors_and_write_nothing() {
             texts[1]
         );
         assert!(!actual.contains("panicked"), "{name}: no panics");
-        let golden = root.join(format!("tests/fixtures/broken-schemas/{name}.txt"));
-        if update() {
-            std::fs::write(&golden, &actual).expect("write golden");
-            continue;
-        }
-        match std::fs::read_to_string(&golden) {
-            Ok(g) if g == actual => {}
-            Ok(g) => failures.push(format!(
-                "{name}: output differs from {}\n--- golden\n{g}\n--- actual\n{actual}",
-                golden.display()
-            )),
-            Err(_) => failures
-                .push(format!("{name}: no golden {} (run with WIREGEN_UPDATE_GOLDEN=1)\n{actual}", golden.display())),
+        if let Err(e) = golden::check_golden(&root.join(format!("tests/fixtures/broken-schemas/{name}.txt")), &actual) {
+            failures.push(format!("{name}: {e}"));
         }
     }
     let _ = std::fs::remove_dir_all(&base);

@@ -5,6 +5,8 @@
 
 mod checkers;
 mod fixtures;
+#[path = "../../generator/tests/support/golden.rs"]
+mod golden;
 mod node;
 mod rust_types;
 mod streams;

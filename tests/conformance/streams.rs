@@ -236,10 +236,6 @@ fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
     None
 }
 
-fn update_goldens() -> bool {
-    std::env::var_os("WIREGEN_UPDATE_GOLDEN").is_some_and(|v| v == "1") && std::env::var_os("CI").is_none()
-}
-
 #[test]
 fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
     let fx = fixtures();
@@ -253,23 +249,9 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
             failures.push(format!("rust      {}: expected rejected lines {:?}, got {:?}", f.name, f.invalid, got));
         }
         if f.valid {
-            let golden = f.path.with_extension("rollup.json");
             let text = format!("{}\n", serde_json::to_string_pretty(&o.rollup).expect("json"));
-            if update_goldens() {
-                std::fs::write(&golden, &text).expect("write golden");
-            } else {
-                match std::fs::read_to_string(&golden) {
-                    Ok(g) if g == text => {}
-                    Ok(g) => failures.push(format!(
-                        "golden    {}: rollup changed (WIREGEN_UPDATE_GOLDEN=1 to accept)\n{g}---\n{text}",
-                        f.name
-                    )),
-                    Err(_) => failures.push(format!(
-                        "golden    {}: no {} (run with WIREGEN_UPDATE_GOLDEN=1)",
-                        f.name,
-                        golden.display()
-                    )),
-                }
+            if let Err(e) = crate::golden::check_golden(&f.path.with_extension("rollup.json"), &text) {
+                failures.push(format!("golden    {}: rollup: {e}", f.name));
             }
         }
     }

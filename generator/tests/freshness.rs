@@ -1,0 +1,66 @@
+//! The one freshness test of the committed outputs: `wiregen::check` on `schema/` -> `generated/` must be clean
+//! for every output (the bundled schema, the Rust crate, the TypeScript package, the markdown reference and
+//! their manifests). Editing a byte of any generated file, deleting one, or leaving one an output no longer
+//! produces fails here with the list of files, a diff and the command that fixes them (uv's
+//! `generate-all --mode check`). The other tests then test what this one proves is current.
+//!
+//! `WIREGEN_UPDATE_GOLDEN=1` (the one golden switch, ignored when `CI` is set) regenerates instead of failing.
+
+#[path = "support/golden.rs"]
+mod golden;
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
+}
+
+/// An error and its causes, one per line (the chain `source()` walks).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(&format!("\ncaused by: {c}"));
+        cur = c.source();
+    }
+    s
+}
+
+#[test]
+fn generated_outputs_are_what_the_schema_gives() {
+    let root = root();
+    let opts = wiregen::Options::new(root.join("schema"), root.join("generated"));
+    assert_eq!(opts.outputs, wiregen::emit::Output::ALL, "every output is checked");
+    if golden::updating() {
+        let r = wiregen::generate(&opts).unwrap_or_else(|e| panic!("generate failed: {}", chain(&e)));
+        for p in r.written.iter().chain(&r.deleted) {
+            eprintln!("regenerated: {}", p.display());
+        }
+        return;
+    }
+    let report = wiregen::check(&opts).unwrap_or_else(|e| panic!("check failed: {}", chain(&e)));
+    assert!(report.fresh > 0, "no generated file was compared");
+    if report.is_clean() {
+        return;
+    }
+    let rel = |p: &Path| p.strip_prefix(&root).unwrap_or(p).display().to_string();
+    let mut msg = String::from("generated/ is out of date with schema/ and the emitters:\n");
+    for p in &report.missing {
+        msg.push_str(&format!("missing: {}\n", rel(p)));
+    }
+    for (p, _) in &report.changed {
+        msg.push_str(&format!("stale:   {}\n", rel(p)));
+    }
+    for p in &report.extra {
+        msg.push_str(&format!("extra:   {}\n", rel(p)));
+    }
+    for (p, diff) in &report.changed {
+        msg.push_str(&format!("\n--- {} (- on disk, + generated)\n{diff}", rel(p)));
+    }
+    msg.push_str(&format!(
+        "\nfix: run `{}` from the workspace root and commit generated/ (or set {}=1 for this test)",
+        wiregen::emit::REGENERATE,
+        golden::UPDATE_VAR
+    ));
+    panic!("{msg}");
+}
