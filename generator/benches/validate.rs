@@ -59,7 +59,7 @@ fn word(rng: &mut Rng) -> &'static str {
         "é",
         "→",
     ];
-    *rng.pick(W)
+    rng.pick::<&str>(W)
 }
 
 /// A sentence of 3 to `words + 2` words.

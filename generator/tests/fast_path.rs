@@ -65,11 +65,11 @@ fn mutate(rng: &mut Rng, line: &str) -> String {
         return line.to_string();
     };
     match rng.next() % 5 {
-        0 => *target = serde_json::from_str::<Value>(*rng.pick(VALUES)).expect("value"),
+        0 => *target = serde_json::from_str::<Value>(rng.pick::<&str>(VALUES)).expect("value"),
         1 => {
             if let Some(o) = target.as_object_mut() {
                 let k = rng.pick(KEYS).to_string();
-                o.insert(k, serde_json::from_str::<Value>(*rng.pick(VALUES)).expect("value"));
+                o.insert(k, serde_json::from_str::<Value>(rng.pick::<&str>(VALUES)).expect("value"));
             }
         }
         2 => {
