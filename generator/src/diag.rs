@@ -3,40 +3,34 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// What is wrong with the schema input. The code of each kind is stable (see [`SchemaErrorKind::code`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SchemaErrorKind {
-    /// A file could not be read.
-    Io,
-    /// A file is not valid JSON.
-    InvalidJson,
-    /// A `$ref` names a file or pointer that does not exist.
-    UnresolvableRef,
-    /// A keyword the generator does not support (it would otherwise be silently dropped).
-    UnsupportedKeyword,
-    /// Two union members share one discriminator value.
-    DuplicateTag,
-    /// A field, type or event has no `description`.
-    MissingDescription,
-    /// A keyword has a value of the wrong shape.
-    InvalidValue,
-    /// A required annotation or keyword is absent.
-    Missing,
-}
+use crate::catalogue::catalogue;
 
-impl SchemaErrorKind {
-    /// The stable code of this kind, e.g. `schema.unresolvable-ref`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Io => "schema.io",
-            Self::InvalidJson => "schema.invalid-json",
-            Self::UnresolvableRef => "schema.unresolvable-ref",
-            Self::UnsupportedKeyword => "schema.unsupported-keyword",
-            Self::DuplicateTag => "schema.duplicate-tag",
-            Self::MissingDescription => "schema.missing-description",
-            Self::InvalidValue => "schema.invalid-value",
-            Self::Missing => "schema.missing",
-        }
+catalogue! {
+    /// What is wrong with the schema input. The code of each kind is stable (see [`SchemaErrorKind::code`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum SchemaErrorKind {
+        /// Every kind, in catalogue order.
+        const ALL;
+        /// The stable code of this kind, e.g. `schema.unresolvable-ref`.
+        fn code;
+        /// The kind with this code.
+        fn from_code;
+        /// A file could not be read.
+        Io = "schema.io",
+        /// A file is not valid JSON.
+        InvalidJson = "schema.invalid-json",
+        /// A `$ref` names a file or pointer that does not exist.
+        UnresolvableRef = "schema.unresolvable-ref",
+        /// A keyword the generator does not support (it would otherwise be silently dropped).
+        UnsupportedKeyword = "schema.unsupported-keyword",
+        /// Two union members share one discriminator value.
+        DuplicateTag = "schema.duplicate-tag",
+        /// A field, type or event has no `description`.
+        MissingDescription = "schema.missing-description",
+        /// A keyword has a value of the wrong shape.
+        InvalidValue = "schema.invalid-value",
+        /// A required annotation or keyword is absent.
+        Missing = "schema.missing",
     }
 }
 

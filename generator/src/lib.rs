@@ -20,6 +20,7 @@
 //! Pointer and a stable code. Message problems come back as [`engine::Issue`]s with a pointer and rule id.
 #![deny(missing_docs)]
 
+mod catalogue;
 pub mod diag;
 pub mod emit;
 pub mod engine;

@@ -16,90 +16,56 @@
 //! member's properties in schema order), then unknown properties in input order; role rules only once the
 //! shape is valid: the event's roles, then envelope fields, then event fields.
 
-/// A message-level rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Rule {
-    /// The line is not valid JSON (including a truncated last line).
-    MalformedJson,
-    /// The line is not valid UTF-8.
-    InvalidUtf8,
-    /// The line is empty.
-    BlankLine,
-    /// The JSON nests deeper than the parser allows.
-    TooDeep,
-    /// A value has the wrong JSON type (`null` included, and a non-integer where an integer is required).
-    Type,
-    /// A required property is missing.
-    Required,
-    /// A property the schema does not define (closed world).
-    AdditionalProperty,
-    /// A string is not one of the enum's values.
-    Enum,
-    /// A string is shorter than allowed (empty ids).
-    MinLength,
-    /// A number is below the minimum.
-    Minimum,
-    /// A number is above the maximum.
-    Maximum,
-    /// The discriminator names no known event.
-    UnknownEvent,
-    /// The discriminator names an event removed in this version.
-    RemovedEvent,
-    /// A property removed in this version.
-    RemovedProperty,
-    /// The sender's role may not send this event.
-    RoleEvent,
-    /// The sender's role may not send this field.
-    RoleField,
-    /// An id does not have the cuid2 shape (only with strict ids).
-    StrictId,
+use crate::catalogue::catalogue;
+
+catalogue! {
+    /// A message-level rule.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Rule {
+        /// Every message-level rule, in catalogue order.
+        const ALL;
+        /// The stable id printed by every checker.
+        fn id;
+        /// The rule with this id.
+        fn from_id;
+        /// The line is not valid JSON (including a truncated last line).
+        MalformedJson = "malformed-json",
+        /// The line is not valid UTF-8.
+        InvalidUtf8 = "invalid-utf8",
+        /// The line is empty.
+        BlankLine = "blank-line",
+        /// The JSON nests deeper than the parser allows.
+        TooDeep = "too-deep",
+        /// A value has the wrong JSON type (`null` included, and a non-integer where an integer is required).
+        Type = "type",
+        /// A required property is missing.
+        Required = "required",
+        /// A property the schema does not define (closed world).
+        AdditionalProperty = "additional-property",
+        /// A string is not one of the enum's values.
+        Enum = "enum",
+        /// A string is shorter than allowed (empty ids).
+        MinLength = "min-length",
+        /// A number is below the minimum.
+        Minimum = "minimum",
+        /// A number is above the maximum.
+        Maximum = "maximum",
+        /// The discriminator names no known event.
+        UnknownEvent = "unknown-event",
+        /// The discriminator names an event removed in this version.
+        RemovedEvent = "removed-event",
+        /// A property removed in this version.
+        RemovedProperty = "removed-property",
+        /// The sender's role may not send this event.
+        RoleEvent = "role-event",
+        /// The sender's role may not send this field.
+        RoleField = "role-field",
+        /// An id does not have the cuid2 shape (only with strict ids).
+        StrictId = "strict-id",
+    }
 }
 
 impl Rule {
-    /// Every message-level rule, in catalogue order.
-    pub const ALL: &'static [Rule] = &[
-        Rule::MalformedJson,
-        Rule::InvalidUtf8,
-        Rule::BlankLine,
-        Rule::TooDeep,
-        Rule::Type,
-        Rule::Required,
-        Rule::AdditionalProperty,
-        Rule::Enum,
-        Rule::MinLength,
-        Rule::Minimum,
-        Rule::Maximum,
-        Rule::UnknownEvent,
-        Rule::RemovedEvent,
-        Rule::RemovedProperty,
-        Rule::RoleEvent,
-        Rule::RoleField,
-        Rule::StrictId,
-    ];
-
-    /// The stable id printed by every checker.
-    pub fn id(self) -> &'static str {
-        match self {
-            Rule::MalformedJson => "malformed-json",
-            Rule::InvalidUtf8 => "invalid-utf8",
-            Rule::BlankLine => "blank-line",
-            Rule::TooDeep => "too-deep",
-            Rule::Type => "type",
-            Rule::Required => "required",
-            Rule::AdditionalProperty => "additional-property",
-            Rule::Enum => "enum",
-            Rule::MinLength => "min-length",
-            Rule::Minimum => "minimum",
-            Rule::Maximum => "maximum",
-            Rule::UnknownEvent => "unknown-event",
-            Rule::RemovedEvent => "removed-event",
-            Rule::RemovedProperty => "removed-property",
-            Rule::RoleEvent => "role-event",
-            Rule::RoleField => "role-field",
-            Rule::StrictId => "strict-id",
-        }
-    }
-
     /// One sentence on what the rule means, for the reference.
     pub fn summary(self) -> &'static str {
         match self {
@@ -123,11 +89,6 @@ impl Rule {
             Rule::RoleField => "The sender's `role` may not send this field.",
             Rule::StrictId => "With strict ids: an id is not cuid2-shaped.",
         }
-    }
-
-    /// The rule with this id.
-    pub fn from_id(id: &str) -> Option<Rule> {
-        Rule::ALL.iter().copied().find(|r| r.id() == id)
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::catalogue::catalogue;
 use crate::ir::Protocol;
 
 pub mod docs;
@@ -13,38 +14,28 @@ pub mod ts_stream;
 /// The command that regenerates every output; named in each file's `@generated` header.
 pub const REGENERATE: &str = "cargo run -p wiregen -- generate";
 
-/// One output of `wiregen generate`; each owns one subdirectory of the output directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Output {
-    /// `schema/`: the bundled standard JSON Schema.
-    Schema,
-    /// `rust/`: the `session-wire` crate.
-    Rust,
-    /// `ts/`: the `session-wire` npm package.
-    Ts,
-    /// `docs/`: the markdown reference.
-    Docs,
+catalogue! {
+    /// One output of `wiregen generate`; each owns one subdirectory of the output directory.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Output {
+        /// Every output, in generation order.
+        const ALL;
+        /// The name used by `--only` and the subdirectory it owns.
+        fn name;
+        /// Parses a name given to `--only`.
+        fn from_name;
+        /// `schema/`: the bundled standard JSON Schema.
+        Schema = "schema",
+        /// `rust/`: the `session-wire` crate.
+        Rust = "rust",
+        /// `ts/`: the `session-wire` npm package.
+        Ts = "ts",
+        /// `docs/`: the markdown reference.
+        Docs = "docs",
+    }
 }
 
 impl Output {
-    /// Every output, in generation order.
-    pub const ALL: &'static [Output] = &[Output::Schema, Output::Rust, Output::Ts, Output::Docs];
-
-    /// The name used by `--only` and the subdirectory it owns.
-    pub fn name(self) -> &'static str {
-        match self {
-            Output::Schema => "schema",
-            Output::Rust => "rust",
-            Output::Ts => "ts",
-            Output::Docs => "docs",
-        }
-    }
-
-    /// Parses a name given to `--only`.
-    pub fn from_name(s: &str) -> Option<Output> {
-        Output::ALL.iter().copied().find(|o| o.name() == s)
-    }
-
     /// Runs this output's emitter.
     ///
     /// # Errors

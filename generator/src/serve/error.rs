@@ -3,58 +3,40 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-/// The stable code of a protocol error; clients branch on it, never on the message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ErrorCode {
-    /// 400: an unknown query parameter or a bad value.
-    BadQuery,
-    /// 400: the body could not be read: cut short, broken chunking, or (for `application/json`) not UTF-8.
-    UnreadableBody,
-    /// 404: no such route.
-    NotFound,
-    /// 404: `GET /v1/schema/events/{t}` for a `t` that is no event.
-    UnknownEvent,
-    /// 405: the route exists but not with this method (the `Allow` header lists the methods).
-    MethodNotAllowed,
-    /// 408: the request did not complete within the deadline.
-    Timeout,
-    /// 413: the body is larger than `--max-body`.
-    BodyTooLarge,
-    /// 415: the content type is neither `application/json` nor `application/x-ndjson`.
-    UnsupportedMediaType,
-    /// 503: too many requests in flight; retry (the `Retry-After` header says when).
-    Overloaded,
+use crate::catalogue::catalogue;
+
+catalogue! {
+    /// The stable code of a protocol error; clients branch on it, never on the message.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum ErrorCode {
+        /// Every code, in catalogue order.
+        const ALL;
+        /// The code as it appears in bodies.
+        fn id;
+        /// The error code with this id.
+        fn from_id;
+        /// 400: an unknown query parameter or a bad value.
+        BadQuery = "bad-query",
+        /// 400: the body could not be read: cut short, broken chunking, or (for `application/json`) not UTF-8.
+        UnreadableBody = "unreadable-body",
+        /// 404: no such route.
+        NotFound = "not-found",
+        /// 404: `GET /v1/schema/events/{t}` for a `t` that is no event.
+        UnknownEvent = "unknown-event",
+        /// 405: the route exists but not with this method (the `Allow` header lists the methods).
+        MethodNotAllowed = "method-not-allowed",
+        /// 408: the request did not complete within the deadline.
+        Timeout = "timeout",
+        /// 413: the body is larger than `--max-body`.
+        BodyTooLarge = "body-too-large",
+        /// 415: the content type is neither `application/json` nor `application/x-ndjson`.
+        UnsupportedMediaType = "unsupported-media-type",
+        /// 503: too many requests in flight; retry (the `Retry-After` header says when).
+        Overloaded = "overloaded",
+    }
 }
 
 impl ErrorCode {
-    /// Every code, in catalogue order.
-    pub const ALL: &'static [ErrorCode] = &[
-        ErrorCode::BadQuery,
-        ErrorCode::UnreadableBody,
-        ErrorCode::NotFound,
-        ErrorCode::UnknownEvent,
-        ErrorCode::MethodNotAllowed,
-        ErrorCode::Timeout,
-        ErrorCode::BodyTooLarge,
-        ErrorCode::UnsupportedMediaType,
-        ErrorCode::Overloaded,
-    ];
-
-    /// The code as it appears in bodies.
-    pub fn id(self) -> &'static str {
-        match self {
-            ErrorCode::BadQuery => "bad-query",
-            ErrorCode::UnreadableBody => "unreadable-body",
-            ErrorCode::NotFound => "not-found",
-            ErrorCode::UnknownEvent => "unknown-event",
-            ErrorCode::MethodNotAllowed => "method-not-allowed",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::BodyTooLarge => "body-too-large",
-            ErrorCode::UnsupportedMediaType => "unsupported-media-type",
-            ErrorCode::Overloaded => "overloaded",
-        }
-    }
-
     /// The HTTP status that carries it.
     pub fn status(self) -> StatusCode {
         match self {

@@ -24,96 +24,78 @@
 //! Messages are templates: `{name}` is replaced by the parameter `name` (see [`StreamRule::params`]) in one pass
 //! over the template ([`format_message`]), so a value holding braces is printed as it is.
 
-/// A stream rule: a sequence rule of the protocol, checked across messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum StreamRule {
-    /// An `id` seen earlier in the stream.
-    IdDuplicate,
-    /// `turn-start` without `turn`.
-    TurnStartWithoutId,
-    /// `turn-start` while a turn is open.
-    TurnAlreadyOpen,
-    /// `turn-start` with the id of a turn that has ended.
-    TurnReused,
-    /// An agent message without `turn` while a turn is open.
-    TurnMissingId,
-    /// An agent message with another turn's id while a turn is open.
-    TurnWrongId,
-    /// An agent message with `turn` while no turn is open.
-    TurnNotOpen,
-    /// `turn-end` while no turn is open.
-    TurnEndWithoutTurn,
-    /// `turn-end` while a tool call of the turn is open.
-    TurnEndOpenCall,
-    /// `turn-end` of an aborted turn that is not `cancelled`.
-    TurnAbortNotCancelled,
-    /// `tool-call-start` reusing an open `call`.
-    CallAlreadyOpen,
-    /// `tool-call-end` of a `call` that is not open.
-    CallNotOpen,
-    /// `tool-call-end` while the call's `permission-request` is unanswered.
-    CallPermissionPending,
-    /// `permission-request` while no turn is open.
-    PermissionOutsideTurn,
-    /// `permission-request` for a `call` that is not open.
-    PermissionCallNotOpen,
-    /// `permission-response` for a `call` with no unanswered request.
-    PermissionNoRequest,
-    /// The envelope `subagent` names no running subagent.
-    SubagentNotRunning,
-    /// `subagent-start` of an id that is running.
-    SubagentAlreadyRunning,
-    /// `subagent-stop` of an id that is not running.
-    SubagentStopNotRunning,
+use crate::catalogue::catalogue;
+
+catalogue! {
+    /// A stream rule: a sequence rule of the protocol, checked across messages.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum StreamRule {
+        /// Every stream rule, in catalogue (and check) order.
+        const ALL;
+        /// The stable id printed by every checker.
+        fn id;
+        /// The rule with this id.
+        fn from_id;
+        /// An `id` seen earlier in the stream.
+        IdDuplicate = "id.duplicate",
+        /// `turn-start` without `turn`.
+        TurnStartWithoutId = "turn.start-without-id",
+        /// `turn-start` while a turn is open.
+        TurnAlreadyOpen = "turn.already-open",
+        /// `turn-start` with the id of a turn that has ended.
+        TurnReused = "turn.reused",
+        /// An agent message without `turn` while a turn is open.
+        TurnMissingId = "turn.missing-id",
+        /// An agent message with another turn's id while a turn is open.
+        TurnWrongId = "turn.wrong-id",
+        /// An agent message with `turn` while no turn is open.
+        TurnNotOpen = "turn.not-open",
+        /// `turn-end` while no turn is open.
+        TurnEndWithoutTurn = "turn.end-without-turn",
+        /// `turn-end` while a tool call of the turn is open.
+        TurnEndOpenCall = "turn.end-open-call",
+        /// `turn-end` of an aborted turn that is not `cancelled`.
+        TurnAbortNotCancelled = "turn.abort-not-cancelled",
+        /// `tool-call-start` reusing an open `call`.
+        CallAlreadyOpen = "call.already-open",
+        /// `tool-call-end` of a `call` that is not open.
+        CallNotOpen = "call.not-open",
+        /// `tool-call-end` while the call's `permission-request` is unanswered.
+        CallPermissionPending = "call.permission-pending",
+        /// `permission-request` while no turn is open.
+        PermissionOutsideTurn = "permission.outside-turn",
+        /// `permission-request` for a `call` that is not open.
+        PermissionCallNotOpen = "permission.call-not-open",
+        /// `permission-response` for a `call` with no unanswered request.
+        PermissionNoRequest = "permission.no-request",
+        /// The envelope `subagent` names no running subagent.
+        SubagentNotRunning = "subagent.not-running",
+        /// `subagent-start` of an id that is running.
+        SubagentAlreadyRunning = "subagent.already-running",
+        /// `subagent-stop` of an id that is not running.
+        SubagentStopNotRunning = "subagent.stop-not-running",
+    }
 }
 
 impl StreamRule {
-    /// Every stream rule, in catalogue (and check) order.
-    pub const ALL: &'static [StreamRule] = &[
-        StreamRule::IdDuplicate,
-        StreamRule::TurnStartWithoutId,
-        StreamRule::TurnAlreadyOpen,
-        StreamRule::TurnReused,
-        StreamRule::TurnMissingId,
-        StreamRule::TurnWrongId,
-        StreamRule::TurnNotOpen,
-        StreamRule::TurnEndWithoutTurn,
-        StreamRule::TurnEndOpenCall,
-        StreamRule::TurnAbortNotCancelled,
-        StreamRule::CallAlreadyOpen,
-        StreamRule::CallNotOpen,
-        StreamRule::CallPermissionPending,
-        StreamRule::PermissionOutsideTurn,
-        StreamRule::PermissionCallNotOpen,
-        StreamRule::PermissionNoRequest,
-        StreamRule::SubagentNotRunning,
-        StreamRule::SubagentAlreadyRunning,
-        StreamRule::SubagentStopNotRunning,
-    ];
-
-    /// The stable id printed by every checker.
-    pub fn id(self) -> &'static str {
-        self.def().0
-    }
-
     /// One sentence on what the rule forbids, for the reference.
     pub fn summary(self) -> &'static str {
-        self.def().1
+        self.def().0
     }
 
     /// The sentence of the protocol spec (the seed) the rule comes from, quoted verbatim.
     pub fn seed(self) -> &'static str {
-        self.def().2
+        self.def().1
     }
 
     /// The JSON Pointer every checker reports the violation at.
     pub fn pointer(self) -> &'static str {
-        self.def().3
+        self.def().2
     }
 
     /// The message template; `{name}` stands for the parameter `name`.
     pub fn template(self) -> &'static str {
-        self.def().4
+        self.def().3
     }
 
     /// The parameters the template uses, in the order they appear.
@@ -121,143 +103,119 @@ impl StreamRule {
         placeholders(self.template())
     }
 
-    /// The rule with this id.
-    pub fn from_id(id: &str) -> Option<StreamRule> {
-        StreamRule::ALL.iter().copied().find(|r| r.id() == id)
-    }
-
-    /// (id, summary, seed sentence, pointer, message template)
-    fn def(self) -> (&'static str, &'static str, &'static str, &'static str, &'static str) {
+    /// (summary, seed sentence, pointer, message template); the id is in the catalogue above.
+    fn def(self) -> (&'static str, &'static str, &'static str, &'static str) {
         use StreamRule as R;
         match self {
             R::IdDuplicate => (
-                "id.duplicate",
                 "A message `id` may appear only once in a stream.",
                 "Globally unique message identifier",
                 "/id",
                 "message id `{id}` was already used in this stream",
             ),
             R::TurnStartWithoutId => (
-                "turn.start-without-id",
                 "`turn-start` must carry the `turn` id it establishes.",
                 "Establishes the `turn` id on the envelope.",
                 "/turn",
                 "`turn-start` must carry the new turn's id in `turn`",
             ),
             R::TurnAlreadyOpen => (
-                "turn.already-open",
                 "`turn-start` may not come while another turn is open.",
                 "Turn id established by `turn-start`. Required on all agent messages during a turn",
                 "/ev/t",
                 "turn `{open}` is still open: it must end before another `turn-start`",
             ),
             R::TurnReused => (
-                "turn.reused",
                 "`turn-start` may not reuse the id of a turn that has ended.",
                 "Establishes the `turn` id on the envelope.",
                 "/turn",
                 "turn `{turn}` has already ended; a new turn needs a new id",
             ),
             R::TurnMissingId => (
-                "turn.missing-id",
                 "While a turn is open, every agent message (subagent messages and `turn-end` included) carries its id.",
                 "Required on all agent messages during a turn",
                 "/turn",
                 "agent message during turn `{open}` must carry `turn: \"{open}\"`",
             ),
             R::TurnWrongId => (
-                "turn.wrong-id",
                 "While a turn is open, an agent message may not carry another turn's id.",
                 "Required on all agent messages during a turn",
                 "/turn",
                 "agent message carries turn `{turn}`, but the open turn is `{open}`",
             ),
             R::TurnNotOpen => (
-                "turn.not-open",
                 "An agent message may carry `turn` only while that turn is open.",
                 "Turn id established by `turn-start`.",
                 "/turn",
                 "agent message carries turn `{turn}`, but no turn is open",
             ),
             R::TurnEndWithoutTurn => (
-                "turn.end-without-turn",
                 "`turn-end` needs an open turn.",
                 "Final turn outcome",
                 "/ev/t",
                 "`turn-end` while no turn is open",
             ),
             R::TurnEndOpenCall => (
-                "turn.end-open-call",
                 "`turn-end` may not come while a tool call started in that turn is still open.",
                 "Tool call identifier, matched by `tool-call-end`",
                 "/ev/t",
                 "turn `{turn}` cannot end while its tool call `{call}` is open",
             ),
             R::TurnAbortNotCancelled => (
-                "turn.abort-not-cancelled",
                 "After a user `abort` during a turn, that turn's `turn-end` must have status `cancelled`.",
                 "Agent responds with `turn-end { status: \"cancelled\" }`.",
                 "/ev/status",
                 "turn `{turn}` was aborted, so it must end `cancelled`, not `{status}`",
             ),
             R::CallAlreadyOpen => (
-                "call.already-open",
                 "`tool-call-start` may not reuse a `call` that is still open.",
                 "Tool call identifier, matched by `tool-call-end`",
                 "/ev/call",
                 "tool call `{call}` is already open",
             ),
             R::CallNotOpen => (
-                "call.not-open",
                 "`tool-call-end` needs an open `call`.",
                 "Tool call identifier, matched by `tool-call-end`",
                 "/ev/call",
                 "tool call `{call}` is not open",
             ),
             R::CallPermissionPending => (
-                "call.permission-pending",
                 "`tool-call-end` may not end a call whose `permission-request` is unanswered, unless the user aborted the turn.",
                 "The tool does not execute until the user responds.",
                 "/ev/call",
                 "tool call `{call}` is waiting for a `permission-response`",
             ),
             R::PermissionOutsideTurn => (
-                "permission.outside-turn",
                 "`permission-request` only during a turn.",
                 "Always during a turn.",
                 "/ev/t",
                 "`permission-request` while no turn is open",
             ),
             R::PermissionCallNotOpen => (
-                "permission.call-not-open",
                 "`permission-request` only for an open tool call.",
                 "Appears between `tool-call-start` and `tool-call-end`.",
                 "/ev/call",
                 "`permission-request` for tool call `{call}`, which is not open",
             ),
             R::PermissionNoRequest => (
-                "permission.no-request",
                 "`permission-response` only for a call with an unanswered `permission-request`.",
                 "Matches the `call` from the request.",
                 "/ev/call",
                 "tool call `{call}` has no unanswered `permission-request`",
             ),
             R::SubagentNotRunning => (
-                "subagent.not-running",
                 "The envelope `subagent` must name a running subagent (started and not stopped).",
                 "Subagent identifier — matches `agentId` from `subagent-start`",
                 "/subagent",
                 "subagent `{agentId}` is not running",
             ),
             R::SubagentAlreadyRunning => (
-                "subagent.already-running",
                 "`subagent-start` may not start an id that is running.",
                 "Subagent identifier — same value used in envelope `subagent` field on all messages this subagent produces",
                 "/ev/agentId",
                 "subagent `{agentId}` is already running",
             ),
             R::SubagentStopNotRunning => (
-                "subagent.stop-not-running",
                 "`subagent-stop` needs a running id.",
                 "Subagent identifier — same value used in envelope `subagent` field on all messages this subagent produces",
                 "/ev/agentId",
