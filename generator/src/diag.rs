@@ -83,7 +83,8 @@ impl SchemaError {
     }
 }
 
-/// All problems found in one load. Never empty.
+/// All problems found in one load. Never empty. `Display` prints every diagnostic, one per line; there is no
+/// further cause ([`source()`](std::error::Error::source) is `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaErrors(pub Vec<SchemaError>);
 
@@ -99,11 +100,7 @@ impl fmt::Display for SchemaErrors {
     }
 }
 
-impl std::error::Error for SchemaErrors {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.first().map(|e| e as _)
-    }
-}
+impl std::error::Error for SchemaErrors {}
 
 /// Escapes one JSON Pointer reference token (RFC 6901).
 pub fn escape_token(s: &str) -> String {

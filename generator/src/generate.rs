@@ -34,7 +34,11 @@ impl Options {
 }
 
 /// Why generation failed. Nothing was written.
+///
+/// `Display` says what failed at this level; the cause is [`source()`](std::error::Error::source) (the schema
+/// diagnostics, the emitter's error, the I/O error), so a report that walks the chain shows each line once.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// The schema is broken.
     Schema(SchemaErrors),
@@ -52,9 +56,9 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Schema(e) => write!(f, "{e}"),
-            Error::Emit(e) => write!(f, "{e}"),
-            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Schema(e) => write!(f, "the schema has {} error(s)", e.0.len()),
+            Error::Emit(_) => f.write_str("an emitter failed"),
+            Error::Io { path, .. } => write!(f, "cannot update {}", path.display()),
         }
     }
 }
@@ -226,4 +230,29 @@ pub fn short_diff(old: &str, new: &str) -> String {
         out.push_str("... (diff cut)\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn levels(e: &dyn std::error::Error) -> Vec<String> {
+        std::iter::successors(Some(e), |e| e.source()).map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn a_template_error_chains_through_three_levels_without_repeats() {
+        let detail = "`nope` is undefined";
+        let e = Error::Emit(EmitError::Template(minijinja::Error::new(minijinja::ErrorKind::UndefinedError, detail)));
+        let levels = levels(&e);
+        assert_eq!(levels.len(), 3, "{levels:?}");
+        assert_eq!(levels[..2], ["an emitter failed", "a template failed to render"]);
+        assert_eq!(levels.iter().filter(|l| l.contains(detail)).count(), 1, "{levels:?}");
+    }
+
+    #[test]
+    fn an_io_error_says_which_file_and_leaves_the_cause_to_source() {
+        let e = Error::Io { path: "out/x".into(), source: std::io::Error::other("disk full") };
+        assert_eq!(levels(&e), ["cannot update out/x", "disk full"]);
+    }
 }

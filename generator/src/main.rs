@@ -129,11 +129,40 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate(a),
         Command::Serve(a) => match wiregen::serve::run(&a) {
             Ok(()) => ExitCode::SUCCESS,
+            Err(wiregen::serve::ServeError::Schema(errs)) => {
+                eprintln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
+                ExitCode::from(2)
+            }
             Err(e) => {
-                eprintln!("wiregen serve: {e}");
+                eprintln!("wiregen serve: {}", chain(&e));
                 ExitCode::from(2)
             }
         },
+    }
+}
+
+/// An error and its causes on one line, `: `-separated (what anyhow's `{:#}` prints): each level's `Display`
+/// says what failed there and leaves its cause to `source()`, so nothing repeats.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+/// Schema diagnostics as `--format` asks: JSON objects on stdout (one per line), or text on stderr.
+fn report_schema_errors(errs: &wiregen::diag::SchemaErrors, format: Format) {
+    match format {
+        Format::Json => {
+            for d in &errs.0 {
+                println!("{}", d.to_json());
+            }
+        }
+        Format::Text => eprintln!("{errs}"),
     }
 }
 
@@ -147,17 +176,14 @@ fn options(a: &GenArgs) -> wiregen::Options {
 
 fn report_error(e: &wiregen::Error, format: Format) {
     match (e, format) {
-        (wiregen::Error::Schema(errs), Format::Json) => {
-            for d in &errs.0 {
-                println!("{}", d.to_json());
+        (wiregen::Error::Schema(errs), _) => {
+            report_schema_errors(errs, format);
+            if format == Format::Text {
+                eprintln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
             }
         }
-        (wiregen::Error::Schema(errs), Format::Text) => {
-            eprintln!("{errs}");
-            eprintln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
-        }
-        (e, Format::Json) => println!("{}", serde_json::json!({"code": "error", "message": e.to_string()})),
-        (e, Format::Text) => eprintln!("wiregen: {e}; nothing was written"),
+        (e, Format::Json) => println!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
+        (e, Format::Text) => eprintln!("wiregen: {}; nothing was written", chain(e)),
     }
 }
 
@@ -256,8 +282,8 @@ fn fix_command(a: &GenArgs) -> String {
 fn validate(a: ValidateArgs) -> ExitCode {
     let proto = match wiregen::load::load(&a.schema) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
+        Err(errs) => {
+            report_schema_errors(&errs, a.format);
             return ExitCode::from(2);
         }
     };

@@ -112,8 +112,10 @@ impl Default for ServeOptions {
     }
 }
 
-/// Why the service could not start.
+/// Why the service could not start. `Display` says what failed; the cause is
+/// [`source()`](std::error::Error::source).
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The schema directory did not load.
     Schema(crate::diag::SchemaErrors),
@@ -131,9 +133,9 @@ pub enum ServeError {
 impl std::fmt::Display for ServeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ServeError::Schema(e) => write!(f, "{e}\nwiregen serve: the schema has {} error(s)", e.0.len()),
-            ServeError::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
-            ServeError::Io(e) => write!(f, "server error: {e}"),
+            ServeError::Schema(e) => write!(f, "the schema has {} error(s)", e.0.len()),
+            ServeError::Bind { addr, .. } => write!(f, "cannot listen on {addr}"),
+            ServeError::Io(_) => f.write_str("server error"),
         }
     }
 }
@@ -302,6 +304,14 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         opts: ServeOptions,
+    }
+
+    #[test]
+    fn errors_leave_their_cause_to_source() {
+        let e = ServeError::Bind { addr: "nowhere:1".into(), source: std::io::Error::other("no such host") };
+        let levels: Vec<String> =
+            std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source()).map(|e| e.to_string()).collect();
+        assert_eq!(levels, ["cannot listen on nowhere:1", "no such host"]);
     }
 
     #[test]

@@ -238,3 +238,47 @@ fn records_keep_their_line_numbers_across_batches_and_threads() {
         recs.iter().filter(|r| r["valid"] == false).map(|r| r["line"].as_u64().expect("line") as usize).collect();
     assert_eq!(invalid, bad_at);
 }
+
+/// A broken schema: exit 2 with located diagnostics, as JSON objects on stdout with `--format json`, exactly the
+/// lines `wiregen generate --format json` prints for the same schema.
+#[test]
+fn a_broken_schema_gives_the_same_diagnostics_as_generate_in_both_formats() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("validate-broken-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut stack = vec![(root().join("schema"), dir.join("schema"))];
+    while let Some((from, to)) = stack.pop() {
+        std::fs::create_dir_all(&to).expect("mkdir");
+        for e in std::fs::read_dir(&from).expect("read_dir").flatten() {
+            if e.file_type().expect("type").is_dir() {
+                stack.push((e.path(), to.join(e.file_name())));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
+            }
+        }
+    }
+    let f = dir.join("schema/events/turn-end.schema.json");
+    let t = std::fs::read_to_string(&f).expect("read");
+    std::fs::write(&f, t.replacen("#/$defs/usage", "#/$defs/nope", 1)).expect("write");
+    let schema = dir.join("schema");
+    let schema = schema.to_str().expect("utf-8 path");
+
+    let out = wiregen(&["validate", "--schema", schema, "--format", "json"], GOOD.as_bytes());
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let diags = records(&out);
+    assert!(!diags.is_empty());
+    let d = diags.iter().find(|d| d["pointer"] == "/properties/usage/$ref").expect("the broken ref");
+    assert_eq!(d["code"], "schema.unresolvable-ref");
+    assert!(d["file"].as_str().expect("file").ends_with("events/turn-end.schema.json"), "{d}");
+    let gen_out = dir.join("out");
+    let gen =
+        wiregen(&["generate", "--schema", schema, "--out", gen_out.to_str().expect("utf-8"), "--format", "json"], b"");
+    assert_eq!(gen.status.code(), Some(2));
+    assert_eq!(out.stdout, gen.stdout, "validate and generate print the same JSON diagnostics");
+
+    let text = wiregen(&["validate", "--schema", schema], GOOD.as_bytes());
+    assert_eq!(text.status.code(), Some(2));
+    assert!(text.stdout.is_empty());
+    let err = String::from_utf8_lossy(&text.stderr);
+    assert!(err.contains("turn-end.schema.json:") && err.contains("error[schema.unresolvable-ref]"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

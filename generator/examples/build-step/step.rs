@@ -24,8 +24,19 @@ pub fn regenerate(schema_dir: &Path, out_dir: &Path) -> Result<wiregen::Generate
     opts.outputs = vec![wiregen::emit::Output::Rust];
     wiregen::generate(&opts).map_err(|e| match e {
         wiregen::Error::Schema(errs) => errs.0.iter().map(|d| d.to_string()).collect(),
-        other => vec![other.to_string()],
+        other => vec![chain(&other)],
     })
+}
+
+/// An error and its causes on one line: each level says what failed there and leaves its cause to `source()`.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s = format!("{s}: {c}");
+        cause = c.source();
+    }
+    s
 }
 
 /// The module file that `src/lib.rs` includes: the generated crate root as a module, by absolute path.

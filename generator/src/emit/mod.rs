@@ -74,8 +74,10 @@ impl OutFile {
     }
 }
 
-/// An emitter could not produce its output.
+/// An emitter could not produce its output. `Display` says what failed; the cause, when there is one, is
+/// [`source()`](std::error::Error::source).
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum EmitError {
     /// A template failed to render (a template bug, reported with minijinja's own error as the source).
     Template(minijinja::Error),
@@ -88,8 +90,8 @@ pub enum EmitError {
 impl fmt::Display for EmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EmitError::Template(e) => write!(f, "template error: {e}"),
-            EmitError::RustSyntax(e) => write!(f, "generated Rust does not parse: {e}"),
+            EmitError::Template(_) => f.write_str("a template failed to render"),
+            EmitError::RustSyntax(_) => f.write_str("the generated Rust does not parse"),
             EmitError::Unsupported(s) => write!(f, "cannot emit: {s}"),
         }
     }

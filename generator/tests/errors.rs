@@ -1,0 +1,97 @@
+//! Errors chain without repeating themselves: every level's `Display` says what failed there and leaves its cause
+//! to `source()`, so a report that walks the chain (anyhow's `{:#}`, eyre, the `wiregen` binary) shows every
+//! line, and every schema diagnostic, exactly once.
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("errors-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
+        }
+    }
+}
+
+/// The `Display` of every level of the chain, outermost first.
+fn levels(e: &dyn Error) -> Vec<String> {
+    let mut out = vec![e.to_string()];
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push(c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
+/// Renders the whole chain, one level after the other, and checks that no level prints its cause and no line
+/// appears twice. Returns the rendered report.
+fn assert_no_repeats(e: &dyn Error) -> String {
+    let levels = levels(e);
+    for pair in levels.windows(2) {
+        assert!(!pair[0].contains(&pair[1]), "a level prints its cause too:\n  {:?}\n  {:?}", pair[0], pair[1]);
+    }
+    let lines: Vec<&str> = levels.iter().flat_map(|l| l.lines()).collect();
+    for (i, l) in lines.iter().enumerate() {
+        assert!(!lines[..i].contains(l), "line repeated in the chain: {l:?}\n{}", levels.join("\ncaused by: "));
+    }
+    levels.join("\ncaused by: ")
+}
+
+#[test]
+fn a_broken_schema_lists_each_diagnostic_once() {
+    let schema = tmp("schema");
+    copy_dir(&root().join("schema"), &schema);
+    for (file, from, to) in [
+        ("events/file.schema.json", "#/$defs/uint53", "#/$defs/no-such-def"),
+        ("events/turn-end.schema.json", "#/$defs/usage", "#/$defs/nope"),
+    ] {
+        let f = schema.join(file);
+        let text = std::fs::read_to_string(&f).expect("read");
+        assert!(text.contains(from), "{file} holds {from}");
+        std::fs::write(&f, text.replacen(from, to, 1)).expect("write");
+    }
+    let err = wiregen::generate(&wiregen::Options::new(&schema, tmp("schema-out"))).expect_err("broken schema");
+    let report = assert_no_repeats(&err);
+    let wiregen::Error::Schema(diags) = &err else { panic!("expected a schema error, got {report}") };
+    assert_eq!(diags.0.len(), 2, "{report}");
+    for d in &diags.0 {
+        assert_eq!(report.matches(&d.to_string()).count(), 1, "{d} is not shown exactly once:\n{report}");
+    }
+    assert!(report.starts_with("the schema has 2 error(s)\ncaused by: "), "{report}");
+    let _ = std::fs::remove_dir_all(&schema);
+}
+
+#[test]
+fn an_io_error_names_the_file_once_and_its_cause_once() {
+    // The output root is a file, so the first directory cannot be created.
+    let out = tmp("io-out");
+    std::fs::write(&out, "not a directory").expect("write");
+    let err = wiregen::generate(&wiregen::Options::new(root().join("schema"), &out)).expect_err("blocked output");
+    let report = assert_no_repeats(&err);
+    assert!(matches!(err, wiregen::Error::Io { .. }), "{report}");
+    assert_eq!(levels(&err).len(), 2, "the Io error and its std::io::Error:\n{report}");
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn an_emitter_error_has_no_hidden_cause() {
+    let mut p = wiregen::load::load(&root().join("schema")).expect("schema loads");
+    p.union.variants[0].name = "not an identifier".into();
+    let err = wiregen::emit::Output::Rust.emit(&p).expect_err("the name is no Rust identifier");
+    let report = assert_no_repeats(&err);
+    assert!(report.contains("`not an identifier` is not a Rust identifier"), "{report}");
+}
