@@ -6,7 +6,7 @@
 //! forgotten in `ALL` or in the parser, and two variants with one id make the parser's `match` hold an
 //! unreachable pattern, which the workspace's `-D warnings` gate rejects (the tests below check it too).
 //!
-//! ```ignore
+//! ```text
 //! catalogue! {
 //!     /// What the enum is.
 //!     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -2,6 +2,7 @@
 //! model over a parsed JSON value and reports located errors with stable rule ids ([`crate::rules`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -35,10 +36,11 @@ pub struct EngineOptions {
     pub strict_ids: bool,
 }
 
-/// A compiled validator for one protocol.
+/// A compiled validator for one protocol. It owns (a shared handle to) its protocol, so it can live as long as
+/// needed (a server keeps one for its lifetime) and is cheap to clone.
 #[derive(Debug, Clone)]
-pub struct Engine<'p> {
-    proto: &'p Protocol,
+pub struct Engine {
+    proto: Arc<Protocol>,
     strict: BTreeMap<String, regex::Regex>,
     fast: Option<crate::fast::FastPlan>,
 }
@@ -47,9 +49,10 @@ pub struct Engine<'p> {
 /// limit, so the parser can never overflow the stack. Every checker applies the same bound.
 pub const MAX_DEPTH: usize = 127;
 
-impl<'p> Engine<'p> {
-    /// Compiles the engine.
-    pub fn new(proto: &'p Protocol, opts: EngineOptions) -> Self {
+impl Engine {
+    /// Compiles the engine for `proto` (a [`Protocol`], or an `Arc` of one to share it).
+    pub fn new(proto: impl Into<Arc<Protocol>>, opts: EngineOptions) -> Self {
+        let proto = proto.into();
         let mut strict = BTreeMap::new();
         if opts.strict_ids {
             let mut visit = |f: &Field| {
@@ -65,7 +68,8 @@ impl<'p> Engine<'p> {
             proto.union.variants.iter().flat_map(|v| &v.fields).for_each(&mut visit);
             proto.objects.values().flat_map(|o| &o.fields).for_each(&mut visit);
         }
-        Engine { proto, strict, fast: crate::fast::FastPlan::new(proto) }
+        let fast = crate::fast::FastPlan::new(&proto);
+        Engine { proto, strict, fast }
     }
 
     /// Checks one line, taking the fast path ([`crate::fast`]) and explaining with the precise path only when
@@ -85,8 +89,8 @@ impl<'p> Engine<'p> {
     }
 
     /// The protocol this engine checks.
-    pub fn protocol(&self) -> &'p Protocol {
-        self.proto
+    pub fn protocol(&self) -> &Protocol {
+        &self.proto
     }
 
     /// Parses one line (without its newline) and checks it. Returns the parsed value when the line is JSON.
@@ -115,7 +119,7 @@ impl<'p> Engine<'p> {
     }
 
     fn roles(&self, env: &Map<String, Value>, out: &mut Vec<Issue>) {
-        let p = self.proto;
+        let p = &*self.proto;
         let Some(role) = env.get(&p.role_field).and_then(Value::as_str) else { return };
         let Some(ev) = env.get(&p.union_field).and_then(Value::as_object) else { return };
         let Some(var) = ev.get(&p.union.tag).and_then(Value::as_str).and_then(|t| p.union.variant(t)) else { return };

@@ -77,7 +77,7 @@ enum Command {
     /// cannot start.
     /// Example: wiregen serve --listen 0.0.0.0:8080 --max-body 1048576
     #[command(verbatim_doc_comment)]
-    Serve(wiregen::serve::ServeOptions),
+    Serve(ServeArgs),
 }
 
 #[derive(clap::Args)]
@@ -117,6 +117,86 @@ struct ValidateArgs {
     paths: Vec<PathBuf>,
 }
 
+/// The flags of `wiregen serve`; they convert into the library's [`wiregen::serve::ServeOptions`].
+#[derive(Debug, Clone, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port. The bound address is printed on stdout.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// The schema directory, loaded once at start-up.
+    #[arg(long, default_value = "schema")]
+    schema: PathBuf,
+    /// Largest request body in bytes (413 `body-too-large` above it).
+    #[arg(long, default_value_t = 16 * 1024 * 1024, value_name = "BYTES")]
+    max_body: u64,
+    /// Also check that ids are cuid2-shaped.
+    #[arg(long)]
+    strict_ids: bool,
+    /// Deadline for a whole request, body included (408 `timeout` after it).
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    timeout_ms: u64,
+    /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    max_concurrency: usize,
+    /// Open connections at once; more wait in the listen backlog.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_connections: usize,
+    /// Deadline for a request's headers to arrive.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    header_timeout_ms: u64,
+    /// On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    shutdown_grace_ms: u64,
+    /// Do not log one line per request (errors are still logged).
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl From<ServeArgs> for wiregen::serve::ServeOptions {
+    fn from(a: ServeArgs) -> Self {
+        wiregen::serve::ServeOptions {
+            listen: a.listen,
+            schema: a.schema,
+            max_body: a.max_body,
+            strict_ids: a.strict_ids,
+            timeout_ms: a.timeout_ms,
+            max_concurrency: a.max_concurrency,
+            max_connections: a.max_connections,
+            header_timeout_ms: a.header_timeout_ms,
+            shutdown_grace_ms: a.shutdown_grace_ms,
+            quiet: a.quiet,
+        }
+    }
+}
+
+/// `wiregen serve`: the binary, not the library, installs the log subscriber (one line per request on stderr,
+/// colours only on a terminal) and prints the bound address as the first line on stdout.
+fn serve(a: ServeArgs) -> ExitCode {
+    let level = if a.quiet { tracing::Level::WARN } else { tracing::Level::INFO };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let announce = |addr| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on http://{addr}");
+        let _ = out.flush();
+    };
+    match wiregen::serve::run(&a.into(), announce) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(wiregen::serve::ServeError::Schema(errs)) => {
+            eprintln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("wiregen serve: {}", chain(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn parse_output(s: &str) -> Result<Output, String> {
     Output::from_name(s).ok_or_else(|| format!("unknown output `{s}` (expected schema, rust, ts or docs)"))
 }
@@ -127,17 +207,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => generate(a, false),
         Command::Check(a) => generate(a, true),
         Command::Validate(a) => validate(a),
-        Command::Serve(a) => match wiregen::serve::run(&a) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(wiregen::serve::ServeError::Schema(errs)) => {
-                eprintln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
-                ExitCode::from(2)
-            }
-            Err(e) => {
-                eprintln!("wiregen serve: {}", chain(&e));
-                ExitCode::from(2)
-            }
-        },
+        Command::Serve(a) => serve(a),
     }
 }
 
@@ -287,7 +357,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let engine = Engine::new(&proto, EngineOptions { strict_ids: a.strict_ids });
+    let engine = Engine::new(proto, EngineOptions { strict_ids: a.strict_ids });
     let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -366,4 +436,20 @@ fn validate(a: ValidateArgs) -> ExitCode {
         eprintln!("wiregen validate: {total} record(s), {invalid} invalid");
     }
     ExitCode::from(if any_invalid { 1 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serve_flag_defaults_are_the_library_defaults() {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let parsed: wiregen::serve::ServeOptions = Cli::parse_from(["wiregen-serve"]).serve.into();
+        assert_eq!(parsed, wiregen::serve::ServeOptions::default());
+    }
 }

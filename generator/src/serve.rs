@@ -60,38 +60,29 @@ pub use app::App;
 pub use error::ErrorCode;
 pub use metrics::Metrics;
 
-/// Options of `wiregen serve` (also its command-line flags).
-#[derive(Debug, Clone, clap::Args)]
+/// Options of the service: where to listen, which schema, the limits. `wiregen serve`'s flags (in the binary)
+/// convert into it; [`ServeOptions::default`] holds the same defaults as the flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeOptions {
-    /// Address to listen on; port 0 picks a free port. The bound address is printed on stdout.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// Address to listen on (`host:port`, resolved); port 0 picks a free port. Default `127.0.0.1:8080`.
     pub listen: String,
-    /// The schema directory, loaded once at start-up.
-    #[arg(long, default_value = "schema")]
+    /// The schema directory, loaded once at start-up by [`run`]. Default `schema`.
     pub schema: PathBuf,
-    /// Largest request body in bytes (413 `body-too-large` above it).
-    #[arg(long, default_value_t = 16 * 1024 * 1024, value_name = "BYTES")]
+    /// Largest request body in bytes (413 `body-too-large` above it). Default 16 MiB.
     pub max_body: u64,
-    /// Also check that ids are cuid2-shaped.
-    #[arg(long)]
+    /// Also check that ids are cuid2-shaped. Default off.
     pub strict_ids: bool,
-    /// Deadline for a whole request, body included (408 `timeout` after it).
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    /// Deadline for a whole request, body included, in milliseconds (408 `timeout` after it). Default 30000.
     pub timeout_ms: u64,
-    /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt).
-    #[arg(long, default_value_t = 256, value_name = "N")]
+    /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt). Default 256.
     pub max_concurrency: usize,
-    /// Open connections at once; more wait in the listen backlog.
-    #[arg(long, default_value_t = 1024, value_name = "N")]
+    /// Open connections at once; more wait in the listen backlog. Default 1024.
     pub max_connections: usize,
-    /// Deadline for a request's headers to arrive.
-    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    /// Deadline for a request's headers to arrive, in milliseconds. Default 10000.
     pub header_timeout_ms: u64,
-    /// On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    /// After the shutdown signal, how long in-flight requests may take to finish, in milliseconds. Default 30000.
     pub shutdown_grace_ms: u64,
-    /// Do not log one line per request (errors are still logged).
-    #[arg(long)]
+    /// No `tracing` event per request (warnings are still emitted). Default off.
     pub quiet: bool,
 }
 
@@ -150,19 +141,17 @@ impl std::error::Error for ServeError {
     }
 }
 
-/// Runs `wiregen serve` until SIGTERM or SIGINT: loads the schema, binds, prints `listening on http://ADDR`
-/// on stdout, logs to stderr, serves, and drains in-flight requests on the signal.
+/// Runs the service until SIGTERM or SIGINT: loads the schema, binds, calls `on_listening` with the bound address
+/// (the `wiregen` binary prints `listening on http://ADDR` there), serves on a multi-threaded tokio runtime, and
+/// drains in-flight requests on the signal.
+///
+/// It prints nothing and installs no `tracing` subscriber: its events (start, stop, one per request unless
+/// [`ServeOptions::quiet`], warnings) go to whatever subscriber the caller installed, and nowhere otherwise.
+/// To run the service inside your own runtime, use [`App`], [`serve`] and [`shutdown_signal`] instead.
 ///
 /// # Errors
 /// See [`ServeError`].
-pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
-    let level = if opts.quiet { tracing::Level::WARN } else { tracing::Level::INFO };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(level)
-        .with_target(false)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
     let proto = crate::load::load(&opts.schema).map_err(ServeError::Schema)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Io)?;
     rt.block_on(async {
@@ -177,12 +166,7 @@ pub fn run(opts: &ServeOptions) -> Result<(), ServeError> {
         let local = listener.local_addr().map_err(ServeError::Io)?;
         let events = proto.union.variants.len();
         let app = App::new(proto, opts);
-        {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "listening on http://{local}");
-            let _ = out.flush();
-        }
+        on_listening(local);
         tracing::info!(addr = %local, events, strict_ids = opts.strict_ids, "wiregen serve started");
         serve(listener, app, opts, shutdown).await.map_err(ServeError::Io)?;
         tracing::info!("wiregen serve stopped");
@@ -298,13 +282,6 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        opts: ServeOptions,
-    }
 
     #[test]
     fn errors_leave_their_cause_to_source() {
@@ -312,11 +289,5 @@ mod tests {
         let levels: Vec<String> =
             std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source()).map(|e| e.to_string()).collect();
         assert_eq!(levels, ["cannot listen on nowhere:1", "no such host"]);
-    }
-
-    #[test]
-    fn defaults_match_the_command_line_defaults() {
-        let parsed = Cli::parse_from(["wiregen-serve"]).opts;
-        assert_eq!(format!("{parsed:?}"), format!("{:?}", ServeOptions::default()));
     }
 }

@@ -13,7 +13,7 @@
 //! # let proto = wiregen::load::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../schema"))).unwrap();
 //! use wiregen::engine::{Engine, EngineOptions};
 //! use wiregen::stream::StreamChecker;
-//! let engine = Engine::new(&proto, EngineOptions::default());
+//! let engine = Engine::new(proto, EngineOptions::default());
 //! let mut checker = StreamChecker::new(&engine);
 //! let rec = checker.check(1, br#"{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed"}}"#);
 //! assert_eq!(rec.errors[0].rule, "turn.end-without-turn");
@@ -37,8 +37,8 @@ use crate::validate::{read_line, Record, Summary};
 use rules::{format_message, vocab as V, StreamRule};
 
 /// Checks the protocol's ordering rules over a stream of messages.
-pub struct StreamChecker<'e, 'p> {
-    engine: &'e Engine<'p>,
+pub struct StreamChecker<'e> {
+    engine: &'e Engine,
     shape: Shape,
     /// Sequence number of the next accepted message (orders open things by when they started).
     seq: u64,
@@ -234,9 +234,9 @@ fn violation(rule: StreamRule, params: &[(&str, &str)]) -> Issue {
     Issue { pointer: rule.pointer().to_string(), rule: rule.id(), message: format_message(rule.template(), params) }
 }
 
-impl<'e, 'p> StreamChecker<'e, 'p> {
+impl<'e> StreamChecker<'e> {
     /// A checker at the start of a stream.
-    pub fn new(engine: &'e Engine<'p>) -> Self {
+    pub fn new(engine: &'e Engine) -> Self {
         let shape = Shape::of(engine.protocol());
         StreamChecker {
             engine,
@@ -570,7 +570,7 @@ impl StreamSummary {
     /// # Errors
     /// Only I/O errors while reading.
     pub fn of_reader<R: BufRead>(
-        engine: &Engine<'_>,
+        engine: &Engine,
         file: &str,
         reader: R,
         mut sink: impl FnMut(Record),
@@ -597,7 +597,7 @@ impl StreamSummary {
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
 pub fn check_reader<R: BufRead>(
-    engine: &Engine<'_>,
+    engine: &Engine,
     mut reader: R,
     mut sink: impl FnMut(Record),
 ) -> io::Result<(Summary, Rollup)> {
@@ -661,7 +661,7 @@ mod tests {
     #[test]
     fn a_rejected_message_leaves_the_state_unchanged() {
         let p = proto();
-        let e = Engine::new(&p, EngineOptions::default());
+        let e = Engine::new(p, EngineOptions::default());
         let mut c = StreamChecker::new(&e);
         let ok = |r: &Record| assert!(r.valid, "{r:?}");
         ok(&c.check(1, br#"{"id":"a","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-start"}}"#));

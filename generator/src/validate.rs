@@ -174,7 +174,7 @@ fn batch_buffer() -> Vec<u8> {
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
 pub fn validate_reader<R: BufRead + Send>(
-    engine: &Engine<'_>,
+    engine: &Engine,
     mut reader: R,
     mut sink: impl FnMut(Record),
 ) -> io::Result<Summary> {

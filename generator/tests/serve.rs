@@ -342,7 +342,7 @@ fn results_equal_wiregen_validate_on_every_message_fixture() {
 fn streams_match_wiregen_validate_and_the_stream_checker() {
     let server = Server::start(&[]);
     let proto = protocol();
-    let engine = wiregen::engine::Engine::new(&proto, wiregen::engine::EngineOptions::default());
+    let engine = wiregen::engine::Engine::new(proto, wiregen::engine::EngineOptions::default());
     for path in stream_fixtures() {
         let bytes = std::fs::read(&path).expect("read stream");
         let name = path.display().to_string();

@@ -64,10 +64,10 @@ fn engine_fast(fx: &[Fixture]) -> Vec<Verdict> {
     engine_verdicts(fx, |e, line| e.check_line_fast(line))
 }
 
-fn engine_verdicts(fx: &[Fixture], check: fn(&Engine<'_>, &[u8]) -> Vec<wiregen::engine::Issue>) -> Vec<Verdict> {
-    let p = protocol();
-    let normal = Engine::new(&p, EngineOptions { strict_ids: false });
-    let strict = Engine::new(&p, EngineOptions { strict_ids: true });
+fn engine_verdicts(fx: &[Fixture], check: fn(&Engine, &[u8]) -> Vec<wiregen::engine::Issue>) -> Vec<Verdict> {
+    let p = std::sync::Arc::new(protocol());
+    let normal = Engine::new(p.clone(), EngineOptions { strict_ids: false });
+    let strict = Engine::new(p, EngineOptions { strict_ids: true });
     fx.iter()
         .map(|f| match check(if f.strict_ids { &strict } else { &normal }, f.line.as_bytes()).first() {
             None => Verdict::Valid,

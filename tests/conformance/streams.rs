@@ -90,7 +90,7 @@ fn protocol() -> wiregen::ir::Protocol {
 
 fn rust(fx: &[StreamFixture]) -> Vec<Outcome> {
     let p = protocol();
-    let engine = Engine::new(&p, EngineOptions::default());
+    let engine = Engine::new(p, EngineOptions::default());
     fx.iter()
         .map(|f| {
             let mut invalid = Vec::new();

@@ -163,7 +163,7 @@ pub fn ts_standalone(fx: &[Fixture]) -> Vec<Verdict> {
     out
 }
 
-fn engine_verdict(e: &Engine<'_>, line: &[u8]) -> Verdict {
+fn engine_verdict(e: &Engine, line: &[u8]) -> Verdict {
     match e.check_line(line).1.first() {
         None => Verdict::Valid,
         Some(i) => Verdict::Invalid { rule: i.rule.into(), pointer: i.pointer.clone() },
@@ -254,7 +254,7 @@ fn edge_lines() -> Vec<Vec<u8>> {
 #[test]
 fn zod_agrees_with_the_engine_on_edge_lines() {
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
-    let engine = Engine::new(&p, EngineOptions { strict_ids: false });
+    let engine = Engine::new(p, EngineOptions { strict_ids: false });
     let lines = edge_lines();
     let answers = run_lines(&lines);
     let mut failures = Vec::new();
@@ -274,7 +274,7 @@ fn zod_agrees_with_the_engine_on_edge_lines() {
 #[test]
 fn the_standalone_validator_gives_the_engines_error_list_on_edge_lines_and_fixtures() {
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
-    let engine = Engine::new(&p, EngineOptions { strict_ids: false });
+    let engine = Engine::new(p, EngineOptions { strict_ids: false });
     // The edge lines, then every non-strict fixture: not only the first error, the whole list in the engine's order.
     let mut lines = edge_lines();
     lines.extend(crate::fixtures::messages().iter().filter(|f| !f.strict_ids).map(|f| f.line.as_bytes().to_vec()));

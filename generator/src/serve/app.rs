@@ -30,7 +30,7 @@ pub struct App {
 }
 
 struct Shared {
-    engine: Engine<'static>,
+    engine: Engine,
     schema: Bytes,
     events: BTreeMap<String, Bytes>,
     max_body: u64,
@@ -42,12 +42,11 @@ struct Shared {
 }
 
 impl App {
-    /// Builds the service for `proto` with the limits of `opts`.
-    ///
-    /// The protocol is loaded once and lives as long as the process (it is leaked on purpose: the engine borrows
-    /// it, and a server builds it once).
-    pub fn new(proto: Protocol, opts: &ServeOptions) -> App {
-        let proto: &'static Protocol = Box::leak(Box::new(proto));
+    /// Builds the service for `proto` (a [`Protocol`], or an `Arc` of one to share it) with the limits of `opts`.
+    /// The service owns the protocol through its engine; dropping the last clone of the `App` frees it.
+    pub fn new(proto: impl Into<Arc<Protocol>>, opts: &ServeOptions) -> App {
+        let engine = Engine::new(proto, EngineOptions { strict_ids: opts.strict_ids });
+        let proto = engine.protocol();
         let bundle = crate::emit::schema::bundle(proto);
         let mut schema = serde_json::to_string_pretty(&bundle).unwrap_or_default();
         schema.push('\n');
@@ -63,7 +62,7 @@ impl App {
             .collect();
         App {
             state: Arc::new(Shared {
-                engine: Engine::new(proto, EngineOptions { strict_ids: opts.strict_ids }),
+                engine,
                 schema: Bytes::from(schema),
                 events,
                 max_body: opts.max_body,
