@@ -96,6 +96,7 @@ mod tests {
         check(StreamRule::ALL, StreamRule::id, StreamRule::from_id);
         check(SchemaErrorKind::ALL, SchemaErrorKind::code, SchemaErrorKind::from_code);
         check(Output::ALL, Output::name, Output::from_name);
+        #[cfg(feature = "serve")]
         check(crate::serve::ErrorCode::ALL, crate::serve::ErrorCode::id, crate::serve::ErrorCode::from_id);
     }
 }

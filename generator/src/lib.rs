@@ -29,6 +29,7 @@ pub mod generate;
 pub mod ir;
 pub mod load;
 pub mod rules;
+#[cfg(feature = "serve")]
 pub mod serve;
 pub mod stream;
 pub mod validate;

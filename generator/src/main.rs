@@ -77,6 +77,7 @@ enum Command {
     /// cannot start.
     /// Example: wiregen serve --listen 0.0.0.0:8080 --max-body 1048576
     #[command(verbatim_doc_comment)]
+    #[cfg(feature = "serve")]
     Serve(ServeArgs),
 }
 
@@ -117,6 +118,7 @@ struct ValidateArgs {
     paths: Vec<PathBuf>,
 }
 
+#[cfg(feature = "serve")]
 /// The flags of `wiregen serve`; they convert into the library's [`wiregen::serve::ServeOptions`].
 #[derive(Debug, Clone, clap::Args)]
 struct ServeArgs {
@@ -152,6 +154,7 @@ struct ServeArgs {
     quiet: bool,
 }
 
+#[cfg(feature = "serve")]
 impl From<ServeArgs> for wiregen::serve::ServeOptions {
     fn from(a: ServeArgs) -> Self {
         wiregen::serve::ServeOptions {
@@ -169,6 +172,7 @@ impl From<ServeArgs> for wiregen::serve::ServeOptions {
     }
 }
 
+#[cfg(feature = "serve")]
 /// `wiregen serve`: the binary, not the library, installs the log subscriber (one line per request on stderr,
 /// colours only on a terminal) and prints the bound address as the first line on stdout.
 fn serve(a: ServeArgs) -> ExitCode {
@@ -207,6 +211,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => generate(a, false),
         Command::Check(a) => generate(a, true),
         Command::Validate(a) => validate(a),
+        #[cfg(feature = "serve")]
         Command::Serve(a) => serve(a),
     }
 }
@@ -438,7 +443,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
     ExitCode::from(if any_invalid { 1 } else { 0 })
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "serve"))]
 mod tests {
     use super::*;
 

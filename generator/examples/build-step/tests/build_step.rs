@@ -127,6 +127,34 @@ fn unchanged_schema_rewrites_nothing() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A build script that generates code compiles no async runtime, HTTP stack, CLI parser or logging framework:
+/// with `default-features = false`, wiregen brings only what code generation needs. Read from `cargo tree` over
+/// the normal and build dependencies, as a user of the example would see them.
+#[test]
+fn the_build_dependency_tree_has_no_server_and_no_cli() {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["tree", "-e", "normal,build", "-p", "build-step", "--prefix", "none", "--offline", "--color", "never"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    let mut crates: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    crates.sort_unstable();
+    crates.dedup();
+    assert!(crates.contains(&"wiregen"), "wiregen is not in the tree:\n{text}");
+    let forbidden = ["tokio", "hyper", "axum", "tower", "mio", "clap", "tracing"];
+    let found: Vec<&str> = crates
+        .iter()
+        .copied()
+        .filter(|c| {
+            forbidden.iter().any(|f| c == f || c.starts_with(&format!("{f}-")) || c.starts_with(&format!("{f}_")))
+        })
+        .collect();
+    assert!(found.is_empty(), "a code-generating build script compiles {found:?}; the tree is:\n{text}");
+}
+
 /// The real thing: `cargo build -p build-step` with the schema pointed at a broken copy fails, and cargo prints
 /// the generator's diagnostic naming the file and JSON Pointer.
 #[test]
