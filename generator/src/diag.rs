@@ -1,7 +1,7 @@
 //! Located diagnostics for problems in schema files, and JSON Pointer helpers.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::catalogue::catalogue;
 
@@ -103,18 +103,18 @@ impl fmt::Display for SchemaErrors {
 impl std::error::Error for SchemaErrors {}
 
 /// Escapes one JSON Pointer reference token (RFC 6901).
-pub fn escape_token(s: &str) -> String {
+pub(crate) fn escape_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
 /// Appends a token to a pointer.
-pub fn push_ptr(base: &str, token: &str) -> String {
+pub(crate) fn push_ptr(base: &str, token: &str) -> String {
     format!("{base}/{}", escape_token(token))
 }
 
 /// Finds the 1-based line and column of the value at `pointer` in JSON `text`, or of the nearest existing
 /// ancestor. Returns (1, 1) when nothing better is known.
-pub fn locate(text: &str, pointer: &str) -> (usize, usize) {
+pub(crate) fn locate(text: &str, pointer: &str) -> (usize, usize) {
     let tokens: Vec<String> = if pointer.is_empty() {
         Vec::new()
     } else {
@@ -189,7 +189,7 @@ pub fn locate(text: &str, pointer: &str) -> (usize, usize) {
 }
 
 /// 1-based line and column (in characters) of byte offset `off`.
-pub fn line_col(text: &str, off: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, off: usize) -> (usize, usize) {
     let off = off.min(text.len());
     let before = &text[..floor_char_boundary(text, off)];
     let line = before.matches('\n').count() + 1;
@@ -262,11 +262,6 @@ fn skip_value(b: &[u8], p: usize) -> usize {
         q += 1;
     }
     q
-}
-
-/// Displays a path the way diagnostics show it (forward slashes).
-pub fn show_path(p: &Path) -> String {
-    p.display().to_string().replace('\\', "/")
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ impl Engine {
         Engine { proto, strict, fast }
     }
 
-    /// Checks one line, taking the fast path ([`crate::fast`]) and explaining with the precise path only when
+    /// Checks one line, taking the fast path (an IR-compiled `DeserializeSeed` that vouches for valid lines) and explaining with the precise path only when
     /// the fast path cannot vouch for the line. Same verdict and errors as [`Engine::check_line`].
     pub fn check_line_fast(&self, line: &[u8]) -> Vec<Issue> {
         if self.is_valid_fast(line) {
@@ -81,7 +81,7 @@ impl Engine {
         self.check_line(line).1
     }
 
-    /// The fast verdict alone: `true` only when the line is certainly valid (see [`crate::fast`]).
+    /// The fast verdict alone: `true` only when the line is certainly valid (the fast path alone).
     pub fn is_valid_fast(&self, line: &[u8]) -> bool {
         let (Some(plan), Ok(text)) = (&self.fast, std::str::from_utf8(line)) else { return false };
         let strict = |pat: &str, v: &str| self.strict.get(pat).is_none_or(|re| re.is_match(v));
@@ -323,7 +323,7 @@ fn type_issue(ptr: &Ptr<'_>, expected: &str, got: &Value) -> Issue {
 }
 
 /// The JSON type name of a value, for messages.
-pub fn kind(v: &Value) -> &'static str {
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -336,7 +336,7 @@ pub fn kind(v: &Value) -> &'static str {
 }
 
 /// The value of an integer as JSON Schema sees it (`1.0` and `1e3` are integers), or `None`.
-pub fn integer_value(v: &Value) -> Option<f64> {
+pub(crate) fn integer_value(v: &Value) -> Option<f64> {
     let n = v.as_number()?;
     if let Some(u) = n.as_u64() {
         return Some(u as f64);
@@ -356,7 +356,7 @@ fn quoted_list(vals: &[String]) -> String {
 ///
 /// # Errors
 /// [`Rule::BlankLine`], [`Rule::InvalidUtf8`], [`Rule::TooDeep`] or [`Rule::MalformedJson`] at the root pointer.
-pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
+pub(crate) fn parse_line(line: &[u8]) -> Result<Value, Issue> {
     let text = match std::str::from_utf8(line) {
         Ok(t) => t,
         Err(e) => {

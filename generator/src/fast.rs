@@ -17,7 +17,7 @@ use crate::ir::{Field, Protocol, Ty};
 /// The model compiled for the fast path: objects by index, enums and nested objects resolved, bit masks for
 /// required fields and role rules, so checking a line does no lookups by name.
 #[derive(Debug, Clone)]
-pub struct FastPlan {
+pub(crate) struct FastPlan {
     /// Object plans; index 0 is the envelope.
     objects: Vec<ObjPlan>,
     role_field: usize,
@@ -128,7 +128,7 @@ impl FastPlan {
 }
 
 /// The fast verdict: `true` only when the line is certainly valid.
-pub fn is_valid(plan: &FastPlan, strict: &dyn Fn(&str, &str) -> bool, text: &str) -> bool {
+pub(crate) fn is_valid(plan: &FastPlan, strict: &dyn Fn(&str, &str) -> bool, text: &str) -> bool {
     let mut de = serde_json::Deserializer::from_str(text);
     let mut st = State::default();
     let cx = Cx { plan, strict };

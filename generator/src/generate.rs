@@ -13,7 +13,7 @@ use crate::emit::{EmitError, OutFile, Output};
 use crate::load;
 
 /// The manifest file each output keeps in its subdirectory.
-pub const MANIFEST: &str = ".wiregen-manifest";
+pub(crate) const MANIFEST: &str = ".wiregen-manifest";
 
 /// What to generate, from where, to where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +108,7 @@ impl CheckReport {
 ///
 /// # Errors
 /// A broken schema or a failing emitter.
-pub fn render(opts: &Options) -> Result<Vec<OutFile>, Error> {
+pub(crate) fn render(opts: &Options) -> Result<Vec<OutFile>, Error> {
     let proto = load::load(&opts.schema_dir).map_err(Error::Schema)?;
     let mut files = Vec::new();
     for o in &opts.outputs {
@@ -213,7 +213,7 @@ pub fn check(opts: &Options) -> Result<CheckReport, Error> {
 }
 
 /// A short line diff: the first differing lines with a few lines of context.
-pub fn short_diff(old: &str, new: &str) -> String {
+pub(crate) fn short_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();

@@ -236,7 +236,7 @@ impl Protocol {
 }
 
 /// Converts `tool-call-start` or `inputTokens` to `ToolCallStart` / `InputTokens`.
-pub fn pascal_case(s: &str) -> String {
+pub(crate) fn pascal_case(s: &str) -> String {
     let mut out = String::new();
     let mut up = true;
     for c in s.chars() {
@@ -253,7 +253,7 @@ pub fn pascal_case(s: &str) -> String {
 }
 
 /// Converts `toolName` or `tool-call` to `tool_name` / `tool_call`.
-pub fn snake_case(s: &str) -> String {
+pub(crate) fn snake_case(s: &str) -> String {
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
         if c == '-' || c == ' ' || c == '.' {
@@ -270,16 +270,6 @@ pub fn snake_case(s: &str) -> String {
     out
 }
 
-/// Converts `tool-call-start` to `toolCallStart`.
-pub fn camel_case(s: &str) -> String {
-    let p = pascal_case(s);
-    let mut c = p.chars();
-    match c.next() {
-        Some(f) => f.to_lowercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,6 +279,5 @@ mod tests {
         assert_eq!(pascal_case("tool-call-start"), "ToolCallStart");
         assert_eq!(snake_case("toolName"), "tool_name");
         assert_eq!(snake_case("agent-configuration-changed"), "agent_configuration_changed");
-        assert_eq!(camel_case("turn-end"), "turnEnd");
     }
 }

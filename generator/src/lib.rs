@@ -1,31 +1,87 @@
 //! # wiregen
 //!
 //! Schema-first code generation and validation for the agent session protocol. JSON Schema files in `schema/`
-//! are the single source of truth; wiregen loads them into one typed model ([`ir::Protocol`]) and emits a
-//! bundled standard schema, Rust types, TypeScript/Zod and a markdown reference from that model, and validates
-//! messages and streams against it.
-//!
-//! The pipeline is load -> IR -> emit: [`load::load`] reads and checks the schema, [`emit::Output::emit`]
-//! turns the model into files, [`generate()`] writes them (only what changed) and [`check()`] compares them.
+//! are the single source of truth; wiregen loads them into one typed model ([`ir::Protocol`]), emits a bundled
+//! standard schema, Rust types, TypeScript/Zod and a markdown reference from that model, and validates messages
+//! and streams against it. The library is the product: the `wiregen` binary is a thin clap wrapper over the
+//! functions below, and a `build.rs` or a test calls them directly.
 //!
 //! # Example
+//!
+//! Regenerate the Rust types in a build script (the crate's `generator/examples/build-step` does exactly this),
+//! with `wiregen = { path = "...", default-features = false }` under `[build-dependencies]`:
+//!
 //! ```no_run
-//! let opts = wiregen::Options::new("schema", "generated");
-//! let report = wiregen::generate(&opts).expect("schema is valid");
-//! println!("{} files written", report.written.len());
+//! let out_dir = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
+//! let mut opts = wiregen::Options::new("schema", out_dir.join("wire"));
+//! opts.outputs = vec![wiregen::emit::Output::Rust];
+//! match wiregen::generate(&opts) {
+//!     // Only files whose bytes changed were written, so an unchanged schema rebuilds nothing downstream.
+//!     Ok(report) => println!("cargo::warning={} file(s) written", report.written.len()),
+//!     // Every located diagnostic: `file:line:col: error[code]: pointer: message`.
+//!     Err(wiregen::Error::Schema(errs)) => errs.0.iter().for_each(|d| println!("cargo::error={d}")),
+//!     Err(e) => println!("cargo::error={e}"),
+//! }
 //! ```
 //!
+//! Check messages with the same engine as `wiregen validate`:
+//!
+//! ```
+//! use wiregen::engine::{Engine, EngineOptions};
+//!
+//! let schema = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../schema"));
+//! let engine = Engine::new(wiregen::load::load(schema)?, EngineOptions::default());
+//! let issues = engine.check_line_fast(br#"{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-end","status":"done"}}"#);
+//! assert_eq!((issues[0].rule, issues[0].pointer.as_str()), ("enum", "/ev/status"));
+//! # Ok::<(), wiregen::diag::SchemaErrors>(())
+//! ```
+//!
+//! # What is public, and why
+//!
+//! Only what a build script, a test, a tool or a service embedding the checker needs; the fast path, the
+//! emitters' helpers, the JSON Pointer locator and the I/O plumbing are private, so they can change freely.
+//!
+//! - **Generating**: [`generate()`] writes the outputs (only files that changed; files an output no longer
+//!   produces are deleted), [`check()`] compares them in memory and reports what is stale with a diff;
+//!   [`Options`] says from where, to where and which [`emit::Output`]s. [`emit::Output::emit`] renders one output
+//!   in memory as [`emit::OutFile`]s.
+//! - **The model**: [`load::load`] reads and checks `schema/` into an [`ir::Protocol`], the one model every
+//!   emitter and checker reads. It is public so a tool can inspect it, or adjust it before emitting.
+//! - **Validating**: [`engine::Engine`] checks one message and explains every error as an [`engine::Issue`]
+//!   (a [`rules::Rule`] id and a JSON Pointer); [`validate::validate_reader`] checks a file or stdin on all
+//!   cores; [`stream`] checks the protocol's sequence rules and folds the session rollup.
+//! - **Serving** (feature `serve`): `serve::run` runs the HTTP validation service; `serve::App` and
+//!   `serve::serve` embed it in your own tokio runtime. The library installs no log subscriber and prints
+//!   nothing: the binary does both.
+//!
+//! # Features
+//!
+//! - `cli` (default): the `wiregen` binary (clap).
+//! - `serve` (default): the `serve` module and `wiregen serve` (axum, tokio, hyper, tracing).
+//!
+//! With `default-features = false` (what a build script wants) neither is compiled: no CLI parser, no async
+//! runtime, no HTTP stack.
+//!
 //! # Errors
-//! Schema problems come back as [`diag::SchemaErrors`]: every problem with its file, line, column, JSON
-//! Pointer and a stable code. Message problems come back as [`engine::Issue`]s with a pointer and rule id.
+//!
+//! - A broken schema is [`Error::Schema`] holding [`diag::SchemaErrors`]: every problem, each with its file,
+//!   line, column, JSON Pointer and a stable code ([`diag::SchemaErrorKind`]); nothing is written.
+//! - Every error type's `Display` says what failed at its own level and returns the cause from
+//!   [`source()`](std::error::Error::source), never both: walk the chain (as anyhow's `{:#}` does) for the full
+//!   story, and no line is printed twice.
+//! - Problems with messages are not errors: they are [`engine::Issue`]s inside [`validate::Record`]s; reading
+//!   fails only on I/O.
+//! - The error enums and the catalogues ([`rules::Rule`], [`stream::rules::StreamRule`], [`diag::SchemaErrorKind`],
+//!   [`emit::Output`], the service's error codes) are `#[non_exhaustive]`: match them with a wildcard arm.
 #![deny(missing_docs)]
 
 mod catalogue;
+mod fast;
+mod generate;
+
 pub mod diag;
 pub mod emit;
 pub mod engine;
-pub mod fast;
-pub mod generate;
 pub mod ir;
 pub mod load;
 pub mod rules;

@@ -13,7 +13,7 @@ use crate::diag::{locate, push_ptr, SchemaError, SchemaErrorKind as K, SchemaErr
 use crate::ir::*;
 
 /// The envelope schema's file name inside the schema directory.
-pub const ENVELOPE_FILE: &str = "envelope.schema.json";
+pub(crate) const ENVELOPE_FILE: &str = "envelope.schema.json";
 
 /// Keywords accepted on a schema node; `x-` annotations are accepted too and interpreted where known.
 const KEYWORDS: &[&str] = &[
@@ -53,22 +53,11 @@ const ANNOTATIONS: &[&str] = &[
 
 /// One parsed schema file.
 #[derive(Debug, Clone)]
-pub struct SourceFile {
-    /// Path relative to the schema directory, with `/` separators.
-    pub rel: String,
+struct SourceFile {
     /// The file's text.
-    pub text: String,
+    text: String,
     /// The parsed JSON (shared: the loader hands it around without copying).
-    pub value: std::sync::Arc<Value>,
-}
-
-/// The files of a schema directory, parsed.
-#[derive(Debug, Clone)]
-pub struct Sources {
-    /// The schema directory as given.
-    pub dir: PathBuf,
-    /// Files by relative path.
-    pub files: BTreeMap<String, SourceFile>,
+    value: std::sync::Arc<Value>,
 }
 
 /// Loads and checks the schema directory, returning the protocol model.
@@ -76,14 +65,6 @@ pub struct Sources {
 /// # Errors
 /// Every problem found, each located by file, line, column and JSON Pointer.
 pub fn load(dir: &Path) -> Result<Protocol, SchemaErrors> {
-    load_with_sources(dir).map(|(p, _)| p)
-}
-
-/// Like [`load`], also returning the parsed files (for checkers that read the source schema directly).
-///
-/// # Errors
-/// Every problem found, each located.
-pub fn load_with_sources(dir: &Path) -> Result<(Protocol, Sources), SchemaErrors> {
     let mut cx = Cx { dir: dir.to_path_buf(), files: BTreeMap::new(), errors: Vec::new(), patterns: BTreeSet::new() };
     cx.read_dir(dir, "");
     if !cx.files.contains_key(ENVELOPE_FILE) && cx.errors.is_empty() {
@@ -111,8 +92,17 @@ pub fn load_with_sources(dir: &Path) -> Result<(Protocol, Sources), SchemaErrors
         cx.errors.retain(|e| seen.insert((e.file.clone(), e.pointer.clone(), e.kind.code())));
         return Err(SchemaErrors(cx.errors));
     }
-    let sources = Sources { dir: cx.dir, files: cx.files };
-    Ok((proto.expect("no errors means a protocol"), sources))
+    proto.ok_or_else(|| {
+        // The builder reports every reason it gives up; this only guards that promise.
+        SchemaErrors(vec![SchemaError {
+            kind: K::Missing,
+            file: dir.join(ENVELOPE_FILE),
+            line: 0,
+            col: 0,
+            pointer: String::new(),
+            message: "the schema does not describe a protocol".into(),
+        }])
+    })
 }
 
 struct Cx {
@@ -183,7 +173,7 @@ impl Cx {
                     }),
                     Ok(text) => match serde_json::from_str::<Value>(&text) {
                         Ok(value) => {
-                            self.files.insert(rel.clone(), SourceFile { rel, text, value: std::sync::Arc::new(value) });
+                            self.files.insert(rel.clone(), SourceFile { text, value: std::sync::Arc::new(value) });
                         }
                         Err(e) => self.errors.push(SchemaError {
                             kind: K::InvalidJson,

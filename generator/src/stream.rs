@@ -58,7 +58,7 @@ pub struct StreamChecker<'e> {
 /// What the rollup reads from the schema: which fields roll up, in schema order. The TypeScript emitter
 /// embeds the same shape, so both rollups have the same keys in the same order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// Fields of `session-control-changed` (the controlling client and token).
     pub control_fields: Vec<String>,
     /// Fields of `agent-configuration-changed` (the configuration, as last changed).
@@ -71,7 +71,7 @@ pub struct Shape {
 
 impl Shape {
     /// Reads the shape from the protocol model.
-    pub fn of(p: &Protocol) -> Shape {
+    pub(crate) fn of(p: &Protocol) -> Shape {
         let fields = |tag: &str| -> Vec<String> {
             p.union.variant(tag).map(|v| v.fields.iter().map(|f| f.name.clone()).collect()).unwrap_or_default()
         };

@@ -36,25 +36,7 @@ pub struct Summary {
 }
 
 /// How much input after an incomplete first line is buffered to see whether it is one pretty-printed document.
-pub const PRETTY_DOCUMENT_LIMIT: u64 = 16 << 20;
-
-/// One raw input record: its first line number and bytes (without the newline).
-pub struct RawRecord {
-    /// 1-based line number.
-    pub line: usize,
-    /// The bytes.
-    pub bytes: Vec<u8>,
-}
-
-/// Splits input into records: JSONL lines, or one multi-line JSON document when the first line is an
-/// incomplete JSON value and the whole input is one complete value.
-pub fn records<R: BufRead>(mut reader: R, mut each: impl FnMut(RawRecord)) -> io::Result<()> {
-    let mut first = Vec::new();
-    if read_line(&mut reader, &mut first)? == 0 {
-        return Ok(());
-    }
-    records_after_first(first, reader, &mut each)
-}
+pub(crate) const PRETTY_DOCUMENT_LIMIT: u64 = 16 << 20;
 
 /// Whether a first line is the start of a JSON value that continues on the next lines.
 fn first_line_incomplete(first: &[u8]) -> bool {
@@ -64,8 +46,10 @@ fn first_line_incomplete(first: &[u8]) -> bool {
         .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_err_and(|e| e.is_eof()))
 }
 
-/// [`records`] once the first line (without its newline) has been read.
-fn records_after_first<R: BufRead>(first: Vec<u8>, mut reader: R, each: &mut dyn FnMut(RawRecord)) -> io::Result<()> {
+/// Splits input into records once its first line (without the newline) has been read, calling `each` with the
+/// bytes of each: one multi-line JSON document when the first line is an incomplete JSON value and the whole input
+/// is one complete value, else JSONL lines (without their newlines), in order.
+fn records_after_first<R: BufRead>(first: Vec<u8>, mut reader: R, each: &mut dyn FnMut(Vec<u8>)) -> io::Result<()> {
     if first_line_incomplete(&first) {
         // Possibly one pretty-printed document: buffer what follows, up to a bound (a single envelope is small).
         let mut rest = Vec::new();
@@ -78,26 +62,22 @@ fn records_after_first<R: BufRead>(first: Vec<u8>, mut reader: R, each: &mut dyn
                 .ok()
                 .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
             if parses {
-                each(RawRecord { line: 1, bytes: trim_end(&whole).to_vec() });
+                each(trim_end(&whole).to_vec());
                 return Ok(());
             }
         }
-        each(RawRecord { line: 1, bytes: first });
+        each(first);
         let mut chained = io::BufReader::new(io::Cursor::new(rest).chain(reader));
-        let mut line = 1;
         let mut buf = Vec::new();
         while read_line(&mut chained, &mut buf)? > 0 {
-            line += 1;
-            each(RawRecord { line, bytes: std::mem::take(&mut buf) });
+            each(std::mem::take(&mut buf));
         }
         return Ok(());
     }
-    each(RawRecord { line: 1, bytes: first });
-    let mut line = 1;
+    each(first);
     let mut buf = Vec::new();
     while read_line(&mut reader, &mut buf)? > 0 {
-        line += 1;
-        each(RawRecord { line, bytes: std::mem::take(&mut buf) });
+        each(std::mem::take(&mut buf));
     }
     Ok(())
 }
@@ -111,7 +91,7 @@ fn trim_end(b: &[u8]) -> &[u8] {
 }
 
 /// Reads one line into `buf` (cleared first) without its `\n` or `\r\n`. Returns bytes consumed (0 at end).
-pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> {
+pub(crate) fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> {
     buf.clear();
     let n = r.read_until(b'\n', buf)?;
     if buf.last() == Some(&b'\n') {
@@ -124,7 +104,7 @@ pub fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> 
 }
 
 /// Bytes per batch handed to the worker threads: bounds memory to a few batches whatever the input size.
-pub const BATCH_BYTES: usize = 1 << 20;
+pub(crate) const BATCH_BYTES: usize = 1 << 20;
 
 /// The lines of a run of whole lines (each ending in `\n`, except perhaps the last line of the input), without
 /// their `\n` or `\r\n`.
@@ -168,7 +148,7 @@ fn batch_buffer() -> Vec<u8> {
 
 /// Validates every record of `reader` with message-level rules, calling `sink` in input order.
 ///
-/// Work is spread over the machine's cores ([`for_each_line`]); input that fits in one batch is checked on the
+/// Work is spread over the machine's cores (a reader thread, one worker per core, results in input order); input that fits in one batch is checked on the
 /// calling thread, without starting threads.
 ///
 /// # Errors
@@ -192,7 +172,7 @@ pub fn validate_reader<R: BufRead + Send>(
         return Ok(summary);
     }
     if first_line_incomplete(&first) {
-        records_after_first(first, reader, &mut |raw| emit(engine.check_line_fast(&raw.bytes)))?;
+        records_after_first(first, reader, &mut |bytes| emit(engine.check_line_fast(&bytes)))?;
         return Ok(summary);
     }
     emit(engine.check_line_fast(&first));
@@ -210,7 +190,7 @@ pub fn validate_reader<R: BufRead + Send>(
 ///
 /// # Errors
 /// Only I/O errors while reading.
-pub fn for_each_line<R: BufRead + Send, T: Send>(
+pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     mut reader: R,
     work: &(dyn Fn(&[u8]) -> T + Sync),
     consume: &mut dyn FnMut(T),

@@ -24,7 +24,7 @@ use crate::rules::Rule;
 use crate::stream::rules::StreamRule;
 
 /// File name of the reference inside `generated/docs/`.
-pub const FILE: &str = "session-protocol.md";
+pub(crate) const FILE: &str = "session-protocol.md";
 
 const TEMPLATE: &str = include_str!("../../templates/docs/session-protocol.md.j2");
 
@@ -35,7 +35,7 @@ const ONE_LINE_EXAMPLE: usize = 140;
 ///
 /// # Errors
 /// A template error (a bug in the template, reported with minijinja's error as the source).
-pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
+pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
     Ok(vec![OutFile::new(FILE, render(p)?)])
 }
 
@@ -43,7 +43,7 @@ pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
 ///
 /// # Errors
 /// A template error.
-pub fn render(p: &Protocol) -> Result<String, EmitError> {
+pub(crate) fn render(p: &Protocol) -> Result<String, EmitError> {
     let env = environment()?;
     let view = View::new(p);
     let mut out = env.get_template("session-protocol.md")?.render(&view)?;
@@ -69,7 +69,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
 
 /// Escapes markdown prose for a table cell: `|` becomes `\|` (also inside code spans, which GFM tables
 /// allow), and every line break becomes `<br>`, so the row stays on one line.
-pub fn cell(s: String) -> String {
+pub(crate) fn cell(s: String) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -91,7 +91,7 @@ pub fn cell(s: String) -> String {
 /// A literal as an inline code span that survives any content: the backtick fence is one longer than the
 /// longest backtick run inside, padded with spaces when the content starts or ends with a backtick; line
 /// breaks become spaces (as markdown would render them) and `|` is escaped for tables.
-pub fn code(s: String) -> String {
+pub(crate) fn code(s: String) -> String {
     let flat: String =
         s.chars().map(|c| if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') { ' ' } else { c }).collect();
     if flat.is_empty() {
@@ -103,7 +103,7 @@ pub fn code(s: String) -> String {
 }
 
 /// A fenced code block: the fence is longer than any backtick run inside, so content cannot close it.
-pub fn fence(s: String, lang: String) -> String {
+pub(crate) fn fence(s: String, lang: String) -> String {
     let ticks = "`".repeat((longest_run(&s, '`') + 1).max(3));
     let body = s.replace("\r\n", "\n");
     let body = body.trim_end_matches('\n');
@@ -125,7 +125,7 @@ fn longest_run(s: &str, ch: char) -> usize {
 
 /// The stable anchor of an event section: `event-` and the tag, lowercased, with anything other than ASCII
 /// letters, digits, `-` and `_` replaced by `-`.
-pub fn event_anchor(tag: &str) -> String {
+pub(crate) fn event_anchor(tag: &str) -> String {
     let slug: String = tag
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' })

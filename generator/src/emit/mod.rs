@@ -5,11 +5,11 @@ use std::fmt;
 use crate::catalogue::catalogue;
 use crate::ir::Protocol;
 
-pub mod docs;
-pub mod rust;
-pub mod schema;
-pub mod ts;
-pub mod ts_stream;
+pub(crate) mod docs;
+pub(crate) mod rust;
+pub(crate) mod schema;
+pub(crate) mod ts;
+pub(crate) mod ts_stream;
 
 /// The command that regenerates every output; named in each file's `@generated` header.
 pub const REGENERATE: &str = "cargo run -p wiregen -- generate";

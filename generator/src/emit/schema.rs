@@ -9,13 +9,13 @@ use super::{EmitError, OutFile, REGENERATE};
 use crate::ir::{Field, Object, Protocol, Ty};
 
 /// File name of the bundled schema inside `generated/schema/`.
-pub const FILE: &str = "session-protocol.schema.json";
+pub(crate) const FILE: &str = "session-protocol.schema.json";
 
 /// Emits `session-protocol.schema.json`.
 ///
 /// # Errors
 /// Never for a loaded protocol.
-pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
+pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
     let v = bundle(p);
     let mut text = serde_json::to_string_pretty(&v).map_err(|e| EmitError::Unsupported(e.to_string()))?;
     text.push('\n');
@@ -23,12 +23,12 @@ pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
 }
 
 /// Name of the `$defs` entry for an event variant.
-pub fn variant_def(name: &str) -> String {
+pub(crate) fn variant_def(name: &str) -> String {
     format!("{name}Event")
 }
 
 /// The bundled schema as a JSON value.
-pub fn bundle(p: &Protocol) -> Value {
+pub(crate) fn bundle(p: &Protocol) -> Value {
     let mut root = Map::new();
     root.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
     root.insert("$id".into(), json!(format!("{}{}", p.base_uri, FILE)));
@@ -117,7 +117,7 @@ fn object_body(m: &mut Map<String, Value>, description: &str, fields: &[Field]) 
 }
 
 /// The schema of a value type.
-pub fn ty_schema(t: &Ty) -> Value {
+pub(crate) fn ty_schema(t: &Ty) -> Value {
     match t {
         Ty::String(s) => {
             let mut m = Map::new();

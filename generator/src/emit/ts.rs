@@ -33,21 +33,21 @@ use crate::engine::MAX_DEPTH;
 use crate::ir::{pascal_case, Field, Object, Protocol, Ty};
 use crate::rules::Rule;
 
-pub mod js;
-pub mod standalone;
-pub mod zod;
+pub(crate) mod js;
+pub(crate) mod standalone;
+pub(crate) mod zod;
 
 use js::{ident, jsdoc, json_lit, prop_key, string_lit, Code};
 use zod::Zod;
 
 /// The npm package name.
-pub const PACKAGE: &str = "session-wire";
+pub(crate) const PACKAGE: &str = "session-wire";
 
 /// The Zod versions the generated code is written and tested against (a peer dependency of the package).
-pub const ZOD_RANGE: &str = "^4.6.7";
+pub(crate) const ZOD_RANGE: &str = "^4.6.7";
 
 /// The TypeScript compiler used to build and type-check the package.
-pub const TYPESCRIPT_RANGE: &str = "~5.9.3";
+pub(crate) const TYPESCRIPT_RANGE: &str = "~5.9.3";
 
 /// Type name of the event union (`SessionEvent`, `sessionEventSchema`).
 const UNION_NAME: &str = "Event";
@@ -63,7 +63,7 @@ const STANDALONE: &str = include_str!("../../templates/ts/standalone.ts.j2");
 /// [`EmitError::Unsupported`] when the model holds what the package cannot express exactly (a name that is not an
 /// identifier, two types with one name, integer bounds beyond ±(2^53-1), an envelope without `id` and `time`);
 /// [`EmitError::Template`] for a template bug.
-pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
+pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
     let env = environment()?;
     let names = Names::new(p)?;
     let header = header();

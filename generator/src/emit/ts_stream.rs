@@ -61,7 +61,7 @@ fn doc(s: &str) -> String {
 ///
 /// # Errors
 /// A template error (a bug in the template).
-pub fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
+pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| AutoEscape::None);

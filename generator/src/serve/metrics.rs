@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Upper bounds of the latency histogram buckets, in seconds.
-pub const BUCKETS: [f64; 16] =
+pub(crate) const BUCKETS: [f64; 16] =
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// The service's metrics.
@@ -25,7 +25,7 @@ pub struct Metrics {
 
 /// What one request validated, merged into [`Metrics`] once per request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Messages (lines) checked.
     pub messages: u64,
     /// Messages with at least one error.
@@ -51,12 +51,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Metrics {
     /// A request started.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A request finished on `route` (a route template) with `status` after `elapsed`.
-    pub fn finish(&self, route: &'static str, status: u16, elapsed: Duration) {
+    pub(crate) fn finish(&self, route: &'static str, status: u16, elapsed: Duration) {
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         *lock(&self.requests).entry((route, status)).or_default() += 1;
         let secs = elapsed.as_secs_f64();
@@ -68,7 +68,7 @@ impl Metrics {
     }
 
     /// Merges what one request validated.
-    pub fn messages(&self, t: &Tally) {
+    pub(crate) fn messages(&self, t: &Tally) {
         if t.messages == 0 {
             return;
         }

@@ -2,7 +2,7 @@
 //! written.
 //!
 //! The Rust checker ([`super::StreamChecker`]) and the emitted TypeScript checker (`src/stream.ts`, from
-//! [`crate::emit::ts_stream`]) both take every id, pointer and message template from here; the markdown
+//! the TypeScript output's stream emitter) both take every id, pointer and message template from here; the markdown
 //! reference lists [`StreamRule::ALL`] with [`StreamRule::seed`], the sentence of the protocol spec each rule
 //! comes from.
 //!
@@ -22,7 +22,7 @@
 //! place points at its discriminator (`/ev/t`).
 //!
 //! Messages are templates: `{name}` is replaced by the parameter `name` (see [`StreamRule::params`]) in one pass
-//! over the template ([`format_message`]), so a value holding braces is printed as it is.
+//! over the template, so a value holding braces is printed as it is.
 
 use crate::catalogue::catalogue;
 
@@ -227,7 +227,7 @@ impl StreamRule {
 
 /// The protocol vocabulary the stream rules speak of: event tags and field names. Both checkers take these
 /// names from here; a test checks that each one exists in the loaded schema.
-pub mod vocab {
+pub(crate) mod vocab {
     /// Envelope: message id.
     pub const ID: &str = "id";
     /// Envelope: turn id.
@@ -307,7 +307,7 @@ pub mod vocab {
 }
 
 /// The `{name}` placeholders of a template, in order of appearance, without repeats.
-pub fn placeholders(template: &str) -> Vec<&str> {
+pub(crate) fn placeholders(template: &str) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -332,7 +332,7 @@ fn is_param(s: &str) -> bool {
 
 /// Fills a template in one pass: `{name}` becomes the value of `name` in `params`; anything else (including
 /// braces in the values) is copied as it is.
-pub fn format_message(template: &str, params: &[(&str, &str)]) -> String {
+pub(crate) fn format_message(template: &str, params: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len() + 16);
     let mut rest = template;
     while let Some(open) = rest.find('{') {

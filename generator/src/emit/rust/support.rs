@@ -14,19 +14,19 @@ use crate::rules::Rule;
 
 /// Leaf decoders the model needs.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Uses {
+pub(crate) struct Uses {
     /// Names of the `de` helpers to emit (`string`, `uint`, `int`, `number`, `boolean`, `any_object`).
     pub helpers: BTreeSet<&'static str>,
 }
 
 /// The `Rule` variant for a catalogue rule, as a path expression (`Rule::MalformedJson`).
-pub fn rule(r: Rule) -> TokenStream {
+pub(crate) fn rule(r: Rule) -> TokenStream {
     let v = format_ident!("{}", pascal_case(r.id()));
     quote!(Rule::#v)
 }
 
 /// The `Rule` enum, its `id`/`summary`, `Error`, and the `de` module.
-pub fn tokens(uses: &Uses) -> TokenStream {
+pub(crate) fn tokens(uses: &Uses) -> TokenStream {
     let variants = Rule::ALL.iter().map(|r| {
         let v = format_ident!("{}", pascal_case(r.id()));
         let docs = doc_attrs(&format!("`{}`: {}", r.id(), r.summary()));

@@ -16,7 +16,7 @@ use crate::ir::{EnumDef, Field, Object, Protocol, Ty, Variant};
 use crate::rules::Rule;
 
 /// Records which leaf decoders a type needs.
-pub fn collect_uses(p: &Protocol) -> Uses {
+pub(crate) fn collect_uses(p: &Protocol) -> Uses {
     let mut uses = Uses::default();
     let all = p
         .envelope
@@ -212,7 +212,7 @@ fn deserialize_impl(ty: &Ident, decode: TokenStream) -> TokenStream {
 }
 
 /// A string enum.
-pub fn enum_def(e: &EnumDef) -> Result<TokenStream, EmitError> {
+pub(crate) fn enum_def(e: &EnumDef) -> Result<TokenStream, EmitError> {
     let ty = type_ident(&e.name);
     let docs = doc_attrs(&e.description);
     let mut idents = Vec::new();
@@ -274,7 +274,7 @@ pub fn enum_def(e: &EnumDef) -> Result<TokenStream, EmitError> {
 }
 
 /// A named object (not an event, not the envelope).
-pub fn object_def(o: &Object, n: &Names) -> Result<TokenStream, EmitError> {
+pub(crate) fn object_def(o: &Object, n: &Names) -> Result<TokenStream, EmitError> {
     let ty = type_ident(&o.name);
     let docs = doc_attrs(&o.description);
     let fields = struct_fields(&o.fields, n, true)?;
@@ -323,7 +323,7 @@ fn roles_text(roles: &[String]) -> String {
 }
 
 /// A union member: its struct, `decode_fields`, `Deserialize` (without the discriminator) and `From` into the union.
-pub fn variant_def(p: &Protocol, v: &Variant, n: &Names) -> Result<TokenStream, EmitError> {
+pub(crate) fn variant_def(p: &Protocol, v: &Variant, n: &Names) -> Result<TokenStream, EmitError> {
     let ty = type_ident(&v.name);
     let event = &n.event;
     let text = format!("`{}`: {}\n\nSent by: {}.", v.tag, v.description, v.roles.join(", "));
@@ -381,7 +381,7 @@ pub fn variant_def(p: &Protocol, v: &Variant, n: &Names) -> Result<TokenStream, 
 }
 
 /// The union: an enum with one newtype variant per member, tagged on the discriminator.
-pub fn union_def(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
+pub(crate) fn union_def(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
     let event = &n.event;
     let u = &p.union;
     let docs = doc_attrs(&u.description);
@@ -459,7 +459,7 @@ fn ptr_literal(tokens: &[&str]) -> Literal {
 }
 
 /// The envelope: private fields, getters, checked decoding and the constructor.
-pub fn envelope_def(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
+pub(crate) fn envelope_def(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
     let env = &n.envelope;
     let opts_ty = &n.options;
     let event = &n.event;
@@ -779,7 +779,7 @@ fn need_schemars_rules(p: &Protocol) -> bool {
 
 /// The role rules as JSON Schema `if`/`then` (one per restricted event and per restricted field), attached to
 /// the schema schemars derives for the envelope: role rules live in code, not in the shape of the types.
-pub fn role_rules_json(p: &Protocol) -> Vec<Value> {
+pub(crate) fn role_rules_json(p: &Protocol) -> Vec<Value> {
     let (ev, t, rf) = (&p.union_field, &p.union.tag, &p.role_field);
     let all = p.roles();
     let mut out = Vec::new();
@@ -810,7 +810,7 @@ pub fn role_rules_json(p: &Protocol) -> Vec<Value> {
 }
 
 /// The transform that adds the role rules to the derived envelope schema (only with the `schemars` feature).
-pub fn schemars_rules_fn(p: &Protocol) -> TokenStream {
+pub(crate) fn schemars_rules_fn(p: &Protocol) -> TokenStream {
     let rules = role_rules_json(p);
     if rules.is_empty() {
         return TokenStream::new();
@@ -857,6 +857,6 @@ fn json_tokens(v: &Value) -> TokenStream {
 }
 
 /// Type names this emitter defines besides the model's.
-pub fn fixed_names(n: &Names) -> BTreeSet<String> {
+pub(crate) fn fixed_names(n: &Names) -> BTreeSet<String> {
     [n.event.to_string(), n.options.to_string(), "Rule".to_string(), "Error".to_string()].into_iter().collect()
 }

@@ -6,7 +6,7 @@ use super::super::EmitError;
 /// A piece of TypeScript source. Only this module and [`super::zod`] build one, from checked identifiers and
 /// escaped literals, so schema text can never reach the output unescaped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Code(String);
+pub(crate) struct Code(String);
 
 impl Code {
     /// Joins pieces with a separator.
@@ -46,12 +46,12 @@ fn js_safe(json: String) -> String {
 
 /// A string literal (`"..."`) holding exactly `s`: JSON escaping (quotes, backslashes, control characters), plus
 /// U+2028/U+2029. Backticks and `${` are plain characters in a double-quoted literal.
-pub fn string_lit(s: &str) -> Code {
+pub(crate) fn string_lit(s: &str) -> Code {
     Code(js_safe(serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))))
 }
 
 /// Any JSON value as a JavaScript literal (arrays and objects included), escaped like [`string_lit`].
-pub fn json_lit(v: &serde_json::Value) -> Code {
+pub(crate) fn json_lit(v: &serde_json::Value) -> Code {
     Code(js_safe(serde_json::to_string(v).unwrap_or_else(|_| String::from("null"))))
 }
 
@@ -59,7 +59,7 @@ pub fn json_lit(v: &serde_json::Value) -> Code {
 ///
 /// # Errors
 /// [`EmitError::Unsupported`] for NaN or an infinity.
-pub fn number_lit(n: f64) -> Result<Code, EmitError> {
+pub(crate) fn number_lit(n: f64) -> Result<Code, EmitError> {
     if !n.is_finite() {
         return Err(EmitError::Unsupported(format!("the number {n} has no TypeScript literal")));
     }
@@ -68,7 +68,7 @@ pub fn number_lit(n: f64) -> Result<Code, EmitError> {
 }
 
 /// An integer literal.
-pub fn int_lit(n: i64) -> Code {
+pub(crate) fn int_lit(n: i64) -> Code {
     Code(n.to_string())
 }
 
@@ -144,7 +144,7 @@ fn is_identifier_name(s: &str) -> bool {
 ///
 /// # Errors
 /// [`EmitError::Unsupported`] when `s` cannot be an identifier.
-pub fn ident(s: &str) -> Result<Code, EmitError> {
+pub(crate) fn ident(s: &str) -> Result<Code, EmitError> {
     if is_identifier_name(s) && !RESERVED.contains(&s) {
         Ok(Code(s.to_string()))
     } else {
@@ -156,7 +156,7 @@ pub fn ident(s: &str) -> Result<Code, EmitError> {
 ///
 /// # Errors
 /// [`EmitError::Unsupported`] for `__proto__`, which an object literal would take as the prototype.
-pub fn prop_key(s: &str) -> Result<Code, EmitError> {
+pub(crate) fn prop_key(s: &str) -> Result<Code, EmitError> {
     if s == "__proto__" {
         return Err(EmitError::Unsupported(
             "a property named `__proto__` cannot be written in an object literal".into(),
@@ -170,7 +170,7 @@ pub fn prop_key(s: &str) -> Result<Code, EmitError> {
 /// Nothing in `text` can end the comment or forge a tag: `*/` becomes `*\/`, every line break (`\r\n`, `\r`, `\n`,
 /// U+2028, U+2029) starts a new ` * ` line, and a line starting with `@` gets a backslash (TSDoc's escape), so a
 /// description cannot declare `@deprecated` or `@type`.
-pub fn jsdoc(text: &str, indent: usize) -> Code {
+pub(crate) fn jsdoc(text: &str, indent: usize) -> Code {
     let normalized = text.replace("\r\n", "\n").replace(['\r', '\u{2028}', '\u{2029}'], "\n").replace("*/", "*\\/");
     let lines: Vec<String> = normalized
         .trim()

@@ -35,7 +35,7 @@ const INHERITED: &[&str] = &[
 ];
 
 /// The public names of the standalone module.
-pub struct StandaloneNames {
+pub(crate) struct StandaloneNames {
     /// `validate<Envelope>`: the list of errors.
     pub validate: Code,
     /// `is<Envelope>`: the type guard.

@@ -5,11 +5,11 @@ use super::super::EmitError;
 use super::js::{int_lit, number_lit, string_lit, Code};
 
 /// The largest integer JavaScript represents exactly (2^53-1); `z.int()` checks this range by itself.
-pub const MAX_SAFE: i64 = 9_007_199_254_740_991;
+pub(crate) const MAX_SAFE: i64 = 9_007_199_254_740_991;
 
 /// A Zod schema expression.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Zod {
+pub(crate) enum Zod {
     /// A string of at least `min_len` characters (code points, like the engine).
     String {
         /// Minimum length; `0` for none.
