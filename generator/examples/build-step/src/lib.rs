@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! [build-dependencies]
-//! wiregen = { path = "..." }
+//! wiregen = { path = "...", default-features = false }   # code generation only: no CLI, no server
 //! ```
 //!
 //! A broken schema fails `cargo build` with the generator's diagnostics, each naming the schema file, line,
