@@ -77,6 +77,8 @@
 
 mod catalogue;
 mod fast;
+#[cfg(test)]
+mod freshness;
 mod generate;
 
 pub mod diag;

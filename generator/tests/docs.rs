@@ -1,6 +1,6 @@
 //! The markdown reference (`generated/docs/session-protocol.md`): well-formed tables, stable anchors, every row
 //! of the protocol document's tables, and escaping of hostile descriptions. That the committed file is what the
-//! emitter produces today is the freshness test's job (`tests/freshness.rs`).
+//! emitter produces today is the freshness test's job (`src/freshness.rs`).
 
 use std::path::{Path, PathBuf};
 

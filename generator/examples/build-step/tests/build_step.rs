@@ -65,11 +65,29 @@ fn build_script_output_is_the_generators_rust_output() {
     let committed = workspace().join("generated/rust");
     let files = files_under(&built);
     assert!(files.iter().any(|f| f.ends_with("src/lib.rs")), "no lib.rs in {}", built.display());
+    let mut stale = Vec::new();
     for f in files {
         let rel = f.strip_prefix(&built).unwrap();
-        let want = std::fs::read_to_string(committed.join(rel)).unwrap_or_default();
-        assert_eq!(std::fs::read_to_string(&f).unwrap(), want, "{} differs from generated/rust", rel.display());
+        let committed_text = std::fs::read_to_string(committed.join(rel)).unwrap_or_default();
+        let built_text = std::fs::read_to_string(&f).unwrap();
+        if committed_text != built_text {
+            stale.push(format!("generated/rust/{}\n{}", rel.display(), first_difference(&committed_text, &built_text)));
+        }
     }
+    assert!(
+        stale.is_empty(),
+        "generated/rust is not what schema/ gives (the build script's output differs):\n{}\n\
+         fix: run `cargo run -p wiregen -- generate` from the workspace root and commit generated/",
+        stale.join("\n")
+    );
+}
+
+/// The first differing line of two texts, with its number (`-` committed, `+` generated now).
+fn first_difference(committed: &str, built: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (committed.lines().collect(), built.lines().collect());
+    let i = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let show = |l: Option<&&str>| l.map_or("(end of file)".to_string(), |l| l.chars().take(200).collect());
+    format!("@@ line {} @@\n-{}\n+{}", i + 1, show(a.get(i)), show(b.get(i)))
 }
 
 #[test]

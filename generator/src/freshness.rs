@@ -4,9 +4,13 @@
 //! produces fails here with the list of files, a diff and the command that fixes them (uv's
 //! `generate-all --mode check`). The other tests then test what this one proves is current.
 //!
+//! It is a unit test of the library, using only the public API, because `cargo test` runs a package's unit tests
+//! before its integration tests and stops at the first failing test binary: a stale `generated/` then fails here,
+//! with the fix command, before the conformance or docs tests trip over it with a confusing difference.
+//!
 //! `WIREGEN_UPDATE_GOLDEN=1` (the one golden switch, ignored when `CI` is set) regenerates instead of failing.
 
-#[path = "support/golden.rs"]
+#[path = "../tests/support/golden.rs"]
 mod golden;
 
 use std::path::{Path, PathBuf};
@@ -29,16 +33,16 @@ fn chain(e: &dyn std::error::Error) -> String {
 #[test]
 fn generated_outputs_are_what_the_schema_gives() {
     let root = root();
-    let opts = wiregen::Options::new(root.join("schema"), root.join("generated"));
-    assert_eq!(opts.outputs, wiregen::emit::Output::ALL, "every output is checked");
+    let opts = crate::Options::new(root.join("schema"), root.join("generated"));
+    assert_eq!(opts.outputs, crate::emit::Output::ALL, "every output is checked");
     if golden::updating() {
-        let r = wiregen::generate(&opts).unwrap_or_else(|e| panic!("generate failed: {}", chain(&e)));
+        let r = crate::generate(&opts).unwrap_or_else(|e| panic!("generate failed: {}", chain(&e)));
         for p in r.written.iter().chain(&r.deleted) {
             eprintln!("regenerated: {}", p.display());
         }
         return;
     }
-    let report = wiregen::check(&opts).unwrap_or_else(|e| panic!("check failed: {}", chain(&e)));
+    let report = crate::check(&opts).unwrap_or_else(|e| panic!("check failed: {}", chain(&e)));
     assert!(report.fresh > 0, "no generated file was compared");
     if report.is_clean() {
         return;
@@ -59,7 +63,7 @@ fn generated_outputs_are_what_the_schema_gives() {
     }
     msg.push_str(&format!(
         "\nfix: run `{}` from the workspace root and commit generated/ (or set {}=1 for this test)",
-        wiregen::emit::REGENERATE,
+        crate::emit::REGENERATE,
         golden::UPDATE_VAR
     ));
     panic!("{msg}");
