@@ -234,18 +234,21 @@ impl Engine {
             }
             Ty::Enum(name) => {
                 let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
-                let e = &self.proto.enums[name];
-                if !e.values.iter().any(|x| x == sv) {
+                // A model built by hand may name an enum it does not define: then no value is allowed.
+                let values = self.proto.enums.get(name).map_or(&[][..], |e| e.values.as_slice());
+                if !values.iter().any(|x| x == sv) {
                     out.push(Issue::new(
                         Rule::Enum,
                         ptr.render(),
-                        format!("`{sv}` is not one of {}", quoted_list(&e.values)),
+                        format!("`{sv}` is not one of {}", quoted_list(values)),
                     ));
                 }
             }
             Ty::Object(name) => {
                 let Some(o) = v.as_object() else { return out.push(type_issue(ptr, "an object", v)) };
-                self.object(o, &self.proto.objects[name].fields, ptr, None, out);
+                // An undefined object type (a hand-built model) has no fields: every property is unknown.
+                let fields = self.proto.objects.get(name).map_or(&[][..], |o| o.fields.as_slice());
+                self.object(o, fields, ptr, None, out);
             }
             Ty::AnyObject => {
                 if !v.is_object() {

@@ -191,9 +191,9 @@ pub enum RemovedKind {
 }
 
 impl Protocol {
-    /// All role names, in enum order.
+    /// All role names, in enum order (none when the role enum is not defined).
     pub fn roles(&self) -> &[String] {
-        &self.enums[&self.role_enum].values
+        self.enums.get(&self.role_enum).map_or(&[], |e| &e.values)
     }
 
     /// The replacement hint for a removed discriminator value.

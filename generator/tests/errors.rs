@@ -95,3 +95,22 @@ fn an_emitter_error_has_no_hidden_cause() {
     let report = assert_no_repeats(&err);
     assert!(report.contains("`not an identifier` is not a Rust identifier"), "{report}");
 }
+
+/// The model is public, so a tool can hand the engine and the emitters a protocol that names types it does not
+/// define. That is an emitter error or a validation verdict, never a panic.
+#[test]
+fn a_hand_built_model_with_undefined_types_does_not_panic() {
+    let mut p = wiregen::load::load(&root().join("schema")).expect("schema loads");
+    p.enums.clear();
+    p.objects.clear();
+    for o in wiregen::emit::Output::ALL {
+        if let Err(e) = o.emit(&p) {
+            assert_no_repeats(&e);
+        }
+    }
+    let engine = wiregen::engine::Engine::new(p, wiregen::engine::EngineOptions { strict_ids: true });
+    let issues = engine.check_line_fast(
+        br#"{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed","usage":{"inputTokens":1}}}"#,
+    );
+    assert!(!issues.is_empty(), "an undefined enum allows no value");
+}

@@ -565,7 +565,10 @@ fn index_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Emit
             "createEnvelope needs a required string `id` and a required integer `time` on the envelope".into(),
         ));
     }
-    let (_, role_type) = &names.enums[&p.role_enum];
+    let (_, role_type) = names
+        .enums
+        .get(&p.role_enum)
+        .ok_or_else(|| EmitError::Unsupported(format!("the role enum `{}` is not defined", p.role_enum)))?;
     let sa_names = standalone::names(names)?;
     Ok(minijinja::context! {
         header => header.clone(),

@@ -65,7 +65,8 @@ fn literal(p: &Protocol, n: &Names, ty: &Ty, v: &Value) -> Result<TokenStream, E
             quote!(#t::#i)
         }
         Ty::Object(name) => {
-            let o = &p.objects[name];
+            let o =
+                p.objects.get(name).ok_or_else(|| EmitError::Unsupported(format!("object `{name}` is not defined")))?;
             struct_literal(p, n, &type_ident(&o.name), &o.fields, v)?
         }
         Ty::AnyObject => {
