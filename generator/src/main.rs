@@ -118,8 +118,8 @@ struct ValidateArgs {
     paths: Vec<PathBuf>,
 }
 
-#[cfg(feature = "serve")]
 /// The flags of `wiregen serve`; they convert into the library's [`wiregen::serve::ServeOptions`].
+#[cfg(feature = "serve")]
 #[derive(Debug, Clone, clap::Args)]
 struct ServeArgs {
     /// Address to listen on; port 0 picks a free port. The bound address is printed on stdout.
@@ -172,9 +172,9 @@ impl From<ServeArgs> for wiregen::serve::ServeOptions {
     }
 }
 
-#[cfg(feature = "serve")]
 /// `wiregen serve`: the binary, not the library, installs the log subscriber (one line per request on stderr,
 /// colours only on a terminal) and prints the bound address as the first line on stdout.
+#[cfg(feature = "serve")]
 fn serve(a: ServeArgs) -> ExitCode {
     let level = if a.quiet { tracing::Level::WARN } else { tracing::Level::INFO };
     let _ = tracing_subscriber::fmt()
