@@ -251,7 +251,7 @@ fn main() {
     );
 
     let proto = wiregen::load::load(&root().join("schema")).expect("schema");
-    let engine = Engine::new(proto, EngineOptions::default());
+    let engine = Engine::new(proto, EngineOptions::default()).expect("the schema has a root type");
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("generated/schema/session-protocol.schema.json")).expect("bundled schema"),
     )

@@ -31,6 +31,12 @@ catalogue! {
         InvalidValue = "schema.invalid-value",
         /// A required annotation or keyword is absent.
         Missing = "schema.missing",
+        /// A `pattern` that JavaScript and Rust would not read the same way.
+        UnsupportedPattern = "schema.unsupported-pattern",
+        /// A `$ref` cycle that no object or array breaks.
+        RefCycle = "schema.ref-cycle",
+        /// Two types would get one name in some language.
+        NameCollision = "schema.name-collision",
     }
 }
 

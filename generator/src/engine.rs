@@ -1,5 +1,11 @@
-//! The message validation engine behind `wiregen validate` and `wiregen serve`: interprets the [`Protocol`]
-//! model over a parsed JSON value and reports located errors with stable rule ids ([`crate::rules`]).
+//! The message validation engine behind `wiregen validate` and `wiregen serve`: interprets the [`Model`] over a
+//! parsed JSON value and reports located errors with stable rule ids ([`crate::rules`]).
+//!
+//! This is the reference for what every generated checker reports; the order of checks is the one documented in
+//! [`crate::rules`]: a node's own keywords first (its type, then the keywords of that type, in the order below),
+//! then `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`; an object's declared properties in schema order, each in
+//! depth, then the other properties in input order, then its counts; an array's elements in order, then its
+//! counts and uniqueness; the protocol's role rules once the envelope's shape is valid.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::diag::push_ptr;
-use crate::ir::{Field, Protocol, Ty};
+use crate::ir::*;
 use crate::rules::Rule;
 
 /// One error in one message.
@@ -36,12 +42,15 @@ pub struct EngineOptions {
     pub strict_ids: bool,
 }
 
-/// A compiled validator for one protocol. It owns (a shared handle to) its protocol, so it can live as long as
-/// needed (a server keeps one for its lifetime) and is cheap to clone.
+/// A compiled validator for one type of a model (by default its root). It owns (a shared handle to) its model,
+/// so it can live as long as needed (a server keeps one for its lifetime) and is cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Engine {
-    proto: Arc<Protocol>,
-    strict: BTreeMap<String, regex::Regex>,
+    model: Arc<Model>,
+    root: TypeId,
+    /// Every pattern of the model, compiled once, by ECMA-262 source.
+    regexes: BTreeMap<String, regex::Regex>,
+    strict_ids: bool,
     fast: Option<crate::fast::FastPlan>,
 }
 
@@ -49,30 +58,77 @@ pub struct Engine {
 /// limit, so the parser can never overflow the stack. Every checker applies the same bound.
 pub const MAX_DEPTH: usize = 127;
 
-impl Engine {
-    /// Compiles the engine for `proto` (a [`Protocol`], or an `Arc` of one to share it).
-    pub fn new(proto: impl Into<Arc<Protocol>>, opts: EngineOptions) -> Self {
-        let proto = proto.into();
-        let mut strict = BTreeMap::new();
-        if opts.strict_ids {
-            let mut visit = |f: &Field| {
-                if let Ty::String(s) = &f.ty {
-                    if let Some(pat) = &s.strict_pattern {
-                        if let Ok(re) = regex::Regex::new(pat) {
-                            strict.insert(pat.clone(), re);
-                        }
-                    }
-                }
-            };
-            proto.envelope.fields.iter().for_each(&mut visit);
-            proto.union.variants.iter().flat_map(|v| &v.fields).for_each(&mut visit);
-            proto.objects.values().flat_map(|o| &o.fields).for_each(&mut visit);
+/// Why an engine cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The model has no root type and none was named.
+    NoRoot,
+    /// No type has this name.
+    UnknownType(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::NoRoot => f.write_str("the schema names no root type (`x-root`); say which type to check"),
+            EngineError::UnknownType(t) => write!(f, "the schema has no type named `{t}`"),
         }
-        let fast = crate::fast::FastPlan::new(&proto);
-        Engine { proto, strict, fast }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl Engine {
+    /// Compiles the engine for the model's root type.
+    ///
+    /// # Errors
+    /// [`EngineError::NoRoot`] when the model has no root type.
+    pub fn new(model: impl Into<Arc<Model>>, opts: EngineOptions) -> Result<Self, EngineError> {
+        let model = model.into();
+        let root = model.root.ok_or(EngineError::NoRoot)?;
+        Ok(Self::for_type(model, root, opts))
     }
 
-    /// Checks one line, taking the fast path (an IR-compiled `DeserializeSeed` that vouches for valid lines) and explaining with the precise path only when
+    /// Compiles the engine for the type named `name` (its base, Rust or TypeScript name).
+    ///
+    /// # Errors
+    /// [`EngineError::UnknownType`].
+    pub fn for_type_named(model: impl Into<Arc<Model>>, name: &str, opts: EngineOptions) -> Result<Self, EngineError> {
+        let model = model.into();
+        let id = model.type_named(name).ok_or_else(|| EngineError::UnknownType(name.to_string()))?;
+        Ok(Self::for_type(model, id, opts))
+    }
+
+    /// Compiles the engine for one type of the model.
+    pub fn for_type(model: impl Into<Arc<Model>>, root: TypeId, opts: EngineOptions) -> Self {
+        let model = model.into();
+        let mut regexes = BTreeMap::new();
+        model.visit_patterns(&mut |p: &Pattern, strict: bool| {
+            if strict && !opts.strict_ids {
+                return;
+            }
+            if !regexes.contains_key(&p.source) {
+                // The loader compiled every pattern already; one that fails here matches nothing.
+                let re = regex::Regex::new(&p.rust).unwrap_or_else(|_| never_regex());
+                regexes.insert(p.source.clone(), re);
+            }
+        });
+        let fast = crate::fast::FastPlan::new(&model, root, opts.strict_ids);
+        Engine { model, root, regexes, strict_ids: opts.strict_ids, fast }
+    }
+
+    /// The model this engine checks.
+    pub fn model(&self) -> &Arc<Model> {
+        &self.model
+    }
+
+    /// The type this engine checks.
+    pub fn root(&self) -> TypeId {
+        self.root
+    }
+
+    /// Checks one line, taking the fast path ([`crate::fast`]) and explaining with the precise path only when
     /// the fast path cannot vouch for the line. Same verdict and errors as [`Engine::check_line`].
     pub fn check_line_fast(&self, line: &[u8]) -> Vec<Issue> {
         if self.is_valid_fast(line) {
@@ -81,16 +137,10 @@ impl Engine {
         self.check_line(line).1
     }
 
-    /// The fast verdict alone: `true` only when the line is certainly valid (the fast path alone).
+    /// The fast verdict alone: `true` only when the line is certainly valid (see [`crate::fast`]).
     pub fn is_valid_fast(&self, line: &[u8]) -> bool {
         let (Some(plan), Ok(text)) = (&self.fast, std::str::from_utf8(line)) else { return false };
-        let strict = |pat: &str, v: &str| self.strict.get(pat).is_none_or(|re| re.is_match(v));
-        crate::fast::is_valid(plan, &strict, text)
-    }
-
-    /// The protocol this engine checks.
-    pub fn protocol(&self) -> &Protocol {
-        &self.proto
+        crate::fast::is_valid(plan, &|src: &str, v: &str| self.regexes.get(src).is_none_or(|re| re.is_match(v)), text)
     }
 
     /// Parses one line (without its newline) and checks it. Returns the parsed value when the line is JSON.
@@ -104,192 +154,480 @@ impl Engine {
         }
     }
 
-    /// Checks a parsed message: shape first, then role rules once the shape is valid.
+    /// Checks a parsed value against the engine's type: every error, the canonical first error first.
     pub fn check_value(&self, v: &Value) -> Vec<Issue> {
         let mut out = Vec::new();
-        let Some(obj) = v.as_object() else {
-            out.push(Issue::new(Rule::Type, "", format!("expected a JSON object (an envelope), got {}", kind(v))));
-            return out;
-        };
-        self.object(obj, &self.proto.envelope.fields, &Ptr::ROOT, None, &mut out);
-        if out.is_empty() {
-            self.roles(obj, &mut out);
-        }
+        self.check_type(self.root, v, &Ptr::ROOT, &mut out);
         out
     }
 
-    fn roles(&self, env: &Map<String, Value>, out: &mut Vec<Issue>) {
-        let p = &*self.proto;
-        let Some(role) = env.get(&p.role_field).and_then(Value::as_str) else { return };
-        let Some(ev) = env.get(&p.union_field).and_then(Value::as_object) else { return };
-        let Some(var) = ev.get(&p.union.tag).and_then(Value::as_str).and_then(|t| p.union.variant(t)) else { return };
-        if !var.roles.iter().any(|r| r == role) {
-            out.push(Issue::new(
-                Rule::RoleEvent,
-                push_ptr("", &p.role_field),
-                format!("`{}` may be sent only by {}, not by {role}", var.tag, var.roles.join(" or ")),
-            ));
-        }
-        for f in &p.envelope.fields {
-            if env.contains_key(&f.name) && !Protocol::field_allowed(f, role) {
-                out.push(field_role_issue(f, &push_ptr("", &f.name), role));
-            }
-        }
-        let evp = push_ptr("", &p.union_field);
-        for f in &var.fields {
-            if ev.contains_key(&f.name) && !Protocol::field_allowed(f, role) {
-                out.push(field_role_issue(f, &push_ptr(&evp, &f.name), role));
+    /// Whether a value is valid for a node (no error list is built).
+    fn valid(&self, n: &Node, v: &Value) -> bool {
+        let mut out = Vec::new();
+        self.check(n, v, &Ptr::ROOT, &mut out);
+        out.is_empty()
+    }
+
+    fn check_type(&self, id: TypeId, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        let t = self.model.ty(id);
+        let before = out.len();
+        self.check(&t.node, v, ptr, out);
+        if out.len() == before {
+            if let Some(p) = self.model.protocol.as_ref().filter(|p| p.envelope == id) {
+                self.roles(p, v, ptr, out);
             }
         }
     }
 
-    /// Checks an object's fields in schema order, then reports unknown properties in input order.
-    /// `tag` is the union member's discriminator value when the object is an event body.
-    fn object(
-        &self,
-        obj: &Map<String, Value>,
-        fields: &[Field],
-        ptr: &Ptr<'_>,
-        tag: Option<(&str, &str)>,
-        out: &mut Vec<Issue>,
-    ) {
-        for f in fields {
+    fn check(&self, n: &Node, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        match &n.shape {
+            Shape::Any => {}
+            Shape::Never => out.push(Issue::new(Rule::Never, ptr.render(), "no value is allowed here")),
+            Shape::Ref(id) => self.check_type(*id, v, ptr, out),
+            Shape::Null => {
+                if !v.is_null() {
+                    out.push(type_issue(ptr, "null", v));
+                }
+            }
+            Shape::Boolean => {
+                if !v.is_boolean() {
+                    out.push(type_issue(ptr, "a boolean", v));
+                }
+            }
+            Shape::String(s) => {
+                let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
+                self.string(s, sv, ptr, out);
+            }
+            Shape::Number(s) => self.number(s, v, ptr, out),
+            Shape::Const(c) => {
+                if !json_equal(c, v) {
+                    out.push(Issue::new(Rule::Const, ptr.render(), format!("must be {}", short_json(c))));
+                }
+            }
+            Shape::Enum(values) => {
+                if values.iter().all(Value::is_string) && !v.is_string() {
+                    return out.push(type_issue(ptr, "a string", v));
+                }
+                if !values.iter().any(|x| json_equal(x, v)) {
+                    let shown = match v.as_str() {
+                        Some(s) => format!("`{s}`"),
+                        None => short_json(v),
+                    };
+                    out.push(Issue::new(
+                        Rule::Enum,
+                        ptr.render(),
+                        format!("{shown} is not one of {}", value_list(values)),
+                    ));
+                }
+            }
+            Shape::Array(a) => {
+                let Some(items) = v.as_array() else { return out.push(type_issue(ptr, "an array", v)) };
+                self.array(a, items, ptr, out);
+            }
+            Shape::Object(o) => {
+                let Some(obj) = v.as_object() else { return out.push(type_issue(ptr, "an object", v)) };
+                self.object(o, obj, ptr, out);
+            }
+            Shape::Union(u) => {
+                let Some(obj) = v.as_object() else { return out.push(type_issue(ptr, "an object", v)) };
+                self.union(u, v, obj, ptr, out);
+            }
+            Shape::Nullable(inner) => {
+                if !v.is_null() {
+                    self.check(inner, v, ptr, out);
+                }
+            }
+            Shape::Kinds(members) => match members.iter().find(|m| kind_matches(&self.model, &m.shape, v)) {
+                Some(m) => self.check(m, v, ptr, out),
+                None => {
+                    let expected: Vec<&str> = members.iter().map(|m| kind_word(&self.model, &m.shape)).collect();
+                    out.push(type_issue(ptr, &expected.join(" or "), v));
+                }
+            },
+            Shape::AllOf(members) => members.iter().for_each(|m| self.check(m, v, ptr, out)),
+            Shape::AnyOf(members) => {
+                if !members.iter().any(|m| self.valid(m, v)) {
+                    out.push(Issue::new(
+                        Rule::AnyOf,
+                        ptr.render(),
+                        format!("matches none of the {} alternatives", members.len()),
+                    ));
+                }
+            }
+            Shape::OneOf(members) => {
+                let matching: Vec<usize> = (0..members.len()).filter(|i| self.valid(&members[*i], v)).collect();
+                match matching.as_slice() {
+                    [_] => {}
+                    [] => out.push(Issue::new(
+                        Rule::OneOf,
+                        ptr.render(),
+                        format!("matches none of the {} alternatives (exactly one must match)", members.len()),
+                    )),
+                    [a, b, ..] => out.push(Issue::new(
+                        Rule::OneOf,
+                        ptr.render(),
+                        format!("matches alternatives {a} and {b} (exactly one must match)"),
+                    )),
+                }
+            }
+            Shape::Not(inner) => {
+                if self.valid(inner, v) {
+                    out.push(Issue::new(Rule::Not, ptr.render(), "matches a schema it must not match"));
+                }
+            }
+            Shape::Cond { cond, then, otherwise } => {
+                let branch = if self.valid(cond, v) { then } else { otherwise };
+                if let Some(b) = branch {
+                    self.check(b, v, ptr, out);
+                }
+            }
+        }
+    }
+
+    fn string(&self, s: &StringShape, sv: &str, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        if s.min_length.is_some() || s.max_length.is_some() {
+            let len = sv.chars().count() as u64;
+            if let Some(min) = s.min_length.filter(|m| len < *m) {
+                return out.push(Issue::new(
+                    Rule::MinLength,
+                    ptr.render(),
+                    format!("must be at least {min} character(s) long"),
+                ));
+            }
+            if let Some(max) = s.max_length.filter(|m| len > *m) {
+                return out.push(Issue::new(
+                    Rule::MaxLength,
+                    ptr.render(),
+                    format!("must be at most {max} character(s) long"),
+                ));
+            }
+        }
+        if let Some(p) = &s.pattern {
+            if !self.regexes.get(&p.source).is_some_and(|re| re.is_match(sv)) {
+                return out.push(Issue::new(
+                    Rule::Pattern,
+                    ptr.render(),
+                    format!("does not match the pattern `{}`", p.source),
+                ));
+            }
+        }
+        if self.strict_ids {
+            if let Some(p) = &s.strict_pattern {
+                if !self.regexes.get(&p.source).is_some_and(|re| re.is_match(sv)) {
+                    out.push(Issue::new(
+                        Rule::StrictId,
+                        ptr.render(),
+                        format!("`{sv}` is not a cuid2 id (pattern {})", p.source),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn number(&self, s: &NumberShape, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        let Some(n) = v.as_number().and_then(serde_json::Number::as_f64) else {
+            return out.push(type_issue(ptr, if s.integer { "an integer" } else { "a number" }, v));
+        };
+        if s.integer && n.fract() != 0.0 {
+            return out.push(type_issue(ptr, "an integer", v));
+        }
+        let r = ptr.render_lazy();
+        if let Some(m) = s.minimum.filter(|m| n < *m) {
+            return out.push(Issue::new(Rule::Minimum, r(), format!("must be at least {}", num(m))));
+        }
+        if let Some(m) = s.exclusive_minimum.filter(|m| n <= *m) {
+            return out.push(Issue::new(Rule::ExclusiveMinimum, r(), format!("must be greater than {}", num(m))));
+        }
+        if let Some(m) = s.maximum.filter(|m| n > *m) {
+            return out.push(Issue::new(Rule::Maximum, r(), format!("must be at most {}", num(m))));
+        }
+        if let Some(m) = s.exclusive_maximum.filter(|m| n >= *m) {
+            return out.push(Issue::new(Rule::ExclusiveMaximum, r(), format!("must be less than {}", num(m))));
+        }
+        if let Some(m) = s.multiple_of.filter(|m| !is_multiple(n, *m)) {
+            out.push(Issue::new(Rule::MultipleOf, r(), format!("must be a multiple of {}", num(m))));
+        }
+    }
+
+    fn array(&self, a: &ArrayShape, items: &[Value], ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        let mut idx = String::new();
+        for (i, item) in items.iter().enumerate() {
+            let node = match a.prefix.get(i) {
+                Some(n) => Some(n),
+                None => a.items.as_deref(),
+            };
+            if let Some(n) = node {
+                idx.clear();
+                idx.push_str(&i.to_string());
+                self.check(n, item, &ptr.key(&idx), out);
+            }
+        }
+        let len = items.len() as u64;
+        if let Some(m) = a.min_items.filter(|m| len < *m) {
+            return out.push(Issue::new(Rule::MinItems, ptr.render(), format!("must have at least {m} item(s)")));
+        }
+        if let Some(m) = a.max_items.filter(|m| len > *m) {
+            return out.push(Issue::new(Rule::MaxItems, ptr.render(), format!("must have at most {m} item(s)")));
+        }
+        if a.unique {
+            if let Some((i, j)) = first_duplicate(items) {
+                out.push(Issue::new(Rule::UniqueItems, ptr.render(), format!("items {i} and {j} are equal")));
+            }
+        }
+    }
+
+    fn object(&self, o: &ObjectShape, obj: &Map<String, Value>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        for f in &o.fields {
             let fp = ptr.key(&f.name);
             match obj.get(&f.name) {
                 None if f.required => {
                     out.push(Issue::new(Rule::Required, fp.render(), format!("missing required property `{}`", f.name)))
                 }
                 None => {}
-                Some(v) => self.value(&f.ty, v, &fp, out),
+                Some(v) => self.check(&f.node, v, &fp, out),
             }
         }
-        for k in obj.keys() {
-            if fields.iter().any(|f| &f.name == k) {
+        for r in &o.required_only {
+            if !obj.contains_key(r) {
+                out.push(Issue::new(Rule::Required, ptr.key(r).render(), format!("missing required property `{r}`")));
+            }
+        }
+        for (k, deps) in &o.dependent_required {
+            if obj.contains_key(k) {
+                for d in deps.iter().filter(|d| !obj.contains_key(*d)) {
+                    out.push(Issue::new(
+                        Rule::DependentRequired,
+                        ptr.key(d).render(),
+                        format!("`{d}` is required when `{k}` is present"),
+                    ));
+                }
+            }
+        }
+        for (k, v) in obj {
+            let declared = o.fields.iter().any(|f| &f.name == k);
+            let mut matched = false;
+            for (p, node) in &o.pattern_properties {
+                if self.regexes.get(&p.source).is_some_and(|re| re.is_match(k)) {
+                    matched = true;
+                    self.check(node, v, &ptr.key(k), out);
+                }
+            }
+            if declared || matched {
                 continue;
             }
-            if let Some((tag_name, tag_value)) = tag {
-                if k == tag_name {
-                    continue;
-                }
-                if let Some((_, rep)) = self.proto.removed_property(tag_value, k) {
-                    out.push(Issue::new(
+            match &o.additional {
+                Additional::Open | Additional::Strip => {}
+                Additional::Schema(n) => self.check(n, v, &ptr.key(k), out),
+                Additional::Closed => match o.removed.iter().find(|r| &r.name == k) {
+                    Some(r) => out.push(Issue::new(
                         Rule::RemovedProperty,
                         ptr.key(k).render(),
-                        format!("`{k}` was removed from `{tag_value}` in this version: use `{rep}` instead"),
+                        format!(
+                            "`{k}` was removed from `{}` in this version: use `{}` instead",
+                            r.owner, r.replacement
+                        ),
+                    )),
+                    None => out.push(Issue::new(
+                        Rule::AdditionalProperty,
+                        ptr.key(k).render(),
+                        format!("unknown property `{k}`"),
+                    )),
+                },
+            }
+        }
+        if let Some(names) = &o.property_names {
+            for k in obj.keys() {
+                let mut inner = Vec::new();
+                self.check(names, &Value::String(k.clone()), &Ptr::ROOT, &mut inner);
+                if let Some(first) = inner.first() {
+                    out.push(Issue::new(
+                        Rule::PropertyNames,
+                        ptr.key(k).render(),
+                        format!("the property name `{k}` is not allowed: {}", first.message),
                     ));
-                    continue;
                 }
             }
-            out.push(Issue::new(Rule::AdditionalProperty, ptr.key(k).render(), format!("unknown property `{k}`")));
+        }
+        let len = obj.len() as u64;
+        if let Some(m) = o.min_properties.filter(|m| len < *m) {
+            out.push(Issue::new(Rule::MinProperties, ptr.render(), format!("must have at least {m} propert(ies)")));
+        } else if let Some(m) = o.max_properties.filter(|m| len > *m) {
+            out.push(Issue::new(Rule::MaxProperties, ptr.render(), format!("must have at most {m} propert(ies)")));
         }
     }
 
-    fn value(&self, ty: &Ty, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
-        match ty {
-            Ty::String(s) => {
-                let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
-                if let Some(min) = s.min_length {
-                    if (sv.chars().count() as u64) < min {
+    fn union(&self, u: &UnionShape, v: &Value, obj: &Map<String, Value>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        let tp = ptr.key(&u.discriminator);
+        let Some(t) = obj.get(&u.discriminator) else {
+            return out.push(Issue::new(
+                Rule::Required,
+                tp.render(),
+                format!("missing required property `{}`", u.discriminator),
+            ));
+        };
+        if let Some(m) = u.members.iter().find(|m| json_equal(&m.tag, t)) {
+            return self.check_type(m.ty, v, ptr, out);
+        }
+        // A value of the wrong JSON type for every member is a type error; else an unknown member.
+        if !u.members.iter().any(|m| same_kind(&m.tag, t)) {
+            let expected = u.members.first().map_or("a string", |m| kind(&m.tag));
+            return out.push(type_issue(&tp, expected, t));
+        }
+        let text = t.as_str().map_or_else(|| t.to_string(), String::from);
+        if let Some((_, rep)) = u.removed.iter().find(|(old, _)| Some(old.as_str()) == t.as_str()) {
+            return out.push(Issue::new(
+                Rule::RemovedEvent,
+                tp.render(),
+                format!("`{text}` was removed in this version: use `{rep}` instead"),
+            ));
+        }
+        let tags: Vec<Value> = u.members.iter().map(|m| m.tag.clone()).collect();
+        if u.events {
+            out.push(Issue::new(
+                Rule::UnknownEvent,
+                tp.render(),
+                format!("`{text}` is not an event; expected one of {}", value_list(&tags)),
+            ));
+        } else {
+            out.push(Issue::new(
+                Rule::UnknownVariant,
+                tp.render(),
+                format!("`{text}` names no member; expected one of {}", value_list(&tags)),
+            ));
+        }
+    }
+
+    /// The protocol's role rules on an envelope whose shape is valid, in [`Protocol::role_rules`] order.
+    fn roles(&self, p: &Protocol, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        let Some(env) = v.as_object() else { return };
+        let Some(role) = env.get(&p.role_field).and_then(Value::as_str) else { return };
+        let Some(ev) = env.get(&p.union_field).and_then(Value::as_object) else { return };
+        let disc = p.discriminator(&self.model);
+        let Some(event) = ev.get(disc).and_then(Value::as_str).and_then(|t| p.event(t)) else { return };
+        for rule in p.role_rules(event) {
+            match rule {
+                RoleRule::Event { allowed } => {
+                    if !allowed.iter().any(|r| r == role) {
                         out.push(Issue::new(
-                            Rule::MinLength,
-                            ptr.render(),
-                            format!("must be at least {min} character(s) long"),
-                        ));
-                        return;
-                    }
-                }
-                if let Some(re) = s.strict_pattern.as_ref().and_then(|p| self.strict.get(p)) {
-                    if !re.is_match(sv) {
-                        out.push(Issue::new(
-                            Rule::StrictId,
-                            ptr.render(),
-                            format!("`{sv}` is not a cuid2 id (pattern {})", re.as_str()),
+                            Rule::RoleEvent,
+                            ptr.key(&p.role_field).render(),
+                            format!("`{}` may be sent only by {}, not by {role}", event.tag, allowed.join(" or ")),
                         ));
                     }
                 }
-            }
-            Ty::Integer { minimum, maximum } => {
-                let n = match integer_value(v) {
-                    Some(n) => n,
-                    None => return out.push(type_issue(ptr, "an integer", v)),
-                };
-                if n < *minimum as f64 {
-                    out.push(Issue::new(Rule::Minimum, ptr.render(), format!("must be at least {minimum}")));
-                } else if n > *maximum as f64 {
-                    out.push(Issue::new(Rule::Maximum, ptr.render(), format!("must be at most {maximum}")));
-                }
-            }
-            Ty::Number { minimum } => {
-                let Some(n) = v.as_f64() else { return out.push(type_issue(ptr, "a number", v)) };
-                if let Some(min) = minimum {
-                    if n < *min {
-                        out.push(Issue::new(Rule::Minimum, ptr.render(), format!("must be at least {min}")));
+                RoleRule::EnvelopeField { name, allowed } => {
+                    if env.contains_key(name) && !allowed.iter().any(|r| r == role) {
+                        out.push(field_role_issue(name, allowed, &ptr.key(name).render(), role));
                     }
                 }
-            }
-            Ty::Boolean => {
-                if !v.is_boolean() {
-                    out.push(type_issue(ptr, "a boolean", v));
-                }
-            }
-            Ty::Enum(name) => {
-                let Some(sv) = v.as_str() else { return out.push(type_issue(ptr, "a string", v)) };
-                // A model built by hand may name an enum it does not define: then no value is allowed.
-                let values = self.proto.enums.get(name).map_or(&[][..], |e| e.values.as_slice());
-                if !values.iter().any(|x| x == sv) {
-                    out.push(Issue::new(
-                        Rule::Enum,
-                        ptr.render(),
-                        format!("`{sv}` is not one of {}", quoted_list(values)),
-                    ));
-                }
-            }
-            Ty::Object(name) => {
-                let Some(o) = v.as_object() else { return out.push(type_issue(ptr, "an object", v)) };
-                // An undefined object type (a hand-built model) has no fields: every property is unknown.
-                let fields = self.proto.objects.get(name).map_or(&[][..], |o| o.fields.as_slice());
-                self.object(o, fields, ptr, None, out);
-            }
-            Ty::AnyObject => {
-                if !v.is_object() {
-                    out.push(type_issue(ptr, "an object", v));
-                }
-            }
-            Ty::Union => {
-                let Some(o) = v.as_object() else { return out.push(type_issue(ptr, "an object", v)) };
-                let u = &self.proto.union;
-                let tp = ptr.key(&u.tag);
-                let t = match o.get(&u.tag) {
-                    None => {
-                        return out.push(Issue::new(
-                            Rule::Required,
-                            tp.render(),
-                            format!("missing required property `{}`", u.tag),
-                        ))
+                RoleRule::EventField { name, allowed } => {
+                    if ev.contains_key(name) && !allowed.iter().any(|r| r == role) {
+                        let evp = ptr.key(&p.union_field);
+                        out.push(field_role_issue(name, allowed, &evp.key(name).render(), role));
                     }
-                    Some(Value::String(t)) => t,
-                    Some(other) => return out.push(type_issue(&tp, "a string", other)),
-                };
-                match u.variant(t) {
-                    Some(var) => self.object(o, &var.fields, ptr, Some((&u.tag, &var.tag)), out),
-                    None => match self.proto.removed_event(t) {
-                        Some((_, rep)) => out.push(Issue::new(
-                            Rule::RemovedEvent,
-                            tp.render(),
-                            format!("`{t}` was removed in this version: use `{rep}` instead"),
-                        )),
-                        None => {
-                            let tags: Vec<String> = u.variants.iter().map(|v| v.tag.clone()).collect();
-                            out.push(Issue::new(
-                                Rule::UnknownEvent,
-                                tp.render(),
-                                format!("`{t}` is not an event; expected one of {}", quoted_list(&tags)),
-                            ))
-                        }
-                    },
                 }
             }
         }
+    }
+}
+
+fn never_regex() -> regex::Regex {
+    regex::Regex::new(r"[^\x{0}-\x{10FFFF}]").unwrap_or_else(|_| unreachable!("a valid regex"))
+}
+
+/// `value / m` is a finite integer (IEEE division, as JavaScript computes it).
+pub fn is_multiple(value: f64, m: f64) -> bool {
+    let q = value / m;
+    q.is_finite() && q.fract() == 0.0
+}
+
+fn num(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e16 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
+}
+
+fn short_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        let cut: String = s.chars().take(57).collect();
+        format!("`{cut}...`")
+    } else {
+        format!("`{s}`")
+    }
+}
+
+fn value_list(vals: &[Value]) -> String {
+    vals.iter()
+        .map(|v| match v.as_str() {
+            Some(s) => format!("`{s}`"),
+            None => format!("`{v}`"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// JSON equality as JSON Schema defines it: numbers by value (`1` equals `1.0`), objects by their members
+/// whatever the key order, arrays element by element.
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => false,
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The first pair of equal items (by [`json_equal`]), if any.
+fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
+    for j in 1..items.len() {
+        for i in 0..j {
+            if json_equal(&items[i], &items[j]) {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
+fn same_kind(a: &Value, b: &Value) -> bool {
+    matches!(
+        (a, b),
+        (Value::String(_), Value::String(_)) | (Value::Bool(_), Value::Bool(_)) | (Value::Number(_), Value::Number(_))
+    )
+}
+
+/// Whether a member of [`Shape::Kinds`] takes a value of this JSON kind.
+fn kind_matches(model: &Model, s: &Shape, v: &Value) -> bool {
+    match s {
+        Shape::Null => v.is_null(),
+        Shape::Boolean => v.is_boolean(),
+        Shape::Number(_) => v.is_number(),
+        Shape::String(_) => v.is_string(),
+        Shape::Array(_) => v.is_array(),
+        Shape::Object(_) | Shape::Union(_) => v.is_object(),
+        Shape::Ref(id) => kind_matches(model, &model.ty(*id).node.shape, v),
+        _ => false,
+    }
+}
+
+fn kind_word(model: &Model, s: &Shape) -> &'static str {
+    match s {
+        Shape::Null => "null",
+        Shape::Boolean => "a boolean",
+        Shape::Number(n) if n.integer => "an integer",
+        Shape::Number(_) => "a number",
+        Shape::String(_) => "a string",
+        Shape::Array(_) => "an array",
+        Shape::Ref(id) => kind_word(model, &model.ty(*id).node.shape),
+        _ => "an object",
     }
 }
 
@@ -314,11 +652,14 @@ impl<'a> Ptr<'a> {
             Some(p) => push_ptr(&p.render(), self.token),
         }
     }
+
+    fn render_lazy(&self) -> impl Fn() -> String + '_ {
+        move || self.render()
+    }
 }
 
-fn field_role_issue(f: &Field, ptr: &str, role: &str) -> Issue {
-    let allowed = f.roles.as_ref().map(|r| r.join(" or ")).unwrap_or_default();
-    Issue::new(Rule::RoleField, ptr, format!("`{}` may be sent only by {allowed}, not by {role}", f.name))
+fn field_role_issue(name: &str, allowed: &[String], ptr: &str, role: &str) -> Issue {
+    Issue::new(Rule::RoleField, ptr, format!("`{name}` may be sent only by {}, not by {role}", allowed.join(" or ")))
 }
 
 fn type_issue(ptr: &Ptr<'_>, expected: &str, got: &Value) -> Issue {
@@ -326,7 +667,7 @@ fn type_issue(ptr: &Ptr<'_>, expected: &str, got: &Value) -> Issue {
 }
 
 /// The JSON type name of a value, for messages.
-pub(crate) fn kind(v: &Value) -> &'static str {
+pub fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -339,27 +680,16 @@ pub(crate) fn kind(v: &Value) -> &'static str {
 }
 
 /// The value of an integer as JSON Schema sees it (`1.0` and `1e3` are integers), or `None`.
-pub(crate) fn integer_value(v: &Value) -> Option<f64> {
-    let n = v.as_number()?;
-    if let Some(u) = n.as_u64() {
-        return Some(u as f64);
-    }
-    if let Some(i) = n.as_i64() {
-        return Some(i as f64);
-    }
-    let f = n.as_f64()?;
+pub fn integer_value(v: &Value) -> Option<f64> {
+    let f = v.as_number()?.as_f64()?;
     (f.is_finite() && f.fract() == 0.0).then_some(f)
-}
-
-fn quoted_list(vals: &[String]) -> String {
-    vals.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// Parses one line of input into JSON, mapping every failure to a located message-level issue.
 ///
 /// # Errors
 /// [`Rule::BlankLine`], [`Rule::InvalidUtf8`], [`Rule::TooDeep`] or [`Rule::MalformedJson`] at the root pointer.
-pub(crate) fn parse_line(line: &[u8]) -> Result<Value, Issue> {
+pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
     let text = match std::str::from_utf8(line) {
         Ok(t) => t,
         Err(e) => {
@@ -367,7 +697,7 @@ pub(crate) fn parse_line(line: &[u8]) -> Result<Value, Issue> {
         }
     };
     if text.trim().is_empty() {
-        return Err(Issue::new(Rule::BlankLine, "", "blank line: expected one JSON envelope per line"));
+        return Err(Issue::new(Rule::BlankLine, "", "blank line: expected one JSON value per line"));
     }
     serde_json::from_str::<Value>(text).map_err(|e| {
         let msg = e.to_string();

@@ -1,163 +1,350 @@
-//! The typed model of a protocol (the IR).
+//! The typed model of a schema package (the IR).
 //!
-//! The loader ([`crate::load`]) builds one [`Protocol`] from `schema/`; every emitter and the validation engine
-//! read only this model, never raw JSON Schema. The model speaks of schema constructs (objects, a union tagged
-//! on a discriminator, enums, integer bounds, role rules), not of this protocol's event names, so adding an event
-//! or a field needs no emitter change.
+//! The loader ([`crate::load`]) builds one [`Model`] from a schema directory or a single schema file; every
+//! emitter and the validation engine read only this model, never raw JSON Schema.
+//!
+//! The model has two layers:
+//! - **types**: named [`TypeDef`]s whose bodies are [`Node`]s: objects, discriminated unions, enums, arrays,
+//!   scalars with their constraints, nullable values, and the general combinators (`allOf`, `anyOf`, `oneOf`,
+//!   `not`, `if`/`then`/`else`) for what is not a plain type. Every node knows where it came from ([`Origin`]).
+//! - **protocol** (optional): the session-protocol annotations (`x-roles`, `x-removed`, `x-categories`, ...)
+//!   lowered onto the types: which object is the envelope, which union carries the events, and the role rules
+//!   in canonical check order ([`Protocol::role_rules`]). A directory without them is a plain type package.
+//!
+//! Semantics (shared by every checker; the engine is their reference implementation):
+//! - numbers are IEEE doubles (the correctly rounded value of the JSON text, as in JavaScript); an integer is a
+//!   number whose fractional part is zero; bounds compare doubles; `multipleOf` holds when `value / m` is a finite
+//!   integer;
+//! - string lengths count Unicode code points; patterns are ECMA-262 regular expressions in Unicode mode,
+//!   unanchored;
+//! - `const`, `enum` and `uniqueItems` compare JSON values structurally (numbers by value, object keys unordered);
+//! - optional means "may be absent"; `null` is a value, allowed only where the schema says so ([`Shape::Nullable`]).
 
-use std::collections::BTreeMap;
+use serde_json::Value;
 
-/// A whole protocol: an envelope object carrying one member of a tagged union.
+/// Where a model node comes from: a schema file (relative to the schema root, `/`-separated) and a JSON Pointer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Origin {
+    /// The schema file, relative to the schema directory.
+    pub file: String,
+    /// JSON Pointer into that file.
+    pub pointer: String,
+}
+
+/// Index of a [`TypeDef`] in [`Model::types`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TypeId(pub usize);
+
+/// A whole schema package.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Protocol {
-    /// Human title (`title` of the envelope schema).
+pub struct Model {
+    /// Human title (the root schema's `title`).
     pub title: String,
-    /// Description of the envelope.
+    /// Description of the package (the root schema's `description`).
     pub description: String,
-    /// Base URI of the schema files (the envelope's `$id` without the file name).
+    /// Base URI of the schema files (the root's `$id` without the file name), for the bundled schema.
     pub base_uri: String,
-    /// The envelope object. Exactly one of its fields has type [`Ty::Union`] and one is the role field.
-    pub envelope: Object,
-    /// Name of the envelope field that says who sent the message (`x-role-property`).
-    pub role_field: String,
-    /// Name of the named enum that lists the roles.
-    pub role_enum: String,
-    /// Name of the envelope field carrying the union (e.g. `ev`).
-    pub union_field: String,
-    /// The tagged union of events.
-    pub union: Union,
-    /// Categories in document order (`x-categories`).
-    pub categories: Vec<Category>,
-    /// What earlier versions had and this one removed (`x-removed`), in document order.
-    pub removed: Vec<Removed>,
-    /// Named enums, by type name.
-    pub enums: BTreeMap<String, EnumDef>,
-    /// Named objects (other than the envelope and the union members), by type name.
-    pub objects: BTreeMap<String, Object>,
+    /// Names of the generated packages.
+    pub package: Package,
+    /// Every named type, in a deterministic order (files in path order; in a file, the root, then `$defs` in
+    /// document order, then inline types in the order they are met).
+    pub types: Vec<TypeDef>,
+    /// The type `validate` and `serve` check by default (`x-root`, the protocol's envelope, or a single file's
+    /// root).
+    pub root: Option<TypeId>,
+    /// The session-protocol layer, when the schema declares one.
+    pub protocol: Option<Protocol>,
 }
 
-/// An object type: an ordered list of fields, closed (unknown properties are rejected).
+/// Names of the generated packages (`x-package` on the root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// The Rust crate name (e.g. `session-wire`).
+    pub crate_name: String,
+    /// The npm package name.
+    pub npm_name: String,
+}
+
+/// A named type.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Object {
-    /// Type name in PascalCase (e.g. `Usage`).
-    pub name: String,
+pub struct TypeDef {
+    /// Export names per language, derived once by the naming rule ([`crate::load`] documents it).
+    pub names: Names,
+    /// Whether the schema named the type (`x-name`), rather than the loader deriving a name from its location.
+    pub explicit_name: bool,
     /// Description from the schema.
-    pub description: String,
-    /// Fields in the order the schema lists them.
-    pub fields: Vec<Field>,
+    pub description: Option<String>,
+    /// Examples from the schema.
+    pub examples: Vec<Value>,
+    /// Where the type is defined.
+    pub origin: Origin,
+    /// The type's body.
+    pub node: Node,
 }
 
-/// One property of an object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Field {
-    /// The JSON property name (e.g. `toolName`).
-    pub name: String,
-    /// Description from the schema.
-    pub description: String,
-    /// Whether the property must be present. Optional properties may be absent; `null` is never accepted.
-    pub required: bool,
-    /// The value type.
-    pub ty: Ty,
-    /// Roles that may send this field (`x-roles`); `None` means every role that may send the object.
-    pub roles: Option<Vec<String>>,
+/// Export names of one type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Names {
+    /// The model name in PascalCase (`x-name`, or derived from the file, `$defs` key or path).
+    pub base: String,
+    /// Rust type name.
+    pub rust: String,
+    /// TypeScript type name.
+    pub ts: String,
+    /// Zod schema constant name.
+    pub zod: String,
 }
 
-/// A value type.
+/// One schema node: a shape with its origin and description.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Ty {
-    /// A string.
-    String(StringTy),
-    /// An integer within bounds (JSON Schema `integer`, so `1.0` counts).
-    Integer {
-        /// Smallest allowed value.
-        minimum: i64,
-        /// Largest allowed value.
-        maximum: i64,
-    },
-    /// A number (finite JSON number).
-    Number {
-        /// Smallest allowed value, if any.
-        minimum: Option<f64>,
-    },
+pub struct Node {
+    /// Where the node is.
+    pub origin: Origin,
+    /// Description from the schema, when the node has one of its own.
+    pub description: Option<String>,
+    /// What the node accepts.
+    pub shape: Shape,
+}
+
+/// What a node accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// Any JSON value (`true`, `{}`).
+    Any,
+    /// No value (`false`).
+    Never,
+    /// The named type.
+    Ref(TypeId),
+    /// `null`.
+    Null,
     /// `true` or `false`.
     Boolean,
-    /// A named enum of strings ([`Protocol::enums`]).
-    Enum(String),
-    /// A named object ([`Protocol::objects`]).
-    Object(String),
-    /// Any JSON object, not inspected.
-    AnyObject,
-    /// The protocol's tagged union ([`Protocol::union`]).
-    Union,
+    /// A string.
+    String(StringShape),
+    /// A number (or an integer).
+    Number(NumberShape),
+    /// Exactly this JSON value.
+    Const(Value),
+    /// One of these JSON values.
+    Enum(Vec<Value>),
+    /// An array.
+    Array(ArrayShape),
+    /// An object.
+    Object(ObjectShape),
+    /// A union of objects discriminated by one property.
+    Union(UnionShape),
+    /// `null`, or a value of the inner node.
+    Nullable(Box<Node>),
+    /// Values of several JSON kinds, each with its own constraints (`type: [...]`, or no `type` at all): each
+    /// member accepts one kind (null, boolean, number, string, array, object), and no two share a kind.
+    Kinds(Vec<Node>),
+    /// Every member holds.
+    AllOf(Vec<Node>),
+    /// At least one member holds.
+    AnyOf(Vec<Node>),
+    /// Exactly one member holds.
+    OneOf(Vec<Node>),
+    /// The member does not hold.
+    Not(Box<Node>),
+    /// `if`/`then`/`else`: when `cond` holds, `then` must; otherwise `otherwise` must.
+    Cond {
+        /// The condition.
+        cond: Box<Node>,
+        /// Checked when the condition holds.
+        then: Option<Box<Node>>,
+        /// Checked when it does not.
+        otherwise: Option<Box<Node>>,
+    },
 }
 
-/// A string type with its constraints.
+/// A string and its constraints.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct StringTy {
-    /// Minimum length in characters, if any.
+pub struct StringShape {
+    /// Minimum length in code points.
     pub min_length: Option<u64>,
-    /// A pattern checked only in strict-id mode (`x-strict-pattern`), with what it describes.
-    pub strict_pattern: Option<String>,
+    /// Maximum length in code points.
+    pub max_length: Option<u64>,
+    /// A pattern the string must match (somewhere; patterns are not anchored).
+    pub pattern: Option<Pattern>,
+    /// A pattern checked only with strict ids (`x-strict-pattern`).
+    pub strict_pattern: Option<Pattern>,
 }
 
-/// A named enum of string values.
+/// A regular expression, checked by the loader to mean the same in JavaScript and in Rust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    /// The ECMA-262 source, as written in the schema (JavaScript uses it with the `u` flag).
+    pub source: String,
+    /// The same expression in the syntax of Rust's `regex` crate.
+    pub rust: String,
+}
+
+/// A number and its constraints (all compared as doubles).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NumberShape {
+    /// Only whole numbers (`type: integer`).
+    pub integer: bool,
+    /// `minimum`.
+    pub minimum: Option<f64>,
+    /// `exclusiveMinimum`.
+    pub exclusive_minimum: Option<f64>,
+    /// `maximum`.
+    pub maximum: Option<f64>,
+    /// `exclusiveMaximum`.
+    pub exclusive_maximum: Option<f64>,
+    /// `multipleOf` (positive).
+    pub multiple_of: Option<f64>,
+}
+
+/// An array and its constraints.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EnumDef {
-    /// Type name in PascalCase.
-    pub name: String,
-    /// Description from the schema.
-    pub description: String,
-    /// The allowed values, in schema order.
-    pub values: Vec<String>,
+pub struct ArrayShape {
+    /// Schemas of the first elements, by position (`prefixItems`).
+    pub prefix: Vec<Node>,
+    /// Schema of the other elements (`items`); `None` accepts any.
+    pub items: Option<Box<Node>>,
+    /// `minItems`.
+    pub min_items: Option<u64>,
+    /// `maxItems`.
+    pub max_items: Option<u64>,
+    /// `uniqueItems: true`.
+    pub unique: bool,
 }
 
-/// A union of objects discriminated by a string property.
+/// An object and its constraints.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Union {
-    /// The discriminator property (e.g. `t`).
-    pub tag: String,
-    /// Description of the union field.
-    pub description: String,
-    /// The members, in `x-order`.
-    pub variants: Vec<Variant>,
-}
-
-impl Union {
-    /// The member whose tag value is `tag`.
-    pub fn variant(&self, tag: &str) -> Option<&Variant> {
-        self.variants.iter().find(|v| v.tag == tag)
-    }
-}
-
-/// One member of the union: an event type.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Variant {
-    /// The discriminator value (e.g. `tool-call-start`).
-    pub tag: String,
-    /// Type name in PascalCase (e.g. `ToolCallStart`).
-    pub name: String,
-    /// Description from the schema.
-    pub description: String,
-    /// Category name (`x-category`), one of [`Protocol::categories`].
-    pub category: String,
-    /// Change status against the previous version (`x-status`: existing, modified, renamed, new).
-    pub status: String,
-    /// What changed (`x-status-note`), e.g. "added `steer`".
-    pub status_note: Option<String>,
-    /// Roles that may send this event (`x-roles`).
-    pub roles: Vec<String>,
-    /// The fields other than the discriminator.
+pub struct ObjectShape {
+    /// Declared properties, in schema order.
     pub fields: Vec<Field>,
-    /// Examples from the schema (whole event bodies, discriminator included).
-    pub examples: Vec<serde_json::Value>,
-    /// Schema file the variant comes from, relative to the schema directory.
-    pub file: String,
+    /// Properties `required` names without declaring them: they must be present, with any value.
+    pub required_only: Vec<String>,
+    /// What other properties may be.
+    pub additional: Additional,
+    /// `patternProperties`: a property whose name matches is checked against the node (and is not additional).
+    pub pattern_properties: Vec<(Pattern, Node)>,
+    /// `propertyNames`: every property name must be a string this node accepts.
+    pub property_names: Option<Box<Node>>,
+    /// `minProperties`.
+    pub min_properties: Option<u64>,
+    /// `maxProperties`.
+    pub max_properties: Option<u64>,
+    /// `dependentRequired`: when the first property is present, each of the others must be.
+    pub dependent_required: Vec<(String, Vec<String>)>,
+    /// Properties an earlier version had (reported as `removed-property`).
+    pub removed: Vec<RemovedProperty>,
+}
+
+/// A property an earlier version of an object had.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemovedProperty {
+    /// The property name.
+    pub name: String,
+    /// What replaces it.
+    pub replacement: String,
+    /// What the object is called in messages (the event's discriminator value).
+    pub owner: String,
+}
+
+/// One declared property.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The JSON property name.
+    pub name: String,
+    /// Description (the property's own, else its type's).
+    pub description: Option<String>,
+    /// Whether the property must be present. An optional property may be absent; `null` only where the node
+    /// accepts it.
+    pub required: bool,
+    /// The value's node.
+    pub node: Node,
+}
+
+/// Properties an object does not declare.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Additional {
+    /// Rejected (`additionalProperties: false`).
+    Closed,
+    /// Accepted and kept (absent or `true`).
+    Open,
+    /// Accepted, and dropped from typed values (`x-unknown-keys: strip`; Zod's default `z.object`).
+    Strip,
+    /// Accepted when the value matches (`additionalProperties: {schema}`): a map.
+    Schema(Box<Node>),
+}
+
+/// A union of object types discriminated by one property, each member fixing it with a `const`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnionShape {
+    /// The discriminator property.
+    pub discriminator: String,
+    /// The members, in order.
+    pub members: Vec<Member>,
+    /// Discriminator values an earlier version had, with their replacements (reported as `removed-event`).
+    pub removed: Vec<(String, String)>,
+    /// Whether this is the protocol's event union (its bad discriminators are `unknown-event`, else
+    /// `unknown-variant`).
+    pub events: bool,
+}
+
+/// One member of a union.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    /// The discriminator value (a string, a boolean or an integer).
+    pub tag: Value,
+    /// The member's object type.
+    pub ty: TypeId,
+}
+
+/// The session-protocol layer: which types play which part, and the rules across them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Protocol {
+    /// The envelope object type.
+    pub envelope: TypeId,
+    /// The envelope property saying who sent the message (`x-role-property`).
+    pub role_field: String,
+    /// The role enum type and its values.
+    pub role_enum: TypeId,
+    /// The role names, in enum order.
+    pub roles: Vec<String>,
+    /// The envelope property carrying the event union.
+    pub union_field: String,
+    /// The event union type.
+    pub union: TypeId,
+    /// One entry per union member, in member order.
+    pub events: Vec<Event>,
+    /// Roles allowed per envelope field (only restricted fields).
+    pub envelope_field_roles: Vec<(String, Vec<String>)>,
+    /// Envelope properties a constructor fills when the caller leaves them out (`x-auto`).
+    pub auto: Vec<(String, AutoValue)>,
+    /// Categories in document order.
+    pub categories: Vec<Category>,
+    /// What earlier versions had and this one removed, in document order.
+    pub removed: Vec<Removed>,
+}
+
+/// Protocol facts about one event (union member).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The discriminator value.
+    pub tag: String,
+    /// The member type.
+    pub ty: TypeId,
+    /// Roles that may send it.
+    pub roles: Vec<String>,
+    /// Roles allowed per field (only restricted fields), in field order.
+    pub field_roles: Vec<(String, Vec<String>)>,
+    /// Category name.
+    pub category: String,
+    /// Change status against the previous version.
+    pub status: String,
+    /// What changed.
+    pub status_note: Option<String>,
 }
 
 /// A category of events, for documentation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Category {
-    /// Short name used by `x-category` and the summary table.
+    /// Short name used by `x-category`.
     pub name: String,
     /// Section title.
     pub title: String,
@@ -190,13 +377,153 @@ pub enum RemovedKind {
     },
 }
 
-impl Protocol {
-    /// All role names, in enum order (none when the role enum is not defined).
-    pub fn roles(&self) -> &[String] {
-        self.enums.get(&self.role_enum).map_or(&[], |e| &e.values)
+/// What a constructor fills in (`x-auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoValue {
+    /// A fresh cuid2-shaped id.
+    Id,
+    /// The current time in milliseconds since the Unix epoch.
+    Now,
+}
+
+/// A role rule of the protocol, as every checker applies it (see [`Protocol::role_rules`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleRule<'a> {
+    /// Only these roles may send the event (`role-event`, at the role property).
+    Event {
+        /// The roles that may.
+        allowed: &'a [String],
+    },
+    /// Only these roles may send this envelope property (`role-field`, at the property).
+    EnvelopeField {
+        /// The property.
+        name: &'a str,
+        /// The roles that may.
+        allowed: &'a [String],
+    },
+    /// Only these roles may send this property of the event (`role-field`, at the property).
+    EventField {
+        /// The property.
+        name: &'a str,
+        /// The roles that may.
+        allowed: &'a [String],
+    },
+}
+
+/// What an id outside [`Model::types`] stands for: a nameless type that accepts nothing.
+static MISSING_TYPE: TypeDef = TypeDef {
+    names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+    explicit_name: false,
+    description: None,
+    examples: Vec::new(),
+    origin: Origin { file: String::new(), pointer: String::new() },
+    node: Node {
+        origin: Origin { file: String::new(), pointer: String::new() },
+        description: None,
+        shape: Shape::Never,
+    },
+};
+
+impl Model {
+    /// The type with this id. An id the model does not have (a hand-built model can hold one) is a type that
+    /// accepts nothing, never a panic.
+    pub fn ty(&self, id: TypeId) -> &TypeDef {
+        self.types.get(id.0).unwrap_or(&MISSING_TYPE)
     }
 
-    /// The replacement hint for a removed discriminator value.
+    /// The type whose base, Rust or TypeScript name is `name`.
+    pub fn type_named(&self, name: &str) -> Option<TypeId> {
+        self.types.iter().position(|t| t.names.base == name || t.names.rust == name || t.names.ts == name).map(TypeId)
+    }
+
+    /// Follows references: the shape a node finally stands for.
+    pub fn resolve<'a>(&'a self, mut shape: &'a Shape) -> &'a Shape {
+        // Reference chains are acyclic (the loader refuses cycles that no object or array breaks).
+        for _ in 0..=self.types.len() {
+            match shape {
+                Shape::Ref(id) => shape = &self.ty(*id).node.shape,
+                other => return other,
+            }
+        }
+        shape
+    }
+
+    /// Calls `f` with every pattern of the model, and whether it is a strict-id pattern.
+    pub fn visit_patterns(&self, f: &mut dyn FnMut(&Pattern, bool)) {
+        for t in &self.types {
+            t.node.visit(&mut |n: &Node| match &n.shape {
+                Shape::String(s) => {
+                    if let Some(p) = &s.pattern {
+                        f(p, false);
+                    }
+                    if let Some(p) = &s.strict_pattern {
+                        f(p, true);
+                    }
+                }
+                Shape::Object(o) => o.pattern_properties.iter().for_each(|(p, _)| f(p, false)),
+                _ => {}
+            });
+        }
+    }
+}
+
+impl Node {
+    /// Calls `f` on this node and every node inside it (not through references).
+    pub fn visit(&self, f: &mut dyn FnMut(&Node)) {
+        f(self);
+        match &self.shape {
+            Shape::Array(a) => {
+                a.prefix.iter().for_each(|n| n.visit(f));
+                if let Some(n) = &a.items {
+                    n.visit(f);
+                }
+            }
+            Shape::Object(o) => {
+                o.fields.iter().for_each(|x| x.node.visit(f));
+                if let Additional::Schema(n) = &o.additional {
+                    n.visit(f);
+                }
+                o.pattern_properties.iter().for_each(|(_, n)| n.visit(f));
+                if let Some(n) = &o.property_names {
+                    n.visit(f);
+                }
+            }
+            Shape::Nullable(n) | Shape::Not(n) => n.visit(f),
+            Shape::Kinds(ms) | Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => {
+                ms.iter().for_each(|n| n.visit(f))
+            }
+            Shape::Cond { cond, then, otherwise } => {
+                cond.visit(f);
+                then.iter().chain(otherwise.iter()).for_each(|n| n.visit(f));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Protocol {
+    /// The event with this discriminator value.
+    pub fn event(&self, tag: &str) -> Option<&Event> {
+        self.events.iter().find(|e| e.tag == tag)
+    }
+
+    /// The events' discriminator property (e.g. `t`).
+    pub fn discriminator<'a>(&self, model: &'a Model) -> &'a str {
+        match &model.ty(self.union).node.shape {
+            Shape::Union(u) => &u.discriminator,
+            _ => "",
+        }
+    }
+
+    /// The role rules of one event, in the order every checker applies them: who may send the event, then the
+    /// restricted envelope properties in schema order, then the event's restricted properties in schema order.
+    pub fn role_rules<'a>(&'a self, event: &'a Event) -> impl Iterator<Item = RoleRule<'a>> + 'a {
+        std::iter::once(RoleRule::Event { allowed: &event.roles })
+            .chain(self.envelope_field_roles.iter().map(|(n, r)| RoleRule::EnvelopeField { name: n, allowed: r }))
+            .chain(event.field_roles.iter().map(|(n, r)| RoleRule::EventField { name: n, allowed: r }))
+    }
+
+    /// The replacement of a removed event, if `tag` was one.
     pub fn removed_event(&self, tag: &str) -> Option<(&Removed, &str)> {
         self.removed.iter().find_map(|r| match &r.kind {
             RemovedKind::Events(evs) => evs.iter().find(|(t, _)| t == tag).map(|(_, rep)| (r, rep.as_str())),
@@ -204,17 +531,7 @@ impl Protocol {
         })
     }
 
-    /// The replacement hint for a removed property on an event.
-    pub fn removed_property(&self, tag: &str, prop: &str) -> Option<(&Removed, &str)> {
-        self.removed.iter().find_map(|r| match &r.kind {
-            RemovedKind::Property { event, name, replacement } if event == tag && name == prop => {
-                Some((r, replacement.as_str()))
-            }
-            _ => None,
-        })
-    }
-
-    /// Removed discriminator values that replace into `tag` (e.g. `start` for `subagent-start`).
+    /// Removed discriminator values that are replaced by `tag` (e.g. `start` for `subagent-start`).
     pub fn replaces(&self, tag: &str) -> Vec<&str> {
         let mut out = Vec::new();
         for r in &self.removed {
@@ -228,32 +545,33 @@ impl Protocol {
         }
         out
     }
-
-    /// Whether `role` may send a field with the given role restriction inside an event `v`.
-    pub fn field_allowed(field: &Field, role: &str) -> bool {
-        field.roles.as_ref().is_none_or(|r| r.iter().any(|x| x == role))
-    }
 }
 
-/// Converts `tool-call-start` or `inputTokens` to `ToolCallStart` / `InputTokens`.
-pub(crate) fn pascal_case(s: &str) -> String {
+/// Converts `tool-call-start`, `input_tokens` or `inputTokens` to one PascalCase word (`ToolCallStart`,
+/// `InputTokens`): characters other than ASCII letters and digits separate words; a leading digit gets an `N`.
+pub fn pascal_case(s: &str) -> String {
     let mut out = String::new();
     let mut up = true;
     for c in s.chars() {
-        if c == '-' || c == '_' || c == ' ' || c == '.' {
-            up = true;
-        } else if up {
-            out.extend(c.to_uppercase());
-            up = false;
+        if c.is_ascii_alphanumeric() {
+            if up {
+                out.push(c.to_ascii_uppercase());
+                up = false;
+            } else {
+                out.push(c);
+            }
         } else {
-            out.push(c);
+            up = true;
         }
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'N');
     }
     out
 }
 
 /// Converts `toolName` or `tool-call` to `tool_name` / `tool_call`.
-pub(crate) fn snake_case(s: &str) -> String {
+pub fn snake_case(s: &str) -> String {
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
         if c == '-' || c == ' ' || c == '.' {
@@ -270,14 +588,12 @@ pub(crate) fn snake_case(s: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn casing() {
-        assert_eq!(pascal_case("tool-call-start"), "ToolCallStart");
-        assert_eq!(snake_case("toolName"), "tool_name");
-        assert_eq!(snake_case("agent-configuration-changed"), "agent_configuration_changed");
+/// Converts `tool-call-start` to `toolCallStart`.
+pub fn camel_case(s: &str) -> String {
+    let p = pascal_case(s);
+    let mut c = p.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
     }
 }

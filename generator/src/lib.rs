@@ -1,7 +1,7 @@
 //! # wiregen
 //!
 //! Schema-first code generation and validation for the agent session protocol. JSON Schema files in `schema/`
-//! are the single source of truth; wiregen loads them into one typed model ([`ir::Protocol`]), emits a bundled
+//! are the single source of truth; wiregen loads them into one typed model ([`ir::Model`]), emits a bundled
 //! standard schema, Rust types, TypeScript/Zod and a markdown reference from that model, and validates messages
 //! and streams against it. The library is the product: the `wiregen` binary is a thin clap wrapper over the
 //! functions below, and a `build.rs` or a test calls them directly.
@@ -30,10 +30,10 @@
 //! use wiregen::engine::{Engine, EngineOptions};
 //!
 //! let schema = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../schema"));
-//! let engine = Engine::new(wiregen::load::load(schema)?, EngineOptions::default());
+//! let engine = Engine::new(wiregen::load::load(schema)?, EngineOptions::default())?;
 //! let issues = engine.check_line_fast(br#"{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-end","status":"done"}}"#);
 //! assert_eq!((issues[0].rule, issues[0].pointer.as_str()), ("enum", "/ev/status"));
-//! # Ok::<(), wiregen::diag::SchemaErrors>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # What is public, and why
@@ -45,8 +45,9 @@
 //!   produces are deleted), [`check()`] compares them in memory and reports what is stale with a diff;
 //!   [`Options`] says from where, to where and which [`emit::Output`]s. [`emit::Output::emit`] renders one output
 //!   in memory as [`emit::OutFile`]s.
-//! - **The model**: [`load::load`] reads and checks `schema/` into an [`ir::Protocol`], the one model every
-//!   emitter and checker reads. It is public so a tool can inspect it, or adjust it before emitting.
+//! - **The model**: [`load::load`] reads and checks a schema directory (or one schema file) into an
+//!   [`ir::Model`]: its named types, and the session-protocol layer when the schema has one. It is the one model
+//!   every emitter and checker reads, public so a tool can inspect it, or adjust it before emitting.
 //! - **Validating**: [`engine::Engine`] checks one message and explains every error as an [`engine::Issue`]
 //!   (a [`rules::Rule`] id and a JSON Pointer); [`validate::validate_reader`] checks a file or stdin on all
 //!   cores; [`stream`] checks the protocol's sequence rules and folds the session rollup.
@@ -80,6 +81,8 @@ mod fast;
 #[cfg(test)]
 mod freshness;
 mod generate;
+mod legacy;
+mod pattern;
 
 pub mod diag;
 pub mod emit;

@@ -99,9 +99,12 @@ struct GenArgs {
 
 #[derive(clap::Args)]
 struct ValidateArgs {
-    /// The schema directory.
+    /// The schema directory, or one schema file.
     #[arg(long, default_value = "schema")]
     schema: PathBuf,
+    /// The type to check each record against (its name in the schema); default: the schema's root type.
+    #[arg(long = "type", value_name = "NAME")]
+    type_name: Option<String>,
     /// Also check that ids are cuid2-shaped.
     #[arg(long)]
     strict_ids: bool,
@@ -362,7 +365,18 @@ fn validate(a: ValidateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let engine = Engine::new(proto, EngineOptions { strict_ids: a.strict_ids });
+    let opts = EngineOptions { strict_ids: a.strict_ids };
+    let engine = match &a.type_name {
+        Some(t) => Engine::for_type_named(proto, t, opts),
+        None => Engine::new(proto, opts),
+    };
+    let engine = match engine {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("wiregen: {e} (use --type NAME)");
+            return ExitCode::from(2);
+        }
+    };
     let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

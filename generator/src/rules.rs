@@ -62,6 +62,42 @@ catalogue! {
         RoleField = "role-field",
         /// An id does not have the cuid2 shape (only with strict ids).
         StrictId = "strict-id",
+        /// A string is longer than allowed.
+        MaxLength = "max-length",
+        /// A string does not match its pattern.
+        Pattern = "pattern",
+        /// A number is not above its exclusive minimum.
+        ExclusiveMinimum = "exclusive-minimum",
+        /// A number is not below its exclusive maximum.
+        ExclusiveMaximum = "exclusive-maximum",
+        /// A number is not a multiple of its divisor.
+        MultipleOf = "multiple-of",
+        /// A value is not the one value allowed.
+        Const = "const",
+        /// An array has too few items.
+        MinItems = "min-items",
+        /// An array has too many items.
+        MaxItems = "max-items",
+        /// An array holds two equal items.
+        UniqueItems = "unique-items",
+        /// An object has too few properties.
+        MinProperties = "min-properties",
+        /// An object has too many properties.
+        MaxProperties = "max-properties",
+        /// A property name is not allowed.
+        PropertyNames = "property-names",
+        /// A property required by another one is missing.
+        DependentRequired = "dependent-required",
+        /// A value matches none of the alternatives.
+        AnyOf = "any-of",
+        /// A value matches none or several of the alternatives.
+        OneOf = "one-of",
+        /// A value matches a schema it must not match.
+        Not = "not",
+        /// No value is allowed here.
+        Never = "never",
+        /// The discriminator names no member of the union.
+        UnknownVariant = "unknown-variant",
     }
 }
 
@@ -88,6 +124,28 @@ impl Rule {
             Rule::RoleEvent => "The sender's `role` may not send this event.",
             Rule::RoleField => "The sender's `role` may not send this field.",
             Rule::StrictId => "With strict ids: an id is not cuid2-shaped.",
+            Rule::MaxLength => "A string is longer than allowed (`maxLength`, in code points).",
+            Rule::Pattern => "A string does not match its `pattern` (ECMA-262, Unicode mode, unanchored).",
+            Rule::ExclusiveMinimum => "A number is not greater than its `exclusiveMinimum`.",
+            Rule::ExclusiveMaximum => "A number is not less than its `exclusiveMaximum`.",
+            Rule::MultipleOf => "A number divided by `multipleOf` is not a finite integer (IEEE double division).",
+            Rule::Const => {
+                "A value is not the `const` value (numbers compared by value, objects whatever their key order)."
+            }
+            Rule::MinItems => "An array has fewer items than `minItems`.",
+            Rule::MaxItems => "An array has more items than `maxItems`.",
+            Rule::UniqueItems => "Two items of an array with `uniqueItems` are equal.",
+            Rule::MinProperties => "An object has fewer properties than `minProperties`.",
+            Rule::MaxProperties => "An object has more properties than `maxProperties`.",
+            Rule::PropertyNames => "A property name does not meet `propertyNames` (reported at the property).",
+            Rule::DependentRequired => {
+                "A property that `dependentRequired` asks for, because another one is present, is missing."
+            }
+            Rule::AnyOf => "A value matches none of the `anyOf` alternatives.",
+            Rule::OneOf => "A value matches none, or more than one, of the `oneOf` alternatives.",
+            Rule::Not => "A value matches the schema of `not`.",
+            Rule::Never => "No value is allowed here (the schema is `false`).",
+            Rule::UnknownVariant => "A union's discriminator names none of its members.",
         }
     }
 }

@@ -29,7 +29,7 @@
 //! use wiregen::serve::{App, ServeOptions};
 //! let proto = wiregen::load::load("schema".as_ref()).expect("schema loads");
 //! let opts = ServeOptions::default();
-//! let app = App::new(proto, &opts);
+//! let app = App::new(proto, &opts).expect("the schema has a root type");
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 //! wiregen::serve::serve(listener, app, &opts, std::future::pending()).await
 //! # }
@@ -119,6 +119,8 @@ pub enum ServeError {
     },
     /// The async runtime could not start, or the server failed.
     Io(std::io::Error),
+    /// The schema has no type to validate.
+    Engine(crate::engine::EngineError),
 }
 
 impl std::fmt::Display for ServeError {
@@ -127,6 +129,7 @@ impl std::fmt::Display for ServeError {
             ServeError::Schema(e) => write!(f, "the schema has {} error(s)", e.0.len()),
             ServeError::Bind { addr, .. } => write!(f, "cannot listen on {addr}"),
             ServeError::Io(_) => f.write_str("server error"),
+            ServeError::Engine(_) => f.write_str("nothing to validate"),
         }
     }
 }
@@ -137,6 +140,7 @@ impl std::error::Error for ServeError {
             ServeError::Schema(e) => Some(e),
             ServeError::Bind { source, .. } => Some(source),
             ServeError::Io(e) => Some(e),
+            ServeError::Engine(e) => Some(e),
         }
     }
 }
@@ -164,8 +168,8 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
         let listener = TcpListener::bind(addr).await.map_err(bind_err)?;
         let shutdown = shutdown_signal().map_err(ServeError::Io)?;
         let local = listener.local_addr().map_err(ServeError::Io)?;
-        let events = proto.union.variants.len();
-        let app = App::new(proto, opts);
+        let events = proto.protocol.as_ref().map_or(0, |p| p.events.len());
+        let app = App::new(proto, opts).map_err(ServeError::Engine)?;
         on_listening(local);
         tracing::info!(addr = %local, events, strict_ids = opts.strict_ids, "wiregen serve started");
         serve(listener, app, opts, shutdown).await.map_err(ServeError::Io)?;

@@ -84,13 +84,13 @@ fn fixtures() -> Vec<StreamFixture> {
         .collect()
 }
 
-fn protocol() -> wiregen::ir::Protocol {
+fn protocol() -> wiregen::ir::Model {
     wiregen::load::load(&root().join("schema")).expect("schema/ loads")
 }
 
 fn rust(fx: &[StreamFixture]) -> Vec<Outcome> {
     let p = protocol();
-    let engine = Engine::new(p, EngineOptions::default());
+    let engine = Engine::new(p, EngineOptions::default()).expect("the schema has a root type");
     fx.iter()
         .map(|f| {
             let mut invalid = Vec::new();

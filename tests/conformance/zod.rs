@@ -254,7 +254,7 @@ fn edge_lines() -> Vec<Vec<u8>> {
 #[test]
 fn zod_agrees_with_the_engine_on_edge_lines() {
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
-    let engine = Engine::new(p, EngineOptions { strict_ids: false });
+    let engine = Engine::new(p, EngineOptions { strict_ids: false }).expect("the schema has a root type");
     let lines = edge_lines();
     let answers = run_lines(&lines);
     let mut failures = Vec::new();
@@ -274,7 +274,7 @@ fn zod_agrees_with_the_engine_on_edge_lines() {
 #[test]
 fn the_standalone_validator_gives_the_engines_error_list_on_edge_lines_and_fixtures() {
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
-    let engine = Engine::new(p, EngineOptions { strict_ids: false });
+    let engine = Engine::new(p, EngineOptions { strict_ids: false }).expect("the schema has a root type");
     // The edge lines, then every non-strict fixture: not only the first error, the whole list in the engine's order.
     let mut lines = edge_lines();
     lines.extend(crate::fixtures::messages().iter().filter(|f| !f.strict_ids).map(|f| f.line.as_bytes().to_vec()));
@@ -339,10 +339,16 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
 fn the_package_api_behaves_as_documented() {
     let index = built_package();
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
-    let id_pattern = p.envelope.fields.iter().find(|f| f.name == "id").and_then(|f| match &f.ty {
-        wiregen::ir::Ty::String(s) => s.strict_pattern.clone(),
+    let env = p.ty(p.protocol.as_ref().expect("a protocol").envelope);
+    let id_pattern = match &env.node.shape {
+        wiregen::ir::Shape::Object(o) => {
+            o.fields.iter().find(|f| f.name == "id").and_then(|f| match p.resolve(&f.node.shape) {
+                wiregen::ir::Shape::String(s) => s.strict_pattern.as_ref().map(|x| x.source.clone()),
+                _ => None,
+            })
+        }
         _ => None,
-    });
+    };
     let mut cmd = Command::new("node");
     cmd.current_dir(package())
         .args(["--test", "--test-reporter=spec"])
@@ -361,36 +367,41 @@ fn hostile_schema_text_still_gives_valid_typescript() {
     let nasty = "x */ y `z` ${a} \"q\" 'r' \\ \u{2028}s\u{2029}t\r\n@deprecated u </script> /* v";
     let mut p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
     p.title = format!("T {nasty}");
-    p.envelope.description = format!("envelope {nasty}");
-    p.union.description = format!("union {nasty}");
-    for f in &mut p.envelope.fields {
-        f.description = format!("{} {nasty}", f.name);
-    }
-    for v in &mut p.union.variants {
-        v.description = format!("{} {nasty}", v.tag);
-        for f in &mut v.fields {
-            f.description = format!("{} {nasty}", f.name);
+    let role_enum = p.protocol.as_ref().expect("a protocol").role_enum;
+    let events: Vec<wiregen::ir::TypeId> =
+        p.protocol.as_ref().expect("a protocol").events.iter().map(|e| e.ty).collect();
+    let mut extra_enum_done = false;
+    let mut odd_done = false;
+    let odd_field = "odd-\"key\" */";
+    for (i, t) in p.types.iter_mut().enumerate() {
+        t.description = Some(format!("{} {nasty}", t.names.base));
+        match &mut t.node.shape {
+            wiregen::ir::Shape::Object(o) => {
+                for f in &mut o.fields {
+                    f.description = Some(format!("{} {nasty}", f.name));
+                }
+                if !odd_done && events.contains(&wiregen::ir::TypeId(i)) && o.fields.iter().all(|f| f.required) {
+                    odd_done = true;
+                    o.fields.push(wiregen::ir::Field {
+                        name: odd_field.to_string(),
+                        description: Some(nasty.to_string()),
+                        required: false,
+                        node: wiregen::ir::Node {
+                            origin: Default::default(),
+                            description: None,
+                            shape: wiregen::ir::Shape::String(Default::default()),
+                        },
+                    });
+                }
+            }
+            wiregen::ir::Shape::Enum(values) if i != role_enum.0 && !extra_enum_done => {
+                extra_enum_done = true;
+                values.push(serde_json::Value::String(nasty.to_string()));
+            }
+            _ => {}
         }
     }
-    for e in p.enums.values_mut() {
-        e.description = format!("{} {nasty}", e.name);
-    }
-    for o in p.objects.values_mut() {
-        o.description = format!("{} {nasty}", o.name);
-    }
-    let role_enum = p.role_enum.clone();
-    let extra_enum = p.enums.keys().find(|k| **k != role_enum).cloned().expect("a second enum");
-    p.enums.get_mut(&extra_enum).expect("enum").values.push(nasty.to_string());
-    let odd_field = "odd-\"key\" */";
-    if let Some(v) = p.union.variants.iter_mut().find(|v| v.fields.iter().all(|f| f.required)) {
-        v.fields.push(wiregen::ir::Field {
-            name: odd_field.to_string(),
-            description: nasty.to_string(),
-            required: false,
-            ty: wiregen::ir::Ty::String(Default::default()),
-            roles: None,
-        });
-    }
+    assert!(extra_enum_done && odd_done, "the model has a second enum and an event with only required fields");
     let files = wiregen::emit::Output::Ts.emit(&p).expect("the emitter takes hostile text");
     let dir = std::env::temp_dir().join(format!("wiregen-zod-hostile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -403,9 +414,9 @@ fn hostile_schema_text_still_gives_valid_typescript() {
     std::os::unix::fs::symlink(package().join("node_modules"), dir.join("node_modules")).expect("link node_modules");
     run(Command::new("node").current_dir(&dir).arg(tsc()).args(["-p", "tsconfig.json"]), "tsc on the hostile package");
     let expected = serde_json::json!({
-        "envelope": p.envelope.description,
-        "union": p.union.description,
-        "event": p.union.variants[0].description,
+        "envelope": p.ty(p.protocol.as_ref().expect("a protocol").envelope).description,
+        "union": p.ty(p.protocol.as_ref().expect("a protocol").union).description,
+        "event": p.ty(events[0]).description,
         "enumValue": nasty,
         "oddField": odd_field,
     });

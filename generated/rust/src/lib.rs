@@ -110,6 +110,42 @@ pub enum Rule {
     RoleField,
     /// `strict-id`: With strict ids: an id is not cuid2-shaped.
     StrictId,
+    /// `max-length`: A string is longer than allowed (`maxLength`, in code points).
+    MaxLength,
+    /// `pattern`: A string does not match its `pattern` (ECMA-262, Unicode mode, unanchored).
+    Pattern,
+    /// `exclusive-minimum`: A number is not greater than its `exclusiveMinimum`.
+    ExclusiveMinimum,
+    /// `exclusive-maximum`: A number is not less than its `exclusiveMaximum`.
+    ExclusiveMaximum,
+    /// `multiple-of`: A number divided by `multipleOf` is not a finite integer (IEEE double division).
+    MultipleOf,
+    /// `const`: A value is not the `const` value (numbers compared by value, objects whatever their key order).
+    Const,
+    /// `min-items`: An array has fewer items than `minItems`.
+    MinItems,
+    /// `max-items`: An array has more items than `maxItems`.
+    MaxItems,
+    /// `unique-items`: Two items of an array with `uniqueItems` are equal.
+    UniqueItems,
+    /// `min-properties`: An object has fewer properties than `minProperties`.
+    MinProperties,
+    /// `max-properties`: An object has more properties than `maxProperties`.
+    MaxProperties,
+    /// `property-names`: A property name does not meet `propertyNames` (reported at the property).
+    PropertyNames,
+    /// `dependent-required`: A property that `dependentRequired` asks for, because another one is present, is missing.
+    DependentRequired,
+    /// `any-of`: A value matches none of the `anyOf` alternatives.
+    AnyOf,
+    /// `one-of`: A value matches none, or more than one, of the `oneOf` alternatives.
+    OneOf,
+    /// `not`: A value matches the schema of `not`.
+    Not,
+    /// `never`: No value is allowed here (the schema is `false`).
+    Never,
+    /// `unknown-variant`: A union's discriminator names none of its members.
+    UnknownVariant,
 }
 #[rustfmt::skip]
 impl Rule {
@@ -132,6 +168,24 @@ impl Rule {
         Rule::RoleEvent,
         Rule::RoleField,
         Rule::StrictId,
+        Rule::MaxLength,
+        Rule::Pattern,
+        Rule::ExclusiveMinimum,
+        Rule::ExclusiveMaximum,
+        Rule::MultipleOf,
+        Rule::Const,
+        Rule::MinItems,
+        Rule::MaxItems,
+        Rule::UniqueItems,
+        Rule::MinProperties,
+        Rule::MaxProperties,
+        Rule::PropertyNames,
+        Rule::DependentRequired,
+        Rule::AnyOf,
+        Rule::OneOf,
+        Rule::Not,
+        Rule::Never,
+        Rule::UnknownVariant,
     ];
     /// The stable id (`"required"`, `"role-event"`, ...).
     pub fn id(self) -> &'static str {
@@ -153,6 +207,24 @@ impl Rule {
             Rule::RoleEvent => "role-event",
             Rule::RoleField => "role-field",
             Rule::StrictId => "strict-id",
+            Rule::MaxLength => "max-length",
+            Rule::Pattern => "pattern",
+            Rule::ExclusiveMinimum => "exclusive-minimum",
+            Rule::ExclusiveMaximum => "exclusive-maximum",
+            Rule::MultipleOf => "multiple-of",
+            Rule::Const => "const",
+            Rule::MinItems => "min-items",
+            Rule::MaxItems => "max-items",
+            Rule::UniqueItems => "unique-items",
+            Rule::MinProperties => "min-properties",
+            Rule::MaxProperties => "max-properties",
+            Rule::PropertyNames => "property-names",
+            Rule::DependentRequired => "dependent-required",
+            Rule::AnyOf => "any-of",
+            Rule::OneOf => "one-of",
+            Rule::Not => "not",
+            Rule::Never => "never",
+            Rule::UnknownVariant => "unknown-variant",
         }
     }
     /// One sentence on what the rule means.
@@ -187,6 +259,40 @@ impl Rule {
             Rule::RoleEvent => "The sender's `role` may not send this event.",
             Rule::RoleField => "The sender's `role` may not send this field.",
             Rule::StrictId => "With strict ids: an id is not cuid2-shaped.",
+            Rule::MaxLength => {
+                "A string is longer than allowed (`maxLength`, in code points)."
+            }
+            Rule::Pattern => {
+                "A string does not match its `pattern` (ECMA-262, Unicode mode, unanchored)."
+            }
+            Rule::ExclusiveMinimum => {
+                "A number is not greater than its `exclusiveMinimum`."
+            }
+            Rule::ExclusiveMaximum => "A number is not less than its `exclusiveMaximum`.",
+            Rule::MultipleOf => {
+                "A number divided by `multipleOf` is not a finite integer (IEEE double division)."
+            }
+            Rule::Const => {
+                "A value is not the `const` value (numbers compared by value, objects whatever their key order)."
+            }
+            Rule::MinItems => "An array has fewer items than `minItems`.",
+            Rule::MaxItems => "An array has more items than `maxItems`.",
+            Rule::UniqueItems => "Two items of an array with `uniqueItems` are equal.",
+            Rule::MinProperties => "An object has fewer properties than `minProperties`.",
+            Rule::MaxProperties => "An object has more properties than `maxProperties`.",
+            Rule::PropertyNames => {
+                "A property name does not meet `propertyNames` (reported at the property)."
+            }
+            Rule::DependentRequired => {
+                "A property that `dependentRequired` asks for, because another one is present, is missing."
+            }
+            Rule::AnyOf => "A value matches none of the `anyOf` alternatives.",
+            Rule::OneOf => {
+                "A value matches none, or more than one, of the `oneOf` alternatives."
+            }
+            Rule::Not => "A value matches the schema of `not`.",
+            Rule::Never => "No value is allowed here (the schema is `false`).",
+            Rule::UnknownVariant => "A union's discriminator names none of its members.",
         }
     }
     /// The rule with this id.

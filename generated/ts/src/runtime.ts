@@ -9,7 +9,7 @@
 import { z } from "zod";
 
 /** Every message-level rule id, in catalogue order (from wiregen's `rules.rs`). */
-export const RULES = ["malformed-json","invalid-utf8","blank-line","too-deep","type","required","additional-property","enum","min-length","minimum","maximum","unknown-event","removed-event","removed-property","role-event","role-field","strict-id"] as const;
+export const RULES = ["malformed-json","invalid-utf8","blank-line","too-deep","type","required","additional-property","enum","min-length","minimum","maximum","unknown-event","removed-event","removed-property","role-event","role-field","strict-id","max-length","pattern","exclusive-minimum","exclusive-maximum","multiple-of","const","min-items","max-items","unique-items","min-properties","max-properties","property-names","dependent-required","any-of","one-of","not","never","unknown-variant"] as const;
 
 /** A stable rule id, identical in every checker (Rust engine, CLI, generated Rust, Zod). */
 export type RuleId = (typeof RULES)[number];

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{EmitError, OutFile, REGENERATE};
-use crate::ir::{Field, Protocol, Ty};
+use crate::legacy::ir::{Field, Protocol, Ty};
 use crate::rules::Rule;
 use crate::stream::rules::StreamRule;
 
@@ -328,7 +328,7 @@ impl View {
     }
 }
 
-fn event(p: &Protocol, v: &crate::ir::Variant) -> EventView {
+fn event(p: &Protocol, v: &crate::legacy::ir::Variant) -> EventView {
     let mut rows_out = Vec::new();
     rows(p, "", &v.fields, &mut rows_out);
     EventView {
@@ -344,7 +344,7 @@ fn event(p: &Protocol, v: &crate::ir::Variant) -> EventView {
 }
 
 /// `modified (added `steer`)`.
-fn status(v: &crate::ir::Variant) -> String {
+fn status(v: &crate::legacy::ir::Variant) -> String {
     match &v.status_note {
         Some(n) => format!("{} ({n})", v.status),
         None => v.status.clone(),

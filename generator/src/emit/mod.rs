@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::catalogue::catalogue;
-use crate::ir::Protocol;
+use crate::ir::Model;
 
 pub(crate) mod docs;
 pub(crate) mod rust;
@@ -40,7 +40,8 @@ impl Output {
     ///
     /// # Errors
     /// When the model holds something the target cannot express.
-    pub fn emit(self, p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
+    pub fn emit(self, m: &Model) -> Result<Vec<OutFile>, EmitError> {
+        let p = &crate::legacy::protocol(m)?;
         let files = match self {
             Output::Schema => schema::emit(p)?,
             Output::Rust => rust::emit(p)?,

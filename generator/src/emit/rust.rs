@@ -26,7 +26,7 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{EmitError, OutFile, REGENERATE};
-use crate::ir::{pascal_case, snake_case, Protocol};
+use crate::legacy::ir::{pascal_case, snake_case, Protocol};
 
 /// Name of the generated crate.
 pub(crate) const CRATE: &str = "session-wire";
@@ -346,7 +346,8 @@ mod tests {
     #[test]
     fn hostile_descriptions_stay_inside_doc_comments() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
-        let mut p = crate::load::load(&root.join("schema")).expect("schema/ loads");
+        let m = crate::load::load(&root.join("schema")).expect("schema/ loads");
+        let mut p = crate::legacy::protocol(&m).expect("a protocol");
         let hostile = "ends */ here `tick\u{2028}next\rcr \u{202E}rtl \"quote\" {brace}\n```\nfn x() {}\n```";
         p.union.variants[0].description = hostile.into();
         p.union.variants[0].fields[0].description = hostile.into();

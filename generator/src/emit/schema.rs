@@ -6,7 +6,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{EmitError, OutFile, REGENERATE};
-use crate::ir::{Field, Object, Protocol, Ty};
+use crate::legacy::ir::{Field, Object, Protocol, Ty};
 
 /// File name of the bundled schema inside `generated/schema/`.
 pub(crate) const FILE: &str = "session-protocol.schema.json";

@@ -30,7 +30,7 @@ use serde_json::json;
 
 use super::{EmitError, OutFile, REGENERATE};
 use crate::engine::MAX_DEPTH;
-use crate::ir::{pascal_case, Field, Object, Protocol, Ty};
+use crate::legacy::ir::{pascal_case, Field, Object, Protocol, Ty};
 use crate::rules::Rule;
 
 pub(crate) mod js;
@@ -278,7 +278,7 @@ fn object_view(
             expr => Value::from(Zod::Literal(tag_value.to_string()).render()?),
         });
         for r in &p.removed {
-            if let crate::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
+            if let crate::legacy::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
                 if event == tag_value {
                     removed.insert(name.clone(), json!(replacement));
                 }
@@ -393,7 +393,7 @@ fn schemas_view(p: &Protocol, names: &Names, header: &Value) -> Result<Value, Em
     }
     let mut removed_events = serde_json::Map::new();
     for r in &p.removed {
-        if let crate::ir::RemovedKind::Events(evs) = &r.kind {
+        if let crate::legacy::ir::RemovedKind::Events(evs) = &r.kind {
             for (old, rep) in evs {
                 removed_events.insert(old.clone(), json!(rep));
             }

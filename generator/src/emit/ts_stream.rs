@@ -12,7 +12,7 @@ use minijinja::{context, AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::{EmitError, OutFile, REGENERATE};
-use crate::ir::{pascal_case, Protocol};
+use crate::legacy::ir::{pascal_case, Protocol};
 use crate::stream::rules::{vocab, StreamRule};
 use crate::stream::Shape;
 
@@ -96,8 +96,9 @@ mod tests {
 
     #[test]
     fn every_rule_is_in_the_module_once() {
-        let p = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema"))
+        let m = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema"))
             .expect("schema loads");
+        let p = crate::legacy::protocol(&m).expect("a protocol");
         let files = emit(&p).expect("emits");
         let ts = &files[0].contents;
         for r in StreamRule::ALL {

@@ -18,8 +18,9 @@ use super::body::{self, Kind, Limited, Lines};
 use super::error::{ApiError, ErrorCode};
 use super::metrics::{Metrics, Tally};
 use super::ServeOptions;
+use crate::engine::EngineError;
 use crate::engine::{Engine, EngineOptions};
-use crate::ir::{Protocol, Variant};
+use crate::ir::Model;
 use crate::stream::StreamChecker;
 use crate::validate::Record;
 
@@ -42,25 +43,30 @@ struct Shared {
 }
 
 impl App {
-    /// Builds the service for `proto` (a [`Protocol`], or an `Arc` of one to share it) with the limits of `opts`.
-    /// The service owns the protocol through its engine; dropping the last clone of the `App` frees it.
-    pub fn new(proto: impl Into<Arc<Protocol>>, opts: &ServeOptions) -> App {
-        let engine = Engine::new(proto, EngineOptions { strict_ids: opts.strict_ids });
-        let proto = engine.protocol();
-        let bundle = crate::emit::schema::bundle(proto);
+    /// Builds the service for `model` (a [`Model`], or an `Arc` of one to share it) with the limits of `opts`.
+    /// The service owns the model through its engine; dropping the last clone of the `App` frees it.
+    ///
+    /// # Errors
+    /// When the model has no root type to validate.
+    pub fn new(model: impl Into<Arc<Model>>, opts: &ServeOptions) -> Result<App, EngineError> {
+        let engine = Engine::new(model, EngineOptions { strict_ids: opts.strict_ids })?;
+        let bundle =
+            crate::legacy::protocol(engine.model()).map(|p| crate::emit::schema::bundle(&p)).unwrap_or_default();
         let mut schema = serde_json::to_string_pretty(&bundle).unwrap_or_default();
         schema.push('\n');
-        let events = proto
-            .union
-            .variants
+        let m = engine.model();
+        let events = m
+            .protocol
             .iter()
-            .map(|v| {
-                let mut s = serde_json::to_string_pretty(&event_schema(&bundle, v)).unwrap_or_default();
+            .flat_map(|p| &p.events)
+            .map(|e| {
+                let name = &m.ty(e.ty).names.rust;
+                let mut s = serde_json::to_string_pretty(&event_schema(&bundle, &e.tag, name)).unwrap_or_default();
                 s.push('\n');
-                (v.tag.clone(), Bytes::from(s))
+                (e.tag.clone(), Bytes::from(s))
             })
             .collect();
-        App {
+        Ok(App {
             state: Arc::new(Shared {
                 engine,
                 schema: Bytes::from(schema),
@@ -72,7 +78,7 @@ impl App {
                 metrics: Metrics::default(),
                 log: !opts.quiet,
             }),
-        }
+        })
     }
 
     /// The axum router with every route, the JSON 404/405 answers and the per-request middleware.
@@ -99,10 +105,10 @@ impl App {
 type St = State<Arc<Shared>>;
 
 /// One event's schema, standalone: its `$defs` entry of the bundle plus every definition it refers to.
-fn event_schema(bundle: &Value, v: &Variant) -> Value {
+fn event_schema(bundle: &Value, tag: &str, type_name: &str) -> Value {
     let empty = Map::new();
     let defs = bundle.get("$defs").and_then(Value::as_object).unwrap_or(&empty);
-    let name = crate::emit::schema::variant_def(&v.name);
+    let name = crate::emit::schema::variant_def(type_name);
     let mut root = defs.get(&name).and_then(Value::as_object).cloned().unwrap_or_default();
     let mut needed = BTreeSet::new();
     let mut todo = vec![Value::Object(root.clone())];
@@ -121,7 +127,7 @@ fn event_schema(bundle: &Value, v: &Variant) -> Value {
     out.insert("$schema".into(), bundle.get("$schema").cloned().unwrap_or(Value::Null));
     out.insert(
         "$comment".into(),
-        json!(format!("The body (`ev`) of a `{}` event: `$defs/{name}` of the bundled schema, standalone.", v.tag)),
+        json!(format!("The body (`ev`) of a `{}` event: `$defs/{name}` of the bundled schema, standalone.", tag)),
     );
     out.append(&mut root);
     if !needed.is_empty() {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{field_ident, lit, type_ident, variant_ident, Layout, Names};
 use crate::emit::EmitError;
-use crate::ir::{Field, Protocol, Ty, Variant};
+use crate::legacy::ir::{Field, Protocol, Ty, Variant};
 
 /// A role that may send `v` with every field its example uses.
 fn sender<'p>(p: &'p Protocol, v: &Variant, example: &Value) -> Option<&'p String> {

@@ -9,7 +9,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::{doc_attrs, lit};
-use crate::ir::pascal_case;
+use crate::legacy::ir::pascal_case;
 use crate::rules::Rule;
 
 /// Leaf decoders the model needs.

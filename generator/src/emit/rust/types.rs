@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::support::{rule, Uses};
 use super::{doc_attrs, doc_code_block, field_ident, lit, type_ident, variant_ident, Names};
 use crate::emit::EmitError;
-use crate::ir::{EnumDef, Field, Object, Protocol, Ty, Variant};
+use crate::legacy::ir::{EnumDef, Field, Object, Protocol, Ty, Variant};
 use crate::rules::Rule;
 
 /// Records which leaf decoders a type needs.
@@ -341,7 +341,7 @@ pub(crate) fn variant_def(p: &Protocol, v: &Variant, n: &Names) -> Result<TokenS
         .removed
         .iter()
         .filter_map(|r| match &r.kind {
-            crate::ir::RemovedKind::Property { event, name, replacement } if *event == v.tag => {
+            crate::legacy::ir::RemovedKind::Property { event, name, replacement } if *event == v.tag => {
                 let (a, b) = (lit(name), lit(replacement));
                 Some(quote!((#a, #b)))
             }
@@ -391,7 +391,7 @@ pub(crate) fn union_def(p: &Protocol, n: &Names) -> Result<TokenStream, EmitErro
     let variant_docs = u.variants.iter().map(|v| doc_attrs(&format!("`{}` (sent by {}).", v.tag, v.roles.join(", "))));
     let mut removed = Vec::new();
     for r in &p.removed {
-        if let crate::ir::RemovedKind::Events(evs) = &r.kind {
+        if let crate::legacy::ir::RemovedKind::Events(evs) = &r.kind {
             for (old, rep) in evs {
                 let old_l = lit(old);
                 let msg = lit(&format!("`{old}` was removed in this version: use `{rep}` instead"));

@@ -14,7 +14,7 @@
 use super::js::{ident, int_lit, number_lit, string_lit, Code};
 use super::{EmitError, Names};
 use crate::diag::push_ptr;
-use crate::ir::{Field, Protocol, Ty};
+use crate::legacy::ir::{Field, Protocol, Ty};
 use crate::rules::Rule;
 
 /// Properties of `Object.prototype`: reading one of these names from a plain object finds the inherited value,
@@ -246,7 +246,7 @@ fn object_body(
     }
     if let Some((_, tag_value)) = tag {
         for r in &p.removed {
-            if let crate::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
+            if let crate::legacy::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
                 if event == tag_value && !known.contains(&name.as_str()) {
                     let msg = string_lit(&format!(
                         "`{name}` was removed from `{tag_value}` in this version: use `{replacement}` instead"
@@ -411,7 +411,7 @@ pub(super) fn body(p: &Protocol, names: &Names) -> Result<Code, EmitError> {
                 w.line(format!("  return {}(o, p, out);", check_fn(&names.events[&v.tag].1)?));
             }
             for r in &p.removed {
-                if let crate::ir::RemovedKind::Events(evs) = &r.kind {
+                if let crate::legacy::ir::RemovedKind::Events(evs) = &r.kind {
                     for (old, rep) in evs {
                         if u.variant(old).is_some() {
                             continue;

@@ -1,0 +1,858 @@
+//! Building the types: every schema node becomes a [`Node`]; named locations become [`TypeDef`]s.
+//!
+//! Named locations are the file roots (except a file that only holds `$defs`), every `$defs` entry and every
+//! `$ref` target. An object, a union or an enum of strings that is not itself at a named location is *hoisted*:
+//! it becomes a type of its own, named from its path ([`super::naming::derived_name`]), and the place where it
+//! stood refers to it. So [`Shape::Object`], [`Shape::Union`] and string [`Shape::Enum`]s only ever appear as
+//! the body of a [`TypeDef`], which gives every object and union a name in every language.
+//!
+//! A schema object is the conjunction of its parts, in this order (which is also the order errors are
+//! reported in): the typed part (`type`, `const`, `enum` and the keywords of each JSON kind), `$ref`, the
+//! members of `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`. One part is that part's node; several are
+//! [`Shape::AllOf`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use super::{naming, Cx};
+use crate::diag::SchemaErrorKind as K;
+use crate::ir::*;
+
+/// A type being built.
+pub(crate) struct Slot {
+    pub(crate) origin: Origin,
+    /// The base name (`x-name`, or derived from the location).
+    pub(crate) base: String,
+    /// Whether `x-name` gave the base name.
+    pub(crate) explicit: bool,
+    pub(crate) def: Option<TypeDef>,
+}
+
+/// The types of one load.
+#[derive(Default)]
+pub(crate) struct Types {
+    pub(crate) slots: Vec<Slot>,
+    /// Named location -> its type.
+    pub(crate) named: BTreeMap<Origin, TypeId>,
+}
+
+/// The JSON kinds a `type` keyword can name, in canonical order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Null,
+    Boolean,
+    Integer,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+impl Kind {
+    fn parse(s: &str) -> Option<Kind> {
+        Some(match s {
+            "null" => Kind::Null,
+            "boolean" => Kind::Boolean,
+            "integer" => Kind::Integer,
+            "number" => Kind::Number,
+            "string" => Kind::String,
+            "array" => Kind::Array,
+            "object" => Kind::Object,
+            _ => return None,
+        })
+    }
+
+    /// Whether a JSON value is of this kind (integers by value, as JSON Schema says: `1.0` is an integer).
+    fn holds(self, v: &Value) -> bool {
+        match (self, v) {
+            (Kind::Null, Value::Null) | (Kind::Boolean, Value::Bool(_)) | (Kind::String, Value::String(_)) => true,
+            (Kind::Array, Value::Array(_)) | (Kind::Object, Value::Object(_)) => true,
+            (Kind::Number, Value::Number(_)) => true,
+            (Kind::Integer, Value::Number(n)) => n.as_f64().is_some_and(|f| f.fract() == 0.0),
+            _ => false,
+        }
+    }
+}
+
+const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "x-strict-pattern"];
+const NUMBER_KEYWORDS: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+const ARRAY_KEYWORDS: &[&str] = &["items", "prefixItems", "minItems", "maxItems", "uniqueItems"];
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "unevaluatedProperties",
+    "x-unknown-keys",
+];
+
+/// Keywords that make a file root only a container of `$defs` when nothing else is there.
+const METADATA: &[&str] = &["$schema", "$id", "$comment", "title", "description", "$defs", "x-naming", "x-package"];
+
+impl Cx {
+    /// Builds every type, then the unions, the protocol layer and the names.
+    pub(crate) fn build_model(&mut self) -> Option<Model> {
+        let mut types = Types::default();
+        self.name_locations(&mut types);
+        let mut i = 0;
+        while i < types.slots.len() {
+            if types.slots[i].def.is_none() {
+                let origin = types.slots[i].origin.clone();
+                let v = self.value_at(&origin).cloned().unwrap_or(Value::Bool(true));
+                let node = self.node(&mut types, &origin, &v, true);
+                let def = self.type_def(&origin, &v, node);
+                types.slots[i].def = Some(def);
+            }
+            i += 1;
+        }
+        self.recognize_unions(&mut types);
+        self.check_ref_cycles(&types);
+        let protocol = self.protocol(&mut types);
+        let (package, root_file) = self.package(&types, protocol.as_ref());
+        let names = naming::assign(self, &types, root_file.as_deref());
+        if !self.errors.is_empty() {
+            return None;
+        }
+        let root = self.root_type(&types, protocol.as_ref());
+        let (title, description, base_uri) = self.root_text(root_file.as_deref());
+        let defs = types
+            .slots
+            .into_iter()
+            .zip(names)
+            .map(|(s, names)| {
+                let mut d = s.def.unwrap_or_else(|| TypeDef {
+                    names: names.clone(),
+                    explicit_name: false,
+                    description: None,
+                    examples: Vec::new(),
+                    origin: s.origin.clone(),
+                    node: Node { origin: s.origin.clone(), description: None, shape: Shape::Any },
+                });
+                d.names = names;
+                d.explicit_name = s.explicit;
+                d
+            })
+            .collect();
+        Some(Model { title, description, base_uri, package, types: defs, root, protocol })
+    }
+
+    fn type_def(&mut self, origin: &Origin, v: &Value, node: Node) -> TypeDef {
+        let description = v.get("description").and_then(Value::as_str).map(String::from);
+        let examples = match v.get("examples") {
+            Some(Value::Array(a)) => a.clone(),
+            Some(_) => {
+                self.err(&origin.join("examples"), K::InvalidValue, "`examples` must be an array");
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        TypeDef {
+            names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+            explicit_name: false,
+            description,
+            examples,
+            origin: origin.clone(),
+            node,
+        }
+    }
+
+    /// Finds the named locations, in document order: file roots, `$defs` entries, `$ref` targets.
+    fn name_locations(&mut self, types: &mut Types) {
+        let targets: BTreeSet<Origin> = self.refs.values().cloned().collect();
+        let rels: Vec<String> = self.files.keys().cloned().collect();
+        for rel in rels {
+            let v = self.files[&rel].value.clone();
+            let root = Origin { file: rel.clone(), pointer: String::new() };
+            let container = v
+                .as_object()
+                .is_some_and(|o| o.contains_key("$defs") && o.keys().all(|k| METADATA.contains(&k.as_str())));
+            if !container || targets.contains(&root) {
+                self.alloc(types, &root, &v);
+            }
+            self.name_below(types, &root, &v, &targets);
+        }
+        // Targets not met on the walk (there are none: every schema location is walked), kept for safety.
+        for t in targets {
+            if !types.named.contains_key(&t) {
+                let v = self.value_at(&t).cloned().unwrap_or(Value::Bool(true));
+                self.alloc(types, &t, &v);
+            }
+        }
+    }
+
+    fn name_below(&mut self, types: &mut Types, at: &Origin, v: &Value, targets: &BTreeSet<Origin>) {
+        for (tok, child) in super::children(v) {
+            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            let is_def = tok.starts_with("/$defs/") && tok[7..].find('/').is_none();
+            if is_def || targets.contains(&cat) {
+                self.alloc(types, &cat, child);
+            }
+            self.name_below(types, &cat, child, targets);
+        }
+    }
+
+    fn alloc(&mut self, types: &mut Types, at: &Origin, v: &Value) -> TypeId {
+        if let Some(id) = types.named.get(at) {
+            return *id;
+        }
+        let (base, explicit) = match self.x_name(at, v) {
+            Some(n) => (n, true),
+            None => (naming::derived_name(self, types, at), false),
+        };
+        let id = TypeId(types.slots.len());
+        types.slots.push(Slot { origin: at.clone(), base, explicit, def: None });
+        types.named.insert(at.clone(), id);
+        id
+    }
+
+    /// A new type for a node built at a location that is not named.
+    fn hoist(&mut self, types: &mut Types, at: &Origin, suffix: &str, node: Node) -> Node {
+        let v = self.value_at(at).cloned().unwrap_or(Value::Bool(true));
+        let (base, explicit) = match (suffix.is_empty(), self.x_name(at, &v)) {
+            (true, Some(n)) => (n, true),
+            _ => (format!("{}{suffix}", naming::derived_name(self, types, at)), false),
+        };
+        let id = TypeId(types.slots.len());
+        let origin = node.origin.clone();
+        let description = node.description.clone();
+        let mut def = self.type_def(at, &v, node);
+        if !suffix.is_empty() {
+            def.examples.clear();
+        }
+        types.slots.push(Slot { origin: at.clone(), base, explicit, def: Some(def) });
+        Node { origin, description, shape: Shape::Ref(id) }
+    }
+
+    pub(crate) fn x_name(&mut self, at: &Origin, v: &Value) -> Option<String> {
+        match v.get("x-name") {
+            Some(Value::String(s)) if naming::is_type_name(s) => Some(s.clone()),
+            Some(_) => {
+                self.err(&at.join("x-name"), K::InvalidValue, "`x-name` must be a PascalCase identifier");
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// The node of the schema `v` at `at`. `own` is true when building the body of the type named at `at`.
+    pub(crate) fn node(&mut self, types: &mut Types, at: &Origin, v: &Value, own: bool) -> Node {
+        if !own {
+            if let Some(id) = types.named.get(at) {
+                let description = v.get("description").and_then(Value::as_str).map(String::from);
+                return Node { origin: at.clone(), description, shape: Shape::Ref(*id) };
+            }
+        }
+        let node = match v {
+            Value::Bool(true) => Node { origin: at.clone(), description: None, shape: Shape::Any },
+            Value::Object(o) => self.schema(types, at, o),
+            _ => Node { origin: at.clone(), description: None, shape: Shape::Never },
+        };
+        self.settle(types, at, node, own)
+    }
+
+    /// Hoists objects, unions and string enums that would otherwise stand inside another node.
+    fn settle(&mut self, types: &mut Types, at: &Origin, mut node: Node, own: bool) -> Node {
+        if is_named_shape(&node.shape) {
+            return if own { node } else { self.hoist(types, at, "", node) };
+        }
+        let suffix = |s: &Shape| match s {
+            Shape::Object(_) => "Object",
+            Shape::Union(_) => "Union",
+            _ => "Enum",
+        };
+        match &mut node.shape {
+            Shape::Nullable(inner) if is_named_shape(&inner.shape) => {
+                let inner_node = std::mem::replace(&mut **inner, Node::any(at));
+                let sfx = suffix(&inner_node.shape);
+                **inner = self.hoist(types, at, sfx, inner_node);
+            }
+            Shape::Kinds(members) | Shape::AllOf(members) => {
+                for m in members.iter_mut() {
+                    if is_named_shape(&m.shape) && m.origin == *at {
+                        let n = std::mem::replace(m, Node::any(at));
+                        let sfx = suffix(&n.shape);
+                        *m = self.hoist(types, at, sfx, n);
+                    }
+                }
+                // A Nullable or Kinds inside an AllOf may hold an object of this location too.
+                for m in members.iter_mut() {
+                    if matches!(m.shape, Shape::Nullable(_) | Shape::Kinds(_)) && m.origin == *at {
+                        let n = std::mem::replace(m, Node::any(at));
+                        *m = self.settle(types, at, n, true);
+                    }
+                }
+            }
+            _ => {}
+        }
+        node
+    }
+
+    fn schema(&mut self, types: &mut Types, at: &Origin, o: &Map<String, Value>) -> Node {
+        let description = o.get("description").and_then(Value::as_str).map(String::from);
+        if let Some(d) = o.get("description") {
+            if !d.is_string() {
+                self.err(&at.join("description"), K::InvalidValue, "`description` must be a string");
+            }
+        }
+        let mut parts: Vec<Node> = Vec::new();
+        if let Some(n) = self.typed(types, at, o) {
+            parts.push(n);
+        }
+        if o.contains_key("$ref") {
+            if let Some(t) = self.refs.get(at).cloned() {
+                let id = *types.named.get(&t).expect("every $ref target is named");
+                parts.push(Node { origin: at.clone(), description: None, shape: Shape::Ref(id) });
+            }
+        }
+        if let Some(u) = o.get("x-union") {
+            if !parts.is_empty() || o.contains_key("allOf") || o.contains_key("anyOf") || o.contains_key("oneOf") {
+                self.err(
+                    &at.join("x-union"),
+                    K::InvalidValue,
+                    "`x-union` stands alone: no `$ref`, `type` or applicator beside it",
+                );
+            }
+            if let Some(n) = self.x_union(types, at, u) {
+                parts.push(n);
+            }
+        }
+        if let Some(Value::Array(all)) = o.get("allOf") {
+            for (i, s) in all.iter().enumerate() {
+                parts.push(self.node(types, &at.join("allOf").join(&i.to_string()), s, false));
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(list)) = o.get(key) {
+                let members: Vec<Node> = list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| self.node(types, &at.join(key).join(&i.to_string()), s, false))
+                    .collect();
+                parts.push(self.alternatives(types, at, key == "oneOf", members));
+            }
+        }
+        if let Some(n) = o.get("not") {
+            let inner = self.node(types, &at.join("not"), n, false);
+            parts.push(Node { origin: at.clone(), description: None, shape: Shape::Not(Box::new(inner)) });
+        }
+        if let Some(c) = o.get("if") {
+            let cond = self.node(types, &at.join("if"), c, false);
+            let then = o.get("then").map(|t| Box::new(self.node(types, &at.join("then"), t, false)));
+            let otherwise = o.get("else").map(|e| Box::new(self.node(types, &at.join("else"), e, false)));
+            if then.is_some() || otherwise.is_some() {
+                parts.push(Node {
+                    origin: at.clone(),
+                    description: None,
+                    shape: Shape::Cond { cond: Box::new(cond), then, otherwise },
+                });
+            }
+        }
+        if o.contains_key("x-discriminator") && !o.contains_key("oneOf") && !o.contains_key("anyOf") {
+            self.err(
+                &at.join("x-discriminator"),
+                K::InvalidValue,
+                "`x-discriminator` belongs beside `oneOf` or `anyOf`",
+            );
+        }
+        let shape = match parts.len() {
+            0 => Shape::Any,
+            1 => parts.pop().map(|p| p.shape).unwrap_or(Shape::Any),
+            _ => Shape::AllOf(parts),
+        };
+        Node { origin: at.clone(), description, shape }
+    }
+
+    /// `anyOf`/`oneOf`: a nullable value when one member is `null` and the other cannot be.
+    fn alternatives(&mut self, types: &Types, at: &Origin, one: bool, mut members: Vec<Node>) -> Node {
+        if members.len() == 2 {
+            let null_at = members.iter().position(|m| matches!(m.shape, Shape::Null));
+            if let Some(i) = null_at {
+                let other = &members[1 - i];
+                if !one || !accepts_null(types, &other.shape) {
+                    let inner = members.remove(1 - i);
+                    return Node { origin: at.clone(), description: None, shape: Shape::Nullable(Box::new(inner)) };
+                }
+            }
+        }
+        let shape = if one { Shape::OneOf(members) } else { Shape::AnyOf(members) };
+        Node { origin: at.clone(), description: None, shape }
+    }
+
+    /// The typed part of a schema: `type`, `const`, `enum` and the keywords of each JSON kind.
+    fn typed(&mut self, types: &mut Types, at: &Origin, o: &Map<String, Value>) -> Option<Node> {
+        let kinds: Option<Vec<Kind>> = match o.get("type") {
+            None => None,
+            Some(Value::String(s)) => match Kind::parse(s) {
+                Some(k) => Some(vec![k]),
+                None => {
+                    self.err(&at.join("type"), K::InvalidValue, format!("`{s}` is not a JSON Schema type"));
+                    return Some(Node::never(at));
+                }
+            },
+            Some(Value::Array(a)) => {
+                let mut ks = Vec::new();
+                for (i, t) in a.iter().enumerate() {
+                    match t.as_str().and_then(Kind::parse) {
+                        Some(k) if !ks.contains(&k) => ks.push(k),
+                        _ => self.err(
+                            &at.join("type").join(&i.to_string()),
+                            K::InvalidValue,
+                            "`type` lists distinct JSON Schema type names",
+                        ),
+                    }
+                }
+                if ks.is_empty() {
+                    self.err(&at.join("type"), K::InvalidValue, "`type` must not be empty");
+                }
+                ks.sort();
+                Some(ks)
+            }
+            Some(_) => {
+                self.err(&at.join("type"), K::InvalidValue, "`type` must be a type name or an array of them");
+                return Some(Node::never(at));
+            }
+        };
+        let families: [(&[&str], &[Kind]); 4] = [
+            (STRING_KEYWORDS, &[Kind::String]),
+            (NUMBER_KEYWORDS, &[Kind::Integer, Kind::Number]),
+            (ARRAY_KEYWORDS, &[Kind::Array]),
+            (OBJECT_KEYWORDS, &[Kind::Object]),
+        ];
+        let mut constrained = false;
+        for (kws, fam) in families {
+            for k in kws.iter().filter(|k| o.contains_key(**k)) {
+                constrained = true;
+                if let Some(ks) = &kinds {
+                    if !ks.iter().any(|x| fam.contains(x)) {
+                        let names: Vec<&str> = ks.iter().map(|k| kind_name(*k)).collect();
+                        self.err(
+                            &at.join(k),
+                            K::InvalidValue,
+                            format!("`{k}` does not apply to type `{}`", names.join("`, `")),
+                        );
+                    }
+                }
+            }
+        }
+        let value_part = self.const_or_enum(at, o, kinds.as_deref());
+        if let (Some(v), false) = (&value_part, constrained) {
+            return Some(v.clone());
+        }
+        if kinds.is_none() && !constrained {
+            return value_part;
+        }
+        let all = [Kind::Null, Kind::Boolean, Kind::Number, Kind::String, Kind::Array, Kind::Object];
+        let kinds = kinds.unwrap_or_else(|| all.to_vec());
+        let integer_only = kinds.contains(&Kind::Integer) && !kinds.contains(&Kind::Number);
+        let mut members: Vec<Node> = Vec::new();
+        for k in &kinds {
+            let shape = match k {
+                Kind::Null => Shape::Null,
+                Kind::Boolean => Shape::Boolean,
+                Kind::Integer | Kind::Number => {
+                    if members.iter().any(|m| matches!(m.shape, Shape::Number(_))) {
+                        continue;
+                    }
+                    Shape::Number(self.number(at, o, integer_only))
+                }
+                Kind::String => Shape::String(self.string(at, o)),
+                Kind::Array => Shape::Array(self.array(types, at, o)),
+                Kind::Object => Shape::Object(self.object(types, at, o)),
+            };
+            members.push(Node { origin: at.clone(), description: None, shape });
+        }
+        let shape = if members.len() == 1 {
+            members.pop().map(|m| m.shape).unwrap_or(Shape::Any)
+        } else if members.len() == 2 && matches!(members[0].shape, Shape::Null) {
+            Shape::Nullable(Box::new(members.pop().unwrap_or_else(|| Node::any(at))))
+        } else {
+            Shape::Kinds(members)
+        };
+        let kinds_node = Node { origin: at.clone(), description: None, shape };
+        Some(match value_part {
+            Some(v) => Node { origin: at.clone(), description: None, shape: Shape::AllOf(vec![kinds_node, v]) },
+            None => kinds_node,
+        })
+    }
+
+    /// `const` and `enum` (values of another `type` can never match, so they are dropped).
+    fn const_or_enum(&mut self, at: &Origin, o: &Map<String, Value>, kinds: Option<&[Kind]>) -> Option<Node> {
+        let fits = |v: &Value| kinds.is_none_or(|ks| ks.iter().any(|k| k.holds(v)));
+        let mut parts = Vec::new();
+        if let Some(c) = o.get("const") {
+            let shape = if fits(c) { Shape::Const(c.clone()) } else { Shape::Never };
+            parts.push(Node { origin: at.clone(), description: None, shape });
+        }
+        if let Some(e) = o.get("enum") {
+            match e.as_array() {
+                Some(values) => {
+                    let mut kept: Vec<Value> = Vec::new();
+                    for v in values.iter().filter(|v| fits(v)) {
+                        if !kept.iter().any(|k| crate::engine::json_equal(k, v)) {
+                            kept.push(v.clone());
+                        }
+                    }
+                    let shape = if kept.is_empty() { Shape::Never } else { Shape::Enum(kept) };
+                    parts.push(Node { origin: at.clone(), description: None, shape });
+                }
+                None => self.err(&at.join("enum"), K::InvalidValue, "`enum` must be an array"),
+            }
+        }
+        match parts.len() {
+            0 => None,
+            1 => parts.pop(),
+            _ => Some(Node { origin: at.clone(), description: None, shape: Shape::AllOf(parts) }),
+        }
+    }
+
+    fn count(&mut self, at: &Origin, o: &Map<String, Value>, k: &str) -> Option<u64> {
+        let v = o.get(k)?;
+        match v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1e15).map(|f| f as u64))
+        {
+            Some(n) => Some(n),
+            None => {
+                self.err(&at.join(k), K::InvalidValue, format!("`{k}` must be a non-negative integer"));
+                None
+            }
+        }
+    }
+
+    fn bound(&mut self, at: &Origin, o: &Map<String, Value>, k: &str) -> Option<f64> {
+        let v = o.get(k)?;
+        match v.as_f64() {
+            Some(n) => Some(n),
+            None => {
+                self.err(&at.join(k), K::InvalidValue, format!("`{k}` must be a number"));
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, at: &Origin, o: &Map<String, Value>, integer: bool) -> NumberShape {
+        let multiple_of = self.bound(at, o, "multipleOf");
+        if multiple_of.is_some_and(|m| m <= 0.0) {
+            self.err(&at.join("multipleOf"), K::InvalidValue, "`multipleOf` must be greater than 0");
+        }
+        NumberShape {
+            integer,
+            minimum: self.bound(at, o, "minimum"),
+            exclusive_minimum: self.bound(at, o, "exclusiveMinimum"),
+            maximum: self.bound(at, o, "maximum"),
+            exclusive_maximum: self.bound(at, o, "exclusiveMaximum"),
+            multiple_of: multiple_of.filter(|m| *m > 0.0),
+        }
+    }
+
+    fn string(&mut self, at: &Origin, o: &Map<String, Value>) -> StringShape {
+        let pattern = match o.get("pattern") {
+            Some(Value::String(p)) => self.pattern(&at.join("pattern"), p),
+            Some(_) => {
+                self.err(&at.join("pattern"), K::InvalidValue, "`pattern` must be a string");
+                None
+            }
+            None => None,
+        };
+        let strict_pattern = match o.get("x-strict-pattern") {
+            Some(Value::String(p)) => self.pattern(&at.join("x-strict-pattern"), p),
+            Some(_) => {
+                self.err(&at.join("x-strict-pattern"), K::InvalidValue, "`x-strict-pattern` must be a string");
+                None
+            }
+            None => None,
+        };
+        StringShape {
+            min_length: self.count(at, o, "minLength"),
+            max_length: self.count(at, o, "maxLength"),
+            pattern,
+            strict_pattern,
+        }
+    }
+
+    /// Translates an ECMA-262 pattern for Rust, or refuses it with its location.
+    pub(crate) fn pattern(&mut self, at: &Origin, source: &str) -> Option<Pattern> {
+        let translated = match self.patterns.get(source) {
+            Some(r) => r.clone(),
+            None => {
+                let r = crate::pattern::translate(source)
+                    .map_err(|e| format!("{} (at character {})", e.message, e.at))
+                    .and_then(|rust| match regex::Regex::new(&rust) {
+                        Ok(_) => Ok(rust),
+                        Err(e) => Err(format!("Rust's regex crate cannot compile it: {e}")),
+                    });
+                self.patterns.insert(source.to_string(), r.clone());
+                r
+            }
+        };
+        match translated {
+            Ok(rust) => Some(Pattern { source: source.to_string(), rust }),
+            Err(why) => {
+                self.err(at, K::UnsupportedPattern, format!("pattern `{source}` is refused: {why}"));
+                None
+            }
+        }
+    }
+
+    fn array(&mut self, types: &mut Types, at: &Origin, o: &Map<String, Value>) -> ArrayShape {
+        let prefix = match o.get("prefixItems") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, s)| self.node(types, &at.join("prefixItems").join(&i.to_string()), s, false))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let items = o.get("items").map(|s| Box::new(self.node(types, &at.join("items"), s, false)));
+        let unique = match o.get("uniqueItems") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                self.err(&at.join("uniqueItems"), K::InvalidValue, "`uniqueItems` must be a boolean");
+                false
+            }
+        };
+        ArrayShape {
+            prefix,
+            items: items.filter(|n| !matches!(n.shape, Shape::Any)),
+            min_items: self.count(at, o, "minItems"),
+            max_items: self.count(at, o, "maxItems"),
+            unique,
+        }
+    }
+
+    fn object(&mut self, types: &mut Types, at: &Origin, o: &Map<String, Value>) -> ObjectShape {
+        let required: Vec<String> = match o.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => {
+                let mut r: Vec<String> = Vec::new();
+                for (i, x) in a.iter().enumerate() {
+                    match x.as_str() {
+                        Some(s) if !r.iter().any(|y| y == s) => r.push(s.to_string()),
+                        _ => self.err(
+                            &at.join("required").join(&i.to_string()),
+                            K::InvalidValue,
+                            "`required` lists distinct property names",
+                        ),
+                    }
+                }
+                r
+            }
+            Some(_) => {
+                self.err(&at.join("required"), K::InvalidValue, "`required` must be an array of property names");
+                Vec::new()
+            }
+        };
+        let empty = Map::new();
+        let props = o.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+        let mut fields = Vec::new();
+        for (name, s) in props {
+            let fat = at.join("properties").join(name);
+            let node = self.node(types, &fat, s, false);
+            let description =
+                s.get("description").and_then(Value::as_str).map(String::from).or_else(|| self.ref_description(&fat));
+            fields.push(Field { name: name.clone(), description, required: required.contains(name), node });
+        }
+        let required_only: Vec<String> = required.iter().filter(|r| !props.contains_key(*r)).cloned().collect();
+        let mut additional = match o.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => Additional::Open,
+            Some(Value::Bool(false)) => Additional::Closed,
+            Some(s) => {
+                let n = self.node(types, &at.join("additionalProperties"), s, false);
+                match n.shape {
+                    Shape::Any => Additional::Open,
+                    _ => Additional::Schema(Box::new(n)),
+                }
+            }
+        };
+        if let Some(u) = o.get("unevaluatedProperties") {
+            let applicators = ["$ref", "allOf", "anyOf", "oneOf", "not", "if"];
+            if let Some(k) = applicators.iter().find(|k| o.contains_key(**k)) {
+                self.err(
+                    &at.join("unevaluatedProperties"),
+                    K::UnsupportedKeyword,
+                    format!("`unevaluatedProperties` beside `{k}` is not supported (only beside properties, patternProperties and additionalProperties, where it means additionalProperties)"),
+                );
+            } else if !o.contains_key("additionalProperties") {
+                additional = match u {
+                    Value::Bool(true) => Additional::Open,
+                    Value::Bool(false) => Additional::Closed,
+                    s => {
+                        let n = self.node(types, &at.join("unevaluatedProperties"), s, false);
+                        match n.shape {
+                            Shape::Any => Additional::Open,
+                            _ => Additional::Schema(Box::new(n)),
+                        }
+                    }
+                };
+            }
+        }
+        match o.get("x-unknown-keys") {
+            None => {}
+            Some(Value::String(s)) if s == "strip" && additional == Additional::Open => additional = Additional::Strip,
+            Some(_) => self.err(
+                &at.join("x-unknown-keys"),
+                K::InvalidValue,
+                "`x-unknown-keys` takes `\"strip\"`, on an object whose other properties are allowed",
+            ),
+        }
+        let mut pattern_properties = Vec::new();
+        if let Some(Value::Object(pp)) = o.get("patternProperties") {
+            for (p, s) in pp {
+                let pat_at = at.join("patternProperties").join(p);
+                let node = self.node(types, &pat_at, s, false);
+                if let Some(pat) = self.pattern(&pat_at, p) {
+                    pattern_properties.push((pat, node));
+                }
+            }
+        }
+        let property_names =
+            o.get("propertyNames").map(|s| Box::new(self.node(types, &at.join("propertyNames"), s, false)));
+        let mut dependent_required = Vec::new();
+        if let Some(d) = o.get("dependentRequired") {
+            match d.as_object() {
+                Some(m) => {
+                    for (k, list) in m {
+                        let names: Option<Vec<String>> =
+                            list.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
+                        match names {
+                            Some(n) => dependent_required.push((k.clone(), n)),
+                            None => self.err(
+                                &at.join("dependentRequired").join(k),
+                                K::InvalidValue,
+                                "each `dependentRequired` entry lists property names",
+                            ),
+                        }
+                    }
+                }
+                None => {
+                    self.err(&at.join("dependentRequired"), K::InvalidValue, "`dependentRequired` must be an object")
+                }
+            }
+        }
+        ObjectShape {
+            fields,
+            required_only,
+            additional,
+            pattern_properties,
+            property_names: property_names.filter(|n| !matches!(n.shape, Shape::Any)),
+            min_properties: self.count(at, o, "minProperties"),
+            max_properties: self.count(at, o, "maxProperties"),
+            dependent_required,
+            removed: Vec::new(),
+        }
+    }
+
+    /// The description of the schema a `$ref` at `at` names, for a property that has none of its own.
+    fn ref_description(&self, at: &Origin) -> Option<String> {
+        let t = self.refs.get(at)?;
+        self.value_at(t)?.get("description")?.as_str().map(String::from)
+    }
+
+    /// `x-union`: the members are the schema files of a directory, in `x-order`.
+    fn x_union(&mut self, types: &mut Types, at: &Origin, u: &Value) -> Option<Node> {
+        let uat = at.join("x-union");
+        let (Some(tag), Some(dir)) =
+            (u.get("discriminator").and_then(Value::as_str), u.get("members").and_then(Value::as_str))
+        else {
+            self.err(
+                &uat,
+                K::InvalidValue,
+                "`x-union` needs string `discriminator` and `members` (a directory of member schemas)",
+            );
+            return None;
+        };
+        let base = at.file.rsplit_once('/').map(|(d, _)| format!("{d}/")).unwrap_or_default();
+        let prefix = format!("{base}{}/", dir.trim_end_matches('/'));
+        let files: Vec<String> =
+            self.files.keys().filter(|k| k.starts_with(&prefix) && k.ends_with(".json")).cloned().collect();
+        if files.is_empty() {
+            self.err(&uat.join("members"), K::Missing, format!("no member schemas found in `{dir}/`"));
+            return None;
+        }
+        let mut members: Vec<(i64, String, TypeId)> = Vec::new();
+        for f in files {
+            let root = Origin { file: f.clone(), pointer: String::new() };
+            let Some(id) = types.named.get(&root).copied() else {
+                self.err(&root, K::InvalidValue, "a union member must be an object schema");
+                continue;
+            };
+            let v = self.files[&f].value.clone();
+            let order = match v.get("x-order") {
+                Some(x) => x.as_i64().unwrap_or_else(|| {
+                    self.err(&root.join("x-order"), K::InvalidValue, "`x-order` must be an integer");
+                    0
+                }),
+                None => i64::MAX,
+            };
+            let tag_value = v.pointer(&format!("/properties/{}/const", crate::diag::escape_token(tag)));
+            let key = tag_value.and_then(Value::as_str).unwrap_or_default().to_string();
+            members.push((order, key, id));
+        }
+        members.sort();
+        let members = members.into_iter().map(|(_, _, id)| Member { tag: Value::Null, ty: id }).collect();
+        Some(Node {
+            origin: at.clone(),
+            description: None,
+            shape: Shape::Union(UnionShape {
+                discriminator: tag.to_string(),
+                members,
+                removed: Vec::new(),
+                events: false,
+            }),
+        })
+    }
+}
+
+impl Node {
+    pub(crate) fn any(at: &Origin) -> Node {
+        Node { origin: at.clone(), description: None, shape: Shape::Any }
+    }
+
+    fn never(at: &Origin) -> Node {
+        Node { origin: at.clone(), description: None, shape: Shape::Never }
+    }
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Null => "null",
+        Kind::Boolean => "boolean",
+        Kind::Integer => "integer",
+        Kind::Number => "number",
+        Kind::String => "string",
+        Kind::Array => "array",
+        Kind::Object => "object",
+    }
+}
+
+/// Shapes that only stand as the body of a named type.
+pub(crate) fn is_named_shape(s: &Shape) -> bool {
+    match s {
+        Shape::Object(_) | Shape::Union(_) => true,
+        Shape::Enum(values) => values.iter().all(Value::is_string),
+        _ => false,
+    }
+}
+
+/// Whether a shape can accept `null` (conservatively: `true` when unsure).
+fn accepts_null(types: &Types, s: &Shape) -> bool {
+    match s {
+        Shape::String(_) | Shape::Number(_) | Shape::Boolean | Shape::Array(_) | Shape::Object(_) | Shape::Union(_) => {
+            false
+        }
+        Shape::Const(v) => v.is_null(),
+        Shape::Enum(vs) => vs.iter().any(Value::is_null),
+        Shape::Never => false,
+        Shape::Ref(id) => match types.slots.get(id.0).and_then(|s| s.def.as_ref()) {
+            Some(d) => accepts_null(types, &d.node.shape),
+            // Not built yet: a hoisted object, union or enum is built before it is referred to; anything else
+            // may accept null.
+            None => true,
+        },
+        _ => true,
+    }
+}

@@ -1,0 +1,556 @@
+//! The loader: reads a schema directory (or one schema file), resolves `$ref`s, refuses what it cannot express,
+//! and builds the [`Model`].
+//!
+//! Steps, each in its own module:
+//! 1. read the files and check every schema node's keywords against the supported set ([`KEYWORDS`], the known
+//!    `x-` annotations); anything else is a located error, never silently dropped;
+//! 2. index `$id`s and `$anchor`s and resolve every `$ref` ([`uri`]);
+//! 3. build the types ([`build`]): every file root, every `$defs` entry and every `$ref` target is a named
+//!    type; inline objects, unions and string enums are named from their path ([`naming`]);
+//! 4. recognise discriminated unions among `oneOf`/`anyOf` ([`unions`]) and refuse `$ref` cycles that no object
+//!    or array breaks;
+//! 5. lower the session-protocol annotations, when there are any ([`protocol`]);
+//! 6. give every type its export names, once, for every language ([`naming`]).
+
+mod build;
+mod naming;
+mod protocol;
+mod unions;
+pub(crate) mod uri;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::diag::{locate, push_ptr, SchemaError, SchemaErrorKind as K, SchemaErrors};
+use crate::ir::*;
+
+/// The envelope schema's file name inside a protocol's schema directory.
+pub const ENVELOPE_FILE: &str = "envelope.schema.json";
+
+/// The JSON Schema keywords the loader supports; every one maps to something each output expresses exactly.
+pub const KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$ref",
+    "$defs",
+    "$comment",
+    "$anchor",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "unevaluatedProperties",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+];
+
+/// Keywords that are refused on purpose, with the reason shown to the user.
+const REFUSED: &[(&str, &str)] = &[
+    ("format", "`format` is not checked by every output; use `pattern`"),
+    ("contains", "`contains` is not supported"),
+    ("minContains", "`minContains` is not supported"),
+    ("maxContains", "`maxContains` is not supported"),
+    ("unevaluatedItems", "`unevaluatedItems` is not supported"),
+    ("dependentSchemas", "`dependentSchemas` is not supported; `dependentRequired` is"),
+    ("$dynamicRef", "`$dynamicRef` is not supported"),
+    ("$dynamicAnchor", "`$dynamicAnchor` is not supported"),
+    ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported"),
+    ("$recursiveAnchor", "`$recursiveAnchor` (draft 2019-09) is not supported"),
+    ("definitions", "`definitions` is the draft-07 name: use `$defs`"),
+    ("dependencies", "`dependencies` is the draft-07 keyword: use `dependentRequired`"),
+    ("additionalItems", "`additionalItems` is the draft-07 keyword: use `prefixItems` and `items`"),
+    ("$vocabulary", "custom vocabularies are not supported"),
+    ("contentEncoding", "`contentEncoding` is not supported"),
+    ("contentMediaType", "`contentMediaType` is not supported"),
+    ("contentSchema", "`contentSchema` is not supported"),
+];
+
+/// The annotations the loader understands; any other `x-` key is refused so a typo cannot pass silently.
+pub const ANNOTATIONS: &[&str] = &[
+    "x-name",
+    "x-rust-name",
+    "x-ts-name",
+    "x-zod-name",
+    "x-naming",
+    "x-package",
+    "x-root",
+    "x-discriminator",
+    "x-unknown-keys",
+    "x-roles",
+    "x-role-property",
+    "x-categories",
+    "x-removed",
+    "x-union",
+    "x-category",
+    "x-order",
+    "x-status",
+    "x-status-note",
+    "x-strict-pattern",
+    "x-auto",
+];
+
+/// The draft this loader reads.
+pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// One parsed schema file.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path relative to the schema directory, with `/` separators.
+    pub rel: String,
+    /// The file's text.
+    pub text: String,
+    /// The parsed JSON (shared: the loader hands it around without copying).
+    pub value: Arc<Value>,
+}
+
+/// The files of a schema directory, parsed.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The schema directory as given (for one file: the directory holding it).
+    pub dir: PathBuf,
+    /// Files by relative path.
+    pub files: BTreeMap<String, SourceFile>,
+}
+
+/// Loads and checks a schema directory, or one schema file, returning the model.
+///
+/// A single file's root type is named `Root` unless it says otherwise (`x-name`).
+///
+/// # Errors
+/// Every problem found, each located by file, line, column and JSON Pointer.
+pub fn load(path: &Path) -> Result<Model, SchemaErrors> {
+    load_with_sources(path).map(|(m, _)| m)
+}
+
+/// Like [`load`], also returning the parsed files (for checkers that read the source schema directly).
+///
+/// # Errors
+/// Every problem found, each located.
+pub fn load_with_sources(path: &Path) -> Result<(Model, Sources), SchemaErrors> {
+    let mut cx = Cx::default();
+    if path.is_file() {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        cx.dir = dir;
+        cx.read_file(path, &name);
+        cx.single = Some(name);
+    } else {
+        cx.dir = path.to_path_buf();
+        cx.read_dir(path, "");
+        if cx.files.is_empty() && cx.errors.is_empty() {
+            cx.errors.push(SchemaError {
+                kind: K::Io,
+                file: path.to_path_buf(),
+                line: 0,
+                col: 0,
+                pointer: String::new(),
+                message: "the schema directory has no `.json` files".into(),
+            });
+        }
+    }
+    if !cx.errors.is_empty() {
+        return Err(SchemaErrors(cx.errors));
+    }
+    let rels: Vec<String> = cx.files.keys().cloned().collect();
+    for rel in &rels {
+        let v = cx.files[rel].value.clone();
+        cx.check_keywords(&Origin { file: rel.clone(), pointer: String::new() }, &v, true);
+    }
+    if cx.errors.is_empty() {
+        cx.index_resources();
+    }
+    if cx.errors.is_empty() {
+        cx.resolve_refs();
+    }
+    let model = if cx.errors.is_empty() { cx.build_model() } else { None };
+    if !cx.errors.is_empty() {
+        // One problem can be seen from two places (a field and its type); report it once.
+        let mut seen = BTreeSet::new();
+        cx.errors.retain(|e| seen.insert((e.file.clone(), e.pointer.clone(), e.kind.code(), e.message.clone())));
+        return Err(SchemaErrors(cx.errors));
+    }
+    let model = model.ok_or_else(|| SchemaErrors(Vec::new()))?;
+    Ok((model, Sources { dir: cx.dir, files: cx.files }))
+}
+
+/// The loader's working state.
+#[derive(Default)]
+pub(crate) struct Cx {
+    pub(crate) dir: PathBuf,
+    pub(crate) files: BTreeMap<String, SourceFile>,
+    /// In single-file mode, that file.
+    pub(crate) single: Option<String>,
+    pub(crate) errors: Vec<SchemaError>,
+    /// Absolute URI (without fragment) of every schema resource -> where it is.
+    resources: BTreeMap<String, Origin>,
+    /// Absolute URI with an anchor fragment -> where it is.
+    anchors: BTreeMap<String, Origin>,
+    /// The base URI established at each location that has `$id`.
+    ids: BTreeMap<Origin, String>,
+    /// Each schema holding a `$ref` -> the schema it names.
+    pub(crate) refs: BTreeMap<Origin, Origin>,
+    /// Compiled patterns by source, so a pattern used many times is translated and checked once.
+    pub(crate) patterns: BTreeMap<String, Result<String, String>>,
+}
+
+impl Cx {
+    /// Records a located error.
+    pub(crate) fn err(&mut self, at: &Origin, kind: K, message: impl Into<String>) {
+        let (line, col) = self.files.get(&at.file).map_or((0, 0), |f| locate(&f.text, &at.pointer));
+        self.errors.push(SchemaError {
+            kind,
+            file: self.dir.join(&at.file),
+            line,
+            col,
+            pointer: at.pointer.clone(),
+            message: message.into(),
+        });
+    }
+
+    /// The value at a location.
+    pub(crate) fn value_at(&self, at: &Origin) -> Option<&Value> {
+        self.files.get(&at.file).and_then(|f| f.value.pointer(&at.pointer))
+    }
+
+    fn read_dir(&mut self, dir: &Path, prefix: &str) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                self.errors.push(SchemaError {
+                    kind: K::Io,
+                    file: dir.to_path_buf(),
+                    line: 0,
+                    col: 0,
+                    pointer: String::new(),
+                    message: format!("cannot read the schema directory: {e} (pass the schema with --schema)"),
+                });
+                return;
+            }
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            let rel = format!("{prefix}{name}");
+            if p.is_dir() {
+                self.read_dir(&p, &format!("{rel}/"));
+            } else if name.ends_with(".json") {
+                self.read_file(&p, &rel);
+            }
+        }
+    }
+
+    fn read_file(&mut self, p: &Path, rel: &str) {
+        let io = |message: String| SchemaError {
+            kind: K::Io,
+            file: p.to_path_buf(),
+            line: 0,
+            col: 0,
+            pointer: String::new(),
+            message,
+        };
+        match std::fs::read_to_string(p) {
+            Err(e) => self.errors.push(io(format!("cannot read: {e}"))),
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(value) => {
+                    self.files
+                        .insert(rel.to_string(), SourceFile { rel: rel.to_string(), text, value: Arc::new(value) });
+                }
+                Err(e) => self.errors.push(SchemaError {
+                    kind: K::InvalidJson,
+                    file: p.to_path_buf(),
+                    line: e.line(),
+                    col: e.column(),
+                    pointer: String::new(),
+                    message: format!("not valid JSON: {e}"),
+                }),
+            },
+        }
+    }
+
+    /// Checks the keywords of the schema at `at` and of every subschema below it.
+    fn check_keywords(&mut self, at: &Origin, v: &Value, resource_root: bool) {
+        let obj = match v {
+            Value::Bool(_) => return,
+            Value::Object(o) => o,
+            _ => return self.err(at, K::InvalidValue, "a schema must be a JSON object or a boolean"),
+        };
+        for (k, sub) in obj {
+            let kat = at.join(k);
+            if k.starts_with("x-") {
+                if !ANNOTATIONS.contains(&k.as_str()) {
+                    self.err(&kat, K::UnsupportedKeyword, format!("unknown annotation `{k}`"));
+                }
+                continue;
+            }
+            if let Some((_, why)) = REFUSED.iter().find(|(r, _)| r == k) {
+                self.err(&kat, K::UnsupportedKeyword, format!("{why} (wiregen refuses what some output would drop)"));
+                continue;
+            }
+            if !KEYWORDS.contains(&k.as_str()) {
+                self.err(
+                    &kat,
+                    K::UnsupportedKeyword,
+                    format!("keyword `{k}` is not supported by wiregen (it would be silently dropped by some outputs)"),
+                );
+                continue;
+            }
+            if k == "$schema" {
+                if sub.as_str() != Some(DRAFT_2020_12) {
+                    self.err(
+                        &kat,
+                        K::UnsupportedKeyword,
+                        format!("only draft 2020-12 (`{DRAFT_2020_12}`) is supported"),
+                    );
+                }
+                if !resource_root && !obj.contains_key("$id") {
+                    self.err(&kat, K::InvalidValue, "`$schema` belongs at the root of a schema resource");
+                }
+            }
+        }
+        for (tok, child) in children(v) {
+            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            self.check_keywords(&cat, child, false);
+        }
+        // Values that are containers of subschemas must have the container's shape.
+        for k in MAP_KEYWORDS {
+            if let Some(x) = obj.get(*k) {
+                if !x.is_object() {
+                    self.err(&at.join(k), K::InvalidValue, format!("`{k}` must be an object of schemas"));
+                }
+            }
+        }
+        for k in LIST_KEYWORDS {
+            if let Some(x) = obj.get(*k) {
+                if x.as_array().is_none_or(|a| a.is_empty()) {
+                    self.err(&at.join(k), K::InvalidValue, format!("`{k}` must be a non-empty array of schemas"));
+                }
+            }
+        }
+    }
+
+    /// Registers every schema resource (`$id`, file) and anchor under its absolute URI.
+    fn index_resources(&mut self) {
+        let rels: Vec<String> = self.files.keys().cloned().collect();
+        for rel in rels {
+            let synthetic = file_uri(&rel);
+            let root = Origin { file: rel.clone(), pointer: String::new() };
+            self.resources.insert(synthetic.clone(), root.clone());
+            let v = self.files[&rel].value.clone();
+            self.index_schema(&root, &v, &synthetic);
+        }
+    }
+
+    fn index_schema(&mut self, at: &Origin, v: &Value, parent_base: &str) {
+        let Some(obj) = v.as_object() else { return };
+        let mut base = parent_base.to_string();
+        if let Some(id) = obj.get("$id") {
+            match id.as_str().map(|s| (s, uri::resolve(parent_base, s))) {
+                Some((s, Some(abs))) if !s.contains('#') || s.ends_with('#') => {
+                    let (abs, _) = uri::split_fragment(&abs);
+                    let abs = abs.to_string();
+                    if let Some(prev) = self.resources.get(&abs).filter(|p| *p != at) {
+                        let prev = prev.clone();
+                        self.err(
+                            &at.join("$id"),
+                            K::InvalidValue,
+                            format!("`{abs}` is already the `$id` of {}#{}", prev.file, prev.pointer),
+                        );
+                    }
+                    self.resources.insert(abs.clone(), at.clone());
+                    self.ids.insert(at.clone(), abs.clone());
+                    base = abs;
+                }
+                _ => self.err(&at.join("$id"), K::InvalidValue, "`$id` must be a URI reference without a fragment"),
+            }
+        }
+        if let Some(a) = obj.get("$anchor") {
+            match a.as_str().filter(|s| is_anchor(s)) {
+                Some(name) => {
+                    self.anchors.insert(format!("{base}#{name}"), at.clone());
+                }
+                None => self.err(&at.join("$anchor"), K::InvalidValue, "`$anchor` must be a plain name"),
+            }
+        }
+        for (tok, child) in children(v) {
+            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            self.index_schema(&cat, child, &base);
+        }
+    }
+
+    /// The base URI in effect at a location: the nearest enclosing `$id`, else the file's own URI.
+    fn base_at(&self, at: &Origin) -> String {
+        let mut p = at.pointer.as_str();
+        loop {
+            if let Some(b) = self.ids.get(&Origin { file: at.file.clone(), pointer: p.to_string() }) {
+                return b.clone();
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return file_uri(&at.file),
+            }
+        }
+    }
+
+    /// Resolves every `$ref` to the location it names.
+    fn resolve_refs(&mut self) {
+        let rels: Vec<String> = self.files.keys().cloned().collect();
+        for rel in rels {
+            let v = self.files[&rel].value.clone();
+            self.resolve_in(&Origin { file: rel, pointer: String::new() }, &v);
+        }
+    }
+
+    fn resolve_in(&mut self, at: &Origin, v: &Value) {
+        let Some(obj) = v.as_object() else { return };
+        if let Some(r) = obj.get("$ref") {
+            match r.as_str() {
+                None => self.err(&at.join("$ref"), K::InvalidValue, "`$ref` must be a string"),
+                Some(r) => match self.target(at, r) {
+                    Ok(t) => {
+                        self.refs.insert(at.clone(), t);
+                    }
+                    Err(msg) => self.err(&at.join("$ref"), K::UnresolvableRef, format!("`{r}`: {msg}")),
+                },
+            }
+        }
+        for (tok, child) in children(v) {
+            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            self.resolve_in(&cat, child);
+        }
+    }
+
+    /// The location a reference names, or why there is none.
+    fn target(&self, at: &Origin, reference: &str) -> Result<Origin, String> {
+        let base = self.base_at(at);
+        let mut candidates = Vec::new();
+        if let Some(u) = uri::resolve(&base, reference) {
+            candidates.push(u);
+        }
+        // A file's path beside its `$id`: a relative reference may also name a file by its place in the directory.
+        let file_base = file_uri(&at.file);
+        if base != file_base && !reference.starts_with('#') {
+            if let Some(u) = uri::resolve(&file_base, reference) {
+                candidates.push(u);
+            }
+        }
+        let mut why = format!("cannot resolve it against `{base}`");
+        for abs in candidates {
+            let (doc, frag) = uri::split_fragment(&abs);
+            let Some(res) = self.resources.get(doc) else {
+                why = match doc.strip_prefix("wiregen:///") {
+                    Some(f) => format!("no schema file `{f}`"),
+                    None => format!("`{doc}` is not a schema in this directory (remote references are not fetched)"),
+                };
+                continue;
+            };
+            if frag.is_empty() || frag.starts_with('/') {
+                let Some(tokens) = uri::pointer_tokens(frag) else {
+                    why = format!("`{frag}` is not a JSON Pointer");
+                    continue;
+                };
+                let mut ptr = res.pointer.clone();
+                for t in &tokens {
+                    ptr = push_ptr(&ptr, t);
+                }
+                let t = Origin { file: res.file.clone(), pointer: ptr };
+                if self.value_at(&t).is_some() {
+                    return Ok(t);
+                }
+                why = format!("`{}` has nothing at `{frag}`", res.file);
+            } else {
+                match self.anchors.get(&abs) {
+                    Some(t) => return Ok(t.clone()),
+                    None => why = format!("no `$anchor` named `{frag}` in `{}`", res.file),
+                }
+            }
+        }
+        Err(why)
+    }
+}
+
+impl Origin {
+    /// The location of a member or keyword below this one.
+    pub(crate) fn join(&self, token: &str) -> Origin {
+        Origin { file: self.file.clone(), pointer: push_ptr(&self.pointer, token) }
+    }
+}
+
+/// The synthetic URI of a schema file, so that files without `$id` can reference each other by relative path.
+fn file_uri(rel: &str) -> String {
+    format!("wiregen:///{rel}")
+}
+
+fn is_anchor(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|x| x.is_ascii_alphanumeric() || matches!(x, '-' | '_' | '.' | ':'))
+}
+
+/// Keywords whose value is one subschema.
+const ONE_KEYWORDS: &[&str] =
+    &["additionalProperties", "propertyNames", "items", "not", "if", "then", "else", "unevaluatedProperties"];
+/// Keywords whose value is an object of subschemas.
+const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs"];
+/// Keywords whose value is an array of subschemas.
+const LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// The subschemas of a schema, each with the pointer suffix that leads to it (`/properties/a`).
+pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    let Some(obj) = v.as_object() else { return out };
+    for (k, sub) in obj {
+        let kk = crate::diag::escape_token(k);
+        if ONE_KEYWORDS.contains(&k.as_str()) {
+            out.push((format!("/{kk}"), sub));
+        } else if MAP_KEYWORDS.contains(&k.as_str()) {
+            if let Some(m) = sub.as_object() {
+                for (name, s) in m {
+                    out.push((format!("/{kk}/{}", crate::diag::escape_token(name)), s));
+                }
+            }
+        } else if LIST_KEYWORDS.contains(&k.as_str()) {
+            if let Some(a) = sub.as_array() {
+                for (i, s) in a.iter().enumerate() {
+                    out.push((format!("/{kk}/{i}"), s));
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,270 @@
+//! Names: the one rule that gives every type its name in every language.
+//!
+//! **Base name** (PascalCase): `x-name` if given; else, for a file's root, its file name (`tool-call-start.schema.json`
+//! gives `ToolCallStart`; a single schema file's root is `Root`); for a `$defs` entry, its key; for anything else,
+//! the nearest named ancestor's base name followed by the path to it: a property's name (`FileImage` for the
+//! `image` property of `File`), `Item` for array items (`Item0` for the first of `prefixItems`), `Value` for
+//! `additionalProperties`, `Key` for `propertyNames`, `Match` for `patternProperties`, `Option0` for the first
+//! member of `anyOf`/`oneOf`, `Part0` for `allOf`, `Not`, `If`, `Then`, `Else`. A derived name that would clash
+//! with another type's gets a number (`Item2`); names given by `x-name` never change, and two of them that clash
+//! are an error.
+//!
+//! **Per language**, with `x-naming` (on a file's root: for the types of that file; on the package root: the
+//! default for all files) holding `prefix` (TypeScript and Zod only), `member-suffix` (added to the names of
+//! union members in TypeScript and Zod) and `zod` (`"camel"`: `sessionTextEventSchema`; `"pascal"`:
+//! `UserMessageSchema`):
+//! - Rust: `x-rust-name`, else the base name;
+//! - TypeScript: `x-ts-name`, else prefix + base + member suffix;
+//! - Zod: `x-zod-name`, else the TypeScript name in the chosen case + `Schema`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::build::Types;
+use super::Cx;
+use crate::diag::SchemaErrorKind as K;
+pub(crate) use crate::ir::pascal_case;
+use crate::ir::*;
+
+/// Whether `s` can be a type name in every target language (ASCII, PascalCase).
+pub(crate) fn is_type_name(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// The name derived from a location: the nearest named ancestor's base name and the path below it.
+pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
+    let tokens: Vec<String> = if at.pointer.is_empty() {
+        Vec::new()
+    } else {
+        at.pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+    };
+    // A `$defs` entry is named by its key.
+    if let [.., defs, key] = tokens.as_slice() {
+        if defs == "$defs" {
+            let n = pascal_case(key);
+            return if n.is_empty() { "Type".into() } else { n };
+        }
+    }
+    // The nearest ancestor (strictly above) that is named.
+    let mut base = None;
+    let mut start = 0;
+    for cut in (0..tokens.len()).rev() {
+        let ptr: String = tokens[..cut].iter().map(|t| format!("/{}", crate::diag::escape_token(t))).collect();
+        if let Some(id) = types.named.get(&Origin { file: at.file.clone(), pointer: ptr }) {
+            base = Some(types.slots[id.0].base.clone());
+            start = cut;
+            break;
+        }
+    }
+    let mut name = match base {
+        Some(b) => b,
+        None if cx.single.as_deref() == Some(at.file.as_str()) => "Root".to_string(),
+        None => file_name(&at.file),
+    };
+    if base_is_root_only(&tokens, start) {
+        return name;
+    }
+    let mut i = start;
+    while i < tokens.len() {
+        let t = tokens[i].as_str();
+        let next = tokens.get(i + 1).map(String::as_str);
+        let piece = match (t, next) {
+            ("properties", Some(p)) | ("$defs", Some(p)) => {
+                i += 1;
+                pascal_case(p)
+            }
+            ("patternProperties", Some(_)) => {
+                i += 1;
+                "Match".into()
+            }
+            ("prefixItems", Some(n)) => {
+                i += 1;
+                format!("Item{n}")
+            }
+            ("anyOf" | "oneOf", Some(n)) => {
+                i += 1;
+                format!("Option{n}")
+            }
+            ("allOf", Some(n)) => {
+                i += 1;
+                format!("Part{n}")
+            }
+            ("items", _) => "Item".into(),
+            ("additionalProperties" | "unevaluatedProperties", _) => "Value".into(),
+            ("propertyNames", _) => "Key".into(),
+            ("not", _) => "Not".into(),
+            ("if", _) => "If".into(),
+            ("then", _) => "Then".into(),
+            ("else", _) => "Else".into(),
+            (other, _) => pascal_case(other),
+        };
+        name.push_str(&piece);
+        i += 1;
+    }
+    if name.is_empty() {
+        name.push_str("Type");
+    }
+    name
+}
+
+fn base_is_root_only(tokens: &[String], start: usize) -> bool {
+    start >= tokens.len()
+}
+
+/// `events/tool-call-start.schema.json` -> `ToolCallStart`.
+fn file_name(rel: &str) -> String {
+    let stem = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = stem.strip_suffix(".json").unwrap_or(stem);
+    let stem = stem.strip_suffix(".schema").unwrap_or(stem);
+    let n = pascal_case(stem);
+    if n.is_empty() {
+        "Type".into()
+    } else {
+        n
+    }
+}
+
+/// The naming policy of one file (`x-naming`).
+#[derive(Clone, Default)]
+struct Policy {
+    prefix: String,
+    member_suffix: String,
+    zod_pascal: bool,
+}
+
+impl Cx {
+    fn policy(&mut self, file: &str, default: &Policy) -> Policy {
+        let root = Origin { file: file.to_string(), pointer: String::new() };
+        let Some(v) = self.value_at(&root).and_then(|v| v.get("x-naming")).cloned() else { return default.clone() };
+        let at = root.join("x-naming");
+        let mut p = default.clone();
+        let Some(o) = v.as_object() else {
+            self.err(&at, K::InvalidValue, "`x-naming` must be an object");
+            return p;
+        };
+        for (k, x) in o {
+            match (k.as_str(), x) {
+                ("prefix", Value::String(s)) if s.is_empty() || is_type_name(s) => p.prefix = s.clone(),
+                ("member-suffix", Value::String(s)) if s.is_empty() || is_type_name(s) => p.member_suffix = s.clone(),
+                ("zod", Value::String(s)) if s == "camel" || s == "pascal" => p.zod_pascal = s == "pascal",
+                _ => self.err(
+                    &at.join(k),
+                    K::InvalidValue,
+                    "`x-naming` takes `prefix` and `member-suffix` (PascalCase words) and `zod` (`camel` or `pascal`)",
+                ),
+            }
+        }
+        p
+    }
+
+    fn name_override(&mut self, at: &Origin, key: &str, check: fn(&str) -> bool) -> Option<String> {
+        let v = self.value_at(at)?.get(key)?.clone();
+        match v.as_str() {
+            Some(s) if check(s) => Some(s.to_string()),
+            _ => {
+                self.err(&at.join(key), K::InvalidValue, format!("`{key}` must be an identifier"));
+                None
+            }
+        }
+    }
+}
+
+/// Gives every type its names (in slot order), and reports clashes between given names.
+pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> Vec<Names> {
+    let default = match package_root {
+        Some(f) => cx.policy(f, &Policy::default()),
+        None => Policy::default(),
+    };
+    let mut policies: BTreeMap<String, Policy> = BTreeMap::new();
+    let members: BTreeSet<TypeId> = types
+        .slots
+        .iter()
+        .filter_map(|s| match s.def.as_ref().map(|d| &d.node.shape) {
+            Some(Shape::Union(u)) => Some(u.members.iter().map(|m| m.ty).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    // Bases first: derived ones get a number when they clash.
+    let mut taken: BTreeMap<String, Origin> = BTreeMap::new();
+    for s in types.slots.iter().filter(|s| s.explicit) {
+        if let Some(prev) = taken.get(&s.base) {
+            let prev = prev.clone();
+            cx.err(
+                &s.origin.join("x-name"),
+                K::NameCollision,
+                format!("`{}` already names the type at {}#{}", s.base, prev.file, prev.pointer),
+            );
+        }
+        taken.insert(s.base.clone(), s.origin.clone());
+    }
+    let mut bases = Vec::new();
+    for s in &types.slots {
+        if s.explicit {
+            bases.push(s.base.clone());
+            continue;
+        }
+        let mut b = s.base.clone();
+        let mut n = 2;
+        while taken.contains_key(&b) {
+            b = format!("{}{n}", s.base);
+            n += 1;
+        }
+        taken.insert(b.clone(), s.origin.clone());
+        bases.push(b);
+    }
+    let mut out = Vec::new();
+    for (i, s) in types.slots.iter().enumerate() {
+        let file = s.origin.file.clone();
+        let policy = match policies.get(&file) {
+            Some(p) => p.clone(),
+            None => {
+                let p = cx.policy(&file, &default);
+                policies.insert(file.clone(), p.clone());
+                p
+            }
+        };
+        let base = bases[i].clone();
+        let rust = cx.name_override(&s.origin, "x-rust-name", is_type_name).unwrap_or_else(|| base.clone());
+        let suffix = if members.contains(&TypeId(i)) { policy.member_suffix.as_str() } else { "" };
+        let ts = cx
+            .name_override(&s.origin, "x-ts-name", is_identifier)
+            .unwrap_or_else(|| format!("{}{base}{suffix}", policy.prefix));
+        let zod = cx.name_override(&s.origin, "x-zod-name", is_identifier).unwrap_or_else(|| {
+            if policy.zod_pascal {
+                format!("{ts}Schema")
+            } else {
+                let mut c = ts.chars();
+                let first: String = c.next().map(|f| f.to_lowercase().collect()).unwrap_or_default();
+                format!("{first}{}Schema", c.as_str())
+            }
+        });
+        out.push(Names { base, rust, ts, zod });
+    }
+    for (lang, pick) in [("Rust", 0usize), ("TypeScript", 1), ("Zod", 2)] {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, n) in out.iter().enumerate() {
+            let name = [&n.rust, &n.ts, &n.zod][pick].as_str();
+            if let Some(&j) = seen.get(name) {
+                let prev = types.slots[j].origin.clone();
+                cx.err(
+                    &types.slots[i].origin,
+                    K::NameCollision,
+                    format!(
+                        "the {lang} name `{name}` is already the name of the type at {}#{}",
+                        prev.file, prev.pointer
+                    ),
+                );
+            } else {
+                seen.insert(name, i);
+            }
+        }
+    }
+    out
+}

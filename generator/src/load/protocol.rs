@@ -1,0 +1,571 @@
+//! The session-protocol layer: `x-role-property` makes an object type the envelope, its one union-typed
+//! property carries the events, and `x-roles`, `x-categories`, `x-category`, `x-order`, `x-status`,
+//! `x-status-note`, `x-removed` and `x-auto` describe who may send what, how the reference groups the events,
+//! what the previous version had, and what a constructor fills in.
+//!
+//! A protocol documents itself: every type, field and event needs a `description`, and every event its
+//! `examples`. None of these annotations mean anything outside their places; there they are refused.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::build::Types;
+use super::Cx;
+use crate::diag::SchemaErrorKind as K;
+use crate::ir::*;
+
+/// Annotations of the protocol layer, and where each may stand.
+const ENVELOPE_ONLY: &[&str] = &["x-role-property", "x-categories", "x-removed"];
+const EVENT_ONLY: &[&str] = &["x-category", "x-order", "x-status", "x-status-note"];
+const STATUSES: &[&str] = &["existing", "modified", "renamed", "new"];
+
+impl Cx {
+    pub(crate) fn protocol(&mut self, types: &mut Types) -> Option<Protocol> {
+        let envs: Vec<TypeId> = (0..types.slots.len())
+            .map(TypeId)
+            .filter(|id| self.value_at(&types.slots[id.0].origin).is_some_and(|v| v.get("x-role-property").is_some()))
+            .collect();
+        let protocol = match envs.as_slice() {
+            [] => None,
+            [env] => self.lower(types, *env),
+            [first, rest @ ..] => {
+                for r in rest {
+                    let o = types.slots[r.0].origin.join("x-role-property");
+                    let f = types.slots[first.0].origin.file.clone();
+                    self.err(&o, K::InvalidValue, format!("a package has one envelope; `{f}` is already it"));
+                }
+                None
+            }
+        };
+        // A protocol that failed to lower has its errors already; its annotations are not reported again.
+        if protocol.is_some() || envs.is_empty() {
+            self.check_placement(types, protocol.as_ref());
+        }
+        protocol
+    }
+
+    fn lower(&mut self, types: &mut Types, env: TypeId) -> Option<Protocol> {
+        let env_at = types.slots[env.0].origin.clone();
+        let env_v = self.value_at(&env_at).cloned().unwrap_or(Value::Null);
+        let Some(Shape::Object(env_obj)) = types.slots[env.0].def.as_ref().map(|d| d.node.shape.clone()) else {
+            self.err(&env_at, K::InvalidValue, "the envelope (`x-role-property`) must be an object type");
+            return None;
+        };
+        let role_field = match env_v.get("x-role-property") {
+            Some(Value::String(s)) => s.clone(),
+            _ => {
+                self.err(&env_at.join("x-role-property"), K::InvalidValue, "`x-role-property` must name a property");
+                return None;
+            }
+        };
+        let role_enum = env_obj.fields.iter().find(|f| f.name == role_field).and_then(|f| match f.node.shape {
+            Shape::Ref(id) => match types.slots[id.0].def.as_ref().map(|d| &d.node.shape) {
+                Some(Shape::Enum(vs)) if vs.iter().all(Value::is_string) => Some(id),
+                _ => None,
+            },
+            _ => None,
+        });
+        let Some(role_enum) = role_enum else {
+            self.err(
+                &env_at.join("x-role-property"),
+                K::InvalidValue,
+                "`x-role-property` must name an envelope property whose type is an enum of strings",
+            );
+            return None;
+        };
+        let roles: Vec<String> = match types.slots[role_enum.0].def.as_ref().map(|d| &d.node.shape) {
+            Some(Shape::Enum(vs)) => vs.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+            _ => Vec::new(),
+        };
+        let unions: Vec<(String, TypeId)> = env_obj
+            .fields
+            .iter()
+            .filter_map(|f| match f.node.shape {
+                Shape::Ref(id)
+                    if matches!(types.slots[id.0].def.as_ref().map(|d| &d.node.shape), Some(Shape::Union(_))) =>
+                {
+                    Some((f.name.clone(), id))
+                }
+                _ => None,
+            })
+            .collect();
+        let (union_field, union) = match unions.as_slice() {
+            [(f, u)] => (f.clone(), *u),
+            [] => {
+                self.err(
+                    &env_at.join("properties"),
+                    K::Missing,
+                    "the envelope needs one property whose type is a discriminated union (the events)",
+                );
+                return None;
+            }
+            [(first, _), rest @ ..] => {
+                for (f, _) in rest {
+                    self.err(
+                        &env_at.join("properties").join(f),
+                        K::InvalidValue,
+                        format!("the envelope has one event union; `{first}` is already it"),
+                    );
+                }
+                return None;
+            }
+        };
+        let categories = self.categories(&env_at, &env_v);
+        let Some(Shape::Union(mut u)) = types.slots[union.0].def.as_ref().map(|d| d.node.shape.clone()) else {
+            return None;
+        };
+        u.events = true;
+        let mut events = Vec::new();
+        for m in &u.members {
+            let Some(tag) = m.tag.as_str().map(String::from) else {
+                let at = types.slots[m.ty.0].origin.clone();
+                self.err(&at, K::InvalidValue, "events are discriminated by a string");
+                continue;
+            };
+            if let Some(e) = self.event(types, m.ty, &tag, &u.discriminator, &roles, &categories) {
+                events.push(e);
+            }
+        }
+        let mut envelope_field_roles = Vec::new();
+        let mut auto = Vec::new();
+        for f in &env_obj.fields {
+            let fat = env_at.join("properties").join(&f.name);
+            if let Some(r) = self.roles(&fat, Some(&roles)) {
+                envelope_field_roles.push((f.name.clone(), r));
+            }
+            let fv = self.value_at(&fat).cloned().unwrap_or(Value::Null);
+            match fv.get("x-auto") {
+                Some(Value::String(s)) if s == "id" || s == "now" => {
+                    let ok = matches!(
+                        (s.as_str(), self.resolved_shape(types, &f.node)),
+                        ("id", Some(Shape::String(_))) | ("now", Some(Shape::Number(_)))
+                    );
+                    if !ok {
+                        self.err(
+                            &fat.join("x-auto"),
+                            K::InvalidValue,
+                            format!(
+                                "`x-auto: {s}` needs a {} property",
+                                if s == "id" { "string" } else { "number or integer" }
+                            ),
+                        );
+                    }
+                    auto.push((f.name.clone(), if s == "id" { AutoValue::Id } else { AutoValue::Now }));
+                }
+                Some(_) => self.err(
+                    &fat.join("x-auto"),
+                    K::InvalidValue,
+                    "`x-auto` is `\"id\"` (a fresh id) or `\"now\"` (the time in milliseconds)",
+                ),
+                None => {
+                    if f.required && f.name != role_field && f.name != union_field {
+                        self.err(
+                            &fat,
+                            K::Missing,
+                            format!("the constructor cannot fill the required envelope property `{}`: give it `x-auto` (`\"id\"` or `\"now\"`)", f.name),
+                        );
+                    }
+                }
+            }
+        }
+        let removed = self.removed(types, &env_at, &env_v, &mut u, &events);
+        if let Some(d) = types.slots[union.0].def.as_mut() {
+            d.node.shape = Shape::Union(u);
+        }
+        self.require_descriptions(types);
+        Some(Protocol {
+            envelope: env,
+            role_field,
+            role_enum,
+            roles,
+            union_field,
+            union,
+            events,
+            envelope_field_roles,
+            auto,
+            categories,
+            removed,
+        })
+    }
+
+    /// The shape a node stands for, through references.
+    fn resolved_shape<'t>(&self, types: &'t Types, n: &'t Node) -> Option<&'t Shape> {
+        let mut s = &n.shape;
+        for _ in 0..=types.slots.len() {
+            match s {
+                Shape::Ref(id) => s = &types.slots[id.0].def.as_ref()?.node.shape,
+                other => return Some(other),
+            }
+        }
+        None
+    }
+
+    fn event(
+        &mut self,
+        types: &Types,
+        ty: TypeId,
+        tag: &str,
+        discriminator: &str,
+        roles: &[String],
+        categories: &[Category],
+    ) -> Option<Event> {
+        let at = types.slots[ty.0].origin.clone();
+        let v = self.value_at(&at).cloned().unwrap_or(Value::Null);
+        let ev_roles = self.roles(&at, Some(roles)).unwrap_or_else(|| {
+            self.err(&at, K::Missing, "`x-roles` (who may send this event) is required on an event");
+            Vec::new()
+        });
+        let category = match v.get("x-category") {
+            Some(Value::String(c)) if categories.iter().any(|x| &x.name == c) => c.clone(),
+            Some(Value::String(c)) => {
+                let names: Vec<&str> = categories.iter().map(|c| c.name.as_str()).collect();
+                self.err(
+                    &at.join("x-category"),
+                    K::InvalidValue,
+                    format!("`{c}` is not one of the envelope's `x-categories` ({})", names.join(", ")),
+                );
+                c.clone()
+            }
+            _ => {
+                self.err(
+                    &at,
+                    K::Missing,
+                    "`x-category` (one of the envelope's `x-categories`) is required on an event",
+                );
+                String::new()
+            }
+        };
+        let status = match v.get("x-status") {
+            Some(Value::String(s)) if STATUSES.contains(&s.as_str()) => s.clone(),
+            _ => {
+                self.err(
+                    &at.join("x-status"),
+                    K::InvalidValue,
+                    "`x-status` must be existing, modified, renamed or new",
+                );
+                String::new()
+            }
+        };
+        let status_note = match v.get("x-status-note") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                self.err(&at.join("x-status-note"), K::InvalidValue, "`x-status-note` must be a string");
+                None
+            }
+        };
+        match v.get("examples") {
+            Some(Value::Array(a)) if !a.is_empty() => {
+                for (i, ex) in a.iter().enumerate() {
+                    if ex.get(discriminator).and_then(Value::as_str) != Some(tag) {
+                        self.err(
+                            &at.join("examples").join(&i.to_string()),
+                            K::InvalidValue,
+                            format!("the example's `{discriminator}` must be `{tag}`"),
+                        );
+                    }
+                }
+            }
+            _ => self.err(&at, K::Missing, "every event needs `examples` (at least one example body)"),
+        }
+        let mut field_roles = Vec::new();
+        if let Some(Shape::Object(o)) = types.slots[ty.0].def.as_ref().map(|d| &d.node.shape) {
+            for f in &o.fields {
+                let fat = at.join("properties").join(&f.name);
+                if let Some(r) = self.roles(&fat, Some(roles)) {
+                    if let Some(x) = r.iter().find(|x| !ev_roles.contains(x)) {
+                        self.err(
+                            &fat.join("x-roles"),
+                            K::InvalidValue,
+                            format!("role `{x}` may not send this event at all"),
+                        );
+                    }
+                    field_roles.push((f.name.clone(), r));
+                }
+            }
+        }
+        Some(Event { tag: tag.to_string(), ty, roles: ev_roles, field_roles, category, status, status_note })
+    }
+
+    /// `x-roles` at `at`, checked against the protocol's roles.
+    fn roles(&mut self, at: &Origin, roles: Option<&[String]>) -> Option<Vec<String>> {
+        let r = self.value_at(at)?.get("x-roles")?.clone();
+        let list: Option<Vec<String>> =
+            r.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
+        match list {
+            Some(l) if !l.is_empty() => {
+                for x in &l {
+                    if roles.is_some_and(|roles| !roles.contains(x)) {
+                        let all = roles.unwrap_or_default().join(", ");
+                        self.err(&at.join("x-roles"), K::InvalidValue, format!("`{x}` is not a role (roles: {all})"));
+                    }
+                }
+                Some(l)
+            }
+            _ => {
+                self.err(&at.join("x-roles"), K::InvalidValue, "`x-roles` must be a non-empty array of role names");
+                None
+            }
+        }
+    }
+
+    fn categories(&mut self, at: &Origin, v: &Value) -> Vec<Category> {
+        let Some(c) = v.get("x-categories") else {
+            self.err(at, K::Missing, "the envelope needs `x-categories` (the event groups of the reference)");
+            return Vec::new();
+        };
+        let list: Option<Vec<Category>> = c.as_array().and_then(|a| {
+            a.iter()
+                .map(|x| {
+                    Some(Category {
+                        name: x.get("name")?.as_str()?.to_string(),
+                        title: x.get("title")?.as_str()?.to_string(),
+                    })
+                })
+                .collect()
+        });
+        list.unwrap_or_else(|| {
+            self.err(
+                &at.join("x-categories"),
+                K::InvalidValue,
+                "`x-categories` is an array of `{\"name\", \"title\"}`",
+            );
+            Vec::new()
+        })
+    }
+
+    fn removed(
+        &mut self,
+        types: &mut Types,
+        at: &Origin,
+        v: &Value,
+        u: &mut UnionShape,
+        events: &[Event],
+    ) -> Vec<Removed> {
+        let Some(list) = v.get("x-removed") else { return Vec::new() };
+        let Some(list) = list.as_array() else {
+            self.err(&at.join("x-removed"), K::InvalidValue, "`x-removed` must be an array");
+            return Vec::new();
+        };
+        let tags: BTreeSet<&str> = events.iter().map(|e| e.tag.as_str()).collect();
+        let mut out = Vec::new();
+        for (i, r) in list.iter().enumerate() {
+            let rat = at.join("x-removed").join(&i.to_string());
+            let what = r.get("what").and_then(Value::as_str).map(String::from);
+            let why = r.get("why").and_then(Value::as_str).map(String::from);
+            let (Some(what), Some(why)) = (what, why) else {
+                self.err(&rat, K::InvalidValue, "each `x-removed` entry needs `what` and `why`");
+                continue;
+            };
+            let kind = if let Some(evs) = r.get("events").and_then(Value::as_object) {
+                let mut pairs = Vec::new();
+                for (old, rep) in evs {
+                    if tags.contains(old.as_str()) {
+                        self.err(&rat.join("events").join(old), K::InvalidValue, format!("`{old}` is still an event"));
+                    }
+                    let Some(rep) = rep.as_str() else {
+                        self.err(&rat.join("events").join(old), K::InvalidValue, "the replacement must be a string");
+                        continue;
+                    };
+                    if !tags.contains(rep.split('.').next().unwrap_or(rep)) {
+                        self.err(&rat.join("events").join(old), K::InvalidValue, format!("`{rep}` names no event"));
+                    }
+                    pairs.push((old.clone(), rep.to_string()));
+                    u.removed.push((old.clone(), rep.to_string()));
+                }
+                RemovedKind::Events(pairs)
+            } else if let Some(p) = r.get("property") {
+                let (Some(event), Some(name), Some(replacement)) = (
+                    p.get("event").and_then(Value::as_str),
+                    p.get("name").and_then(Value::as_str),
+                    p.get("replacement").and_then(Value::as_str),
+                ) else {
+                    self.err(
+                        &rat.join("property"),
+                        K::InvalidValue,
+                        "`property` needs `event`, `name` and `replacement`",
+                    );
+                    continue;
+                };
+                match events.iter().find(|e| e.tag == event) {
+                    Some(e) => {
+                        if let Some(Shape::Object(o)) = types.slots[e.ty.0].def.as_mut().map(|d| &mut d.node.shape) {
+                            if o.fields.iter().any(|f| f.name == name) {
+                                self.err(
+                                    &rat.join("property"),
+                                    K::InvalidValue,
+                                    format!("`{name}` is still a property of `{event}`"),
+                                );
+                            }
+                            o.removed.push(RemovedProperty {
+                                name: name.into(),
+                                replacement: replacement.into(),
+                                owner: event.into(),
+                            });
+                        }
+                    }
+                    None => self.err(
+                        &rat.join("property").join("event"),
+                        K::InvalidValue,
+                        format!("`{event}` names no event"),
+                    ),
+                }
+                RemovedKind::Property { event: event.into(), name: name.into(), replacement: replacement.into() }
+            } else {
+                self.err(&rat, K::InvalidValue, "an `x-removed` entry has `events` or `property`");
+                continue;
+            };
+            out.push(Removed { what, why, kind });
+        }
+        out
+    }
+
+    /// A protocol documents every type and field.
+    fn require_descriptions(&mut self, types: &Types) {
+        for s in &types.slots {
+            let Some(d) = &s.def else { continue };
+            if d.description.as_deref().is_none_or(|t| t.trim().is_empty())
+                && (s.explicit || matches!(d.node.shape, Shape::Object(_) | Shape::Union(_) | Shape::Enum(_)))
+            {
+                self.err(
+                    &s.origin,
+                    K::MissingDescription,
+                    "every type, field and event needs a non-empty `description`",
+                );
+            }
+            if let Shape::Object(o) = &d.node.shape {
+                for f in &o.fields {
+                    if f.description.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                        self.err(
+                            &f.node.origin,
+                            K::MissingDescription,
+                            "every type, field and event needs a non-empty `description`",
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Refuses protocol annotations where they mean nothing.
+    fn check_placement(&mut self, types: &Types, p: Option<&Protocol>) {
+        let mut envelope = BTreeSet::new();
+        let mut events = BTreeSet::new();
+        let mut fields = BTreeSet::new();
+        let mut env_fields = BTreeSet::new();
+        if let Some(p) = p {
+            let at = types.slots[p.envelope.0].origin.clone();
+            envelope.insert(at.clone());
+            if let Some(Shape::Object(o)) = types.slots[p.envelope.0].def.as_ref().map(|d| &d.node.shape) {
+                for f in &o.fields {
+                    env_fields.insert(at.join("properties").join(&f.name));
+                }
+            }
+            for e in &p.events {
+                let eat = types.slots[e.ty.0].origin.clone();
+                events.insert(eat.clone());
+                if let Some(Shape::Object(o)) = types.slots[e.ty.0].def.as_ref().map(|d| &d.node.shape) {
+                    for f in &o.fields {
+                        fields.insert(eat.join("properties").join(&f.name));
+                    }
+                }
+            }
+        }
+        let rels: Vec<String> = self.files.keys().cloned().collect();
+        for rel in rels {
+            let v = self.files[&rel].value.clone();
+            let mut stack = vec![(Origin { file: rel.clone(), pointer: String::new() }, &*v)];
+            while let Some((at, node)) = stack.pop() {
+                if let Some(o) = node.as_object() {
+                    for k in o.keys() {
+                        let ok = match k.as_str() {
+                            k if ENVELOPE_ONLY.contains(&k) => {
+                                envelope.contains(&at) || (p.is_none() && k == "x-role-property")
+                            }
+                            k if EVENT_ONLY.contains(&k) => events.contains(&at),
+                            "x-roles" => events.contains(&at) || fields.contains(&at) || env_fields.contains(&at),
+                            "x-auto" => env_fields.contains(&at),
+                            _ => true,
+                        };
+                        if !ok {
+                            let place =
+                                if p.is_some() { "here" } else { "without a protocol envelope (`x-role-property`)" };
+                            self.err(&at.join(k), K::InvalidValue, format!("`{k}` has no meaning {place}"));
+                        }
+                    }
+                }
+                for (tok, child) in super::children(node) {
+                    stack.push((Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) }, child));
+                }
+            }
+        }
+    }
+
+    /// The package's names and the file that states them.
+    pub(crate) fn package(&mut self, types: &Types, p: Option<&Protocol>) -> (Package, Option<String>) {
+        let root_file =
+            p.map(|p| types.slots[p.envelope.0].origin.file.clone()).or_else(|| self.single.clone()).or_else(|| {
+                self.files
+                    .iter()
+                    .find(|(_, f)| f.value.get("x-package").is_some() || f.value.get("x-root").is_some())
+                    .map(|(k, _)| k.clone())
+            });
+        let mut pkg = Package { crate_name: "wire-types".into(), npm_name: "wire-types".into() };
+        let Some(rf) = &root_file else { return (pkg, None) };
+        let at = Origin { file: rf.clone(), pointer: String::new() };
+        if let Some(x) = self.value_at(&at).and_then(|v| v.get("x-package")).cloned() {
+            let name_ok = |s: &str| {
+                !s.is_empty()
+                    && s.chars().all(|c| {
+                        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '@' | '/' | '.')
+                    })
+            };
+            match (x.get("crate").and_then(Value::as_str), x.get("npm").and_then(Value::as_str)) {
+                (Some(c), Some(n)) if name_ok(c) && name_ok(n) && !c.contains(['@', '/', '.']) => {
+                    pkg = Package { crate_name: c.into(), npm_name: n.into() };
+                }
+                _ => self.err(
+                    &at.join("x-package"),
+                    K::InvalidValue,
+                    "`x-package` is `{\"crate\": \"name\", \"npm\": \"name\"}` (lowercase)",
+                ),
+            }
+        }
+        (pkg, root_file)
+    }
+
+    /// The type `validate` checks by default.
+    pub(crate) fn root_type(&mut self, types: &Types, p: Option<&Protocol>) -> Option<TypeId> {
+        let marked: Vec<TypeId> = (0..types.slots.len())
+            .map(TypeId)
+            .filter(|id| {
+                self.value_at(&types.slots[id.0].origin).and_then(|v| v.get("x-root")) == Some(&Value::Bool(true))
+            })
+            .collect();
+        if marked.len() > 1 {
+            for id in &marked[1..] {
+                self.err(
+                    &types.slots[id.0].origin.join("x-root"),
+                    K::InvalidValue,
+                    "only one type can be the root (`x-root`)",
+                );
+            }
+        }
+        marked.first().copied().or(p.map(|p| p.envelope)).or_else(|| {
+            let single = self.single.clone()?;
+            types.named.get(&Origin { file: single, pointer: String::new() }).copied()
+        })
+    }
+
+    /// Title, description and base URI of the package root.
+    pub(crate) fn root_text(&self, root_file: Option<&str>) -> (String, String, String) {
+        let Some(v) = root_file.and_then(|f| self.files.get(f)).map(|f| f.value.clone()) else {
+            return (String::new(), String::new(), String::new());
+        };
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let id = s("$id");
+        let base = id.rsplit_once('/').map(|(b, _)| format!("{b}/")).unwrap_or_default();
+        (s("title"), s("description"), base)
+    }
+}

@@ -1,0 +1,283 @@
+//! Discriminated unions, and `$ref` cycles.
+//!
+//! A `oneOf` or `anyOf` whose members are all object types that fix one common, required property with a
+//! distinct `const` (a string, a boolean or an integer) is a discriminated union: exactly one member can match,
+//! and which one is decided by that property alone, so checking the member the discriminator names is exact.
+//! `x-discriminator` names the property (and makes it an error when the members do not fit); without it the
+//! first such property of the first member is taken. `x-union` members (files of a directory) must fit too.
+//!
+//! A type that refers back to itself must pass through an object or an array on the way (a property, an item):
+//! `a -> b -> a` with nothing between would make every checker loop, so it is refused, located at the `$ref`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::build::Types;
+use super::Cx;
+use crate::diag::SchemaErrorKind as K;
+use crate::ir::*;
+
+impl Cx {
+    pub(crate) fn recognize_unions(&mut self, types: &mut Types) {
+        let consts = object_consts(types);
+        let n = types.slots.len();
+        for i in 0..n {
+            let Some(mut def) = types.slots[i].def.take() else { continue };
+            self.unions_in(types, &consts, &mut def.node, true);
+            types.slots[i].def = Some(def);
+        }
+    }
+
+    fn unions_in(&mut self, types: &mut Types, consts: &Consts, node: &mut Node, body: bool) {
+        match &mut node.shape {
+            Shape::Union(u) => self.check_union(types, consts, &node.origin, u),
+            Shape::AnyOf(members) | Shape::OneOf(members) => {
+                for m in members.iter_mut() {
+                    self.unions_in(types, consts, m, false);
+                }
+                let forced = self.value_at(&node.origin).and_then(|v| v.get("x-discriminator")).cloned();
+                let ids: Option<Vec<TypeId>> = members
+                    .iter()
+                    .map(|m| if let Shape::Ref(id) = m.shape { resolve_alias(types, id) } else { None })
+                    .collect();
+                let found =
+                    ids.as_ref().and_then(|ids| discriminator(consts, ids, forced.as_ref().and_then(Value::as_str)));
+                match (found, forced) {
+                    (Some((tag, tags)), _) => {
+                        let ids = ids.unwrap_or_default();
+                        let members = tags.into_iter().zip(ids).map(|(tag, ty)| Member { tag, ty }).collect();
+                        let union = Shape::Union(UnionShape {
+                            discriminator: tag,
+                            members,
+                            removed: Vec::new(),
+                            events: false,
+                        });
+                        if body {
+                            node.shape = union;
+                        } else {
+                            let inner = Node { origin: node.origin.clone(), description: None, shape: union };
+                            let at = node.origin.clone();
+                            node.shape = self.hoist_union(types, &at, inner);
+                        }
+                    }
+                    (None, Some(f)) => {
+                        let at = node.origin.join("x-discriminator");
+                        self.err(
+                            &at,
+                            K::InvalidValue,
+                            format!(
+                                "not a discriminated union on {f}: every member must be an object type with `{}` required and fixed by a distinct `const` (a string, a boolean or an integer)",
+                                f.as_str().map_or_else(|| f.to_string(), |s| format!("`{s}`"))
+                            ),
+                        );
+                    }
+                    (None, None) => {}
+                }
+            }
+            Shape::AllOf(ms) | Shape::Kinds(ms) => ms.iter_mut().for_each(|m| self.unions_in(types, consts, m, false)),
+            Shape::Nullable(m) | Shape::Not(m) => self.unions_in(types, consts, m, false),
+            Shape::Cond { cond, then, otherwise } => {
+                self.unions_in(types, consts, cond, false);
+                if let Some(t) = then {
+                    self.unions_in(types, consts, t, false);
+                }
+                if let Some(e) = otherwise {
+                    self.unions_in(types, consts, e, false);
+                }
+            }
+            Shape::Array(a) => {
+                a.prefix.iter_mut().for_each(|m| self.unions_in(types, consts, m, false));
+                if let Some(it) = &mut a.items {
+                    self.unions_in(types, consts, it, false);
+                }
+            }
+            Shape::Object(o) => {
+                for f in &mut o.fields {
+                    self.unions_in(types, consts, &mut f.node, false);
+                }
+                if let Additional::Schema(s) = &mut o.additional {
+                    self.unions_in(types, consts, s, false);
+                }
+                for (_, s) in &mut o.pattern_properties {
+                    self.unions_in(types, consts, s, false);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn hoist_union(&mut self, types: &mut Types, at: &Origin, inner: Node) -> Shape {
+        let v = self.value_at(at).cloned().unwrap_or(Value::Bool(true));
+        let (base, explicit) = match self.x_name(at, &v) {
+            Some(n) => (n, true),
+            None => (super::naming::derived_name(self, types, at), false),
+        };
+        let id = TypeId(types.slots.len());
+        let def = TypeDef {
+            names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+            explicit_name: explicit,
+            description: v.get("description").and_then(Value::as_str).map(String::from),
+            examples: Vec::new(),
+            origin: at.clone(),
+            node: inner,
+        };
+        types.slots.push(super::build::Slot { origin: at.clone(), base, explicit, def: Some(def) });
+        Shape::Ref(id)
+    }
+
+    /// Fills in and checks the tags of an `x-union`.
+    fn check_union(&mut self, types: &Types, consts: &Consts, at: &Origin, u: &mut UnionShape) {
+        let mut seen: BTreeMap<String, TypeId> = BTreeMap::new();
+        for m in &mut u.members {
+            let origin = types.slots[m.ty.0].origin.clone();
+            let tag =
+                consts.get(&m.ty).and_then(|c| c.iter().find(|(k, _)| *k == u.discriminator)).map(|(_, v)| v.clone());
+            match tag {
+                Some(t) => {
+                    let key = t.to_string();
+                    if let Some(prev) = seen.get(&key) {
+                        let prev_file = types.slots[prev.0].origin.file.clone();
+                        self.err(
+                            &origin.join("properties").join(&u.discriminator).join("const"),
+                            K::DuplicateTag,
+                            format!("discriminator value {key} is already used by `{prev_file}`"),
+                        );
+                    }
+                    seen.insert(key, m.ty);
+                    m.tag = t;
+                }
+                None => self.err(
+                    &origin,
+                    K::InvalidValue,
+                    format!(
+                        "a member of the union at {}#{} must be an object with `{}` required and fixed by a `const`",
+                        at.file, at.pointer, u.discriminator
+                    ),
+                ),
+            }
+        }
+    }
+
+    /// Refuses `$ref` cycles that pass through no object or array.
+    pub(crate) fn check_ref_cycles(&mut self, types: &Types) {
+        let mut state = vec![0u8; types.slots.len()];
+        for i in 0..types.slots.len() {
+            let mut stack = Vec::new();
+            self.visit_type(types, TypeId(i), &mut state, &mut stack);
+        }
+    }
+
+    fn visit_type(&mut self, types: &Types, id: TypeId, state: &mut [u8], stack: &mut Vec<(TypeId, Origin)>) {
+        match state[id.0] {
+            2 => return,
+            1 => {
+                let start = stack.iter().position(|(t, _)| *t == id).unwrap_or(0);
+                let names: Vec<String> = stack[start..].iter().map(|(t, _)| types.slots[t.0].base.clone()).collect();
+                let at = stack.last().map(|(_, o)| o.clone()).unwrap_or_default();
+                self.err(
+                    &at.join("$ref"),
+                    K::RefCycle,
+                    format!(
+                        "`$ref` cycle with no object or array between: {} -> {}",
+                        names.join(" -> "),
+                        types.slots[id.0].base
+                    ),
+                );
+                return;
+            }
+            _ => {}
+        }
+        state[id.0] = 1;
+        if let Some(def) = &types.slots[id.0].def {
+            let mut refs = Vec::new();
+            unguarded_refs(&def.node, &mut refs);
+            for (r, at) in refs {
+                stack.push((id, at));
+                self.visit_type(types, r, state, stack);
+                stack.pop();
+            }
+        }
+        state[id.0] = 2;
+    }
+}
+
+/// The types a node refers to without an object or array in between.
+fn unguarded_refs(n: &Node, out: &mut Vec<(TypeId, Origin)>) {
+    match &n.shape {
+        Shape::Ref(id) => out.push((*id, n.origin.clone())),
+        Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) | Shape::Kinds(ms) => {
+            ms.iter().for_each(|m| unguarded_refs(m, out))
+        }
+        Shape::Nullable(m) | Shape::Not(m) => unguarded_refs(m, out),
+        Shape::Cond { cond, then, otherwise } => {
+            unguarded_refs(cond, out);
+            then.iter().chain(otherwise.iter()).for_each(|m| unguarded_refs(m, out));
+        }
+        _ => {}
+    }
+}
+
+/// Per object type: its required properties fixed by a scalar `const` (string, boolean or integer).
+type Consts = BTreeMap<TypeId, Vec<(String, Value)>>;
+
+fn object_consts(types: &Types) -> Consts {
+    let mut out = Consts::new();
+    for (i, s) in types.slots.iter().enumerate() {
+        let Some(Shape::Object(o)) = s.def.as_ref().map(|d| &d.node.shape) else { continue };
+        let list: Vec<(String, Value)> = o
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .filter_map(|f| match &f.node.shape {
+                Shape::Const(v) if is_tag(v) => Some((f.name.clone(), v.clone())),
+                _ => None,
+            })
+            .collect();
+        out.insert(TypeId(i), list);
+    }
+    out
+}
+
+fn is_tag(v: &Value) -> bool {
+    match v {
+        Value::String(_) | Value::Bool(_) => true,
+        Value::Number(n) => n.as_i64().is_some() || n.as_u64().is_some(),
+        _ => false,
+    }
+}
+
+/// Follows a chain of aliases (`$defs` entries that are only a `$ref`) to the type they name.
+fn resolve_alias(types: &Types, mut id: TypeId) -> Option<TypeId> {
+    for _ in 0..types.slots.len() + 1 {
+        match types.slots.get(id.0)?.def.as_ref().map(|d| &d.node.shape) {
+            Some(Shape::Ref(next)) => id = *next,
+            Some(Shape::Object(_)) => return Some(id),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The discriminator of members, and each member's value: `forced`, or the first fitting property.
+fn discriminator(consts: &Consts, ids: &[TypeId], forced: Option<&str>) -> Option<(String, Vec<Value>)> {
+    let first = consts.get(ids.first()?)?;
+    let candidates: Vec<&str> = match forced {
+        Some(f) => vec![f],
+        None => first.iter().map(|(k, _)| k.as_str()).collect(),
+    };
+    'next: for c in candidates {
+        let mut tags: Vec<Value> = Vec::new();
+        for id in ids {
+            let Some(v) = consts.get(id).and_then(|l| l.iter().find(|(k, _)| k == c)).map(|(_, v)| v.clone()) else {
+                continue 'next;
+            };
+            if tags.iter().any(|t| crate::engine::json_equal(t, &v)) {
+                continue 'next;
+            }
+            tags.push(v);
+        }
+        return Some((c.to_string(), tags));
+    }
+    None
+}

@@ -1,0 +1,552 @@
+//! ECMA-262 regular expressions (Unicode mode, as JSON Schema's `pattern` means) translated to the syntax of
+//! Rust's `regex` crate, or refused.
+//!
+//! JSON Schema says a pattern is an ECMA-262 regular expression. The JavaScript outputs use the pattern as
+//! written, with the `u` flag; the engine and the Rust crate use [`translate`]'s output. The translation is exact
+//! for what it accepts: character classes are spelled out (`\d` is `[0-9]`, `\w` is `[0-9A-Za-z_]`, `\s` is
+//! ECMAScript's white space and line terminators, `.` excludes the four line terminators), every literal is
+//! written as `\x{..}`, groups become non-capturing. What has no exact counterpart is refused with a reason:
+//! lookaround, backreferences, lone surrogates, Unicode properties other than General_Category values, and
+//! anything ECMAScript itself rejects in Unicode mode (identity escapes of letters, lone braces).
+//!
+//! Matching is a yes/no question here (`is_match`), so the difference between backtracking and automata does
+//! not show: without backreferences and lookaround both recognise the same language.
+
+use std::fmt::Write as _;
+
+/// Why a pattern is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternError {
+    /// Character offset in the pattern where the problem starts.
+    pub at: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// ECMAScript's `\s`: WhiteSpace and LineTerminator code points.
+const JS_SPACE: &str =
+    r"\x{9}-\x{D}\x{20}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+const JS_DIGIT: &str = r"0-9";
+const JS_WORD: &str = r"0-9A-Za-z_";
+/// ECMAScript's line terminators, which `.` does not match.
+const JS_LINE_TERMINATORS: &str = r"\x{A}\x{D}\x{2028}\x{2029}";
+
+/// General_Category values ECMAScript accepts in `\p{..}` (long and short names), except `Cs` (surrogates, which
+/// a Rust string cannot hold) and `Cn` (unassigned, which depends most on the Unicode version).
+const GENERAL_CATEGORIES: &[&str] = &[
+    "L",
+    "Letter",
+    "Lu",
+    "Uppercase_Letter",
+    "Ll",
+    "Lowercase_Letter",
+    "Lt",
+    "Titlecase_Letter",
+    "LC",
+    "Cased_Letter",
+    "Lm",
+    "Modifier_Letter",
+    "Lo",
+    "Other_Letter",
+    "M",
+    "Mark",
+    "Combining_Mark",
+    "Mn",
+    "Nonspacing_Mark",
+    "Mc",
+    "Spacing_Mark",
+    "Me",
+    "Enclosing_Mark",
+    "N",
+    "Number",
+    "Nd",
+    "Decimal_Number",
+    "digit",
+    "Nl",
+    "Letter_Number",
+    "No",
+    "Other_Number",
+    "P",
+    "Punctuation",
+    "punct",
+    "Pc",
+    "Connector_Punctuation",
+    "Pd",
+    "Dash_Punctuation",
+    "Ps",
+    "Open_Punctuation",
+    "Pe",
+    "Close_Punctuation",
+    "Pi",
+    "Initial_Punctuation",
+    "Pf",
+    "Final_Punctuation",
+    "Po",
+    "Other_Punctuation",
+    "S",
+    "Symbol",
+    "Sm",
+    "Math_Symbol",
+    "Sc",
+    "Currency_Symbol",
+    "Sk",
+    "Modifier_Symbol",
+    "So",
+    "Other_Symbol",
+    "Z",
+    "Separator",
+    "Zs",
+    "Space_Separator",
+    "Zl",
+    "Line_Separator",
+    "Zp",
+    "Paragraph_Separator",
+    "C",
+    "Other",
+    "Cc",
+    "Control",
+    "cntrl",
+    "Cf",
+    "Format",
+    "Co",
+    "Private_Use",
+];
+
+/// Translates an ECMA-262 pattern (Unicode mode) to an equivalent `regex` crate pattern.
+///
+/// # Errors
+/// A construct with no exact counterpart, or a pattern ECMAScript rejects in Unicode mode.
+pub fn translate(source: &str) -> Result<String, PatternError> {
+    let chars: Vec<char> = source.chars().collect();
+    let mut p = Parser { chars: &chars, pos: 0, out: String::new() };
+    p.disjunction(0)?;
+    if p.pos < chars.len() {
+        return Err(p.err(format!("unexpected `{}`", chars[p.pos])));
+    }
+    Ok(p.out)
+}
+
+struct Parser<'a> {
+    chars: &'a [char],
+    pos: usize,
+    out: String,
+}
+
+/// What an escape inside or outside a class stands for.
+enum Escaped {
+    /// One code point.
+    Char(char),
+    /// A class body (without brackets), e.g. `0-9`, and whether it is negated.
+    Class(String, bool),
+}
+
+impl Parser<'_> {
+    fn err(&self, message: impl Into<String>) -> PatternError {
+        PatternError { at: self.pos, message: message.into() }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, n: usize) -> Option<char> {
+        self.chars.get(self.pos + n).copied()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn disjunction(&mut self, depth: usize) -> Result<(), PatternError> {
+        if depth > 64 {
+            return Err(self.err("groups nest too deeply"));
+        }
+        self.alternative(depth)?;
+        while self.eat('|') {
+            self.out.push('|');
+            self.alternative(depth)?;
+        }
+        Ok(())
+    }
+
+    fn alternative(&mut self, depth: usize) -> Result<(), PatternError> {
+        while let Some(c) = self.peek() {
+            if c == '|' || c == ')' {
+                break;
+            }
+            self.term(depth)?;
+        }
+        Ok(())
+    }
+
+    fn term(&mut self, depth: usize) -> Result<(), PatternError> {
+        let start = self.pos;
+        let c = self.peek().ok_or_else(|| self.err("unexpected end"))?;
+        // Assertions: never quantified in Unicode mode.
+        match c {
+            '^' | '$' => {
+                self.pos += 1;
+                self.out.push(c);
+                return self.no_quantifier();
+            }
+            '\\' if matches!(self.peek_at(1), Some('b' | 'B')) => {
+                let neg = self.peek_at(1) == Some('B');
+                self.pos += 2;
+                self.out.push_str(if neg { r"(?-u:\B)" } else { r"(?-u:\b)" });
+                return self.no_quantifier();
+            }
+            '(' if self.peek_at(1) == Some('?') && self.lookaround() => {
+                return Err(self.err("lookahead and lookbehind have no equivalent in Rust's regex crate"));
+            }
+            _ => {}
+        }
+        match c {
+            '(' => {
+                self.pos += 1;
+                if self.eat('?') {
+                    if self.eat(':') {
+                    } else if self.eat('<') {
+                        // A named group: the name does not matter for matching.
+                        let name_start = self.pos;
+                        while self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                            self.pos += 1;
+                        }
+                        if self.pos == name_start || !self.eat('>') {
+                            return Err(self.err("malformed group name"));
+                        }
+                    } else {
+                        return Err(self.err("unsupported group syntax"));
+                    }
+                }
+                self.out.push_str("(?:");
+                self.disjunction(depth + 1)?;
+                if !self.eat(')') {
+                    return Err(self.err("unclosed group"));
+                }
+                self.out.push(')');
+            }
+            ')' => return Err(self.err("unmatched `)`")),
+            '[' => self.class()?,
+            '.' => {
+                self.pos += 1;
+                let _ = write!(self.out, "[^{JS_LINE_TERMINATORS}]");
+            }
+            '\\' => match self.escape(false)? {
+                Escaped::Char(ch) => push_literal(&mut self.out, ch),
+                Escaped::Class(body, neg) => {
+                    let _ = write!(self.out, "[{}{body}]", if neg { "^" } else { "" });
+                }
+            },
+            '*' | '+' | '?' => return Err(self.err(format!("nothing to repeat before `{c}`"))),
+            '{' | '}' | ']' => return Err(self.err(format!("a lone `{c}` is a syntax error in Unicode mode"))),
+            _ => {
+                self.pos += 1;
+                push_literal(&mut self.out, c);
+            }
+        }
+        let _ = start;
+        self.quantifier()
+    }
+
+    /// Whether the group starting here is a lookahead `(?=`, `(?!` or a lookbehind `(?<=`, `(?<!`.
+    fn lookaround(&self) -> bool {
+        match self.peek_at(2) {
+            Some('=' | '!') => true,
+            Some('<') => matches!(self.peek_at(3), Some('=' | '!')),
+            _ => false,
+        }
+    }
+
+    fn no_quantifier(&mut self) -> Result<(), PatternError> {
+        match self.peek() {
+            Some('*' | '+' | '?' | '{') => Err(self.err("an assertion cannot be repeated")),
+            _ => Ok(()),
+        }
+    }
+
+    fn quantifier(&mut self) -> Result<(), PatternError> {
+        match self.peek() {
+            Some(c @ ('*' | '+' | '?')) => {
+                self.pos += 1;
+                self.out.push(c);
+            }
+            Some('{') => {
+                self.pos += 1;
+                let min = self.number().ok_or_else(|| self.err("a lone `{` is a syntax error in Unicode mode"))?;
+                let max = if self.eat(',') {
+                    if self.peek() == Some('}') {
+                        None
+                    } else {
+                        Some(self.number().ok_or_else(|| self.err("bad repetition"))?)
+                    }
+                } else {
+                    Some(min)
+                };
+                if !self.eat('}') {
+                    return Err(self.err("unclosed repetition"));
+                }
+                if max.is_some_and(|m| m < min) {
+                    return Err(self.err("repetition range out of order"));
+                }
+                if min > 1000 || max.is_some_and(|m| m > 1000) {
+                    return Err(self.err("repetition counts above 1000 are not supported"));
+                }
+                match max {
+                    Some(m) if m == min => {
+                        let _ = write!(self.out, "{{{min}}}");
+                    }
+                    Some(m) => {
+                        let _ = write!(self.out, "{{{min},{m}}}");
+                    }
+                    None => {
+                        let _ = write!(self.out, "{{{min},}}");
+                    }
+                }
+            }
+            _ => return Ok(()),
+        }
+        if self.eat('?') {
+            self.out.push('?');
+        }
+        match self.peek() {
+            Some('*' | '+' | '?' | '{') => Err(self.err("nothing to repeat")),
+            _ => Ok(()),
+        }
+    }
+
+    fn number(&mut self) -> Option<u64> {
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return None;
+        }
+        let s: String = self.chars[start..self.pos].iter().collect();
+        s.parse().ok().or(Some(u64::MAX))
+    }
+
+    fn hex(&mut self, n: usize) -> Option<u32> {
+        let mut v = 0u32;
+        for _ in 0..n {
+            let d = self.peek()?.to_digit(16)?;
+            v = v * 16 + d;
+            self.pos += 1;
+        }
+        Some(v)
+    }
+
+    /// `\u` escapes in Unicode mode: `\u{H..}`, `\uHHHH`, or a surrogate pair of two `\uHHHH`.
+    fn unicode_escape(&mut self) -> Result<char, PatternError> {
+        if self.eat('{') {
+            let start = self.pos;
+            let mut v: u32 = 0;
+            while let Some(d) = self.peek().and_then(|c| c.to_digit(16)) {
+                v = v.saturating_mul(16).saturating_add(d);
+                self.pos += 1;
+            }
+            if self.pos == start || !self.eat('}') {
+                return Err(self.err("malformed `\\u{..}` escape"));
+            }
+            return char::from_u32(v).ok_or_else(|| self.err("`\\u{..}` names a surrogate or no code point"));
+        }
+        let hi = self.hex(4).ok_or_else(|| self.err("malformed `\\u` escape"))?;
+        if (0xD800..0xDC00).contains(&hi) && self.peek() == Some('\\') && self.peek_at(1) == Some('u') {
+            let save = self.pos;
+            self.pos += 2;
+            if let Some(lo) = self.hex(4).filter(|lo| (0xDC00..0xE000).contains(lo)) {
+                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                return char::from_u32(c).ok_or_else(|| self.err("bad surrogate pair"));
+            }
+            self.pos = save;
+        }
+        char::from_u32(hi).ok_or_else(|| self.err("a lone surrogate cannot occur in a valid string"))
+    }
+
+    /// An escape after `\` (the backslash not yet consumed).
+    fn escape(&mut self, in_class: bool) -> Result<Escaped, PatternError> {
+        self.pos += 1;
+        let c = self.peek().ok_or_else(|| self.err("`\\` at the end of the pattern"))?;
+        self.pos += 1;
+        let class = |body: &str, neg: bool| Ok(Escaped::Class(body.to_string(), neg));
+        match c {
+            'd' => class(JS_DIGIT, false),
+            'D' => class(JS_DIGIT, true),
+            'w' => class(JS_WORD, false),
+            'W' => class(JS_WORD, true),
+            's' => class(JS_SPACE, false),
+            'S' => class(JS_SPACE, true),
+            't' => Ok(Escaped::Char('\t')),
+            'n' => Ok(Escaped::Char('\n')),
+            'v' => Ok(Escaped::Char('\u{B}')),
+            'f' => Ok(Escaped::Char('\u{C}')),
+            'r' => Ok(Escaped::Char('\r')),
+            'b' if in_class => Ok(Escaped::Char('\u{8}')),
+            '-' if in_class => Ok(Escaped::Char('-')),
+            'c' => match self.peek() {
+                Some(l) if l.is_ascii_alphabetic() => {
+                    self.pos += 1;
+                    Ok(Escaped::Char(char::from(l as u8 % 32)))
+                }
+                _ => Err(self.err("malformed `\\c` escape")),
+            },
+            '0' if !self.peek().is_some_and(|d| d.is_ascii_digit()) => Ok(Escaped::Char('\0')),
+            '1'..='9' => Err(self.err("backreferences have no equivalent in Rust's regex crate")),
+            'k' => Err(self.err("backreferences have no equivalent in Rust's regex crate")),
+            'x' => {
+                let v = self.hex(2).ok_or_else(|| self.err("malformed `\\x` escape"))?;
+                Ok(Escaped::Char(char::from_u32(v).unwrap_or('\0')))
+            }
+            'u' => self.unicode_escape().map(Escaped::Char),
+            'p' | 'P' => {
+                if !self.eat('{') {
+                    return Err(self.err("malformed property escape"));
+                }
+                let start = self.pos;
+                while self.peek().is_some_and(|c| c != '}') {
+                    self.pos += 1;
+                }
+                let name: String = self.chars[start..self.pos].iter().collect();
+                if !self.eat('}') {
+                    return Err(self.err("unclosed property escape"));
+                }
+                let value =
+                    name.strip_prefix("General_Category=").or_else(|| name.strip_prefix("gc=")).unwrap_or(&name);
+                if !GENERAL_CATEGORIES.contains(&value) {
+                    return Err(self.err(format!(
+                        "the Unicode property `{name}` is not supported (only General_Category values are)"
+                    )));
+                }
+                let _ = value;
+                class(&format!(r"\p{{{value}}}"), c == 'P')
+            }
+            '^' | '$' | '\\' | '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '/' => {
+                Ok(Escaped::Char(c))
+            }
+            _ => Err(self.err(format!("`\\{c}` is not a valid escape in Unicode mode"))),
+        }
+    }
+
+    fn class(&mut self) -> Result<(), PatternError> {
+        self.pos += 1;
+        let negated = self.eat('^');
+        let mut body = String::new();
+        let mut empty = true;
+        loop {
+            let c = self.peek().ok_or_else(|| self.err("unclosed character class"))?;
+            if c == ']' {
+                self.pos += 1;
+                break;
+            }
+            empty = false;
+            let lo = self.class_atom()?;
+            let is_range = self.peek() == Some('-') && self.peek_at(1).is_some_and(|c| c != ']');
+            if is_range {
+                self.pos += 1;
+                let hi = self.class_atom()?;
+                match (lo, hi) {
+                    (Escaped::Char(a), Escaped::Char(b)) if a <= b => {
+                        let _ = write!(body, r"\x{{{:X}}}-\x{{{:X}}}", a as u32, b as u32);
+                    }
+                    (Escaped::Char(_), Escaped::Char(_)) => return Err(self.err("class range out of order")),
+                    _ => return Err(self.err("a class escape cannot be a range bound in Unicode mode")),
+                }
+            } else {
+                match lo {
+                    Escaped::Char(ch) => {
+                        let _ = write!(body, r"\x{{{:X}}}", ch as u32);
+                    }
+                    Escaped::Class(b, neg) => {
+                        let _ = write!(body, "[{}{b}]", if neg { "^" } else { "" });
+                    }
+                }
+            }
+        }
+        if empty {
+            // `[]` matches nothing and `[^]` anything.
+            self.out.push_str(if negated { r"[\x{0}-\x{10FFFF}]" } else { r"[^\x{0}-\x{10FFFF}]" });
+            return Ok(());
+        }
+        let _ = write!(self.out, "[{}{body}]", if negated { "^" } else { "" });
+        Ok(())
+    }
+
+    fn class_atom(&mut self) -> Result<Escaped, PatternError> {
+        let c = self.peek().ok_or_else(|| self.err("unclosed character class"))?;
+        if c == '\\' {
+            return self.escape(true);
+        }
+        self.pos += 1;
+        Ok(Escaped::Char(c))
+    }
+}
+
+fn push_literal(out: &mut String, c: char) {
+    if c.is_alphanumeric() && c.is_ascii() {
+        out.push(c);
+    } else {
+        let _ = write!(out, r"\x{{{:X}}}", c as u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(src: &str) -> regex::Regex {
+        let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        regex::Regex::new(&t).unwrap_or_else(|e| panic!("{src} -> {t}: {e}"))
+    }
+
+    #[test]
+    fn classes_mean_what_ecmascript_means() {
+        let d = ok(r"^\d+$");
+        assert!(d.is_match("0123"));
+        assert!(!d.is_match("١٢")); // Arabic-Indic digits are not `\d` in ECMAScript
+        let w = ok(r"^\w$");
+        assert!(w.is_match("_") && !w.is_match("é"));
+        let s = ok(r"^\s$");
+        for c in ["\u{FEFF}", "\u{A0}", "\u{2028}", "\u{B}"] {
+            assert!(s.is_match(c), "{c:?}");
+        }
+        assert!(!s.is_match("\u{85}")); // NEL is not white space in ECMAScript
+        let dot = ok(r"^.$");
+        assert!(dot.is_match("🐲") && !dot.is_match("\r") && !dot.is_match("\u{2029}"));
+        let b = ok(r"\bé");
+        assert!(!b.is_match("é")); // no word boundary before a non-ASCII letter in ECMAScript
+        assert!(ok(r"^[^]$").is_match("\n"));
+        assert!(!ok(r"[]").is_match("a"));
+        assert!(ok(r"^\p{Letter}+$").is_match("π"));
+        assert!(ok(r"^[a\-z]+$").is_match("-a"));
+        assert!(ok(r"^\u{1F432}\uD83D\uDC32$").is_match("🐲🐲"));
+        assert!(ok(r"^a{2,3}?$").is_match("aaa"));
+        assert!(ok(r"^(?<n>x)|(?:y)$").is_match("y"));
+    }
+
+    #[test]
+    fn refuses_what_rust_cannot_match_exactly() {
+        for src in [
+            r"(?=a)",
+            r"(?!a)",
+            r"(?<=a)b",
+            r"(?<!a)b",
+            r"(a)\1",
+            r"\k<n>",
+            r"\p{Script=Greek}",
+            r"\uD800",
+            r"\e",
+            r"a{",
+            r"}",
+            r"]",
+            r"^*",
+            r"a{2,1}",
+        ] {
+            assert!(translate(src).is_err(), "{src} should be refused");
+        }
+    }
+}
