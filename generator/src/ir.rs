@@ -431,9 +431,12 @@ impl Model {
         self.types.get(id.0).unwrap_or(&MISSING_TYPE)
     }
 
-    /// The type whose base, Rust or TypeScript name is `name`.
+    /// The type whose base, Rust, TypeScript or Zod name is `name`.
     pub fn type_named(&self, name: &str) -> Option<TypeId> {
-        self.types.iter().position(|t| t.names.base == name || t.names.rust == name || t.names.ts == name).map(TypeId)
+        self.types
+            .iter()
+            .position(|t| t.names.base == name || t.names.rust == name || t.names.ts == name || t.names.zod == name)
+            .map(TypeId)
     }
 
     /// Follows references: the shape a node finally stands for.

@@ -24,6 +24,7 @@ impl Cx {
     pub(crate) fn protocol(&mut self, types: &mut Types) -> Option<Protocol> {
         let envs: Vec<TypeId> = (0..types.slots.len())
             .map(TypeId)
+            .filter(|id| types.named.get(&types.slots[id.0].origin) == Some(id))
             .filter(|id| self.value_at(&types.slots[id.0].origin).is_some_and(|v| v.get("x-role-property").is_some()))
             .collect();
         let protocol = match envs.as_slice() {
@@ -504,13 +505,17 @@ impl Cx {
 
     /// The package's names and the file that states them.
     pub(crate) fn package(&mut self, types: &Types, p: Option<&Protocol>) -> (Package, Option<String>) {
-        let root_file =
-            p.map(|p| types.slots[p.envelope.0].origin.file.clone()).or_else(|| self.single.clone()).or_else(|| {
-                self.files
-                    .iter()
-                    .find(|(_, f)| f.value.get("x-package").is_some() || f.value.get("x-root").is_some())
-                    .map(|(k, _)| k.clone())
-            });
+        let with_package: Vec<String> =
+            self.files.iter().filter(|(_, f)| f.value.get("x-package").is_some()).map(|(k, _)| k.clone()).collect();
+        for extra in with_package.iter().skip(1) {
+            let at = Origin { file: extra.clone(), pointer: "/x-package".into() };
+            self.err(&at, K::InvalidValue, format!("`x-package` is already given in `{}`", with_package[0]));
+        }
+        let root_file = with_package
+            .first()
+            .cloned()
+            .or_else(|| p.map(|p| types.slots[p.envelope.0].origin.file.clone()))
+            .or_else(|| self.single.clone());
         let mut pkg = Package { crate_name: "wire-types".into(), npm_name: "wire-types".into() };
         let Some(rf) = &root_file else { return (pkg, None) };
         let at = Origin { file: rf.clone(), pointer: String::new() };
@@ -539,6 +544,7 @@ impl Cx {
     pub(crate) fn root_type(&mut self, types: &Types, p: Option<&Protocol>) -> Option<TypeId> {
         let marked: Vec<TypeId> = (0..types.slots.len())
             .map(TypeId)
+            .filter(|id| types.named.get(&types.slots[id.0].origin) == Some(id))
             .filter(|id| {
                 self.value_at(&types.slots[id.0].origin).and_then(|v| v.get("x-root")) == Some(&Value::Bool(true))
             })
