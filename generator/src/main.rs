@@ -70,6 +70,17 @@ enum Command {
     ///   wiregen validate --stream --summary a.jsonl    ordering rules too, and the session rollup
     #[command(verbatim_doc_comment)]
     Validate(ValidateArgs),
+    /// Print the generated module of one schema file (or directory) in one language.
+    ///
+    /// The root type of a single file is `Root`: in Rust a type `Root` that `serde_json::from_str`
+    /// decodes only when valid; in Zod an ES module exporting `rootSchema` and the type `Root`; in
+    /// standalone TypeScript an ES module exporting `validateRoot(value)`, which returns the error list.
+    /// Exit status: 0 printed, 2 a schema wiregen refuses (located) or an I/O error.
+    /// Examples:
+    ///   wiregen types --lang zod person.schema.json           the Zod module on stdout
+    ///   wiregen types --lang rust person.schema.json > person.rs
+    #[command(verbatim_doc_comment)]
+    Types(TypesArgs),
     /// Run the validation service: HTTP endpoints that validate envelopes and JSONL streams.
     ///
     /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr, and
@@ -204,6 +215,54 @@ fn serve(a: ServeArgs) -> ExitCode {
     }
 }
 
+#[derive(clap::Args)]
+struct TypesArgs {
+    /// The language: rust, zod or ts-standalone.
+    #[arg(long, value_parser = parse_lang)]
+    lang: wiregen::emit::Lang,
+    /// Diagnostic format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// The schema file (or directory).
+    schema: PathBuf,
+}
+
+fn parse_lang(s: &str) -> Result<wiregen::emit::Lang, String> {
+    wiregen::emit::Lang::from_name(s)
+        .ok_or_else(|| format!("unknown language `{s}` (expected rust, zod or ts-standalone)"))
+}
+
+fn types(a: TypesArgs) -> ExitCode {
+    let model = match wiregen::load::load(&a.schema) {
+        Ok(m) => m,
+        Err(errs) => {
+            report_schema_errors(&errs, a.format);
+            return ExitCode::from(2);
+        }
+    };
+    match a.lang.module(&model) {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("wiregen: cannot write the module: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Err(e) => {
+            match a.format {
+                Format::Json => {
+                    println!("{}", serde_json::json!({"code": "emit.unsupported", "message": e.to_string()}))
+                }
+                Format::Text => eprintln!("wiregen: {e}"),
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn parse_output(s: &str) -> Result<Output, String> {
     Output::from_name(s).ok_or_else(|| format!("unknown output `{s}` (expected schema, rust, ts or docs)"))
 }
@@ -214,6 +273,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => generate(a, false),
         Command::Check(a) => generate(a, true),
         Command::Validate(a) => validate(a),
+        Command::Types(a) => types(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve(a),
     }

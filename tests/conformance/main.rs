@@ -4,6 +4,7 @@
 //! validators (the bundled schema, the source schema) are held to the verdict.
 
 mod checkers;
+mod example;
 mod fixtures;
 #[path = "../../generator/tests/support/golden.rs"]
 mod golden;

@@ -35,6 +35,14 @@ const ONE_LINE_EXAMPLE: usize = 140;
 ///
 /// # Errors
 /// A template error (a bug in the template, reported with minijinja's error as the source).
+/// Emits this output for a model (through the legacy view until this emitter reads the model itself).
+///
+/// # Errors
+/// When the model holds something this output cannot express.
+pub(crate) fn emit_model(m: &crate::ir::Model) -> Result<Vec<OutFile>, EmitError> {
+    emit(&crate::legacy::protocol(m)?)
+}
+
 pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
     Ok(vec![OutFile::new(FILE, render(p)?)])
 }

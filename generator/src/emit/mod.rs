@@ -41,21 +41,51 @@ impl Output {
     /// # Errors
     /// When the model holds something the target cannot express.
     pub fn emit(self, m: &Model) -> Result<Vec<OutFile>, EmitError> {
-        let p = &crate::legacy::protocol(m)?;
         let files = match self {
-            Output::Schema => schema::emit(p)?,
-            Output::Rust => rust::emit(p)?,
-            Output::Ts => {
-                let mut f = ts::emit(p)?;
-                f.extend(ts_stream::emit(p)?);
-                f
-            }
-            Output::Docs => docs::emit(p)?,
+            Output::Schema => schema::emit_model(m)?,
+            Output::Rust => rust::emit_model(m)?,
+            Output::Ts => ts::emit_model(m)?,
+            Output::Docs => docs::emit_model(m)?,
         };
         Ok(files
             .into_iter()
             .map(|f| OutFile { path: format!("{}/{}", self.name(), f.path), contents: f.contents })
             .collect())
+    }
+}
+
+catalogue! {
+    /// A language `wiregen types` prints one schema file's module in.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Lang {
+        /// Every language, in the order `--help` lists them.
+        const ALL;
+        /// The name `--lang` takes.
+        fn name;
+        /// Parses a name given to `--lang`.
+        fn from_name;
+        /// A Rust module: the types, with `Deserialize` that accepts only valid values.
+        Rust = "rust",
+        /// An ES module: Zod 4 schemas and their inferred types.
+        Zod = "zod",
+        /// An ES module: a dependency-free validator per type, returning the error list.
+        TsStandalone = "ts-standalone",
+    }
+}
+
+impl Lang {
+    /// The module for every type of the model (a single schema file's root is `Root`): Rust `Root` that
+    /// `serde_json::from_str::<Root>` decodes only when valid; a Zod module exporting `rootSchema` and the type
+    /// `Root`; a standalone module exporting `validateRoot(value)`, which returns the error list (empty when valid).
+    ///
+    /// # Errors
+    /// When the model holds something this language cannot express.
+    pub fn module(self, m: &Model) -> Result<String, EmitError> {
+        match self {
+            Lang::Rust => rust::module(m),
+            Lang::Zod => ts::zod_module(m),
+            Lang::TsStandalone => ts::standalone_module(m),
+        }
     }
 }
 
@@ -86,6 +116,20 @@ pub enum EmitError {
     RustSyntax(syn::Error),
     /// The model holds something this target cannot express.
     Unsupported(String),
+    /// The model holds something this target cannot express, at this place of the schema.
+    UnsupportedAt {
+        /// Where in the schema.
+        origin: crate::ir::Origin,
+        /// What cannot be expressed, and why.
+        message: String,
+    },
+}
+
+impl EmitError {
+    /// A located refusal: the schema node `origin` holds something this target cannot express.
+    pub fn at(origin: &crate::ir::Origin, message: impl Into<String>) -> Self {
+        EmitError::UnsupportedAt { origin: origin.clone(), message: message.into() }
+    }
 }
 
 impl fmt::Display for EmitError {
@@ -94,6 +138,10 @@ impl fmt::Display for EmitError {
             EmitError::Template(_) => f.write_str("a template failed to render"),
             EmitError::RustSyntax(_) => f.write_str("the generated Rust does not parse"),
             EmitError::Unsupported(s) => write!(f, "cannot emit: {s}"),
+            EmitError::UnsupportedAt { origin, message } => {
+                let ptr = if origin.pointer.is_empty() { "(root)" } else { &origin.pointer };
+                write!(f, "{}: {ptr}: cannot emit: {message}", origin.file)
+            }
         }
     }
 }
@@ -103,7 +151,7 @@ impl std::error::Error for EmitError {
         match self {
             EmitError::Template(e) => Some(e),
             EmitError::RustSyntax(e) => Some(e),
-            EmitError::Unsupported(_) => None,
+            EmitError::Unsupported(_) | EmitError::UnsupportedAt { .. } => None,
         }
     }
 }

@@ -15,6 +15,14 @@ pub(crate) const FILE: &str = "session-protocol.schema.json";
 ///
 /// # Errors
 /// Never for a loaded protocol.
+/// Emits this output for a model (through the legacy view until this emitter reads the model itself).
+///
+/// # Errors
+/// When the model holds something this output cannot express.
+pub(crate) fn emit_model(m: &crate::ir::Model) -> Result<Vec<OutFile>, EmitError> {
+    emit(&crate::legacy::protocol(m)?)
+}
+
 pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
     let v = bundle(p);
     let mut text = serde_json::to_string_pretty(&v).map_err(|e| EmitError::Unsupported(e.to_string()))?;

@@ -63,6 +63,33 @@ const STANDALONE: &str = include_str!("../../templates/ts/standalone.ts.j2");
 /// [`EmitError::Unsupported`] when the model holds what the package cannot express exactly (a name that is not an
 /// identifier, two types with one name, integer bounds beyond ±(2^53-1), an envelope without `id` and `time`);
 /// [`EmitError::Template`] for a template bug.
+/// Emits the TypeScript package for a model (through the legacy view until this emitter reads the model itself).
+///
+/// # Errors
+/// When the model holds something this output cannot express.
+pub(crate) fn emit_model(m: &crate::ir::Model) -> Result<Vec<OutFile>, EmitError> {
+    let p = crate::legacy::protocol(m)?;
+    let mut files = emit(&p)?;
+    files.extend(super::ts_stream::emit(&p)?);
+    Ok(files)
+}
+
+/// The Zod module of `wiregen types --lang zod`.
+///
+/// # Errors
+/// Not yet supported.
+pub(crate) fn zod_module(_m: &crate::ir::Model) -> Result<String, EmitError> {
+    Err(EmitError::Unsupported("`wiregen types --lang zod` is not implemented yet".into()))
+}
+
+/// The standalone module of `wiregen types --lang ts-standalone`.
+///
+/// # Errors
+/// Not yet supported.
+pub(crate) fn standalone_module(_m: &crate::ir::Model) -> Result<String, EmitError> {
+    Err(EmitError::Unsupported("`wiregen types --lang ts-standalone` is not implemented yet".into()))
+}
+
 pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
     let env = environment()?;
     let names = Names::new(p)?;

@@ -1,0 +1,171 @@
+//! The JSON-Schema-Test-Suite (draft 2020-12, the keywords a protocol uses; copied in `tests/jsts/suite/`) through
+//! the engine and through every generated output.
+//!
+//! Each case (one schema and its test instances) is run by every checker. A checker either refuses the schema
+//! (a located refusal from the loader or from `wiregen types`) or gives a verdict on every instance. Per keyword
+//! and checker the harness counts `passed`, `refused` and `wrong` (the schema was accepted, then an instance got
+//! the wrong verdict), writes `target/jsts/report.json` and fails on any `wrong`, or when a checker passes fewer
+//! than its floor.
+//!
+//! Outputs are compiled once for all cases: one Rust crate with a module per case, one node process for the Zod
+//! schemas and the standalone validators.
+
+mod engine;
+mod rust;
+mod ts;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// One schema of the suite with its instances.
+pub struct Case {
+    /// The keyword file it comes from (`minLength`).
+    pub keyword: String,
+    /// A stable identifier (`minLength-1`), also the name of its schema file.
+    pub id: String,
+    /// The suite's description of the schema.
+    pub description: String,
+    /// The schema file written for this case.
+    pub file: PathBuf,
+    /// The instances: description, data, expected verdict.
+    pub tests: Vec<(String, Value, bool)>,
+}
+
+/// What a checker made of one case.
+pub enum Outcome {
+    /// The schema was refused, with the reason.
+    Refused(String),
+    /// One verdict (valid or not) per instance, in order.
+    Verdicts(Vec<bool>),
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("generator/ has a parent").to_path_buf()
+}
+
+/// The working directory of the harness (`target/jsts/`).
+pub fn work_dir() -> PathBuf {
+    let d = root().join("target").join("jsts");
+    std::fs::create_dir_all(&d).expect("create target/jsts");
+    d
+}
+
+fn cases() -> Vec<Case> {
+    let dir = root().join("tests/jsts/suite/draft2020-12");
+    let cases_dir = work_dir().join("cases");
+    let _ = std::fs::remove_dir_all(&cases_dir);
+    std::fs::create_dir_all(&cases_dir).expect("create the cases directory");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the suite is in tests/jsts/suite")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let keyword = f.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+        let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&f).expect("read")).expect("JSON");
+        for (i, g) in groups.into_iter().enumerate() {
+            let id = format!("{keyword}-{i}");
+            let file = cases_dir.join(format!("{id}.json"));
+            std::fs::write(&file, serde_json::to_string_pretty(&g["schema"]).expect("JSON")).expect("write");
+            let tests = g["tests"]
+                .as_array()
+                .expect("tests")
+                .iter()
+                .map(|t| {
+                    (
+                        t["description"].as_str().unwrap_or_default().to_string(),
+                        t["data"].clone(),
+                        t["valid"].as_bool().expect("valid"),
+                    )
+                })
+                .collect();
+            let description = g["description"].as_str().unwrap_or_default().to_string();
+            out.push(Case { keyword: keyword.clone(), id, description, file, tests });
+        }
+    }
+    out
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    passed: usize,
+    refused: usize,
+    wrong: usize,
+}
+
+/// The floor of passed instances per checker (of 904); `None` while an output is not yet generated.
+const FLOORS: &[(&str, Option<usize>)] =
+    &[("engine", Some(700)), ("rust", None), ("zod", None), ("ts-standalone", None)];
+
+#[test]
+fn the_suite_through_every_checker() {
+    let cases = cases();
+    let total: usize = cases.iter().map(|c| c.tests.len()).sum();
+    assert_eq!(total, 904, "the suite copy has 904 instances");
+    let mut results: Vec<(&str, Vec<Outcome>)> = vec![("engine", engine::run(&cases))];
+    results.push(("rust", rust::run(&cases)));
+    let (zod, standalone) = ts::run(&cases);
+    results.push(("zod", zod));
+    results.push(("ts-standalone", standalone));
+
+    let mut report: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    let mut totals: BTreeMap<&str, Counts> = BTreeMap::new();
+    for (checker, outcomes) in &results {
+        assert_eq!(outcomes.len(), cases.len(), "{checker} returned one outcome per case");
+        let mut per_kw: BTreeMap<&str, Counts> = BTreeMap::new();
+        for (c, o) in cases.iter().zip(outcomes) {
+            let k = per_kw.entry(&c.keyword).or_default();
+            let t = totals.entry(checker).or_default();
+            match o {
+                Outcome::Refused(_) => {
+                    k.refused += c.tests.len();
+                    t.refused += c.tests.len();
+                }
+                Outcome::Verdicts(v) => {
+                    assert_eq!(v.len(), c.tests.len(), "{checker} {}: one verdict per instance", c.id);
+                    for ((desc, data, expected), got) in c.tests.iter().zip(v) {
+                        if got == expected {
+                            k.passed += 1;
+                            t.passed += 1;
+                        } else {
+                            k.wrong += 1;
+                            t.wrong += 1;
+                            wrong.push(format!(
+                                "{checker:<13} {} ({}): {desc}: {data} expected {}",
+                                c.id,
+                                c.description,
+                                if *expected { "valid" } else { "invalid" }
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        for (kw, n) in per_kw {
+            report
+                .entry(kw.to_string())
+                .or_default()
+                .insert(checker.to_string(), json!({"passed": n.passed, "refused": n.refused, "wrong": n.wrong}));
+        }
+    }
+    let path = work_dir().join("report.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report).expect("JSON") + "\n").expect("write the report");
+    let mut table = String::from("checker        passed  refused  wrong\n");
+    for (checker, t) in &totals {
+        table.push_str(&format!("{checker:<13} {:>7} {:>8} {:>6}\n", t.passed, t.refused, t.wrong));
+    }
+    eprintln!("JSON-Schema-Test-Suite, {total} instances ({}):\n{table}", path.display());
+    assert!(wrong.is_empty(), "{} silently wrong verdict(s):\n{}", wrong.len(), wrong.join("\n"));
+    for (checker, floor) in FLOORS {
+        if let Some(floor) = floor {
+            let passed = totals.get(checker).map_or(0, |t| t.passed);
+            assert!(passed >= *floor, "{checker} passes {passed} of {total}, below its floor of {floor}");
+        }
+    }
+}
