@@ -342,7 +342,7 @@ fn main() {
         let t = Instant::now();
         let mut bad = BTreeSet::new();
         let f = std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(&big).expect("open"));
-        wiregen::validate::validate_reader(&engine, f, |r| {
+        wiregen::validate::validate_reader(&engine, f, |r: wiregen::validate::Record| {
             if !r.valid {
                 bad.insert(r.line as u64);
             }

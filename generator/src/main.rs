@@ -456,41 +456,23 @@ fn validate(a: ValidateArgs) -> ExitCode {
             }
         };
         let mut write_err = None;
-        let mut summary = None;
-        let each = |rec: Record| {
-            let r = match a.format {
-                Format::Json => serde_json::to_writer(&mut out, &rec)
-                    .map_err(std::io::Error::from)
-                    .and_then(|_| out.write_all(b"\n")),
-                Format::Text => rec.errors.iter().try_for_each(|e| {
-                    let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
-                    writeln!(out, "{shown}:{}: {ptr}: {} [{}]", rec.line, e.message, e.rule)
-                }),
-            };
-            if let Err(e) = r {
-                write_err.get_or_insert(e);
-            }
-        };
+        let sink = CliSink { out: &mut out, format: a.format, shown: &shown, quiet: a.summary, error: &mut write_err };
         let res = if a.stream {
-            let mut each = each;
-            StreamSummary::of_reader(&engine, &shown, reader, |rec| {
-                if !a.summary {
-                    each(rec)
+            StreamSummary::of_reader(&engine, &shown, reader, sink).map(|s| {
+                if a.summary {
+                    let r = match a.format {
+                        Format::Json => serde_json::to_writer(&mut out, &s),
+                        Format::Text => serde_json::to_writer_pretty(&mut out, &s),
+                    };
+                    if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
+                        write_err.get_or_insert(e);
+                    }
                 }
+                s.counts()
             })
-            .map(|s| summary.insert(s).counts())
         } else {
-            validate_reader(&engine, reader, each)
+            validate_reader(&engine, reader, sink)
         };
-        if let Some(s) = summary.filter(|_| a.summary) {
-            let r = match a.format {
-                Format::Json => serde_json::to_writer(&mut out, &s),
-                Format::Text => serde_json::to_writer_pretty(&mut out, &s),
-            };
-            if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
-                write_err.get_or_insert(e);
-            }
-        }
         match res {
             Ok(s) => {
                 total += s.records;
@@ -503,18 +485,100 @@ fn validate(a: ValidateArgs) -> ExitCode {
             }
         }
         if let Some(e) = write_err {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return ExitCode::from(if any_invalid { 1 } else { 0 });
-            }
-            eprintln!("wiregen: writing output: {e}");
-            return ExitCode::from(2);
+            return output_failed(&e, any_invalid);
         }
     }
-    let _ = out.flush();
+    if let Err(e) = out.flush() {
+        return output_failed(&e, any_invalid);
+    }
     if a.format == Format::Text {
         eprintln!("wiregen validate: {total} record(s), {invalid} invalid");
     }
     ExitCode::from(if any_invalid { 1 } else { 0 })
+}
+
+/// Where `validate` writes its records: JSON lines, or text lines whose input-derived parts are escaped. A write
+/// error stops the run (a reader that went away, as with `| head -1`, stops the validation too); while the input
+/// is idle, the output is flushed, so `tail -f log | wiregen validate -` shows each record as its line arrives.
+struct CliSink<'a, W: Write> {
+    out: &'a mut W,
+    format: Format,
+    shown: &'a str,
+    /// Only the summary is printed (`--stream --summary`).
+    quiet: bool,
+    error: &'a mut Option<std::io::Error>,
+}
+
+impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
+    fn record(&mut self, rec: Record) -> std::ops::ControlFlow<()> {
+        if self.quiet {
+            return std::ops::ControlFlow::Continue(());
+        }
+        let r = match self.format {
+            Format::Json => serde_json::to_writer(&mut *self.out, &rec)
+                .map_err(std::io::Error::from)
+                .and_then(|_| self.out.write_all(b"\n")),
+            Format::Text => rec.errors.iter().try_for_each(|e| {
+                let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
+                writeln!(
+                    self.out,
+                    "{}:{}: {}: {} [{}]",
+                    printable(self.shown),
+                    rec.line,
+                    printable(ptr),
+                    printable(&e.message),
+                    e.rule
+                )
+            }),
+        };
+        match r {
+            Ok(()) => std::ops::ControlFlow::Continue(()),
+            Err(e) => {
+                *self.error = Some(e);
+                std::ops::ControlFlow::Break(())
+            }
+        }
+    }
+
+    fn idle(&mut self) {
+        if let Err(e) = self.out.flush() {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+/// Text for a terminal: control characters (a newline in a key included), bidirectional overrides and line or
+/// paragraph separators are written as `\u{..}` escapes, so input cannot forge output lines or reach the
+/// terminal as escape sequences.
+fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+            || ('\u{202A}'..='\u{202E}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The exit status after the output could not be written: a reader that went away (broken pipe) is not an error
+/// of ours; anything else (a full disk) is reported and exits 2.
+fn output_failed(e: &std::io::Error, any_invalid: bool) -> ExitCode {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return ExitCode::from(if any_invalid { 1 } else { 0 });
+    }
+    eprintln!("wiregen: writing the output: {e}");
+    ExitCode::from(2)
 }
 
 #[cfg(all(test, feature = "serve"))]

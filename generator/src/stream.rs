@@ -27,13 +27,14 @@ pub mod rules;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{self, BufRead};
+use std::ops::ControlFlow;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::{Engine, Issue};
 use crate::legacy::ir::{Protocol, Ty};
-use crate::validate::{read_line, Record, Summary};
+use crate::validate::{read_line, Record, RecordSink, Summary};
 use rules::{format_message, vocab as V, StreamRule};
 
 /// Checks the protocol's ordering rules over a stream of messages.
@@ -580,15 +581,25 @@ impl StreamSummary {
         engine: &Engine,
         file: &str,
         reader: R,
-        mut sink: impl FnMut(Record),
+        sink: impl RecordSink,
     ) -> io::Result<StreamSummary> {
-        let mut first_error = None;
-        let (s, rollup) = check_reader(engine, reader, |rec| {
-            if first_error.is_none() {
-                first_error = rec.errors.first().map(|e| FirstError { line: rec.line, issue: e.clone() });
+        struct First<'a, S> {
+            sink: S,
+            first_error: &'a mut Option<FirstError>,
+        }
+        impl<S: RecordSink> RecordSink for First<'_, S> {
+            fn record(&mut self, rec: Record) -> ControlFlow<()> {
+                if self.first_error.is_none() {
+                    *self.first_error = rec.errors.first().map(|e| FirstError { line: rec.line, issue: e.clone() });
+                }
+                self.sink.record(rec)
             }
-            sink(rec);
-        })?;
+            fn idle(&mut self) {
+                self.sink.idle();
+            }
+        }
+        let mut first_error = None;
+        let (s, rollup) = check_reader(engine, reader, First { sink, first_error: &mut first_error })?;
         Ok(StreamSummary { file: file.to_string(), records: s.records, invalid: s.invalid, first_error, rollup })
     }
 
@@ -598,28 +609,39 @@ impl StreamSummary {
     }
 }
 
-/// Checks every line of `reader` as one stream (each line one message; no pretty-printed documents), calling
-/// `sink` with each record in order. Reads one line at a time: memory stays bounded by the stream state.
+/// Checks every line of `reader` as one stream (each line one message; no pretty-printed documents), handing
+/// each record to `sink` in order (a closure, or a [`RecordSink`] that can stop the run and flush while the input
+/// is idle). Reads one line at a time: memory stays bounded by the stream state.
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
 pub fn check_reader<R: BufRead>(
     engine: &Engine,
-    mut reader: R,
-    mut sink: impl FnMut(Record),
+    reader: R,
+    mut sink: impl RecordSink,
 ) -> io::Result<(Summary, Rollup)> {
+    // Our own buffer, to see when the input has nothing more to give right now (then the sink may flush).
+    let mut reader = io::BufReader::with_capacity(64 << 10, reader);
     let mut checker = StreamChecker::new(engine);
     let mut summary = Summary::default();
     let mut buf = Vec::new();
     let mut line = 0;
-    while read_line(&mut reader, &mut buf)? > 0 {
+    loop {
+        if reader.buffer().is_empty() {
+            sink.idle();
+        }
+        if read_line(&mut reader, &mut buf)? == 0 {
+            break;
+        }
         line += 1;
         let rec = checker.check(line, &buf);
         summary.records += 1;
         if !rec.valid {
             summary.invalid += 1;
         }
-        sink(rec);
+        if sink.record(rec).is_break() {
+            break;
+        }
     }
     Ok((summary, checker.rollup()))
 }

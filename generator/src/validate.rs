@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Read};
+use std::ops::ControlFlow;
 
 use serde::Serialize;
 
@@ -106,6 +107,9 @@ pub(crate) fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<
 /// Bytes per batch handed to the worker threads: bounds memory to a few batches whatever the input size.
 pub(crate) const BATCH_BYTES: usize = 1 << 20;
 
+/// Lines per batch at most: a batch's results (one record per line) stay bounded however short the lines are.
+pub(crate) const BATCH_LINES: usize = 8192;
+
 /// The lines of a run of whole lines (each ending in `\n`, except perhaps the last line of the input), without
 /// their `\n` or `\r\n`.
 fn lines_of(data: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -114,30 +118,50 @@ fn lines_of(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     data.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(move |_| !empty)
 }
 
-/// Reads the next batch of whole lines: at least one line, cut at [`BATCH_BYTES`], or earlier when the input
-/// has nothing more to give right now (so a slow pipe still sees its records promptly). `carry` holds a
-/// partial last line between calls.
-fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>) -> io::Result<Option<Vec<u8>>> {
+/// A batch of whole lines, and whether the input ended with it.
+struct Batch {
+    data: Vec<u8>,
+    eof: bool,
+}
+
+/// Reads the next batch of whole lines: at least one line, cut after [`BATCH_LINES`] lines or once past
+/// [`BATCH_BYTES`], or earlier when the input has nothing more to give right now (so a slow pipe still sees its
+/// records promptly). `carry` holds what follows the cut between calls. Every byte is scanned once, so a long
+/// line costs time in proportion to its length, wherever it is.
+fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>) -> io::Result<Option<Batch>> {
     buf.clear();
     buf.append(carry);
+    let (mut scanned, mut lines, mut last) = (0usize, 0usize, None::<usize>);
+    let (mut eof, mut short) = (false, false);
     loop {
-        let (n, short) = {
-            let avail = reader.fill_buf()?;
-            let n = avail.len();
-            buf.extend_from_slice(avail);
-            (n, n < 8192)
-        };
-        reader.consume(n);
-        if n == 0 {
-            return Ok((!buf.is_empty()).then_some(buf));
-        }
-        if buf.len() >= BATCH_BYTES || short {
-            if let Some(p) = buf.iter().rposition(|&b| b == b'\n') {
-                carry.extend_from_slice(&buf[p + 1..]);
-                buf.truncate(p + 1);
-                return Ok(Some(buf));
+        for off in memchr::memchr_iter(b'\n', &buf[scanned..]) {
+            lines += 1;
+            last = Some(scanned + off);
+            if lines == BATCH_LINES {
+                break;
             }
         }
+        scanned = buf.len();
+        let cut = match last {
+            Some(p) if lines >= BATCH_LINES || (!eof && (buf.len() >= BATCH_BYTES || short)) => Some(p),
+            _ => None,
+        };
+        if let Some(p) = cut {
+            carry.extend_from_slice(&buf[p + 1..]);
+            buf.truncate(p + 1);
+            return Ok(Some(Batch { data: buf, eof: false }));
+        }
+        if eof {
+            return Ok((!buf.is_empty()).then_some(Batch { data: buf, eof: true }));
+        }
+        let n = {
+            let avail = reader.fill_buf()?;
+            buf.extend_from_slice(avail);
+            avail.len()
+        };
+        reader.consume(n);
+        eof = n == 0;
+        short = n < 8192;
     }
 }
 
@@ -146,107 +170,155 @@ fn batch_buffer() -> Vec<u8> {
     Vec::with_capacity(BATCH_BYTES + (64 << 10))
 }
 
-/// Validates every record of `reader` with message-level rules, calling `sink` in input order.
+/// Where [`validate_into`] sends its records.
+pub trait RecordSink {
+    /// Takes the next record (in input order); [`ControlFlow::Break`] stops the run (say, the reader of the
+    /// output went away): no more input is read than is already on its way.
+    fn record(&mut self, rec: Record) -> ControlFlow<()>;
+
+    /// Called when every record so far has been handed over and the next one is not ready yet (the input is a
+    /// slow pipe): the moment to flush buffered output, so a live stream's records are seen as they come.
+    fn idle(&mut self) {}
+}
+
+impl<F: FnMut(Record)> RecordSink for F {
+    fn record(&mut self, rec: Record) -> ControlFlow<()> {
+        self(rec);
+        ControlFlow::Continue(())
+    }
+}
+
+/// Validates every record of `reader` with message-level rules, handing each to `sink` in input order (a closure
+/// `|rec: Record| ...`, or a [`RecordSink`] that can stop the run and flush while the input is idle).
 ///
-/// Work is spread over the machine's cores (a reader thread, one worker per core, results in input order); input that fits in one batch is checked on the
-/// calling thread, without starting threads.
+/// Work is spread over the machine's cores (a reader thread, one worker per core, results in input order); input
+/// that ends within one batch is checked on the calling thread, without starting threads.
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
 pub fn validate_reader<R: BufRead + Send>(
     engine: &Engine,
     mut reader: R,
-    mut sink: impl FnMut(Record),
+    sink: impl RecordSink,
 ) -> io::Result<Summary> {
-    let mut summary = Summary::default();
-    let mut next_line = 1;
-    let mut emit = |errors: Vec<Issue>| {
-        let rec = Record::new(next_line, errors);
-        next_line += 1;
-        summary.records += 1;
-        summary.invalid += usize::from(!rec.valid);
-        sink(rec);
-    };
+    let mut out = Numbered { sink, next_line: 1, summary: Summary::default() };
     let mut first = Vec::new();
     if read_line(&mut reader, &mut first)? == 0 {
-        return Ok(summary);
+        return Ok(out.summary);
     }
     if first_line_incomplete(&first) {
-        records_after_first(first, reader, &mut |bytes| emit(engine.check_line_fast(&bytes)))?;
-        return Ok(summary);
+        let mut stopped = false;
+        records_after_first(first, reader, &mut |bytes| {
+            if !stopped {
+                stopped = out.consume(engine.check_line_fast(&bytes)).is_break();
+            }
+        })?;
+        return Ok(out.summary);
     }
-    emit(engine.check_line_fast(&first));
-    for_each_line(reader, &|line| engine.check_line_fast(line), &mut emit)?;
-    Ok(summary)
+    if out.consume(engine.check_line_fast(&first)).is_continue() {
+        for_each_line(reader, &|line| engine.check_line_fast(line), &mut out)?;
+    }
+    Ok(out.summary)
+}
+
+/// Takes the results of [`for_each_line`] in input order.
+pub(crate) trait Consumer<T> {
+    /// The next result; `Break` stops the run.
+    fn consume(&mut self, t: T) -> ControlFlow<()>;
+    /// Everything so far is consumed and the next result is not ready yet.
+    fn idle(&mut self);
+}
+
+/// Numbers the error lists of consecutive lines into records and counts them.
+struct Numbered<S> {
+    sink: S,
+    next_line: usize,
+    summary: Summary,
+}
+
+impl<S: RecordSink> Consumer<Vec<Issue>> for Numbered<S> {
+    fn consume(&mut self, errors: Vec<Issue>) -> ControlFlow<()> {
+        let rec = Record::new(self.next_line, errors);
+        self.next_line += 1;
+        self.summary.records += 1;
+        self.summary.invalid += usize::from(!rec.valid);
+        self.sink.record(rec)
+    }
+
+    fn idle(&mut self) {
+        self.sink.idle();
+    }
 }
 
 /// Runs `work` on every line of `reader` (JSONL: each line without its `\n` or `\r\n`) on all cores, and hands the
-/// results to `consume` in input order.
+/// results to `out` in input order, until it says stop.
 ///
 /// A reader thread cuts the input into batches of whole lines, one worker thread per core runs `work` over a batch
-/// at a time, and the calling thread consumes the results in order while the workers go on with the next batches.
-/// At most a few batch buffers exist (they are recycled), so memory stays bounded even when `consume` is slow.
-/// Input that fits in one batch runs on the calling thread, without starting threads.
+/// at a time, and the calling thread consumes the results in order while the workers go on with the next batches;
+/// [`Consumer::idle`] is called whenever the calling thread has consumed everything so far and must wait. At most a few batch
+/// buffers exist (they are recycled), so memory stays bounded even when `consume` is slow. Input that ends within
+/// one batch runs on the calling thread, without starting threads.
 ///
 /// # Errors
 /// Only I/O errors while reading.
 pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     mut reader: R,
     work: &(dyn Fn(&[u8]) -> T + Sync),
-    consume: &mut dyn FnMut(T),
+    out: &mut dyn Consumer<T>,
 ) -> io::Result<()> {
-    use std::sync::mpsc::{channel, sync_channel};
-    use std::sync::Mutex;
+    use std::sync::mpsc::{channel, sync_channel, TryRecvError};
+    use std::sync::{Arc, Mutex};
 
     let check = |data: &[u8]| -> Vec<T> { lines_of(data).map(work).collect() };
     let mut carry = Vec::new();
+    // Reading may wait on a slow pipe: what came before is handed over first.
+    out.idle();
     let Some(head) = next_batch(&mut reader, &mut carry, batch_buffer())? else { return Ok(()) };
-    let Some(more) = next_batch(&mut reader, &mut carry, batch_buffer())? else {
-        check(&head).into_iter().for_each(consume);
+    if head.eof {
+        for r in check(&head.data) {
+            if out.consume(r).is_break() {
+                break;
+            }
+        }
         return Ok(());
-    };
+    }
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
     let (work_tx, work_rx) = sync_channel::<(usize, Vec<u8>)>(workers);
-    let work_rx = Mutex::new(work_rx);
+    // Only the workers hold the receiver: when they are gone, the reader's next send fails and it stops.
+    let work_rx = Arc::new(Mutex::new(work_rx));
     // At most this many batch buffers exist: the reader waits for a checked one when all are in flight.
     let buffers = 2 * workers + 2;
     let (free_tx, free_rx) = sync_channel::<Vec<u8>>(buffers);
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = channel::<(usize, Vec<u8>, Vec<T>)>();
         let producer = scope.spawn(move || {
-            let mut second = Some(more);
-            let mut data = Some(head);
+            let mut data = Some(head.data);
             let mut seq = 0;
-            let mut allocated = 2;
+            let mut allocated = 1;
             while let Some(d) = data {
                 // A closed channel means the consumer stopped; the rest of the input is not needed.
                 if work_tx.send((seq, d)).is_err() {
                     break;
                 }
                 seq += 1;
-                data = match second.take() {
-                    Some(d) => Some(d),
-                    None => {
-                        let buf = match free_rx.try_recv() {
-                            Ok(b) => b,
-                            Err(_) if allocated < buffers => {
-                                allocated += 1;
-                                batch_buffer()
-                            }
-                            Err(_) => match free_rx.recv() {
-                                Ok(b) => b,
-                                Err(_) => break,
-                            },
-                        };
-                        next_batch(&mut reader, &mut carry, buf)?
+                let buf = match free_rx.try_recv() {
+                    Ok(b) => b,
+                    Err(_) if allocated < buffers => {
+                        allocated += 1;
+                        batch_buffer()
                     }
+                    Err(_) => match free_rx.recv() {
+                        Ok(b) => b,
+                        Err(_) => break,
+                    },
                 };
+                data = next_batch(&mut reader, &mut carry, buf)?.map(|b| b.data);
             }
             Ok::<(), io::Error>(())
         });
         for _ in 0..workers {
-            let (work_rx, done_tx, check) = (&work_rx, done_tx.clone(), &check);
+            let (work_rx, done_tx, check) = (work_rx.clone(), done_tx.clone(), &check);
             scope.spawn(move || loop {
                 let next = work_rx.lock().map(|rx| rx.recv());
                 let Ok(Ok((seq, data))) = next else { break };
@@ -256,17 +328,37 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
                 }
             });
         }
+        drop(work_rx);
         drop(done_tx);
         let mut pending = BTreeMap::new();
         let mut want = 0;
-        for (seq, data, results) in done_rx {
+        'consume: loop {
+            let next = match done_rx.try_recv() {
+                Ok(x) => x,
+                Err(TryRecvError::Disconnected) => break,
+                Err(TryRecvError::Empty) => {
+                    out.idle();
+                    match done_rx.recv() {
+                        Ok(x) => x,
+                        Err(_) => break,
+                    }
+                }
+            };
+            let (seq, data, results) = next;
             pending.insert(seq, (data, results));
             while let Some((data, results)) = pending.remove(&want) {
-                results.into_iter().for_each(&mut *consume);
+                for r in results {
+                    if out.consume(r).is_break() {
+                        break 'consume;
+                    }
+                }
                 let _ = free_tx.send(data);
                 want += 1;
             }
         }
+        // Stopping early: the workers see the closed result channel, the reader the closed buffer channel.
+        drop(done_rx);
+        drop(free_tx);
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
 }
@@ -274,6 +366,51 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader that gives at most `step` bytes per read, like a pipe that is slower than its reader.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.data.len().min(self.step).min(buf.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_long_line_costs_time_in_proportion_to_its_length() {
+        // A 4 MiB second line arriving 512 bytes at a time: rescanning the buffer for a newline after every read
+        // would touch ~16 GiB; one pass touches 4 MiB.
+        let mut data = b"{}\n".to_vec();
+        data.extend(std::iter::repeat_n(b'a', 4 << 20));
+        data.extend_from_slice(b"\n{}\n");
+        let mut reader = io::BufReader::with_capacity(512, Trickle { data: &data, step: 512 });
+        let start = std::time::Instant::now();
+        let mut carry = Vec::new();
+        let mut lines = 0;
+        while let Some(b) = next_batch(&mut reader, &mut carry, batch_buffer()).expect("read") {
+            lines += lines_of(&b.data).count();
+        }
+        assert_eq!(lines, 3);
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "took {:?}", start.elapsed());
+    }
+
+    #[test]
+    fn batches_hold_a_bounded_number_of_lines() {
+        let data = vec![b'\n'; 3 * BATCH_LINES + 5];
+        let mut reader = io::Cursor::new(&data);
+        let mut carry = Vec::new();
+        let mut sizes = Vec::new();
+        while let Some(b) = next_batch(&mut reader, &mut carry, batch_buffer()).expect("read") {
+            sizes.push(lines_of(&b.data).count());
+        }
+        assert_eq!(sizes, vec![BATCH_LINES, BATCH_LINES, BATCH_LINES, 5]);
+    }
 
     #[test]
     fn batches_split_into_the_same_lines_as_the_whole() {

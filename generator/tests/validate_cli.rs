@@ -282,3 +282,141 @@ fn a_broken_schema_gives_the_same_diagnostics_as_generate_in_both_formats() {
     assert!(err.contains("turn-end.schema.json:") && err.contains("error[schema.unresolvable-ref]"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `wiregen validate` on `input` through stdin and returns its peak resident memory in KiB (0 where /proc is
+/// missing) and its output.
+fn peak_of_run(args: &[&str], input: Vec<u8>) -> (u64, Output) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d2 = done.clone();
+    let sampler = std::thread::spawn(move || peak_rss_kib(pid, &d2));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    (sampler.join().expect("sampler"), out)
+}
+
+#[test]
+fn many_tiny_invalid_lines_keep_memory_flat() {
+    // Half a million blank lines, each an invalid record (~200 bytes of results each): the records a batch holds
+    // are bounded by its line count, not only by its bytes.
+    let n = 512 << 10;
+    let (peak, out) = peak_of_run(&["validate", "--format", "json", "-"], vec![b'\n'; n]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), n, "one record per line");
+    if Path::new("/proc/self/status").exists() {
+        assert!(peak < 48 * 1024, "peak RSS {peak} KiB for 512 KiB of blank lines: memory must stay flat");
+    }
+}
+
+#[test]
+fn records_reach_a_live_pipe_as_their_lines_arrive() {
+    for args in [&["validate", "--format", "json", "-"][..], &["validate", "--stream", "--format", "json", "-"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+            .current_dir(root())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+            while let Some(Ok(l)) = lines.next() {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        // Two lines, the input left open, as `tail -f session.jsonl | wiregen validate -` does.
+        writeln!(stdin, "{GOOD}").expect("write");
+        writeln!(stdin, "{{}}").expect("write");
+        stdin.flush().expect("flush");
+        for n in 1..=2 {
+            let rec = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("{args:?}: record {n} did not arrive while the input stayed open")
+            });
+            assert!(rec.starts_with(&format!("{{\"line\":{n},")), "{rec}");
+        }
+        drop(stdin);
+        child.wait().expect("wait");
+    }
+}
+
+#[test]
+fn a_reader_that_goes_away_stops_the_validation() {
+    // An endless input: `wiregen validate - | head -1` must end once `head` has its line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(["validate", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let chunk = format!("{GOOD}\n").repeat(1000);
+        while stdin.write_all(chunk.as_bytes()).is_ok() {}
+    });
+    let mut first = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    std::io::BufRead::read_line(&mut out, &mut first).expect("a first record");
+    assert!(first.starts_with("{\"line\":1,"), "{first}");
+    drop(out);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert_eq!(status.code(), Some(0), "a reader that went away is not an error");
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("wiregen kept validating after its output was closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    writer.join().expect("the writer stops once wiregen is gone");
+}
+
+#[test]
+fn an_output_that_cannot_be_written_is_an_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(["validate", "--format", "json", "tests/fixtures/streams/seed-realistic-flow.jsonl"])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "I/O errors exit 2");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("writing the output"), "{err}");
+}
+
+#[test]
+fn text_output_cannot_be_forged_by_input() {
+    let line =
+        "{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"turn-start\",\"a\\nb\\u001b[31m\\u2028\":1}}\n";
+    let out = wiregen(&["validate", "-"], line.as_bytes());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(text.lines().count(), 1, "one error, one line: {text:?}");
+    assert!(!text.contains(['\u{1b}', '\u{2028}']), "{text:?}");
+    assert!(text.contains(r"a\u{000A}b\u{001B}[31m\u{2028}"), "{text:?}");
+}

@@ -95,7 +95,7 @@ fn rust(fx: &[StreamFixture]) -> Vec<Outcome> {
         .map(|f| {
             let mut invalid = Vec::new();
             let reader = BufReader::new(File::open(&f.path).expect("open stream"));
-            let (_, rollup) = wiregen::stream::check_reader(&engine, reader, |rec| {
+            let (_, rollup) = wiregen::stream::check_reader(&engine, reader, |rec: wiregen::validate::Record| {
                 if let Some(e) = rec.errors.first() {
                     invalid.push((rec.line as u64, e.rule.to_string(), e.pointer.clone(), e.message.clone()));
                 }
