@@ -40,6 +40,9 @@ impl Issue {
 pub struct EngineOptions {
     /// Check the cuid2 shape of ids (`x-strict-pattern`).
     pub strict_ids: bool,
+    /// Report at most this many errors per message (the first ones, in the usual order); `None` reports every
+    /// error. A bound keeps the memory one hostile message costs in proportion to its size, whatever it holds.
+    pub max_errors: Option<usize>,
 }
 
 /// A compiled validator for one type of a model (by default its root). It owns (a shared handle to) its model,
@@ -51,12 +54,17 @@ pub struct Engine {
     /// Every pattern of the model, compiled once, by ECMA-262 source.
     regexes: BTreeMap<String, regex::Regex>,
     strict_ids: bool,
+    max_errors: usize,
     fast: Option<crate::fast::FastPlan>,
 }
 
 /// The deepest nesting accepted (arrays and objects, the envelope itself included): serde_json's own recursion
 /// limit, so the parser can never overflow the stack. Every checker applies the same bound.
 pub const MAX_DEPTH: usize = 127;
+
+/// How many errors `wiregen validate` and `wiregen serve` report per message at most (the first ones): enough to
+/// fix a message, and a bound on what one hostile message (say, a million unknown keys) costs in memory.
+pub const REPORTED_ERRORS: usize = 100;
 
 /// Why an engine cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +123,8 @@ impl Engine {
             }
         });
         let fast = crate::fast::FastPlan::new(&model, root, opts.strict_ids);
-        Engine { model, root, regexes, strict_ids: opts.strict_ids, fast }
+        let max_errors = opts.max_errors.unwrap_or(usize::MAX).max(1);
+        Engine { model, root, regexes, strict_ids: opts.strict_ids, max_errors, fast }
     }
 
     /// The model this engine checks.
@@ -158,7 +167,13 @@ impl Engine {
     pub fn check_value(&self, v: &Value) -> Vec<Issue> {
         let mut out = Vec::new();
         self.check_type(self.root, v, &Ptr::ROOT, &mut out);
+        out.truncate(self.max_errors);
         out
+    }
+
+    /// Whether the error list is as long as it may get: the rest of the value need not be looked at.
+    fn full(&self, out: &[Issue]) -> bool {
+        out.len() >= self.max_errors
     }
 
     /// Whether a value is valid for a node (no error list is built).
@@ -352,6 +367,9 @@ impl Engine {
     fn array(&self, a: &ArrayShape, items: &[Value], ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         let mut idx = String::new();
         for (i, item) in items.iter().enumerate() {
+            if self.full(out) {
+                return;
+            }
             let node = match a.prefix.get(i) {
                 Some(n) => Some(n),
                 None => a.items.as_deref(),
@@ -378,6 +396,9 @@ impl Engine {
 
     fn object(&self, o: &ObjectShape, obj: &Map<String, Value>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         for f in &o.fields {
+            if self.full(out) {
+                return;
+            }
             let fp = ptr.key(&f.name);
             match obj.get(&f.name) {
                 None if f.required => {
@@ -404,6 +425,9 @@ impl Engine {
             }
         }
         for (k, v) in obj {
+            if self.full(out) {
+                return;
+            }
             let declared = o.fields.iter().any(|f| &f.name == k);
             let mut matched = false;
             for (p, node) in &o.pattern_properties {
@@ -437,6 +461,9 @@ impl Engine {
         }
         if let Some(names) = &o.property_names {
             for k in obj.keys() {
+                if self.full(out) {
+                    return;
+                }
                 let mut inner = Vec::new();
                 self.check(names, &Value::String(k.clone()), &Ptr::ROOT, &mut inner);
                 if let Some(first) = inner.first() {

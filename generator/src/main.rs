@@ -145,6 +145,9 @@ struct ServeArgs {
     /// Largest request body in bytes (413 `body-too-large` above it).
     #[arg(long, default_value_t = 16 * 1024 * 1024, value_name = "BYTES")]
     max_body: u64,
+    /// Largest `/v1/validate` answer in bytes; records past it are counted, not listed (`"truncated": true`).
+    #[arg(long, default_value_t = 32 * 1024 * 1024, value_name = "BYTES")]
+    max_answer: u64,
     /// Also check that ids are cuid2-shaped.
     #[arg(long)]
     strict_ids: bool,
@@ -175,6 +178,7 @@ impl From<ServeArgs> for wiregen::serve::ServeOptions {
             listen: a.listen,
             schema: a.schema,
             max_body: a.max_body,
+            max_answer: a.max_answer,
             strict_ids: a.strict_ids,
             timeout_ms: a.timeout_ms,
             max_concurrency: a.max_concurrency,
@@ -425,7 +429,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let opts = EngineOptions { strict_ids: a.strict_ids };
+    let opts = EngineOptions { strict_ids: a.strict_ids, max_errors: Some(wiregen::engine::REPORTED_ERRORS) };
     let engine = match &a.type_name {
         Some(t) => Engine::for_type_named(proto, t, opts),
         None => Engine::new(proto, opts),

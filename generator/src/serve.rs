@@ -70,6 +70,9 @@ pub struct ServeOptions {
     pub schema: PathBuf,
     /// Largest request body in bytes (413 `body-too-large` above it). Default 16 MiB.
     pub max_body: u64,
+    /// Largest answer of `/v1/validate` in bytes: records past it are left out and the answer says
+    /// `"truncated": true` with the full counts. Default 32 MiB.
+    pub max_answer: u64,
     /// Also check that ids are cuid2-shaped. Default off.
     pub strict_ids: bool,
     /// Deadline for a whole request, body included, in milliseconds (408 `timeout` after it). Default 30000.
@@ -92,6 +95,7 @@ impl Default for ServeOptions {
             listen: "127.0.0.1:8080".into(),
             schema: PathBuf::from("schema"),
             max_body: 16 * 1024 * 1024,
+            max_answer: 32 * 1024 * 1024,
             strict_ids: false,
             timeout_ms: 30_000,
             max_concurrency: 256,
@@ -225,17 +229,33 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let router = app.router();
+    let overflow_router = app::overflow_router();
     let mut http = hyper::server::conn::http1::Builder::new();
+    // hyper's own limits stay above the service's (app::MAX_HEADERS, MAX_HEADER_BYTES), so that a request over
+    // the service's limits still gets a JSON answer.
     http.timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(opts.header_timeout_ms.max(1)))
+        .max_headers(1024)
         .keep_alive(true);
+    let mut http_overflow = hyper::server::conn::http1::Builder::new();
+    http_overflow
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_millis(opts.header_timeout_ms.clamp(1, OVERFLOW_HEADER_MS)))
+        .keep_alive(false);
     let conns = Arc::new(Semaphore::new(opts.max_connections.max(1)));
+    let overflow = Arc::new(Semaphore::new(OVERFLOW_CONNECTIONS));
     let (close_tx, close_rx) = watch::channel(());
     let mut shutdown = pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            p = conns.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-            _ = &mut shutdown => break,
+        // A slot first (a regular one when there is one), then the connection; with every slot taken, further
+        // connections wait in the listen backlog.
+        let slot = match conns.clone().try_acquire_owned() {
+            Ok(p) => Slot { _permit: p, overflow: false },
+            Err(_) => tokio::select! {
+                p = conns.clone().acquire_owned() => match p { Ok(p) => Slot { _permit: p, overflow: false }, Err(_) => break },
+                p = overflow.clone().acquire_owned() => match p { Ok(p) => Slot { _permit: p, overflow: true }, Err(_) => break },
+                _ = &mut shutdown => break,
+            },
         };
         let (stream, _peer) = tokio::select! {
             r = listener.accept() => match r {
@@ -249,27 +269,39 @@ pub async fn serve(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let svc = TowerToHyperService::new(router.clone());
-        let conn = http.serve_connection(TokioIo::new(stream), svc);
+        // A regular slot may have been freed while the overflow one waited for this connection.
+        let slot = match slot.overflow.then(|| conns.clone().try_acquire_owned().ok()).flatten() {
+            Some(p) => Slot { _permit: p, overflow: false },
+            None => slot,
+        };
+        let (svc, builder) = if slot.overflow {
+            (TowerToHyperService::new(overflow_router.clone()), &http_overflow)
+        } else {
+            (TowerToHyperService::new(router.clone()), &http)
+        };
+        let conn = builder.serve_connection(TokioIo::new(stream), svc);
         let mut close = close_rx.clone();
         tokio::spawn(async move {
-            let mut conn = pin!(conn);
+            let mut conn = conn;
             let mut closing = false;
-            loop {
+            let done = loop {
                 tokio::select! {
-                    r = conn.as_mut() => {
-                        if let Err(e) = r {
+                    r = std::future::poll_fn(|cx| conn.poll_without_shutdown(cx)) => {
+                        if let Err(e) = &r {
                             tracing::debug!(error = %e, "connection ended with an error");
                         }
-                        break;
+                        break r.is_ok();
                     }
                     _ = close.changed(), if !closing => {
                         closing = true;
-                        conn.as_mut().graceful_shutdown();
+                        std::pin::Pin::new(&mut conn).graceful_shutdown();
                     }
                 }
+            };
+            if done {
+                linger(conn.into_parts().io.into_inner()).await;
             }
-            drop(permit);
+            drop(slot);
             drop(close);
         });
     }
@@ -281,6 +313,44 @@ pub async fn serve(
         tracing::warn!(connections = close_tx.receiver_count(), "grace period over: dropping unfinished connections");
     }
     Ok(())
+}
+
+/// Connections over `--max-connections` that are still accepted, for `/healthz` alone (everything else is
+/// 503): an orchestrator's probe gets through when slow clients hold every regular connection.
+pub const OVERFLOW_CONNECTIONS: usize = 64;
+
+/// The header deadline of an overflow connection (or `--header-timeout-ms` when shorter), in milliseconds.
+pub const OVERFLOW_HEADER_MS: u64 = 2_000;
+
+/// How long a closed connection keeps reading, and how much, before the socket is closed (see [`linger`]).
+const LINGER_TIME: Duration = Duration::from_secs(10);
+const LINGER_IDLE: Duration = Duration::from_secs(2);
+const LINGER_BYTES: u64 = 256 << 20;
+
+/// A connection's place: held until the connection is closed, from the regular pool or the overflow pool.
+struct Slot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    overflow: bool,
+}
+
+/// Closes a connection the way a careful server does ("lingering close", as nginx): our side of the stream is
+/// shut first, then what the client still sends is read and dropped until it closes too, for at most
+/// `LINGER_TIME` and `LINGER_BYTES` (and `LINGER_IDLE` between reads). A client that writes its whole body before
+/// reading (Python's `http.client`, `requests`) would otherwise get a reset instead of the 413 answer that was
+/// already written for it.
+async fn linger(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = stream.shutdown().await;
+    let deadline = tokio::time::Instant::now() + LINGER_TIME;
+    let mut seen = 0u64;
+    let mut buf = vec![0u8; 64 << 10];
+    while seen < LINGER_BYTES {
+        let idle = deadline.min(tokio::time::Instant::now() + LINGER_IDLE);
+        match tokio::time::timeout_at(idle, stream.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => seen += n as u64,
+            _ => break,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -115,8 +115,9 @@ fn a_hand_built_model_with_undefined_types_does_not_panic() {
             assert_no_repeats(&e);
         }
     }
-    let engine = wiregen::engine::Engine::new(p, wiregen::engine::EngineOptions { strict_ids: true })
-        .expect("the schema has a root type");
+    let engine =
+        wiregen::engine::Engine::new(p, wiregen::engine::EngineOptions { strict_ids: true, ..Default::default() })
+            .expect("the schema has a root type");
     let issues = engine.check_line_fast(
         br#"{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed","usage":{"inputTokens":1}}}"#,
     );

@@ -358,10 +358,11 @@ fn streams_match_wiregen_validate_and_the_stream_checker() {
         assert_eq!(r.json()["results"], Value::Array(cli_records(&path, false)), "{name}");
         // Stream rules: exactly the library's StreamChecker, line by line, and its rollup.
         let mut want = Vec::new();
-        let (_, rollup) = wiregen::stream::check_reader(&engine, std::io::Cursor::new(&bytes), |rec: wiregen::validate::Record| {
-            want.push(serde_json::to_value(rec).expect("record"))
-        })
-        .expect("read");
+        let (_, rollup) =
+            wiregen::stream::check_reader(&engine, std::io::Cursor::new(&bytes), |rec: wiregen::validate::Record| {
+                want.push(serde_json::to_value(rec).expect("record"))
+            })
+            .expect("read");
         let r = server.post("/v1/validate?stream=true", NDJSON, &bytes);
         assert_eq!(r.status, 200, "{name}");
         let got = r.json();
@@ -763,28 +764,39 @@ fn slow_headers_are_dropped_after_the_header_deadline() {
 }
 
 #[test]
-fn connections_over_the_cap_wait_for_a_free_one() {
-    let server = Server::start(&["--max-connections", "1"]);
-    // Connection A is open (keep-alive, idle after one request).
-    let mut a = connect(server.addr);
-    a.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").expect("send");
-    let mut buf = [0u8; 512];
-    let n = a.read(&mut buf).expect("answer on A");
-    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
-    // Connection B is not served while A holds the only slot...
+fn health_answers_with_every_connection_slot_taken() {
+    let server = Server::start(&["--max-connections", "2"]);
+    // Slow clients hold both regular slots and some overflow ones: connected, headers never finished.
+    let mut idle: Vec<TcpStream> = (0..10)
+        .map(|_| {
+            let mut c = connect(server.addr);
+            c.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n").expect("half a request");
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    // A probe still gets its answer, on an overflow connection...
     let mut b = connect(server.addr);
-    b.set_read_timeout(Some(Duration::from_millis(400))).expect("timeout");
-    b.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").expect("send on B");
-    let waited = b.read(&mut buf);
-    assert!(
-        matches!(&waited, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut),
-        "B was served while A was open: {waited:?}"
-    );
-    // ...and is once A goes away.
-    drop(a);
-    b.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    b.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    b.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").expect("send");
     let r = read_response(&mut b);
-    assert_eq!(r.status, 200);
+    assert_eq!((r.status, r.json()), (200, json!({"status": "ok"})));
+    // ...where any other request is 503 `overloaded`, with its JSON body.
+    let mut c = connect(server.addr);
+    c.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    let body = VALID;
+    let req = format!(
+        "POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    c.write_all(req.as_bytes()).expect("send");
+    let r = read_response(&mut c);
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["error"]["code"], "overloaded");
+    // Once the slow clients are gone, regular requests are served again.
+    idle.clear();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(server.post("/v1/validate", "application/json", VALID.as_bytes()).status, 200);
 }
 
 #[cfg(unix)]
@@ -804,4 +816,115 @@ fn sigint_on_an_idle_server_exits_cleanly() {
         assert!(Instant::now() < deadline, "no SIGINT log line");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Peak resident memory of the server so far, in KiB (0 where /proc is missing).
+fn server_peak_kib(server: &Server) -> u64 {
+    std::fs::read_to_string(format!("/proc/{}/status", server.child.id()))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("VmHWM:").map(|v| v.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0))
+            })
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_client_that_writes_its_whole_body_before_reading_gets_the_413() {
+    let server = Server::start(&["--max-body", "1048576"]);
+    let body = vec![b'\n'; 3 << 20];
+    for chunked in [false, true] {
+        let mut s = connect(server.addr);
+        let mut req = if chunked {
+            head(
+                "POST",
+                "/v1/validate",
+                &[("Content-Type", "application/x-ndjson"), ("Transfer-Encoding", "chunked")],
+                None,
+            )
+        } else {
+            head("POST", "/v1/validate", &[("Content-Type", "application/x-ndjson")], Some(body.len()))
+        };
+        if chunked {
+            for c in body.chunks(64 << 10) {
+                req.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+                req.extend_from_slice(c);
+                req.extend_from_slice(b"\r\n");
+            }
+            req.extend_from_slice(b"0\r\n\r\n");
+        } else {
+            req.extend_from_slice(&body);
+        }
+        // Like Python's http.client: everything is written before anything is read.
+        s.write_all(&req)
+            .unwrap_or_else(|e| panic!("chunked={chunked}: the server closed while the body was sent: {e}"));
+        let r = read_response(&mut s);
+        assert_eq!(r.status, 413, "chunked={chunked}");
+        assert_eq!(r.json()["error"]["code"], "body-too-large");
+    }
+}
+
+#[test]
+fn request_heads_over_the_limits_get_json_answers() {
+    let server = Server::start(&[]);
+    let long = format!("/v1/validate?stream={}", "1".repeat(9000));
+    let r = request(server.addr, "POST", &long, &[("Content-Type", "application/json")], VALID.as_bytes());
+    assert_eq!(r.status, 414);
+    assert_eq!(r.json()["error"]["code"], "uri-too-long");
+    let names: Vec<String> = (0..150).map(|i| format!("X-H{i}")).collect();
+    let many: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "v")).collect();
+    let r = request(server.addr, "GET", "/healthz", &many, b"");
+    assert_eq!(r.status, 431);
+    assert_eq!(r.json()["error"]["code"], "headers-too-large");
+    let big = "v".repeat(20 << 10);
+    let r = request(server.addr, "GET", "/healthz", &[("X-Big", big.as_str())], b"");
+    assert_eq!(r.status, 431);
+    assert_eq!(r.json()["error"]["code"], "headers-too-large");
+}
+
+#[test]
+fn sixteen_mib_of_newlines_stay_within_the_memory_budget() {
+    let server = Server::start(&["--quiet"]);
+    let before = server_peak_kib(&server);
+    let body = vec![b'\n'; (16 << 20) - 1];
+    let r = server.post("/v1/validate", "application/x-ndjson", &body);
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!((v["valid"].clone(), v["truncated"].clone()), (json!(false), json!(true)));
+    assert_eq!(v["records"], json!((16 << 20) - 1));
+    assert!(r.body.len() <= (32 << 20) + 200, "the answer is bounded by --max-answer: {} bytes", r.body.len());
+    let peak = server_peak_kib(&server);
+    if before > 0 {
+        // Budget (README): the answer (--max-answer, 32 MiB) plus the lines in flight and their records.
+        assert!(peak < 160 * 1024, "peak RSS {peak} KiB for 16 MiB of newlines");
+    }
+}
+
+#[test]
+fn a_body_shorter_than_its_content_length_and_pipelined_requests() {
+    let server = Server::start(&["--timeout-ms", "1500"]);
+    // Two requests in one write (pipelining): both answered, in order.
+    let mut s = connect(server.addr);
+    let req = format!(
+        "POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{VALID}\
+         GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        VALID.len()
+    );
+    s.write_all(req.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("both answers");
+    let text = String::from_utf8_lossy(&raw);
+    let first = text.find("{\"valid\":true").expect("the validation answer");
+    let second = text.find("{\"status\":\"ok\"}").expect("the health answer");
+    assert!(first < second, "answers in request order: {text}");
+    assert_eq!(text.matches("HTTP/1.1 200").count(), 2, "{text}");
+    // A declared length the body never reaches: a JSON error (the deadline), then the connection closes.
+    let mut s = connect(server.addr);
+    let mut req = head("POST", "/v1/validate", &[("Content-Type", "application/json")], Some(VALID.len() + 50));
+    req.extend_from_slice(VALID.as_bytes());
+    s.write_all(&req).expect("send");
+    let r = read_response(&mut s);
+    assert_eq!(r.status, 408);
+    assert_eq!(r.json()["error"]["code"], "timeout");
 }

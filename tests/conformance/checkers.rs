@@ -66,8 +66,10 @@ fn engine_fast(fx: &[Fixture]) -> Vec<Verdict> {
 
 fn engine_verdicts(fx: &[Fixture], check: fn(&Engine, &[u8]) -> Vec<wiregen::engine::Issue>) -> Vec<Verdict> {
     let p = std::sync::Arc::new(protocol());
-    let normal = Engine::new(p.clone(), EngineOptions { strict_ids: false }).expect("the schema has a root type");
-    let strict = Engine::new(p, EngineOptions { strict_ids: true }).expect("the schema has a root type");
+    let normal = Engine::new(p.clone(), EngineOptions { strict_ids: false, ..Default::default() })
+        .expect("the schema has a root type");
+    let strict =
+        Engine::new(p, EngineOptions { strict_ids: true, ..Default::default() }).expect("the schema has a root type");
     fx.iter()
         .map(|f| match check(if f.strict_ids { &strict } else { &normal }, f.line.as_bytes()).first() {
             None => Verdict::Valid,

@@ -254,7 +254,8 @@ fn edge_lines() -> Vec<Vec<u8>> {
 #[test]
 fn zod_agrees_with_the_engine_on_edge_lines() {
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
-    let engine = Engine::new(p, EngineOptions { strict_ids: false }).expect("the schema has a root type");
+    let engine =
+        Engine::new(p, EngineOptions { strict_ids: false, ..Default::default() }).expect("the schema has a root type");
     let lines = edge_lines();
     let answers = run_lines(&lines);
     let mut failures = Vec::new();
@@ -274,7 +275,8 @@ fn zod_agrees_with_the_engine_on_edge_lines() {
 #[test]
 fn the_standalone_validator_gives_the_engines_error_list_on_edge_lines_and_fixtures() {
     let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
-    let engine = Engine::new(p, EngineOptions { strict_ids: false }).expect("the schema has a root type");
+    let engine =
+        Engine::new(p, EngineOptions { strict_ids: false, ..Default::default() }).expect("the schema has a root type");
     // The edge lines, then every non-strict fixture: not only the first error, the whole list in the engine's order.
     let mut lines = edge_lines();
     lines.extend(crate::fixtures::messages().iter().filter(|f| !f.strict_ids).map(|f| f.line.as_bytes().to_vec()));

@@ -35,6 +35,7 @@ struct Shared {
     schema: Bytes,
     events: BTreeMap<String, Bytes>,
     max_body: u64,
+    max_answer: usize,
     timeout: Duration,
     max_concurrency: usize,
     limiter: Arc<Semaphore>,
@@ -49,7 +50,10 @@ impl App {
     /// # Errors
     /// When the model has no root type to validate.
     pub fn new(model: impl Into<Arc<Model>>, opts: &ServeOptions) -> Result<App, EngineError> {
-        let engine = Engine::new(model, EngineOptions { strict_ids: opts.strict_ids })?;
+        let engine = Engine::new(
+            model,
+            EngineOptions { strict_ids: opts.strict_ids, max_errors: Some(crate::engine::REPORTED_ERRORS) },
+        )?;
         let bundle =
             crate::legacy::protocol(engine.model()).map(|p| crate::emit::schema::bundle(&p)).unwrap_or_default();
         let mut schema = serde_json::to_string_pretty(&bundle).unwrap_or_default();
@@ -72,6 +76,7 @@ impl App {
                 schema: Bytes::from(schema),
                 events,
                 max_body: opts.max_body,
+                max_answer: usize::try_from(opts.max_answer).unwrap_or(usize::MAX),
                 timeout: Duration::from_millis(opts.timeout_ms.max(1)),
                 max_concurrency: opts.max_concurrency.max(1),
                 limiter: Arc::new(Semaphore::new(opts.max_concurrency.max(1))),
@@ -175,6 +180,11 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
     let route = route_of(&path);
     st.metrics.start();
     let exempt = matches!(route, "/healthz" | "/metrics");
+    if let Some(e) = head_too_large(&req) {
+        let resp = e.into_response();
+        st.metrics.finish(route, resp.status().as_u16(), start.elapsed());
+        return resp;
+    }
     let permit = if exempt { None } else { st.limiter.clone().try_acquire_owned().ok() };
     let mut resp = if !exempt && permit.is_none() {
         ApiError::new(
@@ -216,6 +226,46 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
         );
     }
     resp
+}
+
+/// The longest request target the service reads.
+pub(crate) const MAX_URI: usize = 8 << 10;
+/// The most header fields the service reads.
+pub(crate) const MAX_HEADERS: usize = 100;
+/// The most header bytes (names and values) the service reads.
+pub(crate) const MAX_HEADER_BYTES: usize = 16 << 10;
+
+/// A request head over the service's limits, as a JSON error (hyper's own, larger limits answer without a body).
+fn head_too_large(req: &Request) -> Option<ApiError> {
+    let uri = req.uri().to_string().len();
+    if uri > MAX_URI {
+        return Some(ApiError::new(
+            ErrorCode::UriTooLong,
+            format!("the request target is {uri} bytes; the limit is {MAX_URI} (the query takes `stream` only)"),
+        ));
+    }
+    let h = req.headers();
+    let bytes: usize = h.iter().map(|(k, v)| k.as_str().len() + v.len()).sum();
+    if h.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
+        return Some(ApiError::new(
+            ErrorCode::HeadersTooLarge,
+            format!(
+                "{} header field(s), {bytes} bytes; the limits are {MAX_HEADERS} fields and {MAX_HEADER_BYTES} bytes",
+                h.len()
+            ),
+        ));
+    }
+    None
+}
+
+/// The service for connections over `--max-connections`: `/healthz` answers (an orchestrator's probe must get
+/// through a slow-client flood), anything else is 503 `overloaded`.
+pub(crate) fn overflow_router() -> Router {
+    Router::new().route("/healthz", get(healthz)).fallback(overloaded)
+}
+
+async fn overloaded() -> ApiError {
+    ApiError::new(ErrorCode::Overloaded, "every connection slot is taken; retry shortly")
 }
 
 /// Parses the query of a POST route: only `allowed` names; returns whether `stream` is on.
@@ -277,21 +327,36 @@ async fn records(
     Ok(())
 }
 
-/// Records serialized as they come (compact), and their tally.
-#[derive(Default)]
+/// Records serialized as they come (compact), up to the answer's size limit, and their tally.
 struct Results {
     json: Vec<u8>,
+    max: usize,
+    truncated: bool,
     tally: Tally,
 }
 
 impl Results {
+    fn new(max: usize) -> Self {
+        Results { json: Vec::new(), max, truncated: false, tally: Tally::default() }
+    }
+
     fn push(&mut self, rec: &Record) {
-        if !self.json.is_empty() {
+        self.tally.add(rec.errors.first().map(|e| e.rule));
+        if self.truncated {
+            return;
+        }
+        let before = self.json.len();
+        if before > 0 {
             self.json.push(b',');
         }
         // Serializing a Record into a Vec cannot fail (string keys, no I/O).
         let _ = serde_json::to_writer(&mut self.json, rec);
-        self.tally.add(rec.errors.first().map(|e| e.rule));
+        if self.json.len() > self.max {
+            // Past the limit: this record and every later one are counted, not listed.
+            self.json.truncate(before);
+            self.json.shrink_to_fit();
+            self.truncated = true;
+        }
     }
 }
 
@@ -304,7 +369,7 @@ fn json_response(status: StatusCode, body: Vec<u8>, tally: Tally) -> Response {
 async fn validate(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let stream = stream_flag(&uri, &["stream"])?;
     let kind = body::kind(&headers)?;
-    let mut out = Results::default();
+    let mut out = Results::new(st.max_answer);
     if stream {
         let mut checker = StreamChecker::new(&st.engine);
         records(kind, body, &headers, st.max_body, |line, bytes| out.push(&checker.check(line, bytes))).await?;
@@ -323,7 +388,13 @@ async fn validate(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Re
         b"{\"valid\":false,\"results\":["
     });
     body.extend_from_slice(&out.json);
-    body.extend_from_slice(b"]}");
+    if out.truncated {
+        let counts =
+            format!("],\"truncated\":true,\"records\":{},\"invalid\":{}}}", out.tally.messages, out.tally.invalid);
+        body.extend_from_slice(counts.as_bytes());
+    } else {
+        body.extend_from_slice(b"]}");
+    }
     Ok(json_response(StatusCode::OK, body, out.tally))
 }
 

@@ -29,6 +29,10 @@ catalogue! {
         Timeout = "timeout",
         /// 413: the body is larger than `--max-body`.
         BodyTooLarge = "body-too-large",
+        /// 414: the request target is longer than the service reads (8 KiB).
+        UriTooLong = "uri-too-long",
+        /// 431: more header fields, or more header bytes, than the service reads (100 fields, 16 KiB).
+        HeadersTooLarge = "headers-too-large",
         /// 415: the content type is neither `application/json` nor `application/x-ndjson`.
         UnsupportedMediaType = "unsupported-media-type",
         /// 503: too many requests in flight; retry (the `Retry-After` header says when).
@@ -45,6 +49,8 @@ impl ErrorCode {
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::UriTooLong => StatusCode::URI_TOO_LONG,
+            ErrorCode::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ErrorCode::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
         }
