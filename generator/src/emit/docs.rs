@@ -618,10 +618,16 @@ impl<'m> Describer<'m> {
         let mut anchors: Vec<Option<String>> = vec![None; m.types.len()];
         let mut shown: BTreeSet<TypeId> = BTreeSet::new();
         if let Some(p) = &m.protocol {
-            anchors[p.envelope.0] = Some("envelope".into());
-            anchors[p.union.0] = Some("event-types".into());
+            // (A hand-built model may name types it does not hold: they have no anchor.)
+            let mut set = |id: TypeId, a: String| {
+                if let Some(slot) = anchors.get_mut(id.0) {
+                    *slot = Some(a);
+                }
+            };
+            set(p.envelope, "envelope".into());
+            set(p.union, "event-types".into());
             for e in &p.events {
-                anchors[e.ty.0] = Some(event_anchor(&e.tag));
+                set(e.ty, event_anchor(&e.tag));
             }
             let mut todo = vec![p.envelope];
             while let Some(id) = todo.pop() {
@@ -637,8 +643,10 @@ impl<'m> Describer<'m> {
                 }
             }
         }
-        let mut sectioned: BTreeSet<TypeId> =
-            (0..m.types.len()).map(TypeId).filter(|id| !shown.contains(id) && anchors[id.0].is_none()).collect();
+        let mut sectioned: BTreeSet<TypeId> = (0..m.types.len())
+            .map(TypeId)
+            .filter(|id| !shown.contains(id) && anchors.get(id.0).is_some_and(Option::is_none))
+            .collect();
         // Types shown in place that a sectioned type refers to get a section too, until nothing changes.
         let mut todo: Vec<TypeId> = sectioned.iter().copied().collect();
         while let Some(id) = todo.pop() {
@@ -658,7 +666,9 @@ impl<'m> Describer<'m> {
             }
         }
         for id in &sectioned {
-            anchors[id.0] = Some(type_anchor(&m.ty(*id).names.base));
+            if let Some(slot) = anchors.get_mut(id.0) {
+                *slot = Some(type_anchor(&m.ty(*id).names.base));
+            }
         }
         let mut sectioned: Vec<TypeId> = sectioned.into_iter().collect();
         sectioned.sort_by(|a, b| m.ty(*a).names.base.cmp(&m.ty(*b).names.base));

@@ -99,7 +99,7 @@ pub(crate) fn bundle(m: &Model) -> Result<Value, EmitError> {
     let mut defs = Map::new();
     for id in def_order(m, &names) {
         let body = if Some(id) == m.root { json!({ "$ref": "#" }) } else { Value::Object(w.type_body(id)) };
-        defs.insert(names[id.0].clone(), body);
+        defs.insert(names.get(id.0).cloned().unwrap_or_default(), body);
     }
     root.insert("$defs".into(), Value::Object(defs));
     Ok(Value::Object(root))
@@ -123,7 +123,7 @@ pub(crate) fn standalone(m: &Model, id: TypeId, comment: &str) -> Result<Value, 
     while let Some(next) = w.referenced.iter().copied().find(|t| !done.contains(t)) {
         done.insert(next);
         let body = w.type_body(next);
-        defs.insert(names[next.0].clone(), Value::Object(body));
+        defs.insert(names.get(next.0).cloned().unwrap_or_default(), Value::Object(body));
     }
     if !defs.is_empty() {
         defs.sort_keys();
@@ -166,6 +166,9 @@ fn def_order(m: &Model, names: &[String]) -> Vec<TypeId> {
     if let Some(p) = &m.protocol {
         out.push(p.union);
         out.extend(p.events.iter().map(|e| e.ty));
+        // (A hand-built model may name types it does not hold.)
+        out.retain(|id| id.0 < m.types.len());
+        out.dedup();
     }
     let group = |id: TypeId| match &m.ty(id).node.shape {
         _ if Some(id) == m.root => 2,
@@ -175,7 +178,8 @@ fn def_order(m: &Model, names: &[String]) -> Vec<TypeId> {
         _ => 2,
     };
     let mut rest: Vec<TypeId> = (0..m.types.len()).map(TypeId).filter(|id| !out.contains(id)).collect();
-    rest.sort_by(|a, b| (group(*a), &names[a.0]).cmp(&(group(*b), &names[b.0])));
+    let name = |id: TypeId| names.get(id.0).map_or("", String::as_str);
+    rest.sort_by(|a, b| (group(*a), name(*a)).cmp(&(group(*b), name(*b))));
     out.extend(rest);
     out
 }
@@ -282,7 +286,8 @@ impl<'m> Writer<'m> {
             return obj(json!({ "$ref": "#" }));
         }
         let t = self.m.ty(id);
-        if is_plain(&t.node.shape) {
+        // A type the model does not hold accepts nothing (`Model::ty`), and is written so.
+        if is_plain(&t.node.shape) || id.0 >= self.m.types.len() {
             return self.node(&t.node);
         }
         if !self.referenced.contains(&id) {
@@ -637,12 +642,45 @@ fn role_rules(m: &Model, p: &Protocol) -> Vec<Value> {
 mod tests {
     use super::*;
 
+    fn v2() -> Model {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema");
+        crate::load::load(&dir).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn events_are_named_with_their_suffix_and_a_clash_is_a_located_refusal() {
+        let mut m = v2();
+        let names = def_names(&m).unwrap_or_else(|e| panic!("{e}"));
+        let text = m.type_named("Text").unwrap_or_else(|| panic!("a Text event"));
+        assert_eq!(names[text.0], "TextEvent");
+        let mut clash = m.ty(text).clone();
+        clash.names.base = "TextEvent".into();
+        clash.origin.pointer = "/$defs/textEvent".into();
+        m.types.push(clash);
+        let err = def_names(&m).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains("/$defs/textEvent") && err.contains("`$defs/TextEvent`"), "{err}");
+    }
+
+    #[test]
+    fn a_type_the_model_does_not_hold_accepts_nothing() {
+        let mut m = v2();
+        let usage = m.type_named("Usage").unwrap_or_else(|| panic!("a Usage type"));
+        if let Shape::Object(o) = &mut m.types[usage.0].node.shape {
+            o.fields[0].node.shape = Shape::Ref(TypeId(10_000));
+        }
+        let b = bundle(&m).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            b["$defs"]["Usage"]["properties"]["inputTokens"],
+            json!({ "not": {}, "description": "Input tokens consumed" })
+        );
+    }
+
     #[test]
     fn bounds_keep_their_double() {
         assert_eq!(number(0.0, true), json!(0));
         assert_eq!(number(9007199254740991.0, true).to_string(), "9007199254740991");
         assert_eq!(number(0.0, false).to_string(), "0.0");
         assert_eq!(number(0.5, true).to_string(), "0.5");
-        assert_eq!(number(1e300, true).to_string(), "1e300");
+        assert_eq!(number(1e300, true).to_string(), "1e+300");
     }
 }
