@@ -358,10 +358,11 @@ fn streams_match_wiregen_validate_and_the_stream_checker() {
         assert_eq!(r.json()["results"], Value::Array(cli_records(&path, false)), "{name}");
         // Stream rules: exactly the library's StreamChecker, line by line, and its rollup.
         let mut want = Vec::new();
-        let (_, rollup) = wiregen::stream::check_reader(&engine, std::io::Cursor::new(&bytes), |rec: wiregen::validate::Record| {
-            want.push(serde_json::to_value(rec).expect("record"))
-        })
-        .expect("read");
+        let (_, rollup) =
+            wiregen::stream::check_reader(&engine, std::io::Cursor::new(&bytes), |rec: wiregen::validate::Record| {
+                want.push(serde_json::to_value(rec).expect("record"))
+            })
+            .expect("read");
         let r = server.post("/v1/validate?stream=true", NDJSON, &bytes);
         assert_eq!(r.status, 200, "{name}");
         let got = r.json();
