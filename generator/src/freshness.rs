@@ -1,8 +1,9 @@
-//! The one freshness test of the committed outputs: `wiregen::check` on `schema/` -> `generated/` must be clean
+//! The freshness tests of the committed outputs: `wiregen::check` on `schema/` -> `generated/` must be clean
 //! for every output (the bundled schema, the Rust crate, the TypeScript package, the markdown reference and
 //! their manifests). Editing a byte of any generated file, deleting one, or leaving one an output no longer
 //! produces fails here with the list of files, a diff and the command that fixes them (uv's
-//! `generate-all --mode check`). The other tests then test what this one proves is current.
+//! `generate-all --mode check`). The other tests then test what this one proves is current. The same holds for the
+//! happy-wire example (`examples/happy-wire/schema` -> `examples/happy-wire/generated`, the outputs it has).
 //!
 //! It is a unit test of the library, using only the public API, because `cargo test` runs a package's unit tests
 //! before its integration tests and stops at the first failing test binary: a stale `generated/` then fails here,
@@ -35,20 +36,43 @@ fn generated_outputs_are_what_the_schema_gives() {
     let root = root();
     let opts = crate::Options::new(root.join("schema"), root.join("generated"));
     assert_eq!(opts.outputs, crate::emit::Output::ALL, "every output is checked");
+    assert_fresh(&opts, crate::emit::REGENERATE.to_string());
+}
+
+/// The happy-wire example's committed outputs (`examples/happy-wire/generated/<output>/`, each output that is
+/// there) are what its schema gives.
+#[test]
+fn the_examples_generated_outputs_are_what_its_schema_gives() {
+    let ex = root().join("examples/happy-wire");
+    let mut opts = crate::Options::new(ex.join("schema"), ex.join("generated"));
+    opts.outputs.retain(|o| ex.join("generated").join(o.name()).is_dir());
+    assert!(!opts.outputs.is_empty(), "the example has generated outputs");
+    let only: Vec<&str> = opts.outputs.iter().map(|o| o.name()).collect();
+    let fix = format!(
+        "{} --schema examples/happy-wire/schema --out examples/happy-wire/generated --only {}",
+        crate::emit::REGENERATE,
+        only.join(",")
+    );
+    assert_fresh(&opts, fix);
+}
+
+/// Fails with the stale files, their diffs and `fix` unless `opts.out_dir` is what `opts.schema_dir` gives.
+fn assert_fresh(opts: &crate::Options, fix: String) {
+    let root = root();
     if golden::updating() {
-        let r = crate::generate(&opts).unwrap_or_else(|e| panic!("generate failed: {}", chain(&e)));
+        let r = crate::generate(opts).unwrap_or_else(|e| panic!("generate failed: {}", chain(&e)));
         for p in r.written.iter().chain(&r.deleted) {
             eprintln!("regenerated: {}", p.display());
         }
         return;
     }
-    let report = crate::check(&opts).unwrap_or_else(|e| panic!("check failed: {}", chain(&e)));
+    let report = crate::check(opts).unwrap_or_else(|e| panic!("check failed: {}", chain(&e)));
     assert!(report.fresh > 0, "no generated file was compared");
     if report.is_clean() {
         return;
     }
     let rel = |p: &Path| p.strip_prefix(&root).unwrap_or(p).display().to_string();
-    let mut msg = String::from("generated/ is out of date with schema/ and the emitters:\n");
+    let mut msg = format!("{} is out of date with its schema and the emitters:\n", rel(&opts.out_dir));
     for p in &report.missing {
         msg.push_str(&format!("missing: {}\n", rel(p)));
     }
@@ -62,8 +86,7 @@ fn generated_outputs_are_what_the_schema_gives() {
         msg.push_str(&format!("\n--- {} (- on disk, + generated)\n{diff}", rel(p)));
     }
     msg.push_str(&format!(
-        "\nfix: run `{}` from the workspace root and commit generated/ (or set {}=1 for this test)",
-        crate::emit::REGENERATE,
+        "\nfix: run `{fix}` from the workspace root and commit the result (or set {}=1 for this test)",
         golden::UPDATE_VAR
     ));
     panic!("{msg}");

@@ -183,9 +183,25 @@ fn rule_catalogues_are_listed_from_their_definitions() {
     let md = std::fs::read_to_string(golden_path()).unwrap();
     let ts = tables(&md);
     let msg = ts.iter().find(|t| t.heading == "Message Rules").expect("message rules table");
-    assert_eq!(msg.rows.len(), wiregen::rules::Rule::ALL.len());
-    for (row, r) in msg.rows.iter().zip(wiregen::rules::Rule::ALL) {
-        assert_eq!((row[0].as_str(), row[1].as_str()), (format!("`{}`", r.id()).as_str(), r.summary()));
+    // The rules this package can give rise to, in catalogue order, each with its summary.
+    use wiregen::rules::Rule;
+    let mut all = Rule::ALL.iter();
+    for row in &msg.rows {
+        let r = all
+            .find(|r| format!("`{}`", r.id()) == row[0])
+            .unwrap_or_else(|| panic!("{} is not in the catalogue, or out of its order", row[0]));
+        assert_eq!(row[1], r.summary());
+    }
+    let listed = |r: Rule| msg.rows.iter().any(|row| row[0] == format!("`{}`", r.id()));
+    for r in [Rule::MalformedJson, Rule::Type, Rule::Required, Rule::AdditionalProperty, Rule::Enum, Rule::MinLength] {
+        assert!(listed(r), "{} is missing", r.id());
+    }
+    for r in [Rule::UnknownEvent, Rule::RemovedEvent, Rule::RemovedProperty, Rule::RoleEvent, Rule::RoleField] {
+        assert!(listed(r), "{} is missing", r.id());
+    }
+    // The session protocol has no pattern, array, map or combinator.
+    for r in [Rule::Pattern, Rule::MinItems, Rule::PropertyNames, Rule::AnyOf, Rule::OneOf, Rule::UnknownVariant] {
+        assert!(!listed(r), "{} cannot occur with the session protocol", r.id());
     }
     use wiregen::stream::rules::StreamRule;
     let st = ts.iter().find(|t| t.heading == "Stream Rules").expect("stream rules table");
@@ -388,5 +404,157 @@ fn hostile_descriptions_do_not_break_the_markdown() {
     let ex = blocks.iter().find(|b| b.contains("not the end of the block")).expect("example block");
     let parsed: Value = serde_json::from_str(ex).expect("example block is whole JSON");
     assert_eq!(parsed["text"], "```json\nnot the end of the block\n```");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---- the happy-wire example: a protocol and many plain types -------------------------------------------------
+
+fn example_path() -> PathBuf {
+    root().join("examples/happy-wire/generated/docs/happy-wire.md")
+}
+
+/// Every `href="#..."` of the rendered HTML has its anchor; returns the targets.
+fn links_resolve(md: &str) -> Vec<String> {
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, Parser::new_ext(md, Options::ENABLE_TABLES));
+    let mut targets = Vec::new();
+    for (i, _) in html.match_indices("href=\"#") {
+        let target = &html[i + 7..];
+        let target = &target[..target.find('"').unwrap()];
+        assert!(html.contains(&format!("id=\"{target}\"")), "link to #{target} has no anchor");
+        targets.push(target.to_string());
+    }
+    assert_eq!(html.matches("<table>").count(), tables(md).len());
+    assert!(!html.contains("<p>|"), "a table row fell out of its table");
+    targets
+}
+
+#[test]
+fn the_examples_reference_covers_its_protocol_and_every_other_type() {
+    let md = std::fs::read_to_string(example_path()).unwrap();
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}"));
+    let targets = links_resolve(&md);
+    let m = wiregen::load::load(&root().join("examples/happy-wire/schema")).unwrap();
+    let p = m.protocol.as_ref().expect("the example has a protocol layer");
+    for e in &p.events {
+        assert!(md.contains(&format!("<a id=\"event-{}\"></a>", e.tag)), "no section for event {}", e.tag);
+    }
+    // The types the envelope's tables show in place: the envelope and everything it reaches.
+    let mut shown = std::collections::BTreeSet::new();
+    let mut todo = vec![p.envelope];
+    while let Some(id) = todo.pop() {
+        if shown.insert(id) {
+            m.ty(id).node.visit(&mut |n: &wiregen::ir::Node| match &n.shape {
+                wiregen::ir::Shape::Ref(r) => todo.push(*r),
+                wiregen::ir::Shape::Union(u) => todo.extend(u.members.iter().map(|mb| mb.ty)),
+                _ => {}
+            });
+        }
+    }
+    let mut sections = 0;
+    for (i, t) in m.types.iter().enumerate() {
+        let anchor = format!("type-{}", t.names.base.to_lowercase());
+        let has = md.contains(&format!("<a id=\"{anchor}\"></a>"));
+        if !shown.contains(&wiregen::ir::TypeId(i)) {
+            assert!(has, "{} has no section", t.names.base);
+            assert!(targets.contains(&anchor), "the Types index does not link {}", t.names.base);
+            sections += 1;
+        }
+    }
+    assert!(sections >= 40, "{sections} type sections");
+    let ts = tables(&md);
+    let row = |heading: &str, field: &str| -> Vec<String> {
+        let t = ts.iter().find(|t| t.heading == heading).unwrap_or_else(|| panic!("no table under {heading}"));
+        t.rows.iter().find(|r| r[0] == format!("`{field}`")).unwrap_or_else(|| panic!("no row {field}")).clone()
+    };
+    // Types as the schema refines them.
+    assert_eq!(row("Envelope", "subagent")[1], "string? (2 to 32 characters; matching `^[0-9a-z]+$`)");
+    assert_eq!(row("Envelope", "usage.context_window")[1], "integer? (> 0 and ≤ 2^53-1)");
+    assert_eq!(row("`MessageMeta`", "model")[1], "string? or null");
+    assert_eq!(row("`MessageMeta`", "allowedTools")[1], "array? of string or null");
+    assert_eq!(row("`RigMetadataV1`", "rigMetadataVersion")[1], "integer (1 to 2^53-1)");
+    assert_eq!(row("`RigMetadataV1`", "providers")[1], "array of `RigProvider`");
+    assert_eq!(row("`UpdateSessionBody`", "metadata")[1], "`VersionedEncryptedValue`? or null");
+    assert_eq!(row("`SessionProtocolMessage`", "content")[1], "`Envelope`");
+    let union = ts.iter().find(|t| t.heading == "`VoiceConversationResponse`").expect("union table");
+    assert_eq!(union.header, ["`allowed`", "Type"]);
+    assert_eq!(union.rows[0], ["`true`", "`VoiceConversationGranted`"]);
+    // Only the rules the package can give rise to: no closed object, no removed event, no role-restricted field.
+    let rules = ts.iter().find(|t| t.heading == "Message Rules").expect("message rules table");
+    let ids: Vec<&str> = rules.rows.iter().map(|r| r[0].as_str()).collect();
+    for id in ["`pattern`", "`max-length`", "`exclusive-minimum`", "`const`", "`unknown-variant`", "`role-event`"] {
+        assert!(ids.contains(&id), "{id} is missing");
+    }
+    for id in ["`additional-property`", "`removed-event`", "`role-field`", "`strict-id`", "`min-items`"] {
+        assert!(!ids.contains(&id), "{id} cannot occur with the example");
+    }
+}
+
+#[test]
+fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-plain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain.schema.json");
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Plain | `types`",
+        "description": "A package\nwithout a protocol.",
+        "$defs": {
+            "Item": {
+                "description": "An item | with `ticks` and\na line break.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["na|me", "kind"],
+                "properties": {
+                    "na|me": { "type": "string", "pattern": "^a|`b`$", "maxLength": 3, "description": "x | y\nz" },
+                    "kind": { "enum": ["odd|`value`", "plain"], "description": "Kind." },
+                    "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true, "maxItems": 4 },
+                    "extra": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } }
+                },
+                "examples": [{ "na|me": "```", "kind": "plain" }]
+            },
+            "Shape": {
+                "x-discriminator": "k",
+                "oneOf": [
+                    { "type": "object", "required": ["k"], "properties": { "k": { "const": 1 } } },
+                    { "type": "object", "required": ["k"], "properties": { "k": { "const": 2 }, "next": { "$ref": "#/$defs/Shape" } } }
+                ]
+            }
+        }
+    });
+    std::fs::write(&file, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
+    let m = wiregen::load::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let files = wiregen::emit::Output::Docs.emit(&m).expect("docs render");
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].path, "docs/wire-types.md", "the file is named after the package");
+    let md = &files[0].contents;
+    check_tables(md).unwrap_or_else(|e| panic!("{e}\n{md}"));
+    links_resolve(md);
+    assert!(!md.contains("## Envelope") && !md.contains("## Stream Rules"), "no protocol sections:\n{md}");
+    let ts = tables(md);
+    let item = ts.iter().find(|t| t.heading == "`Item`").unwrap_or_else(|| panic!("no Item table:\n{md}"));
+    let name = item.rows.iter().find(|r| r[0] == "`na|me`").expect("row");
+    // (The table parser writes a code span back with single backticks around its exact content.)
+    assert_eq!(name[1], "string (at most 3 characters; matching `^a|`b`$`)");
+    assert_eq!(name[2], "x | y<br>z");
+    let kind = item.rows.iter().find(|r| r[0] == "`kind`").expect("row");
+    assert_eq!(kind[1], "`ItemKind`");
+    // Outside a table a literal keeps its `|` (a code span would show a backslash).
+    assert!(md.contains("``\"odd|`value`\"`` \\| `\"plain\"`"), "{md}");
+    let tags = item.rows.iter().find(|r| r[0] == "`tags`").expect("row");
+    assert_eq!(tags[1], "array? of string (at most 4 items; unique items)");
+    let extra = item.rows.iter().find(|r| r[0] == "`extra`").expect("row");
+    assert!(extra[1].starts_with('`') && extra[1].ends_with("`?"), "{}", extra[1]);
+    assert!(md.contains("map of string to integer (≥ 1)"), "{md}");
+    let shape = ts.iter().find(|t| t.heading == "`Shape`").expect("union table");
+    assert_eq!(shape.header, ["`k`", "Type"]);
+    assert_eq!(shape.rows.len(), 2);
+    let rules = ts.iter().find(|t| t.heading == "Message Rules").expect("rules");
+    let ids: Vec<&str> = rules.rows.iter().map(|r| r[0].as_str()).collect();
+    for id in ["`pattern`", "`max-length`", "`enum`", "`unique-items`", "`max-items`", "`unknown-variant`"] {
+        assert!(ids.contains(&id), "{id} is missing: {ids:?}");
+    }
+    assert!(!ids.contains(&"`role-event`") && !ids.contains(&"`unknown-event`"));
     let _ = std::fs::remove_dir_all(&dir);
 }

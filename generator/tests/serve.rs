@@ -435,6 +435,38 @@ fn get_endpoints_schema_events_health_metrics() {
     assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/schema/events/{t}\",status=\"404\"}"), 1.0);
 }
 
+/// The schema endpoints for another protocol package (the happy-wire example): the bundle is what the schema
+/// output writes, and every event's body schema stands alone and tells the events apart.
+#[test]
+fn schema_endpoints_serve_any_protocol_package() {
+    let dir = root().join("examples/happy-wire/schema");
+    let server = Server::start(&["--schema", dir.to_str().expect("utf-8 path")]);
+    let m = wiregen::load::load(&dir).expect("the example loads");
+    let r = server.get("/v1/schema");
+    assert_eq!(r.status, 200);
+    let emitted = wiregen::emit::Output::Schema.emit(&m).expect("bundled schema emits");
+    assert_eq!(r.text(), emitted[0].contents, "GET /v1/schema is byte for byte what the schema emitter writes");
+    let p = m.protocol.as_ref().expect("a protocol");
+    for e in &p.events {
+        let r = server.get(&format!("/v1/schema/events/{}", e.tag));
+        assert_eq!(r.status, 200, "{}", e.tag);
+        let schema = r.json();
+        assert!(schema["$comment"].as_str().is_some_and(|c| c.contains("(`ev`)")), "{}", e.tag);
+        let val = jsonschema::draft202012::new(&schema).unwrap_or_else(|err| panic!("{}: {err}", e.tag));
+        let examples = &m.ty(e.ty).examples;
+        assert!(!examples.is_empty(), "{} has examples", e.tag);
+        for ex in examples {
+            assert!(val.is_valid(ex), "{}: its own example is rejected: {ex}", e.tag);
+        }
+        for other in p.events.iter().filter(|o| o.tag != e.tag) {
+            for ex in &m.ty(other.ty).examples {
+                assert!(!val.is_valid(ex), "{}: accepts a `{}` body", e.tag, other.tag);
+            }
+        }
+    }
+    server.get("/v1/schema/events/subagent-start").assert_error(404, "unknown-event");
+}
+
 #[test]
 fn metrics_count_messages_invalid_by_rule_and_latency() {
     let server = Server::start(&[]);

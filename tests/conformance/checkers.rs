@@ -258,3 +258,160 @@ fn ajv(fx: &[Fixture]) -> Vec<Verdict> {
     }
     out
 }
+
+// ---- the happy-wire example: verdicts only ---------------------------------------------------------------------
+
+use crate::example::ExampleFixture;
+
+/// The example's model (to find each fixture's type).
+fn example_model() -> wiregen::ir::Model {
+    wiregen::load::load(&crate::example::schema_dir()).expect("the example's schema loads")
+}
+
+/// The example's bundled schema (`examples/happy-wire/generated/schema/`).
+fn example_bundle() -> (std::path::PathBuf, Value) {
+    let dir = root().join("examples/happy-wire/generated/schema");
+    let path = dir.join("happy-wire.schema.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (path, serde_json::from_str(&text).expect("the bundled schema is JSON"))
+}
+
+/// Where a type is in the bundled schema, by the README's rule: `#/$defs/<base name>`, `<base name>Event` for an
+/// event of the protocol.
+fn bundled_ref(m: &wiregen::ir::Model, ty: &str) -> String {
+    let id = m.type_named(ty).unwrap_or_else(|| panic!("the example has no type `{ty}`"));
+    let base = &m.ty(id).names.base;
+    let event = m.protocol.as_ref().is_some_and(|p| p.events.iter().any(|e| e.ty == id));
+    format!("#/$defs/{base}{}", if event { "Event" } else { "" })
+}
+
+/// The example's bundled schema through the `jsonschema` crate, each fixture against its type's `$defs` entry.
+pub fn example_bundled(fx: &[ExampleFixture]) -> Vec<Verdict> {
+    let m = example_model();
+    let (_, schema) = example_bundle();
+    let id = schema["$id"].as_str().expect("the bundle has an $id").to_string();
+    let registry = jsonschema::Registry::new().add(id.as_str(), schema.clone()).expect("add the bundle");
+    let registry = registry.prepare().expect("registry");
+    let mut validators: BTreeMap<String, jsonschema::Validator> = BTreeMap::new();
+    fx.iter()
+        .map(|f| {
+            let r = bundled_ref(&m, &f.ty);
+            let v = validators.entry(r.clone()).or_insert_with(|| {
+                jsonschema::options()
+                    .with_registry(&registry)
+                    .build(&json!({ "$ref": format!("{id}{r}") }))
+                    .unwrap_or_else(|e| panic!("{r}: the bundle does not compile: {e}"))
+            });
+            first_error(v, &f.value)
+        })
+        .collect()
+}
+
+/// The example's bundled schema through ajv 8 in strict mode (one node process for every fixture).
+pub fn example_ajv(fx: &[ExampleFixture]) -> Vec<Verdict> {
+    let dir = root().join("tests/node");
+    crate::node::ensure_npm_deps(&dir);
+    let m = example_model();
+    let (path, _) = example_bundle();
+    let input: String =
+        fx.iter().map(|f| format!("{}\n", json!({ "ref": bundled_ref(&m, &f.ty), "value": f.value }))).collect();
+    let text = crate::node::run_node(&dir, &["ajv-types.mjs", path.to_str().expect("utf-8 path")], &input);
+    let answers: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a verdict per line")).collect();
+    assert_eq!(answers.len(), fx.len(), "ajv answers every fixture");
+    answers
+        .iter()
+        .map(|a| {
+            if a["valid"] == true {
+                Verdict::Valid
+            } else {
+                Verdict::Invalid {
+                    rule: a["keyword"].as_str().unwrap_or_default().into(),
+                    pointer: a["pointer"].as_str().unwrap_or_default().into(),
+                }
+            }
+        })
+        .collect()
+}
+
+/// The example's source files (`examples/happy-wire/schema/`) through the `jsonschema` crate, each fixture against
+/// its type where the schema defines it. The source says the role rule only with `x-roles` (on each event, and
+/// on envelope properties), which standard validators ignore; this checker reads those annotations straight from
+/// the files and adds the rule to the envelope as `if`/`then` (independently of wiregen's model and bundle).
+pub fn example_source(fx: &[ExampleFixture]) -> Vec<Verdict> {
+    let m = example_model();
+    let dir = crate::example::schema_dir();
+    let mut files: BTreeMap<String, Value> = BTreeMap::new();
+    for e in std::fs::read_dir(&dir).expect("the example's schema directory") {
+        let p = e.expect("entry").path();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("JSON");
+        files.insert(p.file_name().and_then(|n| n.to_str()).expect("name").to_string(), v);
+    }
+    add_source_role_rule(&mut files);
+    let mut registry = jsonschema::Registry::new();
+    for v in files.values() {
+        registry = registry.add(v["$id"].as_str().expect("every file has an $id"), v.clone()).expect("add a file");
+    }
+    let registry = registry.prepare().expect("registry");
+    let mut validators: BTreeMap<String, jsonschema::Validator> = BTreeMap::new();
+    fx.iter()
+        .map(|f| {
+            let id = m.type_named(&f.ty).unwrap_or_else(|| panic!("the example has no type `{}`", f.ty));
+            let o = &m.ty(id).origin;
+            let target = format!("{}#{}", files[&o.file]["$id"].as_str().expect("$id"), o.pointer);
+            let v = validators.entry(target.clone()).or_insert_with(|| {
+                jsonschema::options()
+                    .with_registry(&registry)
+                    .build(&json!({ "$ref": target }))
+                    .unwrap_or_else(|e| panic!("{target}: the source does not compile: {e}"))
+            });
+            first_error(v, &f.value)
+        })
+        .collect()
+}
+
+/// Finds the envelope (`x-role-property`) in the raw files and writes its role rule as `if`/`then` from the raw
+/// `x-roles`: per event (a `oneOf` member of the union its union property refers to) the roles that may send it,
+/// per envelope property the roles that may send it.
+fn add_source_role_rule(files: &mut BTreeMap<String, Value>) {
+    let mut rules = Vec::new();
+    let mut at = None;
+    for (file, v) in files.iter() {
+        for (name, def) in v["$defs"].as_object().into_iter().flatten() {
+            let Some(role) = def["x-role-property"].as_str() else { continue };
+            let roles: Vec<Value> = {
+                let r = def["properties"][role]["$ref"].as_str().expect("the role property is a $ref");
+                let key = r.rsplit('/').next().expect("a $defs key");
+                v["$defs"][key]["enum"].as_array().expect("the roles are an enum").clone()
+            };
+            for (prop, s) in def["properties"].as_object().expect("properties") {
+                if let Some(allowed) = s["x-roles"].as_array() {
+                    for r in roles.iter().filter(|r| !allowed.contains(r)) {
+                        rules.push(json!({
+                            "if": { "properties": { role: { "const": r } }, "required": [role] },
+                            "then": { "properties": { prop: false } }
+                        }));
+                    }
+                }
+                let Some(r) = s["$ref"].as_str() else { continue };
+                let union = &v["$defs"][r.rsplit('/').next().expect("a $defs key")];
+                let Some(disc) = union["x-discriminator"].as_str() else { continue };
+                for member in union["oneOf"].as_array().expect("a union lists its members") {
+                    let key = member["$ref"].as_str().expect("a member is a $ref").rsplit('/').next().expect("key");
+                    let ev = &v["$defs"][key];
+                    let tag = &ev["properties"][disc]["const"];
+                    let allowed = ev["x-roles"].as_array().cloned().unwrap_or_else(|| roles.clone());
+                    rules.push(json!({
+                        "if": { "properties": { prop: { "properties": { disc: { "const": tag } }, "required": [disc] } },
+                                "required": [prop] },
+                        "then": { "properties": { role: { "enum": allowed } } }
+                    }));
+                }
+            }
+            at = Some((file.clone(), name.clone()));
+        }
+    }
+    let (file, name) = at.expect("the example has an envelope (x-role-property)");
+    let env = &mut files.get_mut(&file).expect("file")["$defs"][&name];
+    assert!(env.get("allOf").is_none(), "the envelope has no allOf of its own");
+    env["allOf"] = Value::Array(rules);
+}

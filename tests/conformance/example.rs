@@ -69,7 +69,12 @@ pub struct ExampleChecker {
 
 /// Every checker of the example (outputs add theirs here).
 pub fn checkers() -> Vec<ExampleChecker> {
-    vec![ExampleChecker { name: "engine", precise: true, run: engine }]
+    vec![
+        ExampleChecker { name: "engine", precise: true, run: engine },
+        ExampleChecker { name: "bundled", precise: false, run: crate::checkers::example_bundled },
+        ExampleChecker { name: "source", precise: false, run: crate::checkers::example_source },
+        ExampleChecker { name: "ajv", precise: false, run: crate::checkers::example_ajv },
+    ]
 }
 
 fn engine(fx: &[ExampleFixture]) -> Vec<Verdict> {

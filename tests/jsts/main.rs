@@ -7,9 +7,12 @@
 //! the wrong verdict), writes `target/jsts/report.json` and fails on any `wrong`, or when a checker passes fewer
 //! than its floor.
 //!
+//! The bundled schema (the `schema` output) is checked by the `jsonschema` crate, a standard validator.
+//!
 //! Outputs are compiled once for all cases: one Rust crate with a module per case, one node process for the Zod
 //! schemas and the standalone validators.
 
+mod bundled;
 mod engine;
 mod rust;
 mod ts;
@@ -100,7 +103,7 @@ struct Counts {
 
 /// The floor of passed instances per checker (of 904); `None` while an output is not yet generated.
 const FLOORS: &[(&str, Option<usize>)] =
-    &[("engine", Some(700)), ("rust", None), ("zod", None), ("ts-standalone", None)];
+    &[("engine", Some(700)), ("bundled", Some(700)), ("rust", None), ("zod", None), ("ts-standalone", None)];
 
 #[test]
 fn the_suite_through_every_checker() {
@@ -108,6 +111,7 @@ fn the_suite_through_every_checker() {
     let total: usize = cases.iter().map(|c| c.tests.len()).sum();
     assert_eq!(total, 904, "the suite copy has 904 instances");
     let mut results: Vec<(&str, Vec<Outcome>)> = vec![("engine", engine::run(&cases))];
+    results.push(("bundled", bundled::run(&cases)));
     results.push(("rust", rust::run(&cases)));
     let (zod, standalone) = ts::run(&cases);
     results.push(("zod", zod));

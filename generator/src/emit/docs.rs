@@ -1,4 +1,17 @@
-//! The markdown reference: `docs/session-protocol.md`, laid out like the protocol's reference tables.
+//! The markdown reference: `docs/<stem>.md` (`session-protocol.md` for the session protocol; the stem is the
+//! bundled schema's, [`super::schema::stem`]).
+//!
+//! For a package with a protocol layer, the protocol's sections: the envelope, the events by category (each with
+//! its examples and field table, fields of nested objects as dotted rows), the event summary, the role matrix and
+//! what was removed. Then a **Types** section with every type those sections do not show (all types, for a plain
+//! type package), by name, each with its anchor (`type-<name>`), its names in each language, its description, what
+//! it is, its property table or union members, and its examples. Then the rule catalogues: the message rules this
+//! package can give rise to ([`produced_rules`]), and for a protocol the stream rules.
+//!
+//! Property types are written as the schema refines them: `string (2 to 32 characters; matching `^[0-9a-z]+$`)`,
+//! `integer (≥ 1)`, `array of string`, `Foo or null`, `map of string to Bar`; a `?` after the first word marks
+//! an optional property. In the protocol's tables types are written in place (an enum as its values, a nested
+//! object as `object` followed by its own rows); in the Types section a named type is a link to its section.
 //!
 //! The emitter turns the model into a plain view (rows of strings, lists, flags) and renders it through a
 //! minijinja template (`generator/templates/docs/`) with strict undefined behaviour, so a typo in the template
@@ -7,54 +20,48 @@
 //!
 //! - `cell`: prose (descriptions are markdown) inside a table cell: `|` is escaped and line breaks
 //!   (`\n`, `\r`, U+2028, U+2029) become `<br>`, so a row stays one line with the header's column count;
-//! - `code`: a literal (field name, enum value, tag) as an inline code span whose backtick fence is longer
-//!   than any backtick run inside it, table-safe too;
-//! - `fence(lang)`: a fenced code block whose fence is longer than any backtick run inside it.
+//! - `code`: a literal (field name, enum value, tag, pattern) as an inline code span whose backtick fence is
+//!   longer than any backtick run inside it, table-safe too;
+//! - `fence(lang)`: a fenced code block whose fence is longer than any backtick run inside it;
+//! - `segs`: a type cell built of pieces, each text through `cell`, each literal through `code`, type names as
+//!   links (`[`Name`](#type-name)`).
 //!
 //! Nothing here names an event: sections, anchors, the summary, the role matrix and the rule catalogues all
-//! come from [`Protocol`], [`Rule::ALL`] and [`StreamRule::ALL`] (the definitions the validators use).
+//! come from the [`Model`], [`Protocol::role_rules`], [`Rule::ALL`] and [`StreamRule::ALL`] (the definitions the
+//! validators use).
+
+use std::collections::BTreeSet;
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{EmitError, OutFile, REGENERATE};
-use crate::legacy::ir::{Field, Protocol, Ty};
+use crate::ir::*;
 use crate::rules::Rule;
 use crate::stream::rules::StreamRule;
 
-/// File name of the reference inside `generated/docs/`.
-pub(crate) const FILE: &str = "session-protocol.md";
-
-const TEMPLATE: &str = include_str!("../../templates/docs/session-protocol.md.j2");
+const TEMPLATE: &str = include_str!("../../templates/docs/reference.md.j2");
 
 /// JSON examples at most this long are shown on one line, as in the protocol document.
 const ONE_LINE_EXAMPLE: usize = 140;
 
-/// Emits `session-protocol.md`.
+/// Emits the reference.
 ///
 /// # Errors
 /// A template error (a bug in the template, reported with minijinja's error as the source).
-/// Emits this output for a model (through the legacy view until this emitter reads the model itself).
-///
-/// # Errors
-/// When the model holds something this output cannot express.
-pub(crate) fn emit_model(m: &crate::ir::Model) -> Result<Vec<OutFile>, EmitError> {
-    emit(&crate::legacy::protocol(m)?)
+pub(crate) fn emit_model(m: &Model) -> Result<Vec<OutFile>, EmitError> {
+    Ok(vec![OutFile::new(format!("{}.md", super::schema::stem(m)), render(m)?)])
 }
 
-pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
-    Ok(vec![OutFile::new(FILE, render(p)?)])
-}
-
-/// Renders the reference for `p`.
+/// Renders the reference for `m`.
 ///
 /// # Errors
 /// A template error.
-pub(crate) fn render(p: &Protocol) -> Result<String, EmitError> {
+pub(crate) fn render(m: &Model) -> Result<String, EmitError> {
     let env = environment()?;
-    let view = View::new(p);
-    let mut out = env.get_template("session-protocol.md")?.render(&view)?;
+    let view = View::new(m);
+    let mut out = env.get_template("reference.md")?.render(&view)?;
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -71,7 +78,8 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_filter("cell", cell);
     env.add_filter("code", code);
     env.add_filter("fence", fence);
-    env.add_template("session-protocol.md", TEMPLATE)?;
+    env.add_filter("segs", segs);
+    env.add_template("reference.md", TEMPLATE)?;
     Ok(env)
 }
 
@@ -100,6 +108,11 @@ pub(crate) fn cell(s: String) -> String {
 /// longest backtick run inside, padded with spaces when the content starts or ends with a backtick; line
 /// breaks become spaces (as markdown would render them) and `|` is escaped for tables.
 pub(crate) fn code(s: String) -> String {
+    code_span(&s).replace('|', "\\|")
+}
+
+/// A literal as an inline code span, outside a table: [`code`] without escaping `|`.
+fn code_span(s: &str) -> String {
     let flat: String =
         s.chars().map(|c| if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') { ' ' } else { c }).collect();
     if flat.is_empty() {
@@ -107,7 +120,25 @@ pub(crate) fn code(s: String) -> String {
     }
     let ticks = "`".repeat(longest_run(&flat, '`') + 1);
     let pad = if flat.starts_with('`') || flat.ends_with('`') { " " } else { "" };
-    format!("{ticks}{pad}{}{pad}{ticks}", flat.replace('|', "\\|"))
+    format!("{ticks}{pad}{flat}{pad}{ticks}")
+}
+
+/// A type cell from its pieces ([`Seg`]): text through [`cell`], literals through [`code`], and links to a type's
+/// section as `[code](#anchor)` (anchors are ASCII slugs). Outside a table (`segs(false)`), a literal's `|` stays
+/// as it is: a code span keeps backslashes, and only a table row needs its pipes escaped.
+fn segs(v: minijinja::Value, in_table: Option<bool>) -> Result<String, minijinja::Error> {
+    let lit = |t: String| if in_table.unwrap_or(true) { code(t) } else { code_span(&t) };
+    let mut out = String::new();
+    for s in v.try_iter()? {
+        let field = |k: &str| s.get_attr(k).map(|x| x.as_str().unwrap_or_default().to_string());
+        let (kind, text) = (field("kind")?, field("text")?);
+        match kind.as_str() {
+            "code" => out.push_str(&lit(text)),
+            "link" => out.push_str(&format!("[{}](#{})", lit(text), field("anchor")?)),
+            _ => out.push_str(&cell(text)),
+        }
+    }
+    Ok(out)
 }
 
 /// A fenced code block: the fence is longer than any backtick run inside, so content cannot close it.
@@ -141,16 +172,35 @@ pub(crate) fn event_anchor(tag: &str) -> String {
     format!("event-{slug}")
 }
 
+/// The anchor of a type's section in the Types section: `type-` and its base name, lowercased.
+pub(crate) fn type_anchor(base: &str) -> String {
+    format!("type-{}", event_anchor(base).trim_start_matches("event-"))
+}
+
 /// What the template sees: plain strings and lists, nothing to compute.
 #[derive(Serialize)]
 struct View {
     generated_by: String,
     title: String,
     description: String,
+    protocol: Option<ProtocolView>,
+    types_intro: String,
+    types: Vec<TypeView>,
+    rules_scope: String,
+    rules: Vec<RuleRow>,
+    stream_rules: Vec<StreamRuleRow>,
+}
+
+#[derive(Serialize)]
+struct ProtocolView {
     union_field: String,
     role_field: String,
     /// `ev.t`: how the discriminator is written in prose.
     tag_path: String,
+    /// The envelope type's description, when it is not the package's (already the introduction).
+    envelope_description: String,
+    /// What becomes of the envelope's other properties, unless they are rejected.
+    envelope_openness: Vec<Seg>,
     roles: Vec<String>,
     envelope: Vec<Row>,
     event_count: usize,
@@ -159,8 +209,6 @@ struct View {
     matrix: Vec<MatrixRow>,
     role_fields: Vec<RoleField>,
     removed: Vec<RemovedRow>,
-    rules: Vec<RuleRow>,
-    stream_rules: Vec<StreamRuleRow>,
 }
 
 #[derive(Serialize)]
@@ -179,25 +227,68 @@ struct EventView {
     status: String,
     description: String,
     examples: Vec<String>,
+    /// What becomes of the event's other properties, unless they are rejected.
+    openness: Vec<Seg>,
     rows: Vec<Row>,
     replaces: Vec<String>,
 }
 
-/// One row of a field table.
+/// One row of a property table.
 #[derive(Serialize)]
 struct Row {
     /// Dotted path from the table's object (`image.width`).
     path: String,
-    /// Base type word: string, integer, number, boolean, object.
-    ty: String,
-    /// Allowed values of an enum, as JSON literals (`"completed"`); empty for other types.
-    values: Vec<String>,
-    /// Constraints, as markdown (`0 to 2^53-1`, `non-empty`); empty when none.
-    constraint: String,
-    /// A literal shown as code inside the constraint (the strict-id pattern); empty when none.
-    pattern: String,
-    optional: bool,
+    /// The type cell.
+    ty: Vec<Seg>,
     description: String,
+}
+
+/// A piece of a type cell: text (through `cell`), a literal (through `code`) or a link to a type's section.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+struct Seg {
+    /// `text`, `code` or `link`.
+    kind: &'static str,
+    text: String,
+    /// The link target (for `link`).
+    anchor: String,
+}
+
+fn text(s: impl Into<String>) -> Seg {
+    Seg { kind: "text", text: s.into(), anchor: String::new() }
+}
+
+fn lit(s: impl Into<String>) -> Seg {
+    Seg { kind: "code", text: s.into(), anchor: String::new() }
+}
+
+fn link(s: impl Into<String>, anchor: impl Into<String>) -> Seg {
+    Seg { kind: "link", text: s.into(), anchor: anchor.into() }
+}
+
+#[derive(Serialize)]
+struct TypeView {
+    name: String,
+    anchor: String,
+    rust: String,
+    ts: String,
+    zod: String,
+    description: String,
+    /// What the type is (`object (closed)`, `union on `t``, `string (non-empty)`).
+    kind: Vec<Seg>,
+    /// Further constraints, one per bullet.
+    notes: Vec<Vec<Seg>>,
+    examples: Vec<String>,
+    /// The property table of an object.
+    rows: Vec<Row>,
+    /// The discriminator and members of a union.
+    discriminator: String,
+    members: Vec<MemberRow>,
+}
+
+#[derive(Serialize)]
+struct MemberRow {
+    tag: String,
+    ty: Vec<Seg>,
 }
 
 #[derive(Serialize)]
@@ -250,165 +341,841 @@ struct StreamRuleRow {
 }
 
 impl View {
-    fn new(p: &Protocol) -> View {
-        let roles = p.roles().to_vec();
-        let mut envelope = Vec::new();
-        rows(p, "", &p.envelope.fields, &mut envelope);
-        let categories = p
-            .categories
-            .iter()
-            .map(|c| CategoryView {
-                title: c.title.clone(),
-                anchor: format!("category-{}", event_anchor(&c.name).trim_start_matches("event-")),
-                events: p.union.variants.iter().filter(|v| v.category == c.name).map(|v| event(p, v)).collect(),
-            })
-            .filter(|c| !c.events.is_empty())
-            .collect();
-        let summary = p
-            .union
-            .variants
-            .iter()
-            .map(|v| SummaryRow {
-                category: v.category.clone(),
-                tag: v.tag.clone(),
-                anchor: event_anchor(&v.tag),
-                roles: ordered_roles(p, &v.roles).join("/"),
-                status: status(v),
-            })
-            .collect();
-        let matrix = p
-            .union
-            .variants
-            .iter()
-            .map(|v| MatrixRow {
-                tag: v.tag.clone(),
-                anchor: event_anchor(&v.tag),
-                cells: roles
-                    .iter()
-                    .map(|r| MatrixCell {
-                        allowed: v.roles.contains(r),
-                        except: v
-                            .fields
-                            .iter()
-                            .filter(|f| !Protocol::field_allowed(f, r))
-                            .map(|f| f.name.clone())
-                            .collect(),
-                    })
-                    .collect(),
-            })
-            .collect();
-        let role_fields = p
-            .envelope
-            .fields
-            .iter()
-            .filter_map(|f| {
-                f.roles.as_ref().map(|r| RoleField { path: f.name.clone(), roles: ordered_roles(p, r).join(" or ") })
-            })
-            .collect();
+    fn new(m: &Model) -> View {
+        let d = Describer::new(m);
+        let protocol = m.protocol.as_ref().map(|p| protocol_view(&d, p));
+        let types: Vec<TypeView> = d.sectioned().into_iter().map(|id| type_view(&d, id)).collect();
+        let types_intro = match &m.protocol {
+            Some(_) => format!("The {} types the envelope and event tables above do not show, by name.", types.len()),
+            None => format!("{} types, by name.", types.len()),
+        };
+        let produced = produced_rules(m);
+        let rules_scope = if produced.len() < Rule::ALL.len() {
+            "; the catalogue's other rules cannot occur with this package".to_string()
+        } else {
+            String::new()
+        };
         View {
             generated_by: format!(
                 "@generated by `{REGENERATE}` from schema/. Do not edit: change schema/ and regenerate."
             ),
-            title: p.title.clone(),
-            description: p.envelope.description.clone(),
-            union_field: p.union_field.clone(),
-            role_field: p.role_field.clone(),
-            tag_path: format!("{}.{}", p.union_field, p.union.tag),
-            roles,
-            envelope,
-            event_count: p.union.variants.len(),
-            categories,
-            summary,
-            matrix,
-            role_fields,
-            removed: p.removed.iter().map(|r| RemovedRow { what: r.what.clone(), why: r.why.clone() }).collect(),
-            rules: Rule::ALL.iter().map(|r| RuleRow { id: r.id().into(), summary: r.summary().into() }).collect(),
-            stream_rules: StreamRule::ALL
-                .iter()
-                .map(|r| StreamRuleRow {
-                    id: r.id().into(),
-                    summary: r.summary().into(),
-                    pointer: r.pointer().into(),
-                    seed: r.seed().into(),
-                })
-                .collect(),
+            title: m.title.clone(),
+            description: m.description.clone(),
+            protocol,
+            types_intro,
+            types,
+            rules_scope,
+            rules: produced.iter().map(|r| RuleRow { id: r.id().into(), summary: r.summary().into() }).collect(),
+            stream_rules: if m.protocol.is_some() {
+                StreamRule::ALL
+                    .iter()
+                    .map(|r| StreamRuleRow {
+                        id: r.id().into(),
+                        summary: r.summary().into(),
+                        pointer: r.pointer().into(),
+                        seed: r.seed().into(),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
 
-fn event(p: &Protocol, v: &crate::legacy::ir::Variant) -> EventView {
-    let mut rows_out = Vec::new();
-    rows(p, "", &v.fields, &mut rows_out);
+fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
+    let m = d.m;
+    let env = m.ty(p.envelope);
+    let mut envelope = Vec::new();
+    if let Shape::Object(o) = &env.node.shape {
+        d.rows("", &o.fields, None, &mut vec![p.envelope], &mut envelope);
+    }
+    let disc = p.discriminator(m);
+    let events: Vec<EventView> = p.events.iter().map(|e| event(d, p, e, disc)).collect();
+    let mut by_tag: Vec<Option<EventView>> = events.into_iter().map(Some).collect();
+    let categories = p
+        .categories
+        .iter()
+        .map(|c| CategoryView {
+            title: c.title.clone(),
+            anchor: format!("category-{}", event_anchor(&c.name).trim_start_matches("event-")),
+            events: p
+                .events
+                .iter()
+                .zip(by_tag.iter_mut())
+                .filter(|(e, _)| e.category == c.name)
+                .filter_map(|(_, v)| v.take())
+                .collect(),
+        })
+        .filter(|c| !c.events.is_empty())
+        .collect();
+    let summary = p
+        .events
+        .iter()
+        .map(|e| SummaryRow {
+            category: e.category.clone(),
+            tag: e.tag.clone(),
+            anchor: event_anchor(&e.tag),
+            roles: ordered_roles(p, &e.roles).join("/"),
+            status: status(e),
+        })
+        .collect();
+    let matrix = p
+        .events
+        .iter()
+        .map(|e| MatrixRow {
+            tag: e.tag.clone(),
+            anchor: event_anchor(&e.tag),
+            cells: p
+                .roles
+                .iter()
+                .map(|r| MatrixCell {
+                    allowed: e.roles.contains(r),
+                    except: p
+                        .role_rules(e)
+                        .filter_map(|rule| match rule {
+                            RoleRule::EventField { name, allowed } if !allowed.contains(r) => Some(name.to_string()),
+                            _ => None,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    let role_fields = p
+        .envelope_field_roles
+        .iter()
+        .map(|(f, r)| RoleField { path: f.clone(), roles: ordered_roles(p, r).join(" or ") })
+        .collect();
+    let envelope_description = env.description.clone().filter(|d| *d != m.description).unwrap_or_default();
+    ProtocolView {
+        union_field: p.union_field.clone(),
+        role_field: p.role_field.clone(),
+        tag_path: format!("{}.{disc}", p.union_field),
+        envelope_description,
+        envelope_openness: openness(&env.node.shape),
+        roles: p.roles.clone(),
+        envelope,
+        event_count: p.events.len(),
+        categories,
+        summary,
+        matrix,
+        role_fields,
+        removed: p.removed.iter().map(|r| RemovedRow { what: r.what.clone(), why: r.why.clone() }).collect(),
+    }
+}
+
+fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
+    let t = d.m.ty(e.ty);
+    let mut rows = Vec::new();
+    if let Shape::Object(o) = &t.node.shape {
+        let fields: Vec<Field> = o.fields.iter().filter(|f| f.name != disc).cloned().collect();
+        d.rows("", &fields, None, &mut vec![e.ty], &mut rows);
+    }
     EventView {
-        tag: v.tag.clone(),
-        anchor: event_anchor(&v.tag),
-        sent_by: ordered_roles(p, &v.roles).join(" or "),
-        status: status(v),
-        description: v.description.clone(),
-        examples: v.examples.iter().map(example).collect(),
-        rows: rows_out,
-        replaces: p.replaces(&v.tag).into_iter().map(String::from).collect(),
+        tag: e.tag.clone(),
+        anchor: event_anchor(&e.tag),
+        sent_by: ordered_roles(p, &e.roles).join(" or "),
+        status: status(e),
+        description: t.description.clone().unwrap_or_default(),
+        examples: t.examples.iter().map(example).collect(),
+        openness: openness(&t.node.shape),
+        rows,
+        replaces: p.replaces(&e.tag).into_iter().map(String::from).collect(),
+    }
+}
+
+fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
+    let t = d.m.ty(id);
+    let mut view = TypeView {
+        name: t.names.base.clone(),
+        anchor: type_anchor(&t.names.base),
+        rust: t.names.rust.clone(),
+        ts: t.names.ts.clone(),
+        zod: t.names.zod.clone(),
+        description: t.description.clone().unwrap_or_default(),
+        kind: Vec::new(),
+        notes: Vec::new(),
+        examples: t.examples.iter().map(example).collect(),
+        rows: Vec::new(),
+        discriminator: String::new(),
+        members: Vec::new(),
+    };
+    match &t.node.shape {
+        Shape::Object(o) => {
+            view.kind = d.object_kind(o);
+            view.notes = d.object_notes(o);
+            let mut stack = vec![id];
+            d.rows("", &o.fields, Some(()), &mut stack, &mut view.rows);
+        }
+        Shape::Union(u) => {
+            view.kind = vec![text("union on "), lit(u.discriminator.clone())];
+            view.discriminator = u.discriminator.clone();
+            view.members =
+                u.members.iter().map(|mb| MemberRow { tag: mb.tag.to_string(), ty: d.type_ref(mb.ty) }).collect();
+            if !u.removed.is_empty() {
+                let mut n = vec![text("Removed values: ")];
+                for (i, (old, rep)) in u.removed.iter().enumerate() {
+                    if i > 0 {
+                        n.push(text(", "));
+                    }
+                    n.extend([lit(Value::from(old.as_str()).to_string()), text(" (use "), lit(rep.clone()), text(")")]);
+                }
+                view.notes.push(n);
+            }
+        }
+        Shape::Ref(target) => {
+            view.kind = vec![text("the same as ")];
+            view.kind.extend(d.type_ref(*target));
+        }
+        _ => view.kind = d.phrase(&t.node, Some(())).all(),
+    }
+    view
+}
+
+/// A sentence on the other properties of an object that does not reject them (nothing for a closed object).
+fn openness(s: &Shape) -> Vec<Seg> {
+    match s {
+        Shape::Object(o) => match &o.additional {
+            Additional::Closed => Vec::new(),
+            Additional::Open => vec![text("Other properties are accepted and kept.")],
+            Additional::Strip => vec![
+                text("Other properties are accepted, and dropped from parsed values ("),
+                lit("x-unknown-keys: strip"),
+                text(")."),
+            ],
+            Additional::Schema(_) => {
+                vec![text("Other properties are accepted when their value is valid (see the types).")]
+            }
+        },
+        _ => Vec::new(),
     }
 }
 
 /// `modified (added `steer`)`.
-fn status(v: &crate::legacy::ir::Variant) -> String {
-    match &v.status_note {
-        Some(n) => format!("{} ({n})", v.status),
-        None => v.status.clone(),
+fn status(e: &Event) -> String {
+    match &e.status_note {
+        Some(n) => format!("{} ({n})", e.status),
+        None => e.status.clone(),
     }
 }
 
 /// `roles` in the order of the role enum.
 fn ordered_roles(p: &Protocol, roles: &[String]) -> Vec<String> {
-    p.roles().iter().filter(|r| roles.contains(r)).cloned().collect()
+    p.roles.iter().filter(|r| roles.contains(r)).cloned().collect()
 }
 
-/// Field rows, depth first: a field of a named object type is followed by its own fields (`usage.cost`).
-fn rows(p: &Protocol, prefix: &str, fields: &[Field], out: &mut Vec<Row>) {
-    for f in fields {
-        let path = format!("{prefix}{}", f.name);
-        let (ty, constraint, pattern, values) = match &f.ty {
-            Ty::String(s) => {
-                let mut c = match s.min_length {
-                    Some(1) => "non-empty".to_string(),
-                    Some(n) if n > 1 => format!("at least {n} characters"),
-                    _ => String::new(),
-                };
-                let pattern = s.strict_pattern.clone().unwrap_or_default();
-                if !pattern.is_empty() {
-                    c.push_str(if c.is_empty() { "with strict ids matches" } else { "; with strict ids matches" });
-                }
-                ("string", c, pattern, Vec::new())
+/// A type cell in two parts, so that an optional property's `?` goes after the first word (`string? (non-empty)`,
+/// `string?: "a" | "b"` for values).
+#[derive(Default)]
+struct Phrase {
+    head: Vec<Seg>,
+    tail: Vec<Seg>,
+    /// The phrase lists values (an enum, a constant): an optional property is written `<kind>?: <values>`.
+    values: Option<&'static str>,
+}
+
+impl Phrase {
+    fn all(self) -> Vec<Seg> {
+        let mut v = self.head;
+        v.extend(self.tail);
+        v
+    }
+
+    fn optional(self) -> Vec<Seg> {
+        match self.values {
+            Some(kind) => {
+                let mut v = vec![text(format!("{kind}?: "))];
+                v.extend(self.head);
+                v.extend(self.tail);
+                v
             }
-            Ty::Integer { minimum, maximum } => {
-                ("integer", format!("{} to {}", bound(*minimum), bound(*maximum)), String::new(), Vec::new())
-            }
-            Ty::Number { minimum } => {
-                ("number", minimum.map(|m| format!("≥ {m}")).unwrap_or_default(), String::new(), Vec::new())
-            }
-            Ty::Boolean => ("boolean", String::new(), String::new(), Vec::new()),
-            Ty::Enum(name) => {
-                let values =
-                    p.enums.get(name).map(|e| e.values.iter().map(|v| Value::from(v.as_str()).to_string()).collect());
-                ("string", String::new(), String::new(), values.unwrap_or_default())
-            }
-            Ty::Object(_) | Ty::AnyObject | Ty::Union => ("object", String::new(), String::new(), Vec::new()),
-        };
-        out.push(Row {
-            path: path.clone(),
-            ty: ty.into(),
-            values,
-            constraint,
-            pattern,
-            optional: !f.required,
-            description: f.description.clone(),
-        });
-        if let Ty::Object(name) = &f.ty {
-            if let Some(o) = p.objects.get(name) {
-                rows(p, &format!("{path}."), &o.fields, out);
+            None => {
+                let mut v = self.head;
+                v.push(text("?"));
+                v.extend(self.tail);
+                v
             }
         }
+    }
+}
+
+/// Writes types for the reference: in place (the protocol's tables) or with links to type sections (the Types
+/// section, `linked` = `Some(())`).
+struct Describer<'m> {
+    m: &'m Model,
+    /// Per type, the anchor of the section that shows it, if any.
+    anchors: Vec<Option<String>>,
+    /// Types with a section in the Types section, in order.
+    sectioned: Vec<TypeId>,
+}
+
+impl<'m> Describer<'m> {
+    /// Decides which types get a section: the protocol's envelope, event union and events have theirs; the types
+    /// the protocol's tables show in place need none, unless a type with a section refers to them; every other
+    /// type has one in the Types section.
+    fn new(m: &'m Model) -> Self {
+        let mut anchors: Vec<Option<String>> = vec![None; m.types.len()];
+        let mut shown: BTreeSet<TypeId> = BTreeSet::new();
+        if let Some(p) = &m.protocol {
+            // (A hand-built model may name types it does not hold: they have no anchor.)
+            let mut set = |id: TypeId, a: String| {
+                if let Some(slot) = anchors.get_mut(id.0) {
+                    *slot = Some(a);
+                }
+            };
+            set(p.envelope, "envelope".into());
+            set(p.union, "event-types".into());
+            for e in &p.events {
+                set(e.ty, event_anchor(&e.tag));
+            }
+            let mut todo = vec![p.envelope];
+            while let Some(id) = todo.pop() {
+                if shown.insert(id) {
+                    m.ty(id).node.visit(&mut |n: &Node| {
+                        if let Shape::Ref(r) = &n.shape {
+                            todo.push(*r);
+                        }
+                    });
+                    if let Shape::Union(u) = &m.ty(id).node.shape {
+                        todo.extend(u.members.iter().map(|mb| mb.ty));
+                    }
+                }
+            }
+        }
+        let mut sectioned: BTreeSet<TypeId> = (0..m.types.len())
+            .map(TypeId)
+            .filter(|id| !shown.contains(id) && anchors.get(id.0).is_some_and(Option::is_none))
+            .collect();
+        // Types shown in place that a sectioned type refers to get a section too, until nothing changes.
+        let mut todo: Vec<TypeId> = sectioned.iter().copied().collect();
+        while let Some(id) = todo.pop() {
+            let mut refs = Vec::new();
+            m.ty(id).node.visit(&mut |n: &Node| {
+                if let Shape::Ref(r) = &n.shape {
+                    refs.push(*r);
+                }
+            });
+            if let Shape::Union(u) = &m.ty(id).node.shape {
+                refs.extend(u.members.iter().map(|mb| mb.ty));
+            }
+            for r in refs {
+                if anchors.get(r.0).is_some_and(Option::is_none) && sectioned.insert(r) {
+                    todo.push(r);
+                }
+            }
+        }
+        for id in &sectioned {
+            if let Some(slot) = anchors.get_mut(id.0) {
+                *slot = Some(type_anchor(&m.ty(*id).names.base));
+            }
+        }
+        let mut sectioned: Vec<TypeId> = sectioned.into_iter().collect();
+        sectioned.sort_by(|a, b| m.ty(*a).names.base.cmp(&m.ty(*b).names.base));
+        Describer { m, anchors, sectioned }
+    }
+
+    fn sectioned(&self) -> Vec<TypeId> {
+        self.sectioned.clone()
+    }
+
+    /// A link to a type's section (its name in place when it has none).
+    fn type_ref(&self, id: TypeId) -> Vec<Seg> {
+        let t = self.m.ty(id);
+        match self.anchors.get(id.0).cloned().flatten() {
+            Some(a) => vec![link(t.names.base.clone(), a)],
+            None => vec![lit(t.names.base.clone())],
+        }
+    }
+
+    /// Property rows, depth first; in place (`linked` = `None`), a property whose value is an object is followed
+    /// by that object's own rows (`usage.cost`), except for an object already being shown (a recursive type).
+    fn rows(&self, prefix: &str, fields: &[Field], linked: Option<()>, stack: &mut Vec<TypeId>, out: &mut Vec<Row>) {
+        for f in fields {
+            let path = format!("{prefix}{}", f.name);
+            let p = self.phrase(&f.node, linked);
+            let ty = if f.required { p.all() } else { p.optional() };
+            out.push(Row { path: path.clone(), ty, description: f.description.clone().unwrap_or_default() });
+            if linked.is_none() {
+                if let Some((id, o, suffix)) = self.nested_object(&f.node) {
+                    if !stack.contains(&id) {
+                        stack.push(id);
+                        self.rows(&format!("{path}{suffix}."), &o.fields, linked, stack, out);
+                        stack.pop();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The object a property holds (through references, `null` and arrays), with the path suffix of its rows.
+    fn nested_object(&self, n: &'m Node) -> Option<(TypeId, &'m ObjectShape, &'static str)> {
+        match &n.shape {
+            Shape::Ref(id) => match &self.m.ty(*id).node.shape {
+                Shape::Object(o) => Some((*id, o, "")),
+                Shape::Ref(_) => self.nested_object(&self.m.ty(*id).node),
+                _ => None,
+            },
+            Shape::Nullable(inner) => self.nested_object(inner),
+            Shape::Array(a) => a.items.as_deref().and_then(|i| self.nested_object(i)).map(|(id, o, _)| (id, o, "[]")),
+            _ => None,
+        }
+    }
+
+    /// How a node reads in a type cell.
+    fn phrase(&self, n: &Node, linked: Option<()>) -> Phrase {
+        let m = self.m;
+        match &n.shape {
+            Shape::Ref(id) => {
+                if linked.is_some() && self.anchors.get(id.0).is_some_and(Option::is_some) {
+                    return Phrase { head: self.type_ref(*id), ..Phrase::default() };
+                }
+                match &m.ty(*id).node.shape {
+                    Shape::Object(o) => self.object_phrase(o, None),
+                    Shape::Union(_) => Phrase { head: vec![text("object")], ..Phrase::default() },
+                    _ => self.phrase(&m.ty(*id).node, linked),
+                }
+            }
+            Shape::Any => Phrase { head: vec![text("any value")], ..Phrase::default() },
+            Shape::Never => {
+                Phrase { head: vec![text("nothing")], tail: vec![text(" (no value is valid)")], values: None }
+            }
+            Shape::Null => Phrase { head: vec![text("null")], ..Phrase::default() },
+            Shape::Boolean => Phrase { head: vec![text("boolean")], ..Phrase::default() },
+            Shape::String(s) => {
+                let mut parts: Vec<Vec<Seg>> = Vec::new();
+                let length = match (s.min_length.filter(|n| *n > 0), s.max_length) {
+                    (None, None) => None,
+                    (Some(1), None) => Some("non-empty".to_string()),
+                    (Some(a), None) => Some(format!("at least {a} characters")),
+                    (None, Some(b)) => Some(format!("at most {b} characters")),
+                    (Some(a), Some(b)) if a == b => Some(format!("exactly {a} characters")),
+                    (Some(a), Some(b)) => Some(format!("{a} to {b} characters")),
+                };
+                parts.extend(length.map(|l| vec![text(l)]));
+                if let Some(p) = &s.pattern {
+                    parts.push(vec![text("matching "), lit(p.source.clone())]);
+                }
+                if let Some(p) = &s.strict_pattern {
+                    parts.push(vec![text("with strict ids matches "), lit(p.source.clone())]);
+                }
+                Phrase { head: vec![text("string")], tail: parenthesized(parts), values: None }
+            }
+            Shape::Number(s) => {
+                let word = if s.integer { "integer" } else { "number" };
+                let mut parts: Vec<Vec<Seg>> = Vec::new();
+                let lower = s.minimum.map(|b| ("≥", b)).or(s.exclusive_minimum.map(|b| (">", b)));
+                let upper = s.maximum.map(|b| ("≤", b)).or(s.exclusive_maximum.map(|b| ("<", b)));
+                // Both bounds, when the schema has both kinds of one side, are listed separately.
+                let both_lower = s.minimum.is_some() && s.exclusive_minimum.is_some();
+                let both_upper = s.maximum.is_some() && s.exclusive_maximum.is_some();
+                match (lower, upper) {
+                    (Some(("≥", a)), Some(("≤", b))) if !both_lower && !both_upper => {
+                        parts.push(vec![text(format!("{} to {}", num(a), num(b)))])
+                    }
+                    _ => {
+                        let mut bounds = Vec::new();
+                        if let Some(a) = s.minimum {
+                            bounds.push(format!("≥ {}", num(a)));
+                        }
+                        if let Some(a) = s.exclusive_minimum {
+                            bounds.push(format!("> {}", num(a)));
+                        }
+                        if let Some(b) = s.maximum {
+                            bounds.push(format!("≤ {}", num(b)));
+                        }
+                        if let Some(b) = s.exclusive_maximum {
+                            bounds.push(format!("< {}", num(b)));
+                        }
+                        if !bounds.is_empty() {
+                            parts.push(vec![text(bounds.join(" and "))]);
+                        }
+                    }
+                }
+                if let Some(d) = s.multiple_of {
+                    parts.push(vec![text(format!("a multiple of {}", num(d)))]);
+                }
+                Phrase { head: vec![text(word)], tail: parenthesized(parts), values: None }
+            }
+            Shape::Const(v) => {
+                Phrase { head: vec![lit(v.to_string())], tail: Vec::new(), values: Some(kind_word(&[v])) }
+            }
+            Shape::Enum(vs) => {
+                let mut head = Vec::new();
+                for (i, v) in vs.iter().enumerate() {
+                    if i > 0 {
+                        head.push(text(" | "));
+                    }
+                    head.push(lit(v.to_string()));
+                }
+                Phrase { head, tail: Vec::new(), values: Some(kind_word(&vs.iter().collect::<Vec<_>>())) }
+            }
+            Shape::Array(a) => {
+                let mut tail = Vec::new();
+                if !a.prefix.is_empty() {
+                    tail.push(text(" of "));
+                    for (i, p) in a.prefix.iter().enumerate() {
+                        if i > 0 {
+                            tail.push(text(", "));
+                        }
+                        tail.extend(self.phrase(p, linked).all());
+                    }
+                    match &a.items {
+                        Some(it) => {
+                            tail.push(text(", then "));
+                            tail.extend(self.phrase(it, linked).all());
+                        }
+                        None => tail.push(text(", then anything")),
+                    }
+                } else if let Some(it) = &a.items {
+                    tail.push(text(" of "));
+                    tail.extend(self.phrase(it, linked).all());
+                }
+                let mut parts: Vec<Vec<Seg>> = Vec::new();
+                let count = match (a.min_items.filter(|n| *n > 0), a.max_items) {
+                    (None, None) => None,
+                    (Some(1), None) => Some("non-empty".to_string()),
+                    (Some(x), None) => Some(format!("at least {x} items")),
+                    (None, Some(y)) => Some(format!("at most {y} items")),
+                    (Some(x), Some(y)) if x == y => Some(format!("exactly {x} items")),
+                    (Some(x), Some(y)) => Some(format!("{x} to {y} items")),
+                };
+                parts.extend(count.map(|c| vec![text(c)]));
+                if a.unique {
+                    parts.push(vec![text("unique items")]);
+                }
+                tail.extend(parenthesized(parts));
+                Phrase { head: vec![text("array")], tail, values: None }
+            }
+            Shape::Object(o) => self.object_phrase(o, linked),
+            Shape::Union(u) => Phrase {
+                head: vec![text("object")],
+                tail: vec![text(" (union on "), lit(u.discriminator.clone()), text(")")],
+                values: None,
+            },
+            Shape::Nullable(inner) => {
+                let mut p = self.phrase(inner, linked);
+                p.tail.push(text(" or null"));
+                p
+            }
+            Shape::Kinds(ms) => self.joined(ms, linked, "", " or ", ""),
+            Shape::AllOf(ms) => self.joined(ms, linked, "all of (", "; ", ")"),
+            Shape::AnyOf(ms) => self.joined(ms, linked, "any of (", "; ", ")"),
+            Shape::OneOf(ms) => self.joined(ms, linked, "exactly one of (", "; ", ")"),
+            Shape::Not(inner) => self.joined(std::slice::from_ref(inner), linked, "not (", "", ")"),
+            Shape::Cond { cond, then, otherwise } => {
+                let mut head = vec![text("if (")];
+                head.extend(self.phrase(cond, linked).all());
+                head.push(text(")"));
+                if let Some(t) = then {
+                    head.push(text(" then ("));
+                    head.extend(self.phrase(t, linked).all());
+                    head.push(text(")"));
+                }
+                if let Some(e) = otherwise {
+                    head.push(text(" else ("));
+                    head.extend(self.phrase(e, linked).all());
+                    head.push(text(")"));
+                }
+                split_first_word(head)
+            }
+        }
+    }
+
+    /// Members joined by `sep`, between `open` and `close`; an optional property's `?` goes after the first word
+    /// (`null? or string`, `any of? (A; B)`).
+    fn joined(&self, ms: &[Node], linked: Option<()>, open: &str, sep: &str, close: &str) -> Phrase {
+        let mut all = Vec::new();
+        if !open.is_empty() {
+            all.push(text(open));
+        }
+        for (i, n) in ms.iter().enumerate() {
+            if i > 0 {
+                all.push(text(sep));
+            }
+            all.extend(self.phrase(n, linked).all());
+        }
+        if !close.is_empty() {
+            all.push(text(close));
+        }
+        split_first_word(all)
+    }
+
+    /// An object in a type cell: `object`, or a map `map of string to X`.
+    fn object_phrase(&self, o: &ObjectShape, linked: Option<()>) -> Phrase {
+        match &o.additional {
+            Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
+                let mut tail = vec![text(" of string to ")];
+                tail.extend(self.phrase(v, linked).all());
+                Phrase { head: vec![text("map")], tail, values: None }
+            }
+            _ => Phrase { head: vec![text("object")], ..Phrase::default() },
+        }
+    }
+
+    /// What an object type is, for its section.
+    fn object_kind(&self, o: &ObjectShape) -> Vec<Seg> {
+        match &o.additional {
+            Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
+                self.object_phrase(o, Some(())).all()
+            }
+            Additional::Schema(v) => {
+                let mut k = vec![text("object; other properties: ")];
+                k.extend(self.phrase(v, Some(())).all());
+                k
+            }
+            Additional::Closed => vec![text("object; other properties are rejected")],
+            Additional::Open => vec![text("object; other properties are accepted and kept")],
+            Additional::Strip => vec![
+                text("object; other properties are accepted, and dropped from parsed values ("),
+                lit("x-unknown-keys: strip"),
+                text(")"),
+            ],
+        }
+    }
+
+    /// The constraints of an object besides its properties, one bullet each.
+    fn object_notes(&self, o: &ObjectShape) -> Vec<Vec<Seg>> {
+        let mut out = Vec::new();
+        if !o.required_only.is_empty() {
+            out.push(codes("Must also have ", &o.required_only, ""));
+        }
+        for (p, n) in &o.pattern_properties {
+            let mut s = vec![text("Properties whose name matches "), lit(p.source.clone()), text(": ")];
+            s.extend(self.phrase(n, Some(())).all());
+            out.push(s);
+        }
+        if let Some(n) = &o.property_names {
+            let mut s = vec![text("Property names: ")];
+            s.extend(self.phrase(n, Some(())).all());
+            out.push(s);
+        }
+        match (o.min_properties, o.max_properties) {
+            (Some(a), Some(b)) => out.push(vec![text(format!("{a} to {}", properties(b)))]),
+            (Some(a), None) => out.push(vec![text(format!("At least {}", properties(a)))]),
+            (None, Some(b)) => out.push(vec![text(format!("At most {}", properties(b)))]),
+            (None, None) => {}
+        }
+        for (k, deps) in &o.dependent_required {
+            let mut s = vec![text("When "), lit(k.clone()), text(" is present, so must be ")];
+            s.extend(codes("", deps, "").into_iter().skip(1));
+            out.push(s);
+        }
+        for r in &o.removed {
+            out.push(vec![
+                text("Removed: "),
+                lit(r.name.clone()),
+                text(" (use "),
+                lit(r.replacement.clone()),
+                text(")"),
+            ]);
+        }
+        out
+    }
+}
+
+/// A phrase whose head is its first word (or first literal or link): `any of (A; B)` is `any of` + ` (A; B)`.
+fn split_first_word(mut all: Vec<Seg>) -> Phrase {
+    let Some(first) = all.first().cloned() else { return Phrase::default() };
+    if first.kind == "text" {
+        let t = first.text.as_str();
+        let cut = t.find(" (").or_else(|| t.find(' ')).unwrap_or(t.len());
+        if cut < t.len() {
+            let (a, b) = t.split_at(cut);
+            all[0] = text(b);
+            return Phrase { head: vec![text(a)], tail: all, values: None };
+        }
+    }
+    let tail = all.split_off(1);
+    Phrase { head: all, tail, values: None }
+}
+
+/// `1 property`, `2 properties`.
+fn properties(n: u64) -> String {
+    if n == 1 {
+        "1 property".into()
+    } else {
+        format!("{n} properties")
+    }
+}
+
+/// `prefix` then the names as code, comma-separated, then `suffix`.
+fn codes(prefix: &str, names: &[String], suffix: &str) -> Vec<Seg> {
+    let mut s = vec![text(prefix)];
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            s.push(text(", "));
+        }
+        s.push(lit(n.clone()));
+    }
+    if !suffix.is_empty() {
+        s.push(text(suffix));
+    }
+    s
+}
+
+/// ` (a; b)`, or nothing.
+fn parenthesized(parts: Vec<Vec<Seg>>) -> Vec<Seg> {
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![text(" (")];
+    for (i, p) in parts.into_iter().enumerate() {
+        if i > 0 {
+            out.push(text("; "));
+        }
+        out.extend(p);
+    }
+    out.push(text(")"));
+    out
+}
+
+/// The word for the JSON kind of some values (`string` when all are strings).
+fn kind_word(vs: &[&Value]) -> &'static str {
+    let k = |v: &Value| match v {
+        Value::String(_) => "string",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::Null => "null",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    match vs.first() {
+        Some(f) if vs.iter().all(|v| k(v) == k(f)) => k(f),
+        _ => "value",
+    }
+}
+
+/// A number for prose: whole numbers without a fraction, `2^53-1` for the largest integer JavaScript represents
+/// exactly, other numbers as JSON writes them.
+fn num(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e16 {
+        bound(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| n.to_string())
+    }
+}
+
+/// The rules a checker can report for this package, in catalogue order: the line rules, and every rule one of its
+/// types or its protocol can break.
+pub(crate) fn produced_rules(m: &Model) -> Vec<Rule> {
+    let mut set: BTreeSet<Rule> = [Rule::MalformedJson, Rule::InvalidUtf8, Rule::BlankLine, Rule::TooDeep].into();
+    for t in &m.types {
+        t.node.visit(&mut |n: &Node| node_rules(&n.shape, &mut set));
+    }
+    if let Some(p) = &m.protocol {
+        for e in &p.events {
+            for rule in p.role_rules(e) {
+                match rule {
+                    RoleRule::Event { allowed } if !p.roles.iter().all(|r| allowed.contains(r)) => {
+                        set.insert(Rule::RoleEvent);
+                    }
+                    RoleRule::EnvelopeField { allowed, .. } | RoleRule::EventField { allowed, .. }
+                        if !p.roles.iter().all(|r| allowed.contains(r)) =>
+                    {
+                        set.insert(Rule::RoleField);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Rule::ALL.iter().copied().filter(|r| set.contains(r)).collect()
+}
+
+/// The rules one node can break itself (not counting the nodes inside it).
+fn node_rules(s: &Shape, set: &mut BTreeSet<Rule>) {
+    let mut add = |r: Rule| {
+        set.insert(r);
+    };
+    match s {
+        Shape::Any | Shape::Ref(_) | Shape::Nullable(_) | Shape::AllOf(_) | Shape::Cond { .. } => {}
+        Shape::Never => add(Rule::Never),
+        Shape::Null | Shape::Boolean | Shape::Kinds(_) => add(Rule::Type),
+        Shape::String(st) => {
+            add(Rule::Type);
+            if st.min_length.is_some_and(|n| n > 0) {
+                add(Rule::MinLength);
+            }
+            if st.max_length.is_some() {
+                add(Rule::MaxLength);
+            }
+            if st.pattern.is_some() {
+                add(Rule::Pattern);
+            }
+            if st.strict_pattern.is_some() {
+                add(Rule::StrictId);
+            }
+        }
+        Shape::Number(n) => {
+            add(Rule::Type);
+            let bounds = [
+                (n.minimum, Rule::Minimum),
+                (n.exclusive_minimum, Rule::ExclusiveMinimum),
+                (n.maximum, Rule::Maximum),
+                (n.exclusive_maximum, Rule::ExclusiveMaximum),
+                (n.multiple_of, Rule::MultipleOf),
+            ];
+            for (b, r) in bounds {
+                if b.is_some() {
+                    add(r);
+                }
+            }
+        }
+        Shape::Const(_) => add(Rule::Const),
+        Shape::Enum(vs) => {
+            if vs.iter().all(Value::is_string) {
+                add(Rule::Type);
+            }
+            add(Rule::Enum);
+        }
+        Shape::Array(a) => {
+            add(Rule::Type);
+            if a.min_items.is_some_and(|n| n > 0) {
+                add(Rule::MinItems);
+            }
+            if a.max_items.is_some() {
+                add(Rule::MaxItems);
+            }
+            if a.unique {
+                add(Rule::UniqueItems);
+            }
+        }
+        Shape::Object(o) => {
+            add(Rule::Type);
+            if o.fields.iter().any(|f| f.required) || !o.required_only.is_empty() {
+                add(Rule::Required);
+            }
+            if o.additional == Additional::Closed {
+                add(Rule::AdditionalProperty);
+                if !o.removed.is_empty() {
+                    add(Rule::RemovedProperty);
+                }
+            }
+            if o.property_names.is_some() {
+                add(Rule::PropertyNames);
+            }
+            if o.min_properties.is_some_and(|n| n > 0) {
+                add(Rule::MinProperties);
+            }
+            if o.max_properties.is_some() {
+                add(Rule::MaxProperties);
+            }
+            if !o.dependent_required.is_empty() {
+                add(Rule::DependentRequired);
+            }
+        }
+        Shape::Union(u) => {
+            add(Rule::Type);
+            add(Rule::Required);
+            if !u.removed.is_empty() {
+                add(Rule::RemovedEvent);
+            }
+            add(if u.events { Rule::UnknownEvent } else { Rule::UnknownVariant });
+        }
+        Shape::AnyOf(_) => add(Rule::AnyOf),
+        Shape::OneOf(_) => add(Rule::OneOf),
+        Shape::Not(_) => add(Rule::Not),
     }
 }
 

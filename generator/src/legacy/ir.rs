@@ -196,21 +196,6 @@ impl Protocol {
         self.enums.get(&self.role_enum).map_or(&[], |e| &e.values)
     }
 
-    /// Removed discriminator values that replace into `tag` (e.g. `start` for `subagent-start`).
-    pub fn replaces(&self, tag: &str) -> Vec<&str> {
-        let mut out = Vec::new();
-        for r in &self.removed {
-            if let RemovedKind::Events(evs) = &r.kind {
-                for (old, rep) in evs {
-                    if rep == tag || rep.split('.').next() == Some(tag) {
-                        out.push(old.as_str());
-                    }
-                }
-            }
-        }
-        out
-    }
-
     /// Whether `role` may send a field with the given role restriction inside an event `v`.
     pub fn field_allowed(field: &Field, role: &str) -> bool {
         field.roles.as_ref().is_none_or(|r| r.iter().any(|x| x == role))

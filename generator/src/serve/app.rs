@@ -1,6 +1,6 @@
 //! The router, its handlers and the per-request middleware (limits, deadline, metrics, one log line).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 use super::body::{self, Kind, Limited, Lines};
@@ -32,7 +32,8 @@ pub struct App {
 
 struct Shared {
     engine: Engine,
-    schema: Bytes,
+    /// The bundled schema, or why the schema output refuses this model.
+    schema: Result<Bytes, String>,
     events: BTreeMap<String, Bytes>,
     max_body: u64,
     max_answer: usize,
@@ -54,26 +55,28 @@ impl App {
             model,
             EngineOptions { strict_ids: opts.strict_ids, max_errors: Some(crate::engine::REPORTED_ERRORS) },
         )?;
-        let bundle =
-            crate::legacy::protocol(engine.model()).map(|p| crate::emit::schema::bundle(&p)).unwrap_or_default();
-        let mut schema = serde_json::to_string_pretty(&bundle).unwrap_or_default();
-        schema.push('\n');
+        use crate::emit::schema as bundled;
         let m = engine.model();
-        let events = m
-            .protocol
-            .iter()
-            .flat_map(|p| &p.events)
-            .map(|e| {
-                let name = &m.ty(e.ty).names.rust;
-                let mut s = serde_json::to_string_pretty(&event_schema(&bundle, &e.tag, name)).unwrap_or_default();
-                s.push('\n');
-                (e.tag.clone(), Bytes::from(s))
-            })
-            .collect();
+        // The bundled schema, and per event of the protocol its body's schema standalone (by the bundle's names).
+        let names = bundled::def_names(m);
+        let schema = bundled::bundle(m).map(|b| Bytes::from(bundled::pretty(&b))).map_err(|e| e.to_string());
+        let mut events = BTreeMap::new();
+        if let (Some(p), Ok(names)) = (&m.protocol, &names) {
+            for e in &p.events {
+                let name = names.get(e.ty.0).map_or("", String::as_str);
+                let comment = format!(
+                    "The body (`{}`) of a `{}` event: `$defs/{name}` of the bundled schema, standalone.",
+                    p.union_field, e.tag
+                );
+                if let Ok(v) = bundled::standalone(m, e.ty, &comment) {
+                    events.insert(e.tag.clone(), Bytes::from(bundled::pretty(&v)));
+                }
+            }
+        }
         Ok(App {
             state: Arc::new(Shared {
                 engine,
-                schema: Bytes::from(schema),
+                schema,
                 events,
                 max_body: opts.max_body,
                 max_answer: usize::try_from(opts.max_answer).unwrap_or(usize::MAX),
@@ -108,54 +111,6 @@ impl App {
 }
 
 type St = State<Arc<Shared>>;
-
-/// One event's schema, standalone: its `$defs` entry of the bundle plus every definition it refers to.
-fn event_schema(bundle: &Value, tag: &str, type_name: &str) -> Value {
-    let empty = Map::new();
-    let defs = bundle.get("$defs").and_then(Value::as_object).unwrap_or(&empty);
-    let name = crate::emit::schema::variant_def(type_name);
-    let mut root = defs.get(&name).and_then(Value::as_object).cloned().unwrap_or_default();
-    let mut needed = BTreeSet::new();
-    let mut todo = vec![Value::Object(root.clone())];
-    while let Some(node) = todo.pop() {
-        refs(&node, &mut |r| {
-            if let Some(d) = r.strip_prefix("#/$defs/") {
-                if needed.insert(d.to_string()) {
-                    if let Some(def) = defs.get(d) {
-                        todo.push(def.clone());
-                    }
-                }
-            }
-        });
-    }
-    let mut out = Map::new();
-    out.insert("$schema".into(), bundle.get("$schema").cloned().unwrap_or(Value::Null));
-    out.insert(
-        "$comment".into(),
-        json!(format!("The body (`ev`) of a `{}` event: `$defs/{name}` of the bundled schema, standalone.", tag)),
-    );
-    out.append(&mut root);
-    if !needed.is_empty() {
-        let d: Map<String, Value> = needed.iter().filter_map(|n| defs.get(n).map(|v| (n.clone(), v.clone()))).collect();
-        out.insert("$defs".into(), Value::Object(d));
-    }
-    Value::Object(out)
-}
-
-fn refs(v: &Value, f: &mut impl FnMut(&str)) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                match (k.as_str(), x) {
-                    ("$ref", Value::String(r)) => f(r),
-                    _ => refs(x, f),
-                }
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| refs(x, f)),
-        _ => {}
-    }
-}
 
 /// The route template of a path, for metrics labels (bounded cardinality).
 fn route_of(path: &str) -> &'static str {
@@ -417,8 +372,14 @@ async fn rollup(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Resu
     Ok(json_response(StatusCode::OK, v.to_string().into_bytes(), tally))
 }
 
-async fn schema(State(st): St) -> Response {
-    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/schema+json"))], st.schema.clone()).into_response()
+async fn schema(State(st): St) -> Result<Response, ApiError> {
+    match &st.schema {
+        Ok(s) => {
+            Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/schema+json"))], s.clone())
+                .into_response())
+        }
+        Err(e) => Err(ApiError::new(ErrorCode::NotFound, format!("this schema has no bundled form: {e}"))),
+    }
 }
 
 async fn event(
@@ -426,6 +387,9 @@ async fn event(
     t: Result<Path<String>, axum::extract::rejection::PathRejection>,
 ) -> Result<Response, ApiError> {
     let Path(t) = t.map_err(|e| ApiError::new(ErrorCode::NotFound, format!("bad event path: {e}")))?;
+    if let Err(e) = &st.schema {
+        return Err(ApiError::new(ErrorCode::NotFound, format!("this schema has no bundled form: {e}")));
+    }
     match st.events.get(&t) {
         Some(s) => {
             Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/schema+json"))], s.clone())
