@@ -67,11 +67,6 @@ pub(crate) fn number_lit(n: f64) -> Result<Code, EmitError> {
     Ok(Code(format!("{n:?}").trim_end_matches(".0").to_string()))
 }
 
-/// An integer literal.
-pub(crate) fn int_lit(n: i64) -> Code {
-    Code(n.to_string())
-}
-
 /// Words that cannot name a binding in a module (strict mode), nor a type.
 const RESERVED: &[&str] = &[
     "break",
@@ -237,6 +232,5 @@ mod tests {
         assert_eq!(number_lit(0.0).expect("finite").as_str(), "0");
         assert_eq!(number_lit(0.5).expect("finite").as_str(), "0.5");
         assert!(number_lit(f64::NAN).is_err());
-        assert_eq!(int_lit(9007199254740991).as_str(), "9007199254740991");
     }
 }
