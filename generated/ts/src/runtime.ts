@@ -128,10 +128,10 @@ export function wireMessage(iss: RawIssue): string {
 }
 
 /** Parameters of every generated type: the shared error map. */
-export const T = { error: wireMessage } as const;
+export const $T = { error: wireMessage } as const;
 
 /** Parameters of every generated check: the shared error map, and a failed check ends the checks of its value. */
-export const C = { error: wireMessage, abort: true } as const;
+export const $C = { error: wireMessage, abort: true } as const;
 
 /** The parameters of a `z.literal` that stands for a `const`: a mismatch is `const`. */
 export function constParams(value: unknown): { error: () => string } {
@@ -274,7 +274,7 @@ export function unknownKeys(owner: string, removed: Readonly<Record<string, stri
  * {@link unknownKeys}). Typed as Zod's strict object, which it is, only with per-key issues.
  */
 export function closed<S extends z.ZodRawShape>(shape: S, unknown: z.ZodType): z.ZodObject<S, z.core.$strict> {
-  return z.object(shape, T).catchall(unknown) as unknown as z.ZodObject<S, z.core.$strict>;
+  return z.object(shape, $T).catchall(unknown) as unknown as z.ZodObject<S, z.core.$strict>;
 }
 
 /**
@@ -355,12 +355,12 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
 
 /** An object with keywords beyond its declared properties ({@link ObjectRest}), typed without an index signature. */
 export function objectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectRest): z.ZodObject<S, z.core.$strip> {
-  return z.looseObject(shape, T).check(objectRest(rest)) as unknown as z.ZodObject<S, z.core.$strip>;
+  return z.looseObject(shape, $T).check(objectRest(rest)) as unknown as z.ZodObject<S, z.core.$strip>;
 }
 
 /** {@link objectWith} for an object that keeps other properties (typed with an index signature). */
 export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectRest): z.ZodObject<S, z.core.$loose> {
-  return z.looseObject(shape, T).check(objectRest(rest));
+  return z.looseObject(shape, $T).check(objectRest(rest));
 }
 
 /**
@@ -537,6 +537,12 @@ export function issueRule(issue: z.core.$ZodIssue): RuleId {
 export function toWireErrors(error: z.core.$ZodError): WireError[] {
   return error.issues.map((i) => ({ pointer: toPointer(i.path), rule: issueRule(i), message: i.message.replace(RULE_SUFFIX, "") }));
 }
+
+/** The parameters of every generated type ({@link $T}; kept under this name for existing imports). */
+export const T = $T;
+
+/** The parameters of every generated check ({@link $C}; kept under this name for existing imports). */
+export const C = $C;
 
 /** The deepest nesting a line may have (arrays and objects, the envelope included); one more is `too-deep`. */
 export const MAX_DEPTH = 127;

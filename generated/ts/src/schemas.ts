@@ -7,34 +7,34 @@
  * @module
  */
 import { z } from "zod";
-import { T, C, constParams, rule, isInt, unknownKeys, closed, not, unionMessage } from "./runtime.js";
+import { $T, $C, constParams, rule, isInt, unknownKeys, closed, not, unionMessage } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
-export const sessionCuid2Schema = z.string(T).min(1, C)
+export const sessionCuid2Schema = z.string($T).min(1, $C)
   .describe("A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters).");
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export type SessionCuid2 = z.infer<typeof sessionCuid2Schema>;
 
 /** A non-empty identifier string. */
-export const sessionIdSchema = z.string(T).min(1, C)
+export const sessionIdSchema = z.string($T).min(1, $C)
   .describe("A non-empty identifier string.");
 /** A non-empty identifier string. */
 export type SessionId = z.infer<typeof sessionIdSchema>;
 
 /** A non-negative integer that JavaScript represents exactly (0 to 2^53-1). */
-export const sessionUint53Schema = z.number(T).check(isInt).min(0, C).max(9007199254740991, C)
+export const sessionUint53Schema = z.number($T).check(isInt).min(0, $C).max(9007199254740991, $C)
   .describe("A non-negative integer that JavaScript represents exactly (0 to 2^53-1).");
 /** A non-negative integer that JavaScript represents exactly (0 to 2^53-1). */
 export type SessionUint53 = z.infer<typeof sessionUint53Schema>;
 
 /** Who produced this event */
-export const sessionRoleSchema = z.enum(["user","agent"], T)
+export const sessionRoleSchema = z.enum(["user","agent"], $T)
   .describe("Who produced this event");
 /** Who produced this event */
 export type SessionRole = z.infer<typeof sessionRoleSchema>;
 
 /** Tool input arguments: any JSON object. */
-export const sessionArgsSchema = z.looseObject({}, T)
+export const sessionArgsSchema = z.looseObject({}, $T)
   .describe("Tool input arguments: any JSON object.");
 /** Tool input arguments: any JSON object. */
 export type SessionArgs = z.infer<typeof sessionArgsSchema>;
@@ -47,7 +47,7 @@ export const sessionUsageSchema = closed(
     /** Output tokens generated */
     outputTokens: sessionUint53Schema,
     /** Cost in USD */
-    cost: z.number(T).min(0, C),
+    cost: z.number($T).min(0, $C),
   },
   unknownKeys("SessionUsage", {}),
 )
@@ -63,7 +63,7 @@ export const sessionImageSchema = closed(
     /** Image height in pixels */
     height: sessionUint53Schema,
     /** Base64-encoded ThumbHash for instant placeholder */
-    thumbhash: z.string(T),
+    thumbhash: z.string($T),
   },
   unknownKeys("SessionImage", {}),
 )
@@ -77,11 +77,11 @@ export const sessionTextEventSchema = closed(
     /** Event type discriminator */
     t: z.literal("text", constParams("text")),
     /** Message text (markdown) */
-    text: z.string(T),
+    text: z.string($T),
     /** Agent only. `true` for internal reasoning */
-    thinking: z.boolean(T).optional(),
+    thinking: z.boolean($T).optional(),
     /** User only. Mid-turn injection — picked up between LLM calls. Default user messages queue for next turn */
-    steer: z.boolean(T).optional(),
+    steer: z.boolean($T).optional(),
   },
   unknownKeys("SessionTextEvent", {}),
 )
@@ -97,7 +97,7 @@ export const sessionFileEventSchema = closed(
     /** Server upload ID */
     ref: sessionIdSchema,
     /** Display filename */
-    name: z.string(T),
+    name: z.string($T),
     /** File size in bytes */
     size: sessionUint53Schema,
     /** Optional image metadata */
@@ -122,7 +122,7 @@ export const sessionTurnStartEventSchema = closed(
 export type SessionTurnStartEvent = z.infer<typeof sessionTurnStartEventSchema>;
 
 /** Final turn outcome */
-export const sessionTurnStatusSchema = z.enum(["completed","failed","cancelled"], T)
+export const sessionTurnStatusSchema = z.enum(["completed","failed","cancelled"], $T)
   .describe("Final turn outcome");
 /** Final turn outcome */
 export type SessionTurnStatus = z.infer<typeof sessionTurnStatusSchema>;
@@ -151,11 +151,11 @@ export const sessionToolCallStartEventSchema = closed(
     /** Tool call identifier, matched by `tool-call-end` */
     call: sessionIdSchema,
     /** Tool name (lowercase, hyphenated) */
-    name: z.string(T),
+    name: z.string($T),
     /** Short summary (inline markdown) */
-    title: z.string(T),
+    title: z.string($T),
     /** Full description (inline markdown) */
-    description: z.string(T),
+    description: z.string($T),
     /** Tool input arguments */
     args: sessionArgsSchema,
   },
@@ -185,7 +185,7 @@ export const sessionServiceEventSchema = closed(
     /** Event type discriminator */
     t: z.literal("service", constParams("service")),
     /** Service message text */
-    text: z.string(T),
+    text: z.string($T),
   },
   unknownKeys("SessionServiceEvent", {}),
 )
@@ -201,7 +201,7 @@ export const sessionSubagentStartEventSchema = closed(
     /** Subagent identifier — same value used in envelope `subagent` field on all messages this subagent produces */
     agentId: sessionCuid2Schema,
     /** Human-readable label */
-    title: z.string(T).optional(),
+    title: z.string($T).optional(),
   },
   unknownKeys("SessionSubagentStartEvent", {}),
 )
@@ -224,7 +224,7 @@ export const sessionSubagentStopEventSchema = closed(
 export type SessionSubagentStopEvent = z.infer<typeof sessionSubagentStopEventSchema>;
 
 /** What took control */
-export const sessionClientTypeSchema = z.enum(["cli","phone","browser","daemon"], T)
+export const sessionClientTypeSchema = z.enum(["cli","phone","browser","daemon"], $T)
   .describe("What took control");
 /** What took control */
 export type SessionClientType = z.infer<typeof sessionClientTypeSchema>;
@@ -253,11 +253,11 @@ export const sessionPermissionRequestEventSchema = closed(
     /** Tool call this request is for; matches the `call` of the open `tool-call-start` */
     call: sessionIdSchema,
     /** Name of the tool asking for permission */
-    toolName: z.string(T),
+    toolName: z.string($T),
     /** Short summary of what the tool will do (inline markdown) */
-    title: z.string(T),
+    title: z.string($T),
     /** Full description of what the tool will do (inline markdown) */
-    description: z.string(T),
+    description: z.string($T),
     /** Tool input arguments */
     args: sessionArgsSchema,
   },
@@ -268,7 +268,7 @@ export const sessionPermissionRequestEventSchema = closed(
 export type SessionPermissionRequestEvent = z.infer<typeof sessionPermissionRequestEventSchema>;
 
 /** The user's answer */
-export const sessionDecisionSchema = z.enum(["allow-once","allow-always","deny"], T)
+export const sessionDecisionSchema = z.enum(["allow-once","allow-always","deny"], $T)
   .describe("The user's answer");
 /** The user's answer */
 export type SessionDecision = z.infer<typeof sessionDecisionSchema>;
@@ -302,7 +302,7 @@ export const sessionAbortEventSchema = closed(
 export type SessionAbortEvent = z.infer<typeof sessionAbortEventSchema>;
 
 /** Permission mode */
-export const sessionPermissionModeSchema = z.enum(["default","acceptEdits","bypassPermissions","plan"], T)
+export const sessionPermissionModeSchema = z.enum(["default","acceptEdits","bypassPermissions","plan"], $T)
   .describe("Permission mode");
 /** Permission mode */
 export type SessionPermissionMode = z.infer<typeof sessionPermissionModeSchema>;
@@ -315,11 +315,11 @@ export const sessionAgentConfigurationChangedEventSchema = closed(
     /** Permission mode */
     permissionMode: sessionPermissionModeSchema.optional(),
     /** Model identifier */
-    model: z.string(T).optional(),
+    model: z.string($T).optional(),
     /** Thinking budget level */
-    thinkingLevel: z.string(T).optional(),
+    thinkingLevel: z.string($T).optional(),
     /** Sandbox enabled */
-    sandbox: z.boolean(T).optional(),
+    sandbox: z.boolean($T).optional(),
   },
   unknownKeys("SessionAgentConfigurationChangedEvent", {}),
 )

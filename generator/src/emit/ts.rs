@@ -60,7 +60,7 @@ const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-modu
 
 /// Names the package's `runtime.ts` exports besides the Zod support (`index.ts` re-exports them all).
 const PACKAGE_RUNTIME_NAMES: &[&str] =
-    &["MAX_DEPTH", "newId", "scanJson", "parseLine", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
+    &["T", "C", "MAX_DEPTH", "newId", "scanJson", "parseLine", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
 
 /// Names `index.ts` declares.
 const INDEX_NAMES: &[&str] =
@@ -92,7 +92,7 @@ pub(crate) fn emit_model(m: &Model) -> Result<Vec<OutFile>, EmitError> {
     let names = exported_names(m)?;
     let imports: Vec<&str> =
         zod::RUNTIME_NAMES.iter().copied().filter(|n| !zod::RUNTIME_PRIVATE.contains(n) && uses(&body, n)).collect();
-    let imports = if imports.is_empty() { vec!["T"] } else { imports };
+    let imports = if imports.is_empty() { vec!["$T"] } else { imports };
     let title = if m.title.is_empty() { m.package.npm_name.clone() } else { m.title.clone() };
     let schemas = env.get_template("schemas.ts")?.render(minijinja::context! {
         header => header.clone(),

@@ -160,6 +160,16 @@ pub(crate) fn prop_key(s: &str) -> Result<Code, EmitError> {
     Ok(if is_identifier_name(s) { Code(s.to_string()) } else { string_lit(s) })
 }
 
+/// A property key in a type literal: bare when it is an identifier name, else a string literal (`"__proto__"` is an
+/// ordinary property in a type).
+pub(crate) fn type_key(s: &str) -> Code {
+    if is_identifier_name(s) && s != "__proto__" {
+        Code(s.to_string())
+    } else {
+        string_lit(s)
+    }
+}
+
 /// A JSDoc comment holding `text`, indented by `indent` spaces (for the lines after the first).
 ///
 /// Nothing in `text` can end the comment or forge a tag: `*/` becomes `*\/`, every line break (`\r\n`, `\r`, `\n`,

@@ -6,7 +6,7 @@
 //! list their declared properties (absent-or-typed when optional) and, unless they drop or reject other keys,
 //! an index signature; combinators that a type cannot state (`not`, `if`) are `unknown`.
 
-use super::js::{json_lit, prop_key, Code};
+use super::js::{json_lit, type_key, Code};
 use super::EmitError;
 use crate::ir::*;
 
@@ -54,11 +54,11 @@ pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<C
             let mut parts = Vec::new();
             for f in &o.fields {
                 let opt = if f.required { "" } else { "?" };
-                parts.push(format!("{}{opt}: {}", prop_key(&f.name)?, ty(m, &f.node, name)?));
+                parts.push(format!("{}{opt}: {}", type_key(&f.name), ty(m, &f.node, name)?));
             }
             for r in &o.required_only {
                 if !o.fields.iter().any(|f| &f.name == r) {
-                    parts.push(format!("{}: unknown", prop_key(r)?));
+                    parts.push(format!("{}: unknown", type_key(r)));
                 }
             }
             let index = match &o.additional {

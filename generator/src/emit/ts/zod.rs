@@ -62,8 +62,8 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "kind",
     "EXPECTED",
     "wireMessage",
-    "T",
-    "C",
+    "$T",
+    "$C",
     "constParams",
     "enumParams",
     "fail",
@@ -341,15 +341,15 @@ impl<'m> ZodEmit<'m> {
     pub fn node(&self, n: &Node, indent: usize) -> Result<Code, EmitError> {
         let s = match &n.shape {
             Shape::Any => "z.unknown()".to_string(),
-            Shape::Never => "z.never(T)".to_string(),
+            Shape::Never => "z.never($T)".to_string(),
             Shape::Ref(id) => self.reference(*id).to_string(),
-            Shape::Null => "z.null(T)".to_string(),
-            Shape::Boolean => "z.boolean(T)".to_string(),
+            Shape::Null => "z.null($T)".to_string(),
+            Shape::Boolean => "z.boolean($T)".to_string(),
             Shape::String(s) => {
-                let mut out = "z.string(T)".to_string();
+                let mut out = "z.string($T)".to_string();
                 match s.min_length {
                     None | Some(0) => {}
-                    Some(1) => out.push_str(".min(1, C)"),
+                    Some(1) => out.push_str(".min(1, $C)"),
                     Some(k) => out.push_str(&format!(".check(minChars({}))", count(n, k)?)),
                 }
                 if let Some(k) = s.max_length {
@@ -361,22 +361,22 @@ impl<'m> ZodEmit<'m> {
                 out
             }
             Shape::Number(s) => {
-                let mut out = "z.number(T)".to_string();
+                let mut out = "z.number($T)".to_string();
                 if s.integer {
                     out.push_str(".check(isInt)");
                 }
                 let num = |f: f64| number_lit(f).map_err(|e| located_err(n, e));
                 if let Some(v) = s.minimum {
-                    out.push_str(&format!(".min({}, C)", num(v)?));
+                    out.push_str(&format!(".min({}, $C)", num(v)?));
                 }
                 if let Some(v) = s.exclusive_minimum {
-                    out.push_str(&format!(".gt({}, C)", num(v)?));
+                    out.push_str(&format!(".gt({}, $C)", num(v)?));
                 }
                 if let Some(v) = s.maximum {
-                    out.push_str(&format!(".max({}, C)", num(v)?));
+                    out.push_str(&format!(".max({}, $C)", num(v)?));
                 }
                 if let Some(v) = s.exclusive_maximum {
-                    out.push_str(&format!(".lt({}, C)", num(v)?));
+                    out.push_str(&format!(".lt({}, $C)", num(v)?));
                 }
                 if let Some(v) = s.multiple_of {
                     out.push_str(&format!(".check(multipleOf({}))", num(v)?));
@@ -389,9 +389,9 @@ impl<'m> ZodEmit<'m> {
             },
             Shape::Enum(values) => {
                 if values.is_empty() {
-                    "z.never(T)".to_string()
+                    "z.never($T)".to_string()
                 } else if values.iter().all(|v| v.is_string()) {
-                    format!("z.enum({}, T)", json_lit(&serde_json::Value::Array(values.clone())))
+                    format!("z.enum({}, $T)", json_lit(&serde_json::Value::Array(values.clone())))
                 } else if values.iter().all(|v| scalar(v).is_some()) {
                     let list = json_lit(&serde_json::Value::Array(values.clone()));
                     format!("z.literal({list}, enumParams({list}))")
@@ -442,11 +442,11 @@ impl<'m> ZodEmit<'m> {
             Some(i) => self.node(i, indent)?.to_string(),
         };
         let mut out = if a.prefix.is_empty() {
-            format!("z.array({rest}, T)")
+            format!("z.array({rest}, $T)")
         } else {
             let items: Vec<String> =
                 self.nodes(&a.prefix, indent)?.into_iter().map(|c| format!("{c}.optional()")).collect();
-            format!("z.tuple([{}], {rest}, T)", items.join(", "))
+            format!("z.tuple([{}], {rest}, $T)", items.join(", "))
         };
         if let Some(k) = a.min_items {
             out.push_str(&format!(".check(minItems({}))", count(n, k)?));
@@ -512,9 +512,9 @@ impl<'m> ZodEmit<'m> {
                 Additional::Closed => {
                     format!("closed(\n{pad}  {shape},\n{pad}  unknownKeys({}, {removed}),\n{pad})", string_lit(&owner))
                 }
-                Additional::Open => format!("z.looseObject({shape}, T)"),
-                Additional::Strip => format!("z.object({shape}, T)"),
-                Additional::Schema(v) => format!("z.object({shape}, T).catchall({})", self.node(v, indent)?),
+                Additional::Open => format!("z.looseObject({shape}, $T)"),
+                Additional::Strip => format!("z.object({shape}, $T)"),
+                Additional::Schema(v) => format!("z.object({shape}, $T).catchall({})", self.node(v, indent)?),
             });
         }
         for name in o.required_only.iter().chain(o.dependent_required.iter().flat_map(|(k, d)| d.iter().chain([k]))) {
