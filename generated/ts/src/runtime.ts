@@ -134,13 +134,13 @@ export const $T = { error: wireMessage } as const;
 export const $C = { error: wireMessage, abort: true } as const;
 
 /** The parameters of a `z.literal` that stands for a `const`: a mismatch is `const`. */
-export function constParams(value: unknown): { error: () => string } {
-  return { error: () => tagged(`must be ${JSON.stringify(value)}`, "const") };
+export function constParams(value: unknown): { error: (iss: RawIssue) => string } {
+  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`must be ${JSON.stringify(value)}`, "const")) };
 }
 
 /** The parameters of a `z.literal` that stands for an `enum` of scalars: a mismatch is `enum`. */
 export function enumParams(values: readonly unknown[]): { error: (iss: RawIssue) => string } {
-  return { error: (iss) => tagged(`${quotedList([iss.input])} is not one of ${quotedList(values)}`, "enum") };
+  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`${quotedList([iss.input])} is not one of ${quotedList(values)}`, "enum")) };
 }
 
 /** Pushes a custom issue with its rule id (relative `path`, message already tagged). */
