@@ -236,3 +236,20 @@ fn every_example_fixture_gets_happy_wires_verdict_from_every_checker() {
     eprintln!("example fixtures per checker: {}", counts.join(", "));
     assert!(failures.is_empty(), "{} disagreement(s):\n{}", failures.len(), failures.join("\n"));
 }
+
+/// `tsc --noEmit --strict` on `happy-wire-types.mts`: every name happy-wire exports, imported from the generated
+/// package (built declarations) and used as happy-wire's callers use it.
+#[test]
+fn every_happy_wire_export_name_type_checks_against_the_generated_package() {
+    built_ts_package();
+    let dir = ts_package();
+    let out = std::process::Command::new("node")
+        .current_dir(&dir)
+        .arg(dir.join("node_modules/typescript/bin/tsc"))
+        .args(["--noEmit", "--strict", "--target", "ES2022", "--lib", "ES2022", "--module", "NodeNext"])
+        .args(["--moduleResolution", "NodeNext", "--skipLibCheck"])
+        .arg(root().join("tests/conformance/happy-wire-types.mts"))
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "the type test fails:\n{}", String::from_utf8_lossy(&out.stdout));
+}
