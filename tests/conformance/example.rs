@@ -127,7 +127,8 @@ fn node_answers(fx: &[ExampleFixture]) -> &'static [Value] {
         let runner = root().join("tests/conformance/example-runner.mjs");
         let index = index.to_str().expect("utf-8 path");
         let out = crate::node::run_node(&root(), &[runner.to_str().expect("utf-8 path"), index], &input);
-        let answers: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
+        let answers: Vec<Value> =
+            out.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
         assert_eq!(answers.len(), fx.len(), "one answer per fixture");
         answers
     })
@@ -252,4 +253,26 @@ fn every_happy_wire_export_name_type_checks_against_the_generated_package() {
         .output()
         .expect("node runs");
     assert!(out.status.success(), "the type test fails:\n{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// The committed package is what the example's schema gives (`wiregen check --only ts` on the example).
+#[test]
+fn the_examples_typescript_package_is_fresh() {
+    let mut opts = wiregen::Options::new(schema_dir(), root().join("examples/happy-wire/generated"));
+    opts.outputs = vec![wiregen::emit::Output::Ts];
+    let report = wiregen::check(&opts).expect("the example's schema checks");
+    assert!(report.fresh > 0, "no generated file was compared");
+    let stale: Vec<String> = report
+        .missing
+        .iter()
+        .chain(report.changed.iter().map(|(p, _)| p))
+        .chain(&report.extra)
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        report.is_clean(),
+        "examples/happy-wire/generated/ts is stale ({}); run `cargo run -p wiregen -- generate --schema \
+         examples/happy-wire/schema --out examples/happy-wire/generated --only ts`",
+        stale.join(", ")
+    );
 }
