@@ -59,8 +59,17 @@ const ZOD_MODULE: &str = include_str!("../../templates/ts/zod-module.ts.j2");
 const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-module.ts.j2");
 
 /// Names the package's `runtime.ts` exports besides the Zod support (`index.ts` re-exports them all).
-const PACKAGE_RUNTIME_NAMES: &[&str] =
-    &["T", "C", "MAX_DEPTH", "newId", "scanJson", "parseLine", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
+const PACKAGE_RUNTIME_NAMES: &[&str] = &[
+    "T",
+    "C",
+    "MAX_DEPTH",
+    "newId",
+    "scanJson",
+    "parseLine",
+    "hideOwnProto",
+    "restoreOwnProto",
+    "restoreOwnProtoErrors",
+];
 
 /// Names `index.ts` declares.
 const INDEX_NAMES: &[&str] =
@@ -253,7 +262,7 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let body = sa.body()?;
     let mut types_view = standalone_types(m)?;
     for (i, t) in m.types.iter().enumerate() {
-        let ty = types::ty(m, &t.node, &|id| Code::from_pieces(m.ty(id).names.ts.clone()))?;
+        let ty = types::ty(&t.node, &|id| Code::from_pieces(m.ty(id).names.ts.clone()))?;
         let mut map: std::collections::BTreeMap<String, Value> = std::collections::BTreeMap::new();
         for key in ["name", "validate", "guard", "check", "doc"] {
             map.insert(key.into(), types_view[i].get_attr(key)?);
@@ -470,11 +479,10 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
                 let f = obj.fields.iter().find(|f| &f.name == name).ok_or_else(|| {
                     EmitError::at(&env.origin, format!("`x-auto` names `{name}`, which the envelope does not declare"))
                 })?;
-                let fits = match (what, m.resolve(&f.node.shape)) {
-                    (AutoValue::Id, Shape::String(_)) => true,
-                    (AutoValue::Now, Shape::Number(_)) => true,
-                    _ => false,
-                };
+                let fits = matches!(
+                    (what, m.resolve(&f.node.shape)),
+                    (AutoValue::Id, Shape::String(_)) | (AutoValue::Now, Shape::Number(_))
+                );
                 if !fits {
                     return Err(EmitError::at(
                         &f.node.origin,

@@ -11,7 +11,7 @@ use super::EmitError;
 use crate::ir::*;
 
 /// The TypeScript type of a node; `name` gives a referenced type's name.
-pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<Code, EmitError> {
+pub(crate) fn ty(n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<Code, EmitError> {
     let s = match &n.shape {
         Shape::Any | Shape::Not(_) | Shape::Cond { .. } => "unknown".to_string(),
         Shape::Never => "never".to_string(),
@@ -32,7 +32,7 @@ pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<C
             let rest = match a.items.as_deref() {
                 None => Some("unknown".to_string()),
                 Some(Node { shape: Shape::Never, .. }) => None,
-                Some(n) => Some(ty(m, n, name)?.to_string()),
+                Some(n) => Some(ty(n, name)?.to_string()),
             };
             if a.prefix.is_empty() {
                 match rest {
@@ -42,7 +42,7 @@ pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<C
             } else {
                 let mut parts = Vec::new();
                 for p in &a.prefix {
-                    parts.push(format!("({})?", ty(m, p, name)?));
+                    parts.push(format!("({})?", ty(p, name)?));
                 }
                 if let Some(r) = rest {
                     parts.push(format!("...({r})[]"));
@@ -54,7 +54,7 @@ pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<C
             let mut parts = Vec::new();
             for f in &o.fields {
                 let opt = if f.required { "" } else { "?" };
-                parts.push(format!("{}{opt}: {}", type_key(&f.name), ty(m, &f.node, name)?));
+                parts.push(format!("{}{opt}: {}", type_key(&f.name), ty(&f.node, name)?));
             }
             for r in &o.required_only {
                 if !o.fields.iter().any(|f| &f.name == r) {
@@ -64,7 +64,7 @@ pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<C
             let index = match &o.additional {
                 Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => None,
                 Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
-                    Some(ty(m, v, name)?.to_string())
+                    Some(ty(v, name)?.to_string())
                 }
                 _ => Some("unknown".to_string()),
             };
@@ -85,18 +85,18 @@ pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<C
                 members.join(" | ")
             }
         }
-        Shape::Nullable(inner) => format!("({}) | null", ty(m, inner, name)?),
+        Shape::Nullable(inner) => format!("({}) | null", ty(inner, name)?),
         Shape::Kinds(members) => {
             let mut out = Vec::new();
             for x in members {
-                out.push(format!("({})", ty(m, x, name)?));
+                out.push(format!("({})", ty(x, name)?));
             }
             out.join(" | ")
         }
         Shape::AllOf(members) => {
             let mut out = Vec::new();
             for x in members {
-                let t = ty(m, x, name)?.to_string();
+                let t = ty(x, name)?.to_string();
                 if t != "unknown" {
                     out.push(format!("({t})"));
                 }
@@ -110,7 +110,7 @@ pub(crate) fn ty(m: &Model, n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<C
         Shape::AnyOf(members) | Shape::OneOf(members) => {
             let mut out = Vec::new();
             for x in members {
-                let t = ty(m, x, name)?.to_string();
+                let t = ty(x, name)?.to_string();
                 if t == "unknown" {
                     return Ok(Code::from_pieces("unknown".into()));
                 }

@@ -12,7 +12,7 @@
 //! | object with `required`-only names, `dependentRequired`, `patternProperties`, `propertyNames`, counts | `objectWith`/`looseObjectWith`: a loose object plus one check of the rest, in the engine's order |
 //! | discriminated union | `z.discriminatedUnion` (its error map names the engine's rule); `union(...)` when a member is not a plain object |
 //! | string | `z.string()` + `minChars`/`maxChars` (code points) + `pattern` (`u` flag) |
-//! | number / integer | `z.number()` (+ `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
+//! | number / integer | `z.number()` (`z.int()` when inclusive bounds within ±(2^53-1) are given, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
 //! | const / enum | `z.literal` for scalars (`z.enum` for strings); `constValue`/`enumValues` (JSON equality) otherwise |
 //! | array / tuple | `z.array` / `z.tuple([...optional], rest)` + `minItems`, `maxItems`, `uniqueItems` |
 //! | nullable, several JSON kinds | `.nullable()`, `kinds([...])` |
@@ -24,7 +24,6 @@ use std::collections::BTreeSet;
 use super::js::{ident, jsdoc, json_lit, number_lit, prop_key, string_lit, Code};
 use super::types;
 use super::EmitError;
-use crate::diag::push_ptr;
 use crate::ir::*;
 
 /// Names of `Object.prototype` (and `__proto__`): Zod reads a declared property with `input[key]` and `key in
@@ -145,10 +144,6 @@ pub(crate) fn refs(n: &Node) -> Vec<TypeId> {
         }
         if let Shape::Union(u) = &x.shape {
             out.extend(u.members.iter().map(|m| m.ty));
-        }
-        if let Shape::Cond { then, otherwise, .. } = &x.shape {
-            // `Node::visit` walks these too; nothing else to add.
-            let _ = (then, otherwise);
         }
     });
     out
@@ -323,7 +318,7 @@ impl<'m> ZodEmit<'m> {
         }
         let cyclic = self.order.cyclic.get(id.0).copied().unwrap_or(false);
         let code = if cyclic {
-            let ty = types::ty(self.m, &t.node, &|i| self.ts_name(i))?;
+            let ty = types::ty(&t.node, &|i| self.ts_name(i))?;
             format!(
                 "{doc}\nexport type {tname} = {ty};\n{doc}\nexport const {zname}: z.ZodType<{tname}> = ({expr}) as unknown as z.ZodType<{tname}>;\n"
             )
@@ -361,18 +356,23 @@ impl<'m> ZodEmit<'m> {
                 out
             }
             Shape::Number(s) => {
-                let mut out = "z.number($T)".to_string();
-                if s.integer {
+                // `z.int()` is an integer within ±(2^53-1): the same as JSON Schema's integer when inclusive bounds
+                // inside that range are given (a value beyond them fails `minimum`/`maximum` either way), and much
+                // faster than a custom check. Otherwise `isInt` takes any integral double.
+                let safe = |b: Option<f64>| b.is_some_and(|v| v.abs() <= MAX_SAFE as f64);
+                let int = s.integer && safe(s.minimum) && safe(s.maximum);
+                let mut out = if int { "z.int($C)".to_string() } else { "z.number($T)".to_string() };
+                if s.integer && !int {
                     out.push_str(".check(isInt)");
                 }
                 let num = |f: f64| number_lit(f).map_err(|e| located_err(n, e));
-                if let Some(v) = s.minimum {
+                if let Some(v) = s.minimum.filter(|v| !int || *v > -(MAX_SAFE as f64)) {
                     out.push_str(&format!(".min({}, $C)", num(v)?));
                 }
                 if let Some(v) = s.exclusive_minimum {
                     out.push_str(&format!(".gt({}, $C)", num(v)?));
                 }
-                if let Some(v) = s.maximum {
+                if let Some(v) = s.maximum.filter(|v| !int || *v < MAX_SAFE as f64) {
                     out.push_str(&format!(".max({}, $C)", num(v)?));
                 }
                 if let Some(v) = s.exclusive_maximum {
@@ -712,7 +712,6 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
         }
     }
     w.push_str("    }\n  }");
-    let _ = push_ptr;
     Ok(Code::from_pieces(w))
 }
 

@@ -131,13 +131,13 @@ export type SessionRole = z.infer<typeof sessionRoleSchema>;
 /** Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept. */
 export const sessionUsageSchema = z.looseObject({
     /** Input tokens (non-negative safe integer). */
-    input_tokens: z.number($T).check(isInt).min(0, $C).max(9007199254740991, $C),
+    input_tokens: z.int($C).min(0, $C),
     /** Input tokens written to the prompt cache (non-negative safe integer). */
-    cache_creation_input_tokens: z.number($T).check(isInt).min(0, $C).max(9007199254740991, $C).optional(),
+    cache_creation_input_tokens: z.int($C).min(0, $C).optional(),
     /** Input tokens read from the prompt cache (non-negative safe integer). */
-    cache_read_input_tokens: z.number($T).check(isInt).min(0, $C).max(9007199254740991, $C).optional(),
+    cache_read_input_tokens: z.int($C).min(0, $C).optional(),
     /** Output tokens (non-negative safe integer). */
-    output_tokens: z.number($T).check(isInt).min(0, $C).max(9007199254740991, $C),
+    output_tokens: z.int($C).min(0, $C),
     /** Size of the model's context window in tokens (positive safe integer). */
     context_window: z.number($T).check(isInt).gt(0, $C).max(9007199254740991, $C).optional(),
     /** Provider service tier the request ran on. */
@@ -741,7 +741,7 @@ export type RigMetadataV1McpServer = z.infer<typeof RigMetadataV1McpServerSchema
 /** Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept). */
 export const RigMetadataV1Schema = z.looseObject({
     /** Metadata revision (a safe integer >= 1; later revisions are additive). */
-    rigMetadataVersion: z.number($T).check(isInt).min(1, $C).max(9007199254740991, $C),
+    rigMetadataVersion: z.int($C).min(1, $C),
     /** The publishing client. */
     client: RigMetadataV1ClientSchema,
     /** The current provider. */
