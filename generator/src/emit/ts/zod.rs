@@ -726,6 +726,7 @@ mod tests {
             assert!(
                 src.contains(&format!("function {n}("))
                     || src.contains(&format!("const {n} "))
+                    || src.contains(&format!("const {n}:"))
                     || src.contains(&format!("type {n} "))
                     || src.contains(&format!("type {n}<"))
                     || src.contains(&format!("interface {n} "))
