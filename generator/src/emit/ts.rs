@@ -14,8 +14,7 @@
 //!   types;
 //! - `src/standalone.ts`: a validator per type, straight-line code ([`standalone`]);
 //! - `src/index.ts`: re-exports; with a protocol, `checkEnvelope`, `validateSessionLine`, `createEnvelope`; it
-//!   also re-exports `src/stream.ts`, which the stream emitter ([`super::ts_stream`]) writes for a protocol it
-//!   knows.
+//!   also re-exports `src/stream.ts`, which the stream emitter ([`super::ts_stream`]) writes.
 //!
 //! The module outlines are minijinja templates (`generator/templates/ts/`) with strict undefined behaviour. The
 //! templates never see raw schema text as code: the formatter writes every value as a JavaScript literal (JSON,
@@ -133,15 +132,11 @@ pub(crate) fn emit_model(m: &Model) -> Result<Vec<OutFile>, EmitError> {
         OutFile::new("src/schemas.ts", schemas),
         OutFile::new("src/standalone.ts", standalone),
     ];
-    // The stream checker still reads the legacy view: it is written for a protocol that view can express.
-    let stream = match &m.protocol {
-        Some(_) => crate::legacy::protocol(m).ok(),
-        None => None,
-    };
-    if let Some(p) = &stream {
-        files.extend(super::ts_stream::emit(p)?);
+    // The stream checker, for a model with a protocol layer.
+    if let Some(p) = &m.protocol {
+        files.extend(super::ts_stream::emit(m, p)?);
     }
-    let index = env.get_template("index.ts")?.render(index_view(m, &header, stream.is_some(), &names)?)?;
+    let index = env.get_template("index.ts")?.render(index_view(m, &header, m.protocol.is_some(), &names)?)?;
     files.push(OutFile::new("src/index.ts", index));
     Ok(files)
 }

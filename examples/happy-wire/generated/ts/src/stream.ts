@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { checkSessionStream, rollupSession } from "session-wire";
+ * import { checkSessionStream, rollupSession } from "@slopus/happy-wire";
  * const records = checkSessionStream(envelopes);
  * const bad = records.find((r) => !r.valid); // { line, valid: false, errors: [{ pointer, rule, message }] }
  * const state = rollupSession(envelopes); // control, config, turns, usage, open
