@@ -34,7 +34,10 @@ export const sessionRoleSchema = z.enum(["user","agent"], $T)
 export type SessionRole = z.infer<typeof sessionRoleSchema>;
 
 /** Tool input arguments: any JSON object. */
-export const sessionArgsSchema = z.looseObject({}, $T)
+export const sessionArgsSchema = z.looseObject(
+  {},
+  $T,
+)
   .describe("Tool input arguments: any JSON object.");
 /** Tool input arguments: any JSON object. */
 export type SessionArgs = z.infer<typeof sessionArgsSchema>;

@@ -512,9 +512,11 @@ impl<'m> ZodEmit<'m> {
                 Additional::Closed => {
                     format!("closed(\n{pad}  {shape},\n{pad}  unknownKeys({}, {removed}),\n{pad})", string_lit(&owner))
                 }
-                Additional::Open => format!("z.looseObject({shape}, $T)"),
-                Additional::Strip => format!("z.object({shape}, $T)"),
-                Additional::Schema(v) => format!("z.object({shape}, $T).catchall({})", self.node(v, indent)?),
+                Additional::Open => format!("z.looseObject(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
+                Additional::Strip => format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
+                Additional::Schema(v) => {
+                    format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad}).catchall({})", self.node(v, indent)?)
+                }
             });
         }
         for name in o.required_only.iter().chain(o.dependent_required.iter().flat_map(|(k, d)| d.iter().chain([k]))) {

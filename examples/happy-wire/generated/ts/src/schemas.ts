@@ -10,18 +10,22 @@ import { z } from "zod";
 import { $T, $C, constParams, rule, isInt, minChars, maxChars, pattern, not, kinds, unionMessage, union } from "./runtime.js";
 
 /** The user's text. */
-export const UserMessageContentSchema = z.object({
+export const UserMessageContentSchema = z.object(
+  {
     /** Content kind; always `text`. */
     type: z.literal("text", constParams("text")),
     /** Message text. */
     text: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("The user's text.");
 /** The user's text. */
 export type UserMessageContent = z.infer<typeof UserMessageContentSchema>;
 
 /** Metadata sent with a message: where it came from and the agent settings to use for it. Every field is optional. */
-export const MessageMetaSchema = z.object({
+export const MessageMetaSchema = z.object(
+  {
     /** Which client sent the message (for example `cli`, `mobile`, `web`). */
     sentFrom: z.string($T).optional(),
     /** Permission mode code; open-ended because native clients publish their own codes (for example Rig's auto, workspace_write, read_only, full_access). */
@@ -44,13 +48,16 @@ export const MessageMetaSchema = z.object({
     effort: z.string($T).nullable().optional(),
     /** Text to display instead of the message text. */
     displayText: z.string($T).optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Metadata sent with a message: where it came from and the agent settings to use for it. Every field is optional.");
 /** Metadata sent with a message: where it came from and the agent settings to use for it. Every field is optional. */
 export type MessageMeta = z.infer<typeof MessageMetaSchema>;
 
 /** Legacy decrypted user message: plain text plus optional metadata. */
-export const UserMessageSchema = z.object({
+export const UserMessageSchema = z.object(
+  {
     /** Payload kind discriminator; always `user`. */
     role: z.literal("user", constParams("user")),
     /** The user's text. */
@@ -59,29 +66,37 @@ export const UserMessageSchema = z.object({
     localKey: z.string($T).optional(),
     /** Message metadata. */
     meta: MessageMetaSchema.optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Legacy decrypted user message: plain text plus optional metadata.");
 /** Legacy decrypted user message: plain text plus optional metadata. */
 export type UserMessage = z.infer<typeof UserMessageSchema>;
 
 /** Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked. */
-export const AgentMessageContentSchema = z.looseObject({
+export const AgentMessageContentSchema = z.looseObject(
+  {
     /** Content kind. */
     type: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked.");
 /** Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked. */
 export type AgentMessageContent = z.infer<typeof AgentMessageContentSchema>;
 
 /** Legacy decrypted agent message: typed content whose other fields are kept as they are. */
-export const AgentMessageSchema = z.object({
+export const AgentMessageSchema = z.object(
+  {
     /** Payload kind discriminator; always `agent`. */
     role: z.literal("agent", constParams("agent")),
     /** Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked. */
     content: AgentMessageContentSchema,
     /** Message metadata. */
     meta: MessageMetaSchema.optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Legacy decrypted agent message: typed content whose other fields are kept as they are.");
 /** Legacy decrypted agent message: typed content whose other fields are kept as they are. */
 export type AgentMessage = z.infer<typeof AgentMessageSchema>;
@@ -93,18 +108,22 @@ export const LegacyMessageContentSchema = z.discriminatedUnion("role", [UserMess
 export type LegacyMessageContent = z.infer<typeof LegacyMessageContentSchema>;
 
 /** Encrypted message content as stored by the server. */
-export const SessionMessageContentSchema = z.object({
+export const SessionMessageContentSchema = z.object(
+  {
     /** Ciphertext (base64). */
     c: z.string($T),
     /** Content kind; always `encrypted`. */
     t: z.literal("encrypted", constParams("encrypted")),
-  }, $T)
+  },
+  $T,
+)
   .describe("Encrypted message content as stored by the server.");
 /** Encrypted message content as stored by the server. */
 export type SessionMessageContent = z.infer<typeof SessionMessageContentSchema>;
 
 /** A stored session message row: encrypted content plus server bookkeeping. */
-export const SessionMessageSchema = z.object({
+export const SessionMessageSchema = z.object(
+  {
     /** Message id. */
     id: z.string($T),
     /** Sequence number of the message in its session. */
@@ -117,7 +136,9 @@ export const SessionMessageSchema = z.object({
     createdAt: z.number($T),
     /** Last update time (Unix milliseconds). */
     updatedAt: z.number($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A stored session message row: encrypted content plus server bookkeeping.");
 /** A stored session message row: encrypted content plus server bookkeeping. */
 export type SessionMessage = z.infer<typeof SessionMessageSchema>;
@@ -129,7 +150,8 @@ export const sessionRoleSchema = z.enum(["user","agent"], $T)
 export type SessionRole = z.infer<typeof sessionRoleSchema>;
 
 /** Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept. */
-export const sessionUsageSchema = z.looseObject({
+export const sessionUsageSchema = z.looseObject(
+  {
     /** Input tokens (non-negative safe integer). */
     input_tokens: z.int($C).min(0, $C),
     /** Input tokens written to the prompt cache (non-negative safe integer). */
@@ -142,43 +164,55 @@ export const sessionUsageSchema = z.looseObject({
     context_window: z.number($T).check(isInt).gt(0, $C).max(9007199254740991, $C).optional(),
     /** Provider service tier the request ran on. */
     service_tier: z.string($T).optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept.");
 /** Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept. */
 export type SessionUsage = z.infer<typeof sessionUsageSchema>;
 
 /** Message text from the user or the agent (markdown); `thinking` marks agent reasoning. */
-export const sessionTextEventSchema = z.object({
+export const sessionTextEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("text", constParams("text")),
     /** Message text (markdown). */
     text: z.string($T),
     /** `true` when the text is the agent's internal reasoning rather than visible output. */
     thinking: z.boolean($T).optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Message text from the user or the agent (markdown); `thinking` marks agent reasoning.");
 /** Message text from the user or the agent (markdown); `thinking` marks agent reasoning. */
 export type SessionTextEvent = z.infer<typeof sessionTextEventSchema>;
 
 /** Internal or system message from the agent runtime (for example a usage-only update or a service notice). Agent only. */
-export const sessionServiceMessageEventSchema = z.object({
+export const sessionServiceMessageEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("service", constParams("service")),
     /** Service message text (markdown); may be empty for usage-only envelopes. */
     text: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Internal or system message from the agent runtime (for example a usage-only update or a service notice). Agent only.");
 /** Internal or system message from the agent runtime (for example a usage-only update or a service notice). Agent only. */
 export type SessionServiceMessageEvent = z.infer<typeof sessionServiceMessageEventSchema>;
 
 /** Tool input arguments: any JSON object (not an array, not null). */
-export const sessionToolCallStartArgsSchema = z.looseObject({}, $T)
+export const sessionToolCallStartArgsSchema = z.looseObject(
+  {},
+  $T,
+)
   .describe("Tool input arguments: any JSON object (not an array, not null).");
 /** Tool input arguments: any JSON object (not an array, not null). */
 export type SessionToolCallStartArgs = z.infer<typeof sessionToolCallStartArgsSchema>;
 
 /** The agent begins a tool invocation. */
-export const sessionToolCallStartEventSchema = z.object({
+export const sessionToolCallStartEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("tool-call-start", constParams("tool-call-start")),
     /** Tool call id, matched by the `tool-call-end` event. */
@@ -191,37 +225,46 @@ export const sessionToolCallStartEventSchema = z.object({
     description: z.string($T),
     /** Tool input arguments: any JSON object (not an array, not null). */
     args: sessionToolCallStartArgsSchema,
-  }, $T)
+  },
+  $T,
+)
   .describe("The agent begins a tool invocation.");
 /** The agent begins a tool invocation. */
 export type SessionToolCallStartEvent = z.infer<typeof sessionToolCallStartEventSchema>;
 
 /** A tool invocation completes. */
-export const sessionToolCallEndEventSchema = z.object({
+export const sessionToolCallEndEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("tool-call-end", constParams("tool-call-end")),
     /** Id of the tool call that ended (as given in its `tool-call-start`). */
     call: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A tool invocation completes.");
 /** A tool invocation completes. */
 export type SessionToolCallEndEvent = z.infer<typeof sessionToolCallEndEventSchema>;
 
 /** Image metadata, present when the file is an image. */
-export const sessionFileImageSchema = z.object({
+export const sessionFileImageSchema = z.object(
+  {
     /** Image width in pixels. */
     width: z.number($T),
     /** Image height in pixels. */
     height: z.number($T),
     /** ThumbHash of the image, for an instant placeholder. */
     thumbhash: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Image metadata, present when the file is an image.");
 /** Image metadata, present when the file is an image. */
 export type SessionFileImage = z.infer<typeof sessionFileImageSchema>;
 
 /** A file attachment, uploaded first and referenced by `ref`; images carry their dimensions and a thumbhash. */
-export const sessionFileEventSchema = z.object({
+export const sessionFileEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("file", constParams("file")),
     /** Reference of the uploaded (encrypted) file. */
@@ -234,27 +277,35 @@ export const sessionFileEventSchema = z.object({
     mimeType: z.string($T).optional(),
     /** Image metadata, present when the file is an image. */
     image: sessionFileImageSchema.optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("A file attachment, uploaded first and referenced by `ref`; images carry their dimensions and a thumbhash.");
 /** A file attachment, uploaded first and referenced by `ref`; images carry their dimensions and a thumbhash. */
 export type SessionFileEvent = z.infer<typeof sessionFileEventSchema>;
 
 /** The agent begins processing a turn. */
-export const sessionTurnStartEventSchema = z.object({
+export const sessionTurnStartEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("turn-start", constParams("turn-start")),
-  }, $T)
+  },
+  $T,
+)
   .describe("The agent begins processing a turn.");
 /** The agent begins processing a turn. */
 export type SessionTurnStartEvent = z.infer<typeof sessionTurnStartEventSchema>;
 
 /** A subagent starts; its envelopes carry the subagent id in `subagent`. Agent only. */
-export const sessionStartEventSchema = z.object({
+export const sessionStartEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("start", constParams("start")),
     /** Human-readable title of the subagent. */
     title: z.string($T).optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("A subagent starts; its envelopes carry the subagent id in `subagent`. Agent only.");
 /** A subagent starts; its envelopes carry the subagent id in `subagent`. Agent only. */
 export type SessionStartEvent = z.infer<typeof sessionStartEventSchema>;
@@ -266,21 +317,27 @@ export const sessionTurnEndStatusSchema = z.enum(["completed","failed","cancelle
 export type SessionTurnEndStatus = z.infer<typeof sessionTurnEndStatusSchema>;
 
 /** The agent finishes processing a turn. */
-export const sessionTurnEndEventSchema = z.object({
+export const sessionTurnEndEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("turn-end", constParams("turn-end")),
     /** How the turn ended. */
     status: sessionTurnEndStatusSchema,
-  }, $T)
+  },
+  $T,
+)
   .describe("The agent finishes processing a turn.");
 /** The agent finishes processing a turn. */
 export type SessionTurnEndEvent = z.infer<typeof sessionTurnEndEventSchema>;
 
 /** A subagent stops. Agent only. */
-export const sessionStopEventSchema = z.object({
+export const sessionStopEventSchema = z.object(
+  {
     /** Event type discriminator. */
     t: z.literal("stop", constParams("stop")),
-  }, $T)
+  },
+  $T,
+)
   .describe("A subagent stops. Agent only.");
 /** A subagent stops. Agent only. */
 export type SessionStopEvent = z.infer<typeof sessionStopEventSchema>;
@@ -292,7 +349,8 @@ export const sessionEventSchema = z.discriminatedUnion("t", [sessionTextEventSch
 export type SessionEvent = z.infer<typeof sessionEventSchema>;
 
 /** One session-protocol message: an envelope carrying one event. Service, start and stop events must use role `agent`. */
-export const sessionEnvelopeSchema = z.object({
+export const sessionEnvelopeSchema = z.object(
+  {
     /** Message id (any string; createEnvelope uses a fresh cuid2 when none is given). */
     id: z.string($T),
     /** Unix timestamp in milliseconds (any number; createEnvelope uses the current time when none is given). */
@@ -311,7 +369,9 @@ export const sessionEnvelopeSchema = z.object({
     usage: sessionUsageSchema.optional(),
     /** Event body, discriminated by `ev.t`. */
     ev: sessionEventSchema,
-  }, $T)
+  },
+  $T,
+)
   .check((ctx: z.core.ParsePayload<Record<string, unknown>>): void => {
     if (ctx.issues.length !== 0) return;
     const env = ctx.value;
@@ -334,14 +394,17 @@ export const sessionEnvelopeSchema = z.object({
 export type SessionEnvelope = z.infer<typeof sessionEnvelopeSchema>;
 
 /** Decrypted modern payload: a session-protocol envelope wrapped with role `session`. */
-export const SessionProtocolMessageSchema = z.object({
+export const SessionProtocolMessageSchema = z.object(
+  {
     /** Payload kind discriminator; always `session`. */
     role: z.literal("session", constParams("session")),
     /** The session-protocol envelope. */
     content: sessionEnvelopeSchema,
     /** Message metadata. */
     meta: MessageMetaSchema.optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Decrypted modern payload: a session-protocol envelope wrapped with role `session`.");
 /** Decrypted modern payload: a session-protocol envelope wrapped with role `session`. */
 export type SessionProtocolMessage = z.infer<typeof SessionProtocolMessageSchema>;
@@ -353,42 +416,52 @@ export const MessageContentSchema = z.discriminatedUnion("role", [UserMessageSch
 export type MessageContent = z.infer<typeof MessageContentSchema>;
 
 /** An encrypted value with its version. */
-export const VersionedEncryptedValueSchema = z.object({
+export const VersionedEncryptedValueSchema = z.object(
+  {
     /** Version of the value. */
     version: z.number($T),
     /** Encrypted value. */
     value: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("An encrypted value with its version.");
 /** An encrypted value with its version. */
 export type VersionedEncryptedValue = z.infer<typeof VersionedEncryptedValueSchema>;
 
 /** An encrypted value, which may be null, with its version. */
-export const VersionedNullableEncryptedValueSchema = z.object({
+export const VersionedNullableEncryptedValueSchema = z.object(
+  {
     /** Version of the value. */
     version: z.number($T),
     /** Encrypted value, or null when cleared. */
     value: z.string($T).nullable(),
-  }, $T)
+  },
+  $T,
+)
   .describe("An encrypted value, which may be null, with its version.");
 /** An encrypted value, which may be null, with its version. */
 export type VersionedNullableEncryptedValue = z.infer<typeof VersionedNullableEncryptedValueSchema>;
 
 /** Update: a new message was added to a session. */
-export const UpdateNewMessageBodySchema = z.object({
+export const UpdateNewMessageBodySchema = z.object(
+  {
     /** Update kind discriminator. */
     t: z.literal("new-message", constParams("new-message")),
     /** Session id. */
     sid: z.string($T),
     /** The new message. */
     message: SessionMessageSchema,
-  }, $T)
+  },
+  $T,
+)
   .describe("Update: a new message was added to a session.");
 /** Update: a new message was added to a session. */
 export type UpdateNewMessageBody = z.infer<typeof UpdateNewMessageBodySchema>;
 
 /** Update: a session's metadata or agent state changed. */
-export const UpdateSessionBodySchema = z.object({
+export const UpdateSessionBodySchema = z.object(
+  {
     /** Update kind discriminator. */
     t: z.literal("update-session", constParams("update-session")),
     /** Session id. */
@@ -397,24 +470,30 @@ export const UpdateSessionBodySchema = z.object({
     metadata: VersionedEncryptedValueSchema.nullable().optional(),
     /** New encrypted agent state; absent or null when unchanged. */
     agentState: VersionedNullableEncryptedValueSchema.nullable().optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Update: a session's metadata or agent state changed.");
 /** Update: a session's metadata or agent state changed. */
 export type UpdateSessionBody = z.infer<typeof UpdateSessionBodySchema>;
 
 /** An encrypted machine value with its version (same shape as VersionedEncryptedValue, a separate type). */
-export const VersionedMachineEncryptedValueSchema = z.object({
+export const VersionedMachineEncryptedValueSchema = z.object(
+  {
     /** Version of the value. */
     version: z.number($T),
     /** Encrypted value. */
     value: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("An encrypted machine value with its version (same shape as VersionedEncryptedValue, a separate type).");
 /** An encrypted machine value with its version (same shape as VersionedEncryptedValue, a separate type). */
 export type VersionedMachineEncryptedValue = z.infer<typeof VersionedMachineEncryptedValueSchema>;
 
 /** Update: a machine's metadata, daemon state or activity changed. */
-export const UpdateMachineBodySchema = z.object({
+export const UpdateMachineBodySchema = z.object(
+  {
     /** Update kind discriminator. */
     t: z.literal("update-machine", constParams("update-machine")),
     /** Machine id. */
@@ -427,7 +506,9 @@ export const UpdateMachineBodySchema = z.object({
     active: z.boolean($T).optional(),
     /** When the machine was last active (Unix milliseconds). */
     activeAt: z.number($T).optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("Update: a machine's metadata, daemon state or activity changed.");
 /** Update: a machine's metadata, daemon state or activity changed. */
 export type UpdateMachineBody = z.infer<typeof UpdateMachineBodySchema>;
@@ -439,7 +520,8 @@ export const CoreUpdateBodySchema = z.discriminatedUnion("t", [UpdateNewMessageB
 export type CoreUpdateBody = z.infer<typeof CoreUpdateBodySchema>;
 
 /** A core update as delivered to clients: id, sequence number, body and creation time. */
-export const CoreUpdateContainerSchema = z.object({
+export const CoreUpdateContainerSchema = z.object(
+  {
     /** Update id. */
     id: z.string($T),
     /** Sequence number of the update. */
@@ -448,7 +530,9 @@ export const CoreUpdateContainerSchema = z.object({
     body: CoreUpdateBodySchema,
     /** Creation time (Unix milliseconds). */
     createdAt: z.number($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A core update as delivered to clients: id, sequence number, body and creation time.");
 /** A core update as delivered to clients: id, sequence number, body and creation time. */
 export type CoreUpdateContainer = z.infer<typeof CoreUpdateContainerSchema>;
@@ -484,20 +568,24 @@ export const UpdateSchema = CoreUpdateContainerSchema;
 export type Update = CoreUpdateContainer;
 
 /** A model provider known to Rig. */
-export const RigProviderSchema = z.looseObject({
+export const RigProviderSchema = z.looseObject(
+  {
     /** Provider id. */
     id: z.string($T),
     /** Provider kind (for example `codex`). */
     kind: z.string($T),
     /** Human-readable provider name. */
     name: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A model provider known to Rig.");
 /** A model provider known to Rig. */
 export type RigProvider = z.infer<typeof RigProviderSchema>;
 
 /** A model Rig can select, with its provider and the service tiers and thinking levels it supports. */
-export const RigModelSchema = z.looseObject({
+export const RigModelSchema = z.looseObject(
+  {
     /** Model id. */
     id: z.string($T),
     /** Selection code of the model. */
@@ -522,7 +610,9 @@ export const RigModelSchema = z.looseObject({
     thinkingLevels: z.array(z.string($T), $T),
     /** Thinking level used by default. */
     defaultThinkingLevel: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A model Rig can select, with its provider and the service tiers and thinking levels it supports.");
 /** A model Rig can select, with its provider and the service tiers and thinking levels it supports. */
 export type RigModel = z.infer<typeof RigModelSchema>;
@@ -534,7 +624,8 @@ export const RigOperatingModeKindSchema = z.string($T)
 export type RigOperatingModeKind = z.infer<typeof RigOperatingModeKindSchema>;
 
 /** An operating (permission) mode Rig offers. */
-export const RigOperatingModeSchema = z.looseObject({
+export const RigOperatingModeSchema = z.looseObject(
+  {
     /** Selection code of the mode. */
     code: z.string($T),
     /** Display value of the mode. */
@@ -543,26 +634,32 @@ export const RigOperatingModeSchema = z.looseObject({
     description: z.string($T),
     /** Kind of the mode. */
     kind: RigOperatingModeKindSchema,
-  }, $T)
+  },
+  $T,
+)
   .describe("An operating (permission) mode Rig offers.");
 /** An operating (permission) mode Rig offers. */
 export type RigOperatingMode = z.infer<typeof RigOperatingModeSchema>;
 
 /** Attachment support. */
-export const RigCapabilitiesAttachmentsSchema = z.looseObject({
+export const RigCapabilitiesAttachmentsSchema = z.looseObject(
+  {
     /** Whether attachments are accepted. */
     enabled: z.boolean($T),
     /** Largest accepted attachment in bytes. */
     maxBytes: z.number($T),
     /** Accepted media types. */
     mediaTypes: z.array(z.string($T), $T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Attachment support.");
 /** Attachment support. */
 export type RigCapabilitiesAttachments = z.infer<typeof RigCapabilitiesAttachmentsSchema>;
 
 /** File access support. */
-export const RigCapabilitiesFilesSchema = z.looseObject({
+export const RigCapabilitiesFilesSchema = z.looseObject(
+  {
     /** Whether files can be browsed. */
     browse: z.boolean($T),
     /** Whether files can be read. */
@@ -571,13 +668,16 @@ export const RigCapabilitiesFilesSchema = z.looseObject({
     search: z.boolean($T),
     /** Whether files can be written. */
     write: z.boolean($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("File access support.");
 /** File access support. */
 export type RigCapabilitiesFiles = z.infer<typeof RigCapabilitiesFilesSchema>;
 
 /** What the Rig client supports. */
-export const RigCapabilitiesSchema = z.looseObject({
+export const RigCapabilitiesSchema = z.looseObject(
+  {
     /** Whether a running turn can be aborted. */
     abort: z.boolean($T),
     /** Attachment support. */
@@ -598,46 +698,58 @@ export const RigCapabilitiesSchema = z.looseObject({
     shell: z.boolean($T),
     /** Whether a running turn can be steered. */
     steering: z.boolean($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("What the Rig client supports.");
 /** What the Rig client supports. */
 export type RigCapabilities = z.infer<typeof RigCapabilitiesSchema>;
 
 /** Subagent counters. */
-export const RigActivitySubagentsSchema = z.looseObject({
+export const RigActivitySubagentsSchema = z.looseObject(
+  {
     /** Subagents running. */
     running: z.number($T),
     /** Subagents queued. */
     queued: z.number($T),
     /** Subagents in total. */
     total: z.number($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Subagent counters.");
 /** Subagent counters. */
 export type RigActivitySubagents = z.infer<typeof RigActivitySubagentsSchema>;
 
 /** Workflow counters. */
-export const RigActivityWorkflowsSchema = z.looseObject({
+export const RigActivityWorkflowsSchema = z.looseObject(
+  {
     /** Workflows running. */
     running: z.number($T),
     /** Workflows in total. */
     total: z.number($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Workflow counters.");
 /** Workflow counters. */
 export type RigActivityWorkflows = z.infer<typeof RigActivityWorkflowsSchema>;
 
 /** Process counters. */
-export const RigActivityProcessesSchema = z.looseObject({
+export const RigActivityProcessesSchema = z.looseObject(
+  {
     /** Processes running. */
     running: z.number($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Process counters.");
 /** Process counters. */
 export type RigActivityProcesses = z.infer<typeof RigActivityProcessesSchema>;
 
 /** Task counters. */
-export const RigActivityTasksSchema = z.looseObject({
+export const RigActivityTasksSchema = z.looseObject(
+  {
     /** Tasks pending. */
     pending: z.number($T),
     /** Tasks in progress. */
@@ -646,13 +758,16 @@ export const RigActivityTasksSchema = z.looseObject({
     completed: z.number($T),
     /** Tasks in total. */
     total: z.number($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Task counters.");
 /** Task counters. */
 export type RigActivityTasks = z.infer<typeof RigActivityTasksSchema>;
 
 /** Counters of what the Rig client is currently doing. */
-export const RigActivitySchema = z.looseObject({
+export const RigActivitySchema = z.looseObject(
+  {
     /** Subagent counters. */
     subagents: RigActivitySubagentsSchema,
     /** Workflow counters. */
@@ -661,59 +776,74 @@ export const RigActivitySchema = z.looseObject({
     processes: RigActivityProcessesSchema,
     /** Task counters. */
     tasks: RigActivityTasksSchema,
-  }, $T)
+  },
+  $T,
+)
   .describe("Counters of what the Rig client is currently doing.");
 /** Counters of what the Rig client is currently doing. */
 export type RigActivity = z.infer<typeof RigActivitySchema>;
 
 /** The publishing client. */
-export const RigMetadataV1ClientSchema = z.looseObject({
+export const RigMetadataV1ClientSchema = z.looseObject(
+  {
     /** Client id; always `rig`. */
     id: z.literal("rig", constParams("rig")),
     /** Client name. */
     name: z.string($T),
     /** Client version. */
     version: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("The publishing client.");
 /** The publishing client. */
 export type RigMetadataV1Client = z.infer<typeof RigMetadataV1ClientSchema>;
 
 /** The current model. */
-export const RigMetadataV1ModelSchema = z.looseObject({
+export const RigMetadataV1ModelSchema = z.looseObject(
+  {
     /** Id of the current model's provider. */
     providerId: z.string($T),
     /** Id of the current model. */
     id: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("The current model.");
 /** The current model. */
 export type RigMetadataV1Model = z.infer<typeof RigMetadataV1ModelSchema>;
 
 /** Reasoning level selection. */
-export const RigMetadataV1ReasoningSchema = z.looseObject({
+export const RigMetadataV1ReasoningSchema = z.looseObject(
+  {
     /** Current reasoning level; null when none is selected. */
     current: z.string($T).nullable(),
     /** Available reasoning levels. */
     levels: z.array(z.string($T), $T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Reasoning level selection.");
 /** Reasoning level selection. */
 export type RigMetadataV1Reasoning = z.infer<typeof RigMetadataV1ReasoningSchema>;
 
 /** A thought level. */
-export const RigMetadataV1ThoughtLevelSchema = z.looseObject({
+export const RigMetadataV1ThoughtLevelSchema = z.looseObject(
+  {
     /** Selection code of the thought level. */
     code: z.string($T),
     /** Display value of the thought level. */
     value: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A thought level.");
 /** A thought level. */
 export type RigMetadataV1ThoughtLevel = z.infer<typeof RigMetadataV1ThoughtLevelSchema>;
 
 /** State of the Rig session. */
-export const RigMetadataV1SessionSchema = z.looseObject({
+export const RigMetadataV1SessionSchema = z.looseObject(
+  {
     /** Session status (for example `running`). */
     status: z.string($T),
     /** Permission mode of the session. */
@@ -722,24 +852,30 @@ export const RigMetadataV1SessionSchema = z.looseObject({
     modelLocked: z.boolean($T),
     /** Service tier of the session. */
     serviceTier: z.string($T).optional(),
-  }, $T)
+  },
+  $T,
+)
   .describe("State of the Rig session.");
 /** State of the Rig session. */
 export type RigMetadataV1Session = z.infer<typeof RigMetadataV1SessionSchema>;
 
 /** An MCP server. */
-export const RigMetadataV1McpServerSchema = z.looseObject({
+export const RigMetadataV1McpServerSchema = z.looseObject(
+  {
     /** Server name. */
     name: z.string($T),
     /** Server status. */
     status: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("An MCP server.");
 /** An MCP server. */
 export type RigMetadataV1McpServer = z.infer<typeof RigMetadataV1McpServerSchema>;
 
 /** Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept). */
-export const RigMetadataV1Schema = z.looseObject({
+export const RigMetadataV1Schema = z.looseObject(
+  {
     /** Metadata revision (a safe integer >= 1; later revisions are additive). */
     rigMetadataVersion: z.int($C).min(1, $C),
     /** The publishing client. */
@@ -780,13 +916,16 @@ export const RigMetadataV1Schema = z.looseObject({
     tools: z.array(z.string($T), $T),
     /** Available skills. */
     skills: z.array(z.string($T), $T),
-  }, $T)
+  },
+  $T,
+)
   .describe("Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept).");
 /** Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept). */
 export type RigMetadataV1 = z.infer<typeof RigMetadataV1Schema>;
 
 /** A voice conversation was allowed: the conversation credentials and the user's usage. */
-export const VoiceConversationGrantedSchema = z.object({
+export const VoiceConversationGrantedSchema = z.object(
+  {
     /** Discriminator; `true` when the conversation is allowed. */
     allowed: z.literal(true, constParams(true)),
     /** Token for starting the conversation. */
@@ -801,7 +940,9 @@ export const VoiceConversationGrantedSchema = z.object({
     usedSeconds: z.number($T),
     /** Voice seconds allowed. */
     limitSeconds: z.number($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A voice conversation was allowed: the conversation credentials and the user's usage.");
 /** A voice conversation was allowed: the conversation credentials and the user's usage. */
 export type VoiceConversationGranted = z.infer<typeof VoiceConversationGrantedSchema>;
@@ -813,7 +954,8 @@ export const VoiceConversationDeniedReasonSchema = z.enum(["voice_hard_limit_rea
 export type VoiceConversationDeniedReason = z.infer<typeof VoiceConversationDeniedReasonSchema>;
 
 /** A voice conversation was refused, with the reason and the user's usage. */
-export const VoiceConversationDeniedSchema = z.object({
+export const VoiceConversationDeniedSchema = z.object(
+  {
     /** Discriminator; `false` when the conversation is refused. */
     allowed: z.literal(false, constParams(false)),
     /** Why the conversation was refused. */
@@ -824,7 +966,9 @@ export const VoiceConversationDeniedSchema = z.object({
     limitSeconds: z.number($T),
     /** Voice agent id. */
     agentId: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A voice conversation was refused, with the reason and the user's usage.");
 /** A voice conversation was refused, with the reason and the user's usage. */
 export type VoiceConversationDenied = z.infer<typeof VoiceConversationDeniedSchema>;
@@ -836,7 +980,8 @@ export const VoiceConversationResponseSchema = z.discriminatedUnion("allowed", [
 export type VoiceConversationResponse = z.infer<typeof VoiceConversationResponseSchema>;
 
 /** A user's voice usage and limits. */
-export const VoiceUsageResponseSchema = z.object({
+export const VoiceUsageResponseSchema = z.object(
+  {
     /** Voice seconds used so far. */
     usedSeconds: z.number($T),
     /** Voice seconds allowed. */
@@ -847,7 +992,9 @@ export const VoiceUsageResponseSchema = z.object({
     conversationLimit: z.number($T),
     /** The user's ElevenLabs user id. */
     elevenUserId: z.string($T),
-  }, $T)
+  },
+  $T,
+)
   .describe("A user's voice usage and limits.");
 /** A user's voice usage and limits. */
 export type VoiceUsageResponse = z.infer<typeof VoiceUsageResponseSchema>;
