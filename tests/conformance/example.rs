@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
+
 use wiregen::engine::{Engine, EngineOptions};
 
 use crate::checkers::Verdict;
@@ -74,7 +75,115 @@ pub fn checkers() -> Vec<ExampleChecker> {
         ExampleChecker { name: "bundled", precise: false, run: crate::checkers::example_bundled },
         ExampleChecker { name: "source", precise: false, run: crate::checkers::example_source },
         ExampleChecker { name: "ajv", precise: false, run: crate::checkers::example_ajv },
+        ExampleChecker { name: "zod", precise: true, run: zod },
+        ExampleChecker { name: "ts-standalone", precise: true, run: ts_standalone },
     ]
+}
+
+/// The example's npm package.
+fn ts_package() -> PathBuf {
+    root().join("examples/happy-wire/generated/ts")
+}
+
+/// Installs (when missing) and builds the example's package once per test process; returns `dist/index.js`.
+fn built_ts_package() -> &'static std::path::Path {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = ts_package();
+        crate::node::ensure_npm_deps(&dir);
+        let out = std::process::Command::new("npm")
+            .current_dir(&dir)
+            .args(["run", "--silent", "build"])
+            .output()
+            .expect("npm runs");
+        assert!(
+            out.status.success(),
+            "npm run build in {}:\n{}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir.join("dist/index.js")
+    })
+}
+
+/// Every fixture through the built package in one node process (`example-runner.mjs`): one answer per fixture.
+fn node_answers(fx: &[ExampleFixture]) -> &'static [Value] {
+    static ANSWERS: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+    ANSWERS.get_or_init(|| {
+        let index = built_ts_package();
+        let model = wiregen::load::load(&schema_dir()).expect("the example's schema loads");
+        let mut input = String::new();
+        for f in fx {
+            let id = model.type_named(&f.ty).unwrap_or_else(|| panic!("{}: no type {}", f.name, f.ty));
+            let ts = &model.ty(id).names.ts;
+            let line = serde_json::json!({
+                "schema": f.ty,
+                "validate": format!("validate{ts}"),
+                "guard": format!("is{ts}"),
+                "value": f.value.to_string(),
+                "parsed": f.parsed.as_ref().map(|p| p.to_string()),
+            });
+            input.push_str(&line.to_string());
+            input.push('\n');
+        }
+        let runner = root().join("tests/conformance/example-runner.mjs");
+        let index = index.to_str().expect("utf-8 path");
+        let out = crate::node::run_node(&root(), &[runner.to_str().expect("utf-8 path"), index], &input);
+        let answers: Vec<Value> =
+            out.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
+        assert_eq!(answers.len(), fx.len(), "one answer per fixture");
+        answers
+    })
+}
+
+fn first(v: &Value) -> Verdict {
+    if v["valid"] == true {
+        Verdict::Valid
+    } else {
+        Verdict::Invalid {
+            rule: v["rule"].as_str().unwrap_or_default().into(),
+            pointer: v["pointer"].as_str().unwrap_or_default().into(),
+        }
+    }
+}
+
+/// The generated Zod schemas: `<schema>.safeParse(value)`'s first issue; a valid fixture must also parse to
+/// happy-wire's own output (`parsed`: unknown keys of strip objects dropped, of open objects kept).
+fn zod(fx: &[ExampleFixture]) -> Vec<Verdict> {
+    node_answers(fx)
+        .iter()
+        .map(|a| {
+            if let Some(e) = a["zod"]["error"].as_str() {
+                return Verdict::Invalid { rule: e.to_string(), pointer: String::new() };
+            }
+            let v = first(&a["zod"]);
+            if v == Verdict::Valid && a["dataEqual"] != true {
+                return Verdict::Invalid {
+                    rule: "zod: the parsed value is not deep-equal to happy-wire's".into(),
+                    pointer: String::new(),
+                };
+            }
+            v
+        })
+        .collect()
+}
+
+/// The generated standalone validators: `validate<Type>(value)`'s first error, with the type guard agreeing.
+fn ts_standalone(fx: &[ExampleFixture]) -> Vec<Verdict> {
+    node_answers(fx)
+        .iter()
+        .map(|a| {
+            let v = first(&a["standalone"]);
+            if (a["guard"] == true) != (v == Verdict::Valid) {
+                return Verdict::Invalid {
+                    rule: format!("the type guard says {} but the validator says {v:?}", a["guard"]),
+                    pointer: String::new(),
+                };
+            }
+            v
+        })
+        .collect()
 }
 
 fn engine(fx: &[ExampleFixture]) -> Vec<Verdict> {
@@ -130,4 +239,43 @@ fn every_example_fixture_gets_happy_wires_verdict_from_every_checker() {
     }
     eprintln!("example fixtures per checker: {}", counts.join(", "));
     assert!(failures.is_empty(), "{} disagreement(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// `tsc --noEmit --strict` on `happy-wire-types.mts`: every name happy-wire exports, imported from the generated
+/// package (built declarations) and used as happy-wire's callers use it.
+#[test]
+fn every_happy_wire_export_name_type_checks_against_the_generated_package() {
+    built_ts_package();
+    let dir = ts_package();
+    let out = std::process::Command::new("node")
+        .current_dir(&dir)
+        .arg(dir.join("node_modules/typescript/bin/tsc"))
+        .args(["--noEmit", "--strict", "--target", "ES2022", "--lib", "ES2022", "--module", "NodeNext"])
+        .args(["--moduleResolution", "NodeNext", "--skipLibCheck"])
+        .arg(root().join("tests/conformance/happy-wire-types.mts"))
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "the type test fails:\n{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// The committed package is what the example's schema gives (`wiregen check --only ts` on the example).
+#[test]
+fn the_examples_typescript_package_is_fresh() {
+    let mut opts = wiregen::Options::new(schema_dir(), root().join("examples/happy-wire/generated"));
+    opts.outputs = vec![wiregen::emit::Output::Ts];
+    let report = wiregen::check(&opts).expect("the example's schema checks");
+    assert!(report.fresh > 0, "no generated file was compared");
+    let stale: Vec<String> = report
+        .missing
+        .iter()
+        .chain(report.changed.iter().map(|(p, _)| p))
+        .chain(&report.extra)
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        report.is_clean(),
+        "examples/happy-wire/generated/ts is stale ({}); run `cargo run -p wiregen -- generate --schema \
+         examples/happy-wire/schema --out examples/happy-wire/generated --only ts`",
+        stale.join(", ")
+    );
 }

@@ -1,9 +1,262 @@
-//! The generated Zod schemas and standalone validators: not generated yet, so every case is refused.
+//! The generated TypeScript: each case's schema file through `wiregen types --lang zod` and `--lang
+//! ts-standalone` (the library functions behind them), both modules written under `target/jsts/ts/`, and ONE node
+//! process (`ts-runner.mjs`) that imports every module and checks every instance: `rootSchema.safeParse(data)` for
+//! Zod, `validateRoot(data)` for the standalone validator; then one `tsc --noEmit --strict` over all the modules.
+//! Zod comes from `generated/ts/node_modules` (installed
+//! with `npm ci` when missing, as the conformance tests do).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+use wiregen::emit::Lang;
 
 use crate::{Case, Outcome};
 
+/// Installs the dependencies of `generated/ts` from its lockfile when `node_modules/` is missing.
+fn ensure_npm_deps(dir: &Path) {
+    if dir.join("node_modules").is_dir() {
+        return;
+    }
+    let status = Command::new("npm")
+        .current_dir(dir)
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .status()
+        .unwrap_or_else(|e| panic!("npm ci in {}: {e} (is node installed?)", dir.display()));
+    assert!(status.success(), "npm ci failed in {}", dir.display());
+}
+
+/// The generated `.ts` modules in `dir`, sorted.
+fn manifest_files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read target/jsts/ts")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".ts"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Outcomes for Zod and for the standalone validator.
 pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>) {
-    let refused = || cases.iter().map(|_| Outcome::Refused("not generated yet".into())).collect();
-    (refused(), refused())
+    let package = crate::root().join("generated/ts");
+    ensure_npm_deps(&package);
+    let dir = crate::work_dir().join("ts");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create target/jsts/ts");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(package.join("node_modules"), dir.join("node_modules")).expect("link node_modules");
+    let mut zod: Vec<Option<Outcome>> = Vec::new();
+    let mut standalone: Vec<Option<Outcome>> = Vec::new();
+    let mut manifest = Vec::new();
+    for c in cases {
+        let model = match wiregen::load::load(&c.file) {
+            Ok(m) => m,
+            Err(e) => {
+                zod.push(Some(Outcome::Refused(e.to_string())));
+                standalone.push(Some(Outcome::Refused(e.to_string())));
+                continue;
+            }
+        };
+        let mut entry = json!({ "id": c.id, "zod": false, "standalone": false });
+        for (lang, file, slot, key) in [
+            (Lang::Zod, format!("{}.zod.ts", c.id), &mut zod, "zod"),
+            (Lang::TsStandalone, format!("{}.standalone.ts", c.id), &mut standalone, "standalone"),
+        ] {
+            match lang.module(&model) {
+                Ok(src) => {
+                    std::fs::write(dir.join(file), src).expect("write a module");
+                    entry[key] = json!(true);
+                    slot.push(None);
+                }
+                Err(e) => slot.push(Some(Outcome::Refused(e.to_string()))),
+            }
+        }
+        entry["data"] = Value::Array(c.tests.iter().map(|(_, d, _)| Value::String(d.to_string())).collect());
+        manifest.push(entry);
+    }
+    std::fs::write(dir.join("cases.json"), serde_json::to_string(&manifest).expect("JSON")).expect("write cases.json");
+    let out = Command::new("node")
+        .arg(crate::root().join("tests/jsts/ts-runner.mjs"))
+        .arg(&dir)
+        .arg(package.join("node_modules/typescript"))
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "ts-runner.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).expect("the runner prints JSON");
+    let mut errors = Vec::new();
+    let mut finish = |slots: Vec<Option<Outcome>>, key: &str| -> Vec<Outcome> {
+        slots
+            .into_iter()
+            .zip(cases)
+            .map(|(s, c)| match s {
+                Some(o) => o,
+                None => {
+                    let r = &result[&c.id];
+                    for e in r["errors"].as_array().into_iter().flatten() {
+                        errors.push(format!("{}: {}", c.id, e.as_str().unwrap_or_default()));
+                    }
+                    match r[key].as_array() {
+                        Some(v) => Outcome::Verdicts(v.iter().map(|b| b.as_bool() == Some(true)).collect()),
+                        // A module that does not load is an emitter bug: every instance counts as wrong.
+                        None => Outcome::Verdicts(c.tests.iter().map(|(_, _, valid)| !valid).collect()),
+                    }
+                }
+            })
+            .collect()
+    };
+    // The modules are TypeScript: every one must also type-check under `strict` (one compiler run for all).
+    let tsc = Command::new("node")
+        .current_dir(&dir)
+        .arg(package.join("node_modules/typescript/bin/tsc"))
+        .args(["--noEmit", "--strict", "--target", "ES2022", "--lib", "ES2022", "--module", "NodeNext"])
+        .args(["--moduleResolution", "NodeNext", "--skipLibCheck"])
+        .args(manifest_files(&dir))
+        .output()
+        .expect("tsc runs");
+    assert!(tsc.status.success(), "the generated modules do not type-check:\n{}", String::from_utf8_lossy(&tsc.stdout));
+    let z = finish(zod, "zod");
+    let s = finish(standalone, "standalone");
+    for e in &errors {
+        eprintln!("module failed to load: {e}");
+    }
+    (z, s)
+}
+
+/// Values put in place of every part of the suite's instances by the probe test.
+fn probe_values() -> Vec<Value> {
+    serde_json::from_str(
+        r#"[null, true, false, 0, -0.0, 1, 1.0, 1.5, -1, 10, 9007199254740992, 1e308, -1e308, 0.0075, "", "a", "ab",
+            "abc", "💩", "💩💩", "\u0000", "1", [], [1], [1, 1], [1, "1"], [[]], {}, {"a": 1}, {"foo": null},
+            {"constructor": 1}, {"1": 1, "b": 2}]"#,
+    )
+    .expect("probe values")
+}
+
+/// The instance with one part replaced: every part (in pre-order) by every probe value, keys removed, a key added.
+fn mutations(v: &Value, probes: &[Value], out: &mut Vec<Value>) {
+    for p in probes {
+        out.push(p.clone());
+    }
+    match v {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let mut inner = Vec::new();
+                mutations(item, probes, &mut inner);
+                for x in inner {
+                    let mut a = items.clone();
+                    a[i] = x;
+                    out.push(Value::Array(a));
+                }
+            }
+            let mut longer = items.clone();
+            longer.push(json!(1));
+            out.push(Value::Array(longer));
+            if !items.is_empty() {
+                out.push(Value::Array(items[..items.len() - 1].to_vec()));
+            }
+        }
+        Value::Object(o) => {
+            for (k, item) in o {
+                let mut inner = Vec::new();
+                mutations(item, probes, &mut inner);
+                for x in inner {
+                    let mut m = o.clone();
+                    m.insert(k.clone(), x);
+                    out.push(Value::Object(m));
+                }
+                let mut m = o.clone();
+                m.shift_remove(k);
+                out.push(Value::Object(m));
+            }
+            for extra in ["x", "constructor", "foo", "bar"] {
+                if !o.contains_key(extra) {
+                    let mut m = o.clone();
+                    m.insert(extra.to_string(), json!(1));
+                    out.push(Value::Object(m));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Beyond the suite's own instances: every instance mutated part by part (every probe value in every place, keys
+/// removed and added, items added and removed), and the engine's verdict is the oracle for Zod and the standalone
+/// validator on each. Values with a `__proto__` key are not made (Zod never reads one; see the README).
+#[test]
+fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
+    let package = crate::root().join("generated/ts");
+    ensure_npm_deps(&package);
+    let dir = crate::work_dir().join("probe");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create target/jsts/probe");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(package.join("node_modules"), dir.join("node_modules")).expect("link node_modules");
+    let suite = crate::root().join("tests/jsts/suite/draft2020-12");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&suite)
+        .expect("the suite")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let probes = probe_values();
+    let mut manifest = Vec::new();
+    let mut oracle: Vec<(String, Vec<Value>, Vec<bool>)> = Vec::new();
+    for f in files {
+        let keyword = f.file_stem().and_then(|s| s.to_str()).expect("name").to_string();
+        let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&f).expect("read")).expect("JSON");
+        for (i, g) in groups.iter().enumerate() {
+            let id = format!("{keyword}-{i}");
+            let file = dir.join(format!("{id}.json"));
+            std::fs::write(&file, serde_json::to_string_pretty(&g["schema"]).expect("JSON")).expect("write");
+            let Ok(model) = wiregen::load::load(&file) else { continue };
+            let (Ok(z), Ok(s)) = (Lang::Zod.module(&model), Lang::TsStandalone.module(&model)) else { continue };
+            std::fs::write(dir.join(format!("{id}.zod.ts")), z).expect("write");
+            std::fs::write(dir.join(format!("{id}.standalone.ts")), s).expect("write");
+            let engine = wiregen::engine::Engine::new(model, wiregen::engine::EngineOptions::default())
+                .expect("a single file has a root");
+            let mut values = Vec::new();
+            for t in g["tests"].as_array().expect("tests") {
+                values.push(t["data"].clone());
+                mutations(&t["data"], &probes, &mut values);
+            }
+            values.retain(|v| !v.to_string().contains("__proto__"));
+            values.dedup();
+            let verdicts: Vec<bool> = values.iter().map(|v| engine.check_value(v).is_empty()).collect();
+            manifest.push(json!({
+                "id": id, "zod": true, "standalone": true,
+                "data": values.iter().map(|v| Value::String(v.to_string())).collect::<Vec<_>>(),
+            }));
+            oracle.push((id, values, verdicts));
+        }
+    }
+    std::fs::write(dir.join("cases.json"), serde_json::to_string(&manifest).expect("JSON")).expect("write cases.json");
+    let out = Command::new("node")
+        .arg(crate::root().join("tests/jsts/ts-runner.mjs"))
+        .arg(&dir)
+        .arg(package.join("node_modules/typescript"))
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "ts-runner.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).expect("the runner prints JSON");
+    let mut failures = Vec::new();
+    let mut total = 0;
+    for (id, values, verdicts) in &oracle {
+        let r = &result[id];
+        for e in r["errors"].as_array().into_iter().flatten() {
+            failures.push(format!("{id}: {}", e.as_str().unwrap_or_default()));
+        }
+        for key in ["zod", "standalone"] {
+            let got = r[key].as_array().cloned().unwrap_or_default();
+            for (i, (v, want)) in values.iter().zip(verdicts).enumerate() {
+                total += 1;
+                if got.get(i).and_then(Value::as_bool) != Some(*want) {
+                    failures.push(format!("{key} {id}: {v} engine says {}", if *want { "valid" } else { "invalid" }));
+                }
+            }
+        }
+    }
+    eprintln!("mutated instances: {total} verdicts compared, {} disagreement(s)", failures.len());
+    assert!(failures.is_empty(), "{} disagreement(s):\n{}", failures.len(), failures.join("\n"));
 }

@@ -67,11 +67,6 @@ pub(crate) fn number_lit(n: f64) -> Result<Code, EmitError> {
     Ok(Code(format!("{n:?}").trim_end_matches(".0").to_string()))
 }
 
-/// An integer literal.
-pub(crate) fn int_lit(n: i64) -> Code {
-    Code(n.to_string())
-}
-
 /// Words that cannot name a binding in a module (strict mode), nor a type.
 const RESERVED: &[&str] = &[
     "break",
@@ -165,6 +160,16 @@ pub(crate) fn prop_key(s: &str) -> Result<Code, EmitError> {
     Ok(if is_identifier_name(s) { Code(s.to_string()) } else { string_lit(s) })
 }
 
+/// A property key in a type literal: bare when it is an identifier name, else a string literal (`"__proto__"` is an
+/// ordinary property in a type).
+pub(crate) fn type_key(s: &str) -> Code {
+    if is_identifier_name(s) && s != "__proto__" {
+        Code(s.to_string())
+    } else {
+        string_lit(s)
+    }
+}
+
 /// A JSDoc comment holding `text`, indented by `indent` spaces (for the lines after the first).
 ///
 /// Nothing in `text` can end the comment or forge a tag: `*/` becomes `*\/`, every line break (`\r\n`, `\r`, `\n`,
@@ -237,6 +242,5 @@ mod tests {
         assert_eq!(number_lit(0.0).expect("finite").as_str(), "0");
         assert_eq!(number_lit(0.5).expect("finite").as_str(), "0.5");
         assert!(number_lit(f64::NAN).is_err());
-        assert_eq!(int_lit(9007199254740991).as_str(), "9007199254740991");
     }
 }

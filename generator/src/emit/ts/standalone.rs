@@ -1,51 +1,29 @@
-//! `src/standalone.ts`: a dependency-free validator of the envelope, in the spirit of ajv's standalone code.
+//! The standalone validator: a dependency-free checker per type, in the spirit of ajv's standalone code.
 //!
-//! Straight-line code from the [`Protocol`] model, nothing interpreted at run time: one function per closed object
-//! (shared object, event, envelope) with direct property reads and `typeof` checks, integer and bound checks, a
-//! `switch` on the discriminator, a `for ... in` over the keys with a `switch` of the known ones (closed objects),
-//! and the role rules as a `switch` on the event plus per-field conditions. It follows the engine's order
-//! ([`crate::engine`], [`crate::rules`]): fields in schema order, each in depth, then unknown keys in the object's
-//! key order, role rules only once the shape is valid, so its errors (rule id and pointer) are the engine's.
+//! Straight-line code from the model, nothing interpreted at run time: one function per type (`check$<Name>(v, p,
+//! out)`) with direct property reads and `typeof` checks, bound checks, a `switch` on a union's discriminator,
+//! `for ... in` over an object's other keys, and the protocol's role rules on the envelope. Each node's checks
+//! follow the engine ([`crate::engine`]) keyword by keyword, so the error list (rule id and JSON Pointer of every
+//! error) is the engine's, in the engine's order. Members of `anyOf`, `oneOf`, `not`, `if` and `propertyNames`,
+//! which are only tested, become functions of their own (`n$3`) run into a scratch list.
 //!
-//! The module imports only types, so it runs without Zod. Strict ids (`x-strict-pattern`) are not checked, like
-//! the Zod schemas. Every name and literal goes through [`super::js`]: property names, tags and enum values are
-//! string literals, pointers are escaped at generation time ([`crate::diag::push_ptr`]).
+//! Every name and literal goes through [`super::js`]: property names, tags and enum values are string literals,
+//! static pointers are escaped at generation time ([`crate::diag::push_ptr`]), dynamic keys at run time (`$esc`).
 
-use super::js::{ident, int_lit, number_lit, string_lit, Code};
-use super::{EmitError, Names};
+use super::js::{ident, json_lit, number_lit, string_lit, Code};
+use super::zod::{kind_of, INHERITED, MAX_SAFE};
+use super::EmitError;
 use crate::diag::push_ptr;
-use crate::legacy::ir::{Field, Protocol, Ty};
+use crate::ir::*;
 use crate::rules::Rule;
 
-/// Properties of `Object.prototype`: reading one of these names from a plain object finds the inherited value,
-/// so the generated code reads them only when they are own properties.
-const INHERITED: &[&str] = &[
-    "__proto__",
-    "__defineGetter__",
-    "__defineSetter__",
-    "__lookupGetter__",
-    "__lookupSetter__",
-    "constructor",
-    "hasOwnProperty",
-    "isPrototypeOf",
-    "propertyIsEnumerable",
-    "toLocaleString",
-    "toString",
-    "valueOf",
-];
+/// The names the standalone runtime declares.
+pub(crate) const RUNTIME_NAMES: &[&str] =
+    &["$Object", "$isObject", "$own", "$esc", "$chars", "$kind", "$e", "$type", "$equal", "$dup", "$ok", "$Check"];
 
-/// The public names of the standalone module.
-pub(crate) struct StandaloneNames {
-    /// `validate<Envelope>`: the list of errors.
-    pub validate: Code,
-    /// `is<Envelope>`: the type guard.
-    pub guard: Code,
-}
-
-/// The names `validateSessionEnvelope` and `isSessionEnvelope`, from the envelope's type name.
-pub(super) fn names(n: &Names) -> Result<StandaloneNames, EmitError> {
-    let ty = n.envelope.1.as_str();
-    Ok(StandaloneNames { validate: ident(&format!("validate{ty}"))?, guard: ident(&format!("is{ty}"))? })
+/// The public names of one type's validator.
+pub(crate) fn names(ts: &str) -> Result<(Code, Code), EmitError> {
+    Ok((ident(&format!("validate{ts}"))?, ident(&format!("is{ts}"))?))
 }
 
 /// Lines of code with indentation.
@@ -68,52 +46,32 @@ impl W {
         self.depth += 1;
     }
     fn close(&mut self, code: impl AsRef<str>) {
-        self.depth -= 1;
+        self.depth = self.depth.saturating_sub(1);
         self.line(code);
     }
 }
 
-/// A pointer expression: the function's `p` parameter plus an escaped suffix, or a constant.
+/// A pointer expression: a variable plus an escaped static suffix.
 #[derive(Clone)]
-enum Ptr {
-    /// `p + "/a/b"` (just `p` when the suffix is empty).
-    Param(String),
-    /// A constant pointer.
-    Const(String),
+struct Ptr {
+    var: String,
+    suffix: String,
 }
 
 impl Ptr {
     fn key(&self, name: &str) -> Ptr {
-        match self {
-            Ptr::Param(s) => Ptr::Param(push_ptr(s, name)),
-            Ptr::Const(s) => Ptr::Const(push_ptr(s, name)),
+        Ptr { var: self.var.clone(), suffix: push_ptr(&self.suffix, name) }
+    }
+    fn expr(&self) -> String {
+        if self.suffix.is_empty() {
+            self.var.clone()
+        } else {
+            format!("{} + {}", self.var, string_lit(&self.suffix))
         }
     }
-    fn expr(&self) -> Code {
-        match self {
-            Ptr::Param(s) if s.is_empty() => Code::from_pieces("p".into()),
-            Ptr::Param(s) => Code::from_pieces(format!("p + {}", string_lit(s))),
-            Ptr::Const(s) => string_lit(s),
-        }
-    }
-    /// The pointer of an unknown key held in `k`.
-    fn dynamic_key(&self) -> Code {
-        match self {
-            Ptr::Param(s) => Code::from_pieces(format!("p + {} + $esc(k)", string_lit(&format!("{s}/")))),
-            Ptr::Const(s) => Code::from_pieces(format!("{} + $esc(k)", string_lit(&format!("{s}/")))),
-        }
-    }
-}
-
-/// Reads property `name` of the object in `obj`: `o.name`, `o["a-b"]`, or an own-property read for a name
-/// `Object.prototype` has.
-fn read(obj: &str, name: &str) -> Code {
-    if INHERITED.contains(&name) {
-        return Code::from_pieces(format!("$own({obj}, {})", string_lit(name)));
-    }
-    match ident(name) {
-        Ok(id) => Code::from_pieces(format!("{obj}.{id}")),
-        Err(_) => Code::from_pieces(format!("{obj}[{}]", string_lit(name))),
+    /// The pointer of the key (held in variable `k`) below this one.
+    fn dynamic(&self, k: &str) -> String {
+        format!("{} + {} + $esc({k})", self.var, string_lit(&format!("{}/", self.suffix)))
     }
 }
 
@@ -121,330 +79,632 @@ fn rule(r: Rule) -> Code {
     string_lit(r.id())
 }
 
-/// `$e(out, pointer, rule, message)`.
-fn push(ptr: &Code, r: Rule, message: &Code) -> String {
+fn push(ptr: &str, r: Rule, message: &str) -> String {
     format!("$e(out, {ptr}, {}, {message});", rule(r))
 }
 
-fn quoted_list(vals: &[String]) -> String {
-    vals.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+fn msg(s: &str) -> String {
+    string_lit(s).to_string()
 }
 
-fn check_fn(type_name: &Code) -> Result<Code, EmitError> {
-    ident(&format!("check${type_name}"))
+fn at(n: &Node, m: impl Into<String>) -> EmitError {
+    EmitError::at(&n.origin, m)
 }
 
-/// The checks of one value `v` of type `ty` at `ptr` (statements).
-fn value(w: &mut W, ty: &Ty, ptr: &Ptr, p: &Protocol, names: &Names) -> Result<(), EmitError> {
-    let pe = ptr.expr();
-    let type_err = |expected: &str| format!("$type(out, {pe}, {}, v);", string_lit(expected));
-    match ty {
-        Ty::String(s) => {
-            w.line(format!("if (typeof v !== \"string\") {}", type_err("a string")));
-            let min = s.min_length.unwrap_or(0);
-            if min > 0 {
-                // UTF-16 length >= code points >= length / 2: count code points only when it can matter.
-                let cond = if min == 1 {
-                    "v.length === 0".to_string()
-                } else {
-                    format!("v.length < {} && $chars(v) < {}", int_lit(2 * min as i64), int_lit(min as i64))
-                };
-                let msg = string_lit(&format!("must be at least {min} character(s) long"));
-                w.line(format!("else if ({cond}) {}", push(&pe, Rule::MinLength, &msg)));
-            }
-        }
-        Ty::Integer { minimum, maximum } => {
-            w.line(format!("if (typeof v !== \"number\" || !Number.isInteger(v)) {}", type_err("an integer")));
-            let min_msg = string_lit(&format!("must be at least {minimum}"));
-            let max_msg = string_lit(&format!("must be at most {maximum}"));
-            w.line(format!("else if (v < {}) {}", int_lit(*minimum), push(&pe, Rule::Minimum, &min_msg)));
-            w.line(format!("else if (v > {}) {}", int_lit(*maximum), push(&pe, Rule::Maximum, &max_msg)));
-        }
-        Ty::Number { minimum } => {
-            w.line(format!("if (typeof v !== \"number\" || !Number.isFinite(v)) {}", type_err("a number")));
-            if let Some(min) = minimum {
-                let msg = string_lit(&format!("must be at least {min}"));
-                w.line(format!("else if (v < {}) {}", number_lit(*min)?, push(&pe, Rule::Minimum, &msg)));
-            }
-        }
-        Ty::Boolean => w.line(format!("if (typeof v !== \"boolean\") {}", type_err("a boolean"))),
-        Ty::Enum(name) => {
-            let e = p
-                .enums
-                .get(name)
-                .ok_or_else(|| EmitError::Unsupported(format!("enum `{name}` is not in the model")))?;
-            w.line(format!("if (typeof v !== \"string\") {}", type_err("a string")));
-            if e.values.is_empty() {
-                w.line("else {");
-            } else {
-                let conds: Vec<String> = e.values.iter().map(|x| format!("v !== {}", string_lit(x))).collect();
-                w.line(format!("else if ({}) {{", conds.join(" && ")));
-            }
-            let msg = Code::from_pieces(format!(
-                "{} + v + {}",
-                string_lit("`"),
-                string_lit(&format!("` is not one of {}", quoted_list(&e.values)))
-            ));
-            w.line(format!("  {}", push(&pe, Rule::Enum, &msg)));
-            w.line("}");
-        }
-        Ty::Object(name) => {
-            let (_, ty_name) = names
-                .objects
-                .get(name)
-                .ok_or_else(|| EmitError::Unsupported(format!("object `{name}` is not in the model")))?;
-            w.line(format!("if (!$isObject(v)) {}", type_err("an object")));
-            w.line(format!("else {}(v, {pe}, out);", check_fn(ty_name)?));
-        }
-        Ty::AnyObject => w.line(format!("if (!$isObject(v)) {}", type_err("an object"))),
-        Ty::Union => {
-            w.line(format!("if (!$isObject(v)) {}", type_err("an object")));
-            w.line(format!("else {}(v, {pe}, out);", check_fn(&names.union.1)?));
-        }
+/// The module's generated part: a check function per type and the helper functions.
+pub(crate) struct Standalone<'m> {
+    m: &'m Model,
+    /// Hoisted helper functions (`n$<i>`), emitted before the type functions.
+    helpers: Vec<String>,
+    /// Regular expressions (`re$<i>`), by ECMA-262 source.
+    regexes: Vec<String>,
+    var: usize,
+}
+
+fn check_fn(m: &Model, id: TypeId) -> String {
+    format!("check${}", m.ty(id).names.ts)
+}
+
+fn value_list(vals: &[serde_json::Value]) -> String {
+    vals.iter()
+        .map(|v| match v.as_str() {
+            Some(s) => format!("`{s}`"),
+            None => format!("`{v}`"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn num_text(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e16 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
     }
-    Ok(())
 }
 
-/// The body of a closed object's check: fields in schema order, then unknown keys (`tag` is the discriminator
-/// name and value of an event).
-fn object_body(
-    w: &mut W,
-    fields: &[Field],
-    ptr: &Ptr,
-    tag: Option<(&str, &str)>,
-    p: &Protocol,
-    names: &Names,
-) -> Result<(), EmitError> {
-    for f in fields {
-        let fp = ptr.key(&f.name);
-        w.open("{");
-        w.line(format!("const v = {};", read("o", &f.name)));
-        if f.required {
-            let msg = string_lit(&format!("missing required property `{}`", f.name));
-            w.line(format!("if (v === undefined) {}", push(&fp.expr(), Rule::Required, &msg)));
-            w.open("else {");
-        } else {
-            w.open("if (v !== undefined) {");
-        }
-        value(w, &f.ty, &fp, p, names)?;
+impl<'m> Standalone<'m> {
+    /// A generator for `m`.
+    pub fn new(m: &'m Model) -> Self {
+        Standalone { m, helpers: Vec::new(), regexes: Vec::new(), var: 0 }
+    }
+
+    fn fresh(&mut self, base: &str) -> String {
+        self.var += 1;
+        format!("{base}{}", self.var)
+    }
+
+    fn regex(&mut self, p: &Pattern) -> String {
+        let i = match self.regexes.iter().position(|s| s == &p.source) {
+            Some(i) => i,
+            None => {
+                self.regexes.push(p.source.clone());
+                self.regexes.len() - 1
+            }
+        };
+        format!("re${i}")
+    }
+
+    /// A helper function checking `n` (hoisted), for a node that is only tested; returns its name.
+    fn helper(&mut self, n: &Node) -> Result<String, EmitError> {
+        let idx = self.helpers.len();
+        let name = format!("n${idx}");
+        self.helpers.push(String::new());
+        let mut w = W::default();
+        w.open(format!("function {name}(v: unknown, p: string, out: WireError[]): void {{"));
+        self.node(&mut w, n, "v", &Ptr { var: "p".into(), suffix: String::new() })?;
         w.close("}");
+        self.helpers[idx] = w.out;
+        Ok(name)
+    }
+
+    /// The function checking type `id`, with the role rules when it is the protocol's envelope.
+    pub fn type_fn(&mut self, id: TypeId) -> Result<String, EmitError> {
+        let t = self.m.ty(id);
+        let mut w = W::default();
+        w.line(format!("/** Checks a `{}` value. */", t.names.ts));
+        w.open(format!("function {}(v: unknown, p: string, out: WireError[]): void {{", check_fn(self.m, id)));
+        let envelope = self.m.protocol.as_ref().filter(|p| p.envelope == id);
+        if envelope.is_some() {
+            w.line("const before = out.length;");
+        }
+        self.node(&mut w, &t.node, "v", &Ptr { var: "p".into(), suffix: String::new() })?;
+        if let Some(p) = envelope {
+            w.open("if (out.length === before) {");
+            self.roles(&mut w, p)?;
+            w.close("}");
+        }
         w.close("}");
+        Ok(w.out)
     }
-    // Unknown keys, in the object's key order: known keys end the case at once.
-    w.open("for (const k in o) {");
-    w.open("switch (k) {");
-    let mut known: Vec<&str> = Vec::new();
-    if let Some((t, _)) = tag {
-        known.push(t);
+
+    /// Everything generated: regex constants, helpers, type functions.
+    pub fn body(&mut self) -> Result<Code, EmitError> {
+        let mut fns = Vec::new();
+        for i in 0..self.m.types.len() {
+            fns.push(self.type_fn(TypeId(i))?);
+        }
+        let mut out = String::new();
+        for (i, src) in self.regexes.iter().enumerate() {
+            out.push_str(&format!("const re${i} = new RegExp({}, \"u\");\n", string_lit(src)));
+        }
+        if !self.regexes.is_empty() {
+            out.push('\n');
+        }
+        for h in &self.helpers {
+            out.push_str(h);
+            out.push('\n');
+        }
+        for f in fns {
+            out.push_str(&f);
+            out.push('\n');
+        }
+        Ok(Code::from_pieces(out.trim_end().to_string()))
     }
-    known.extend(fields.iter().map(|f| f.name.as_str()));
-    for k in &known {
-        w.line(format!("case {}:", string_lit(k)));
+
+    fn type_err(ptr: &Ptr, expected: &str, v: &str) -> String {
+        format!("$type(out, {}, {}, {v});", ptr.expr(), string_lit(expected))
     }
-    if !known.is_empty() {
-        w.line("  continue;");
-    }
-    if let Some((_, tag_value)) = tag {
-        for r in &p.removed {
-            if let crate::legacy::ir::RemovedKind::Property { event, name, replacement } = &r.kind {
-                if event == tag_value && !known.contains(&name.as_str()) {
-                    let msg = string_lit(&format!(
-                        "`{name}` was removed from `{tag_value}` in this version: use `{replacement}` instead"
-                    ));
-                    w.line(format!("case {}:", string_lit(name)));
+
+    /// The checks of the value in variable `v` against `n`, at `ptr` (statements).
+    fn node(&mut self, w: &mut W, n: &Node, v: &str, ptr: &Ptr) -> Result<(), EmitError> {
+        let pe = ptr.expr();
+        match &n.shape {
+            Shape::Any => {}
+            Shape::Never => w.line(push(&pe, Rule::Never, &msg("no value is allowed here"))),
+            Shape::Ref(id) => {
+                if id.0 >= self.m.types.len() {
+                    return Err(at(n, "a reference to a type the model does not have"));
+                }
+                w.line(format!("{}({v}, {pe}, out);", check_fn(self.m, *id)));
+            }
+            Shape::Null => w.line(format!("if ({v} !== null) {}", Self::type_err(ptr, "null", v))),
+            Shape::Boolean => {
+                w.line(format!("if (typeof {v} !== \"boolean\") {}", Self::type_err(ptr, "a boolean", v)))
+            }
+            Shape::String(s) => {
+                w.line(format!("if (typeof {v} !== \"string\") {}", Self::type_err(ptr, "a string", v)));
+                if let Some(min) = s.min_length.filter(|m| *m > 0) {
+                    let min = count(n, min)?;
+                    let cond = if min == 1 {
+                        format!("{v}.length === 0")
+                    } else {
+                        format!("{v}.length < {} && ({v}.length < {min} || $chars({v}) < {min})", 2 * min)
+                    };
+                    let m = msg(&format!("must be at least {min} character(s) long"));
+                    w.line(format!("else if ({cond}) {}", push(&pe, Rule::MinLength, &m)));
+                }
+                if let Some(max) = s.max_length {
+                    let max = count(n, max)?;
+                    let m = msg(&format!("must be at most {max} character(s) long"));
                     w.line(format!(
-                        "  if (Object.hasOwn(o, k)) {}",
-                        push(&ptr.key(name).expr(), Rule::RemovedProperty, &msg)
+                        "else if ({v}.length > {max} && $chars({v}) > {max}) {}",
+                        push(&pe, Rule::MaxLength, &m)
                     ));
-                    w.line("  continue;");
+                }
+                if let Some(p) = &s.pattern {
+                    let re = self.regex(p);
+                    let m = msg(&format!("does not match the pattern `{}`", p.source));
+                    w.line(format!("else if (!{re}.test({v})) {}", push(&pe, Rule::Pattern, &m)));
                 }
             }
-        }
-    }
-    let msg = Code::from_pieces(format!("{} + k + {}", string_lit("unknown property `"), string_lit("`")));
-    w.line("default:");
-    w.line(format!("  if (Object.hasOwn(o, k)) {}", push(&ptr.dynamic_key(), Rule::AdditionalProperty, &msg)));
-    w.close("}");
-    w.close("}");
-    Ok(())
-}
-
-fn function(
-    w: &mut W,
-    doc: &str,
-    name: &Code,
-    body: impl FnOnce(&mut W) -> Result<(), EmitError>,
-) -> Result<(), EmitError> {
-    w.line(format!("/** {doc} */"));
-    w.open(format!("function {name}(o: $Object, p: string, out: WireError[]): void {{"));
-    body(w)?;
-    w.close("}");
-    w.line("");
-    Ok(())
-}
-
-/// The condition "`role` is none of `allowed`".
-fn forbidden(all_roles: &[String], allowed: &[String]) -> String {
-    let conds: Vec<String> =
-        all_roles.iter().filter(|r| allowed.contains(r)).map(|r| format!("role !== {}", string_lit(r))).collect();
-    if conds.is_empty() {
-        "true".into()
-    } else {
-        conds.join(" && ")
-    }
-}
-
-/// The role rules: the event's roles at the role field, role-restricted envelope fields, role-restricted event
-/// fields. Runs on an envelope whose shape is valid.
-fn roles(w: &mut W, p: &Protocol) {
-    let all = p.roles();
-    let role_ptr = string_lit(&push_ptr("", &p.role_field));
-    w.line("/** The role rules (`x-roles`), on an envelope whose shape is valid (as the engine runs them). */");
-    w.open("function $roles(o: $Object, out: WireError[]): void {");
-    w.line(format!("const role = {} as string;", read("o", &p.role_field)));
-    w.line(format!("const ev = {} as $Object;", read("o", &p.union_field)));
-    w.line(format!("const t = {} as string;", read("ev", &p.union.tag)));
-    // Events grouped by the roles that may send them; events every role may send need no case.
-    let mut groups: Vec<(&[String], Vec<&str>)> = Vec::new();
-    for v in &p.union.variants {
-        if all.iter().all(|r| v.roles.contains(r)) {
-            continue;
-        }
-        match groups.iter_mut().find(|(roles, _)| *roles == v.roles.as_slice()) {
-            Some((_, tags)) => tags.push(&v.tag),
-            None => groups.push((&v.roles, vec![&v.tag])),
-        }
-    }
-    if !groups.is_empty() {
-        w.open("switch (t) {");
-        for (allowed, tags) in &groups {
-            for t in tags {
-                w.line(format!("case {}:", string_lit(t)));
-            }
-            let msg = Code::from_pieces(format!(
-                "{} + t + {} + role",
-                string_lit("`"),
-                string_lit(&format!("` may be sent only by {}, not by ", allowed.join(" or ")))
-            ));
-            w.line(format!("  if ({}) {}", forbidden(all, allowed), push(&role_ptr, Rule::RoleEvent, &msg)));
-            w.line("  break;");
-        }
-        w.close("}");
-    }
-    let field_rule = |w: &mut W, obj: &str, base: &str, f: &Field| {
-        let Some(allowed) = f.roles.as_ref().filter(|r| !all.iter().all(|x| r.contains(x))) else {
-            return;
-        };
-        let msg = Code::from_pieces(format!(
-            "{} + role",
-            string_lit(&format!("`{}` may be sent only by {}, not by ", f.name, allowed.join(" or ")))
-        ));
-        let ptr = string_lit(&push_ptr(base, &f.name));
-        w.line(format!(
-            "if ({} && {} !== undefined) {}",
-            forbidden(all, allowed),
-            read(obj, &f.name),
-            push(&ptr, Rule::RoleField, &msg)
-        ));
-    };
-    for f in &p.envelope.fields {
-        field_rule(w, "o", "", f);
-    }
-    let evp = push_ptr("", &p.union_field);
-    let restricted: Vec<_> = p
-        .union
-        .variants
-        .iter()
-        .filter(|v| v.fields.iter().any(|f| f.roles.as_ref().is_some_and(|r| !all.iter().all(|x| r.contains(x)))))
-        .collect();
-    if !restricted.is_empty() {
-        w.open("switch (t) {");
-        for v in restricted {
-            w.line(format!("case {}:", string_lit(&v.tag)));
-            w.depth += 1;
-            for f in &v.fields {
-                field_rule(w, "ev", &evp, f);
-            }
-            w.line("break;");
-            w.depth -= 1;
-        }
-        w.close("}");
-    }
-    w.close("}");
-    w.line("");
-}
-
-/// The module's generated part: the check functions and `$roles` (the template adds helpers and exports).
-pub(super) fn body(p: &Protocol, names: &Names) -> Result<Code, EmitError> {
-    let mut w = W::default();
-    for (key, o) in &p.objects {
-        let (_, ty) = &names.objects[key];
-        function(&mut w, &format!("Checks a `{ty}` object."), &check_fn(ty)?, |w| {
-            object_body(w, &o.fields, &Ptr::Param(String::new()), None, p, names)
-        })?;
-    }
-    for v in &p.union.variants {
-        let (_, ty) = &names.events[&v.tag];
-        function(
-            &mut w,
-            &format!("Checks a `{ty}` body (its discriminator is already known)."),
-            &check_fn(ty)?,
-            |w| object_body(w, &v.fields, &Ptr::Param(String::new()), Some((&p.union.tag, &v.tag)), p, names),
-        )?;
-    }
-    // The union: the discriminator first, then the member.
-    let u = &p.union;
-    function(
-        &mut w,
-        &format!("Checks an event: the `{}` discriminator picks the member.", u.tag),
-        &check_fn(&names.union.1)?,
-        |w| {
-            let tp = Ptr::Param(String::new()).key(&u.tag);
-            let tpe = tp.expr();
-            w.line(format!("const t = {};", read("o", &u.tag)));
-            let msg = string_lit(&format!("missing required property `{}`", u.tag));
-            w.line(format!("if (t === undefined) return {}", push(&tpe, Rule::Required, &msg)));
-            w.line(format!("if (typeof t !== \"string\") return $type(out, {tpe}, \"a string\", t);"));
-            w.open("switch (t) {");
-            for v in &u.variants {
-                w.line(format!("case {}:", string_lit(&v.tag)));
-                w.line(format!("  return {}(o, p, out);", check_fn(&names.events[&v.tag].1)?));
-            }
-            for r in &p.removed {
-                if let crate::legacy::ir::RemovedKind::Events(evs) = &r.kind {
-                    for (old, rep) in evs {
-                        if u.variant(old).is_some() {
-                            continue;
-                        }
-                        let msg = string_lit(&format!("`{old}` was removed in this version: use `{rep}` instead"));
-                        w.line(format!("case {}:", string_lit(old)));
-                        w.line(format!("  return {}", push(&tpe, Rule::RemovedEvent, &msg)));
+            Shape::Number(s) => {
+                let what = if s.integer { "an integer" } else { "a number" };
+                w.line(format!("if (typeof {v} !== \"number\") {}", Self::type_err(ptr, what, v)));
+                if s.integer {
+                    w.line(format!("else if (!Number.isInteger({v})) {}", Self::type_err(ptr, what, v)));
+                }
+                let lit = |f: f64| {
+                    number_lit(f).map_err(|e| match e {
+                        EmitError::Unsupported(m) => at(n, m),
+                        o => o,
+                    })
+                };
+                let bounds: [(Option<f64>, &str, Rule, &str); 4] = [
+                    (s.minimum, "<", Rule::Minimum, "must be at least"),
+                    (s.exclusive_minimum, "<=", Rule::ExclusiveMinimum, "must be greater than"),
+                    (s.maximum, ">", Rule::Maximum, "must be at most"),
+                    (s.exclusive_maximum, ">=", Rule::ExclusiveMaximum, "must be less than"),
+                ];
+                for (b, op, r, text) in bounds {
+                    if let Some(b) = b {
+                        let m = msg(&format!("{text} {}", num_text(b)));
+                        w.line(format!("else if ({v} {op} {}) {}", lit(b)?, push(&pe, r, &m)));
                     }
                 }
+                if let Some(mo) = s.multiple_of {
+                    let m = msg(&format!("must be a multiple of {}", num_text(mo)));
+                    w.line(format!(
+                        "else if (!Number.isInteger({v} / {})) {}",
+                        lit(mo)?,
+                        push(&pe, Rule::MultipleOf, &m)
+                    ));
+                }
             }
-            let tags: Vec<String> = u.variants.iter().map(|v| v.tag.clone()).collect();
-            let msg = Code::from_pieces(format!(
-                "{} + t + {}",
-                string_lit("`"),
-                string_lit(&format!("` is not an event; expected one of {}", quoted_list(&tags)))
-            ));
-            w.line("default:");
-            w.line(format!("  return {}", push(&tpe, Rule::UnknownEvent, &msg)));
+            Shape::Const(c) => {
+                let shown = c.to_string();
+                let m = msg(&format!("must be `{shown}`"));
+                w.line(format!("if ({}) {}", not_equal(v, c), push(&pe, Rule::Const, &m)));
+            }
+            Shape::Enum(values) => {
+                let shown =
+                    format!("(typeof {v} === \"string\" ? \"`\" + {v} + \"`\" : \"`\" + JSON.stringify({v}) + \"`\")");
+                let m = format!("{shown} + {}", msg(&format!(" is not one of {}", value_list(values))));
+                let conds: Vec<String> = values.iter().map(|x| not_equal(v, x)).collect();
+                let cond = if conds.is_empty() { "true".to_string() } else { conds.join(" && ") };
+                if values.iter().all(|x| x.is_string()) {
+                    w.line(format!("if (typeof {v} !== \"string\") {}", Self::type_err(ptr, "a string", v)));
+                    w.line(format!("else if ({cond}) {}", push(&pe, Rule::Enum, &m)));
+                } else {
+                    w.line(format!("if ({cond}) {}", push(&pe, Rule::Enum, &m)));
+                }
+            }
+            Shape::Array(a) => self.array(w, n, a, v, ptr)?,
+            Shape::Object(o) => self.object(w, n, o, v, ptr)?,
+            Shape::Union(u) => self.union(w, n, u, v, ptr)?,
+            Shape::Nullable(inner) => {
+                w.open(format!("if ({v} !== null) {{"));
+                self.node(w, inner, v, ptr)?;
+                w.close("}");
+            }
+            Shape::Kinds(members) => {
+                let mut words = Vec::new();
+                for (i, x) in members.iter().enumerate() {
+                    let (k, word) = kind_of(self.m, &x.shape);
+                    words.push(word);
+                    let test = match k {
+                        "null" => format!("{v} === null"),
+                        "array" => format!("Array.isArray({v})"),
+                        "object" => format!("$isObject({v})"),
+                        other => format!("typeof {v} === {}", string_lit(other)),
+                    };
+                    w.open(format!("{}if ({test}) {{", if i == 0 { "" } else { "} else " }));
+                    self.node(w, x, v, ptr)?;
+                    w.depth -= 1;
+                }
+                w.open("} else {");
+                w.line(Self::type_err(ptr, &words.join(" or "), v));
+                w.close("}");
+            }
+            Shape::AllOf(members) => {
+                for x in members {
+                    self.node(w, x, v, ptr)?;
+                }
+            }
+            Shape::AnyOf(members) => {
+                let mut tests = Vec::new();
+                for x in members {
+                    tests.push(format!("$ok({}, {v})", self.helper(x)?));
+                }
+                let cond = if tests.is_empty() { "true".to_string() } else { format!("!({})", tests.join(" || ")) };
+                let m = msg(&format!("matches none of the {} alternatives", members.len()));
+                w.line(format!("if ({cond}) {}", push(&pe, Rule::AnyOf, &m)));
+            }
+            Shape::OneOf(members) => {
+                let list = self.fresh("ok");
+                let mut fns = Vec::new();
+                for x in members {
+                    fns.push(self.helper(x)?);
+                }
+                w.line(format!(
+                    "const {list} = [{}].map((f, i) => ($ok(f, {v}) ? i : -1)).filter((i) => i >= 0);",
+                    fns.join(", ")
+                ));
+                let none = msg(&format!("matches none of the {} alternatives (exactly one must match)", members.len()));
+                w.line(format!("if ({list}.length === 0) {}", push(&pe, Rule::OneOf, &none)));
+                let two = format!(
+                    "\"matches alternatives \" + {list}[0] + \" and \" + {list}[1] + \" (exactly one must match)\""
+                );
+                w.line(format!("else if ({list}.length > 1) {}", push(&pe, Rule::OneOf, &two)));
+            }
+            Shape::Not(inner) => {
+                let f = self.helper(inner)?;
+                w.line(format!(
+                    "if ($ok({f}, {v})) {}",
+                    push(&pe, Rule::Not, &msg("matches a schema it must not match"))
+                ));
+            }
+            Shape::Cond { cond, then, otherwise } => {
+                let f = self.helper(cond)?;
+                w.open(format!("if ($ok({f}, {v})) {{"));
+                if let Some(t) = then {
+                    self.node(w, t, v, ptr)?;
+                }
+                w.depth -= 1;
+                w.open("} else {");
+                if let Some(e) = otherwise {
+                    self.node(w, e, v, ptr)?;
+                }
+                w.close("}");
+            }
+        }
+        Ok(())
+    }
+
+    fn array(&mut self, w: &mut W, n: &Node, a: &ArrayShape, v: &str, ptr: &Ptr) -> Result<(), EmitError> {
+        w.open(format!("if (!Array.isArray({v})) {{"));
+        w.line(Self::type_err(ptr, "an array", v));
+        w.depth -= 1;
+        w.open("} else {");
+        for (i, p) in a.prefix.iter().enumerate() {
+            let x = self.fresh("v");
+            w.open(format!("if ({v}.length > {i}) {{"));
+            w.line(format!("const {x}: unknown = {v}[{i}];"));
+            self.node(w, p, &x, &ptr.key(&i.to_string()))?;
             w.close("}");
-            Ok(())
-        },
-    )?;
-    let env_ty = &names.envelope.1;
-    w.line(format!("/** Checks the `{env_ty}` object's shape (the root: its pointers are constants). */"));
-    w.open(format!("function {}(o: $Object, out: WireError[]): void {{", check_fn(env_ty)?));
-    object_body(&mut w, &p.envelope.fields, &Ptr::Const(String::new()), None, p, names)?;
-    w.close("}");
-    w.line("");
-    roles(&mut w, p);
-    Ok(Code::from_pieces(w.out.trim_end().to_string()))
+        }
+        if let Some(items) = a.items.as_deref().filter(|i| !matches!(i.shape, Shape::Any)) {
+            let (i, x, pv) = (self.fresh("i"), self.fresh("v"), self.fresh("p"));
+            w.open(format!("for (let {i} = {}; {i} < {v}.length; {i}++) {{", a.prefix.len()));
+            w.line(format!("const {x}: unknown = {v}[{i}];"));
+            w.line(format!("const {pv} = {} + \"/\" + {i};", ptr.expr()));
+            self.node(w, items, &x, &Ptr { var: pv, suffix: String::new() })?;
+            w.close("}");
+        }
+        let pe = ptr.expr();
+        let mut first = true;
+        let mut kw = |w: &mut W, cond: String, r: Rule, m: String| {
+            w.line(format!("{}if ({cond}) {}", if first { "" } else { "else " }, push(&pe, r, &m)));
+            first = false;
+        };
+        if let Some(k) = a.min_items {
+            let k = count(n, k)?;
+            kw(w, format!("{v}.length < {k}"), Rule::MinItems, msg(&format!("must have at least {k} item(s)")));
+        }
+        if let Some(k) = a.max_items {
+            let k = count(n, k)?;
+            kw(w, format!("{v}.length > {k}"), Rule::MaxItems, msg(&format!("must have at most {k} item(s)")));
+        }
+        if a.unique {
+            let d = self.fresh("d");
+            w.line(format!("const {d} = $dup({v});"));
+            let m = format!("\"items \" + {d}[0] + \" and \" + {d}[1] + \" are equal\"");
+            w.line(format!(
+                "{}if ({d} !== null) {}",
+                if first { "" } else { "else " },
+                push(&pe, Rule::UniqueItems, &m)
+            ));
+        }
+        w.close("}");
+        Ok(())
+    }
+
+    fn object(&mut self, w: &mut W, n: &Node, o: &ObjectShape, v: &str, ptr: &Ptr) -> Result<(), EmitError> {
+        w.open(format!("if (!$isObject({v})) {{"));
+        w.line(Self::type_err(ptr, "an object", v));
+        w.depth -= 1;
+        w.open("} else {");
+        let ov = self.fresh("o");
+        w.line(format!("const {ov}: $Object = {v};"));
+        for f in &o.fields {
+            let fp = ptr.key(&f.name);
+            let x = self.fresh("v");
+            w.line(format!("const {x} = {};", read(&ov, &f.name)));
+            if f.required {
+                let m = msg(&format!("missing required property `{}`", f.name));
+                w.line(format!("if ({x} === undefined) {}", push(&fp.expr(), Rule::Required, &m)));
+                w.open("else {");
+            } else {
+                w.open(format!("if ({x} !== undefined) {{"));
+            }
+            self.node(w, &f.node, &x, &fp)?;
+            w.close("}");
+        }
+        for r in &o.required_only {
+            let m = msg(&format!("missing required property `{r}`"));
+            w.line(format!(
+                "if (!Object.hasOwn({ov}, {})) {}",
+                string_lit(r),
+                push(&ptr.key(r).expr(), Rule::Required, &m)
+            ));
+        }
+        for (k, deps) in &o.dependent_required {
+            w.open(format!("if (Object.hasOwn({ov}, {})) {{", string_lit(k)));
+            for d in deps {
+                let m = msg(&format!("`{d}` is required when `{k}` is present"));
+                w.line(format!(
+                    "if (!Object.hasOwn({ov}, {})) {}",
+                    string_lit(d),
+                    push(&ptr.key(d).expr(), Rule::DependentRequired, &m)
+                ));
+            }
+            w.close("}");
+        }
+        let needs_loop =
+            !o.pattern_properties.is_empty() || matches!(o.additional, Additional::Closed | Additional::Schema(_));
+        if needs_loop {
+            let k = self.fresh("k");
+            w.open(format!("for (const {k} in {ov}) {{"));
+            w.line(format!("if (!Object.hasOwn({ov}, {k})) continue;"));
+            let known = self.fresh("known");
+            if o.fields.is_empty() {
+                w.line(format!("let {known} = false;"));
+            } else {
+                let names: Vec<String> = o.fields.iter().map(|f| format!("{k} === {}", string_lit(&f.name))).collect();
+                w.line(format!("let {known} = {};", names.join(" || ")));
+            }
+            for (p, pn) in &o.pattern_properties {
+                let re = self.regex(p);
+                w.open(format!("if ({re}.test({k})) {{"));
+                w.line(format!("{known} = true;"));
+                let x = self.fresh("v");
+                w.line(format!("const {x}: unknown = {ov}[{k}];"));
+                let pv = self.fresh("p");
+                w.line(format!("const {pv} = {};", ptr.dynamic(&k)));
+                self.node(w, pn, &x, &Ptr { var: pv, suffix: String::new() })?;
+                w.close("}");
+            }
+            w.line(format!("if ({known}) continue;"));
+            match &o.additional {
+                Additional::Open | Additional::Strip => {}
+                Additional::Schema(an) => {
+                    let x = self.fresh("v");
+                    w.line(format!("const {x}: unknown = {ov}[{k}];"));
+                    let pv = self.fresh("p");
+                    w.line(format!("const {pv} = {};", ptr.dynamic(&k)));
+                    self.node(w, an, &x, &Ptr { var: pv, suffix: String::new() })?;
+                }
+                Additional::Closed => {
+                    if !o.removed.is_empty() {
+                        w.open(format!("switch ({k}) {{"));
+                        for r in &o.removed {
+                            let m = msg(&format!(
+                                "`{}` was removed from `{}` in this version: use `{}` instead",
+                                r.name, r.owner, r.replacement
+                            ));
+                            w.line(format!("case {}:", string_lit(&r.name)));
+                            w.line(format!("  {}", push(&ptr.key(&r.name).expr(), Rule::RemovedProperty, &m)));
+                            w.line("  continue;");
+                        }
+                        w.close("}");
+                    }
+                    let m = format!("\"unknown property `\" + {k} + \"`\"");
+                    w.line(push(&ptr.dynamic(&k), Rule::AdditionalProperty, &m));
+                }
+            }
+            w.close("}");
+        }
+        if let Some(pn) = &o.property_names {
+            let f = self.helper(pn)?;
+            let k = self.fresh("k");
+            w.open(format!("for (const {k} in {ov}) {{"));
+            w.line(format!("if (!Object.hasOwn({ov}, {k})) continue;"));
+            let m = format!("\"the property name `\" + {k} + \"` is not allowed\"");
+            w.line(format!("if (!$ok({f}, {k})) {}", push(&ptr.dynamic(&k), Rule::PropertyNames, &m)));
+            w.close("}");
+        }
+        if o.min_properties.is_some() || o.max_properties.is_some() {
+            let c = self.fresh("count");
+            w.line(format!("const {c} = Object.keys({ov}).length;"));
+            let pe = ptr.expr();
+            let mut first = true;
+            if let Some(k) = o.min_properties {
+                let k = count(n, k)?;
+                let m = msg(&format!("must have at least {k} propert(ies)"));
+                w.line(format!("if ({c} < {k}) {}", push(&pe, Rule::MinProperties, &m)));
+                first = false;
+            }
+            if let Some(k) = o.max_properties {
+                let k = count(n, k)?;
+                let m = msg(&format!("must have at most {k} propert(ies)"));
+                w.line(format!(
+                    "{}if ({c} > {k}) {}",
+                    if first { "" } else { "else " },
+                    push(&pe, Rule::MaxProperties, &m)
+                ));
+            }
+        }
+        w.close("}");
+        Ok(())
+    }
+
+    fn union(&mut self, w: &mut W, n: &Node, u: &UnionShape, v: &str, ptr: &Ptr) -> Result<(), EmitError> {
+        if u.members.is_empty() {
+            return Err(at(n, "a union without members"));
+        }
+        w.open(format!("if (!$isObject({v})) {{"));
+        w.line(Self::type_err(ptr, "an object", v));
+        w.depth -= 1;
+        w.open("} else {");
+        let tp = ptr.key(&u.discriminator);
+        let t = self.fresh("t");
+        w.line(format!("const {t} = {};", read(v, &u.discriminator)));
+        let m = msg(&format!("missing required property `{}`", u.discriminator));
+        w.line(format!("if ({t} === undefined) {}", push(&tp.expr(), Rule::Required, &m)));
+        for mem in &u.members {
+            w.line(format!(
+                "else if ({t} === {}) {}({v}, {}, out);",
+                json_lit(&mem.tag),
+                check_fn(self.m, mem.ty),
+                ptr.expr()
+            ));
+        }
+        // A value of the wrong JSON type for every member is a type error; else a removed or unknown member.
+        let mut kinds: Vec<&str> = u
+            .members
+            .iter()
+            .map(|m| match &m.tag {
+                serde_json::Value::String(_) => "string",
+                serde_json::Value::Bool(_) => "boolean",
+                _ => "number",
+            })
+            .collect();
+        kinds.dedup();
+        let kind_test: Vec<String> = kinds.iter().map(|k| format!("typeof {t} !== {}", string_lit(k))).collect();
+        let expected = match u.members.first().map(|m| &m.tag) {
+            Some(serde_json::Value::String(_)) | None => "a string",
+            Some(serde_json::Value::Bool(_)) => "a boolean",
+            Some(serde_json::Value::Number(x)) if x.is_f64() => "a number",
+            Some(_) => "an integer",
+        };
+        w.line(format!("else if ({}) {}", kind_test.join(" && "), Self::type_err(&tp, expected, &t)));
+        for (old, rep) in &u.removed {
+            if u.members.iter().any(|m| m.tag.as_str() == Some(old.as_str())) {
+                continue;
+            }
+            let m = msg(&format!("`{old}` was removed in this version: use `{rep}` instead"));
+            w.line(format!("else if ({t} === {}) {}", string_lit(old), push(&tp.expr(), Rule::RemovedEvent, &m)));
+        }
+        let tags: Vec<serde_json::Value> = u.members.iter().map(|m| m.tag.clone()).collect();
+        let text = format!("(typeof {t} === \"string\" ? {t} : JSON.stringify({t}))");
+        let (r, tail) = if u.events {
+            (Rule::UnknownEvent, format!("` is not an event; expected one of {}", value_list(&tags)))
+        } else {
+            (Rule::UnknownVariant, format!("` names no member; expected one of {}", value_list(&tags)))
+        };
+        let m = format!("\"`\" + {text} + {}", msg(&tail));
+        w.line(format!("else {}", push(&tp.expr(), r, &m)));
+        w.close("}");
+        Ok(())
+    }
+
+    /// The role rules ([`Protocol::role_rules`]) on an envelope whose shape is valid, in the engine's order.
+    fn roles(&mut self, w: &mut W, p: &Protocol) -> Result<(), EmitError> {
+        let disc = p.discriminator(self.m);
+        let base = Ptr { var: "p".into(), suffix: String::new() };
+        w.line("const o = v as $Object;");
+        w.line(format!("const role = {} as string;", read("o", &p.role_field)));
+        w.line(format!("const ev = {} as $Object;", read("o", &p.union_field)));
+        w.open(format!("switch ({}) {{", read("ev", disc)));
+        let all = &p.roles;
+        for e in &p.events {
+            let mut lines = Vec::new();
+            for r in p.role_rules(e) {
+                let (allowed, present, ptr, rl, text) = match r {
+                    RoleRule::Event { allowed } => (
+                        allowed,
+                        None,
+                        base.key(&p.role_field),
+                        Rule::RoleEvent,
+                        format!("`{}` may be sent only by {}, not by ", e.tag, allowed.join(" or ")),
+                    ),
+                    RoleRule::EnvelopeField { name, allowed } => (
+                        allowed,
+                        Some(format!("{} !== undefined", read("o", name))),
+                        base.key(name),
+                        Rule::RoleField,
+                        format!("`{name}` may be sent only by {}, not by ", allowed.join(" or ")),
+                    ),
+                    RoleRule::EventField { name, allowed } => (
+                        allowed,
+                        Some(format!("{} !== undefined", read("ev", name))),
+                        base.key(&p.union_field).key(name),
+                        Rule::RoleField,
+                        format!("`{name}` may be sent only by {}, not by ", allowed.join(" or ")),
+                    ),
+                };
+                if all.iter().all(|x| allowed.contains(x)) {
+                    continue;
+                }
+                let forbidden: Vec<String> =
+                    all.iter().filter(|x| allowed.contains(x)).map(|x| format!("role !== {}", string_lit(x))).collect();
+                let mut cond = if forbidden.is_empty() { "true".to_string() } else { forbidden.join(" && ") };
+                if let Some(c) = present {
+                    cond = format!("{cond} && {c}");
+                }
+                let m = format!("{} + role", msg(&text));
+                lines.push(format!("  if ({cond}) {}", push(&ptr.expr(), rl, &m)));
+            }
+            if !lines.is_empty() {
+                w.line(format!("case {}:", string_lit(&e.tag)));
+                for l in lines {
+                    w.line(l);
+                }
+                w.line("  break;");
+            }
+        }
+        w.close("}");
+        Ok(())
+    }
 }
 
-/// The name of the envelope's check function, for the template.
-pub(super) fn envelope_check(names: &Names) -> Result<Code, EmitError> {
-    check_fn(&names.envelope.1)
+/// Reads property `name` of the object in `obj`: `o.name`, `o["a-b"]`, or an own-property read for a name
+/// `Object.prototype` has.
+fn read(obj: &str, name: &str) -> String {
+    if INHERITED.contains(&name) {
+        return format!("$own({obj}, {})", string_lit(name));
+    }
+    match ident(name) {
+        Ok(id) => format!("{obj}.{id}"),
+        Err(_) => format!("{obj}[{}]", string_lit(name)),
+    }
+}
+
+/// The condition "`v` is not the JSON value `c`".
+fn not_equal(v: &str, c: &serde_json::Value) -> String {
+    match c {
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => format!("!$equal({v}, {})", json_lit(c)),
+        serde_json::Value::Number(x) => match x.as_f64().and_then(|f| number_lit(f).ok()) {
+            Some(l) => format!("{v} !== {l}"),
+            None => "true".to_string(),
+        },
+        other => format!("{v} !== {}", json_lit(other)),
+    }
+}
+
+fn count(n: &Node, k: u64) -> Result<u64, EmitError> {
+    if k > MAX_SAFE as u64 {
+        return Err(at(n, format!("the count {k} is beyond what JavaScript counts exactly")));
+    }
+    Ok(k)
 }

@@ -1,0 +1,49 @@
+// The TypeScript side of the JSON-Schema-Test-Suite harness (tests/jsts/ts.rs): in ONE node process, transpiles
+// every case's two generated modules (`<id>.zod.ts`, `<id>.standalone.ts`) with the TypeScript compiler of
+// generated/ts (types are stripped, nothing is type-checked here), imports them, and runs every instance:
+// `rootSchema.safeParse(data).success` for Zod, `validateRoot(data).length === 0` for the standalone validator.
+//
+// usage: node ts-runner.mjs <dir> <typescript module path>
+//   <dir>/cases.json: [{ id, zod: bool, standalone: bool, data: [instance, ...] }] (instances as JSON text, so an
+//   own "__proto__" key stays a key); writes one JSON object to stdout:
+//   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, errors: [string...] } }
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [dir, tsPath] = process.argv.slice(2);
+const ts = createRequire(import.meta.url)(tsPath);
+const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8"));
+
+async function load(file) {
+  const src = readFileSync(join(dir, file + ".ts"), "utf8");
+  const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const out = join(dir, file + ".mjs");
+  writeFileSync(out, js);
+  return import(pathToFileURL(out).href);
+}
+
+const result = {};
+for (const c of cases) {
+  const r = { zod: null, standalone: null, errors: [] };
+  const data = c.data.map((t) => JSON.parse(t));
+  if (c.zod) {
+    try {
+      const m = await load(c.id + ".zod");
+      r.zod = data.map((d) => m.rootSchema.safeParse(d).success);
+    } catch (e) {
+      r.errors.push(`zod: ${e && e.stack ? e.stack : e}`);
+    }
+  }
+  if (c.standalone) {
+    try {
+      const m = await load(c.id + ".standalone");
+      r.standalone = data.map((d) => m.validateRoot(d).length === 0);
+    } catch (e) {
+      r.errors.push(`standalone: ${e && e.stack ? e.stack : e}`);
+    }
+  }
+  result[c.id] = r;
+}
+process.stdout.write(JSON.stringify(result));
