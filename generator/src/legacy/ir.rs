@@ -235,6 +235,7 @@ pub(crate) fn pascal_case(s: &str) -> String {
 }
 
 /// Converts `toolName` or `tool-call` to `tool_name` / `tool_call`.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn snake_case(s: &str) -> String {
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
