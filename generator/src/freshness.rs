@@ -35,20 +35,41 @@ fn generated_outputs_are_what_the_schema_gives() {
     let root = root();
     let opts = crate::Options::new(root.join("schema"), root.join("generated"));
     assert_eq!(opts.outputs, crate::emit::Output::ALL, "every output is checked");
+    fresh(&root, &opts, crate::emit::REGENERATE.to_string());
+}
+
+/// The happy-wire example's committed outputs (those generated for it so far).
+#[test]
+fn example_outputs_are_what_its_schema_gives() {
+    let root = root();
+    let mut opts =
+        crate::Options::new(root.join("examples/happy-wire/schema"), root.join("examples/happy-wire/generated"));
+    opts.outputs = vec![crate::emit::Output::Rust];
+    let only: Vec<&str> = opts.outputs.iter().map(|o| o.name()).collect();
+    let fix = format!(
+        "{} --schema examples/happy-wire/schema --out examples/happy-wire/generated --only {}",
+        crate::emit::REGENERATE,
+        only.join(",")
+    );
+    fresh(&root, &opts, fix);
+}
+
+/// `check` must be clean for `opts`; `fix` is the command that regenerates.
+fn fresh(root: &Path, opts: &crate::Options, fix: String) {
     if golden::updating() {
-        let r = crate::generate(&opts).unwrap_or_else(|e| panic!("generate failed: {}", chain(&e)));
+        let r = crate::generate(opts).unwrap_or_else(|e| panic!("generate failed: {}", chain(&e)));
         for p in r.written.iter().chain(&r.deleted) {
             eprintln!("regenerated: {}", p.display());
         }
         return;
     }
-    let report = crate::check(&opts).unwrap_or_else(|e| panic!("check failed: {}", chain(&e)));
+    let report = crate::check(opts).unwrap_or_else(|e| panic!("check failed: {}", chain(&e)));
     assert!(report.fresh > 0, "no generated file was compared");
     if report.is_clean() {
         return;
     }
-    let rel = |p: &Path| p.strip_prefix(&root).unwrap_or(p).display().to_string();
-    let mut msg = String::from("generated/ is out of date with schema/ and the emitters:\n");
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let mut msg = format!("{} is out of date with {} and the emitters:\n", rel(&opts.out_dir), rel(&opts.schema_dir));
     for p in &report.missing {
         msg.push_str(&format!("missing: {}\n", rel(p)));
     }
@@ -62,8 +83,8 @@ fn generated_outputs_are_what_the_schema_gives() {
         msg.push_str(&format!("\n--- {} (- on disk, + generated)\n{diff}", rel(p)));
     }
     msg.push_str(&format!(
-        "\nfix: run `{}` from the workspace root and commit generated/ (or set {}=1 for this test)",
-        crate::emit::REGENERATE,
+        "\nfix: run `{fix}` from the workspace root and commit {} (or set {}=1 for this test)",
+        rel(&opts.out_dir),
         golden::UPDATE_VAR
     ));
     panic!("{msg}");

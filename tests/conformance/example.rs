@@ -69,7 +69,9 @@ pub struct ExampleChecker {
 
 /// Every checker of the example (outputs add theirs here).
 pub fn checkers() -> Vec<ExampleChecker> {
-    vec![ExampleChecker { name: "engine", precise: true, run: engine }]
+    let mut v = vec![ExampleChecker { name: "engine", precise: true, run: engine }];
+    v.extend(crate::example_rust::checkers());
+    v
 }
 
 fn engine(fx: &[ExampleFixture]) -> Vec<Verdict> {

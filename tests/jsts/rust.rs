@@ -103,6 +103,14 @@ pub fn run(cases: &[Case]) -> Vec<Outcome> {
             writeln!(dispatch, "        {i} => jsts_rust::check_c{i}(text),").expect("write");
         }
     }
+    // `wiregen types --lang rust` gives self-contained modules (their own runtime): two of them compile here too.
+    for kw in ["pattern", "properties"] {
+        let c = cases.iter().find(|c| c.keyword == kw).expect("a case of the keyword");
+        let model = wiregen::load::load(&c.file).expect("the case loads");
+        let text = wiregen::emit::Lang::Rust.module(&model).expect("the case has a module");
+        write_if_changed(&src.join(format!("inline_{kw}.rs")), &text);
+        writeln!(lib, "pub mod inline_{kw};").expect("write");
+    }
     write_if_changed(&src.join("lib.rs"), &lib);
     let main = MAIN.replace("{DISPATCH}", &dispatch);
     write_if_changed(&src.join("main.rs"), &main);
