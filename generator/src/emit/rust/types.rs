@@ -200,6 +200,11 @@ impl<'m> Gen<'m> {
                     ),
                 ));
             }
+            let word = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !word {
+                return Err(EmitError::at(&t.origin, format!("`{name}` is not a Rust identifier")));
+            }
             if !seen.insert(name.clone()) {
                 return Err(EmitError::at(&t.origin, format!("two Rust types would be named `{name}`")));
             }
@@ -762,7 +767,8 @@ impl<'m> Gen<'m> {
                     _ => {
                         let mut refs = BTreeSet::new();
                         self.inline_refs(&f.node, &mut refs);
-                        let boxed = refs.iter().any(|r| *r == id.0 || self.reach[*r].contains(&id.0));
+                        let boxed =
+                            refs.iter().any(|r| *r == id.0 || self.reach.get(*r).is_some_and(|s| s.contains(&id.0)));
                         FieldKind::Value { boxed }
                     }
                 };
