@@ -41,14 +41,37 @@ fn write_if_changed(path: &Path, text: &str) {
     }
 }
 
+/// serde's verdict on a text: 0 refused, 1 accepted and serialized back to the same JSON (numbers by value,
+/// keys as sets), 2 accepted but serialized to something else.
+const VERDICT: &str = r#"
+fn verdict<T: serde::Serialize>(parsed: Result<T, serde_json::Error>, text: &str) -> u8 {
+    fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+        use serde_json::Value as V;
+        match (a, b) {
+            (V::Number(x), V::Number(y)) => x.as_f64() == y.as_f64(),
+            (V::Array(x), V::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+            (V::Object(x), V::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w))),
+            _ => a == b,
+        }
+    }
+    match parsed {
+        Err(_) => 0,
+        Ok(x) => match (serde_json::to_value(&x), serde_json::from_str::<serde_json::Value>(text)) {
+            (Ok(back), Ok(input)) if same(&back, &input) => 1,
+            _ => 2,
+        },
+    }
+}
+"#;
+
 /// The verdict binary; `{DISPATCH}` becomes one match arm per case.
-const MAIN: &str = r#"//! Written by tests/jsts/rust.rs: reads `<case>\t<json>` lines; prints per line the verdict of serde (1 or
-//! 0), then the generated decoder's first error as `\t<rule>\t<pointer as JSON>` (nothing when it accepts).
+const MAIN: &str = r#"//! Written by tests/jsts/rust.rs: reads `<case>\t<json>` lines; prints per line the verdict of serde (0
+//! refused, 1 accepted and written back the same, 2 accepted and written back otherwise), then the generated decoder's first error as `\t<rule>\t<pointer as JSON>` (nothing when it accepts).
 use std::io::{BufRead, Write};
 
-fn check(case: usize, text: &str) -> (bool, Result<(), (&'static str, String)>) {
+fn check(case: usize, text: &str) -> (u8, Result<(), (&'static str, String)>) {
     match case {
-{DISPATCH}        _ => (false, Err(("no-such-case", String::new()))),
+{DISPATCH}        _ => (0, Err(("no-such-case", String::new()))),
     }
 }
 
@@ -60,10 +83,10 @@ fn main() {
         let (case, text) = line.split_once('\t').expect("case and JSON");
         let (serde, first) = check(case.parse().expect("case number"), text);
         match first {
-            Ok(()) => writeln!(out, "{}", u8::from(serde)),
+            Ok(()) => writeln!(out, "{serde}"),
             Err((rule, pointer)) => {
                 let pointer = serde_json::to_string(&pointer).expect("JSON");
-                writeln!(out, "{}\t{rule}\t{pointer}", u8::from(serde))
+                writeln!(out, "{serde}\t{rule}\t{pointer}")
             }
         }
         .expect("stdout");
@@ -86,7 +109,7 @@ pub fn run(cases: &[Case]) -> Vec<Outcome> {
     write_if_changed(&dir.join("Cargo.lock"), &lock);
 
     let runtime = wiregen::emit::rust_shared_runtime().expect("the shared runtime renders");
-    let mut lib = format!("//! Written by tests/jsts/rust.rs.\n#![allow(warnings)]\n{runtime}\n");
+    let mut lib = format!("//! Written by tests/jsts/rust.rs.\n#![allow(warnings)]\n{runtime}\n{VERDICT}\n");
     let mut dispatch = String::new();
     for (i, (c, m)) in cases.iter().zip(&modules).enumerate() {
         if let Module::Rust(text, name) = m {
@@ -95,8 +118,8 @@ pub fn run(cases: &[Case]) -> Vec<Outcome> {
             writeln!(lib, "pub mod c{i};").expect("write");
             writeln!(
                 lib,
-                "pub fn check_c{i}(text: &str) -> (bool, Result<(), (&'static str, String)>) {{ \
-                 (serde_json::from_str::<c{i}::{name}>(text).is_ok(), \
+                "pub fn check_c{i}(text: &str) -> (u8, Result<(), (&'static str, String)>) {{ \
+                 (verdict(serde_json::from_str::<c{i}::{name}>(text), text), \
                  rt::from_str::<c{i}::{name}>(text).map(drop).map_err(|e| (e.rule().id(), e.pointer().to_string()))) }}"
             )
             .expect("write");
@@ -171,7 +194,11 @@ pub fn run(cases: &[Case]) -> Vec<Outcome> {
         for (desc, data, _) in &c.tests {
             let mut parts = lines[k].split('\t');
             k += 1;
-            let serde = parts.next() == Some("1");
+            let answer = parts.next();
+            if answer == Some("2") {
+                differ.push(format!("{} ({}): {desc}: {data}: serialized back to other JSON", c.id, c.description));
+            }
+            let serde = answer != Some("0");
             let first = parts.next().map(|rule| {
                 let pointer = parts.next().and_then(|p| serde_json::from_str::<String>(p).ok()).unwrap_or_default();
                 (rule.to_string(), pointer)
