@@ -402,6 +402,20 @@ mod tests {
     }
 
     #[test]
+    fn no_doc_link_holds_template_text() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
+        for dir in ["schema", "examples/happy-wire/schema"] {
+            let m = crate::load::load(&root.join(dir)).expect("the schema loads");
+            for f in emit_model(&m).expect("emits") {
+                let leftover = f.contents.match_indices("[`#").any(|(i, _)| {
+                    f.contents[i + 3..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                });
+                assert!(!leftover, "{dir}: {} has `#ident` inside a doc link", f.path);
+            }
+        }
+    }
+
+    #[test]
     fn hostile_descriptions_stay_inside_doc_comments() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
         let mut m = crate::load::load(&root.join("schema")).expect("schema/ loads");
