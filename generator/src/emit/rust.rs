@@ -407,9 +407,10 @@ mod tests {
         for dir in ["schema", "examples/happy-wire/schema"] {
             let m = crate::load::load(&root.join(dir)).expect("the schema loads");
             for f in emit_model(&m).expect("emits") {
-                let leftover = f.contents.match_indices("[`#").any(|(i, _)| {
-                    f.contents[i + 3..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                });
+                let leftover = f
+                    .contents
+                    .match_indices("[`#")
+                    .any(|(i, _)| f.contents[i + 3..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
                 assert!(!leftover, "{dir}: {} has `#ident` inside a doc link", f.path);
             }
         }
