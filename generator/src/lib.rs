@@ -81,7 +81,6 @@ mod fast;
 #[cfg(test)]
 mod freshness;
 mod generate;
-mod legacy;
 mod pattern;
 
 pub mod diag;

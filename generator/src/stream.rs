@@ -33,15 +33,17 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::{Engine, Issue};
-use crate::legacy::ir::{Protocol, Ty};
+use crate::ir::{Model, Protocol, Shape as Node};
 use crate::validate::{read_line, Record, RecordSink, Summary};
 use rules::{format_message, vocab as V, StreamRule};
 
 /// Checks the protocol's ordering rules over a stream of messages.
 pub struct StreamChecker<'e> {
     engine: &'e Engine,
-    /// The protocol's vocabulary (none for a package without a protocol layer: no stream rules apply).
-    proto: Option<std::sync::Arc<Protocol>>,
+    /// The protocol (none for a package without a protocol layer: no stream rules apply).
+    proto: Option<&'e Protocol>,
+    /// The events' discriminator.
+    tag: &'e str,
     shape: Shape,
     /// Sequence number of the next accepted message (orders open things by when they started).
     seq: u64,
@@ -73,35 +75,36 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    /// Reads the shape from the protocol model.
-    pub(crate) fn of(p: &Protocol) -> Shape {
-        let fields = |tag: &str| -> Vec<String> {
-            p.union.variant(tag).map(|v| v.fields.iter().map(|f| f.name.clone()).collect()).unwrap_or_default()
+    /// What the rollup reads from the schema ([`Shape`]), from the model: the fields of `session-control-changed`
+    /// and `agent-configuration-changed` (without the discriminator), the values of `turn-end`'s `status` enum and the
+    /// numeric fields of its `usage` object, each in schema order (empty when the protocol has no such event).
+    pub(crate) fn of(m: &Model, p: &Protocol) -> Shape {
+        let disc = p.discriminator(m);
+        let fields = |tag: &str| -> Vec<&crate::ir::Field> {
+            match p.event(tag).map(|e| &m.ty(e.ty).node.shape) {
+                Some(Node::Object(o)) => o.fields.iter().filter(|f| f.name != disc).collect(),
+                _ => Vec::new(),
+            }
         };
-        let field_ty = |tag: &str, name: &str| {
-            p.union.variant(tag).and_then(|v| v.fields.iter().find(|f| f.name == name)).map(|f| f.ty.clone())
-        };
-        let statuses = match field_ty(V::TURN_END, V::STATUS) {
-            Some(Ty::Enum(e)) => p.enums.get(&e).map(|e| e.values.clone()).unwrap_or_default(),
+        let names = |tag: &str| fields(tag).iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        let field =
+            |name: &str| fields(V::TURN_END).into_iter().find(|f| f.name == name).map(|f| m.resolve(&f.node.shape));
+        let statuses = match field(V::STATUS) {
+            Some(Node::Enum(values)) => values.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
             _ => Vec::new(),
         };
-        let usage_fields = match field_ty(V::TURN_END, V::USAGE) {
-            Some(Ty::Object(o)) => p
-                .objects
-                .get(&o)
-                .map(|o| {
-                    o.fields
-                        .iter()
-                        .filter(|f| matches!(f.ty, Ty::Integer { .. } | Ty::Number { .. }))
-                        .map(|f| f.name.clone())
-                        .collect()
-                })
-                .unwrap_or_default(),
+        let usage_fields = match field(V::USAGE) {
+            Some(Node::Object(o)) => o
+                .fields
+                .iter()
+                .filter(|f| matches!(m.resolve(&f.node.shape), Node::Number(_)))
+                .map(|f| f.name.clone())
+                .collect(),
             _ => Vec::new(),
         };
         Shape {
-            control_fields: fields(V::SESSION_CONTROL_CHANGED),
-            config_fields: fields(V::AGENT_CONFIGURATION_CHANGED),
+            control_fields: names(V::SESSION_CONTROL_CHANGED),
+            config_fields: names(V::AGENT_CONFIGURATION_CHANGED),
             statuses,
             usage_fields,
         }
@@ -240,11 +243,13 @@ fn violation(rule: StreamRule, params: &[(&str, &str)]) -> Issue {
 impl<'e> StreamChecker<'e> {
     /// A checker at the start of a stream.
     pub fn new(engine: &'e Engine) -> Self {
-        let proto = crate::legacy::protocol(engine.model()).ok().map(std::sync::Arc::new);
-        let shape = proto.as_deref().map(Shape::of).unwrap_or_default();
+        let m: &'e Model = engine.model();
+        let proto = m.protocol.as_ref();
+        let shape = proto.map(|p| Shape::of(m, p)).unwrap_or_default();
         StreamChecker {
             engine,
             proto,
+            tag: proto.map_or("", |p| p.discriminator(m)),
             seq: 0,
             seen: HashSet::new(),
             ended: HashSet::new(),
@@ -292,7 +297,7 @@ impl<'e> StreamChecker<'e> {
     }
 
     fn check_valid(&mut self, line: usize, v: &Value) -> Record {
-        let Some(p) = self.proto.clone() else {
+        let Some(p) = self.proto else {
             self.accepted += 1;
             return Record::new(line, Vec::new());
         };
@@ -308,7 +313,7 @@ impl<'e> StreamChecker<'e> {
             user: role == V::USER,
             turn: s(V::TURN),
             subagent: s(V::SUBAGENT),
-            t: ev.get(&p.union.tag).and_then(Value::as_str).unwrap_or_default(),
+            t: ev.get(self.tag).and_then(Value::as_str).unwrap_or_default(),
             ev,
         };
         if let Some(issue) = self.first_violation(&m) {
@@ -655,40 +660,61 @@ mod tests {
         crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("schema loads")
     }
 
-    fn proto() -> Protocol {
-        crate::legacy::protocol(&model()).expect("a protocol")
+    /// Names in the model: event tags, envelope and event fields, role and other enum values.
+    fn schema_names(m: &Model) -> Vec<String> {
+        let mut names = Vec::new();
+        for t in &m.types {
+            match &t.node.shape {
+                Node::Object(o) => names.extend(o.fields.iter().map(|f| f.name.clone())),
+                Node::Enum(vs) => names.extend(vs.iter().filter_map(|v| v.as_str().map(String::from))),
+                Node::Union(u) => names.extend(u.members.iter().filter_map(|x| x.tag.as_str().map(String::from))),
+                _ => {}
+            }
+        }
+        names
     }
 
-    /// Every vocabulary name is an event tag, an envelope field, a role, a field of some event, or an enum value.
+    /// Every vocabulary name is an event tag, a field, a role or another enum value of the schema.
     #[test]
     fn vocabulary_names_exist_in_the_schema() {
-        let p = proto();
+        let m = model();
+        let names = schema_names(&m);
         for (k, name) in V::ALL {
-            let found = p.union.variant(name).is_some()
-                || p.envelope.fields.iter().any(|f| f.name == *name)
-                || p.roles().iter().any(|r| r == name)
-                || p.union.variants.iter().any(|v| v.fields.iter().any(|f| f.name == *name))
-                || p.enums.values().any(|e| e.values.iter().any(|x| x == name));
-            assert!(found, "vocab::{k} = {name:?} is not in the schema");
+            assert!(names.iter().any(|n| n == name), "vocab::{k} = {name:?} is not in the schema");
         }
     }
 
     /// Each rule's pointer names an envelope field or a field of some event under the union field.
     #[test]
     fn pointers_name_schema_fields() {
-        let p = proto();
+        let m = model();
+        let p = m.protocol.as_ref().expect("a protocol");
+        let fields_of = |id: crate::ir::TypeId| match &m.ty(id).node.shape {
+            Node::Object(o) => o.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        let envelope = fields_of(p.envelope);
+        let events: Vec<String> = p.events.iter().flat_map(|e| fields_of(e.ty)).collect();
         for r in StreamRule::ALL {
             let toks: Vec<&str> = r.pointer().split('/').skip(1).collect();
             let ok = match toks.as_slice() {
-                [f] => p.envelope.fields.iter().any(|x| x.name == *f),
-                [u, f] => {
-                    *u == p.union_field
-                        && (*f == p.union.tag || p.union.variants.iter().any(|v| v.fields.iter().any(|x| x.name == *f)))
-                }
+                [f] => envelope.iter().any(|x| x == f),
+                [u, f] => *u == p.union_field && events.iter().any(|x| x == f),
                 _ => false,
             };
             assert!(ok, "{}: pointer {} names no schema field", r.id(), r.pointer());
         }
+    }
+
+    /// The rollup's shape, read from the v2 schema.
+    #[test]
+    fn the_rollup_shape_comes_from_the_schema() {
+        let m = model();
+        let s = Shape::of(&m, m.protocol.as_ref().expect("a protocol"));
+        assert_eq!(s.control_fields, ["clientType", "tokenId"]);
+        assert_eq!(s.config_fields, ["permissionMode", "model", "thinkingLevel", "sandbox"]);
+        assert_eq!(s.statuses, ["completed", "failed", "cancelled"]);
+        assert_eq!(s.usage_fields, ["inputTokens", "outputTokens", "cost"]);
     }
 
     #[test]

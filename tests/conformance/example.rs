@@ -70,14 +70,16 @@ pub struct ExampleChecker {
 
 /// Every checker of the example (outputs add theirs here).
 pub fn checkers() -> Vec<ExampleChecker> {
-    vec![
+    let mut v = vec![
         ExampleChecker { name: "engine", precise: true, run: engine },
         ExampleChecker { name: "bundled", precise: false, run: crate::checkers::example_bundled },
         ExampleChecker { name: "source", precise: false, run: crate::checkers::example_source },
         ExampleChecker { name: "ajv", precise: false, run: crate::checkers::example_ajv },
         ExampleChecker { name: "zod", precise: true, run: zod },
         ExampleChecker { name: "ts-standalone", precise: true, run: ts_standalone },
-    ]
+    ];
+    v.extend(crate::example_rust::checkers());
+    v
 }
 
 /// The example's npm package.

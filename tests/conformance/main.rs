@@ -5,6 +5,7 @@
 
 mod checkers;
 mod example;
+mod example_rust;
 mod fixtures;
 #[path = "../../generator/tests/support/golden.rs"]
 mod golden;

@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    // Build a message: the constructor fills in the id and the time, then checks the role rules.
+    // Build a message: the constructor fills in what the schema fills in, then checks the role rules.
     let built = Envelope::new(
         Role::Agent,
         Text {

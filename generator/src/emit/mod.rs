@@ -89,6 +89,30 @@ impl Lang {
     }
 }
 
+/// The Rust module of one model for a crate that holds many (the JSON-Schema-Test-Suite harness compiles one
+/// crate with a module per case): like [`Lang::module`] for [`Lang::Rust`], but the module uses its parent's
+/// runtime (`use super::{rt, rt_regex, Rule}`), which [`rust_shared_runtime`] provides once.
+///
+/// # Errors
+/// When the model holds something Rust cannot express.
+pub fn rust_module_shared(m: &Model) -> Result<String, EmitError> {
+    rust::module_shared(m)
+}
+
+/// The top of the `lib.rs` of a crate of [`rust_module_shared`] modules: the `Rule` catalogue and the runtime
+/// modules `rt` and `rt_regex`. The crate's dependencies are [`rust_dependencies`].
+///
+/// # Errors
+/// Never, unless the emitter itself is broken.
+pub fn rust_shared_runtime() -> Result<String, EmitError> {
+    rust::shared_runtime()
+}
+
+/// The `[dependencies]` lines generated Rust needs (`serde`, `serde_json`, and `regex` when `patterns`).
+pub fn rust_dependencies(patterns: bool) -> String {
+    rust::dependencies(patterns)
+}
+
 /// A file produced by an emitter, with its path relative to the output's own directory (then to the output root).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutFile {

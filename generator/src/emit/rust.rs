@@ -1,90 +1,175 @@
-//! The Rust output: the `session-wire` crate in `generated/rust/`, emitted from the model with `quote!` and
-//! formatted with `prettyplease`.
+//! The Rust output: a crate (`generated/rust/`, named by the schema's `x-package`) or one module
+//! (`wiregen types --lang rust FILE`), emitted from the model with `quote!` and formatted with `prettyplease`.
 //!
 //! Why not typify: the source schema uses `if`/`then` (role rules) and `$ref`s across files, on which typify
-//! panics, and typify turns a `$ref`'d `oneOf` into an untagged enum; the model already has the union, its
-//! discriminator and the role rules as data, so the types come straight from it (see the README).
+//! panics, and typify turns a `$ref`'d `oneOf` into an untagged enum; the model already has the unions, their
+//! discriminators and the role rules as data, so the types come straight from it (see the README).
 //!
-//! What the crate holds:
-//! - one type per model type (`Envelope`, `Event` tagged on the discriminator, a struct per event, the named
-//!   objects and enums), with serde renames, optional fields skipped on output and docs from the schema;
-//! - a generated `decode` per type over an order-preserving JSON tree, in schema order, that returns the same
-//!   first error (rule id from [`crate::rules`] and JSON Pointer) as the reference engine, and `Deserialize`
-//!   impls built on it, so no serde-derive leniency (arrays as structs, `null` as `None`, `1.0` rejected as an
-//!   integer) applies; a deserialized `Envelope` has passed the role rules too;
-//! - `Envelope::create` / `create_envelope`, which fill a required string field with a fresh cuid2-shaped id
-//!   and a required non-negative integer field with the current time in milliseconds, then check the result;
-//! - `JsonSchema` derives behind the `schemars` feature, with the schema's bounds and the role rules attached.
+//! What the output holds:
+//! - one Rust type per model type ([`types`]): a struct per object, an enum per union (each variant carries the
+//!   member's struct, which writes its own discriminator), an enum per string enum, a type alias per alias,
+//!   and a newtype for everything else (scalars, arrays, nullable values, combinators);
+//! - a `Deserialize` per type built on a generated `decode` over an order-preserving JSON tree, in the engine's
+//!   order of checks, so every type parses exactly the values the reference engine accepts and refuses the
+//!   others with the engine's first error (rule id from [`crate::rules`] and JSON Pointer); `Serialize` writes
+//!   the declared properties in schema order (constants included), then the kept unknown ones in input order;
+//! - the runtime those decoders are built from: `rt.rs` (and `rt_regex.rs` when the schema has patterns),
+//!   real files of this directory that the generator's own tests compile and test, copied verbatim;
+//! - with a protocol layer ([`protocol`]): the envelope with private fields and getters, its checked
+//!   constructors (`x-auto` defaults), `parse_envelope`, the role rules printed from
+//!   [`crate::ir::Protocol::role_rules`], and an example program ([`example`]);
+//! - `JsonSchema` impls behind the `schemars` feature ([`schemars`]): each type's exact schema.
 
 mod example;
+mod protocol;
+mod schemars;
 mod support;
 mod types;
 
-use std::collections::BTreeSet;
+#[cfg(test)]
+mod rt;
+#[cfg(test)]
+mod rt_regex;
+#[cfg(test)]
+mod rt_tests;
+#[cfg(test)]
+use crate::rules::Rule;
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{EmitError, OutFile, REGENERATE};
-use crate::legacy::ir::{pascal_case, snake_case, Protocol};
-
-/// Name of the generated crate.
-pub(crate) const CRATE: &str = "session-wire";
+use crate::ir::{pascal_case, Model};
+use types::Gen;
 
 /// The generated library's path inside the output directory.
 pub(crate) const LIB: &str = "src/lib.rs";
 
-/// Names of the types this emitter adds to the model's.
-#[derive(Debug, Clone)]
-pub(crate) struct Names {
-    /// The envelope type.
-    pub envelope: Ident,
-    /// The union type.
-    pub event: Ident,
-    /// The constructor options.
-    pub options: Ident,
+/// The runtime every generated crate and module carries (`mod rt`).
+const RT: &str = include_str!("rust/rt.rs");
+
+/// The pattern runtime (`mod rt_regex`), only where the schema has patterns.
+const RT_REGEX: &str = include_str!("rust/rt_regex.rs");
+
+/// Where the generated code finds its runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runtime {
+    /// A crate: `mod rt;` beside `src/lib.rs`.
+    CrateFiles,
+    /// One self-contained module: the runtime inlined as `mod rt { ... }`.
+    Inline,
+    /// A module among many of one crate: `use super::{rt, rt_regex}` (see [`shared_runtime`]).
+    Shared,
 }
 
-/// Emits `Cargo.toml`, `src/lib.rs` and `examples/basic.rs`.
-///
-/// # Errors
-/// When a model name is not a Rust identifier, two names collide, or a required envelope field has no
-/// constructor default.
-/// Emits this output for a model (through the legacy view until this emitter reads the model itself).
-///
-/// # Errors
-/// When the model holds something this output cannot express.
-/// The Rust module of `wiregen types --lang rust`.
-///
-/// # Errors
-/// Not yet supported.
-pub(crate) fn module(_m: &crate::ir::Model) -> Result<String, EmitError> {
-    Err(EmitError::Unsupported("`wiregen types --lang rust` is not implemented yet".into()))
+/// What to emit beside the types.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Opts {
+    pub(crate) runtime: Runtime,
+    /// `JsonSchema` impls behind the `schemars` feature.
+    pub(crate) schemars: bool,
 }
 
-pub(crate) fn emit_model(m: &crate::ir::Model) -> Result<Vec<OutFile>, EmitError> {
-    emit(&crate::legacy::protocol(m)?)
-}
-
-pub(crate) fn emit(p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
-    let n = names(p)?;
+/// Emits `Cargo.toml`, `src/lib.rs`, `src/rt.rs` (and `src/rt_regex.rs` when the schema has patterns), and
+/// `examples/basic.rs` when the schema has a protocol layer.
+///
+/// # Errors
+/// When the model holds something this output cannot express (located), or a name is reserved.
+pub(crate) fn emit_model(m: &Model) -> Result<Vec<OutFile>, EmitError> {
+    let opts = Opts { runtime: Runtime::CrateFiles, schemars: true };
+    let mut g = Gen::new(m, opts)?;
     let header = format!("// @generated by `{REGENERATE}` from schema/. Do not edit: change schema/ and regenerate.\n");
-    let lib = render(lib_tokens(p, &n)?, Layout::RustfmtSkip)?;
-    let example = example::source(p, &n, Layout::RustfmtSkip)?;
-    Ok(vec![
-        OutFile::new("Cargo.toml", cargo_toml()),
+    let docs = inner_doc_attrs(&crate_docs(&g)?);
+    let items = g.items()?;
+    let lib = render(
+        quote! {
+            #docs
+            #![deny(warnings)]
+            #![deny(missing_docs)]
+            #![forbid(unsafe_code)]
+            #items
+        },
+        Layout::RustfmtSkip,
+    )?;
+    let mut files = vec![
+        OutFile::new("Cargo.toml", support::cargo_toml(m, g.has_patterns())),
         OutFile::new(LIB, format!("{header}{lib}")),
-        OutFile::new("examples/basic.rs", format!("{header}{example}")),
-    ])
+        OutFile::new("src/rt.rs", format!("{header}{RT}")),
+    ];
+    if g.has_patterns() {
+        files.push(OutFile::new("src/rt_regex.rs", format!("{header}{RT_REGEX}")));
+    }
+    if let Some(p) = &m.protocol {
+        let example = example::source(&g, p, Layout::RustfmtSkip)?;
+        files.push(OutFile::new("examples/basic.rs", format!("{header}{example}")));
+    }
+    Ok(files)
+}
+
+/// The Rust module of `wiregen types --lang rust`: the types and their runtime in one file (a single schema
+/// file's root type is `Root`).
+///
+/// # Errors
+/// When the model holds something this output cannot express (located).
+pub(crate) fn module(m: &Model) -> Result<String, EmitError> {
+    module_with(m, Runtime::Inline)
+}
+
+/// The same module for a crate holding many of them: it uses the crate's `rt` and `rt_regex` modules
+/// ([`shared_runtime`]) instead of carrying its own.
+///
+/// # Errors
+/// As [`module`].
+pub(crate) fn module_shared(m: &Model) -> Result<String, EmitError> {
+    module_with(m, Runtime::Shared)
+}
+
+fn module_with(m: &Model, runtime: Runtime) -> Result<String, EmitError> {
+    let opts = Opts { runtime, schemars: false };
+    let mut g = Gen::new(m, opts)?;
+    let items = g.items()?;
+    let title = if m.title.is_empty() { "the schema".to_string() } else { format!("`{}`", m.title) };
+    let docs = inner_doc_attrs(&[
+        format!("Types for {title}, generated by wiregen (`wiregen types --lang rust`)."),
+        String::new(),
+        "Every type's `Deserialize` accepts exactly the values the schema accepts; a refusal names the rule it \
+         broke and where (`from_value` returns it as an `Error`)."
+            .to_string(),
+    ]);
+    let text = render(quote!(#docs #items), Layout::Plain)?;
+    let mut out =
+        format!("// @generated by `wiregen types --lang rust`. Do not edit: change the schema and regenerate.\n{text}");
+    if runtime == Runtime::Inline {
+        out.push_str(&format!("\n/// The runtime of the types above.\n#[allow(dead_code)]\nmod rt {{\n{RT}}}\n"));
+        if g.has_patterns() {
+            out.push_str(&format!("\n/// The patterns of the types above.\nmod rt_regex {{\n{RT_REGEX}}}\n"));
+        }
+    }
+    Ok(out)
+}
+
+/// The runtime of a crate of [`module_shared`] modules, for the top of its `lib.rs`: the `Rule` catalogue and
+/// the `rt` and `rt_regex` modules (the crate depends on `serde`, `serde_json` and `regex`).
+pub(crate) fn shared_runtime() -> Result<String, EmitError> {
+    let rule = support::rule_tokens();
+    let text = render(quote!(#rule), Layout::Plain)?;
+    Ok(format!(
+        "{text}\n/// The runtime of the modules.\n#[allow(dead_code)]\npub(crate) mod rt {{\n{RT}}}\n\n/// The patterns of the modules.\npub(crate) mod rt_regex {{\n{RT_REGEX}}}\n"
+    ))
+}
+
+/// The `[dependencies]` lines of generated Rust.
+pub(crate) fn dependencies(patterns: bool) -> String {
+    support::dependencies(patterns)
 }
 
 /// How rendered source meets `rustfmt`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
+pub(crate) enum Layout {
     /// Every top-level item carries `#[rustfmt::skip]`: the generated crate is a workspace member, and `cargo fmt
     /// --all` must leave prettyplease's layout byte for byte as it is (the inner `#![rustfmt::skip]` is unstable).
     RustfmtSkip,
-    /// prettyplease's layout alone (the crate docs' example, which rustfmt does not format).
+    /// prettyplease's layout alone (the crate docs' example, which rustfmt does not format, and modules).
     Plain,
 }
 
@@ -127,93 +212,50 @@ fn skip_item(item: &mut syn::Item, skip: Vec<syn::Attribute>) {
     attrs.extend(skip);
 }
 
-fn cargo_toml() -> String {
-    format!(
-        r#"# @generated by `{REGENERATE}` from schema/. Do not edit: change schema/ and regenerate.
-[package]
-name = "{CRATE}"
-version = "0.1.0"
-description = "Types for the agent session protocol v2, generated from its JSON Schema"
-edition = "2021"
-license = "MIT OR Apache-2.0"
-rust-version = "1.85"
-publish = false
-
-[dependencies]
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
-schemars = {{ version = "1", optional = true, default-features = false, features = ["derive", "std"] }}
-
-[features]
-schemars = ["dep:schemars"]
-"#
-    )
-}
-
-fn names(p: &Protocol) -> Result<Names, EmitError> {
-    let n = Names {
-        envelope: parse_ident(&p.envelope.name)?,
-        event: format_ident!("Event"),
-        options: parse_ident(&format!("{}Options", p.envelope.name))?,
-    };
-    let mut seen = types::fixed_names(&n);
-    let model = std::iter::once(p.envelope.name.as_str())
-        .chain(p.union.variants.iter().map(|v| v.name.as_str()))
-        .chain(p.objects.keys().map(String::as_str))
-        .chain(p.enums.keys().map(String::as_str));
-    for name in model {
-        parse_ident(name)?;
-        if !seen.insert(name.to_string()) {
-            return Err(EmitError::Unsupported(format!("two Rust types would be named `{name}`")));
-        }
-    }
-    let fields = p
-        .envelope
-        .fields
-        .iter()
-        .chain(p.objects.values().flat_map(|o| &o.fields))
-        .chain(p.union.variants.iter().flat_map(|v| &v.fields));
-    for f in fields {
-        field_ident(&f.name)?;
-    }
-    for e in p.enums.values() {
-        for v in &e.values {
-            variant_ident(v)?;
-        }
-    }
-    let reserved: BTreeSet<&str> = ["new", "create", "from_value", "decode", "check_roles"].into_iter().collect();
-    let mut getters = BTreeSet::new();
-    for f in &p.envelope.fields {
-        let g = field_ident(&f.name)?.to_string();
-        if reserved.contains(g.as_str()) || !getters.insert(g.clone()) {
-            return Err(EmitError::Unsupported(format!("envelope field `{}` collides with a method `{g}`", f.name)));
-        }
-    }
-    Ok(n)
-}
-
-fn parse_ident(s: &str) -> Result<Ident, EmitError> {
-    syn::parse_str::<Ident>(s).map_err(|_| EmitError::Unsupported(format!("`{s}` is not a Rust identifier")))
-}
-
-/// The Rust field name of a JSON property: snake case, with `_` appended to a keyword (`ref` -> `ref_`).
-pub(crate) fn field_ident(name: &str) -> Result<Ident, EmitError> {
-    let s = snake_case(name);
-    syn::parse_str::<Ident>(&s)
+/// An identifier for a name that should already be one; a keyword gets a trailing `_` (`Self` -> `Self_`).
+pub(crate) fn ident(s: &str) -> Ident {
+    syn::parse_str::<Ident>(s)
         .or_else(|_| syn::parse_str::<Ident>(&format!("{s}_")))
-        .map_err(|_| EmitError::Unsupported(format!("property `{name}` has no Rust field name")))
+        .unwrap_or_else(|_| format_ident!("Unnamed"))
 }
 
-/// The Rust variant name of an enum value (`allow-once` -> `AllowOnce`).
-pub(crate) fn variant_ident(value: &str) -> Result<Ident, EmitError> {
-    let s = pascal_case(value);
-    syn::parse_str::<Ident>(&s)
-        .map_err(|_| EmitError::Unsupported(format!("enum value `{value}` has no Rust variant name")))
+/// The Rust field name of a JSON property: snake case, other characters as `_`, a leading digit or an empty
+/// name prefixed, a keyword suffixed with `_` (`ref` -> `ref_`). Not unique by itself: see [`unique`].
+pub(crate) fn field_name(name: &str) -> String {
+    let snake = crate::ir::snake_case(name);
+    let mut s: String = snake.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    s = s.to_ascii_lowercase();
+    if s.is_empty() || s.chars().all(|c| c == '_') {
+        s = format!("field{s}");
+    }
+    if s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'n');
+    }
+    ident(&s).to_string()
 }
 
-/// The identifier of a model type name (checked by [`names`] before any use).
-pub(crate) fn type_ident(name: &str) -> Ident {
-    syn::parse_str::<Ident>(name).unwrap_or_else(|_| format_ident!("InvalidName"))
+/// The Rust variant name of an enum value (`allow-once` -> `AllowOnce`); not unique by itself: see [`unique`].
+pub(crate) fn variant_name(value: &str) -> String {
+    let mut s = pascal_case(value);
+    if s.is_empty() {
+        s = "Empty".to_string();
+    }
+    if s == "ALL" || s == "TAGS" {
+        s.push('_');
+    }
+    ident(&s).to_string()
+}
+
+/// `base`, or `base2`, `base3`, ... : the first not in `taken`, which then takes it.
+pub(crate) fn unique(base: String, taken: &mut std::collections::BTreeSet<String>) -> Ident {
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}{n}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    ident(&name)
 }
 
 /// A string literal.
@@ -271,72 +313,63 @@ fn inner_doc_attrs(lines: &[String]) -> TokenStream {
     quote!(#(#![doc = #lines])*)
 }
 
-fn lib_tokens(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
-    let uses = types::collect_uses(p);
-    let support = support::tokens(&uses);
-    let envelope = types::envelope_def(p, n)?;
-    let union = types::union_def(p, n)?;
-    let variants = p.union.variants.iter().map(|v| types::variant_def(p, v, n)).collect::<Result<Vec<_>, _>>()?;
-    let objects = p.objects.values().map(|o| types::object_def(o, n)).collect::<Result<Vec<_>, _>>()?;
-    let enums = p.enums.values().map(types::enum_def).collect::<Result<Vec<_>, _>>()?;
-    let schemars_rules = types::schemars_rules_fn(p);
-    let docs = inner_doc_attrs(&crate_docs(p, n)?);
-    Ok(quote! {
-        #docs
-        #![deny(warnings)]
-        #![deny(missing_docs)]
-        #![forbid(unsafe_code)]
-
-        #support
-        #envelope
-        #union
-        #(#variants)*
-        #(#objects)*
-        #(#enums)*
-        #schemars_rules
-    })
-}
-
-fn crate_docs(p: &Protocol, n: &Names) -> Result<Vec<String>, EmitError> {
-    let env = &n.envelope;
-    let event = &n.event;
-    let mut lines = vec![format!("# {CRATE}"), String::new()];
-    lines.extend(doc_lines(&format!("{}: {}", p.title, p.description)));
+fn crate_docs(g: &Gen<'_>) -> Result<Vec<String>, EmitError> {
+    let m = g.m;
+    let krate = &m.package.crate_name;
+    let mut lines = vec![format!("# {krate}"), String::new()];
+    let about = match (m.title.is_empty(), m.description.is_empty()) {
+        (false, false) => format!("{}: {}", m.title, m.description),
+        (false, true) => m.title.clone(),
+        (true, false) => m.description.clone(),
+        (true, true) => "Types generated from a JSON Schema package.".to_string(),
+    };
+    lines.extend(doc_lines(&about));
     lines.extend([
         String::new(),
-        "Generated by wiregen from `schema/`; every type here comes from the schema, so it cannot drift.".to_string(),
+        "Generated by wiregen from the schema; every type here comes from the schema, so it cannot drift.".to_string(),
         String::new(),
-        format!(
-            "- [`parse_envelope`] reads one line of a stream into an [`{env}`], or says which rule it broke and where."
-        ),
-        format!("- [`{event}`] has one variant per event type, tagged on `{}` on the wire.", p.union.tag),
-        format!("- [`{env}::new`] / [`create_envelope`] build a message, filling in the id and the time."),
-        String::new(),
-        "The types follow the schema exactly: unknown properties are rejected, `null` is never an absent \
-         optional field, a JSON array is never an object, integers are whole numbers (`1.0` and `1e3` included) \
-         within their bounds, and optional fields are omitted on output. A deserialized envelope has also passed \
-         the role rules (which role may send which event and field)."
+    ]);
+    if let Some(p) = &m.protocol {
+        let env = g.type_ident(p.envelope);
+        let event = g.type_ident(p.union);
+        let disc = p.discriminator(m);
+        lines.extend([
+            format!(
+                "- [`parse_envelope`] reads one line of a stream into an [`{env}`], or says which rule it broke and where."
+            ),
+            format!("- [`{event}`] has one variant per event type, tagged on `{disc}` on the wire."),
+            format!("- [`{env}::new`] / [`create_envelope`] build a message, filling in what the schema fills in."),
+            String::new(),
+        ]);
+    }
+    lines.extend([
+        "The types follow the schema exactly: `Deserialize` accepts a value only when the schema does (closed \
+         objects refuse unknown properties, open ones keep them in an [`Extra`] map, `null` is never an absent \
+         optional property, a JSON array is never an object, integers are whole numbers, `1.0` and `1e3` \
+         included, within their bounds), and `Serialize` writes declared properties in schema order, constants \
+         included, then the kept unknown ones in input order. Parts of a schema that are not a Rust type \
+         (`allOf`, `not`, a non-discriminated `anyOf`, ...) are a `serde_json::Value` that was checked."
             .to_string(),
         String::new(),
         "# Errors".to_string(),
         String::new(),
         "Every failure is an [`Error`] with a [`Rule`] (the same stable ids as `wiregen validate`: `required`, \
-         `role-event`, ...) and a JSON Pointer to the offending value. `serde_json::from_str::<Envelope>` gives \
-         the same verdict, with the error in its message."
+         `type`, ...) and a JSON Pointer to the offending value, from each type's `from_value`; \
+         `serde_json::from_str` gives the same verdict, with the error in its message."
             .to_string(),
-        String::new(),
-        "# Example".to_string(),
-        String::new(),
-        "```".to_string(),
     ]);
-    let code = example::source(p, n, Layout::Plain)?;
-    lines.extend(code.lines().map(str::to_string));
-    lines.push("```".to_string());
+    if let Some(p) = &m.protocol {
+        lines.extend([String::new(), "# Example".to_string(), String::new(), "```".to_string()]);
+        let code = example::source(g, p, Layout::Plain)?;
+        lines.extend(code.lines().map(str::to_string));
+        lines.push("```".to_string());
+    }
     lines.extend([
         String::new(),
         "# Features".to_string(),
         String::new(),
-        "`schemars`: `JsonSchema` for every type; the envelope's schema carries the role rules as `if`/`then`."
+        "`schemars`: `JsonSchema` for every type, the exact schema of the type (the role rules of an envelope \
+         as `if`/`then`)."
             .to_string(),
     ]);
     Ok(lines)
@@ -353,21 +386,47 @@ mod tests {
     }
 
     #[test]
-    fn keywords_get_a_suffix() {
-        assert_eq!(field_ident("ref").map(|i| i.to_string()).ok(), Some("ref_".to_string()));
-        assert_eq!(field_ident("toolName").map(|i| i.to_string()).ok(), Some("tool_name".to_string()));
-        assert!(variant_ident("self").is_err());
+    fn names_are_identifiers() {
+        assert_eq!(field_name("ref"), "ref_");
+        assert_eq!(field_name("toolName"), "tool_name");
+        assert_eq!(field_name(""), "field");
+        assert_eq!(field_name("1st"), "n1st");
+        assert_eq!(field_name("a b\"c"), "a_b_c");
+        assert_eq!(field_name("self"), "self_");
+        assert_eq!(variant_name("self"), "Self_");
+        assert_eq!(variant_name(""), "Empty");
+        assert_eq!(variant_name("ALL"), "ALL_");
+        let mut taken = std::collections::BTreeSet::new();
+        assert_eq!(unique("a".into(), &mut taken), "a");
+        assert_eq!(unique("a".into(), &mut taken), "a2");
+    }
+
+    #[test]
+    fn no_doc_link_holds_template_text() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
+        for dir in ["schema", "examples/happy-wire/schema"] {
+            let m = crate::load::load(&root.join(dir)).expect("the schema loads");
+            for f in emit_model(&m).expect("emits") {
+                let leftover = f
+                    .contents
+                    .match_indices("[`#")
+                    .any(|(i, _)| f.contents[i + 3..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
+                assert!(!leftover, "{dir}: {} has `#ident` inside a doc link", f.path);
+            }
+        }
     }
 
     #[test]
     fn hostile_descriptions_stay_inside_doc_comments() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
-        let m = crate::load::load(&root.join("schema")).expect("schema/ loads");
-        let mut p = crate::legacy::protocol(&m).expect("a protocol");
+        let mut m = crate::load::load(&root.join("schema")).expect("schema/ loads");
         let hostile = "ends */ here `tick\u{2028}next\rcr \u{202E}rtl \"quote\" {brace}\n```\nfn x() {}\n```";
-        p.union.variants[0].description = hostile.into();
-        p.union.variants[0].fields[0].description = hostile.into();
-        let files = emit(&p).expect("emits");
+        let text = m.type_named("Text").expect("a Text event");
+        m.types[text.0].description = Some(hostile.into());
+        if let crate::ir::Shape::Object(o) = &mut m.types[text.0].node.shape {
+            o.fields[1].description = Some(hostile.into());
+        }
+        let files = emit_model(&m).expect("emits");
         let lib = &files.iter().find(|f| f.path == LIB).expect("lib.rs").contents;
         assert!(syn::parse_file(lib).is_ok());
         assert!(!lib.contains(['\r', '\u{2028}', '\u{202E}']), "raw line breaks or bidi characters in the output");

@@ -13,7 +13,7 @@ use minijinja::{context, AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::{EmitError, OutFile, REGENERATE};
-use crate::ir::{pascal_case, Model, Protocol, Shape as Node};
+use crate::ir::{pascal_case, Model, Protocol};
 use crate::stream::rules::{vocab, StreamRule};
 use crate::stream::Shape;
 
@@ -55,41 +55,6 @@ fn doc(s: &str) -> String {
     s.replace("*/", "*\\/").replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ")
 }
 
-/// What the rollup reads from the schema ([`Shape`]), from the model: the fields of `session-control-changed`
-/// and `agent-configuration-changed` (without the discriminator), the values of `turn-end`'s `status` enum and the
-/// numeric fields of its `usage` object, each in schema order (empty when the protocol has no such event).
-fn shape(m: &Model, p: &Protocol) -> Shape {
-    let disc = p.discriminator(m);
-    let fields = |tag: &str| -> Vec<&crate::ir::Field> {
-        match p.event(tag).map(|e| &m.ty(e.ty).node.shape) {
-            Some(Node::Object(o)) => o.fields.iter().filter(|f| f.name != disc).collect(),
-            _ => Vec::new(),
-        }
-    };
-    let names = |tag: &str| fields(tag).iter().map(|f| f.name.clone()).collect::<Vec<_>>();
-    let field =
-        |name: &str| fields(vocab::TURN_END).into_iter().find(|f| f.name == name).map(|f| m.resolve(&f.node.shape));
-    let statuses = match field(vocab::STATUS) {
-        Some(Node::Enum(values)) => values.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
-        _ => Vec::new(),
-    };
-    let usage_fields = match field(vocab::USAGE) {
-        Some(Node::Object(o)) => o
-            .fields
-            .iter()
-            .filter(|f| matches!(m.resolve(&f.node.shape), Node::Number(_)))
-            .map(|f| f.name.clone())
-            .collect(),
-        _ => Vec::new(),
-    };
-    Shape {
-        control_fields: names(vocab::SESSION_CONTROL_CHANGED),
-        config_fields: names(vocab::AGENT_CONFIGURATION_CHANGED),
-        statuses,
-        usage_fields,
-    }
-}
-
 /// Emits `src/stream.ts` of the TypeScript package of a model with a protocol layer.
 ///
 /// # Errors
@@ -112,7 +77,7 @@ pub(crate) fn emit(m: &Model, p: &Protocol) -> Result<Vec<OutFile>, EmitError> {
         role_field => p.role_field,
         union_field => p.union_field,
         tag => p.discriminator(m),
-        shape => shape(m, p),
+        shape => Shape::of(m, p),
     })?;
     Ok(vec![OutFile::new("src/stream.ts", out)])
 }
@@ -125,14 +90,6 @@ mod tests {
     fn literals_and_doc_text_cannot_break_out() {
         assert_eq!(lit(minijinja::Value::from("a\"b\u{2028}`${x}`")).unwrap(), "\"a\\\"b\\u2028`${x}`\"");
         assert_eq!(doc("ends */ here\nnext"), "ends *\\/ here next");
-    }
-
-    #[test]
-    fn the_rollup_shape_is_the_legacy_views() {
-        let m = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema"))
-            .expect("schema loads");
-        let legacy = crate::legacy::protocol(&m).expect("a protocol");
-        assert_eq!(shape(&m, m.protocol.as_ref().expect("a protocol")), Shape::of(&legacy));
     }
 
     #[test]

@@ -1,123 +1,184 @@
 //! The example program (`examples/basic.rs`, also the crate docs' doctest), built from the schema's own event
 //! examples: parse an envelope, match on every event type, build one with the constructor, and show a refusal.
+//! Every message it uses is checked with the reference engine first, so the program cannot fail; a part that
+//! cannot be built from the schema's examples is left out.
 
-use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use std::collections::BTreeSet;
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
 use serde_json::{Map, Value};
 
-use super::{field_ident, lit, type_ident, variant_ident, Layout, Names};
+use super::types::{is_bare_map, FieldKind, Form, Gen};
+use super::{lit, Layout};
 use crate::emit::EmitError;
-use crate::legacy::ir::{Field, Protocol, Ty, Variant};
+use crate::engine::{Engine, EngineOptions};
+use crate::ir::*;
 
-/// A role that may send `v` with every field its example uses.
-fn sender<'p>(p: &'p Protocol, v: &Variant, example: &Value) -> Option<&'p String> {
-    p.roles().iter().find(|r| {
-        v.roles.contains(r) && v.fields.iter().all(|f| example.get(&f.name).is_none() || Protocol::field_allowed(f, r))
-    })
+/// The first error the engine reports for an envelope, if any.
+fn first_error(g: &Gen<'_>, p: &Protocol, msg: &Value) -> Option<&'static str> {
+    let engine = Engine::for_type(g.m.clone(), p.envelope, EngineOptions::default());
+    engine.check_value(msg).first().map(|i| i.rule)
 }
 
-/// A sample value for a required envelope field.
-fn sample(f: &Field) -> Value {
-    match &f.ty {
-        Ty::String(s) => {
+/// A sample value for a required envelope property that is not filled by the constructor's caller.
+fn sample(m: &Model, f: &Field) -> Option<Value> {
+    match m.resolve(&f.node.shape) {
+        Shape::String(s) => {
             let mut v: String = f.name.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_lowercase();
             v.push('1');
             while (v.chars().count() as u64) < s.min_length.unwrap_or(0) {
                 v.push('0');
             }
-            Value::String(v)
+            Some(Value::String(v))
         }
-        Ty::Integer { minimum, maximum } => Value::from(1_739_347_200_000_i64.clamp(*minimum, *maximum)),
-        Ty::Number { minimum } => Value::from(minimum.unwrap_or(0.0).max(0.0)),
-        Ty::Boolean => Value::Bool(false),
-        _ => Value::Object(Map::new()),
+        Shape::Number(_) => Some(Value::from(1_739_347_200_000_u64)),
+        Shape::Boolean => Some(Value::Bool(false)),
+        _ => None,
     }
 }
 
-/// A Rust expression of the type of `ty` holding the JSON value `v`.
-fn literal(p: &Protocol, n: &Names, ty: &Ty, v: &Value) -> Result<TokenStream, EmitError> {
-    let bad = || EmitError::Unsupported(format!("example value {v} does not fit {ty:?}"));
-    Ok(match ty {
-        Ty::String(_) => {
-            let s = lit(v.as_str().ok_or_else(bad)?);
-            quote!(#s.to_owned())
-        }
-        Ty::Integer { .. } => {
-            let i = v.as_i64().ok_or_else(bad)?;
-            let l = Literal::i64_unsuffixed(i.abs());
-            if i < 0 {
-                quote!(-#l)
-            } else {
-                quote!(#l)
+/// A Rust expression of the type of `node` holding the JSON value `v`, recording the types it names.
+fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> Option<TokenStream> {
+    Some(match (&node.shape, v) {
+        (Shape::Ref(id), _) => {
+            let f = g.final_id(*id);
+            let t = g.m.ty(f);
+            match (g.form(f)?, &t.node.shape) {
+                (Form::Struct, Shape::Object(o)) => struct_literal(g, f, o, v, names)?,
+                (Form::StrEnum, Shape::Enum(values)) => {
+                    let i = values.iter().position(|x| x == v)?;
+                    let variant = Gen::enum_variants(values).into_iter().nth(i)?;
+                    let ty = g.type_ident(f);
+                    names.insert(ty.clone());
+                    quote!(#ty::#variant)
+                }
+                (Form::Newtype, _) => {
+                    let inner = literal(g, &t.node, v, names)?;
+                    let ty = g.type_ident(f);
+                    if ty == g.ty(node).to_string() {
+                        names.insert(ty.clone());
+                        quote!(#ty(#inner))
+                    } else {
+                        inner
+                    }
+                }
+                _ => return None,
             }
         }
-        Ty::Number { .. } => {
-            let l = Literal::f64_unsuffixed(v.as_f64().ok_or_else(bad)?);
-            quote!(#l)
+        (Shape::String(_), Value::String(s)) => {
+            let l = lit(s);
+            quote!(#l.to_owned())
         }
-        Ty::Boolean => {
-            let b = v.as_bool().ok_or_else(bad)?;
-            quote!(#b)
+        (Shape::Boolean, Value::Bool(b)) => quote!(#b),
+        (Shape::Null, Value::Null) => quote!(()),
+        (Shape::Number(_), Value::Number(_)) => {
+            let ty = g.ty(node).to_string();
+            match ty.as_str() {
+                "u64" => {
+                    let l = Literal::u64_unsuffixed(v.as_f64()? as u64);
+                    quote!(#l)
+                }
+                "i64" => {
+                    let i = v.as_f64()? as i64;
+                    let l = Literal::i64_unsuffixed(i.abs());
+                    if i < 0 {
+                        quote!(-#l)
+                    } else {
+                        quote!(#l)
+                    }
+                }
+                _ => super::types::f64_lit(v.as_f64()?),
+            }
         }
-        Ty::Enum(name) => {
-            let t = type_ident(name);
-            let i = variant_ident(v.as_str().ok_or_else(bad)?)?;
-            quote!(#t::#i)
+        (Shape::Nullable(_), Value::Null) => quote!(None),
+        (Shape::Nullable(inner), _) => {
+            let x = literal(g, inner, v, names)?;
+            quote!(Some(#x))
         }
-        Ty::Object(name) => {
-            let o =
-                p.objects.get(name).ok_or_else(|| EmitError::Unsupported(format!("object `{name}` is not defined")))?;
-            struct_literal(p, n, &type_ident(&o.name), &o.fields, v)?
+        (Shape::Array(a), Value::Array(items)) if a.prefix.is_empty() => {
+            let item = a.items.as_deref()?;
+            let xs = items.iter().map(|x| literal(g, item, x, names)).collect::<Option<Vec<_>>>()?;
+            quote!(::std::vec![#(#xs),*])
         }
-        Ty::AnyObject => {
-            let entries = v.as_object().ok_or_else(bad)?.iter().map(|(k, val)| {
-                let k = lit(k);
-                let val = lit(&val.to_string());
-                quote!((#k.to_owned(), ::serde_json::from_str(#val)?))
+        (Shape::Object(o), Value::Object(members)) if is_bare_map(o) => {
+            let entries = members.iter().map(|(k, x)| {
+                let (k, x) = (lit(k), lit(&x.to_string()));
+                quote!((#k.to_owned(), ::serde_json::from_str(#x)?))
             });
             quote!(::serde_json::Map::from_iter([#(#entries),*]))
         }
-        Ty::Union => return Err(bad()),
+        _ if g.ty(node).to_string() == quote!(::serde_json::Value).to_string() => {
+            let x = lit(&v.to_string());
+            quote!(::serde_json::from_str::<::serde_json::Value>(#x)?)
+        }
+        _ => return None,
     })
 }
 
 fn struct_literal(
-    p: &Protocol,
-    n: &Names,
-    ty: &proc_macro2::Ident,
-    fields: &[Field],
+    g: &Gen<'_>,
+    id: TypeId,
+    o: &ObjectShape,
     v: &Value,
-) -> Result<TokenStream, EmitError> {
+    names: &mut BTreeSet<Ident>,
+) -> Option<TokenStream> {
+    let obj = v.as_object()?;
+    let plans = g.field_plans(id, o);
     let mut inits = Vec::new();
-    for f in fields {
-        let i = field_ident(&f.name)?;
-        inits.push(match (v.get(&f.name), f.required) {
-            (Some(x), true) => {
-                let e = literal(p, n, &f.ty, x)?;
-                quote!(#i: #e)
+    for p in &plans {
+        let i = &p.ident;
+        let x = obj.get(&p.field.name);
+        match &p.kind {
+            FieldKind::ConstRequired(_) => {}
+            FieldKind::ConstOptional(_) => {
+                let present = x.is_some();
+                inits.push(quote!(#i: #present));
             }
-            (Some(x), false) => {
-                let e = literal(p, n, &f.ty, x)?;
-                quote!(#i: Some(#e))
+            FieldKind::Value { boxed } => {
+                let e = match x {
+                    Some(x) => {
+                        let mut e = literal(g, &p.field.node, x, names)?;
+                        if *boxed {
+                            e = quote!(::std::boxed::Box::new(#e));
+                        }
+                        if p.field.required {
+                            e
+                        } else {
+                            quote!(Some(#e))
+                        }
+                    }
+                    None if !p.field.required => quote!(None),
+                    None => return None,
+                };
+                inits.push(quote!(#i: #e));
             }
-            (None, false) => quote!(#i: None),
-            (None, true) => return Err(EmitError::Unsupported(format!("example of `{ty}` lacks `{}`", f.name))),
-        });
+        }
     }
-    Ok(quote!(#ty { #(#inits),* }))
+    if g.extra_ty(o).is_some() {
+        let declared: BTreeSet<&str> = o.fields.iter().map(|f| f.name.as_str()).collect();
+        if obj.keys().any(|k| !declared.contains(k.as_str())) {
+            return None;
+        }
+        let e = Gen::extra_ident(&plans);
+        inits.push(quote!(#e: ::std::default::Default::default()));
+    }
+    let ty = g.type_ident(id);
+    names.insert(ty.clone());
+    Some(quote!(#ty { #(#inits),* }))
 }
 
 /// Comments of the example program, by marker number.
 const COMMENTS: &[&str] = &[
     "Parse one line of a stream; a broken rule comes back as an `Error` with a rule id and a pointer.",
-    "Build a message: the constructor fills in the id and the time, then checks the role rules.",
+    "Build a message: the constructor fills in what the schema fills in, then checks the role rules.",
     "The constructor refuses what the protocol forbids, with the rule id `wiregen validate` reports.",
 ];
 
 /// The example program as formatted source: `comment!(N)` markers become the `//` comment `COMMENTS[N]` after a
 /// blank line (prettyplease keeps no comments).
-pub(super) fn source(p: &Protocol, n: &Names, layout: Layout) -> Result<String, EmitError> {
-    let code = super::render(main(p, n)?, layout)?;
+pub(super) fn source(g: &Gen<'_>, p: &Protocol, layout: Layout) -> Result<String, EmitError> {
+    let code = super::render(main(g, p)?, layout)?;
     let mut out = String::new();
     for line in code.lines() {
         let t = line.trim_start();
@@ -145,92 +206,147 @@ pub(super) fn source(p: &Protocol, n: &Names, layout: Layout) -> Result<String, 
     Ok(out)
 }
 
-fn main(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
-    let env = &n.envelope;
-    let event = &n.event;
-    let role_ty = type_ident(&p.role_enum);
-    let Some((v, example, role)) =
-        p.union.variants.iter().find_map(|v| v.examples.first().and_then(|ex| sender(p, v, ex).map(|r| (v, ex, r))))
-    else {
-        return Err(EmitError::Unsupported("no event has an example to build the example program from".into()));
-    };
-    // One line of a stream: the required envelope fields, the role, and the event's schema example.
-    let mut msg = Map::new();
-    for f in &p.envelope.fields {
-        if f.name == p.role_field {
-            msg.insert(f.name.clone(), Value::String(role.clone()));
-        } else if f.name == p.union_field {
-            msg.insert(f.name.clone(), example.clone());
-        } else if f.required {
-            msg.insert(f.name.clone(), sample(f));
-        }
-    }
-    let line_text = serde_json::to_string(&Value::Object(msg)).map_err(|e| EmitError::Unsupported(e.to_string()))?;
-    let line: Literal = if line_text.contains("\"#") {
-        lit(&line_text)
-    } else {
-        format!("r#\"{line_text}\"#").parse().map_err(|_| EmitError::Unsupported("raw string".into()))?
-    };
-    let union_getter = field_ident(&p.union_field)?;
-    let arms = p.union.variants.iter().map(|v| {
-        let t = type_ident(&v.name);
-        let tag = lit(&format!("{}: {{ev:?}}", v.tag));
-        quote!(#event::#t(ev) => println!(#tag),)
-    });
-    let vty = type_ident(&v.name);
-    let mut obj = example.clone();
-    if let Some(o) = obj.as_object_mut() {
-        o.remove(&p.union.tag);
-    }
-    let built = struct_literal(p, n, &vty, &v.fields, &obj)?;
-    let role_v = variant_ident(role)?;
-    // A refusal: the first event with an example that some role may not send.
-    let refusal = p.union.variants.iter().find_map(|v| {
-        let ex = v.examples.first()?;
-        let other = p.roles().iter().find(|r| !v.roles.contains(r))?;
-        Some((v, ex, other))
-    });
-    let mut imports = vec![vty.clone()];
-    let refusal = match refusal {
-        Some((v, ex, other)) => {
-            let rty = type_ident(&v.name);
-            if !imports.contains(&rty) {
-                imports.push(rty);
-            }
-            let mut obj = ex.clone();
-            if let Some(o) = obj.as_object_mut() {
-                o.remove(&p.union.tag);
-            }
-            let lit_ev = struct_literal(p, n, &type_ident(&v.name), &v.fields, &obj)?;
-            let other_v = variant_ident(other)?;
-            let note = lit(&format!("{other} may not send `{}`: {{err}}", v.tag));
-            quote! {
-                comment!(2);
-                let err = #env::new(#role_ty::#other_v, #lit_ev).unwrap_err();
-                assert_eq!(err.rule(), Rule::RoleEvent);
-                println!(#note);
-            }
-        }
-        None => TokenStream::new(),
-    };
-    let rule_import = if refusal.is_empty() { TokenStream::new() } else { quote!(, Rule) };
-    Ok(quote! {
-        use session_wire::{parse_envelope, #env, #event, #role_ty, #(#imports),* #rule_import};
+/// The event struct literal of an event's example (without its discriminator), if the example can be one.
+fn event_literal(g: &Gen<'_>, ev: &Event, names: &mut BTreeSet<Ident>) -> Option<(TokenStream, Value)> {
+    let t = g.m.ty(ev.ty);
+    let Shape::Object(o) = &t.node.shape else { return None };
+    t.examples.iter().find_map(|ex| Some((struct_literal(g, g.final_id(ev.ty), o, ex, names)?, ex.clone())))
+}
 
-        fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// The envelope of a role and an event, with the required properties the constructor fills.
+fn message(g: &Gen<'_>, p: &Protocol, role: &str, ev: &Value, auto: bool) -> Option<Value> {
+    let Shape::Object(o) = &g.m.ty(p.envelope).node.shape else { return None };
+    let mut msg = Map::new();
+    for f in &o.fields {
+        if f.name == p.role_field {
+            msg.insert(f.name.clone(), Value::String(role.to_string()));
+        } else if f.name == p.union_field {
+            msg.insert(f.name.clone(), ev.clone());
+        } else if f.required {
+            let filled = p.auto.iter().any(|(n, _)| *n == f.name);
+            if auto && !filled {
+                return None;
+            }
+            msg.insert(f.name.clone(), sample(g.m, f)?);
+        }
+    }
+    Some(Value::Object(msg))
+}
+
+fn main(g: &Gen<'_>, p: &Protocol) -> Result<TokenStream, EmitError> {
+    let krate = format_ident!("{}", g.m.package.crate_name.replace('-', "_"));
+    let env = g.type_ident(p.envelope);
+    let event = g.type_ident(g.final_id(p.union));
+    let role_ty = g.type_ident(p.role_enum);
+    let mut names: BTreeSet<Ident> = BTreeSet::new();
+    let union_getter = {
+        let Shape::Object(o) = &g.m.ty(p.envelope).node.shape else {
+            return Err(EmitError::at(&g.m.ty(p.envelope).origin, "the envelope is not an object"));
+        };
+        let plans = g.field_plans(p.envelope, o);
+        plans
+            .iter()
+            .find(|x| x.field.name == p.union_field)
+            .map(|x| x.ident.clone())
+            .unwrap_or_else(|| format_ident!("ev"))
+    };
+    let role_variants = {
+        let Shape::Enum(values) = &g.m.ty(p.role_enum).node.shape else {
+            return Err(EmitError::at(&g.m.ty(p.role_enum).origin, "the role is not an enum"));
+        };
+        Gen::enum_variants(values)
+    };
+    let role_variant = |r: &str| p.roles.iter().position(|x| x == r).and_then(|i| role_variants.get(i).cloned());
+
+    // Parse: the first event example some role may send in a valid envelope.
+    let mut parse = TokenStream::new();
+    let valid = p.events.iter().find_map(|ev| {
+        let t = g.m.ty(ev.ty);
+        t.examples.iter().find_map(|ex| {
+            p.roles.iter().find_map(|r| {
+                let msg = message(g, p, r, ex, false)?;
+                first_error(g, p, &msg).is_none().then_some(msg)
+            })
+        })
+    });
+    if let Some(msg) = valid {
+        let text = serde_json::to_string(&msg).map_err(|e| EmitError::Unsupported(e.to_string()))?;
+        let line: Literal = if text.contains("\"#") {
+            lit(&text)
+        } else {
+            format!("r#\"{text}\"#").parse().map_err(|_| EmitError::Unsupported("raw string".into()))?
+        };
+        let arms = p.events.iter().map(|ev| {
+            let v = g.type_ident(g.final_id(ev.ty));
+            let tag = lit(&format!("{}: {{ev:?}}", ev.tag));
+            quote!(#event::#v(ev) => println!(#tag),)
+        });
+        names.insert(event.clone());
+        parse = quote! {
             comment!(0);
             let env = parse_envelope(#line)?;
             match env.#union_getter() {
                 #(#arms)*
             }
+        };
+    }
 
+    // Build: an event literal the constructor accepts for some role.
+    let mut build = TokenStream::new();
+    let built = p.events.iter().find_map(|ev| {
+        let mut used = BTreeSet::new();
+        let (lit_ev, ex) = event_literal(g, ev, &mut used)?;
+        let role = p
+            .roles
+            .iter()
+            .find(|r| message(g, p, r, &ex, true).is_some_and(|msg| first_error(g, p, &msg).is_none()))?;
+        Some((lit_ev, role_variant(role)?, used))
+    });
+    if let Some((lit_ev, rv, used)) = built {
+        names.extend(used);
+        names.extend([env.clone(), role_ty.clone()]);
+        build = quote! {
             comment!(1);
-            let built = #env::new(#role_ty::#role_v, #built)?;
+            let built = #env::new(#role_ty::#rv, #lit_ev)?;
             let text = serde_json::to_string(&built)?;
             println!("{text}");
             let reparsed = parse_envelope(&text)?;
             assert_eq!(reparsed, built);
+        };
+    }
 
+    // Refuse: an event literal a role may not send.
+    let mut refusal = TokenStream::new();
+    let refused = p.events.iter().find_map(|ev| {
+        let mut used = BTreeSet::new();
+        let (lit_ev, ex) = event_literal(g, ev, &mut used)?;
+        let role = p.roles.iter().find(|r| {
+            !ev.roles.contains(r)
+                && message(g, p, r, &ex, true).is_some_and(|msg| first_error(g, p, &msg) == Some("role-event"))
+        })?;
+        Some((lit_ev, role.clone(), role_variant(role)?, ev.tag.clone(), used))
+    });
+    let mut rule_import = TokenStream::new();
+    if let Some((lit_ev, role, rv, tag, used)) = refused {
+        names.extend(used);
+        names.extend([env.clone(), role_ty.clone()]);
+        let note = lit(&format!("{role} may not send `{tag}`: {{err}}"));
+        rule_import = quote!(, Rule);
+        refusal = quote! {
+            comment!(2);
+            let err = #env::new(#role_ty::#rv, #lit_ev).unwrap_err();
+            assert_eq!(err.rule(), Rule::RoleEvent);
+            println!(#note);
+        };
+    }
+    let parse_import = if parse.is_empty() && build.is_empty() { TokenStream::new() } else { quote!(parse_envelope,) };
+    let names = names.into_iter();
+    Ok(quote! {
+        use #krate::{#parse_import #(#names),* #rule_import};
+
+        fn main() -> Result<(), Box<dyn std::error::Error>> {
+            #parse
+            #build
             #refusal
             Ok(())
         }

@@ -1,862 +1,1340 @@
-//! The protocol's types: one enum per named string enum, one struct per named object and per union member,
-//! the union itself (`Event`, tagged on its discriminator) and the envelope with its checked constructor.
-//! Each type gets a generated `decode` that walks an order-preserving JSON tree in schema order and returns the
-//! canonical first error, and a `Deserialize` impl built on it (so a derive's leniencies never apply).
+//! The model's types as Rust: the form each type takes, the Rust type of each node, and the generated decoders,
+//! checks and serializers (all built on the runtime in `rt.rs`).
+//!
+//! Forms (one Rust item per [`TypeDef`]):
+//! - an object is a struct: a field per declared property (a required `const` property is no field: it is
+//!   written on output and checked on input; an optional one is a `bool`, "present"), and an `extra` map when
+//!   the object keeps properties it does not declare (open, a map, or pattern properties);
+//! - a union is an enum with one newtype variant per member (the member's struct), dispatched on the
+//!   discriminator;
+//! - a string enum is a fieldless enum;
+//! - an alias (a type that is only a `$ref`) is a `type` alias of its target;
+//! - anything else is a newtype over the Rust type of its node. A reference to it is *inlined* (the field has
+//!   the inner type, e.g. `String` for an id) unless the type is part of a reference cycle.
+//!
+//! Node types: a string is `String`, a boolean `bool`, `null` `()`, an integer whose bounds stay within
+//! ±(2^53-1) `u64` (lower bound >= 0) or `i64`, other numbers `f64` (the engine compares doubles), an array of one
+//! item type `Vec<T>`, a nullable value `Option<T>` (an optional nullable property `Option<Option<T>>`), an
+//! object with no declared property and no constraint a `serde_json::Map`, and everything else (`const`,
+//! `enum` of non-strings, `prefixItems`, `type: [...]`, `allOf`, `anyOf`, `oneOf`, `not`, `if`, `{}`) a
+//! `serde_json::Value` that passed a generated check. A field whose type contains its own struct (through
+//! other types, not through a `Vec` or a map) is boxed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::support::{rule, Uses};
-use super::{doc_attrs, doc_code_block, field_ident, lit, type_ident, variant_ident, Names};
+use super::{doc_attrs, doc_code_block, field_name, ident, lit, unique, variant_name, Opts, Runtime};
 use crate::emit::EmitError;
-use crate::legacy::ir::{EnumDef, Field, Object, Protocol, Ty, Variant};
-use crate::rules::Rule;
+use crate::ir::*;
 
-/// Records which leaf decoders a type needs.
-pub(crate) fn collect_uses(p: &Protocol) -> Uses {
-    let mut uses = Uses::default();
-    let all = p
-        .envelope
-        .fields
-        .iter()
-        .chain(p.objects.values().flat_map(|o| &o.fields))
-        .chain(p.union.variants.iter().flat_map(|v| &v.fields));
-    for f in all {
-        let h = match &f.ty {
-            Ty::String(_) => "string",
-            Ty::Integer { minimum, .. } if *minimum >= 0 => "uint",
-            Ty::Integer { .. } => "int",
-            Ty::Number { .. } => "number",
-            Ty::Boolean => "boolean",
-            Ty::AnyObject => "any_object",
-            Ty::Enum(_) | Ty::Object(_) | Ty::Union => continue,
-        };
-        uses.helpers.insert(h);
-    }
-    uses
+/// The Rust form of a model type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// An object: a struct.
+    Struct,
+    /// A discriminated union: an enum of its members.
+    Union,
+    /// A string enum: a fieldless enum.
+    StrEnum,
+    /// Only a `$ref`: a type alias of the type it names.
+    Alias(TypeId),
+    /// Anything else: a newtype over the node's Rust type.
+    Newtype,
 }
 
-/// The Rust type of a value type.
-fn rust_ty(t: &Ty, n: &Names) -> TokenStream {
-    match t {
-        Ty::String(_) => quote!(::std::string::String),
-        Ty::Integer { minimum, .. } if *minimum >= 0 => quote!(u64),
-        Ty::Integer { .. } => quote!(i64),
-        Ty::Number { .. } => quote!(f64),
-        Ty::Boolean => quote!(bool),
-        Ty::Enum(name) | Ty::Object(name) => {
-            let i = type_ident(name);
-            quote!(#i)
-        }
-        Ty::AnyObject => quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>),
-        Ty::Union => {
-            let i = &n.event;
-            quote!(#i)
-        }
-    }
+/// The Rust type of integers and numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NumTy {
+    U64,
+    I64,
+    F64,
 }
 
-fn int_lit(v: i64) -> TokenStream {
-    let abs = Literal::u64_unsuffixed(v.unsigned_abs());
-    if v < 0 {
-        quote!(-#abs)
+/// The largest integer a double holds exactly, with all below it (2^53-1).
+const SAFE: f64 = 9_007_199_254_740_991.0;
+
+fn num_ty(n: &NumberShape) -> NumTy {
+    if !n.integer {
+        return NumTy::F64;
+    }
+    let lower = n.minimum.is_some_and(|m| m >= -SAFE) || n.exclusive_minimum.is_some_and(|m| m >= -SAFE);
+    let upper = n.maximum.is_some_and(|m| m <= SAFE) || n.exclusive_maximum.is_some_and(|m| m <= SAFE);
+    if !(lower && upper) {
+        return NumTy::F64;
+    }
+    if n.minimum.is_some_and(|m| m >= 0.0) || n.exclusive_minimum.is_some_and(|m| m >= 0.0) {
+        NumTy::U64
     } else {
-        quote!(#abs)
+        NumTy::I64
     }
 }
 
-/// An expression decoding `v` (a `&de::Json`) at pointer `at` into the Rust type of `t`.
-fn decode_expr(t: &Ty, n: &Names, v: &TokenStream, at: &TokenStream) -> TokenStream {
-    match t {
-        Ty::String(s) => {
-            let min = Literal::u64_unsuffixed(s.min_length.unwrap_or(0));
-            quote!(de::string(#v, #at, #min))
+/// An object that holds any members and nothing else: a `serde_json::Map`.
+pub(crate) fn is_bare_map(o: &ObjectShape) -> bool {
+    o.fields.is_empty()
+        && o.required_only.is_empty()
+        && o.additional == Additional::Open
+        && o.pattern_properties.is_empty()
+        && o.property_names.is_none()
+        && o.min_properties.is_none()
+        && o.max_properties.is_none()
+        && o.dependent_required.is_empty()
+}
+
+/// A decoder or a check: a path to a function (`rt::null`), or a body over `v` (the `&rt::Json`) and `at`
+/// (the `rt::Ptr`), which becomes a closure where a function is needed.
+#[derive(Clone)]
+pub(crate) enum Code {
+    Path(TokenStream),
+    Body(TokenStream),
+}
+
+impl Code {
+    /// As a function value (a path, or a non-capturing closure).
+    pub(crate) fn func(&self) -> TokenStream {
+        match self {
+            Code::Path(p) => p.clone(),
+            Code::Body(b) => quote!(|v, at| #b),
         }
-        Ty::Integer { minimum, maximum } if *minimum >= 0 => {
-            let (lo, hi) = (int_lit(*minimum), int_lit(*maximum));
-            quote!(de::uint(#v, #at, #lo, #hi))
-        }
-        Ty::Integer { minimum, maximum } => {
-            let (lo, hi) = (int_lit(*minimum), int_lit(*maximum));
-            quote!(de::int(#v, #at, #lo, #hi))
-        }
-        Ty::Number { minimum } => match minimum {
-            Some(m) => {
-                let m = Literal::f64_suffixed(*m);
-                quote!(de::number(#v, #at, ::std::option::Option::Some(#m)))
-            }
-            None => quote!(de::number(#v, #at, ::std::option::Option::None)),
-        },
-        Ty::Boolean => quote!(de::boolean(#v, #at)),
-        Ty::AnyObject => quote!(de::any_object(#v, #at)),
-        Ty::Enum(_) | Ty::Object(_) | Ty::Union => {
-            let ty = rust_ty(t, n);
-            quote!(#ty::decode(#v, #at))
+    }
+
+    /// As an expression over `v` and `at`.
+    pub(crate) fn body(&self) -> TokenStream {
+        match self {
+            Code::Path(p) => quote!(#p(v, at)),
+            Code::Body(b) => b.clone(),
         }
     }
 }
 
-/// `#[schemars(...)]` validation keywords for a field, so the derived schema carries the schema's bounds.
-fn schemars_attrs(f: &Field, n: &Names) -> TokenStream {
-    let mut parts = Vec::new();
-    if !f.required {
-        let inner = rust_ty(&f.ty, n).to_string().replace(' ', "");
-        let inner = lit(&inner);
-        parts.push(quote!(with = #inner));
-        parts.push(quote!(default));
-    }
-    match &f.ty {
-        Ty::String(s) => {
-            if let Some(m) = s.min_length {
-                let m = Literal::u64_suffixed(m);
-                parts.push(quote!(length(min = #m)));
-            }
-        }
-        Ty::Integer { minimum, maximum } if *minimum >= 0 => {
-            let (lo, hi) = (Literal::u64_suffixed(*minimum as u64), Literal::u64_suffixed(*maximum as u64));
-            parts.push(quote!(range(min = #lo, max = #hi)));
-        }
-        Ty::Integer { minimum, maximum } => {
-            let (lo, hi) = (Literal::i64_suffixed(*minimum), Literal::i64_suffixed(*maximum));
-            parts.push(quote!(range(min = #lo, max = #hi)));
-        }
-        Ty::Number { minimum: Some(m) } => {
-            let m = Literal::f64_suffixed(*m);
-            parts.push(quote!(range(min = #m)));
-        }
-        _ => {}
-    }
-    if parts.is_empty() {
-        return TokenStream::new();
-    }
-    quote!(#[cfg_attr(feature = "schemars", schemars(#(#parts),*))])
+/// What an object keeps of the properties it does not declare.
+#[derive(Clone, Copy)]
+enum ExtraKind<'m> {
+    /// Nothing (closed without pattern properties, or stripped).
+    None,
+    /// The values as they are.
+    Values,
+    /// The values of a map, decoded.
+    Typed(&'m Node),
 }
 
-/// Struct fields with their serde and schemars attributes.
-fn struct_fields(fields: &[Field], n: &Names, public: bool) -> Result<Vec<TokenStream>, EmitError> {
-    fields
-        .iter()
-        .map(|f| {
-            let ident = field_ident(&f.name)?;
-            let docs = doc_attrs(&f.description);
-            let rename = if ident == f.name {
-                TokenStream::new()
-            } else {
-                let name = lit(&f.name);
-                quote!(#[serde(rename = #name)])
-            };
-            let ty = rust_ty(&f.ty, n);
-            let (ty, skip) = if f.required {
-                (ty, TokenStream::new())
-            } else {
-                (
-                    quote!(::std::option::Option<#ty>),
-                    quote!(#[serde(skip_serializing_if = "::std::option::Option::is_none")]),
-                )
-            };
-            let schemars = schemars_attrs(f, n);
-            let vis = if public { quote!(pub) } else { TokenStream::new() };
-            Ok(quote! {
-                #docs
-                #rename
-                #skip
-                #schemars
-                #vis #ident: #ty
+fn extra_kind(o: &ObjectShape) -> ExtraKind<'_> {
+    match &o.additional {
+        Additional::Strip => ExtraKind::None,
+        Additional::Closed if o.pattern_properties.is_empty() => ExtraKind::None,
+        Additional::Closed | Additional::Open => ExtraKind::Values,
+        Additional::Schema(_) if !o.pattern_properties.is_empty() => ExtraKind::Values,
+        Additional::Schema(n) => ExtraKind::Typed(n),
+    }
+}
+
+/// One stored or checked property of a struct.
+pub(crate) struct FieldPlan<'m> {
+    pub(crate) field: &'m Field,
+    pub(crate) ident: Ident,
+    pub(crate) kind: FieldKind,
+}
+
+/// How a property is held.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FieldKind {
+    /// A required `const`: no field; written on output.
+    ConstRequired(Value),
+    /// An optional `const`: a `bool` saying whether it is present.
+    ConstOptional(Value),
+    /// A value (boxed when the type contains its own struct).
+    Value { boxed: bool },
+}
+
+/// The generator's state for one model.
+pub(crate) struct Gen<'m> {
+    pub(crate) m: &'m Model,
+    pub(crate) opts: Opts,
+    forms: Vec<Form>,
+    inline: Vec<bool>,
+    idents: Vec<Ident>,
+    /// Per type: the types it holds without indirection (through fields, variants and inlined types).
+    reach: Vec<BTreeSet<usize>>,
+    lits: BTreeMap<String, Ident>,
+    lit_items: Vec<TokenStream>,
+    patterns: BTreeMap<String, Ident>,
+    pattern_items: Vec<TokenStream>,
+}
+
+/// Type names the output defines itself.
+pub(crate) const RESERVED: &[&str] = &["Rule", "Error", "Extra"];
+
+impl<'m> Gen<'m> {
+    /// Plans the Rust form of every type.
+    ///
+    /// # Errors
+    /// A type whose Rust name is reserved or taken twice.
+    pub(crate) fn new(m: &'m Model, opts: Opts) -> Result<Self, EmitError> {
+        let forms: Vec<Form> = m
+            .types
+            .iter()
+            .map(|t| match &t.node.shape {
+                Shape::Object(o) if !is_bare_map(o) => Form::Struct,
+                Shape::Union(_) => Form::Union,
+                Shape::Enum(vs) if vs.iter().all(Value::is_string) => Form::StrEnum,
+                Shape::Ref(id) => Form::Alias(*id),
+                _ => Form::Newtype,
             })
-        })
-        .collect()
-}
-
-/// Statements binding each field (by its Rust name) from `obj`, in schema order, then the unknown-key check.
-fn field_decodes(fields: &[Field], n: &Names) -> Result<(Vec<TokenStream>, Vec<Ident>), EmitError> {
-    let mut stmts = Vec::new();
-    let mut idents = Vec::new();
-    for f in fields {
-        let ident = field_ident(&f.name)?;
-        let name = lit(&f.name);
-        let expr = decode_expr(&f.ty, n, &quote!(v), &quote!(at.child(#name)));
-        stmts.push(if f.required {
-            quote! {
-                let #ident = match obj.get(#name) {
-                    ::std::option::Option::Some(v) => #expr?,
-                    ::std::option::Option::None => return ::std::result::Result::Err(de::required(at.child(#name), #name)),
-                };
-            }
-        } else {
-            quote! {
-                let #ident = match obj.get(#name) {
-                    ::std::option::Option::Some(v) => ::std::option::Option::Some(#expr?),
-                    ::std::option::Option::None => ::std::option::Option::None,
-                };
-            }
-        });
-        idents.push(ident);
-    }
-    Ok((stmts, idents))
-}
-
-/// `impl Deserialize` that decodes through the generated checker.
-fn deserialize_impl(ty: &Ident, decode: TokenStream) -> TokenStream {
-    quote! {
-        impl<'de> ::serde::Deserialize<'de> for #ty {
-            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
-                let json = <de::Json as ::serde::Deserialize>::deserialize(d)?;
-                let at = de::Ptr::ROOT;
-                #decode.map_err(<D::Error as ::serde::de::Error>::custom)
-            }
+            .collect();
+        let mut reserved: BTreeSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
+        if let Some(p) = &m.protocol {
+            reserved.insert(format!("{}Options", m.ty(p.envelope).names.rust));
         }
-    }
-}
-
-/// A string enum.
-pub(crate) fn enum_def(e: &EnumDef) -> Result<TokenStream, EmitError> {
-    let ty = type_ident(&e.name);
-    let docs = doc_attrs(&e.description);
-    let mut idents = Vec::new();
-    for v in &e.values {
-        let i = variant_ident(v)?;
-        if idents.contains(&i) {
-            return Err(EmitError::Unsupported(format!("enum `{}`: values collide as Rust variant `{i}`", e.name)));
-        }
-        idents.push(i);
-    }
-    let values: Vec<Literal> = e.values.iter().map(|v| lit(v)).collect();
-    let variants = idents.iter().zip(&values).map(|(i, v)| {
-        let d = doc_attrs(&format!("`{}`", v.to_string().trim_matches('"')));
-        quote!(#d #[serde(rename = #v)] #i)
-    });
-    let allowed = e.values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
-    let allowed_msg = fmt_lit("`", &format!("` is not one of {allowed}"));
-    let enum_rule = rule(Rule::Enum);
-    let de_impl = deserialize_impl(&ty, quote!(#ty::decode(&json, at)));
-    Ok(quote! {
-        #docs
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
-        #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
-        pub enum #ty {
-            #(#variants,)*
-        }
-
-        impl #ty {
-            /// Every value, in schema order.
-            pub const ALL: &'static [#ty] = &[#(#ty::#idents),*];
-
-            /// The value as it is written on the wire.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    #(#ty::#idents => #values,)*
-                }
+        let mut seen = BTreeSet::new();
+        let mut idents = Vec::new();
+        for t in &m.types {
+            let name = &t.names.rust;
+            if reserved.contains(name) {
+                return Err(EmitError::at(
+                    &t.origin,
+                    format!(
+                        "the Rust name `{name}` is reserved by the generated code; rename the type (`x-rust-name`)"
+                    ),
+                ));
             }
-
-            fn decode(v: &de::Json, at: de::Ptr<'_>) -> ::std::result::Result<Self, Error> {
-                let s = match v {
-                    de::Json::String(s) => s.as_str(),
-                    other => return ::std::result::Result::Err(de::type_error(at, "a string", other)),
-                };
-                match s {
-                    #(#values => ::std::result::Result::Ok(#ty::#idents),)*
-                    other => ::std::result::Result::Err(Error::new(#enum_rule, at.render(), ::std::format!(#allowed_msg, other))),
-                }
+            let word = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !word {
+                return Err(EmitError::at(&t.origin, format!("`{name}` is not a Rust identifier")));
             }
-        }
-
-        impl ::std::fmt::Display for #ty {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
+            if !seen.insert(name.clone()) {
+                return Err(EmitError::at(&t.origin, format!("two Rust types would be named `{name}`")));
             }
+            idents.push(ident(name));
         }
-
-        #de_impl
-    })
-}
-
-/// A named object (not an event, not the envelope).
-pub(crate) fn object_def(o: &Object, n: &Names) -> Result<TokenStream, EmitError> {
-    let ty = type_ident(&o.name);
-    let docs = doc_attrs(&o.description);
-    let fields = struct_fields(&o.fields, n, true)?;
-    let (stmts, idents) = field_decodes(&o.fields, n)?;
-    let known: Vec<Literal> = o.fields.iter().map(|f| lit(&f.name)).collect();
-    let owner = lit(&o.name);
-    let default = default_derive(&o.fields);
-    let de_impl = deserialize_impl(&ty, quote!(#ty::decode(&json, at)));
-    Ok(quote! {
-        #docs
-        #[derive(Debug, Clone, PartialEq, ::serde::Serialize #default)]
-        #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema), schemars(deny_unknown_fields))]
-        pub struct #ty {
-            #(#fields,)*
-        }
-
-        impl #ty {
-            fn decode(v: &de::Json, at: de::Ptr<'_>) -> ::std::result::Result<Self, Error> {
-                let obj = de::object(v, at)?;
-                #(#stmts)*
-                obj.check_keys(at, &[#(#known),*], &[], #owner)?;
-                ::std::result::Result::Ok(#ty { #(#idents),* })
-            }
-        }
-
-        #de_impl
-    })
-}
-
-fn default_derive(fields: &[Field]) -> TokenStream {
-    if fields.iter().all(|f| !f.required) {
-        quote!(, ::std::default::Default)
-    } else {
-        TokenStream::new()
-    }
-}
-
-/// A format string with one `{}` placeholder between `before` and `after` (their braces escaped).
-fn fmt_lit(before: &str, after: &str) -> Literal {
-    let esc = |s: &str| s.replace('{', "{{").replace('}', "}}");
-    lit(&format!("{}{{}}{}", esc(before), esc(after)))
-}
-
-fn roles_text(roles: &[String]) -> String {
-    roles.join(" or ")
-}
-
-/// A union member: its struct, `decode_fields`, `Deserialize` (without the discriminator) and `From` into the union.
-pub(crate) fn variant_def(p: &Protocol, v: &Variant, n: &Names) -> Result<TokenStream, EmitError> {
-    let ty = type_ident(&v.name);
-    let event = &n.event;
-    let text = format!("`{}`: {}\n\nSent by: {}.", v.tag, v.description, v.roles.join(", "));
-    let mut docs = doc_attrs(&text);
-    if !v.examples.is_empty() {
-        docs.extend(doc_attrs("\nExample (the event body on the wire):"));
-        let code: Vec<String> = v.examples.iter().map(Value::to_string).collect();
-        docs.extend(doc_code_block("json", &code.join("\n")));
-    }
-    let fields = struct_fields(&v.fields, n, true)?;
-    let (stmts, idents) = field_decodes(&v.fields, n)?;
-    let tag_name = lit(&p.union.tag);
-    let known: Vec<Literal> = v.fields.iter().map(|f| lit(&f.name)).collect();
-    let removed: Vec<TokenStream> = p
-        .removed
-        .iter()
-        .filter_map(|r| match &r.kind {
-            crate::legacy::ir::RemovedKind::Property { event, name, replacement } if *event == v.tag => {
-                let (a, b) = (lit(name), lit(replacement));
-                Some(quote!((#a, #b)))
-            }
-            _ => None,
-        })
-        .collect();
-    let owner = lit(&v.tag);
-    let default = default_derive(&v.fields);
-    let de_impl =
-        deserialize_impl(&ty, quote!(de::object(&json, at).and_then(|obj| #ty::decode_fields(obj, at, false))));
-    Ok(quote! {
-        #docs
-        #[derive(Debug, Clone, PartialEq, ::serde::Serialize #default)]
-        #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema), schemars(deny_unknown_fields))]
-        pub struct #ty {
-            #(#fields,)*
-        }
-
-        impl #ty {
-            /// Decodes the members of an event body; `tagged` when the body carries the discriminator.
-            fn decode_fields(obj: &de::Object, at: de::Ptr<'_>, tagged: bool) -> ::std::result::Result<Self, Error> {
-                #(#stmts)*
-                let known: &[&str] = if tagged { &[#tag_name, #(#known),*] } else { &[#(#known),*] };
-                obj.check_keys(at, known, &[#(#removed),*], #owner)?;
-                ::std::result::Result::Ok(#ty { #(#idents),* })
-            }
-        }
-
-        impl ::std::convert::From<#ty> for #event {
-            fn from(ev: #ty) -> Self {
-                #event::#ty(ev)
-            }
-        }
-
-        #de_impl
-    })
-}
-
-/// The union: an enum with one newtype variant per member, tagged on the discriminator.
-pub(crate) fn union_def(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
-    let event = &n.event;
-    let u = &p.union;
-    let docs = doc_attrs(&u.description);
-    let tag_name = lit(&u.tag);
-    let tys: Vec<Ident> = u.variants.iter().map(|v| type_ident(&v.name)).collect();
-    let tags: Vec<Literal> = u.variants.iter().map(|v| lit(&v.tag)).collect();
-    let variant_docs = u.variants.iter().map(|v| doc_attrs(&format!("`{}` (sent by {}).", v.tag, v.roles.join(", "))));
-    let mut removed = Vec::new();
-    for r in &p.removed {
-        if let crate::legacy::ir::RemovedKind::Events(evs) = &r.kind {
-            for (old, rep) in evs {
-                let old_l = lit(old);
-                let msg = lit(&format!("`{old}` was removed in this version: use `{rep}` instead"));
-                let rr = rule(Rule::RemovedEvent);
-                removed.push(
-                    quote!(#old_l => ::std::result::Result::Err(Error::new(#rr, at.child(#tag_name).render(), #msg)),),
-                );
-            }
-        }
-    }
-    let expected = u.variants.iter().map(|v| format!("`{}`", v.tag)).collect::<Vec<_>>().join(", ");
-    let unknown_fmt = fmt_lit("`", &format!("` is not an event; expected one of {expected}"));
-    let unknown = rule(Rule::UnknownEvent);
-    let de_impl = deserialize_impl(event, quote!(#event::decode(&json, at)));
-    Ok(quote! {
-        #docs
-        ///
-        /// Each variant holds the event's struct; on the wire the variant is named by the discriminator.
-        #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-        #[serde(tag = #tag_name)]
-        #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema))]
-        pub enum #event {
-            #(#variant_docs #[serde(rename = #tags)] #tys(#tys),)*
-        }
-
-        impl #event {
-            /// Every discriminator value, in schema order.
-            pub const TAGS: &'static [&'static str] = &[#(#tags),*];
-
-            /// The discriminator value of this event.
-            pub fn tag(&self) -> &'static str {
-                match self {
-                    #(#event::#tys(_) => #tags,)*
-                }
-            }
-
-            fn decode(v: &de::Json, at: de::Ptr<'_>) -> ::std::result::Result<Self, Error> {
-                let obj = de::object(v, at)?;
-                match de::tag(obj, at, #tag_name)? {
-                    #(#tags => #tys::decode_fields(obj, at, true).map(#event::#tys),)*
-                    #(#removed)*
-                    other => ::std::result::Result::Err(Error::new(#unknown, at.child(#tag_name).render(), ::std::format!(#unknown_fmt, other))),
-                }
-            }
-        }
-
-        #de_impl
-    })
-}
-
-/// `matches!(role, Role::A | Role::B)` for a list of role names.
-fn role_pattern(p: &Protocol, roles: &[String]) -> Result<TokenStream, EmitError> {
-    let role_ty = type_ident(&p.role_enum);
-    let vs = roles.iter().map(|r| variant_ident(r)).collect::<Result<Vec<_>, _>>()?;
-    Ok(quote!(#(#role_ty::#vs)|*))
-}
-
-fn ptr_literal(tokens: &[&str]) -> Literal {
-    let mut s = String::new();
-    for t in tokens {
-        s.push('/');
-        s.push_str(&t.replace('~', "~0").replace('/', "~1"));
-    }
-    lit(&s)
-}
-
-/// The envelope: private fields, getters, checked decoding and the constructor.
-pub(crate) fn envelope_def(p: &Protocol, n: &Names) -> Result<TokenStream, EmitError> {
-    let env = &n.envelope;
-    let opts_ty = &n.options;
-    let event = &n.event;
-    let role_ty = type_ident(&p.role_enum);
-    let fields = struct_fields(&p.envelope.fields, n, false)?;
-    let (stmts, idents) = field_decodes(&p.envelope.fields, n)?;
-    let known: Vec<Literal> = p.envelope.fields.iter().map(|f| lit(&f.name)).collect();
-    let owner = lit(&p.envelope.name);
-    let role_f = p
-        .envelope
-        .fields
-        .iter()
-        .find(|f| f.name == p.role_field)
-        .ok_or_else(|| EmitError::Unsupported(format!("no envelope field `{}`", p.role_field)))?;
-    let union_f = p
-        .envelope
-        .fields
-        .iter()
-        .find(|f| f.name == p.union_field)
-        .ok_or_else(|| EmitError::Unsupported(format!("no envelope field `{}`", p.union_field)))?;
-    if !role_f.required || !union_f.required {
-        return Err(EmitError::Unsupported("the role and union fields of the envelope must be required".into()));
-    }
-    let role_i = field_ident(&role_f.name)?;
-    let union_i = field_ident(&union_f.name)?;
-    let into_union = format_ident!("into_{}", union_i.to_string().trim_end_matches('_'));
-
-    // Getters.
-    let mut getters = Vec::new();
-    for f in &p.envelope.fields {
-        let i = field_ident(&f.name)?;
-        let d = doc_attrs(&f.description);
-        let inner = rust_ty(&f.ty, n);
-        let copy = matches!(f.ty, Ty::Integer { .. } | Ty::Number { .. } | Ty::Boolean | Ty::Enum(_));
-        let (ret, body) = match (&f.ty, f.required, copy) {
-            (_, true, true) => (inner.clone(), quote!(self.#i)),
-            (_, false, true) => (quote!(::std::option::Option<#inner>), quote!(self.#i)),
-            (Ty::String(_), true, false) => (quote!(&str), quote!(&self.#i)),
-            (Ty::String(_), false, false) => (quote!(::std::option::Option<&str>), quote!(self.#i.as_deref())),
-            (_, true, false) => (quote!(&#inner), quote!(&self.#i)),
-            (_, false, false) => (quote!(::std::option::Option<&#inner>), quote!(self.#i.as_ref())),
+        let mut g = Gen {
+            m,
+            opts,
+            forms,
+            inline: vec![false; m.types.len()],
+            idents,
+            reach: Vec::new(),
+            lits: BTreeMap::new(),
+            lit_items: Vec::new(),
+            patterns: BTreeMap::new(),
+            pattern_items: Vec::new(),
         };
-        getters.push(quote! {
-            #d
-            pub fn #i(&self) -> #ret {
-                #body
-            }
-        });
+        g.plan_inlining();
+        g.plan_reach();
+        Ok(g)
     }
 
-    // Role rules, in the order of the reference engine: the event's roles, envelope fields, event fields.
-    let role_event = rule(Rule::RoleEvent);
-    let role_field = rule(Rule::RoleField);
-    let role_ptr = ptr_literal(&[&p.role_field]);
-    let all_roles = p.roles();
-    let mut event_arms = Vec::new();
-    for v in &p.union.variants {
-        if all_roles.iter().all(|r| v.roles.contains(r)) {
-            continue;
-        }
-        let vty = type_ident(&v.name);
-        let pat = role_pattern(p, &v.roles)?;
-        let fmt = fmt_lit(&format!("`{}` may be sent only by {}, not by ", v.tag, roles_text(&v.roles)), "");
-        event_arms.push(quote! {
-            #event::#vty(_) if !::std::matches!(role, #pat) => {
-                return ::std::result::Result::Err(Error::new(#role_event, #role_ptr, ::std::format!(#fmt, role.as_str())));
-            }
-        });
-    }
-    let event_check = if event_arms.is_empty() {
-        TokenStream::new()
-    } else {
-        quote! {
-            match &self.#union_i {
-                #(#event_arms)*
-                _ => {}
-            }
-        }
-    };
-    let mut env_checks = Vec::new();
-    for f in &p.envelope.fields {
-        let Some(roles) = &f.roles else { continue };
-        let i = field_ident(&f.name)?;
-        let pat = role_pattern(p, roles)?;
-        let ptr = ptr_literal(&[&f.name]);
-        let fmt = fmt_lit(&format!("`{}` may be sent only by {}, not by ", f.name, roles_text(roles)), "");
-        let present = if f.required { quote!(true) } else { quote!(self.#i.is_some()) };
-        env_checks.push(quote! {
-            if #present && !::std::matches!(role, #pat) {
-                return ::std::result::Result::Err(Error::new(#role_field, #ptr, ::std::format!(#fmt, role.as_str())));
-            }
-        });
-    }
-    let mut field_arms = Vec::new();
-    for v in &p.union.variants {
-        let mut checks = Vec::new();
-        for f in &v.fields {
-            let Some(roles) = &f.roles else { continue };
-            let i = field_ident(&f.name)?;
-            let pat = role_pattern(p, roles)?;
-            let ptr = ptr_literal(&[&p.union_field, &f.name]);
-            let fmt = fmt_lit(&format!("`{}` may be sent only by {}, not by ", f.name, roles_text(roles)), "");
-            let present = if f.required { quote!(true) } else { quote!(ev.#i.is_some()) };
-            checks.push(quote! {
-                if #present && !::std::matches!(role, #pat) {
-                    return ::std::result::Result::Err(Error::new(#role_field, #ptr, ::std::format!(#fmt, role.as_str())));
-                }
-            });
-        }
-        if !checks.is_empty() {
-            let vty = type_ident(&v.name);
-            field_arms.push((quote!(#event::#vty(ev)), quote!({ #(#checks)* })));
-        }
-    }
-    let field_check = match field_arms.as_slice() {
-        [] => TokenStream::new(),
-        [(pat, body)] if p.union.variants.len() > 1 => quote!(if let #pat = &self.#union_i #body),
-        arms => {
-            let wildcard = if arms.len() < p.union.variants.len() { quote!(_ => {}) } else { TokenStream::new() };
-            let arms = arms.iter().map(|(pat, body)| quote!(#pat => #body));
-            quote! {
-                match &self.#union_i {
-                    #(#arms)*
-                    #wildcard
-                }
-            }
-        }
-    };
-
-    // Constructor: every field but role and union is an option; required ones get defaults.
-    let mut opt_fields = Vec::new();
-    let mut inits = Vec::new();
-    let mut need_id = false;
-    let mut need_now = false;
-    for f in &p.envelope.fields {
-        let i = field_ident(&f.name)?;
-        if f.name == p.role_field || f.name == p.union_field {
-            inits.push(quote!(#i));
-            continue;
-        }
-        let inner = rust_ty(&f.ty, n);
-        let mut text = f.description.clone();
-        if f.required {
-            match &f.ty {
-                Ty::String(_) => {
-                    need_id = true;
-                    text.push_str("\n\nWhen `None`, a fresh id from [`new_id`].");
-                    inits.push(quote!(#i: opts.#i.unwrap_or_else(new_id)));
-                }
-                Ty::Integer { minimum, .. } if *minimum >= 0 => {
-                    need_now = true;
-                    text.push_str("\n\nWhen `None`, the current time in milliseconds since the Unix epoch.");
-                    inits.push(quote!(#i: opts.#i.unwrap_or_else(now_ms)));
-                }
-                other => {
-                    return Err(EmitError::Unsupported(format!(
-                        "required envelope field `{}` of type {other:?} has no default for the constructor",
-                        f.name
-                    )))
-                }
-            }
-        } else {
-            inits.push(quote!(#i: opts.#i));
-        }
-        let d = doc_attrs(&text);
-        opt_fields.push(quote!(#d pub #i: ::std::option::Option<#inner>));
-    }
-    let new_id_fn = if need_id {
-        quote! {
-            /// A fresh cuid2-*shaped* id: a lowercase letter, then 23 lowercase letters and digits (24 in all).
-            ///
-            /// Built with `std` only from the clock, a process-wide counter, the process id and the random keys
-            /// of [`std::collections::hash_map::RandomState`]; it is not the reference cuid2 algorithm, but it
-            /// has the cuid2 shape (`--strict-ids` accepts it) and collisions are as unlikely as 119 random bits.
-            pub fn new_id() -> ::std::string::String {
-                use ::std::hash::{BuildHasher, Hasher};
-                static COUNTER: ::std::sync::atomic::AtomicU64 = ::std::sync::atomic::AtomicU64::new(0);
-                const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-                let count = COUNTER.fetch_add(1, ::std::sync::atomic::Ordering::Relaxed);
-                let nanos = ::std::time::SystemTime::now()
-                    .duration_since(::std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos());
-                let state = ::std::collections::hash_map::RandomState::new();
-                let mut out = ::std::string::String::with_capacity(24);
-                let mut word = 0u64;
-                let mut left = 0u32;
-                let mut round = 0u64;
-                while out.len() < 24 {
-                    if left == 0 {
-                        let mut h = state.build_hasher();
-                        h.write_u128(nanos);
-                        h.write_u64(count);
-                        h.write_u32(::std::process::id());
-                        h.write_u64(round);
-                        word = h.finish();
-                        round += 1;
-                        left = 12;
+    /// A newtype is inlined at its references unless a chain of references leads from it back to itself.
+    fn plan_inlining(&mut self) {
+        let n = self.m.types.len();
+        let edges: Vec<BTreeSet<usize>> = self
+            .m
+            .types
+            .iter()
+            .map(|t| {
+                let mut out = BTreeSet::new();
+                t.node.visit(&mut |node: &Node| {
+                    if let Shape::Ref(id) = node.shape {
+                        out.insert(id.0);
                     }
-                    let digit = if out.is_empty() { 10 + word % 26 } else { word % 36 };
-                    word /= 36;
-                    left -= 1;
-                    out.push(char::from(DIGITS[digit as usize]));
+                });
+                out
+            })
+            .collect();
+        for i in 0..n {
+            if self.forms[i] != Form::Newtype {
+                continue;
+            }
+            let mut seen = BTreeSet::new();
+            let mut stack: Vec<usize> = edges[i].iter().copied().collect();
+            let mut cyclic = false;
+            while let Some(j) = stack.pop() {
+                if j == i {
+                    cyclic = true;
+                    break;
+                }
+                if j < n && seen.insert(j) {
+                    stack.extend(edges[j].iter().copied());
+                }
+            }
+            self.inline[i] = !cyclic;
+        }
+    }
+
+    fn plan_reach(&mut self) {
+        let n = self.m.types.len();
+        let direct: Vec<BTreeSet<usize>> = (0..n)
+            .map(|i| {
+                let t = &self.m.types[i];
+                let mut out = BTreeSet::new();
+                match (&t.node.shape, self.forms[i]) {
+                    (Shape::Object(o), Form::Struct) => {
+                        for f in &o.fields {
+                            self.inline_refs(&f.node, &mut out);
+                        }
+                    }
+                    (Shape::Union(u), Form::Union) => {
+                        out.extend(u.members.iter().map(|mb| self.final_id(mb.ty).0));
+                    }
+                    (_, Form::Newtype) => self.inline_refs(&t.node, &mut out),
+                    _ => {}
                 }
                 out
+            })
+            .collect();
+        self.reach = (0..n)
+            .map(|i| {
+                let mut seen = BTreeSet::new();
+                let mut stack: Vec<usize> = direct[i].iter().copied().collect();
+                while let Some(j) = stack.pop() {
+                    if j < n && seen.insert(j) {
+                        stack.extend(direct[j].iter().copied());
+                    }
+                }
+                seen
+            })
+            .collect();
+    }
+
+    /// The types a node's Rust type holds without indirection.
+    fn inline_refs(&self, node: &Node, out: &mut BTreeSet<usize>) {
+        match &node.shape {
+            Shape::Ref(id) => {
+                let f = self.final_id(*id);
+                if self.is_inlined(f) {
+                    self.inline_refs(&self.m.ty(f).node, out);
+                } else {
+                    out.insert(f.0);
+                }
+            }
+            Shape::Nullable(inner) => self.inline_refs(inner, out),
+            _ => {}
+        }
+    }
+
+    /// The type an alias chain ends at.
+    pub(crate) fn final_id(&self, mut id: TypeId) -> TypeId {
+        for _ in 0..=self.forms.len() {
+            match self.forms.get(id.0) {
+                Some(Form::Alias(next)) => id = *next,
+                _ => return id,
             }
         }
-    } else {
-        TokenStream::new()
-    };
-    let now_fn = if need_now {
+        id
+    }
+
+    pub(crate) fn form(&self, id: TypeId) -> Option<Form> {
+        self.forms.get(id.0).copied()
+    }
+
+    fn is_inlined(&self, id: TypeId) -> bool {
+        self.forms.get(id.0) == Some(&Form::Newtype) && self.inline.get(id.0).copied().unwrap_or(false)
+    }
+
+    /// The Rust identifier of a type.
+    pub(crate) fn type_ident(&self, id: TypeId) -> Ident {
+        self.idents.get(id.0).cloned().unwrap_or_else(|| format_ident!("Undefined"))
+    }
+
+    /// Whether the model has patterns the generated code checks (strict-id patterns are not checked).
+    pub(crate) fn has_patterns(&self) -> bool {
+        let mut any = false;
+        self.m.visit_patterns(&mut |_, strict| any |= !strict);
+        any
+    }
+
+    fn undefined(&self, id: TypeId) -> Result<(), EmitError> {
+        if id.0 < self.m.types.len() {
+            Ok(())
+        } else {
+            Err(EmitError::Unsupported(format!("a reference to type #{} that the model does not define", id.0)))
+        }
+    }
+
+    // ---- Rust types of nodes ----
+
+    /// The Rust type of a reference.
+    fn ref_ty(&self, id: TypeId) -> TokenStream {
+        let f = self.final_id(id);
+        if self.is_inlined(f) {
+            return self.ty(&self.m.ty(f).node);
+        }
+        let i = self.type_ident(f);
+        quote!(#i)
+    }
+
+    /// The Rust type of a node.
+    pub(crate) fn ty(&self, node: &Node) -> TokenStream {
+        match &node.shape {
+            Shape::Ref(id) => self.ref_ty(*id),
+            Shape::Null => quote!(()),
+            Shape::Boolean => quote!(bool),
+            Shape::String(_) => quote!(::std::string::String),
+            Shape::Number(n) => match num_ty(n) {
+                NumTy::U64 => quote!(u64),
+                NumTy::I64 => quote!(i64),
+                NumTy::F64 => quote!(f64),
+            },
+            Shape::Array(a) if a.prefix.is_empty() => {
+                let item = match &a.items {
+                    Some(n) => self.ty(n),
+                    None => quote!(::serde_json::Value),
+                };
+                quote!(::std::vec::Vec<#item>)
+            }
+            Shape::Nullable(inner) => {
+                let t = self.ty(inner);
+                quote!(::std::option::Option<#t>)
+            }
+            Shape::Object(o) if is_bare_map(o) => {
+                quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>)
+            }
+            _ => quote!(::serde_json::Value),
+        }
+    }
+
+    /// Whether a node's Rust type is `Copy` (for getters).
+    pub(crate) fn is_copy(&self, node: &Node) -> bool {
+        match &node.shape {
+            Shape::Ref(id) => {
+                let f = self.final_id(*id);
+                match self.form(f) {
+                    Some(Form::StrEnum) => true,
+                    Some(Form::Newtype) if self.is_inlined(f) => self.is_copy(&self.m.ty(f).node),
+                    _ => false,
+                }
+            }
+            Shape::Null | Shape::Boolean | Shape::Number(_) => true,
+            Shape::Nullable(inner) => self.is_copy(inner),
+            _ => false,
+        }
+    }
+
+    /// Whether a node's Rust type is `String` (for getters that return `&str`).
+    pub(crate) fn is_string(&self, node: &Node) -> bool {
+        match &node.shape {
+            Shape::Ref(id) => {
+                let f = self.final_id(*id);
+                self.is_inlined(f) && self.is_string(&self.m.ty(f).node)
+            }
+            Shape::String(_) => true,
+            _ => false,
+        }
+    }
+
+    // ---- literals and patterns ----
+
+    /// The static holding a JSON literal.
+    fn lit(&mut self, v: &Value) -> Ident {
+        let text = v.to_string();
+        if let Some(i) = self.lits.get(&text) {
+            return i.clone();
+        }
+        let i = format_ident!("LIT_{}", self.lits.len());
+        let l = lit(&text);
+        self.lit_items.push(quote!(static #i: rt::Lit = rt::Lit::new(#l);));
+        self.lits.insert(text, i.clone());
+        i
+    }
+
+    /// The static holding a pattern.
+    fn pattern(&mut self, p: &Pattern) -> Ident {
+        if let Some(i) = self.patterns.get(&p.source) {
+            return i.clone();
+        }
+        let i = format_ident!("PATTERN_{}", self.patterns.len());
+        let (src, rust) = (lit(&p.source), lit(&p.rust));
+        self.pattern_items.push(quote!(static #i: rt_regex::Pattern = rt_regex::Pattern::new(#src, #rust);));
+        self.patterns.insert(p.source.clone(), i.clone());
+        i
+    }
+
+    fn str_rule(&mut self, s: &StringShape) -> TokenStream {
+        let min = opt_u64(s.min_length);
+        let max = opt_u64(s.max_length);
+        let pattern = match &s.pattern {
+            Some(p) => {
+                let i = self.pattern(p);
+                quote!(::std::option::Option::Some(&#i))
+            }
+            None => quote!(::std::option::Option::None),
+        };
+        quote!(rt::Str { min_length: #min, max_length: #max, pattern: #pattern })
+    }
+
+    fn num_rule(n: &NumberShape) -> TokenStream {
+        let integer = n.integer;
+        let (a, b, c, d, e) = (
+            opt_f64(n.minimum),
+            opt_f64(n.exclusive_minimum),
+            opt_f64(n.maximum),
+            opt_f64(n.exclusive_maximum),
+            opt_f64(n.multiple_of),
+        );
+        quote!(rt::Num { integer: #integer, minimum: #a, exclusive_minimum: #b, maximum: #c, exclusive_maximum: #d, multiple_of: #e })
+    }
+
+    fn arr_rule(a: &ArrayShape) -> TokenStream {
+        let (min, max, unique) = (opt_u64(a.min_items), opt_u64(a.max_items), a.unique);
+        quote!(rt::Arr { min_items: #min, max_items: #max, unique: #unique })
+    }
+
+    // ---- decoders and checks ----
+
+    /// The decoder of a node into its Rust type ([`Self::ty`]).
+    ///
+    /// # Errors
+    /// An object, union or string enum that is not the body of a type (the loader never builds one).
+    pub(crate) fn decode(&mut self, node: &Node) -> Result<Code, EmitError> {
+        Ok(match &node.shape {
+            Shape::Ref(id) => {
+                self.undefined(*id)?;
+                let f = self.final_id(*id);
+                let i = self.type_ident(f);
+                if self.is_inlined(f) {
+                    Code::Path(quote!(#i::decode_inner))
+                } else {
+                    Code::Path(quote!(<#i as rt::Decode>::decode))
+                }
+            }
+            Shape::Any => Code::Path(quote!(rt::any_value)),
+            Shape::Null => Code::Path(quote!(rt::null)),
+            Shape::Boolean => Code::Path(quote!(rt::boolean)),
+            Shape::String(s) => {
+                let r = self.str_rule(s);
+                Code::Body(quote!(rt::string(v, at, &#r)))
+            }
+            Shape::Number(n) => {
+                let r = Self::num_rule(n);
+                match num_ty(n) {
+                    NumTy::U64 => Code::Body(quote!(rt::uint(v, at, &#r))),
+                    NumTy::I64 => Code::Body(quote!(rt::int(v, at, &#r))),
+                    NumTy::F64 => Code::Body(quote!(rt::number(v, at, &#r))),
+                }
+            }
+            Shape::Array(a) if a.prefix.is_empty() => {
+                let item = match &a.items {
+                    Some(n) => self.decode(n)?.func(),
+                    None => quote!(rt::any_value),
+                };
+                let r = Self::arr_rule(a);
+                Code::Body(quote!(rt::vec(v, at, &#r, #item)))
+            }
+            Shape::Nullable(inner) => {
+                let d = self.decode(inner)?.func();
+                Code::Body(quote!(rt::nullable(v, at, #d)))
+            }
+            Shape::Object(o) if is_bare_map(o) => Code::Path(quote!(rt::any_object)),
+            _ => {
+                let c = self.check(node)?.func();
+                Code::Body(quote!(rt::checked(v, at, #c)))
+            }
+        })
+    }
+
+    /// The check of a node (a `rt::Check`: it keeps nothing).
+    ///
+    /// # Errors
+    /// As [`Self::decode`].
+    pub(crate) fn check(&mut self, node: &Node) -> Result<Code, EmitError> {
+        Ok(match &node.shape {
+            Shape::Any => Code::Path(quote!(rt::any)),
+            Shape::Never => Code::Path(quote!(rt::never)),
+            Shape::Ref(id) => {
+                self.undefined(*id)?;
+                let f = self.final_id(*id);
+                let i = self.type_ident(f);
+                if self.is_inlined(f) {
+                    Code::Body(quote!(#i::decode_inner(v, at).map(drop)))
+                } else {
+                    Code::Path(quote!(rt::check::<#i>))
+                }
+            }
+            Shape::Null => Code::Path(quote!(rt::null)),
+            Shape::Boolean => Code::Body(quote!(rt::boolean(v, at).map(drop))),
+            Shape::String(s) => {
+                let r = self.str_rule(s);
+                Code::Body(quote!(rt::check_string(v, at, &#r)))
+            }
+            Shape::Number(n) => {
+                let r = Self::num_rule(n);
+                Code::Body(quote!(rt::check_number(v, at, &#r)))
+            }
+            Shape::Const(c) => {
+                let l = self.lit(c);
+                Code::Body(quote!(rt::constant(v, at, &#l)))
+            }
+            Shape::Enum(values) => {
+                let strings = values.iter().all(Value::is_string);
+                let ls: Vec<Ident> = values.iter().map(|x| self.lit(x)).collect();
+                Code::Body(quote!(rt::one_of_values(v, at, &[#(&#ls),*], #strings)))
+            }
+            Shape::Array(a) => {
+                let prefix = a.prefix.iter().map(|n| self.check(n).map(|c| c.func())).collect::<Result<Vec<_>, _>>()?;
+                let rest = match &a.items {
+                    Some(n) => {
+                        let c = self.check(n)?.func();
+                        quote!(::std::option::Option::Some(#c))
+                    }
+                    None => quote!(::std::option::Option::None),
+                };
+                let r = Self::arr_rule(a);
+                Code::Body(quote!(rt::tuple(v, at, &#r, &[#(#prefix),*], #rest)))
+            }
+            Shape::Object(o) if is_bare_map(o) => Code::Body(quote!(rt::object(v, at).map(drop))),
+            Shape::Object(_) | Shape::Union(_) => {
+                return Err(EmitError::at(&node.origin, "an object or a union that is not a named type"))
+            }
+            Shape::Nullable(inner) => {
+                let c = self.check(inner)?.func();
+                Code::Body(quote!(rt::check_nullable(v, at, #c)))
+            }
+            Shape::Kinds(members) => {
+                let mut arms = Vec::new();
+                let mut words = Vec::new();
+                for mb in members {
+                    words.push(kind_word(self.m, &mb.shape));
+                    let Some(k) = kind_of(self.m, &mb.shape) else { continue };
+                    let c = self.check(mb)?.func();
+                    arms.push(quote!((rt::Kind::#k, #c)));
+                }
+                let expected = lit(&words.join(" or "));
+                Code::Body(quote!(rt::kinds(v, at, &[#(#arms),*], #expected)))
+            }
+            Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => {
+                let cs = ms.iter().map(|n| self.check(n).map(|c| c.func())).collect::<Result<Vec<_>, _>>()?;
+                let f = match &node.shape {
+                    Shape::AllOf(_) => quote!(rt::all_of),
+                    Shape::AnyOf(_) => quote!(rt::any_of),
+                    _ => quote!(rt::one_of),
+                };
+                Code::Body(quote!(#f(v, at, &[#(#cs),*])))
+            }
+            Shape::Not(inner) => {
+                let c = self.check(inner)?.func();
+                Code::Body(quote!(rt::not(v, at, #c)))
+            }
+            Shape::Cond { cond, then, otherwise } => {
+                let c = self.check(cond)?.func();
+                let mut branch = |b: &Option<Box<Node>>| -> Result<TokenStream, EmitError> {
+                    Ok(match b {
+                        Some(n) => {
+                            let c = self.check(n)?.func();
+                            quote!(::std::option::Option::Some(#c))
+                        }
+                        None => quote!(::std::option::Option::None),
+                    })
+                };
+                let (t, e) = (branch(then)?, branch(otherwise)?);
+                Code::Body(quote!(rt::cond(v, at, #c, #t, #e)))
+            }
+        })
+    }
+
+    // ---- items ----
+
+    /// Every item of the output: the runtime's place, the `Rule` catalogue, the envelope API, the types.
+    pub(crate) fn items(&mut self) -> Result<TokenStream, EmitError> {
+        let mut out = TokenStream::new();
+        let patterns = self.has_patterns();
+        match self.opts.runtime {
+            Runtime::CrateFiles => {
+                let regex = if patterns {
+                    quote!(
+                        mod rt_regex;
+                    )
+                } else {
+                    TokenStream::new()
+                };
+                out.extend(quote! {
+                    mod rt;
+                    #regex
+                    pub use rt::{Error, Extra};
+                });
+                out.extend(super::support::rule_tokens());
+            }
+            Runtime::Inline => {
+                out.extend(quote!(
+                    pub use rt::{Error, Extra};
+                ));
+                out.extend(super::support::rule_tokens());
+            }
+            Runtime::Shared => {
+                out.extend(quote! {
+                    #[allow(unused_imports)]
+                    use super::{rt, rt_regex, Rule};
+                    #[allow(unused_imports)]
+                    pub use super::rt::{Error, Extra};
+                });
+            }
+        }
+        if let Some(p) = &self.m.protocol {
+            out.extend(super::protocol::functions(self, p)?);
+        }
+        for i in 0..self.m.types.len() {
+            let item = self.type_item(TypeId(i))?;
+            out.extend(item);
+        }
+        let (lits, pats) = (&self.lit_items, &self.pattern_items);
+        out.extend(quote!(#(#lits)* #(#pats)*));
+        Ok(out)
+    }
+
+    fn type_item(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
+        let t = self.m.ty(id);
+        let mut tokens = match (&t.node.shape, self.forms[id.0]) {
+            (Shape::Object(o), Form::Struct) => self.struct_item(id, o)?,
+            (Shape::Union(u), Form::Union) => self.union_item(id, u)?,
+            (Shape::Enum(values), Form::StrEnum) => self.enum_item(id, values)?,
+            (_, Form::Alias(target)) => {
+                self.undefined(target)?;
+                let (i, target) = (self.type_ident(id), self.type_ident(target));
+                let docs = self.type_docs(id);
+                quote!(#docs pub type #i = #target;)
+            }
+            _ => self.newtype_item(id)?,
+        };
+        if self.opts.schemars && !matches!(self.forms[id.0], Form::Alias(_)) {
+            tokens.extend(super::schemars::json_schema_impl(self, id)?);
+        }
+        Ok(tokens)
+    }
+
+    /// The doc attributes of a type: its description (or where it is defined) and its examples.
+    fn type_docs(&self, id: TypeId) -> TokenStream {
+        let t = self.m.ty(id);
+        let text = match &t.description {
+            Some(d) if !d.trim().is_empty() => d.clone(),
+            _ => format!("`{}`, defined at `{}#{}`.", t.names.base, t.origin.file, t.origin.pointer),
+        };
+        let mut docs = doc_attrs(&text);
+        if let Some(p) = &self.m.protocol {
+            if let Some(ev) = p.events.iter().find(|e| e.ty == id) {
+                docs = doc_attrs(&format!("`{}`: {text}\n\nSent by: {}.", ev.tag, ev.roles.join(", ")));
+            }
+        }
+        if self.m.protocol.as_ref().is_some_and(|p| p.envelope == id) {
+            let env = self.type_ident(id);
+            docs.extend(doc_attrs(&format!(
+                "\nA value of this type is always valid: it comes from [`parse_envelope`], `Deserialize`, \
+                 [`{env}::from_value`] or [`{env}::create`], which all check the shape and the role rules; its \
+                 fields are read through getters."
+            )));
+        }
+        if !t.examples.is_empty() {
+            docs.extend(doc_attrs("\nExample (on the wire):"));
+            let code: Vec<String> = t.examples.iter().map(Value::to_string).collect();
+            docs.extend(doc_code_block("json", &code.join("\n")));
+        }
+        docs
+    }
+
+    fn from_value_fn() -> TokenStream {
         quote! {
-            fn now_ms() -> u64 {
-                ::std::time::SystemTime::now()
-                    .duration_since(::std::time::UNIX_EPOCH)
-                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            }
-        }
-    } else {
-        TokenStream::new()
-    };
-    let ty_rule = rule(Rule::Type);
-    let env_docs = doc_attrs(&format!(
-        "{}\n\nA value of this type is always valid: it comes from [`parse_envelope`], `Deserialize`, [`{env}::from_value`] or \
-         [`{env}::create`], which all check the shape and the role rules; its fields are read through getters.",
-        p.envelope.description
-    ));
-    let opts_docs = doc_attrs(&format!("The optional parts of a new [`{env}`], for [`{env}::create`]."));
-    let de_impl = deserialize_impl(env, quote!(#env::decode(&json, at)));
-    let schemars_transform =
-        if need_schemars_rules(p) { quote!(, transform = schemars_role_rules) } else { TokenStream::new() };
-    Ok(quote! {
-        #env_docs
-        #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-        #[cfg_attr(feature = "schemars", derive(::schemars::JsonSchema), schemars(deny_unknown_fields #schemars_transform))]
-        pub struct #env {
-            #(#fields,)*
-        }
-
-        #opts_docs
-        #[derive(Debug, Clone, Default, PartialEq)]
-        pub struct #opts_ty {
-            #(#opt_fields,)*
-        }
-
-        impl #env {
-            #(#getters)*
-
-            /// Takes the event out of the envelope.
-            pub fn #into_union(self) -> #event {
-                self.#union_i
-            }
-
-            /// A new envelope with default options: see [`Self::create`].
+            /// Checks a JSON value and converts it (unknown properties in the value's own key order).
             ///
             /// # Errors
-            /// As [`Self::create`].
-            pub fn new(#role_i: #role_ty, #union_i: impl ::std::convert::Into<#event>) -> ::std::result::Result<Self, Error> {
-                Self::create(#role_i, #union_i, #opts_ty::default())
-            }
-
-            /// A new envelope, in the spirit of the TypeScript `createEnvelope(role, ev, opts)`: fills what `opts`
-            /// leaves out (see [`#opts_ty`]), then checks the whole message exactly as [`parse_envelope`] would.
-            ///
-            /// # Errors
-            /// A combination the protocol forbids ([`Rule::RoleEvent`], [`Rule::RoleField`]), or any other broken
-            /// rule (an empty id, a number out of range, ...), with its pointer.
-            pub fn create(#role_i: #role_ty, #union_i: impl ::std::convert::Into<#event>, opts: #opts_ty) -> ::std::result::Result<Self, Error> {
-                let #union_i = #union_i.into();
-                let draft = #env { #(#inits),* };
-                let value = ::serde_json::to_value(&draft).map_err(|e| Error::new(#ty_rule, "", e.to_string()))?;
-                Self::from_value(&value)
-            }
-
-            /// Checks a JSON value and converts it (see [`validate_value`] for the order of unknown properties).
-            ///
-            /// # Errors
-            /// The first rule the message breaks.
+            /// The first rule the value breaks, with its pointer.
             pub fn from_value(value: &::serde_json::Value) -> ::std::result::Result<Self, Error> {
-                Self::decode(&de::Json::from(value), de::Ptr::ROOT)
+                rt::from_value(value)
             }
+        }
+    }
 
-            fn decode(v: &de::Json, at: de::Ptr<'_>) -> ::std::result::Result<Self, Error> {
-                let obj = de::object(v, at)?;
-                #(#stmts)*
-                obj.check_keys(at, &[#(#known),*], &[], #owner)?;
-                let env = #env { #(#idents),* };
-                env.check_roles()?;
-                ::std::result::Result::Ok(env)
+    fn deserialize_impl(ty: &Ident) -> TokenStream {
+        quote! {
+            impl<'de> ::serde::Deserialize<'de> for #ty {
+                fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
+                    rt::deserialize(d)
+                }
             }
+        }
+    }
 
-            fn check_roles(&self) -> ::std::result::Result<(), Error> {
-                let role = self.#role_i;
-                #event_check
-                #(#env_checks)*
-                #field_check
-                ::std::result::Result::Ok(())
+    /// The plan of an object's properties: Rust field names (unique), constants, boxing.
+    pub(crate) fn field_plans(&self, id: TypeId, o: &'m ObjectShape) -> Vec<FieldPlan<'m>> {
+        let mut taken = BTreeSet::new();
+        o.fields
+            .iter()
+            .map(|f| {
+                let ident = unique(field_name(&f.name), &mut taken);
+                let kind = match self.m.resolve(&f.node.shape) {
+                    Shape::Const(c) if f.required => FieldKind::ConstRequired(c.clone()),
+                    Shape::Const(c) => FieldKind::ConstOptional(c.clone()),
+                    _ => {
+                        let mut refs = BTreeSet::new();
+                        self.inline_refs(&f.node, &mut refs);
+                        let boxed =
+                            refs.iter().any(|r| *r == id.0 || self.reach.get(*r).is_some_and(|s| s.contains(&id.0)));
+                        FieldKind::Value { boxed }
+                    }
+                };
+                FieldPlan { field: f, ident, kind }
+            })
+            .collect()
+    }
+
+    /// The name of the `extra` field: `extra`, unless a property took it.
+    pub(crate) fn extra_ident(plans: &[FieldPlan<'_>]) -> Ident {
+        let mut taken: BTreeSet<String> = plans.iter().map(|p| p.ident.to_string()).collect();
+        unique("extra".to_string(), &mut taken)
+    }
+
+    /// The Rust type of a stored property.
+    pub(crate) fn field_ty(&self, p: &FieldPlan<'_>) -> Option<TokenStream> {
+        match &p.kind {
+            FieldKind::ConstRequired(_) => None,
+            FieldKind::ConstOptional(_) => Some(quote!(bool)),
+            FieldKind::Value { boxed } => {
+                let mut t = self.ty(&p.field.node);
+                if *boxed {
+                    t = quote!(::std::boxed::Box<#t>);
+                }
+                Some(if p.field.required { t } else { quote!(::std::option::Option<#t>) })
+            }
+        }
+    }
+
+    /// The Rust type of the `extra` field, if the object has one.
+    pub(crate) fn extra_ty(&self, o: &ObjectShape) -> Option<TokenStream> {
+        match extra_kind(o) {
+            ExtraKind::None => None,
+            ExtraKind::Values => Some(quote!(Extra<::serde_json::Value>)),
+            ExtraKind::Typed(n) => {
+                let t = self.ty(n);
+                Some(quote!(Extra<#t>))
+            }
+        }
+    }
+
+    fn struct_item(&mut self, id: TypeId, o: &'m ObjectShape) -> Result<TokenStream, EmitError> {
+        let ty = self.type_ident(id);
+        let docs = self.type_docs(id);
+        let plans = self.field_plans(id, o);
+        let envelope = self.m.protocol.as_ref().is_some_and(|p| p.envelope == id);
+        let vis = if envelope { TokenStream::new() } else { quote!(pub) };
+        let extra_i = Self::extra_ident(&plans);
+        let extra_ty = self.extra_ty(o);
+
+        // The struct.
+        let mut fields = Vec::new();
+        for p in &plans {
+            let Some(fty) = self.field_ty(p) else { continue };
+            let i = &p.ident;
+            let mut text = match &p.field.description {
+                Some(d) if !d.trim().is_empty() => d.clone(),
+                _ => format!("The `{}` property.", p.field.name),
+            };
+            if let FieldKind::ConstOptional(c) = &p.kind {
+                text.push_str(&format!("\n\nWhether the property is present (it is always `{c}`)."));
+            }
+            if !p.field.required && matches!(p.kind, FieldKind::Value { .. }) && self.is_nullable(&p.field.node) {
+                text.push_str("\n\n`None`: absent; `Some(None)`: `null`.");
+            }
+            let d = doc_attrs(&text);
+            fields.push(quote!(#d #vis #i: #fty));
+        }
+        if let Some(et) = &extra_ty {
+            let d = doc_attrs("The properties the schema does not declare, in input order.");
+            fields.push(quote!(#d #vis #extra_i: #et));
+        }
+        let all_optional = plans.iter().all(|p| !p.field.required || matches!(p.kind, FieldKind::ConstRequired(_)));
+        let default = if all_optional && !envelope { quote!(, ::std::default::Default) } else { TokenStream::new() };
+
+        // The decoder, in the engine's order.
+        let mut stmts = Vec::new();
+        let mut inits = Vec::new();
+        for p in &plans {
+            let name = lit(&p.field.name);
+            let i = &p.ident;
+            match &p.kind {
+                FieldKind::ConstRequired(c) => {
+                    let l = self.lit(c);
+                    stmts.push(quote!(obj.required(at, #name, |v, at| rt::constant(v, at, &#l))?;));
+                }
+                FieldKind::ConstOptional(c) => {
+                    let l = self.lit(c);
+                    stmts.push(quote!(let #i = obj.optional(at, #name, |v, at| rt::constant(v, at, &#l))?.is_some();));
+                    inits.push(quote!(#i));
+                }
+                FieldKind::Value { boxed } => {
+                    let mut d = self.decode(&p.field.node)?;
+                    if *boxed {
+                        let b = d.body();
+                        d = Code::Body(quote!(#b.map(::std::boxed::Box::new)));
+                    }
+                    let f = d.func();
+                    let getter = if p.field.required { quote!(required) } else { quote!(optional) };
+                    stmts.push(quote!(let #i = obj.#getter(at, #name, #f)?;));
+                    inits.push(quote!(#i));
+                }
+            }
+        }
+        if !o.required_only.is_empty() {
+            let names = o.required_only.iter().map(|n| lit(n));
+            stmts.push(quote!(rt::require(obj, at, &[#(#names),*])?;));
+        }
+        if !o.dependent_required.is_empty() {
+            let deps = o.dependent_required.iter().map(|(k, ds)| {
+                let k = lit(k);
+                let ds = ds.iter().map(|d| lit(d));
+                quote!((#k, &[#(#ds),*]))
+            });
+            stmts.push(quote!(rt::dependent(obj, at, &[#(#deps),*])?;));
+        }
+        let declared: Vec<Literal> = o.fields.iter().map(|f| lit(&f.name)).collect();
+        let mut patterns = Vec::new();
+        for (p, n) in &o.pattern_properties {
+            let pi = self.pattern(p);
+            let c = self.check(n)?.func();
+            patterns.push(quote!((&#pi, #c)));
+        }
+        let rest = match &o.additional {
+            Additional::Closed => {
+                let removed = o.removed.iter().map(|r| {
+                    let (a, b, c) = (lit(&r.name), lit(&r.replacement), lit(&r.owner));
+                    quote!((#a, #b, #c))
+                });
+                quote!(rt::Rest::Closed { removed: &[#(#removed),*] })
+            }
+            Additional::Open => quote!(rt::Rest::Open),
+            Additional::Strip => quote!(rt::Rest::Strip),
+            Additional::Schema(n) => {
+                let c = self.check(n)?.func();
+                quote!(rt::Rest::Schema(#c))
+            }
+        };
+        let kind = extra_kind(o);
+        let needs_others = !matches!(o.additional, Additional::Strip) || !o.pattern_properties.is_empty();
+        if needs_others {
+            let call = quote!(rt::others(obj, at, &[#(#declared),*], &[#(#patterns),*], &#rest)?);
+            if matches!(kind, ExtraKind::None) {
+                stmts.push(quote!(#call;));
+            } else {
+                stmts.push(quote!(let kept = #call;));
+            }
+        }
+        if let Some(n) = &o.property_names {
+            let c = self.check(n)?.func();
+            stmts.push(quote!(rt::property_names(obj, at, #c)?;));
+        }
+        if o.min_properties.is_some() || o.max_properties.is_some() {
+            let (min, max) = (opt_u64(o.min_properties), opt_u64(o.max_properties));
+            stmts.push(quote!(rt::property_counts(obj, at, #min, #max)?;));
+        }
+        match kind {
+            ExtraKind::None => {}
+            ExtraKind::Values => {
+                stmts.push(quote!(let #extra_i = rt::extra_values(&kept);));
+                inits.push(quote!(#extra_i));
+            }
+            ExtraKind::Typed(n) => {
+                let d = self.decode(n)?.func();
+                stmts.push(quote!(let #extra_i = rt::extra(&kept, at, #d)?;));
+                inits.push(quote!(#extra_i));
+            }
+        }
+        let mut roles = TokenStream::new();
+        let mut role_fn = TokenStream::new();
+        if envelope {
+            if let Some(p) = &self.m.protocol {
+                if let Some(f) = super::protocol::check_roles_fn(self, p)? {
+                    roles = quote!(Self::check_roles(obj, at)?;);
+                    role_fn = f;
+                }
             }
         }
 
-        /// Same as [`#env::create`].
-        ///
-        /// # Errors
-        /// As [`#env::create`].
-        pub fn create_envelope(#role_i: #role_ty, #union_i: impl ::std::convert::Into<#event>, opts: #opts_ty) -> ::std::result::Result<#env, Error> {
-            #env::create(#role_i, #union_i, opts)
+        // The serializer: declared properties in schema order, then the kept unknown ones.
+        let mut writes = Vec::new();
+        for p in &plans {
+            let name = lit(&p.field.name);
+            let i = &p.ident;
+            writes.push(match &p.kind {
+                FieldKind::ConstRequired(c) => {
+                    let v = self.const_value(c);
+                    quote!(map.serialize_entry(#name, #v)?;)
+                }
+                FieldKind::ConstOptional(c) => {
+                    let v = self.const_value(c);
+                    quote!(if self.#i { map.serialize_entry(#name, #v)?; })
+                }
+                FieldKind::Value { .. } if p.field.required => quote!(map.serialize_entry(#name, &self.#i)?;),
+                FieldKind::Value { .. } => {
+                    quote!(if let ::std::option::Option::Some(x) = &self.#i { map.serialize_entry(#name, x)?; })
+                }
+            });
         }
+        if extra_ty.is_some() {
+            writes.push(quote!(rt::write_extra(&mut map, &self.#extra_i, &[#(#declared),*])?;));
+        }
+        let from_value = if envelope { TokenStream::new() } else { Self::from_value_fn() };
+        let inherent = if from_value.is_empty() && role_fn.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(impl #ty { #from_value #role_fn })
+        };
+        let de_impl = Self::deserialize_impl(&ty);
+        let obj_binding = if stmts.is_empty() && roles.is_empty() { quote!(_obj) } else { quote!(obj) };
+        Ok(quote! {
+            #docs
+            #[derive(Debug, Clone, PartialEq #default)]
+            pub struct #ty {
+                #(#fields,)*
+            }
 
-        #new_id_fn
-        #now_fn
-        #de_impl
+            #inherent
+
+            impl rt::Decode for #ty {
+                fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
+                    let #obj_binding = rt::object(v, at)?;
+                    #(#stmts)*
+                    #roles
+                    ::std::result::Result::Ok(Self { #(#inits),* })
+                }
+            }
+
+            impl ::serde::Serialize for #ty {
+                fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    use ::serde::ser::SerializeMap as _;
+                    let mut map = s.serialize_map(::std::option::Option::None)?;
+                    #(#writes)*
+                    map.end()
+                }
+            }
+
+            #de_impl
+        })
+    }
+
+    /// Whether a node accepts `null` as its `None` (its Rust type is an `Option`).
+    fn is_nullable(&self, node: &Node) -> bool {
+        match &node.shape {
+            Shape::Nullable(_) => true,
+            Shape::Ref(id) => {
+                let f = self.final_id(*id);
+                self.is_inlined(f) && self.is_nullable(&self.m.ty(f).node)
+            }
+            _ => false,
+        }
+    }
+
+    /// A constant as a `&impl Serialize` expression.
+    fn const_value(&mut self, c: &Value) -> TokenStream {
+        match c {
+            Value::String(s) => {
+                let l = lit(s);
+                quote!(#l)
+            }
+            Value::Bool(b) => quote!(&#b),
+            other => {
+                let l = self.lit(other);
+                quote!(&#l)
+            }
+        }
+    }
+
+    fn union_item(&mut self, id: TypeId, u: &UnionShape) -> Result<TokenStream, EmitError> {
+        let ty = self.type_ident(id);
+        let docs = self.type_docs(id);
+        let protocol = self.m.protocol.as_ref().filter(|p| p.union == id);
+        let mut variants = Vec::new();
+        let mut names = Vec::new();
+        let mut tags = Vec::new();
+        let mut arms = Vec::new();
+        for (k, mb) in u.members.iter().enumerate() {
+            self.undefined(mb.ty)?;
+            let f = self.final_id(mb.ty);
+            let v = self.type_ident(f);
+            let text = match (&mb.tag, protocol.and_then(|p| p.events.iter().find(|e| e.ty == mb.ty))) {
+                (_, Some(ev)) => format!("`{}` (sent by {}).", ev.tag, ev.roles.join(", ")),
+                (Value::String(s), None) => format!("`{s}`."),
+                (other, None) => format!("`{other}`."),
+            };
+            let d = doc_attrs(&text);
+            variants.push(quote!(#d #v(#v)));
+            tags.push(tag_tokens(&mb.tag).ok_or_else(|| {
+                EmitError::at(
+                    &self.m.ty(mb.ty).origin,
+                    format!("discriminator value {} is not a string, a boolean or an integer", mb.tag),
+                )
+            })?);
+            let k = Literal::usize_unsuffixed(k);
+            arms.push(quote!(::std::option::Option::Some(#k) => <#v as rt::Decode>::decode(v, at).map(Self::#v),));
+            names.push(v);
+        }
+        let disc = lit(&u.discriminator);
+        let removed = u.removed.iter().map(|(a, b)| {
+            let (a, b) = (lit(a), lit(b));
+            quote!((#a, #b))
+        });
+        let events = u.events;
+        // The discriminator of a value, as the wire has it.
+        let tag_fn = match u.members.first().map(|mb| &mb.tag) {
+            Some(Value::String(_)) => {
+                let strs: Vec<Literal> = u.members.iter().map(|mb| lit(mb.tag.as_str().unwrap_or_default())).collect();
+                quote! {
+                    /// Every discriminator value, in schema order.
+                    pub const TAGS: &'static [&'static str] = &[#(#strs),*];
+
+                    /// The discriminator value of this member.
+                    pub fn tag(&self) -> &'static str {
+                        match self {
+                            #(Self::#names(_) => #strs,)*
+                        }
+                    }
+                }
+            }
+            Some(Value::Bool(_)) => {
+                let bs = u.members.iter().map(|mb| mb.tag.as_bool().unwrap_or_default());
+                quote! {
+                    /// The discriminator value of this member.
+                    pub fn tag(&self) -> bool {
+                        match self {
+                            #(Self::#names(_) => #bs,)*
+                        }
+                    }
+                }
+            }
+            _ => TokenStream::new(),
+        };
+        let froms = names.iter().map(|v| {
+            quote! {
+                impl ::std::convert::From<#v> for #ty {
+                    fn from(value: #v) -> Self {
+                        Self::#v(value)
+                    }
+                }
+            }
+        });
+        let from_value = Self::from_value_fn();
+        let de_impl = Self::deserialize_impl(&ty);
+        let fallback =
+            quote!(_ => ::std::result::Result::Err(rt::bad_tag(at, #disc, t, TAGS, &[#(#removed),*], #events)),);
+        Ok(quote! {
+            #docs
+            ///
+            /// Each variant holds the member's struct, which writes its own discriminator.
+            #[derive(Debug, Clone, PartialEq)]
+            #[allow(clippy::large_enum_variant)]
+            pub enum #ty {
+                #(#variants,)*
+            }
+
+            impl #ty {
+                #tag_fn
+                #from_value
+            }
+
+            impl rt::Decode for #ty {
+                fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
+                    const TAGS: &[rt::Tag] = &[#(#tags),*];
+                    let obj = rt::object(v, at)?;
+                    let t = rt::tag(obj, at, #disc)?;
+                    match rt::which(t, TAGS) {
+                        #(#arms)*
+                        #fallback
+                    }
+                }
+            }
+
+            impl ::serde::Serialize for #ty {
+                fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    match self {
+                        #(Self::#names(x) => x.serialize(s),)*
+                    }
+                }
+            }
+
+            #(#froms)*
+            #de_impl
+        })
+    }
+
+    /// The variant identifiers of a string enum, unique.
+    pub(crate) fn enum_variants(values: &[Value]) -> Vec<Ident> {
+        let mut taken = BTreeSet::new();
+        values.iter().map(|v| unique(variant_name(v.as_str().unwrap_or_default()), &mut taken)).collect()
+    }
+
+    fn enum_item(&mut self, id: TypeId, values: &[Value]) -> Result<TokenStream, EmitError> {
+        let ty = self.type_ident(id);
+        let docs = self.type_docs(id);
+        let idents = Self::enum_variants(values);
+        let strs: Vec<Literal> = values.iter().map(|v| lit(v.as_str().unwrap_or_default())).collect();
+        let variant_docs = values.iter().map(|v| doc_attrs(&format!("`{}`", v.as_str().unwrap_or_default())));
+        let allowed =
+            lit(&values.iter().map(|v| format!("`{}`", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(", "));
+        let from_value = Self::from_value_fn();
+        let de_impl = Self::deserialize_impl(&ty);
+        Ok(quote! {
+            #docs
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+            pub enum #ty {
+                #(#variant_docs #idents,)*
+            }
+
+            impl #ty {
+                /// Every value, in schema order.
+                pub const ALL: &'static [#ty] = &[#(#ty::#idents),*];
+
+                /// The value as it is written on the wire.
+                pub fn as_str(self) -> &'static str {
+                    match self {
+                        #(#ty::#idents => #strs,)*
+                    }
+                }
+
+                #from_value
+            }
+
+            impl ::std::fmt::Display for #ty {
+                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    f.write_str(self.as_str())
+                }
+            }
+
+            impl rt::Decode for #ty {
+                fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
+                    match rt::str_value(v, at)? {
+                        #(#strs => ::std::result::Result::Ok(#ty::#idents),)*
+                        other => ::std::result::Result::Err(rt::not_one_of(at, other, #allowed)),
+                    }
+                }
+            }
+
+            impl ::serde::Serialize for #ty {
+                fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    s.serialize_str(self.as_str())
+                }
+            }
+
+            #de_impl
+        })
+    }
+
+    fn newtype_item(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
+        let t = self.m.ty(id);
+        let ty = self.type_ident(id);
+        let docs = self.type_docs(id);
+        let inner = self.ty(&t.node);
+        let body = self.decode(&t.node)?.body();
+        let from_value = Self::from_value_fn();
+        let de_impl = Self::deserialize_impl(&ty);
+        Ok(quote! {
+            #docs
+            #[derive(Debug, Clone, PartialEq)]
+            pub struct #ty(
+                /// The value.
+                pub #inner,
+            );
+
+            impl #ty {
+                /// Decodes the value a reference to this type holds.
+                pub(crate) fn decode_inner(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<#inner, Error> {
+                    #body
+                }
+
+                #from_value
+            }
+
+            impl rt::Decode for #ty {
+                fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
+                    Self::decode_inner(v, at).map(Self)
+                }
+            }
+
+            impl ::serde::Serialize for #ty {
+                fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    self.0.serialize(s)
+                }
+            }
+
+            #de_impl
+        })
+    }
+}
+
+fn opt_u64(v: Option<u64>) -> TokenStream {
+    match v {
+        Some(n) => {
+            let l = Literal::u64_unsuffixed(n);
+            quote!(::std::option::Option::Some(#l))
+        }
+        None => quote!(::std::option::Option::None),
+    }
+}
+
+/// An `f64` literal (the shortest text that reads back as the same double).
+pub(crate) fn f64_lit(f: f64) -> TokenStream {
+    let l = Literal::f64_suffixed(f.abs());
+    if f.is_sign_negative() {
+        quote!(-#l)
+    } else {
+        quote!(#l)
+    }
+}
+
+fn opt_f64(v: Option<f64>) -> TokenStream {
+    match v {
+        Some(f) => {
+            let l = f64_lit(f);
+            quote!(::std::option::Option::Some(#l))
+        }
+        None => quote!(::std::option::Option::None),
+    }
+}
+
+/// A union member's tag as `rt::Tag`.
+fn tag_tokens(v: &Value) -> Option<TokenStream> {
+    Some(match v {
+        Value::String(s) => {
+            let l = lit(s);
+            quote!(rt::Tag::Str(#l))
+        }
+        Value::Bool(b) => quote!(rt::Tag::Bool(#b)),
+        Value::Number(n) => {
+            let i: i128 = match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => i.into(),
+                (_, Some(u)) => u.into(),
+                _ => return None,
+            };
+            let l = Literal::i128_unsuffixed(i.abs());
+            if i < 0 {
+                quote!(rt::Tag::Int(-#l))
+            } else {
+                quote!(rt::Tag::Int(#l))
+            }
+        }
+        _ => return None,
     })
 }
 
-fn need_schemars_rules(p: &Protocol) -> bool {
-    !role_rules_json(p).is_empty()
+/// The JSON kind a member of [`Shape::Kinds`] takes (as the engine's `kind_matches`).
+fn kind_of(m: &Model, s: &Shape) -> Option<Ident> {
+    Some(match m.resolve(s) {
+        Shape::Null => format_ident!("Null"),
+        Shape::Boolean => format_ident!("Boolean"),
+        Shape::Number(_) => format_ident!("Number"),
+        Shape::String(_) => format_ident!("String"),
+        Shape::Array(_) => format_ident!("Array"),
+        Shape::Object(_) | Shape::Union(_) => format_ident!("Object"),
+        _ => return None,
+    })
 }
 
-/// The role rules as JSON Schema `if`/`then` (one per restricted event and per restricted field), attached to
-/// the schema schemars derives for the envelope: role rules live in code, not in the shape of the types.
-pub(crate) fn role_rules_json(p: &Protocol) -> Vec<Value> {
-    let (ev, t, rf) = (&p.union_field, &p.union.tag, &p.role_field);
-    let all = p.roles();
-    let mut out = Vec::new();
-    for v in &p.union.variants {
-        if !all.iter().all(|r| v.roles.contains(r)) {
-            out.push(json!({
-                "if": { "properties": { ev: { "properties": { t: { "const": v.tag } }, "required": [t] } }, "required": [ev] },
-                "then": { "properties": { rf: { "enum": v.roles } } }
-            }));
-        }
+/// How a member of [`Shape::Kinds`] is named in a `type` error (as the engine's `kind_word`).
+fn kind_word(m: &Model, s: &Shape) -> &'static str {
+    match m.resolve(s) {
+        Shape::Null => "null",
+        Shape::Boolean => "a boolean",
+        Shape::Number(n) if n.integer => "an integer",
+        Shape::Number(_) => "a number",
+        Shape::String(_) => "a string",
+        Shape::Array(_) => "an array",
+        _ => "an object",
     }
-    for f in &p.envelope.fields {
-        if let Some(roles) = &f.roles {
-            out.push(json!({ "if": { "required": [f.name] }, "then": { "properties": { rf: { "enum": roles } } } }));
-        }
-    }
-    for v in &p.union.variants {
-        for f in &v.fields {
-            if let Some(roles) = &f.roles {
-                out.push(json!({
-                    "if": { "properties": { ev: { "properties": { t: { "const": v.tag } }, "required": [t, f.name] } }, "required": [ev] },
-                    "then": { "properties": { rf: { "enum": roles } } }
-                }));
-            }
-        }
-    }
-    out
-}
-
-/// The transform that adds the role rules to the derived envelope schema (only with the `schemars` feature).
-pub(crate) fn schemars_rules_fn(p: &Protocol) -> TokenStream {
-    let rules = role_rules_json(p);
-    if rules.is_empty() {
-        return TokenStream::new();
-    }
-    let v = json_tokens(&Value::Array(rules));
-    quote! {
-        #[cfg(feature = "schemars")]
-        fn schemars_role_rules(schema: &mut ::schemars::Schema) {
-            schema.insert("allOf".to_owned(), ::serde_json::json!(#v));
-        }
-    }
-}
-
-/// JSON as tokens for `serde_json::json!`.
-fn json_tokens(v: &Value) -> TokenStream {
-    match v {
-        Value::Null => quote!(null),
-        Value::Bool(b) => quote!(#b),
-        Value::Number(num) => {
-            let l = match (num.as_u64(), num.as_i64()) {
-                (Some(u), _) => Literal::u64_unsuffixed(u),
-                (_, Some(i)) => Literal::i64_unsuffixed(i),
-                _ => Literal::f64_unsuffixed(num.as_f64().unwrap_or(0.0)),
-            };
-            quote!(#l)
-        }
-        Value::String(s) => {
-            let l = lit(s);
-            quote!(#l)
-        }
-        Value::Array(a) => {
-            let items = a.iter().map(json_tokens);
-            quote!([#(#items),*])
-        }
-        Value::Object(o) => {
-            let items = o.iter().map(|(k, v)| {
-                let k = lit(k);
-                let v = json_tokens(v);
-                quote!(#k: #v)
-            });
-            quote!({ #(#items),* })
-        }
-    }
-}
-
-/// Type names this emitter defines besides the model's.
-pub(crate) fn fixed_names(n: &Names) -> BTreeSet<String> {
-    [n.event.to_string(), n.options.to_string(), "Rule".to_string(), "Error".to_string()].into_iter().collect()
 }

@@ -1,0 +1,1178 @@
+//! The runtime of the generated types: the `Error` they report, the `Extra` map that keeps the properties an
+//! object does not declare, an order-preserving JSON tree, lazily rendered JSON Pointers and the checks every
+//! generated decoder is built from. The same for every schema: the generated code says which checks apply
+//! where, this module says what each check means (exactly what the reference engine does, in the same order,
+//! with the same rule ids and pointers).
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use super::Rule;
+
+/// Why a value was refused: the first broken rule, located by a JSON Pointer into the value.
+///
+/// The first error is the one every checker of the schema agrees on: an object's declared properties in schema
+/// order, each checked in depth, then the other properties in input order, then its counts; role rules only
+/// once the shape of an envelope is valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pointer: String,
+    rule: Rule,
+    message: String,
+}
+
+impl Error {
+    pub(crate) fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Error { pointer: pointer.into(), rule, message: message.into() }
+    }
+
+    /// JSON Pointer to the offending value (`""` for the whole value).
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The rule that was broken.
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// A human explanation.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at \"{}\": {}", self.rule.id(), self.pointer, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The properties of an object besides the ones its schema declares, in input order (whatever `serde_json`'s
+/// features are). Written back after the declared properties, in this order; a key the object declares is
+/// never written from here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extra<T>(Vec<(String, T)>);
+
+impl<T> Default for Extra<T> {
+    fn default() -> Self {
+        Extra(Vec::new())
+    }
+}
+
+impl<T> Extra<T> {
+    /// An empty map.
+    pub fn new() -> Self {
+        Extra(Vec::new())
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&T> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Sets `key` (in its place when it is there already, else at the end); returns the previous value.
+    pub fn insert(&mut self, key: impl Into<String>, value: T) -> Option<T> {
+        let key = key.into();
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => Some(std::mem::replace(v, value)),
+            None => {
+                self.0.push((key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes `key`; returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<T> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// The keys and values, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// How many properties.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<T> FromIterator<(String, T)> for Extra<T> {
+    fn from_iter<I: IntoIterator<Item = (String, T)>>(iter: I) -> Self {
+        let mut out = Extra::new();
+        for (k, v) in iter {
+            out.insert(k, v);
+        }
+        out
+    }
+}
+
+impl<T> IntoIterator for Extra<T> {
+    type Item = (String, T);
+    type IntoIter = std::vec::IntoIter<(String, T)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Extra<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Writes the properties of `extra` that are not `declared` into a map being serialized.
+pub(crate) fn write_extra<M: serde::ser::SerializeMap, T: serde::Serialize>(
+    m: &mut M,
+    extra: &Extra<T>,
+    declared: &[&str],
+) -> Result<(), M::Error> {
+    for (k, v) in &extra.0 {
+        if !declared.contains(&k.as_str()) {
+            m.serialize_entry(k, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// A JSON value that keeps object members in input order whatever `serde_json`'s features are.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Json {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    String(String),
+    Array(Vec<Json>),
+    Object(Object),
+}
+
+/// Object members in input order; a repeated key keeps its first position and its last value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Object(Vec<(String, Json)>);
+
+impl Object {
+    pub(crate) fn get(&self, key: &str) -> Option<&Json> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == key)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Json)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The value of a required property, decoded; `required` at the property when it is missing.
+    pub(crate) fn required<T>(
+        &self,
+        at: Ptr<'_>,
+        name: &str,
+        decode: impl Fn(&Json, Ptr<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        match self.get(name) {
+            Some(v) => decode(v, at.key(name)),
+            None => Err(required(at.key(name), name)),
+        }
+    }
+
+    /// The value of an optional property, decoded.
+    pub(crate) fn optional<T>(
+        &self,
+        at: Ptr<'_>,
+        name: &str,
+        decode: impl Fn(&Json, Ptr<'_>) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        match self.get(name) {
+            Some(v) => decode(v, at.key(name)).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Json, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Json, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Json, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Json, E> {
+        serde_json::Number::from_f64(v).map(Json::Number).ok_or_else(|| E::custom("not a finite JSON number"))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Json, E> {
+        Ok(Json::String(v.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Json, E> {
+        Ok(Json::String(v))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Json::Array(out))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        let mut out: Vec<(String, Json)> = Vec::new();
+        let mut index: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+            match index.get(&k) {
+                Some(&i) => {
+                    if let Some(slot) = out.get_mut(i) {
+                        slot.1 = v;
+                    }
+                }
+                None => {
+                    index.insert(k.clone(), out.len());
+                    out.push((k, v));
+                }
+            }
+        }
+        Ok(Json::Object(Object(out)))
+    }
+}
+
+impl From<&serde_json::Value> for Json {
+    fn from(v: &serde_json::Value) -> Self {
+        match v {
+            serde_json::Value::Null => Json::Null,
+            serde_json::Value::Bool(b) => Json::Bool(*b),
+            serde_json::Value::Number(n) => Json::Number(n.clone()),
+            serde_json::Value::String(s) => Json::String(s.clone()),
+            serde_json::Value::Array(a) => Json::Array(a.iter().map(Json::from).collect()),
+            serde_json::Value::Object(o) => {
+                Json::Object(Object(o.iter().map(|(k, v)| (k.clone(), Json::from(v))).collect()))
+            }
+        }
+    }
+}
+
+impl Json {
+    /// The JSON type of a value, for messages.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "a boolean",
+            Json::Number(n) if n.is_f64() => "a number",
+            Json::Number(_) => "an integer",
+            Json::String(_) => "a string",
+            Json::Array(_) => "an array",
+            Json::Object(_) => "an object",
+        }
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(self, Json::Null)
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_object(&self) -> Option<&Object> {
+        match self {
+            Json::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Json::Number(n) => n.as_f64(),
+            _ => None,
+        }
+    }
+}
+
+/// The `serde_json::Value` of a tree (keys in input order when `serde_json` preserves order).
+pub(crate) fn value(v: &Json) -> serde_json::Value {
+    match v {
+        Json::Null => serde_json::Value::Null,
+        Json::Bool(b) => serde_json::Value::Bool(*b),
+        Json::Number(n) => serde_json::Value::Number(n.clone()),
+        Json::String(s) => serde_json::Value::String(s.clone()),
+        Json::Array(a) => serde_json::Value::Array(a.iter().map(value).collect()),
+        Json::Object(o) => serde_json::Value::Object(o.0.iter().map(|(k, v)| (k.clone(), value(v))).collect()),
+    }
+}
+
+/// A JSON Pointer built on the stack and rendered only when an error is reported.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ptr<'a> {
+    parent: Option<&'a Ptr<'a>>,
+    seg: Seg<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Seg<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> Ptr<'a> {
+    /// The whole value.
+    pub(crate) const ROOT: Ptr<'static> = Ptr { parent: None, seg: Seg::Root };
+
+    /// The member `key` of the object here.
+    pub(crate) fn key(&'a self, key: &'a str) -> Ptr<'a> {
+        Ptr { parent: Some(self), seg: Seg::Key(key) }
+    }
+
+    /// The item `i` of the array here.
+    pub(crate) fn index(&'a self, i: usize) -> Ptr<'a> {
+        Ptr { parent: Some(self), seg: Seg::Index(i) }
+    }
+
+    pub(crate) fn render(&self) -> String {
+        let mut segs = Vec::new();
+        let mut at = Some(self);
+        while let Some(p) = at {
+            segs.push(p.seg);
+            at = p.parent;
+        }
+        let mut out = String::new();
+        for s in segs.iter().rev() {
+            match s {
+                Seg::Root => {}
+                Seg::Key(k) => {
+                    out.push('/');
+                    out.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                }
+                Seg::Index(i) => {
+                    out.push('/');
+                    out.push_str(&i.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A type the generated code decodes from a JSON tree, checking it on the way.
+pub(crate) trait Decode: Sized {
+    /// The value at `at`, or the first rule it breaks.
+    fn decode(v: &Json, at: Ptr<'_>) -> Result<Self, Error>;
+}
+
+/// A check of a value that keeps nothing (the parts of a schema that are not a Rust type).
+pub(crate) type Check = fn(&Json, Ptr<'_>) -> Result<(), Error>;
+
+/// `Deserialize` through [`Decode`], so no leniency of a serde derive applies.
+pub(crate) fn deserialize<'de, T: Decode, D: serde::Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    let json = <Json as serde::Deserialize>::deserialize(d)?;
+    T::decode(&json, Ptr::ROOT).map_err(<D::Error as serde::de::Error>::custom)
+}
+
+/// Checks and converts a `serde_json::Value` (properties in its own key order).
+pub(crate) fn from_value<T: Decode>(v: &serde_json::Value) -> Result<T, Error> {
+    T::decode(&Json::from(v), Ptr::ROOT)
+}
+
+/// Parses one JSON text (one line of a stream, without its newline) and checks it.
+pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
+    if text.trim().is_empty() {
+        return Err(Error::new(Rule::BlankLine, "", "blank line: expected one JSON value per line"));
+    }
+    let json: Json = serde_json::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        if msg.contains("recursion limit exceeded") {
+            Error::new(Rule::TooDeep, "", format!("JSON nests deeper than 127 levels (at column {})", e.column()))
+        } else if e.is_eof() {
+            Error::new(
+                Rule::MalformedJson,
+                "",
+                format!("malformed JSON: unexpected end of input at column {}", e.column()),
+            )
+        } else {
+            Error::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
+        }
+    })?;
+    T::decode(&json, Ptr::ROOT)
+}
+
+/// Like [`from_str`], for bytes that may not be UTF-8.
+pub(crate) fn from_bytes<T: Decode>(bytes: &[u8]) -> Result<T, Error> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => from_str(text),
+        Err(e) => Err(Error::new(Rule::InvalidUtf8, "", format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1))),
+    }
+}
+
+/// A value as JSON (what the constructors of an envelope build before checking it).
+pub(crate) fn to_json<T: serde::Serialize>(x: &T) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(x).map_err(|e| Error::new(Rule::Type, "", e.to_string()))
+}
+
+/// The check of a type: decode and drop.
+pub(crate) fn check<T: Decode>(v: &Json, at: Ptr<'_>) -> Result<(), Error> {
+    T::decode(v, at).map(drop)
+}
+
+/// Runs a check and keeps the value as it is.
+pub(crate) fn checked(v: &Json, at: Ptr<'_>, check: Check) -> Result<serde_json::Value, Error> {
+    check(v, at)?;
+    Ok(value(v))
+}
+
+pub(crate) fn type_error(at: Ptr<'_>, expected: &str, got: &Json) -> Error {
+    Error::new(Rule::Type, at.render(), format!("expected {expected}, got {}", got.kind()))
+}
+
+fn required(at: Ptr<'_>, name: &str) -> Error {
+    Error::new(Rule::Required, at.render(), format!("missing required property `{name}`"))
+}
+
+/// Any value, kept as it is.
+pub(crate) fn any_value(v: &Json, _: Ptr<'_>) -> Result<serde_json::Value, Error> {
+    Ok(value(v))
+}
+
+/// Any value.
+pub(crate) fn any(_: &Json, _: Ptr<'_>) -> Result<(), Error> {
+    Ok(())
+}
+
+/// No value (the schema `false`).
+pub(crate) fn never(_: &Json, at: Ptr<'_>) -> Result<(), Error> {
+    Err(Error::new(Rule::Never, at.render(), "no value is allowed here"))
+}
+
+pub(crate) fn null(v: &Json, at: Ptr<'_>) -> Result<(), Error> {
+    match v {
+        Json::Null => Ok(()),
+        other => Err(type_error(at, "null", other)),
+    }
+}
+
+pub(crate) fn boolean(v: &Json, at: Ptr<'_>) -> Result<bool, Error> {
+    match v {
+        Json::Bool(b) => Ok(*b),
+        other => Err(type_error(at, "a boolean", other)),
+    }
+}
+
+/// A regular expression (ECMA-262 source, checked by the generator to mean the same in Rust).
+pub(crate) trait Matcher: Sync {
+    /// The ECMA-262 source, for messages.
+    fn source(&self) -> &str;
+    /// Whether the expression matches somewhere in `s`.
+    fn is_match(&self, s: &str) -> bool;
+}
+
+/// The constraints of a string.
+pub(crate) struct Str {
+    pub(crate) min_length: Option<u64>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) pattern: Option<&'static dyn Matcher>,
+}
+
+/// A string: its type, length in code points (`min-length`, `max-length`), then its pattern.
+pub(crate) fn str_checked<'j>(v: &'j Json, at: Ptr<'_>, rule: &Str) -> Result<&'j str, Error> {
+    let Json::String(s) = v else { return Err(type_error(at, "a string", v)) };
+    if rule.min_length.is_some() || rule.max_length.is_some() {
+        let len = s.chars().count() as u64;
+        if let Some(min) = rule.min_length.filter(|m| len < *m) {
+            return Err(Error::new(Rule::MinLength, at.render(), format!("must be at least {min} character(s) long")));
+        }
+        if let Some(max) = rule.max_length.filter(|m| len > *m) {
+            return Err(Error::new(Rule::MaxLength, at.render(), format!("must be at most {max} character(s) long")));
+        }
+    }
+    if let Some(p) = rule.pattern {
+        if !p.is_match(s) {
+            return Err(Error::new(Rule::Pattern, at.render(), format!("does not match the pattern `{}`", p.source())));
+        }
+    }
+    Ok(s)
+}
+
+pub(crate) fn string(v: &Json, at: Ptr<'_>, rule: &Str) -> Result<String, Error> {
+    str_checked(v, at, rule).map(str::to_owned)
+}
+
+pub(crate) fn check_string(v: &Json, at: Ptr<'_>, rule: &Str) -> Result<(), Error> {
+    str_checked(v, at, rule).map(drop)
+}
+
+/// The constraints of a number (compared as doubles).
+pub(crate) struct Num {
+    pub(crate) integer: bool,
+    pub(crate) minimum: Option<f64>,
+    pub(crate) exclusive_minimum: Option<f64>,
+    pub(crate) maximum: Option<f64>,
+    pub(crate) exclusive_maximum: Option<f64>,
+    pub(crate) multiple_of: Option<f64>,
+}
+
+/// How a bound is written in messages: whole numbers without a fraction.
+fn num(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e16 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
+}
+
+/// A number: its type (an integer is a number whose fractional part is zero), then minimum, exclusive minimum,
+/// maximum, exclusive maximum and multiple (`value / m` is a finite integer).
+pub(crate) fn number(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<f64, Error> {
+    let expected = if rule.integer { "an integer" } else { "a number" };
+    let Some(n) = v.as_f64() else { return Err(type_error(at, expected, v)) };
+    if rule.integer && n.fract() != 0.0 {
+        return Err(type_error(at, "an integer", v));
+    }
+    if let Some(m) = rule.minimum.filter(|m| n < *m) {
+        return Err(Error::new(Rule::Minimum, at.render(), format!("must be at least {}", num(m))));
+    }
+    if let Some(m) = rule.exclusive_minimum.filter(|m| n <= *m) {
+        return Err(Error::new(Rule::ExclusiveMinimum, at.render(), format!("must be greater than {}", num(m))));
+    }
+    if let Some(m) = rule.maximum.filter(|m| n > *m) {
+        return Err(Error::new(Rule::Maximum, at.render(), format!("must be at most {}", num(m))));
+    }
+    if let Some(m) = rule.exclusive_maximum.filter(|m| n >= *m) {
+        return Err(Error::new(Rule::ExclusiveMaximum, at.render(), format!("must be less than {}", num(m))));
+    }
+    if let Some(m) = rule.multiple_of {
+        let q = n / m;
+        if !(q.is_finite() && q.fract() == 0.0) {
+            return Err(Error::new(Rule::MultipleOf, at.render(), format!("must be a multiple of {}", num(m))));
+        }
+    }
+    Ok(n)
+}
+
+pub(crate) fn check_number(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<(), Error> {
+    number(v, at, rule).map(drop)
+}
+
+/// An integer whose bounds keep it in 0..=2^53-1: the double is exact, so the conversion is too.
+pub(crate) fn uint(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<u64, Error> {
+    number(v, at, rule).map(|f| f as u64)
+}
+
+/// An integer whose bounds keep it in -(2^53-1)..=2^53-1: the double is exact, so the conversion is too.
+pub(crate) fn int(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<i64, Error> {
+    number(v, at, rule).map(|f| f as i64)
+}
+
+/// A JSON literal of the schema (`const`, `enum`), parsed once.
+pub(crate) struct Lit {
+    text: &'static str,
+    parsed: OnceLock<Option<serde_json::Value>>,
+}
+
+impl Lit {
+    pub(crate) const fn new(text: &'static str) -> Self {
+        Lit { text, parsed: OnceLock::new() }
+    }
+
+    pub(crate) fn value(&self) -> Option<&serde_json::Value> {
+        self.parsed.get_or_init(|| serde_json::from_str(self.text).ok()).as_ref()
+    }
+
+    fn matches(&self, v: &Json) -> bool {
+        self.value().is_some_and(|l| equal_value(v, l))
+    }
+
+    /// The literal as messages show it.
+    fn shown(&self) -> String {
+        match self.value() {
+            Some(serde_json::Value::String(s)) => format!("`{s}`"),
+            _ => format!("`{}`", self.text),
+        }
+    }
+}
+
+impl serde::Serialize for Lit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.value() {
+            Some(v) => v.serialize(s),
+            None => Err(serde::ser::Error::custom("invalid literal")),
+        }
+    }
+}
+
+/// JSON equality as JSON Schema defines it: numbers by value (`1` equals `1.0`), objects by their members
+/// whatever the key order, arrays item by item.
+pub(crate) fn equal(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => false,
+        },
+        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q)),
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// [`equal`] between a tree and a `serde_json::Value`.
+fn equal_value(a: &Json, b: &serde_json::Value) -> bool {
+    use serde_json::Value as V;
+    match (a, b) {
+        (Json::Null, V::Null) => true,
+        (Json::Bool(x), V::Bool(y)) => x == y,
+        (Json::Number(x), V::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => false,
+        },
+        (Json::String(x), V::String(y)) => x == y,
+        (Json::Array(x), V::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal_value(p, q)),
+        (Json::Object(x), V::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal_value(v, w)))
+        }
+        _ => false,
+    }
+}
+
+/// A value and its messages form: a string as itself, anything else as JSON, shortened.
+fn shown(v: &Json) -> String {
+    match v {
+        Json::String(s) => format!("`{s}`"),
+        other => short_json(other),
+    }
+}
+
+fn short_json(v: &Json) -> String {
+    let s = value(v).to_string();
+    if s.chars().count() > 60 {
+        let cut: String = s.chars().take(57).collect();
+        format!("`{cut}...`")
+    } else {
+        format!("`{s}`")
+    }
+}
+
+/// `const`.
+pub(crate) fn constant(v: &Json, at: Ptr<'_>, c: &Lit) -> Result<(), Error> {
+    if c.matches(v) {
+        return Ok(());
+    }
+    let text = c.value().map_or_else(|| c.text.to_string(), ToString::to_string);
+    let s = if text.chars().count() > 60 {
+        format!("`{}...`", text.chars().take(57).collect::<String>())
+    } else {
+        format!("`{text}`")
+    };
+    Err(Error::new(Rule::Const, at.render(), format!("must be {s}")))
+}
+
+/// `enum` of JSON values (a value of another JSON type than every string of a string enum is a `type` error).
+pub(crate) fn one_of_values(v: &Json, at: Ptr<'_>, values: &[&Lit], strings: bool) -> Result<(), Error> {
+    if strings && !matches!(v, Json::String(_)) {
+        return Err(type_error(at, "a string", v));
+    }
+    if values.iter().any(|l| l.matches(v)) {
+        return Ok(());
+    }
+    let list: Vec<String> = values.iter().map(|l| l.shown()).collect();
+    Err(Error::new(Rule::Enum, at.render(), format!("{} is not one of {}", shown(v), list.join(", "))))
+}
+
+/// The string of a string enum (`type` when it is not a string).
+pub(crate) fn str_value<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j str, Error> {
+    match v {
+        Json::String(s) => Ok(s),
+        other => Err(type_error(at, "a string", other)),
+    }
+}
+
+/// A string that is none of a string enum's values; `allowed` lists them as messages show them.
+pub(crate) fn not_one_of(at: Ptr<'_>, s: &str, allowed: &str) -> Error {
+    Error::new(Rule::Enum, at.render(), format!("`{s}` is not one of {allowed}"))
+}
+
+/// The constraints of an array.
+pub(crate) struct Arr {
+    pub(crate) min_items: Option<u64>,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) unique: bool,
+}
+
+fn array_items<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j [Json], Error> {
+    match v {
+        Json::Array(a) => Ok(a),
+        other => Err(type_error(at, "an array", other)),
+    }
+}
+
+/// The counts of an array, then its uniqueness (checked after its items).
+fn array_counts(items: &[Json], at: Ptr<'_>, rule: &Arr) -> Result<(), Error> {
+    let len = items.len() as u64;
+    if let Some(m) = rule.min_items.filter(|m| len < *m) {
+        return Err(Error::new(Rule::MinItems, at.render(), format!("must have at least {m} item(s)")));
+    }
+    if let Some(m) = rule.max_items.filter(|m| len > *m) {
+        return Err(Error::new(Rule::MaxItems, at.render(), format!("must have at most {m} item(s)")));
+    }
+    if rule.unique {
+        for j in 1..items.len() {
+            for i in 0..j {
+                if equal(&items[i], &items[j]) {
+                    return Err(Error::new(Rule::UniqueItems, at.render(), format!("items {i} and {j} are equal")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An array of one item type: the items in order, then the counts and uniqueness.
+pub(crate) fn vec<T>(
+    v: &Json,
+    at: Ptr<'_>,
+    rule: &Arr,
+    decode: impl Fn(&Json, Ptr<'_>) -> Result<T, Error>,
+) -> Result<Vec<T>, Error> {
+    let items = array_items(v, at)?;
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        out.push(decode(item, at.index(i))?);
+    }
+    array_counts(items, at, rule)?;
+    Ok(out)
+}
+
+/// An array checked item by item: `prefix` by position, `rest` (when given) for the items after them.
+pub(crate) fn tuple(v: &Json, at: Ptr<'_>, rule: &Arr, prefix: &[Check], rest: Option<Check>) -> Result<(), Error> {
+    let items = array_items(v, at)?;
+    for (i, item) in items.iter().enumerate() {
+        if let Some(check) = prefix.get(i).copied().or(rest) {
+            check(item, at.index(i))?;
+        }
+    }
+    array_counts(items, at, rule)
+}
+
+/// `null`, or a value of the inner type.
+pub(crate) fn nullable<T>(
+    v: &Json,
+    at: Ptr<'_>,
+    decode: impl Fn(&Json, Ptr<'_>) -> Result<T, Error>,
+) -> Result<Option<T>, Error> {
+    match v {
+        Json::Null => Ok(None),
+        other => decode(other, at).map(Some),
+    }
+}
+
+pub(crate) fn check_nullable(v: &Json, at: Ptr<'_>, inner: Check) -> Result<(), Error> {
+    match v {
+        Json::Null => Ok(()),
+        other => inner(other, at),
+    }
+}
+
+/// A JSON kind of `type: [...]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Null,
+    Boolean,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+impl Kind {
+    fn holds(self, v: &Json) -> bool {
+        matches!(
+            (self, v),
+            (Kind::Null, Json::Null)
+                | (Kind::Boolean, Json::Bool(_))
+                | (Kind::Number, Json::Number(_))
+                | (Kind::String, Json::String(_))
+                | (Kind::Array, Json::Array(_))
+                | (Kind::Object, Json::Object(_))
+        )
+    }
+}
+
+/// Values of several JSON kinds, each checked by its own member; `expected` names them for the `type` error.
+pub(crate) fn kinds(v: &Json, at: Ptr<'_>, members: &[(Kind, Check)], expected: &str) -> Result<(), Error> {
+    match members.iter().find(|(k, _)| k.holds(v)) {
+        Some((_, check)) => check(v, at),
+        None => Err(type_error(at, expected, v)),
+    }
+}
+
+/// `allOf`: every member, in order.
+pub(crate) fn all_of(v: &Json, at: Ptr<'_>, members: &[Check]) -> Result<(), Error> {
+    members.iter().try_for_each(|m| m(v, at))
+}
+
+/// `anyOf`: at least one member.
+pub(crate) fn any_of(v: &Json, at: Ptr<'_>, members: &[Check]) -> Result<(), Error> {
+    if members.iter().any(|m| m(v, Ptr::ROOT).is_ok()) {
+        return Ok(());
+    }
+    Err(Error::new(Rule::AnyOf, at.render(), format!("matches none of the {} alternatives", members.len())))
+}
+
+/// `oneOf`: exactly one member.
+pub(crate) fn one_of(v: &Json, at: Ptr<'_>, members: &[Check]) -> Result<(), Error> {
+    let mut matching = members.iter().enumerate().filter(|(_, m)| m(v, Ptr::ROOT).is_ok()).map(|(i, _)| i);
+    match (matching.next(), matching.next()) {
+        (Some(_), None) => Ok(()),
+        (None, _) => Err(Error::new(
+            Rule::OneOf,
+            at.render(),
+            format!("matches none of the {} alternatives (exactly one must match)", members.len()),
+        )),
+        (Some(a), Some(b)) => Err(Error::new(
+            Rule::OneOf,
+            at.render(),
+            format!("matches alternatives {a} and {b} (exactly one must match)"),
+        )),
+    }
+}
+
+/// `not`.
+pub(crate) fn not(v: &Json, at: Ptr<'_>, inner: Check) -> Result<(), Error> {
+    match inner(v, Ptr::ROOT) {
+        Ok(()) => Err(Error::new(Rule::Not, at.render(), "matches a schema it must not match")),
+        Err(_) => Ok(()),
+    }
+}
+
+/// `if`/`then`/`else`.
+pub(crate) fn cond(
+    v: &Json,
+    at: Ptr<'_>,
+    cond: Check,
+    then: Option<Check>,
+    otherwise: Option<Check>,
+) -> Result<(), Error> {
+    let branch = if cond(v, Ptr::ROOT).is_ok() { then } else { otherwise };
+    match branch {
+        Some(b) => b(v, at),
+        None => Ok(()),
+    }
+}
+
+/// An object.
+pub(crate) fn object<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j Object, Error> {
+    match v {
+        Json::Object(o) => Ok(o),
+        other => Err(type_error(at, "an object", other)),
+    }
+}
+
+/// An object with any members, kept as a `serde_json` map.
+pub(crate) fn any_object(v: &Json, at: Ptr<'_>) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    object(v, at).map(|o| o.0.iter().map(|(k, v)| (k.clone(), value(v))).collect())
+}
+
+/// Properties `required` names without declaring them.
+pub(crate) fn require(obj: &Object, at: Ptr<'_>, names: &[&str]) -> Result<(), Error> {
+    match names.iter().find(|n| !obj.has(n)) {
+        Some(n) => Err(required(at.key(n), n)),
+        None => Ok(()),
+    }
+}
+
+/// `dependentRequired`: when a property is present, each of its dependencies must be.
+pub(crate) fn dependent(obj: &Object, at: Ptr<'_>, deps: &[(&str, &[&str])]) -> Result<(), Error> {
+    for (k, ds) in deps {
+        if obj.has(k) {
+            if let Some(d) = ds.iter().find(|d| !obj.has(d)) {
+                return Err(Error::new(
+                    Rule::DependentRequired,
+                    at.key(d).render(),
+                    format!("`{d}` is required when `{k}` is present"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What an object's undeclared properties may be.
+pub(crate) enum Rest<'r> {
+    /// Refused; `removed` lists the ones an earlier version had (`removed-property`): name, replacement and
+    /// what the object is called in messages.
+    Closed { removed: &'r [(&'r str, &'r str, &'r str)] },
+    /// Accepted and dropped.
+    Strip,
+    /// Accepted and kept.
+    Open,
+    /// Accepted and kept when the check holds (a map).
+    Schema(Check),
+}
+
+/// The properties of an object other than `declared`, in input order: each is checked against the pattern
+/// properties it matches (declared ones too), then, when it matches none and is not declared, against `rest`.
+/// Returns the undeclared properties the object keeps (all but the stripped and refused ones).
+pub(crate) fn others<'j>(
+    obj: &'j Object,
+    at: Ptr<'_>,
+    declared: &[&str],
+    patterns: &[(&'static dyn Matcher, Check)],
+    rest: &Rest<'_>,
+) -> Result<Vec<(&'j str, &'j Json)>, Error> {
+    let mut kept = Vec::new();
+    for (k, v) in obj.iter() {
+        let mut matched = false;
+        for (p, check) in patterns {
+            if p.is_match(k) {
+                matched = true;
+                check(v, at.key(k))?;
+            }
+        }
+        if declared.contains(&k) {
+            continue;
+        }
+        if matched {
+            if !matches!(rest, Rest::Strip) {
+                kept.push((k, v));
+            }
+            continue;
+        }
+        match rest {
+            Rest::Open => kept.push((k, v)),
+            Rest::Strip => {}
+            Rest::Schema(check) => {
+                check(v, at.key(k))?;
+                kept.push((k, v));
+            }
+            Rest::Closed { removed } => {
+                return Err(match removed.iter().find(|(name, _, _)| *name == k) {
+                    Some((_, rep, owner)) => Error::new(
+                        Rule::RemovedProperty,
+                        at.key(k).render(),
+                        format!("`{k}` was removed from `{owner}` in this version: use `{rep}` instead"),
+                    ),
+                    None => Error::new(Rule::AdditionalProperty, at.key(k).render(), format!("unknown property `{k}`")),
+                });
+            }
+        }
+    }
+    Ok(kept)
+}
+
+/// Kept properties as they are.
+pub(crate) fn extra_values(kept: &[(&str, &Json)]) -> Extra<serde_json::Value> {
+    Extra(kept.iter().map(|(k, v)| ((*k).to_owned(), value(v))).collect())
+}
+
+/// Kept properties decoded (each was checked already, in input order, by [`others`]).
+pub(crate) fn extra<T>(
+    kept: &[(&str, &Json)],
+    at: Ptr<'_>,
+    decode: impl Fn(&Json, Ptr<'_>) -> Result<T, Error>,
+) -> Result<Extra<T>, Error> {
+    let mut out = Vec::with_capacity(kept.len());
+    for (k, v) in kept {
+        out.push(((*k).to_owned(), decode(v, at.key(k))?));
+    }
+    Ok(Extra(out))
+}
+
+/// `propertyNames`: every property name is a string the check accepts (reported at the property).
+pub(crate) fn property_names(obj: &Object, at: Ptr<'_>, names: Check) -> Result<(), Error> {
+    for (k, _) in obj.iter() {
+        if let Err(e) = names(&Json::String(k.to_owned()), Ptr::ROOT) {
+            return Err(Error::new(
+                Rule::PropertyNames,
+                at.key(k).render(),
+                format!("the property name `{k}` is not allowed: {}", e.message),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `minProperties`, `maxProperties`.
+pub(crate) fn property_counts(obj: &Object, at: Ptr<'_>, min: Option<u64>, max: Option<u64>) -> Result<(), Error> {
+    let len = obj.len() as u64;
+    if let Some(m) = min.filter(|m| len < *m) {
+        return Err(Error::new(Rule::MinProperties, at.render(), format!("must have at least {m} propert(ies)")));
+    }
+    if let Some(m) = max.filter(|m| len > *m) {
+        return Err(Error::new(Rule::MaxProperties, at.render(), format!("must have at most {m} propert(ies)")));
+    }
+    Ok(())
+}
+
+/// A discriminator value of a union member.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Tag {
+    Str(&'static str),
+    Bool(bool),
+    Int(i128),
+}
+
+impl Tag {
+    fn matches(self, v: &Json) -> bool {
+        match (self, v) {
+            (Tag::Str(t), Json::String(s)) => t == s,
+            (Tag::Bool(t), Json::Bool(b)) => t == *b,
+            (Tag::Int(t), Json::Number(n)) => n.as_f64() == Some(t as f64),
+            _ => false,
+        }
+    }
+
+    fn same_kind(self, v: &Json) -> bool {
+        matches!(
+            (self, v),
+            (Tag::Str(_), Json::String(_)) | (Tag::Bool(_), Json::Bool(_)) | (Tag::Int(_), Json::Number(_))
+        )
+    }
+
+    fn kind(self) -> &'static str {
+        match self {
+            Tag::Str(_) => "a string",
+            Tag::Bool(_) => "a boolean",
+            Tag::Int(_) => "an integer",
+        }
+    }
+
+    fn shown(self) -> String {
+        match self {
+            Tag::Str(s) => format!("`{s}`"),
+            Tag::Bool(b) => format!("`{b}`"),
+            Tag::Int(i) => format!("`{i}`"),
+        }
+    }
+}
+
+/// The discriminator of a union (`required` at it when it is missing).
+pub(crate) fn tag<'j>(obj: &'j Object, at: Ptr<'_>, name: &str) -> Result<&'j Json, Error> {
+    obj.get(name).ok_or_else(|| required(at.key(name), name))
+}
+
+/// The member whose tag the discriminator holds.
+pub(crate) fn which(t: &Json, tags: &[Tag]) -> Option<usize> {
+    tags.iter().position(|tag| tag.matches(t))
+}
+
+/// The error for a discriminator that names no member: `type` when it has the JSON type of no tag, else
+/// `removed-event` for a value an earlier version had, else `unknown-event` (the protocol's event union) or
+/// `unknown-variant`.
+pub(crate) fn bad_tag(
+    at: Ptr<'_>,
+    name: &str,
+    t: &Json,
+    tags: &[Tag],
+    removed: &[(&str, &str)],
+    events: bool,
+) -> Error {
+    let tp = at.key(name);
+    if !tags.iter().any(|tag| tag.same_kind(t)) {
+        let expected = tags.first().map_or("a string", |tag| tag.kind());
+        return type_error(tp, expected, t);
+    }
+    let text = match t {
+        Json::String(s) => s.clone(),
+        other => value(other).to_string(),
+    };
+    if let Some((_, rep)) = removed.iter().find(|(old, _)| Some(*old) == t.as_str()) {
+        return Error::new(
+            Rule::RemovedEvent,
+            tp.render(),
+            format!("`{text}` was removed in this version: use `{rep}` instead"),
+        );
+    }
+    let list: Vec<String> = tags.iter().map(|tag| tag.shown()).collect();
+    if events {
+        Error::new(
+            Rule::UnknownEvent,
+            tp.render(),
+            format!("`{text}` is not an event; expected one of {}", list.join(", ")),
+        )
+    } else {
+        Error::new(
+            Rule::UnknownVariant,
+            tp.render(),
+            format!("`{text}` names no member; expected one of {}", list.join(", ")),
+        )
+    }
+}
+
+/// Only `allowed` roles may send the event (`role-event`, at the role property of the envelope at `at`).
+pub(crate) fn role_event(at: Ptr<'_>, role_field: &str, role: &str, tag: &str, allowed: &[&str]) -> Result<(), Error> {
+    if allowed.contains(&role) {
+        return Ok(());
+    }
+    Err(Error::new(
+        Rule::RoleEvent,
+        at.key(role_field).render(),
+        format!("`{tag}` may be sent only by {}, not by {role}", allowed.join(" or ")),
+    ))
+}
+
+/// Only `allowed` roles may send the property `name` of the object at `at` (`role-field`, at the property).
+pub(crate) fn role_field(obj: &Object, at: Ptr<'_>, name: &str, role: &str, allowed: &[&str]) -> Result<(), Error> {
+    if !obj.has(name) || allowed.contains(&role) {
+        return Ok(());
+    }
+    Err(Error::new(
+        Rule::RoleField,
+        at.key(name).render(),
+        format!("`{name}` may be sent only by {}, not by {role}", allowed.join(" or ")),
+    ))
+}

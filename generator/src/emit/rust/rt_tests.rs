@@ -1,0 +1,226 @@
+//! Unit tests of the runtime (`rt.rs`, `rt_regex.rs`): what each check reports, and where.
+
+use super::rt::*;
+use super::rt_regex::Pattern;
+use super::Rule;
+
+fn json(text: &str) -> Json {
+    serde_json::from_str(text).expect("JSON")
+}
+
+fn err(r: Result<impl Sized, Error>) -> (Rule, String) {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => (e.rule(), e.pointer().to_string()),
+    }
+}
+
+#[test]
+fn the_tree_keeps_input_order_and_the_last_of_repeated_keys() {
+    let v = json(r#"{"b":1,"a":2,"b":3}"#);
+    let o = v.as_object().expect("object");
+    let keys: Vec<&str> = o.iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["b", "a"]);
+    assert_eq!(value(o.get("b").expect("b")), serde_json::json!(3));
+}
+
+#[test]
+fn pointers_escape_and_count_items() {
+    let root = Ptr::ROOT;
+    let a = root.key("a/b");
+    let b = a.index(3);
+    let c = b.key("~x");
+    assert_eq!(c.render(), "/a~1b/3/~0x");
+    assert_eq!(Ptr::ROOT.render(), "");
+}
+
+#[test]
+fn numbers_compare_as_doubles_in_the_engines_order() {
+    let int = Num {
+        integer: true,
+        minimum: Some(0.0),
+        exclusive_minimum: None,
+        maximum: Some(10.0),
+        exclusive_maximum: None,
+        multiple_of: Some(2.0),
+    };
+    assert_eq!(uint(&json("4.0"), Ptr::ROOT, &int).ok(), Some(4));
+    assert_eq!(uint(&json("1e1"), Ptr::ROOT, &int).ok(), Some(10));
+    assert_eq!(err(uint(&json("1.5"), Ptr::ROOT, &int)).0, Rule::Type);
+    assert_eq!(err(uint(&json("-2"), Ptr::ROOT, &int)).0, Rule::Minimum);
+    assert_eq!(err(uint(&json("12"), Ptr::ROOT, &int)).0, Rule::Maximum);
+    assert_eq!(err(uint(&json("3"), Ptr::ROOT, &int)).0, Rule::MultipleOf);
+    assert_eq!(err(uint(&json("\"3\""), Ptr::ROOT, &int)).0, Rule::Type);
+    let ex = Num {
+        integer: false,
+        minimum: None,
+        exclusive_minimum: Some(0.0),
+        maximum: None,
+        exclusive_maximum: Some(1.0),
+        multiple_of: Some(0.0001),
+    };
+    assert_eq!(err(number(&json("0"), Ptr::ROOT, &ex)).0, Rule::ExclusiveMinimum);
+    assert_eq!(err(number(&json("1"), Ptr::ROOT, &ex)).0, Rule::ExclusiveMaximum);
+    // 0.0075 / 0.0001 is 75 in doubles; 0.00751 / 0.0001 is not whole.
+    assert!(number(&json("0.0075"), Ptr::ROOT, &ex).is_ok());
+    assert_eq!(err(number(&json("0.00751"), Ptr::ROOT, &ex)).0, Rule::MultipleOf);
+}
+
+static DIGITS: Pattern = Pattern::new("^[0-9]+$", "^[0-9]+$");
+
+#[test]
+fn strings_count_code_points_then_match_their_pattern() {
+    let s = Str { min_length: Some(2), max_length: Some(3), pattern: Some(&DIGITS) };
+    assert_eq!(string(&json("\"12\""), Ptr::ROOT, &s).ok().as_deref(), Some("12"));
+    assert_eq!(err(string(&json("\"1\""), Ptr::ROOT, &s)).0, Rule::MinLength);
+    assert_eq!(err(string(&json("\"1234\""), Ptr::ROOT, &s)).0, Rule::MaxLength);
+    assert_eq!(err(string(&json("\"1a\""), Ptr::ROOT, &s)).0, Rule::Pattern);
+    let emoji = Str { min_length: None, max_length: Some(1), pattern: None };
+    assert!(string(&json("\"\u{1F600}\""), Ptr::ROOT, &emoji).is_ok());
+}
+
+static ONE: Lit = Lit::new("1");
+static OBJ: Lit = Lit::new(r#"{"a":[1,2]}"#);
+
+#[test]
+fn literals_compare_structurally() {
+    assert!(constant(&json("1.0"), Ptr::ROOT, &ONE).is_ok());
+    assert!(constant(&json(r#"{"a":[1.0,2]}"#), Ptr::ROOT, &OBJ).is_ok());
+    assert_eq!(err(constant(&json(r#"{"a":[2,1]}"#), Ptr::ROOT, &OBJ)).0, Rule::Const);
+    assert!(one_of_values(&json("1"), Ptr::ROOT, &[&OBJ, &ONE], false).is_ok());
+    assert_eq!(err(one_of_values(&json("true"), Ptr::ROOT, &[&OBJ, &ONE], false)).0, Rule::Enum);
+    assert_eq!(serde_json::to_string(&OBJ).ok().as_deref(), Some(r#"{"a":[1,2]}"#));
+}
+
+fn ints(v: &Json, at: Ptr<'_>) -> Result<u64, Error> {
+    let rule = Num {
+        integer: true,
+        minimum: Some(0.0),
+        exclusive_minimum: None,
+        maximum: Some(9.0),
+        exclusive_maximum: None,
+        multiple_of: None,
+    };
+    uint(v, at, &rule)
+}
+
+#[test]
+fn arrays_check_items_first_then_counts_then_uniqueness() {
+    let rule = Arr { min_items: Some(3), max_items: None, unique: true };
+    let at = Ptr::ROOT;
+    assert_eq!(err(vec(&json("[1, \"x\"]"), at, &rule, boolean)), (Rule::Type, "/0".into()));
+    assert_eq!(err(vec(&json("[1, 1]"), at, &rule, ints)).0, Rule::MinItems);
+    assert_eq!(err(vec(&json("[1, 2, 1.0]"), at, &rule, ints)).0, Rule::UniqueItems);
+    assert_eq!(vec(&json("[1, 2, 3]"), at, &rule, ints).ok(), Some(vec![1, 2, 3]));
+    let prefix: [Check; 1] = [|v, at| boolean(v, at).map(drop)];
+    assert!(tuple(
+        &json("[true, 1, 2, 3]"),
+        at,
+        &Arr { min_items: None, max_items: None, unique: false },
+        &prefix,
+        None
+    )
+    .is_ok());
+    assert_eq!(
+        err(tuple(
+            &json("[true, 1, \"x\"]"),
+            at,
+            &Arr { min_items: None, max_items: None, unique: false },
+            &prefix,
+            Some(|v, at| ints(v, at).map(drop))
+        )),
+        (Rule::Type, "/2".into())
+    );
+}
+
+#[test]
+fn combinators_report_at_the_value() {
+    let at = Ptr::ROOT;
+    let b: Check = |v, at| boolean(v, at).map(drop);
+    assert!(any_of(&json("true"), at, &[null, b]).is_ok());
+    assert_eq!(err(any_of(&json("1"), at, &[null, b])).0, Rule::AnyOf);
+    assert_eq!(err(one_of(&json("true"), at, &[any, b])).0, Rule::OneOf);
+    assert!(one_of(&json("1"), at, &[any, b]).is_ok());
+    assert_eq!(err(not(&json("true"), at, b)).0, Rule::Not);
+    assert!(cond(&json("1"), at, b, Some(never), None).is_ok());
+    assert_eq!(err(cond(&json("true"), at, b, Some(never), None)).0, Rule::Never);
+    assert_eq!(
+        err(kinds(&json("\"x\""), at, &[(Kind::Null, null), (Kind::Boolean, b)], "null or a boolean")).0,
+        Rule::Type
+    );
+    assert!(all_of(&json("null"), at, &[null, any]).is_ok());
+}
+
+#[test]
+fn objects_check_other_keys_in_input_order() {
+    let at = Ptr::ROOT;
+    let v = json(r#"{"a":1,"zz":2,"b":3}"#);
+    let o = v.as_object().expect("object");
+    assert_eq!(
+        err(others(o, at, &["a"], &[], &Rest::Closed { removed: &[("b", "c", "T")] })),
+        (Rule::AdditionalProperty, "/zz".into())
+    );
+    let v2 = json(r#"{"a":1,"b":3}"#);
+    let o2 = v2.as_object().expect("object");
+    assert_eq!(
+        err(others(o2, at, &["a"], &[], &Rest::Closed { removed: &[("b", "c", "T")] })),
+        (Rule::RemovedProperty, "/b".into())
+    );
+    let kept = others(o, at, &["a"], &[], &Rest::Open).expect("open");
+    assert_eq!(kept.iter().map(|(k, _)| *k).collect::<Vec<_>>(), ["zz", "b"]);
+    assert!(others(o, at, &["a"], &[], &Rest::Strip).expect("strip").is_empty());
+    let b: Check = |v, at| boolean(v, at).map(drop);
+    assert_eq!(err(others(o, at, &[], &[], &Rest::Schema(b))), (Rule::Type, "/a".into()));
+    assert_eq!(err(require(o, at, &["q"])), (Rule::Required, "/q".into()));
+    assert_eq!(err(dependent(o, at, &[("a", &["q"])])), (Rule::DependentRequired, "/q".into()));
+    assert_eq!(err(property_counts(o, at, None, Some(2))).0, Rule::MaxProperties);
+    let short: Check = |v, at| check_string(v, at, &Str { min_length: None, max_length: Some(1), pattern: None });
+    assert_eq!(err(property_names(o, at, short)), (Rule::PropertyNames, "/zz".into()));
+    let mut extra = extra_values(&kept);
+    assert_eq!(extra.insert("zz", serde_json::json!(0)), Some(serde_json::json!(2)));
+    assert_eq!(extra.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["zz", "b"]);
+}
+
+#[test]
+fn union_tags_say_what_is_wrong() {
+    let tags = [Tag::Str("a"), Tag::Str("b")];
+    let at = Ptr::ROOT;
+    assert_eq!(which(&json("\"b\""), &tags), Some(1));
+    let e = bad_tag(at, "t", &json("1"), &tags, &[], false);
+    assert_eq!((e.rule(), e.pointer()), (Rule::Type, "/t"));
+    let e = bad_tag(at, "t", &json("\"old\""), &tags, &[("old", "a")], true);
+    assert_eq!(e.rule(), Rule::RemovedEvent);
+    let e = bad_tag(at, "t", &json("\"c\""), &tags, &[], true);
+    assert_eq!(e.rule(), Rule::UnknownEvent);
+    let e = bad_tag(at, "t", &json("\"c\""), &tags, &[], false);
+    assert_eq!(e.rule(), Rule::UnknownVariant);
+    assert_eq!(which(&json("1.0"), &[Tag::Bool(true), Tag::Int(1)]), Some(1));
+}
+
+#[test]
+fn lines_are_json_values() {
+    assert_eq!(err(from_str::<Flag>("  ")).0, Rule::BlankLine);
+    assert_eq!(err(from_str::<Flag>("{")).0, Rule::MalformedJson);
+    assert_eq!(err(from_str::<Flag>(&"[".repeat(200))).0, Rule::TooDeep);
+    assert_eq!(err(from_bytes::<Flag>(b"\"\xff\"")).0, Rule::InvalidUtf8);
+    assert_eq!(from_str::<Flag>("true").ok().map(|f| f.0), Some(true));
+}
+
+struct Flag(bool);
+
+impl Decode for Flag {
+    fn decode(v: &Json, at: Ptr<'_>) -> Result<Self, Error> {
+        boolean(v, at).map(Flag)
+    }
+}
+
+#[test]
+fn roles_are_checked_at_their_property() {
+    let v = json(r#"{"role":"user","ev":{"x":1}}"#);
+    let o = v.as_object().expect("object");
+    let e = role_event(Ptr::ROOT, "role", "user", "turn", &["agent"]).expect_err("role");
+    assert_eq!((e.rule(), e.pointer()), (Rule::RoleEvent, "/role"));
+    assert!(role_field(o, Ptr::ROOT, "missing", "user", &["agent"]).is_ok());
+    let e = role_field(o, Ptr::ROOT, "ev", "user", &["agent"]).expect_err("field");
+    assert_eq!((e.rule(), e.pointer()), (Rule::RoleField, "/ev"));
+}
