@@ -113,9 +113,23 @@ pub(crate) const BATCH_LINES: usize = 8192;
 /// The lines of a run of whole lines (each ending in `\n`, except perhaps the last line of the input), without
 /// their `\n` or `\r\n`.
 fn lines_of(data: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let empty = data.is_empty();
-    let data = data.strip_suffix(b"\n").unwrap_or(data);
-    data.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l)).filter(move |_| !empty)
+    let body = data.strip_suffix(b"\n").unwrap_or(data);
+    let mut ends = memchr::memchr_iter(b'\n', body);
+    let mut start = if data.is_empty() { None } else { Some(0) };
+    std::iter::from_fn(move || {
+        let from = start?;
+        let line = match ends.next() {
+            Some(end) => {
+                start = Some(end + 1);
+                &body[from..end]
+            }
+            None => {
+                start = None;
+                &body[from..]
+            }
+        };
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
 }
 
 /// A batch of whole lines, and whether the input ended with it.
