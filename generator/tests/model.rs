@@ -1,0 +1,157 @@
+//! What the loader used to accept silently or crash on (issue 12's list) is now either exact or a located refusal.
+//! The refusals are golden cases in `tests/fixtures/broken-schemas/` (`ref-cycle`, `ref-beside-union`,
+//! `second-event-union`, `constructor-default`); these tests cover what is now supported exactly.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use wiregen::engine::{Engine, EngineOptions};
+
+/// A fresh directory holding the given schema files.
+fn schema_dir(name: &str, files: &[(&str, Value)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wiregen-model-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (file, v) in files {
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, serde_json::to_string_pretty(v).expect("json")).expect("write");
+    }
+    dir
+}
+
+/// The first error's (rule, pointer), or `None` when the value is valid.
+fn first(engine: &Engine, v: Value) -> Option<(String, String)> {
+    engine.check_value(&v).first().map(|i| (i.rule.to_string(), i.pointer.clone()))
+}
+
+fn wiregen(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(dir).args(args).output().expect("run wiregen")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+}
+
+#[test]
+fn a_const_on_any_property_keeps_its_value() {
+    // It used to become `boolean` in every output.
+    let dir = schema_dir(
+        "const",
+        &[(
+            "root.schema.json",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["kind", "flag", "n", "nothing"],
+                "properties": {
+                    "kind": {"const": "x"}, "flag": {"const": true}, "n": {"const": 3}, "nothing": {"const": null}
+                }
+            }),
+        )],
+    );
+    let file = dir.join("root.schema.json");
+    let engine = Engine::new(wiregen::load::load(&file).expect("loads"), EngineOptions::default()).expect("engine");
+    let valid = json!({"kind": "x", "flag": true, "n": 3.0, "nothing": null});
+    assert_eq!(first(&engine, valid), None);
+    for (field, wrong) in [("kind", json!("y")), ("flag", json!(false)), ("n", json!(4)), ("nothing", json!(0))] {
+        let mut v = json!({"kind": "x", "flag": true, "n": 3, "nothing": null});
+        v[field] = wrong;
+        assert_eq!(first(&engine, v), Some(("const".into(), format!("/{field}"))), "{field}");
+    }
+    // Every generated output states the value, not a type.
+    let zod = wiregen(&dir, &["types", "--lang", "zod", file.to_str().expect("utf-8")]);
+    let zod = String::from_utf8(zod.stdout).expect("utf-8");
+    for lit in ["z.literal(\"x\"", "z.literal(true", "z.literal(3", "z.literal(null"] {
+        assert!(zod.contains(lit), "zod has {lit}");
+    }
+    let ts = wiregen(&dir, &["types", "--lang", "ts-standalone", file.to_str().expect("utf-8")]);
+    assert!(String::from_utf8(ts.stdout).expect("utf-8").contains("!== true"));
+}
+
+#[test]
+fn a_schema_file_nothing_references_becomes_a_type() {
+    // It used to be ignored without a word.
+    let dir = schema_dir(
+        "unreferenced",
+        &[
+            (
+                "main.schema.json",
+                json!({"x-package": {"crate": "demo-wire", "npm": "demo-wire"}, "type": "object",
+                       "properties": {"a": {"type": "string"}}}),
+            ),
+            (
+                "point.schema.json",
+                json!({"type": "object", "required": ["b"], "properties": {"b": {"type": "integer"}}}),
+            ),
+        ],
+    );
+    let model = wiregen::load::load(&dir).expect("loads");
+    assert!(model.types.iter().any(|t| t.names.base == "Point"), "{:?}", model.types);
+    let engine = Engine::for_type_named(model, "Point", EngineOptions::default()).expect("a type named Point");
+    assert_eq!(first(&engine, json!({"b": 1})), None);
+    assert_eq!(first(&engine, json!({"b": 1.5})), Some(("type".into(), "/b".into())));
+    let out = wiregen(&dir, &["generate", "--only", "rust,ts", "--schema", ".", "--out", "out"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rust = std::fs::read_to_string(dir.join("out/rust/src/lib.rs")).expect("lib.rs");
+    assert!(rust.contains("pub struct Point"), "the Rust crate exports Point");
+    let zod = std::fs::read_to_string(dir.join("out/ts/src/schemas.ts")).expect("schemas.ts");
+    assert!(zod.contains("export const pointSchema"), "the Zod module exports pointSchema");
+}
+
+#[test]
+fn a_recursive_type_through_ref_is_supported() {
+    // A `$ref` cycle that an object breaks is a recursive type (one that nothing breaks is refused: the
+    // `ref-cycle` golden case); it used to overflow the stack.
+    let dir = schema_dir(
+        "recursive",
+        &[(
+            "tree.schema.json",
+            json!({"type": "object", "required": ["name"], "additionalProperties": false,
+                   "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}}}),
+        )],
+    );
+    let file = dir.join("tree.schema.json");
+    let engine = Engine::new(wiregen::load::load(&file).expect("loads"), EngineOptions::default()).expect("engine");
+    let deep = json!({"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]});
+    assert_eq!(first(&engine, deep), None);
+    let bad = json!({"name": "a", "children": [{"name": "b", "children": [{"name": 1}]}]});
+    assert_eq!(first(&engine, bad), Some(("type".into(), "/children/0/children/0/name".into())));
+    let zod = wiregen(&dir, &["types", "--lang", "zod", file.to_str().expect("utf-8")]);
+    assert!(zod.status.success());
+    assert!(String::from_utf8(zod.stdout).expect("utf-8").contains("z.lazy("), "Zod refers to itself lazily");
+    let rust = wiregen(&dir, &["types", "--lang", "rust", file.to_str().expect("utf-8")]);
+    assert!(rust.status.success());
+    assert!(String::from_utf8(rust.stdout).expect("utf-8").contains("Vec<Root>"), "Rust holds children by value");
+}
+
+#[test]
+fn an_envelope_time_of_type_number_is_filled_by_the_constructor() {
+    // It used to load and then fail in an emitter, unlocated. With `x-auto: "now"` on a number every output
+    // generates; without `x-auto` it is the located `constructor-default` golden case.
+    let dir = std::env::temp_dir().join(format!("wiregen-model-{}-time", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let schema = dir.join("schema");
+    std::fs::create_dir_all(schema.join("events")).expect("mkdir");
+    for e in std::fs::read_dir(repo().join("schema"))
+        .expect("schema")
+        .chain(std::fs::read_dir(repo().join("schema/events")).expect("events"))
+    {
+        let p = e.expect("entry").path();
+        if p.is_file() {
+            let rel = p.strip_prefix(repo().join("schema")).expect("inside");
+            std::fs::copy(&p, schema.join(rel)).expect("copy");
+        }
+    }
+    let env = schema.join("envelope.schema.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&env).expect("read")).expect("json");
+    v["properties"]["time"] = json!({"type": "number", "description": "Unix time in milliseconds", "x-auto": "now"});
+    std::fs::write(&env, serde_json::to_string_pretty(&v).expect("json")).expect("write");
+    let out = wiregen(&dir, &["generate", "--schema", "schema", "--out", "out"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rust = std::fs::read_to_string(dir.join("out/rust/src/lib.rs")).expect("lib.rs");
+    assert!(rust.contains("pub time: ::std::option::Option<f64>"), "the constructor option is a number");
+    let engine = Engine::new(wiregen::load::load(&schema).expect("loads"), EngineOptions::default()).expect("engine");
+    let msg = json!({"id": "m1", "time": 1.5, "role": "agent", "ev": {"t": "text", "text": "hi"}});
+    assert_eq!(first(&engine, msg), None, "a fractional time is valid now");
+}
