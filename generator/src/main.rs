@@ -313,6 +313,7 @@ fn options(a: &GenArgs) -> wiregen::Options {
     if !a.only.is_empty() {
         o.outputs = a.only.clone();
     }
+    o.emit.regenerate = regenerate_command(a);
     o
 }
 
@@ -405,15 +406,22 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
     }
 }
 
-fn fix_command(a: &GenArgs) -> String {
-    let mut s = String::from("cargo run -p wiregen -- generate");
-    // Name the directories when they are not the defaults, so the command fixes what was checked.
+/// The command that regenerates every output of `a`, named in the files' `@generated` headers: the directories
+/// are named when they are not the defaults, as given (so run it from where `a` was run).
+fn regenerate_command(a: &GenArgs) -> String {
+    let mut s = String::from(wiregen::emit::REGENERATE);
     if a.schema != std::path::Path::new("schema") {
         s.push_str(&format!(" --schema {}", a.schema.display()));
     }
     if a.out != std::path::Path::new("generated") {
         s.push_str(&format!(" --out {}", a.out.display()));
     }
+    s
+}
+
+/// The command that fixes what `check` found: [`regenerate_command`], restricted to the outputs checked.
+fn fix_command(a: &GenArgs) -> String {
+    let mut s = regenerate_command(a);
     if !a.only.is_empty() {
         s.push_str(" --only ");
         s.push_str(&a.only.iter().map(|o| o.name()).collect::<Vec<_>>().join(","));

@@ -11,10 +11,11 @@
 //! - a field the sender's role may not send at that field (`/ev/thinking`, `/subagent`);
 //! - problems with the line itself (malformed JSON, blank line, ...) at the root (`""`).
 //!
-//! Order of checks (the first error is the one every checker agrees on): the envelope's properties in schema
-//! order, each one checked in depth (the union field picks its member by the discriminator first, then that
-//! member's properties in schema order), then unknown properties in input order; role rules only once the
-//! shape is valid: the event's roles, then envelope fields, then event fields.
+//! Order of checks (the first error is the one every checker agrees on; [`crate::engine`] is the reference): an
+//! object's declared properties in schema order, each one checked in depth (a union picks its member by the
+//! discriminator first, then checks that member), then the other keys in input order; array items in order,
+//! then the item counts. In a session protocol the role rules run only once the envelope's shape is valid: the
+//! event's roles, then envelope fields, then event fields.
 
 use crate::catalogue::catalogue;
 
@@ -42,9 +43,9 @@ catalogue! {
         Required = "required",
         /// A property the schema does not define (closed world).
         AdditionalProperty = "additional-property",
-        /// A string is not one of the enum's values.
+        /// A value is not one of the enum's values.
         Enum = "enum",
-        /// A string is shorter than allowed (empty ids).
+        /// A string is shorter than allowed.
         MinLength = "min-length",
         /// A number is below the minimum.
         Minimum = "minimum",
@@ -108,22 +109,22 @@ impl Rule {
             Rule::MalformedJson => "The line is not valid JSON (a truncated last line included).",
             Rule::InvalidUtf8 => "The line is not valid UTF-8.",
             Rule::BlankLine => "The line is empty.",
-            Rule::TooDeep => "The JSON nests deeper than 127 levels (arrays and objects, the envelope included).",
+            Rule::TooDeep => "The JSON nests deeper than 127 levels (arrays and objects, the outermost value included).",
             Rule::Type => {
-                "A value has the wrong JSON type; `null` is never accepted, and integers must be whole numbers."
+                "A value has the wrong JSON type (`null` only where the schema allows it; an integer has no fractional part)."
             }
             Rule::Required => "A required property is missing.",
-            Rule::AdditionalProperty => "A property the schema does not define (objects are closed).",
-            Rule::Enum => "A string is not one of the allowed values.",
-            Rule::MinLength => "A string is shorter than allowed (ids are non-empty).",
+            Rule::AdditionalProperty => "A property a closed object does not define (`additionalProperties: false`).",
+            Rule::Enum => "A value is not one of the `enum` values (compared as JSON values).",
+            Rule::MinLength => "A string is shorter than its `minLength` (in code points).",
             Rule::Minimum => "A number is below its minimum.",
-            Rule::Maximum => "A number is above its maximum (integers stop at 2^53-1).",
-            Rule::UnknownEvent => "`ev.t` names no event of this protocol.",
-            Rule::RemovedEvent => "`ev.t` names an event this version removed; the message names its replacement.",
+            Rule::Maximum => "A number is above its maximum.",
+            Rule::UnknownEvent => "The event union's discriminator (`ev.t` in the session protocol) names no event of the protocol.",
+            Rule::RemovedEvent => "The event union's discriminator names an event this version removed; the message names its replacement.",
             Rule::RemovedProperty => "A property this version removed; the message names its replacement.",
             Rule::RoleEvent => "The sender's `role` may not send this event.",
             Rule::RoleField => "The sender's `role` may not send this field.",
-            Rule::StrictId => "With strict ids: an id is not cuid2-shaped.",
+            Rule::StrictId => "With strict ids: an id does not match its `x-strict-pattern` (cuid2 in the session protocol).",
             Rule::MaxLength => "A string is longer than allowed (`maxLength`, in code points).",
             Rule::Pattern => "A string does not match its `pattern` (ECMA-262, Unicode mode, unanchored).",
             Rule::ExclusiveMinimum => "A number is not greater than its `exclusiveMinimum`.",

@@ -17,7 +17,7 @@ const FILE: &str = "docs/session-protocol.md";
 /// The markdown reference for a schema directory, through the public API (`Output::Docs`).
 fn render(schema_dir: &Path) -> String {
     let p = wiregen::load::load(schema_dir).unwrap_or_else(|e| panic!("schema does not load:\n{e}"));
-    let files = wiregen::emit::Output::Docs.emit(&p).expect("docs render");
+    let files = wiregen::emit::Output::Docs.emit(&p, &Default::default()).expect("docs render");
     files.into_iter().find(|f| f.path == FILE).expect("the docs output holds the reference").contents
 }
 
@@ -525,7 +525,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     });
     std::fs::write(&file, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
     let m = wiregen::load::load(&file).unwrap_or_else(|e| panic!("{e}"));
-    let files = wiregen::emit::Output::Docs.emit(&m).expect("docs render");
+    let files = wiregen::emit::Output::Docs.emit(&m, &Default::default()).expect("docs render");
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].path, "docs/wire-types.md", "the file is named after the package");
     let md = &files[0].contents;

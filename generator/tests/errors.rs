@@ -92,7 +92,7 @@ fn an_emitter_error_has_no_hidden_cause() {
     let mut p = wiregen::load::load(&root().join("schema")).expect("schema loads");
     let first = p.protocol.as_ref().expect("a protocol").events[0].ty;
     p.types[first.0].names.rust = "not an identifier".into();
-    let err = wiregen::emit::Output::Rust.emit(&p).expect_err("the name is no Rust identifier");
+    let err = wiregen::emit::Output::Rust.emit(&p, &Default::default()).expect_err("the name is no Rust identifier");
     let report = assert_no_repeats(&err);
     assert!(report.contains("`not an identifier` is not a Rust identifier"), "{report}");
 }
@@ -111,7 +111,7 @@ fn a_hand_built_model_with_undefined_types_does_not_panic() {
     assert!(last + 1 < p.types.len(), "some types come after the events");
     p.types.truncate(last + 1);
     for o in wiregen::emit::Output::ALL {
-        if let Err(e) = o.emit(&p) {
+        if let Err(e) = o.emit(&p, &Default::default()) {
             assert_no_repeats(&e);
         }
     }

@@ -389,7 +389,7 @@ fn get_endpoints_schema_events_health_metrics() {
     let r = server.get("/v1/schema");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/schema+json"));
-    let emitted = wiregen::emit::Output::Schema.emit(&proto).expect("bundled schema emits");
+    let emitted = wiregen::emit::Output::Schema.emit(&proto, &Default::default()).expect("bundled schema emits");
     assert_eq!(r.text(), emitted[0].contents, "GET /v1/schema is byte for byte what the schema emitter writes");
 
     let events: Vec<(String, Vec<serde_json::Value>)> = proto
@@ -444,7 +444,7 @@ fn schema_endpoints_serve_any_protocol_package() {
     let m = wiregen::load::load(&dir).expect("the example loads");
     let r = server.get("/v1/schema");
     assert_eq!(r.status, 200);
-    let emitted = wiregen::emit::Output::Schema.emit(&m).expect("bundled schema emits");
+    let emitted = wiregen::emit::Output::Schema.emit(&m, &Default::default()).expect("bundled schema emits");
     assert_eq!(r.text(), emitted[0].contents, "GET /v1/schema is byte for byte what the schema emitter writes");
     let p = m.protocol.as_ref().expect("a protocol");
     for e in &p.events {

@@ -404,7 +404,7 @@ fn hostile_schema_text_still_gives_valid_typescript() {
         }
     }
     assert!(extra_enum_done && odd_done, "the model has a second enum and an event with only required fields");
-    let files = wiregen::emit::Output::Ts.emit(&p).expect("the emitter takes hostile text");
+    let files = wiregen::emit::Output::Ts.emit(&p, &Default::default()).expect("the emitter takes hostile text");
     let dir = std::env::temp_dir().join(format!("wiregen-zod-hostile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     for f in &files {

@@ -13,7 +13,7 @@ pub fn run(cases: &[Case]) -> Vec<Outcome> {
                 Ok(m) => m,
                 Err(e) => return Outcome::Refused(e.to_string()),
             };
-            let files = match wiregen::emit::Output::Schema.emit(&model) {
+            let files = match wiregen::emit::Output::Schema.emit(&model, &Default::default()) {
                 Ok(f) => f,
                 Err(e) => return Outcome::Refused(e.to_string()),
             };

@@ -59,7 +59,9 @@ impl App {
         let m = engine.model();
         // The bundled schema, and per event of the protocol its body's schema standalone (by the bundle's names).
         let names = bundled::def_names(m);
-        let schema = bundled::bundle(m).map(|b| Bytes::from(bundled::pretty(&b))).map_err(|e| e.to_string());
+        let schema = bundled::bundle(m, &crate::emit::EmitOptions::default())
+            .map(|b| Bytes::from(bundled::pretty(&b)))
+            .map_err(|e| e.to_string());
         let mut events = BTreeMap::new();
         if let (Some(p), Ok(names)) = (&m.protocol, &names) {
             for e in &p.events {
