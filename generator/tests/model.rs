@@ -155,3 +155,44 @@ fn an_envelope_time_of_type_number_is_filled_by_the_constructor() {
     let msg = json!({"id": "m1", "time": 1.5, "role": "agent", "ev": {"t": "text", "text": "hi"}});
     assert_eq!(first(&engine, msg), None, "a fractional time is valid now");
 }
+
+#[test]
+fn one_schema_file_is_enough_and_a_refusal_names_the_keyword_and_pointer() {
+    let dir = schema_dir(
+        "types-cli",
+        &[
+            ("ok.schema.json", json!({"type": "array", "items": {"type": "integer"}, "maxItems": 2})),
+            (
+                "bad.schema.json",
+                json!({"type": "object", "properties": {"when": {"type": "string", "format": "date"}}}),
+            ),
+        ],
+    );
+    for lang in ["rust", "zod", "ts-standalone"] {
+        let ok = wiregen(&dir, &["types", "--lang", lang, "ok.schema.json"]);
+        assert!(ok.status.success(), "{lang}: {}", String::from_utf8_lossy(&ok.stderr));
+        assert!(!ok.stdout.is_empty());
+        let bad = wiregen(&dir, &["types", "--lang", lang, "bad.schema.json"]);
+        assert_eq!(bad.status.code(), Some(2), "{lang}");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(
+            err.contains("bad.schema.json:") && err.contains("/properties/when/format") && err.contains("`format`"),
+            "{lang}: {err}"
+        );
+        assert!(!err.contains("panicked"));
+    }
+    // `validate --schema FILE` checks instances against the file's root with the engine.
+    std::fs::write(dir.join("in.jsonl"), "[1,2]\n[1,2,3]\n[1.5]\n").expect("write");
+    let v = wiregen(&dir, &["validate", "--schema", "ok.schema.json", "--format", "json", "in.jsonl"]);
+    assert_eq!(v.status.code(), Some(1));
+    let records: Vec<Value> = String::from_utf8(v.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON record"))
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[0]["valid"], true);
+    assert_eq!(records[1]["errors"][0]["rule"], "max-items");
+    assert_eq!(records[2]["errors"][0]["pointer"], "/0");
+    assert_eq!(records[2]["errors"][0]["rule"], "type");
+}
