@@ -233,3 +233,123 @@ fn the_derived_schema_has_real_types_not_untagged_enums_or_any_values() {
     assert!(s.contains("\"additionalProperties\":false"));
     assert!(s.contains("9007199254740991"));
 }
+
+/// The seed's Realistic Flow, built with the crate's constructors (`Type::new` with the required properties,
+/// `with_<field>` for optional ones, `Event::<member>` shortcuts, `EnvelopeOptions` builders), is exactly the
+/// committed stream fixture, message for message.
+#[test]
+fn the_seed_realistic_flow_is_short_to_build() {
+    use session_wire::{
+        AgentConfigurationChanged, ClientType, Decision, PermissionRequest, Role::*, SessionControlChanged,
+        SubagentStart, Text, TurnEnd, TurnStatus, Usage,
+    };
+    let o = |id: &str, time: u64| EnvelopeOptions::default().with_id(id).with_time(time);
+    let t1 = |id: &str, time: u64| o(id, time).with_turn("t1");
+    let sa = |id: &str, time: u64| t1(id, time).with_subagent("sa_research");
+    let t2 = |id: &str, time: u64| o(id, time).with_turn("t2");
+    let args = |v: Value| v.as_object().cloned().expect("an object");
+    let built: Vec<Result<Envelope, session_wire::Error>> = vec![
+        Envelope::create(Agent, SessionControlChanged::new(ClientType::Cli).with_token_id("tok_laptop"), o("m1", 1000)),
+        Envelope::create(User, Event::text("Find all TODO comments and fix the critical ones"), o("m2", 2000)),
+        Envelope::create(Agent, Event::turn_start(), t1("m3", 2500)),
+        Envelope::create(Agent, Event::text("I'll search for TODOs first."), t1("m4", 2501)),
+        Envelope::create(
+            Agent,
+            Event::tool_call_start(
+                "c1",
+                "grep",
+                "Searching for TODO",
+                "Searching for `TODO` in **src/**",
+                args(serde_json::json!({"pattern": "TODO", "path": "src/"})),
+            ),
+            t1("m5", 2502),
+        ),
+        Envelope::create(Agent, Event::tool_call_end("c1"), t1("m6", 2503)),
+        Envelope::create(Agent, Event::text("Found 12 TODOs. Starting with the auth module..."), t1("m7", 2504)),
+        Envelope::create(
+            User,
+            Text::new("Skip auth, focus on the payment module instead").with_steer(true),
+            o("m8", 2600),
+        ),
+        Envelope::create(
+            Agent,
+            Event::tool_call_start(
+                "c2",
+                "edit",
+                "Editing **src/payment/checkout.ts**",
+                "Fixing TODO in payment module",
+                args(serde_json::json!({"file": "src/payment/checkout.ts"})),
+            ),
+            t1("m9", 2700),
+        ),
+        Envelope::create(
+            Agent,
+            PermissionRequest::new(
+                "c2",
+                "edit",
+                "Editing **src/payment/checkout.ts**",
+                "Replacing TODO with retry logic",
+                args(serde_json::json!({"file": "src/payment/checkout.ts"})),
+            ),
+            t1("m10", 2701),
+        ),
+        Envelope::create(User, Event::permission_response("c2", Decision::AllowOnce), o("m11", 3000)),
+        Envelope::create(Agent, Event::tool_call_end("c2"), t1("m12", 3001)),
+        Envelope::create(Agent, SubagentStart::new("sa_research").with_title("Payment research"), t1("m13", 3002)),
+        Envelope::create(Agent, Event::text("Looking at payment retry patterns..."), sa("m14", 3003)),
+        Envelope::create(
+            Agent,
+            Event::tool_call_start(
+                "c3",
+                "grep",
+                "Searching for retry",
+                "Searching for retry patterns",
+                args(serde_json::json!({"pattern": "retry"})),
+            ),
+            sa("m15", 3004),
+        ),
+        Envelope::create(Agent, Event::tool_call_end("c3"), sa("m16", 3005)),
+        Envelope::create(Agent, Event::text("Found existing retry utility."), sa("m17", 3006)),
+        Envelope::create(Agent, Event::subagent_stop("sa_research"), t1("m18", 3007)),
+        Envelope::create(Agent, Event::text("Fixed 2 TODOs in the payment module."), t1("m19", 3008)),
+        Envelope::create(
+            Agent,
+            TurnEnd::new(TurnStatus::Completed).with_usage(Usage::new(4800, 620, 0.024)),
+            t1("m20", 3009),
+        ),
+        Envelope::create(
+            User,
+            AgentConfigurationChanged::new().with_model("claude-sonnet-4-6").with_thinking_level("low"),
+            o("m21", 5000),
+        ),
+        Envelope::create(User, Event::text("Now run the tests"), o("m22", 5001)),
+        Envelope::create(Agent, Event::turn_start(), t2("m23", 5100)),
+        Envelope::create(
+            Agent,
+            Event::tool_call_start(
+                "c4",
+                "bash",
+                "Run `npm test`",
+                "Running test suite",
+                args(serde_json::json!({"command": "npm test"})),
+            ),
+            t2("m24", 5101),
+        ),
+        Envelope::create(User, Event::abort(), o("m25", 5200)),
+        Envelope::create(Agent, Event::tool_call_end("c4"), t2("m26", 5201)),
+        Envelope::create(Agent, Event::turn_end(TurnStatus::Cancelled), t2("m27", 5202)),
+        Envelope::create(
+            User,
+            SessionControlChanged::new(ClientType::Browser).with_token_id("tok_browser"),
+            o("m28", 8000),
+        ),
+    ];
+    let fixture = std::fs::read_to_string(fixtures::root().join("tests/fixtures/streams/seed-realistic-flow.jsonl"))
+        .expect("the Realistic Flow fixture");
+    let lines: Vec<Value> = fixture.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    assert_eq!(built.len(), lines.len(), "one envelope per line of the flow");
+    for (k, (b, want)) in built.into_iter().zip(&lines).enumerate() {
+        let b = b.unwrap_or_else(|e| panic!("message {} is valid: {e}", k + 1));
+        assert_eq!(serde_json::to_value(&b).expect("serializes"), *want, "message {}", k + 1);
+    }
+}

@@ -364,6 +364,42 @@ pub struct EnvelopeOptions {
     pub subagent: ::std::option::Option<::std::string::String>,
 }
 #[rustfmt::skip]
+impl EnvelopeOptions {
+    /// Sets `id`.
+    #[must_use]
+    pub fn with_id(
+        mut self,
+        id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(id.into());
+        self
+    }
+    /// Sets `time`.
+    #[must_use]
+    pub fn with_time(mut self, time: u64) -> Self {
+        self.time = ::std::option::Option::Some(time);
+        self
+    }
+    /// Sets `turn`.
+    #[must_use]
+    pub fn with_turn(
+        mut self,
+        turn: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.turn = ::std::option::Option::Some(turn.into());
+        self
+    }
+    /// Sets `subagent`.
+    #[must_use]
+    pub fn with_subagent(
+        mut self,
+        subagent: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.subagent = ::std::option::Option::Some(subagent.into());
+        self
+    }
+}
+#[rustfmt::skip]
 impl Envelope {
     /// Globally unique message identifier
     pub fn id(&self) -> &str {
@@ -872,6 +908,15 @@ pub struct Usage {
 }
 #[rustfmt::skip]
 impl Usage {
+    /// A `Usage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(input_tokens: u64, output_tokens: u64, cost: f64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            cost,
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -970,6 +1015,19 @@ pub struct Image {
 }
 #[rustfmt::skip]
 impl Image {
+    /// A `Image` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        width: u64,
+        height: u64,
+        thumbhash: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            width,
+            height,
+            thumbhash: thumbhash.into(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1315,6 +1373,11 @@ impl ::schemars::JsonSchema for Envelope {
 pub struct Abort {}
 #[rustfmt::skip]
 impl Abort {
+    /// A `Abort` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {}
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1392,6 +1455,46 @@ pub struct AgentConfigurationChanged {
 }
 #[rustfmt::skip]
 impl AgentConfigurationChanged {
+    /// A `AgentConfigurationChanged` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            permission_mode: ::std::option::Option::None,
+            model: ::std::option::Option::None,
+            thinking_level: ::std::option::Option::None,
+            sandbox: ::std::option::Option::None,
+        }
+    }
+    /// Sets `permissionMode`.
+    #[must_use]
+    pub fn with_permission_mode(mut self, permission_mode: PermissionMode) -> Self {
+        self.permission_mode = ::std::option::Option::Some(permission_mode);
+        self
+    }
+    /// Sets `model`.
+    #[must_use]
+    pub fn with_model(
+        mut self,
+        model: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.model = ::std::option::Option::Some(model.into());
+        self
+    }
+    /// Sets `thinkingLevel`.
+    #[must_use]
+    pub fn with_thinking_level(
+        mut self,
+        thinking_level: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.thinking_level = ::std::option::Option::Some(thinking_level.into());
+        self
+    }
+    /// Sets `sandbox`.
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: bool) -> Self {
+        self.sandbox = ::std::option::Option::Some(sandbox);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1526,6 +1629,26 @@ pub struct File {
 }
 #[rustfmt::skip]
 impl File {
+    /// A `File` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ref_: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        size: u64,
+    ) -> Self {
+        Self {
+            ref_: ref_.into(),
+            name: name.into(),
+            size,
+            image: ::std::option::Option::None,
+        }
+    }
+    /// Sets `image`.
+    #[must_use]
+    pub fn with_image(mut self, image: Image) -> Self {
+        self.image = ::std::option::Option::Some(image);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1637,6 +1760,23 @@ pub struct PermissionRequest {
 }
 #[rustfmt::skip]
 impl PermissionRequest {
+    /// A `PermissionRequest` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        call: impl ::std::convert::Into<::std::string::String>,
+        tool_name: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+        description: impl ::std::convert::Into<::std::string::String>,
+        args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self {
+            call: call.into(),
+            tool_name: tool_name.into(),
+            title: title.into(),
+            description: description.into(),
+            args,
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1775,6 +1915,17 @@ pub struct PermissionResponse {
 }
 #[rustfmt::skip]
 impl PermissionResponse {
+    /// A `PermissionResponse` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        call: impl ::std::convert::Into<::std::string::String>,
+        decision: Decision,
+    ) -> Self {
+        Self {
+            call: call.into(),
+            decision,
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1858,6 +2009,11 @@ pub struct Service {
 }
 #[rustfmt::skip]
 impl Service {
+    /// A `Service` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self { text: text.into() }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1947,6 +2103,23 @@ pub struct SessionControlChanged {
 }
 #[rustfmt::skip]
 impl SessionControlChanged {
+    /// A `SessionControlChanged` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(client_type: ClientType) -> Self {
+        Self {
+            client_type,
+            token_id: ::std::option::Option::None,
+        }
+    }
+    /// Sets `tokenId`.
+    #[must_use]
+    pub fn with_token_id(
+        mut self,
+        token_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.token_id = ::std::option::Option::Some(token_id.into());
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2037,6 +2210,23 @@ pub struct SubagentStart {
 }
 #[rustfmt::skip]
 impl SubagentStart {
+    /// A `SubagentStart` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(agent_id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            agent_id: agent_id.into(),
+            title: ::std::option::Option::None,
+        }
+    }
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(
+        mut self,
+        title: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(title.into());
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2133,6 +2323,11 @@ pub struct SubagentStop {
 }
 #[rustfmt::skip]
 impl SubagentStop {
+    /// A `SubagentStop` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(agent_id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self { agent_id: agent_id.into() }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2210,6 +2405,27 @@ pub struct Text {
 }
 #[rustfmt::skip]
 impl Text {
+    /// A `Text` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            text: text.into(),
+            thinking: ::std::option::Option::None,
+            steer: ::std::option::Option::None,
+        }
+    }
+    /// Sets `thinking`.
+    #[must_use]
+    pub fn with_thinking(mut self, thinking: bool) -> Self {
+        self.thinking = ::std::option::Option::Some(thinking);
+        self
+    }
+    /// Sets `steer`.
+    #[must_use]
+    pub fn with_steer(mut self, steer: bool) -> Self {
+        self.steer = ::std::option::Option::Some(steer);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2311,6 +2527,11 @@ pub struct ToolCallEnd {
 }
 #[rustfmt::skip]
 impl ToolCallEnd {
+    /// A `ToolCallEnd` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(call: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self { call: call.into() }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2392,6 +2613,23 @@ pub struct ToolCallStart {
 }
 #[rustfmt::skip]
 impl ToolCallStart {
+    /// A `ToolCallStart` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        call: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+        description: impl ::std::convert::Into<::std::string::String>,
+        args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self {
+            call: call.into(),
+            name: name.into(),
+            title: title.into(),
+            description: description.into(),
+            args,
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2528,6 +2766,20 @@ pub struct TurnEnd {
 }
 #[rustfmt::skip]
 impl TurnEnd {
+    /// A `TurnEnd` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(status: TurnStatus) -> Self {
+        Self {
+            status,
+            usage: ::std::option::Option::None,
+        }
+    }
+    /// Sets `usage`.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = ::std::option::Option::Some(usage);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2610,6 +2862,11 @@ impl ::schemars::JsonSchema for TurnEnd {
 pub struct TurnStart {}
 #[rustfmt::skip]
 impl TurnStart {
+    /// A `TurnStart` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {}
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2737,6 +2994,103 @@ impl Event {
             Self::Abort(_) => "abort",
             Self::AgentConfigurationChanged(_) => "agent-configuration-changed",
         }
+    }
+    /// `Event::Text(Text::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(Text::new(text))
+    }
+    /// `Event::File(File::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn file(
+        ref_: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        size: u64,
+    ) -> Self {
+        Self::File(File::new(ref_, name, size))
+    }
+    /// `Event::TurnStart(TurnStart::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn turn_start() -> Self {
+        Self::TurnStart(TurnStart::new())
+    }
+    /// `Event::TurnEnd(TurnEnd::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn turn_end(status: TurnStatus) -> Self {
+        Self::TurnEnd(TurnEnd::new(status))
+    }
+    /// `Event::ToolCallStart(ToolCallStart::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tool_call_start(
+        call: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+        description: impl ::std::convert::Into<::std::string::String>,
+        args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self::ToolCallStart(ToolCallStart::new(call, name, title, description, args))
+    }
+    /// `Event::ToolCallEnd(ToolCallEnd::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tool_call_end(
+        call: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::ToolCallEnd(ToolCallEnd::new(call))
+    }
+    /// `Event::Service(Service::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn service(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Service(Service::new(text))
+    }
+    /// `Event::SubagentStart(SubagentStart::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn subagent_start(
+        agent_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::SubagentStart(SubagentStart::new(agent_id))
+    }
+    /// `Event::SubagentStop(SubagentStop::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn subagent_stop(
+        agent_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::SubagentStop(SubagentStop::new(agent_id))
+    }
+    /// `Event::SessionControlChanged(SessionControlChanged::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn session_control_changed(client_type: ClientType) -> Self {
+        Self::SessionControlChanged(SessionControlChanged::new(client_type))
+    }
+    /// `Event::PermissionRequest(PermissionRequest::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn permission_request(
+        call: impl ::std::convert::Into<::std::string::String>,
+        tool_name: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+        description: impl ::std::convert::Into<::std::string::String>,
+        args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self::PermissionRequest(
+            PermissionRequest::new(call, tool_name, title, description, args),
+        )
+    }
+    /// `Event::PermissionResponse(PermissionResponse::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn permission_response(
+        call: impl ::std::convert::Into<::std::string::String>,
+        decision: Decision,
+    ) -> Self {
+        Self::PermissionResponse(PermissionResponse::new(call, decision))
+    }
+    /// `Event::Abort(Abort::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn abort() -> Self {
+        Self::Abort(Abort::new())
+    }
+    /// `Event::AgentConfigurationChanged(AgentConfigurationChanged::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn agent_configuration_changed() -> Self {
+        Self::AgentConfigurationChanged(AgentConfigurationChanged::new())
     }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///

@@ -171,6 +171,7 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
     // Constructor options and the JSON the constructor builds, in schema order.
     let auto = |name: &str| p.auto.iter().find(|(n, _)| n == name).map(|(_, a)| *a);
     let mut opt_fields = Vec::new();
+    let mut opt_withs = Vec::new();
     let mut inserts = Vec::new();
     let (mut need_id, mut need_now) = (false, false);
     for pl in &plans {
@@ -235,6 +236,37 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
         inserts.push(insert);
         let d = doc_attrs(&text);
         opt_fields.push(quote!(#d pub #i: #ty));
+        let with = format_ident!("with_{}", i.to_string().trim_start_matches("r#"));
+        let wd = doc_attrs(&format!("Sets `{}`.", pl.field.name));
+        opt_withs.push(match &pl.kind {
+            FieldKind::ConstOptional(_) => quote! {
+                #wd
+                #[must_use]
+                pub fn #with(mut self, send: bool) -> Self {
+                    self.#i = send;
+                    self
+                }
+            },
+            _ if g.is_string(&pl.field.node) => quote! {
+                #wd
+                #[must_use]
+                pub fn #with(mut self, #i: impl ::std::convert::Into<::std::string::String>) -> Self {
+                    self.#i = ::std::option::Option::Some(#i.into());
+                    self
+                }
+            },
+            _ => {
+                let inner = g.ty(&pl.field.node);
+                quote! {
+                    #wd
+                    #[must_use]
+                    pub fn #with(mut self, #i: #inner) -> Self {
+                        self.#i = ::std::option::Option::Some(#i);
+                        self
+                    }
+                }
+            }
+        });
     }
     let new_id_fn = if need_id {
         quote! {
@@ -330,6 +362,10 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct #opts_ty {
             #(#opt_fields,)*
+        }
+
+        impl #opts_ty {
+            #(#opt_withs)*
         }
 
         impl #env {

@@ -972,10 +972,12 @@ impl<'m> Gen<'m> {
             writes.push(quote!(rt::write_extra(&mut map, &self.#extra_i, &[#(#declared),*])?;));
         }
         let from_value = if envelope { TokenStream::new() } else { Self::from_value_fn() };
-        let inherent = if from_value.is_empty() && role_fn.is_empty() {
+        let ctors =
+            if envelope { TokenStream::new() } else { self.constructors(&ty, &plans, &extra_i, extra_ty.is_some()) };
+        let inherent = if from_value.is_empty() && role_fn.is_empty() && ctors.is_empty() {
             TokenStream::new()
         } else {
-            quote!(impl #ty { #from_value #role_fn })
+            quote!(impl #ty { #ctors #from_value #role_fn })
         };
         let de_impl = Self::deserialize_impl(&ty);
         let obj_binding = if stmts.is_empty() && roles.is_empty() { quote!(_obj) } else { quote!(obj) };
@@ -1011,6 +1013,91 @@ impl<'m> Gen<'m> {
     }
 
     /// Whether a node accepts `null` as its `None` (its Rust type is an `Option`).
+    /// How a constructor takes a stored value: its parameter type and the expression that stores `x`. Strings
+    /// take `impl Into<String>`; a boxed value is boxed here.
+    fn param(&self, p: &FieldPlan<'_>, x: &Ident) -> (TokenStream, TokenStream) {
+        let boxed = matches!(p.kind, FieldKind::Value { boxed: true });
+        let (ty, mut value) = if self.is_string(&p.field.node) {
+            (quote!(impl ::std::convert::Into<::std::string::String>), quote!(#x.into()))
+        } else {
+            (self.ty(&p.field.node), quote!(#x))
+        };
+        if boxed {
+            value = quote!(::std::boxed::Box::new(#value));
+        }
+        (ty, value)
+    }
+
+    /// The parameters of `new`: one per required stored property, in schema order.
+    fn new_params(&self, plans: &[FieldPlan<'_>]) -> Vec<(Ident, TokenStream)> {
+        plans
+            .iter()
+            .filter(|p| p.field.required && matches!(p.kind, FieldKind::Value { .. }))
+            .map(|p| (p.ident.clone(), self.param(p, &p.ident).0))
+            .collect()
+    }
+
+    /// `new` (the required properties, in schema order; everything optional absent) and one `with_<field>` per
+    /// optional property, so a value is one expression: `Text::new("hi").with_thinking(true)`.
+    fn constructors(&self, ty: &Ident, plans: &[FieldPlan<'_>], extra_i: &Ident, extra: bool) -> TokenStream {
+        let mut params = Vec::new();
+        let mut inits = Vec::new();
+        let mut withs = Vec::new();
+        for p in plans {
+            let i = &p.ident;
+            let with = format_ident!("with_{}", i.to_string().trim_start_matches("r#"));
+            let doc = doc_attrs(&format!("Sets `{}`.", p.field.name));
+            match &p.kind {
+                FieldKind::ConstRequired(_) => {}
+                FieldKind::ConstOptional(c) => {
+                    inits.push(quote!(#i: false));
+                    let doc = doc_attrs(&format!("Sends `{}` (always `{c}`) or leaves it out.", p.field.name));
+                    withs.push(quote! {
+                        #doc
+                        #[must_use]
+                        pub fn #with(mut self, present: bool) -> Self {
+                            self.#i = present;
+                            self
+                        }
+                    });
+                }
+                FieldKind::Value { .. } if p.field.required => {
+                    let (pty, value) = self.param(p, i);
+                    params.push(quote!(#i: #pty));
+                    // `Self { x }` rather than `Self { x: x }` (clippy's redundant_field_names).
+                    inits.push(if *i == value.to_string() { quote!(#i) } else { quote!(#i: #value) });
+                }
+                FieldKind::Value { .. } => {
+                    let (pty, value) = self.param(p, i);
+                    inits.push(quote!(#i: ::std::option::Option::None));
+                    withs.push(quote! {
+                        #doc
+                        #[must_use]
+                        pub fn #with(mut self, #i: #pty) -> Self {
+                            self.#i = ::std::option::Option::Some(#value);
+                            self
+                        }
+                    });
+                }
+            }
+        }
+        if extra {
+            inits.push(quote!(#extra_i: ::std::default::Default::default()));
+        }
+        let doc = doc_attrs(&format!(
+            "A `{ty}` with the required properties given and every optional one absent (set them with the \
+             `with_` methods)."
+        ));
+        quote! {
+            #doc
+            #[allow(clippy::too_many_arguments)]
+            pub fn new(#(#params),*) -> Self {
+                Self { #(#inits),* }
+            }
+            #(#withs)*
+        }
+    }
+
     fn is_nullable(&self, node: &Node) -> bool {
         match &node.shape {
             Shape::Nullable(_) => true,
@@ -1101,6 +1188,27 @@ impl<'m> Gen<'m> {
             }
             _ => TokenStream::new(),
         };
+        // One shortcut per member: `Event::text("hi")` is `Event::Text(Text::new("hi"))`.
+        let mut taken: BTreeSet<String> = ["tag", "from_value", "new"].iter().map(|s| s.to_string()).collect();
+        let mut shortcuts = Vec::new();
+        for (mb, v) in u.members.iter().zip(&names) {
+            let f = self.final_id(mb.ty);
+            let (Shape::Object(o), Some(Form::Struct)) = (&self.m.ty(f).node.shape, self.form(f)) else { continue };
+            if self.m.protocol.as_ref().is_some_and(|p| p.envelope == f) {
+                continue;
+            }
+            let fname = unique(field_name(&v.to_string()), &mut taken);
+            let params = self.new_params(&self.field_plans(f, o));
+            let (pi, pt): (Vec<_>, Vec<_>) = params.into_iter().unzip();
+            let doc = doc_attrs(&format!("`{ty}::{v}({v}::new(..))`: the member with its required properties."));
+            shortcuts.push(quote! {
+                #doc
+                #[allow(clippy::too_many_arguments)]
+                pub fn #fname(#(#pi: #pt),*) -> Self {
+                    Self::#v(#v::new(#(#pi),*))
+                }
+            });
+        }
         let froms = names.iter().map(|v| {
             quote! {
                 impl ::std::convert::From<#v> for #ty {
@@ -1126,6 +1234,7 @@ impl<'m> Gen<'m> {
 
             impl #ty {
                 #tag_fn
+                #(#shortcuts)*
                 #from_value
             }
 

@@ -370,6 +370,66 @@ pub struct EnvelopeOptions {
     pub usage: ::std::option::Option<Usage>,
 }
 #[rustfmt::skip]
+impl EnvelopeOptions {
+    /// Sets `id`.
+    #[must_use]
+    pub fn with_id(
+        mut self,
+        id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.id = ::std::option::Option::Some(id.into());
+        self
+    }
+    /// Sets `time`.
+    #[must_use]
+    pub fn with_time(mut self, time: f64) -> Self {
+        self.time = ::std::option::Option::Some(time);
+        self
+    }
+    /// Sets `turn`.
+    #[must_use]
+    pub fn with_turn(
+        mut self,
+        turn: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.turn = ::std::option::Option::Some(turn.into());
+        self
+    }
+    /// Sets `subagent`.
+    #[must_use]
+    pub fn with_subagent(
+        mut self,
+        subagent: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.subagent = ::std::option::Option::Some(subagent.into());
+        self
+    }
+    /// Sets `claudeUuid`.
+    #[must_use]
+    pub fn with_claude_uuid(
+        mut self,
+        claude_uuid: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.claude_uuid = ::std::option::Option::Some(claude_uuid.into());
+        self
+    }
+    /// Sets `codexItemId`.
+    #[must_use]
+    pub fn with_codex_item_id(
+        mut self,
+        codex_item_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.codex_item_id = ::std::option::Option::Some(codex_item_id.into());
+        self
+    }
+    /// Sets `usage`.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = ::std::option::Option::Some(usage);
+        self
+    }
+}
+#[rustfmt::skip]
 impl Envelope {
     /// Message id (any string; createEnvelope uses a fresh cuid2 when none is given).
     pub fn id(&self) -> &str {
@@ -541,6 +601,30 @@ pub struct UserMessage {
 }
 #[rustfmt::skip]
 impl UserMessage {
+    /// A `UserMessage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: UserMessageContent) -> Self {
+        Self {
+            content,
+            local_key: ::std::option::Option::None,
+            meta: ::std::option::Option::None,
+        }
+    }
+    /// Sets `localKey`.
+    #[must_use]
+    pub fn with_local_key(
+        mut self,
+        local_key: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.local_key = ::std::option::Option::Some(local_key.into());
+        self
+    }
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: MessageMeta) -> Self {
+        self.meta = ::std::option::Option::Some(meta);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -631,6 +715,20 @@ pub struct AgentMessage {
 }
 #[rustfmt::skip]
 impl AgentMessage {
+    /// A `AgentMessage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: AgentMessageContent) -> Self {
+        Self {
+            content,
+            meta: ::std::option::Option::None,
+        }
+    }
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: MessageMeta) -> Self {
+        self.meta = ::std::option::Option::Some(meta);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -714,6 +812,16 @@ impl LegacyMessageContent {
             Self::UserMessage(_) => "user",
             Self::AgentMessage(_) => "agent",
         }
+    }
+    /// `LegacyMessageContent::UserMessage(UserMessage::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn user_message(content: UserMessageContent) -> Self {
+        Self::UserMessage(UserMessage::new(content))
+    }
+    /// `LegacyMessageContent::AgentMessage(AgentMessage::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn agent_message(content: AgentMessageContent) -> Self {
+        Self::AgentMessage(AgentMessage::new(content))
     }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
@@ -842,6 +950,122 @@ pub struct MessageMeta {
 }
 #[rustfmt::skip]
 impl MessageMeta {
+    /// A `MessageMeta` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            sent_from: ::std::option::Option::None,
+            permission_mode: ::std::option::Option::None,
+            model: ::std::option::Option::None,
+            model_provider_id: ::std::option::Option::None,
+            fallback_model: ::std::option::Option::None,
+            custom_system_prompt: ::std::option::Option::None,
+            append_system_prompt: ::std::option::Option::None,
+            allowed_tools: ::std::option::Option::None,
+            disallowed_tools: ::std::option::Option::None,
+            effort: ::std::option::Option::None,
+            display_text: ::std::option::Option::None,
+        }
+    }
+    /// Sets `sentFrom`.
+    #[must_use]
+    pub fn with_sent_from(
+        mut self,
+        sent_from: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.sent_from = ::std::option::Option::Some(sent_from.into());
+        self
+    }
+    /// Sets `permissionMode`.
+    #[must_use]
+    pub fn with_permission_mode(
+        mut self,
+        permission_mode: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.permission_mode = ::std::option::Option::Some(permission_mode.into());
+        self
+    }
+    /// Sets `model`.
+    #[must_use]
+    pub fn with_model(
+        mut self,
+        model: ::std::option::Option<::std::string::String>,
+    ) -> Self {
+        self.model = ::std::option::Option::Some(model);
+        self
+    }
+    /// Sets `modelProviderId`.
+    #[must_use]
+    pub fn with_model_provider_id(
+        mut self,
+        model_provider_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.model_provider_id = ::std::option::Option::Some(model_provider_id.into());
+        self
+    }
+    /// Sets `fallbackModel`.
+    #[must_use]
+    pub fn with_fallback_model(
+        mut self,
+        fallback_model: ::std::option::Option<::std::string::String>,
+    ) -> Self {
+        self.fallback_model = ::std::option::Option::Some(fallback_model);
+        self
+    }
+    /// Sets `customSystemPrompt`.
+    #[must_use]
+    pub fn with_custom_system_prompt(
+        mut self,
+        custom_system_prompt: ::std::option::Option<::std::string::String>,
+    ) -> Self {
+        self.custom_system_prompt = ::std::option::Option::Some(custom_system_prompt);
+        self
+    }
+    /// Sets `appendSystemPrompt`.
+    #[must_use]
+    pub fn with_append_system_prompt(
+        mut self,
+        append_system_prompt: ::std::option::Option<::std::string::String>,
+    ) -> Self {
+        self.append_system_prompt = ::std::option::Option::Some(append_system_prompt);
+        self
+    }
+    /// Sets `allowedTools`.
+    #[must_use]
+    pub fn with_allowed_tools(
+        mut self,
+        allowed_tools: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.allowed_tools = ::std::option::Option::Some(allowed_tools);
+        self
+    }
+    /// Sets `disallowedTools`.
+    #[must_use]
+    pub fn with_disallowed_tools(
+        mut self,
+        disallowed_tools: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    ) -> Self {
+        self.disallowed_tools = ::std::option::Option::Some(disallowed_tools);
+        self
+    }
+    /// Sets `effort`.
+    #[must_use]
+    pub fn with_effort(
+        mut self,
+        effort: ::std::option::Option<::std::string::String>,
+    ) -> Self {
+        self.effort = ::std::option::Option::Some(effort);
+        self
+    }
+    /// Sets `displayText`.
+    #[must_use]
+    pub fn with_display_text(
+        mut self,
+        display_text: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.display_text = ::std::option::Option::Some(display_text.into());
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1156,6 +1380,11 @@ pub struct SessionMessageContent {
 }
 #[rustfmt::skip]
 impl SessionMessageContent {
+    /// A `SessionMessageContent` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(c: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self { c: c.into() }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1244,6 +1473,33 @@ pub struct SessionMessage {
 }
 #[rustfmt::skip]
 impl SessionMessage {
+    /// A `SessionMessage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: impl ::std::convert::Into<::std::string::String>,
+        seq: f64,
+        content: SessionMessageContent,
+        created_at: f64,
+        updated_at: f64,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            seq,
+            local_id: ::std::option::Option::None,
+            content,
+            created_at,
+            updated_at,
+        }
+    }
+    /// Sets `localId`.
+    #[must_use]
+    pub fn with_local_id(
+        mut self,
+        local_id: ::std::option::Option<::std::string::String>,
+    ) -> Self {
+        self.local_id = ::std::option::Option::Some(local_id);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1409,6 +1665,20 @@ pub struct SessionProtocolMessage {
 }
 #[rustfmt::skip]
 impl SessionProtocolMessage {
+    /// A `SessionProtocolMessage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: Envelope) -> Self {
+        Self {
+            content,
+            meta: ::std::option::Option::None,
+        }
+    }
+    /// Sets `meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: MessageMeta) -> Self {
+        self.meta = ::std::option::Option::Some(meta);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1494,6 +1764,21 @@ impl MessageContent {
             Self::AgentMessage(_) => "agent",
             Self::SessionProtocolMessage(_) => "session",
         }
+    }
+    /// `MessageContent::UserMessage(UserMessage::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn user_message(content: UserMessageContent) -> Self {
+        Self::UserMessage(UserMessage::new(content))
+    }
+    /// `MessageContent::AgentMessage(AgentMessage::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn agent_message(content: AgentMessageContent) -> Self {
+        Self::AgentMessage(AgentMessage::new(content))
+    }
+    /// `MessageContent::SessionProtocolMessage(SessionProtocolMessage::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn session_protocol_message(content: Envelope) -> Self {
+        Self::SessionProtocolMessage(SessionProtocolMessage::new(content))
     }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
@@ -1596,6 +1881,17 @@ pub struct VersionedEncryptedValue {
 }
 #[rustfmt::skip]
 impl VersionedEncryptedValue {
+    /// A `VersionedEncryptedValue` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        version: f64,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            version,
+            value: value.into(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1690,6 +1986,14 @@ pub struct VersionedNullableEncryptedValue {
 }
 #[rustfmt::skip]
 impl VersionedNullableEncryptedValue {
+    /// A `VersionedNullableEncryptedValue` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        version: f64,
+        value: ::std::option::Option<::std::string::String>,
+    ) -> Self {
+        Self { version, value }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1789,6 +2093,14 @@ pub struct UpdateNewMessageBody {
 }
 #[rustfmt::skip]
 impl UpdateNewMessageBody {
+    /// A `UpdateNewMessageBody` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        sid: impl ::std::convert::Into<::std::string::String>,
+        message: SessionMessage,
+    ) -> Self {
+        Self { sid: sid.into(), message }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1879,6 +2191,33 @@ pub struct UpdateSessionBody {
 }
 #[rustfmt::skip]
 impl UpdateSessionBody {
+    /// A `UpdateSessionBody` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            id: id.into(),
+            metadata: ::std::option::Option::None,
+            agent_state: ::std::option::Option::None,
+        }
+    }
+    /// Sets `metadata`.
+    #[must_use]
+    pub fn with_metadata(
+        mut self,
+        metadata: ::std::option::Option<VersionedEncryptedValue>,
+    ) -> Self {
+        self.metadata = ::std::option::Option::Some(metadata);
+        self
+    }
+    /// Sets `agentState`.
+    #[must_use]
+    pub fn with_agent_state(
+        mut self,
+        agent_state: ::std::option::Option<VersionedNullableEncryptedValue>,
+    ) -> Self {
+        self.agent_state = ::std::option::Option::Some(agent_state);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -1986,6 +2325,17 @@ pub struct VersionedMachineEncryptedValue {
 }
 #[rustfmt::skip]
 impl VersionedMachineEncryptedValue {
+    /// A `VersionedMachineEncryptedValue` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        version: f64,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            version,
+            value: value.into(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2095,6 +2445,47 @@ pub struct UpdateMachineBody {
 }
 #[rustfmt::skip]
 impl UpdateMachineBody {
+    /// A `UpdateMachineBody` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(machine_id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            machine_id: machine_id.into(),
+            metadata: ::std::option::Option::None,
+            daemon_state: ::std::option::Option::None,
+            active: ::std::option::Option::None,
+            active_at: ::std::option::Option::None,
+        }
+    }
+    /// Sets `metadata`.
+    #[must_use]
+    pub fn with_metadata(
+        mut self,
+        metadata: ::std::option::Option<VersionedMachineEncryptedValue>,
+    ) -> Self {
+        self.metadata = ::std::option::Option::Some(metadata);
+        self
+    }
+    /// Sets `daemonState`.
+    #[must_use]
+    pub fn with_daemon_state(
+        mut self,
+        daemon_state: ::std::option::Option<VersionedMachineEncryptedValue>,
+    ) -> Self {
+        self.daemon_state = ::std::option::Option::Some(daemon_state);
+        self
+    }
+    /// Sets `active`.
+    #[must_use]
+    pub fn with_active(mut self, active: bool) -> Self {
+        self.active = ::std::option::Option::Some(active);
+        self
+    }
+    /// Sets `activeAt`.
+    #[must_use]
+    pub fn with_active_at(mut self, active_at: f64) -> Self {
+        self.active_at = ::std::option::Option::Some(active_at);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2253,6 +2644,28 @@ impl CoreUpdateBody {
             Self::UpdateMachineBody(_) => "update-machine",
         }
     }
+    /// `CoreUpdateBody::UpdateNewMessageBody(UpdateNewMessageBody::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update_new_message_body(
+        sid: impl ::std::convert::Into<::std::string::String>,
+        message: SessionMessage,
+    ) -> Self {
+        Self::UpdateNewMessageBody(UpdateNewMessageBody::new(sid, message))
+    }
+    /// `CoreUpdateBody::UpdateSessionBody(UpdateSessionBody::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update_session_body(
+        id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::UpdateSessionBody(UpdateSessionBody::new(id))
+    }
+    /// `CoreUpdateBody::UpdateMachineBody(UpdateMachineBody::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update_machine_body(
+        machine_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::UpdateMachineBody(UpdateMachineBody::new(machine_id))
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2359,6 +2772,21 @@ pub struct CoreUpdateContainer {
 }
 #[rustfmt::skip]
 impl CoreUpdateContainer {
+    /// A `CoreUpdateContainer` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: impl ::std::convert::Into<::std::string::String>,
+        seq: f64,
+        body: CoreUpdateBody,
+        created_at: f64,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            seq,
+            body,
+            created_at,
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2498,6 +2926,20 @@ pub struct RigProvider {
 }
 #[rustfmt::skip]
 impl RigProvider {
+    /// A `RigProvider` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: impl ::std::convert::Into<::std::string::String>,
+        kind: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            kind: kind.into(),
+            name: name.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -2629,6 +3071,43 @@ pub struct RigModel {
 }
 #[rustfmt::skip]
 impl RigModel {
+    /// A `RigModel` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: impl ::std::convert::Into<::std::string::String>,
+        code: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        value: impl ::std::convert::Into<::std::string::String>,
+        provider_id: impl ::std::convert::Into<::std::string::String>,
+        provider_kind: impl ::std::convert::Into<::std::string::String>,
+        provider_name: impl ::std::convert::Into<::std::string::String>,
+        provider: RigProvider,
+        service_tiers: ::std::vec::Vec<::std::string::String>,
+        thinking_levels: ::std::vec::Vec<::std::string::String>,
+        default_thinking_level: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            code: code.into(),
+            name: name.into(),
+            value: value.into(),
+            provider_id: provider_id.into(),
+            provider_kind: provider_kind.into(),
+            provider_name: provider_name.into(),
+            provider,
+            context_window: ::std::option::Option::None,
+            service_tiers,
+            thinking_levels,
+            default_thinking_level: default_thinking_level.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+    /// Sets `contextWindow`.
+    #[must_use]
+    pub fn with_context_window(mut self, context_window: f64) -> Self {
+        self.context_window = ::std::option::Option::Some(context_window);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -3029,6 +3508,22 @@ pub struct RigOperatingMode {
 }
 #[rustfmt::skip]
 impl RigOperatingMode {
+    /// A `RigOperatingMode` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        code: impl ::std::convert::Into<::std::string::String>,
+        value: impl ::std::convert::Into<::std::string::String>,
+        description: impl ::std::convert::Into<::std::string::String>,
+        kind: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code: code.into(),
+            value: value.into(),
+            description: description.into(),
+            kind: kind.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -3176,6 +3671,34 @@ pub struct RigCapabilities {
 }
 #[rustfmt::skip]
 impl RigCapabilities {
+    /// A `RigCapabilities` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        abort: bool,
+        attachments: RigCapabilitiesAttachments,
+        files: RigCapabilitiesFiles,
+        model_selection: bool,
+        reasoning_selection: bool,
+        permission_mode_selection: bool,
+        resume: bool,
+        rpc_methods: ::std::vec::Vec<::std::string::String>,
+        shell: bool,
+        steering: bool,
+    ) -> Self {
+        Self {
+            abort,
+            attachments,
+            files,
+            model_selection,
+            reasoning_selection,
+            permission_mode_selection,
+            resume,
+            rpc_methods,
+            shell,
+            steering,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -3347,6 +3870,22 @@ pub struct RigActivity {
 }
 #[rustfmt::skip]
 impl RigActivity {
+    /// A `RigActivity` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        subagents: RigActivitySubagents,
+        workflows: RigActivityWorkflows,
+        processes: RigActivityProcesses,
+        tasks: RigActivityTasks,
+    ) -> Self {
+        Self {
+            subagents,
+            workflows,
+            processes,
+            tasks,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -3480,6 +4019,64 @@ pub struct RigMetadataV1 {
 }
 #[rustfmt::skip]
 impl RigMetadataV1 {
+    /// A `RigMetadataV1` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        rig_metadata_version: u64,
+        client: RigMetadataV1Client,
+        provider: RigProvider,
+        providers: ::std::vec::Vec<RigProvider>,
+        model: RigMetadataV1Model,
+        models: ::std::vec::Vec<RigModel>,
+        current_model_provider_id: impl ::std::convert::Into<::std::string::String>,
+        current_model_code: impl ::std::convert::Into<::std::string::String>,
+        permission_mode: impl ::std::convert::Into<::std::string::String>,
+        current_operating_mode_code: impl ::std::convert::Into<::std::string::String>,
+        operating_modes: ::std::vec::Vec<RigOperatingMode>,
+        reasoning: RigMetadataV1Reasoning,
+        thought_levels: ::std::vec::Vec<RigMetadataV1ThoughtLevel>,
+        session: RigMetadataV1Session,
+        capabilities: RigCapabilities,
+        activity: RigActivity,
+        mcp_servers: ::std::vec::Vec<RigMetadataV1McpServer>,
+        tools: ::std::vec::Vec<::std::string::String>,
+        skills: ::std::vec::Vec<::std::string::String>,
+    ) -> Self {
+        Self {
+            rig_metadata_version,
+            client,
+            provider,
+            providers,
+            model,
+            models,
+            current_model_provider_id: current_model_provider_id.into(),
+            current_model_code: current_model_code.into(),
+            permission_mode: permission_mode.into(),
+            current_operating_mode_code: current_operating_mode_code.into(),
+            operating_modes,
+            reasoning,
+            current_thought_level_code: ::std::option::Option::None,
+            thought_levels,
+            session,
+            capabilities,
+            activity,
+            mcp_servers,
+            tools,
+            skills,
+            extra: ::std::default::Default::default(),
+        }
+    }
+    /// Sets `currentThoughtLevelCode`.
+    #[must_use]
+    pub fn with_current_thought_level_code(
+        mut self,
+        current_thought_level_code: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.current_thought_level_code = ::std::option::Option::Some(
+            current_thought_level_code.into(),
+        );
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -3976,6 +4573,20 @@ pub struct Text {
 }
 #[rustfmt::skip]
 impl Text {
+    /// A `Text` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            text: text.into(),
+            thinking: ::std::option::Option::None,
+        }
+    }
+    /// Sets `thinking`.
+    #[must_use]
+    pub fn with_thinking(mut self, thinking: bool) -> Self {
+        self.thinking = ::std::option::Option::Some(thinking);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -4076,6 +4687,53 @@ pub struct Usage {
 }
 #[rustfmt::skip]
 impl Usage {
+    /// A `Usage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            cache_creation_input_tokens: ::std::option::Option::None,
+            cache_read_input_tokens: ::std::option::Option::None,
+            output_tokens,
+            context_window: ::std::option::Option::None,
+            service_tier: ::std::option::Option::None,
+            extra: ::std::default::Default::default(),
+        }
+    }
+    /// Sets `cache_creation_input_tokens`.
+    #[must_use]
+    pub fn with_cache_creation_input_tokens(
+        mut self,
+        cache_creation_input_tokens: u64,
+    ) -> Self {
+        self.cache_creation_input_tokens = ::std::option::Option::Some(
+            cache_creation_input_tokens,
+        );
+        self
+    }
+    /// Sets `cache_read_input_tokens`.
+    #[must_use]
+    pub fn with_cache_read_input_tokens(mut self, cache_read_input_tokens: u64) -> Self {
+        self.cache_read_input_tokens = ::std::option::Option::Some(
+            cache_read_input_tokens,
+        );
+        self
+    }
+    /// Sets `context_window`.
+    #[must_use]
+    pub fn with_context_window(mut self, context_window: u64) -> Self {
+        self.context_window = ::std::option::Option::Some(context_window);
+        self
+    }
+    /// Sets `service_tier`.
+    #[must_use]
+    pub fn with_service_tier(
+        mut self,
+        service_tier: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.service_tier = ::std::option::Option::Some(service_tier.into());
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -4299,6 +4957,11 @@ pub struct ServiceMessage {
 }
 #[rustfmt::skip]
 impl ServiceMessage {
+    /// A `ServiceMessage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self { text: text.into() }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -4392,6 +5055,23 @@ pub struct ToolCallStart {
 }
 #[rustfmt::skip]
 impl ToolCallStart {
+    /// A `ToolCallStart` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        call: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+        description: impl ::std::convert::Into<::std::string::String>,
+        args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self {
+            call: call.into(),
+            name: name.into(),
+            title: title.into(),
+            description: description.into(),
+            args,
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -4532,6 +5212,11 @@ pub struct ToolCallEnd {
 }
 #[rustfmt::skip]
 impl ToolCallEnd {
+    /// A `ToolCallEnd` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(call: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self { call: call.into() }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -4625,6 +5310,36 @@ pub struct File {
 }
 #[rustfmt::skip]
 impl File {
+    /// A `File` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ref_: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        size: f64,
+    ) -> Self {
+        Self {
+            ref_: ref_.into(),
+            name: name.into(),
+            size,
+            mime_type: ::std::option::Option::None,
+            image: ::std::option::Option::None,
+        }
+    }
+    /// Sets `mimeType`.
+    #[must_use]
+    pub fn with_mime_type(
+        mut self,
+        mime_type: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(mime_type.into());
+        self
+    }
+    /// Sets `image`.
+    #[must_use]
+    pub fn with_image(mut self, image: FileImage) -> Self {
+        self.image = ::std::option::Option::Some(image);
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -4770,6 +5485,11 @@ impl ::schemars::JsonSchema for File {
 pub struct TurnStart {}
 #[rustfmt::skip]
 impl TurnStart {
+    /// A `TurnStart` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {}
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -4838,6 +5558,22 @@ pub struct Start {
 }
 #[rustfmt::skip]
 impl Start {
+    /// A `Start` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            title: ::std::option::Option::None,
+        }
+    }
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(
+        mut self,
+        title: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.title = ::std::option::Option::Some(title.into());
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -5013,6 +5749,11 @@ pub struct TurnEnd {
 }
 #[rustfmt::skip]
 impl TurnEnd {
+    /// A `TurnEnd` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(status: TurnEndStatus) -> Self {
+        Self { status }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -5081,6 +5822,11 @@ impl ::schemars::JsonSchema for TurnEnd {
 pub struct Stop {}
 #[rustfmt::skip]
 impl Stop {
+    /// A `Stop` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {}
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -5185,6 +5931,65 @@ impl Event {
             Self::TurnEnd(_) => "turn-end",
             Self::Stop(_) => "stop",
         }
+    }
+    /// `Event::Text(Text::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn text(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self::Text(Text::new(text))
+    }
+    /// `Event::ServiceMessage(ServiceMessage::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn service_message(
+        text: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::ServiceMessage(ServiceMessage::new(text))
+    }
+    /// `Event::ToolCallStart(ToolCallStart::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tool_call_start(
+        call: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+        description: impl ::std::convert::Into<::std::string::String>,
+        args: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self::ToolCallStart(ToolCallStart::new(call, name, title, description, args))
+    }
+    /// `Event::ToolCallEnd(ToolCallEnd::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tool_call_end(
+        call: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::ToolCallEnd(ToolCallEnd::new(call))
+    }
+    /// `Event::File(File::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn file(
+        ref_: impl ::std::convert::Into<::std::string::String>,
+        name: impl ::std::convert::Into<::std::string::String>,
+        size: f64,
+    ) -> Self {
+        Self::File(File::new(ref_, name, size))
+    }
+    /// `Event::TurnStart(TurnStart::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn turn_start() -> Self {
+        Self::TurnStart(TurnStart::new())
+    }
+    /// `Event::Start(Start::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start() -> Self {
+        Self::Start(Start::new())
+    }
+    /// `Event::TurnEnd(TurnEnd::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn turn_end(status: TurnEndStatus) -> Self {
+        Self::TurnEnd(TurnEnd::new(status))
+    }
+    /// `Event::Stop(Stop::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn stop() -> Self {
+        Self::Stop(Stop::new())
     }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
@@ -5603,6 +6408,25 @@ pub struct VoiceConversationGranted {
 }
 #[rustfmt::skip]
 impl VoiceConversationGranted {
+    /// A `VoiceConversationGranted` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        conversation_token: impl ::std::convert::Into<::std::string::String>,
+        conversation_id: impl ::std::convert::Into<::std::string::String>,
+        agent_id: impl ::std::convert::Into<::std::string::String>,
+        eleven_user_id: impl ::std::convert::Into<::std::string::String>,
+        used_seconds: f64,
+        limit_seconds: f64,
+    ) -> Self {
+        Self {
+            conversation_token: conversation_token.into(),
+            conversation_id: conversation_id.into(),
+            agent_id: agent_id.into(),
+            eleven_user_id: eleven_user_id.into(),
+            used_seconds,
+            limit_seconds,
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -5778,6 +6602,21 @@ pub struct VoiceConversationDenied {
 }
 #[rustfmt::skip]
 impl VoiceConversationDenied {
+    /// A `VoiceConversationDenied` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        reason: VoiceConversationDeniedReason,
+        used_seconds: f64,
+        limit_seconds: f64,
+        agent_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            reason,
+            used_seconds,
+            limit_seconds,
+            agent_id: agent_id.into(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -5918,6 +6757,39 @@ impl VoiceConversationResponse {
             Self::VoiceConversationDenied(_) => false,
         }
     }
+    /// `VoiceConversationResponse::VoiceConversationGranted(VoiceConversationGranted::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn voice_conversation_granted(
+        conversation_token: impl ::std::convert::Into<::std::string::String>,
+        conversation_id: impl ::std::convert::Into<::std::string::String>,
+        agent_id: impl ::std::convert::Into<::std::string::String>,
+        eleven_user_id: impl ::std::convert::Into<::std::string::String>,
+        used_seconds: f64,
+        limit_seconds: f64,
+    ) -> Self {
+        Self::VoiceConversationGranted(
+            VoiceConversationGranted::new(
+                conversation_token,
+                conversation_id,
+                agent_id,
+                eleven_user_id,
+                used_seconds,
+                limit_seconds,
+            ),
+        )
+    }
+    /// `VoiceConversationResponse::VoiceConversationDenied(VoiceConversationDenied::new(..))`: the member with its required properties.
+    #[allow(clippy::too_many_arguments)]
+    pub fn voice_conversation_denied(
+        reason: VoiceConversationDeniedReason,
+        used_seconds: f64,
+        limit_seconds: f64,
+        agent_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self::VoiceConversationDenied(
+            VoiceConversationDenied::new(reason, used_seconds, limit_seconds, agent_id),
+        )
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6015,6 +6887,23 @@ pub struct VoiceUsageResponse {
 }
 #[rustfmt::skip]
 impl VoiceUsageResponse {
+    /// A `VoiceUsageResponse` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        used_seconds: f64,
+        limit_seconds: f64,
+        conversation_count: f64,
+        conversation_limit: f64,
+        eleven_user_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            used_seconds,
+            limit_seconds,
+            conversation_count,
+            conversation_limit,
+            eleven_user_id: eleven_user_id.into(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6170,6 +7059,11 @@ pub struct UserMessageContent {
 }
 #[rustfmt::skip]
 impl UserMessageContent {
+    /// A `UserMessageContent` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self { text: text.into() }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6248,6 +7142,14 @@ pub struct AgentMessageContent {
 }
 #[rustfmt::skip]
 impl AgentMessageContent {
+    /// A `AgentMessageContent` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(type_: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            type_: type_.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6332,6 +7234,20 @@ pub struct RigCapabilitiesAttachments {
 }
 #[rustfmt::skip]
 impl RigCapabilitiesAttachments {
+    /// A `RigCapabilitiesAttachments` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        enabled: bool,
+        max_bytes: f64,
+        media_types: ::std::vec::Vec<::std::string::String>,
+    ) -> Self {
+        Self {
+            enabled,
+            max_bytes,
+            media_types,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6458,6 +7374,17 @@ pub struct RigCapabilitiesFiles {
 }
 #[rustfmt::skip]
 impl RigCapabilitiesFiles {
+    /// A `RigCapabilitiesFiles` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(browse: bool, read: bool, search: bool, write: bool) -> Self {
+        Self {
+            browse,
+            read,
+            search,
+            write,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6547,6 +7474,16 @@ pub struct RigActivitySubagents {
 }
 #[rustfmt::skip]
 impl RigActivitySubagents {
+    /// A `RigActivitySubagents` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(running: f64, queued: f64, total: f64) -> Self {
+        Self {
+            running,
+            queued,
+            total,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6678,6 +7615,15 @@ pub struct RigActivityWorkflows {
 }
 #[rustfmt::skip]
 impl RigActivityWorkflows {
+    /// A `RigActivityWorkflows` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(running: f64, total: f64) -> Self {
+        Self {
+            running,
+            total,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6778,6 +7724,14 @@ pub struct RigActivityProcesses {
 }
 #[rustfmt::skip]
 impl RigActivityProcesses {
+    /// A `RigActivityProcesses` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(running: f64) -> Self {
+        Self {
+            running,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -6865,6 +7819,17 @@ pub struct RigActivityTasks {
 }
 #[rustfmt::skip]
 impl RigActivityTasks {
+    /// A `RigActivityTasks` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(pending: f64, in_progress: f64, completed: f64, total: f64) -> Self {
+        Self {
+            pending,
+            in_progress,
+            completed,
+            total,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -7020,6 +7985,18 @@ pub struct RigMetadataV1Client {
 }
 #[rustfmt::skip]
 impl RigMetadataV1Client {
+    /// A `RigMetadataV1Client` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        version: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -7124,6 +8101,18 @@ pub struct RigMetadataV1Model {
 }
 #[rustfmt::skip]
 impl RigMetadataV1Model {
+    /// A `RigMetadataV1Model` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        provider_id: impl ::std::convert::Into<::std::string::String>,
+        id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            provider_id: provider_id.into(),
+            id: id.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -7220,6 +8209,18 @@ pub struct RigMetadataV1Reasoning {
 }
 #[rustfmt::skip]
 impl RigMetadataV1Reasoning {
+    /// A `RigMetadataV1Reasoning` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        current: ::std::option::Option<::std::string::String>,
+        levels: ::std::vec::Vec<::std::string::String>,
+    ) -> Self {
+        Self {
+            current,
+            levels,
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -7330,6 +8331,18 @@ pub struct RigMetadataV1ThoughtLevel {
 }
 #[rustfmt::skip]
 impl RigMetadataV1ThoughtLevel {
+    /// A `RigMetadataV1ThoughtLevel` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        code: impl ::std::convert::Into<::std::string::String>,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code: code.into(),
+            value: value.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -7430,6 +8443,30 @@ pub struct RigMetadataV1Session {
 }
 #[rustfmt::skip]
 impl RigMetadataV1Session {
+    /// A `RigMetadataV1Session` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        status: impl ::std::convert::Into<::std::string::String>,
+        permission_mode: impl ::std::convert::Into<::std::string::String>,
+        model_locked: bool,
+    ) -> Self {
+        Self {
+            status: status.into(),
+            permission_mode: permission_mode.into(),
+            model_locked,
+            service_tier: ::std::option::Option::None,
+            extra: ::std::default::Default::default(),
+        }
+    }
+    /// Sets `serviceTier`.
+    #[must_use]
+    pub fn with_service_tier(
+        mut self,
+        service_tier: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.service_tier = ::std::option::Option::Some(service_tier.into());
+        self
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -7563,6 +8600,18 @@ pub struct RigMetadataV1McpServer {
 }
 #[rustfmt::skip]
 impl RigMetadataV1McpServer {
+    /// A `RigMetadataV1McpServer` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        status: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            status: status.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
@@ -7724,6 +8773,19 @@ pub struct FileImage {
 }
 #[rustfmt::skip]
 impl FileImage {
+    /// A `FileImage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        width: f64,
+        height: f64,
+        thumbhash: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            width,
+            height,
+            thumbhash: thumbhash.into(),
+        }
+    }
     /// Checks a JSON value and converts it (unknown properties in the value's own key order).
     ///
     /// # Errors
