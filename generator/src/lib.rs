@@ -57,7 +57,8 @@
 //!
 //! # Features
 //!
-//! - `cli` (default): the `wiregen` binary (clap).
+//! - `cli` (default): the `wiregen` binary (clap), and [`builtin`]: the repository's `schema/` compiled in, so
+//!   `wiregen validate` and `wiregen serve` work from any folder.
 //! - `serve` (default): the `serve` module and `wiregen serve` (axum, tokio, hyper, tracing).
 //!
 //! With `default-features = false` (what a build script wants) neither is compiled: no CLI parser, no async
@@ -76,6 +77,8 @@
 //!   [`emit::Output`], the service's error codes) are `#[non_exhaustive]`: match them with a wildcard arm.
 #![deny(missing_docs)]
 
+#[cfg(any(feature = "cli", feature = "serve"))]
+pub mod builtin;
 mod catalogue;
 mod fast;
 #[cfg(test)]

@@ -110,9 +110,9 @@ struct GenArgs {
 
 #[derive(clap::Args)]
 struct ValidateArgs {
-    /// The schema directory, or one schema file.
-    #[arg(long, default_value = "schema")]
-    schema: PathBuf,
+    /// The schema directory, or one schema file; default: the session protocol compiled into this binary.
+    #[arg(long)]
+    schema: Option<PathBuf>,
     /// The type to check each record against (its name in the schema); default: the schema's root type.
     #[arg(long = "type", value_name = "NAME")]
     type_name: Option<String>,
@@ -139,9 +139,9 @@ struct ServeArgs {
     /// Address to listen on; port 0 picks a free port. The bound address is printed on stdout.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
-    /// The schema directory, loaded once at start-up.
-    #[arg(long, default_value = "schema")]
-    schema: PathBuf,
+    /// The schema directory, loaded once at start-up; default: the session protocol compiled into this binary.
+    #[arg(long)]
+    schema: Option<PathBuf>,
     /// Largest request body in bytes (413 `body-too-large` above it).
     #[arg(long, default_value_t = 16 * 1024 * 1024, value_name = "BYTES")]
     max_body: u64,
@@ -430,7 +430,11 @@ fn fix_command(a: &GenArgs) -> String {
 }
 
 fn validate(a: ValidateArgs) -> ExitCode {
-    let proto = match wiregen::load::load(&a.schema) {
+    let loaded = match &a.schema {
+        Some(dir) => wiregen::load::load(dir),
+        None => wiregen::builtin::load(),
+    };
+    let proto = match loaded {
         Ok(p) => p,
         Err(errs) => {
             report_schema_errors(&errs, a.format);
@@ -468,7 +472,14 @@ fn validate(a: ValidateArgs) -> ExitCode {
             }
         };
         let mut write_err = None;
-        let sink = CliSink { out: &mut out, format: a.format, shown: &shown, quiet: a.summary, error: &mut write_err };
+        let sink = CliSink {
+            out: &mut out,
+            format: a.format,
+            shown: &shown,
+            name_file: paths.len() > 1,
+            quiet: a.summary,
+            error: &mut write_err,
+        };
         let res = if a.stream {
             StreamSummary::of_reader(&engine, &shown, reader, sink).map(|s| {
                 if a.summary {
@@ -516,6 +527,8 @@ struct CliSink<'a, W: Write> {
     out: &'a mut W,
     format: Format,
     shown: &'a str,
+    /// JSON records name their file (`"file"`): more than one file is checked.
+    name_file: bool,
     /// Only the summary is printed (`--stream --summary`).
     quiet: bool,
     error: &'a mut Option<std::io::Error>,
@@ -527,6 +540,16 @@ impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
             return std::ops::ControlFlow::Continue(());
         }
         let r = match self.format {
+            Format::Json if self.name_file => {
+                // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
+                serde_json::to_vec(&rec).map_err(std::io::Error::from).and_then(|json| {
+                    self.out.write_all(b"{\"file\":")?;
+                    serde_json::to_writer(&mut *self.out, self.shown)?;
+                    self.out.write_all(b",")?;
+                    self.out.write_all(&json[1..])?;
+                    self.out.write_all(b"\n")
+                })
+            }
             Format::Json => serde_json::to_writer(&mut *self.out, &rec)
                 .map_err(std::io::Error::from)
                 .and_then(|_| self.out.write_all(b"\n")),

@@ -66,8 +66,9 @@ pub use metrics::Metrics;
 pub struct ServeOptions {
     /// Address to listen on (`host:port`, resolved); port 0 picks a free port. Default `127.0.0.1:8080`.
     pub listen: String,
-    /// The schema directory, loaded once at start-up by [`run`]. Default `schema`.
-    pub schema: PathBuf,
+    /// The schema directory, loaded once at start-up by [`run`]. Default `None`: the session protocol compiled
+    /// into this build ([`crate::builtin`]).
+    pub schema: Option<PathBuf>,
     /// Largest request body in bytes (413 `body-too-large` above it). Default 16 MiB.
     pub max_body: u64,
     /// Largest answer of `/v1/validate` in bytes: records past it are left out and the answer says
@@ -93,7 +94,7 @@ impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
             listen: "127.0.0.1:8080".into(),
-            schema: PathBuf::from("schema"),
+            schema: None,
             max_body: 16 * 1024 * 1024,
             max_answer: 32 * 1024 * 1024,
             strict_ids: false,
@@ -160,7 +161,11 @@ impl std::error::Error for ServeError {
 /// # Errors
 /// See [`ServeError`].
 pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
-    let proto = crate::load::load(&opts.schema).map_err(ServeError::Schema)?;
+    let proto = match &opts.schema {
+        Some(dir) => crate::load::load(dir),
+        None => crate::builtin::load(),
+    }
+    .map_err(ServeError::Schema)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Io)?;
     rt.block_on(async {
         let bind_err = |source| ServeError::Bind { addr: opts.listen.clone(), source };

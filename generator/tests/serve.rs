@@ -26,8 +26,9 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
+        // From outside the repository: the protocol is compiled into the binary.
         let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
-            .current_dir(root())
+            .current_dir(std::env::temp_dir())
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::piped())
@@ -335,9 +336,16 @@ fn results_equal_wiregen_validate_on_every_message_fixture() {
         for (f, w) in mine.iter().zip(&want) {
             let r = server.post("/v1/validate", JSON, f.1.as_bytes());
             assert_eq!(r.status, 200, "{}", f.0);
-            let got = r.json();
+            let mut got = r.json();
             let mut w = w.clone();
             w["line"] = json!(1);
+            // Several values in an application/json body get the service's hint to send JSONL (tested below).
+            if let Some(m) = got["results"][0]["errors"][0]["message"].as_str() {
+                if let Some((before, _)) = m.split_once("; several envelopes?") {
+                    assert_eq!(f.0, "invalid-malformed-trailing-garbage", "only two values on a line get the hint");
+                    got["results"][0]["errors"][0]["message"] = json!(before);
+                }
+            }
             assert_eq!(got["results"], json!([w]), "{}: application/json result differs from `wiregen validate`", f.0);
             assert_eq!(got["valid"], w["valid"], "{}", f.0);
         }
@@ -959,4 +967,24 @@ fn a_body_shorter_than_its_content_length_and_pipelined_requests() {
     let r = read_response(&mut s);
     assert_eq!(r.status, 408);
     assert_eq!(r.json()["error"]["code"], "timeout");
+}
+
+#[test]
+fn several_envelopes_sent_as_application_json_get_a_hint_to_send_ndjson() {
+    let server = Server::start(&[]);
+    // JSONL with the wrong content type, and JSONL whose newlines `curl --data` stripped.
+    for body in [format!("{VALID}\n{BAD_ENUM}\n"), format!("{VALID}{BAD_ENUM}")] {
+        let r = server.post("/v1/validate", JSON, body.as_bytes());
+        assert_eq!(r.status, 200);
+        let e = &r.json()["results"][0]["errors"][0];
+        assert_eq!(e["rule"], "malformed-json");
+        let m = e["message"].as_str().expect("message");
+        assert!(m.contains("application/x-ndjson") && m.contains("--data-binary"), "{m}");
+    }
+    // One malformed envelope is not told about JSONL; the same bytes as JSONL are checked line by line.
+    let r = server.post("/v1/validate", JSON, br#"{"id": "#);
+    let m = r.json()["results"][0]["errors"][0]["message"].as_str().expect("message").to_string();
+    assert!(!m.contains("x-ndjson"), "{m}");
+    let r = server.post("/v1/validate", NDJSON, format!("{VALID}\n{BAD_ENUM}\n").as_bytes());
+    assert_eq!(r.json()["results"][1]["errors"][0]["rule"], "enum");
 }

@@ -420,3 +420,42 @@ fn text_output_cannot_be_forged_by_input() {
     assert!(!text.contains(['\u{1b}', '\u{2028}']), "{text:?}");
     assert!(text.contains(r"a\u{000A}b\u{001B}[31m\u{2028}"), "{text:?}");
 }
+
+/// The protocol is compiled in: from a folder outside the repository, on a copied session file, `wiregen
+/// validate` needs no `--schema`; with several files, JSON records name their file.
+#[test]
+fn validate_works_from_any_folder_and_json_records_name_their_file() {
+    let dir = std::env::temp_dir().join(format!("wiregen-anywhere-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    assert!(!dir.join("schema").exists());
+    std::fs::copy(root().join("tests/fixtures/streams/seed-realistic-flow.jsonl"), dir.join("session.jsonl"))
+        .expect("copy a session");
+    std::fs::write(dir.join("bad.jsonl"), "{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"ready\"}}\n")
+        .expect("write");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(&dir).args(args).output().expect("run wiregen")
+    };
+    let one = run(&["validate", "session.jsonl"]);
+    assert_eq!(one.status.code(), Some(0), "{}", String::from_utf8_lossy(&one.stderr));
+    assert!(String::from_utf8_lossy(&one.stderr).contains("28 record(s), 0 invalid"));
+    let stream = run(&["validate", "--stream", "session.jsonl"]);
+    assert_eq!(stream.status.code(), Some(0), "{}", String::from_utf8_lossy(&stream.stderr));
+
+    let two = run(&["validate", "--format", "json", "session.jsonl", "bad.jsonl"]);
+    assert_eq!(two.status.code(), Some(1));
+    let recs = records(&two);
+    assert_eq!(recs.len(), 29);
+    assert!(recs[..28].iter().all(|r| r["file"] == "session.jsonl" && r["valid"] == true));
+    assert_eq!(recs[28]["file"], "bad.jsonl");
+    assert_eq!(recs[28]["line"], 1);
+    assert_eq!(recs[28]["errors"][0]["rule"], "removed-event");
+    // One file: the record format as before, without `file`.
+    let single = run(&["validate", "--format", "json", "bad.jsonl"]);
+    assert!(records(&single)[0].get("file").is_none());
+    // `--schema` still overrides the compiled-in protocol; a missing one is named.
+    let missing = run(&["validate", "--schema", "nowhere", "session.jsonl"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--schema"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

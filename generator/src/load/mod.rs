@@ -183,6 +183,34 @@ pub fn load_with_sources(path: &Path) -> Result<(Model, Sources), SchemaErrors> 
             });
         }
     }
+    finish(cx)
+}
+
+/// Loads a schema directory held in memory (`files`: relative path with `/` separators, text), such as one
+/// compiled into a binary with `include_str!`. `dir` is only the name diagnostics give the directory.
+///
+/// # Errors
+/// Every problem found, each located.
+pub fn load_files(dir: &Path, files: &[(&str, &str)]) -> Result<Model, SchemaErrors> {
+    let mut cx = Cx { dir: dir.to_path_buf(), ..Cx::default() };
+    for (rel, text) in files {
+        cx.add_file(&dir.join(rel), rel, text.to_string());
+    }
+    if cx.files.is_empty() && cx.errors.is_empty() {
+        cx.errors.push(SchemaError {
+            kind: K::Io,
+            file: dir.to_path_buf(),
+            line: 0,
+            col: 0,
+            pointer: String::new(),
+            message: "no schema files were given".into(),
+        });
+    }
+    finish(cx).map(|(m, _)| m)
+}
+
+/// Checks and builds what `cx` has read.
+fn finish(mut cx: Cx) -> Result<(Model, Sources), SchemaErrors> {
     if !cx.errors.is_empty() {
         return Err(SchemaErrors(cx.errors));
     }
@@ -286,20 +314,24 @@ impl Cx {
         };
         match std::fs::read_to_string(p) {
             Err(e) => self.errors.push(io(format!("cannot read: {e}"))),
-            Ok(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(value) => {
-                    self.files
-                        .insert(rel.to_string(), SourceFile { rel: rel.to_string(), text, value: Arc::new(value) });
-                }
-                Err(e) => self.errors.push(SchemaError {
-                    kind: K::InvalidJson,
-                    file: p.to_path_buf(),
-                    line: e.line(),
-                    col: e.column(),
-                    pointer: String::new(),
-                    message: format!("not valid JSON: {e}"),
-                }),
-            },
+            Ok(text) => self.add_file(p, rel, text),
+        }
+    }
+
+    /// Parses one file's text (`p` is where diagnostics say it is).
+    fn add_file(&mut self, p: &Path, rel: &str, text: String) {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value) => {
+                self.files.insert(rel.to_string(), SourceFile { rel: rel.to_string(), text, value: Arc::new(value) });
+            }
+            Err(e) => self.errors.push(SchemaError {
+                kind: K::InvalidJson,
+                file: p.to_path_buf(),
+                line: e.line(),
+                col: e.column(),
+                pointer: String::new(),
+                message: format!("not valid JSON: {e}"),
+            }),
         }
     }
 

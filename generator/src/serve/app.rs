@@ -21,6 +21,7 @@ use super::ServeOptions;
 use crate::engine::EngineError;
 use crate::engine::{Engine, EngineOptions};
 use crate::ir::Model;
+use crate::rules::Rule;
 use crate::stream::StreamChecker;
 use crate::validate::Record;
 
@@ -317,6 +318,23 @@ impl Results {
     }
 }
 
+/// An `application/json` body that holds more than one JSON value (JSONL sent with the wrong type, or with
+/// `curl --data`, which joins the lines) is malformed JSON with trailing characters: say what to send instead.
+fn ndjson_hint(kind: Kind, bytes: &[u8], mut rec: Record) -> Record {
+    if kind == Kind::Json {
+        if let Some(e) = rec.errors.first_mut().filter(|e| e.rule == Rule::MalformedJson.id()) {
+            let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+            if values.next().is_some_and(|v| v.is_ok()) && values.next().is_some_and(|v| v.is_ok()) {
+                e.message.push_str(
+                    "; several envelopes? send one per line as `application/x-ndjson` (with curl: \
+                     `--data-binary @file`, as `--data` strips the newlines)",
+                );
+            }
+        }
+    }
+    rec
+}
+
 fn json_response(status: StatusCode, body: Vec<u8>, tally: Tally) -> Response {
     let mut r = (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response();
     r.extensions_mut().insert(tally);
@@ -329,12 +347,15 @@ async fn validate(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Re
     let mut out = Results::new(st.max_answer);
     if stream {
         let mut checker = StreamChecker::new(&st.engine);
-        records(kind, body, &headers, st.max_body, |line, bytes| out.push(&checker.check(line, bytes))).await?;
+        records(kind, body, &headers, st.max_body, |line, bytes| {
+            out.push(&ndjson_hint(kind, bytes, checker.check(line, bytes)));
+        })
+        .await?;
     } else {
         let engine = &st.engine;
         records(kind, body, &headers, st.max_body, |line, bytes| {
             // The same call as `wiregen validate`: the fast path, explained by the precise engine when invalid.
-            out.push(&Record::new(line, engine.check_line_fast(bytes)));
+            out.push(&ndjson_hint(kind, bytes, Record::new(line, engine.check_line_fast(bytes))));
         })
         .await?;
     }
