@@ -15,7 +15,7 @@
 //         drop unknown keys, open = keep them): must deep-equal `parsed` (proves the strip/open marking).
 // Exits 1 on any mismatch.
 
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
@@ -30,6 +30,12 @@ const problem = (where, msg) => problems.push(`${where}: ${msg}`);
 
 // 0. The oracle's copy of happy-wire must be byte-identical to the commit (git blob ids).
 const source = JSON.parse(readFileSync(join(here, 'happy-wire', 'SOURCE.json'), 'utf8'));
+const missing = Object.keys(source.files).filter((p) => !existsSync(join(here, 'happy-wire', p)));
+if (missing.length) {
+  console.error(`happy-wire's sources are not here (${missing.length} of ${Object.keys(source.files).length} files missing, e.g. happy-wire/${missing[0]}):`
+    + ' run `node fetch-happy-wire.mjs` (or `node fetch-happy-wire.mjs PATH-TO-A-CLONE-OF-slopus/happy`) first');
+  process.exit(1);
+}
 for (const [p, sha] of Object.entries(source.files)) {
   const bytes = readFileSync(join(here, 'happy-wire', p));
   const blob = createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
