@@ -320,6 +320,52 @@ pub struct Protocol {
     pub categories: Vec<Category>,
     /// What earlier versions had and this one removed, in document order.
     pub removed: Vec<Removed>,
+    /// Whole example sessions for the reference (`x-flows`), in document order.
+    pub flows: Vec<Flow>,
+    /// What stays outside the stream, and why (`x-side-channels`).
+    pub side_channels: Vec<SideChannel>,
+    /// Open questions of the protocol and what this package decided for each (`x-open-questions`).
+    pub open_questions: Vec<OpenQuestion>,
+}
+
+/// An example session (`x-flows`): messages in order, each with an optional comment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    /// Section title.
+    pub title: String,
+    /// What the session shows (markdown).
+    pub description: String,
+    /// The messages.
+    pub steps: Vec<FlowStep>,
+}
+
+/// One message of a [`Flow`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowStep {
+    /// A comment printed before the message (what happens here).
+    pub note: Option<String>,
+    /// The envelope.
+    pub message: Value,
+}
+
+/// Something that does not travel in the stream (`x-side-channels`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideChannel {
+    /// What it is (markdown).
+    pub thing: String,
+    /// How it travels instead (markdown).
+    pub mechanism: String,
+    /// Why it is not in the stream (markdown).
+    pub why: String,
+}
+
+/// An open question and the decision this package applies (`x-open-questions`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenQuestion {
+    /// The question (markdown).
+    pub question: String,
+    /// What this package does about it (markdown).
+    pub decision: String,
 }
 
 /// Protocol facts about one event (union member).

@@ -209,6 +209,20 @@ struct ProtocolView {
     matrix: Vec<MatrixRow>,
     role_fields: Vec<RoleField>,
     removed: Vec<RemovedRow>,
+    /// The properties with a strict-id pattern (`x-strict-pattern`): where, and the pattern.
+    strict_ids: Vec<(String, String)>,
+    flows: Vec<FlowView>,
+    side_channels: Vec<[String; 3]>,
+    open_questions: Vec<[String; 2]>,
+}
+
+#[derive(Serialize)]
+struct FlowView {
+    title: String,
+    anchor: String,
+    description: String,
+    /// The session as a code block: each note as a `//` comment, each message on one line.
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -231,6 +245,9 @@ struct EventView {
     openness: Vec<Seg>,
     rows: Vec<Row>,
     replaces: Vec<String>,
+    /// The first example as a whole message (an envelope around it), when the envelope's required properties
+    /// can be filled: by a role that may send it, `x-auto` ones with sample values.
+    message: String,
 }
 
 /// One row of a property table.
@@ -460,7 +477,93 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
         matrix,
         role_fields,
         removed: p.removed.iter().map(|r| RemovedRow { what: r.what.clone(), why: r.why.clone() }).collect(),
+        strict_ids: strict_ids(m, p),
+        flows: p
+            .flows
+            .iter()
+            .map(|f| FlowView {
+                title: f.title.clone(),
+                anchor: format!("flow-{}", event_anchor(&f.title).trim_start_matches("event-")),
+                description: f.description.clone(),
+                text: flow_text(f),
+            })
+            .collect(),
+        side_channels: p.side_channels.iter().map(|s| [s.thing.clone(), s.mechanism.clone(), s.why.clone()]).collect(),
+        open_questions: p.open_questions.iter().map(|q| [q.question.clone(), q.decision.clone()]).collect(),
     }
+}
+
+/// A flow as a code block: `// note` lines and one message per line.
+fn flow_text(f: &Flow) -> String {
+    let mut out = String::new();
+    for (i, s) in f.steps.iter().enumerate() {
+        if let Some(n) = &s.note {
+            if i > 0 {
+                out.push('\n');
+            }
+            for line in n.lines() {
+                out.push_str(&format!("// {line}\n"));
+            }
+        }
+        out.push_str(&serde_json::to_string(&s.message).unwrap_or_default());
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
+/// Where strict-id patterns apply: envelope properties (`id`) and event properties (`subagent-start.agentId`).
+fn strict_ids(m: &Model, p: &Protocol) -> Vec<(String, String)> {
+    let strict = |n: &Node| match m.resolve(&n.shape) {
+        Shape::String(s) => s.strict_pattern.as_ref().map(|x| x.source.clone()),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    if let Shape::Object(o) = &m.ty(p.envelope).node.shape {
+        out.extend(o.fields.iter().filter_map(|f| strict(&f.node).map(|s| (format!("`{}`", f.name), s))));
+    }
+    for e in &p.events {
+        if let Shape::Object(o) = &m.ty(e.ty).node.shape {
+            out.extend(
+                o.fields.iter().filter_map(|f| strict(&f.node).map(|s| (format!("`{}` of `{}`", f.name, e.tag), s))),
+            );
+        }
+    }
+    out
+}
+
+/// The sample time of envelope examples (`x-auto: now`): 2025-02-12T08:00:00Z in milliseconds.
+const SAMPLE_TIME: u64 = 1_739_347_200_000;
+
+/// An event's first example inside an envelope, sent by the first role that may send it with these fields;
+/// `None` when a required envelope property has no `x-auto` (nothing to fill it with).
+fn envelope_example(m: &Model, p: &Protocol, e: &Event) -> Option<Value> {
+    let body = m.ty(e.ty).examples.first()?;
+    let role = ordered_roles(p, &e.roles).into_iter().find(|r| {
+        p.role_rules(e).all(|rule| match rule {
+            RoleRule::Event { allowed } => allowed.contains(r),
+            RoleRule::EnvelopeField { .. } => true,
+            RoleRule::EventField { name, allowed } => body.get(name).is_none() || allowed.contains(r),
+        })
+    })?;
+    let Shape::Object(o) = &m.ty(p.envelope).node.shape else { return None };
+    let mut env = serde_json::Map::new();
+    for f in &o.fields {
+        let v = if f.name == p.role_field {
+            Value::from(role.clone())
+        } else if f.name == p.union_field {
+            body.clone()
+        } else if !f.required {
+            continue;
+        } else {
+            match p.auto.iter().find(|(n, _)| *n == f.name).map(|(_, a)| a) {
+                Some(AutoValue::Id) => Value::from(format!("m{}", p.events.iter().position(|x| x.tag == e.tag)? + 1)),
+                Some(AutoValue::Now) => Value::from(SAMPLE_TIME),
+                None => return None,
+            }
+        };
+        env.insert(f.name.clone(), v);
+    }
+    Some(Value::Object(env))
 }
 
 fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
@@ -480,6 +583,7 @@ fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
         openness: openness(&t.node.shape),
         rows,
         replaces: p.replaces(&e.tag).into_iter().map(String::from).collect(),
+        message: envelope_example(d.m, p, e).map(|v| example(&v)).unwrap_or_default(),
     }
 }
 

@@ -1,7 +1,9 @@
 //! The session-protocol layer: `x-role-property` makes an object type the envelope, its one union-typed
 //! property carries the events, and `x-roles`, `x-categories`, `x-category`, `x-order`, `x-status`,
 //! `x-status-note`, `x-removed` and `x-auto` describe who may send what, how the reference groups the events,
-//! what the previous version had, and what a constructor fills in.
+//! what the previous version had, and what a constructor fills in; `x-flows`, `x-side-channels` and
+//! `x-open-questions` on the envelope are reference material (whole example sessions, which the tests check as
+//! streams; what travels outside the stream; open questions with this package's decision).
 //!
 //! A protocol documents itself: every type, field and event needs a `description`, and every event its
 //! `examples`. None of these annotations mean anything outside their places; there they are refused.
@@ -16,7 +18,8 @@ use crate::diag::SchemaErrorKind as K;
 use crate::ir::*;
 
 /// Annotations of the protocol layer, and where each may stand.
-const ENVELOPE_ONLY: &[&str] = &["x-role-property", "x-categories", "x-removed"];
+const ENVELOPE_ONLY: &[&str] =
+    &["x-role-property", "x-categories", "x-removed", "x-flows", "x-side-channels", "x-open-questions"];
 const EVENT_ONLY: &[&str] = &["x-category", "x-order", "x-status", "x-status-note"];
 const STATUSES: &[&str] = &["existing", "modified", "renamed", "new"];
 
@@ -171,6 +174,17 @@ impl Cx {
             }
         }
         let removed = self.removed(types, &env_at, &env_v, &mut u, &events);
+        let flows = self.flows(&env_at, &env_v);
+        let side_channels = self
+            .string_rows(&env_at, &env_v, "x-side-channels", ["thing", "mechanism", "why"])
+            .into_iter()
+            .map(|[thing, mechanism, why]| SideChannel { thing, mechanism, why })
+            .collect();
+        let open_questions = self
+            .string_rows(&env_at, &env_v, "x-open-questions", ["question", "decision"])
+            .into_iter()
+            .map(|[question, decision]| OpenQuestion { question, decision })
+            .collect();
         if let Some(d) = types.slots[union.0].def.as_mut() {
             d.node.shape = Shape::Union(u);
         }
@@ -187,6 +201,69 @@ impl Cx {
             auto,
             categories,
             removed,
+            flows,
+            side_channels,
+            open_questions,
+        })
+    }
+
+    /// `x-flows`: `[{title, description, messages: [{note?, message}]}]`.
+    fn flows(&mut self, at: &Origin, v: &Value) -> Vec<Flow> {
+        let Some(list) = v.get("x-flows") else { return Vec::new() };
+        let at = at.join("x-flows");
+        let mut out = Vec::new();
+        for (i, f) in list.as_array().map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
+            let fat = at.join(&i.to_string());
+            let text = |k: &str| f.get(k).and_then(Value::as_str).map(String::from);
+            let steps: Option<Vec<FlowStep>> = f.get("messages").and_then(Value::as_array).and_then(|ms| {
+                ms.iter()
+                    .map(|m| {
+                        let note = match m.get("note") {
+                            None => None,
+                            Some(n) => Some(n.as_str()?.to_string()),
+                        };
+                        let message = m.get("message").filter(|x| x.is_object())?.clone();
+                        let known = m.as_object()?.keys().all(|k| k == "note" || k == "message");
+                        known.then_some(FlowStep { note, message })
+                    })
+                    .collect()
+            });
+            match (text("title"), text("description"), steps) {
+                (Some(title), Some(description), Some(steps)) if !steps.is_empty() => {
+                    out.push(Flow { title, description, steps })
+                }
+                _ => self.err(
+                    &fat,
+                    K::InvalidValue,
+                    "an `x-flows` entry is `{\"title\", \"description\", \"messages\": [{\"note\"?, \"message\": {envelope}}]}`",
+                ),
+            }
+        }
+        if !list.is_array() {
+            self.err(&at, K::InvalidValue, "`x-flows` must be an array");
+        }
+        out
+    }
+
+    /// An envelope annotation holding an array of objects with the given string members, all required.
+    fn string_rows<const N: usize>(&mut self, at: &Origin, v: &Value, key: &str, cols: [&str; N]) -> Vec<[String; N]> {
+        let Some(list) = v.get(key) else { return Vec::new() };
+        let rows: Option<Vec<[String; N]>> = list.as_array().and_then(|a| {
+            a.iter()
+                .map(|x| {
+                    let o = x.as_object().filter(|o| o.len() == N)?;
+                    let mut row: [String; N] = std::array::from_fn(|_| String::new());
+                    for (cell, c) in row.iter_mut().zip(cols) {
+                        *cell = o.get(c)?.as_str()?.to_string();
+                    }
+                    Some(row)
+                })
+                .collect()
+        });
+        rows.unwrap_or_else(|| {
+            let shape = cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+            self.err(&at.join(key), K::InvalidValue, format!("`{key}` is an array of `{{{shape}}}` (strings)"));
+            Vec::new()
         })
     }
 
