@@ -84,7 +84,8 @@ export class SessionWireError extends Error {
 }
 
 /**
- * Builds a message from `role` and the event, filling `id` with "a fresh cuid2-shaped id ({@link newId})" and `time` with "`Date.now()`" unless `opts` gives them * (`x-auto`). The event type and `opts` are narrowed to what the role may send; at run time the whole message is
+ * Builds a message from `role` and the event, filling `id` with a fresh cuid2-shaped id ({@link newId}) and `time` with `Date.now()` unless `opts` gives them (`x-auto`).
+ * The event type and `opts` are narrowed to what the role may send; at run time the whole message is
  * checked, so a forbidden role/event or role/field combination (or any other invalid value) throws a
  * {@link SessionWireError}. The result is the parsed message (what the envelope schema returns).
  */

@@ -491,7 +491,10 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
                         AutoValue::Id => "newId()".into(),
                         AutoValue::Now => "Date.now()".into(),
                     })),
-                    what => match what { AutoValue::Id => "a fresh cuid2-shaped id ({@link newId})", AutoValue::Now => "`Date.now()`" },
+                    what => Value::from(Code::from_pieces(match what {
+                        AutoValue::Id => "a fresh cuid2-shaped id ({@link newId})".to_string(),
+                        AutoValue::Now => "`Date.now()`".to_string(),
+                    })),
                 });
             }
             let (validate, _) = standalone::names(&env.names.ts).map_err(|e| relocate(e, &env.origin))?;
