@@ -19,7 +19,8 @@
  *
  * @module
  */
-import { checkEnvelope, validateSessionLine, type WireError, type WireResult } from "./index.js";
+import { checkEnvelope, validateSessionLine } from "./envelope.js";
+import type { WireError, WireResult } from "./runtime.js";
 
 /** The stream rules in catalogue (and check) order: id, summary, the seed sentence, pointer, message template. */
 export const STREAM_RULES = [

@@ -42,8 +42,12 @@ pub(crate) mod zod;
 
 use js::{ident, jsdoc, json_lit, prop_key, string_lit, Code};
 
-/// The Zod versions the generated code is written and tested against (a peer dependency of the package).
-pub(crate) const ZOD_RANGE: &str = "^4.6.7";
+/// The Zod versions the package supports: a peer dependency. The package tests install the packed package next to
+/// the lowest (4.0.0), the happy monorepo's (4.4.3) and the newest 4.x, and hold every message to the same text.
+pub(crate) const ZOD_PEER_RANGE: &str = "^4.0.0";
+
+/// The Zod the package is built and its tests run with (a dev dependency, pinned by the lockfile).
+pub(crate) const ZOD_DEV_RANGE: &str = "^4.6.7";
 
 /// The TypeScript compiler used to build and type-check the package.
 pub(crate) const TYPESCRIPT_RANGE: &str = "~5.9.3";
@@ -53,26 +57,37 @@ const ZOD_SUPPORT: &str = include_str!("../../templates/ts/zod-support.ts.j2");
 const STANDALONE_SUPPORT: &str = include_str!("../../templates/ts/standalone-support.ts");
 const SCHEMAS: &str = include_str!("../../templates/ts/schemas.ts.j2");
 const INDEX: &str = include_str!("../../templates/ts/index.ts.j2");
+const ENVELOPE: &str = include_str!("../../templates/ts/envelope.ts.j2");
 const STANDALONE: &str = include_str!("../../templates/ts/standalone.ts.j2");
 const ZOD_MODULE: &str = include_str!("../../templates/ts/zod-module.ts.j2");
 const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-module.ts.j2");
 
-/// Names the package's `runtime.ts` exports besides the Zod support (`index.ts` re-exports them all).
-const PACKAGE_RUNTIME_NAMES: &[&str] = &[
-    "T",
-    "C",
-    "MAX_DEPTH",
-    "newId",
-    "scanJson",
-    "parseLine",
-    "hideOwnProto",
-    "restoreOwnProto",
-    "restoreOwnProtoErrors",
-];
+/// Names the package's `runtime.ts` exports besides the Zod support.
+const PACKAGE_RUNTIME_NAMES: &[&str] =
+    &["MAX_DEPTH", "newId", "scanJson", "parseLine", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
 
-/// Names `index.ts` declares.
+/// Names `runtime.ts` exports for the package's own modules only: `index.ts` does not re-export them, so they are
+/// not part of the package's API.
+const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
+
+/// The type-only names among the runtime's exports (`index.ts` re-exports them with `type`).
+const RUNTIME_TYPES: &[&str] = &["RuleId", "WireError", "WireResult", "ObjectRest", "UnionTags", "RoleParams"];
+
+/// Names `envelope.ts` declares (a package with a protocol layer).
 const INDEX_NAMES: &[&str] =
     &["checkEnvelope", "validateSessionLine", "validateSessionLineStandalone", "SessionWireError", "createEnvelope"];
+
+/// The runtime names `index.ts` re-exports, values and types, in the runtime's order: everything `runtime.ts`
+/// exports except [`RUNTIME_INTERNAL`].
+fn public_runtime() -> (Vec<&'static str>, Vec<&'static str>) {
+    let exported = zod::RUNTIME_NAMES
+        .iter()
+        .filter(|n| !zod::RUNTIME_PRIVATE.contains(n))
+        .chain(PACKAGE_RUNTIME_NAMES)
+        .copied()
+        .filter(|n| !RUNTIME_INTERNAL.contains(n));
+    exported.partition(|n| !RUNTIME_TYPES.contains(n))
+}
 
 /// Emits the package's files (paths relative to the output's directory).
 ///
@@ -136,8 +151,11 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
     if let Some(p) = &m.protocol {
         files.extend(super::ts_stream::emit(m, p, opts)?);
     }
-    let index = env.get_template("index.ts")?.render(index_view(m, &header, m.protocol.is_some(), &names)?)?;
-    files.push(OutFile::new("src/index.ts", index));
+    let view = index_view(m, &header, m.protocol.is_some(), &names)?;
+    if m.protocol.is_some() {
+        files.push(OutFile::new("src/envelope.ts", env.get_template("envelope.ts")?.render(&view)?));
+    }
+    files.push(OutFile::new("src/index.ts", env.get_template("index.ts")?.render(&view)?));
     Ok(files)
 }
 
@@ -311,6 +329,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_template("zod-support.ts", ZOD_SUPPORT)?;
     env.add_template("schemas.ts", SCHEMAS)?;
     env.add_template("index.ts", INDEX)?;
+    env.add_template("envelope.ts", ENVELOPE)?;
     env.add_template("standalone.ts", STANDALONE)?;
     env.add_template("zod-module.ts", ZOD_MODULE)?;
     env.add_template("standalone-module.ts", STANDALONE_MODULE)?;
@@ -508,12 +527,18 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
             })
         }
     };
+    let (runtime_values, runtime_types) = public_runtime();
+    let codes = |names: Vec<&str>| -> Vec<Value> {
+        names.into_iter().map(|n| Value::from(Code::from_pieces(n.to_string()))).collect()
+    };
     Ok(minijinja::context! {
         header => header.clone(),
         package => Value::from(jsdoc_inline(&m.package.npm_name)),
         title_doc => Value::from(jsdoc_inline(&title)),
         stream => stream,
         protocol => protocol,
+        runtime_values => codes(runtime_values),
+        runtime_types => codes(runtime_types),
     })
 }
 
@@ -539,8 +564,8 @@ fn package_json(m: &Model, opts: &EmitOptions) -> String {
             "build": "tsc -p tsconfig.json",
             "typecheck": "tsc -p tsconfig.json --noEmit"
         },
-        "peerDependencies": { "zod": ZOD_RANGE },
-        "devDependencies": { "typescript": TYPESCRIPT_RANGE, "zod": ZOD_RANGE }
+        "peerDependencies": { "zod": ZOD_PEER_RANGE },
+        "devDependencies": { "typescript": TYPESCRIPT_RANGE, "zod": ZOD_DEV_RANGE }
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');

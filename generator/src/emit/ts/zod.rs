@@ -96,9 +96,12 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "UnionTags",
     "STRING_TAGS",
     "unionMessage",
+    "unionOptions",
     "badTag",
     "union",
     "RoleParams",
+    "roleMessage",
+    "roleIssue",
     "toPointer",
     "issueRule",
     "toWireErrors",
@@ -123,6 +126,8 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "jsonKind",
     "STRING_TAGS",
     "badTag",
+    "unionOptions",
+    "roleMessage",
 ];
 
 /// The order types are declared in, and which of them are in a reference cycle.
@@ -702,11 +707,11 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
             }
             let path: Vec<String> = path.iter().map(|x| string_lit(x).to_string()).collect();
             body.push_str(&format!(
-                "        if ({cond}) ctx.issues.push({{ code: \"custom\", input: role, path: [{}], params: {{ rule: {}, what: {}, allowed: {} }} }});\n",
-                path.join(", "),
+                "        if ({cond}) ctx.issues.push(roleIssue({}, {}, {}, role, [{}]));\n",
                 string_lit(rule),
                 string_lit(&what),
-                string_lit(&allowed.join(" or "))
+                string_lit(&allowed.join(" or ")),
+                path.join(", "),
             ));
         }
         if !body.is_empty() {
