@@ -129,6 +129,10 @@ export const sessionTurnStatusSchema = z.enum(["completed","failed","cancelled"]
   .describe("Final turn outcome");
 /** Final turn outcome */
 export type SessionTurnStatus = z.infer<typeof sessionTurnStatusSchema>;
+/** {@link sessionTurnStatusSchema} under another name (`x-aliases`: a name an earlier version of the package used). */
+export const sessionTurnEndStatusSchema = sessionTurnStatusSchema;
+/** {@link SessionTurnStatus} under another name (`x-aliases`). */
+export type SessionTurnEndStatus = SessionTurnStatus;
 
 /** Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal. */
 export const sessionTurnEndEventSchema = closed(
@@ -195,6 +199,10 @@ export const sessionServiceEventSchema = closed(
   .describe("System/internal messages — reconnecting, context compacted, process errors. Not from the LLM.");
 /** System/internal messages — reconnecting, context compacted, process errors. Not from the LLM. */
 export type SessionServiceEvent = z.infer<typeof sessionServiceEventSchema>;
+/** {@link sessionServiceEventSchema} under another name (`x-aliases`: a name an earlier version of the package used). */
+export const sessionServiceMessageEventSchema = sessionServiceEventSchema;
+/** {@link SessionServiceEvent} under another name (`x-aliases`). */
+export type SessionServiceMessageEvent = SessionServiceEvent;
 
 /** The agent starts a subagent. */
 export const sessionSubagentStartEventSchema = closed(

@@ -193,14 +193,15 @@ fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
         .collect();
     for t in &m.types {
         let (v, g) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
-        for n in [t.names.zod.clone(), t.names.ts.clone(), v.to_string(), g.to_string()] {
+        let aliases = t.aliases.iter().flat_map(|a| [a.zod.clone(), a.ts.clone()]);
+        for n in [t.names.zod.clone(), t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(aliases) {
             if reserved.contains(&n.as_str()) || !seen.insert(n.clone()) {
                 if n == t.names.ts && n == t.names.zod {
                     continue;
                 }
                 return Err(EmitError::at(
                     &t.origin,
-                    format!("the generated name `{n}` is already a name of the package; rename the type (`x-ts-name`, `x-zod-name`)"),
+                    format!("the generated name `{n}` is already a name of the package; rename the type (`x-ts-name`, `x-zod-name`, `x-aliases`)"),
                 ));
             }
         }
@@ -265,7 +266,9 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let mut seen = BTreeSet::new();
     for t in &m.types {
         let (v, g) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
-        for n in [t.names.ts.clone(), v.to_string(), g.to_string()] {
+        for n in
+            [t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(t.aliases.iter().map(|a| a.ts.clone()))
+        {
             if standalone::RUNTIME_NAMES.contains(&n.as_str()) || n == "WireError" || !seen.insert(n.clone()) {
                 return Err(EmitError::at(&t.origin, format!("the generated name `{n}` is taken; rename the type")));
             }
@@ -281,6 +284,9 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
             map.insert(key.into(), types_view[i].get_attr(key)?);
         }
         map.insert("ty".into(), Value::from(ty));
+        let aliases: Result<Vec<Value>, EmitError> =
+            t.aliases.iter().map(|a| ident(&a.ts).map(Value::from).map_err(|e| relocate(e, &t.origin))).collect();
+        map.insert("aliases".into(), Value::from(aliases?));
         types_view[i] = Value::from(map);
     }
     Ok(env.get_template("standalone-module.ts")?.render(minijinja::context! {
