@@ -232,7 +232,10 @@ fn x_aliases_give_a_type_other_names_in_every_language() {
         String::from_utf8(o.stdout).expect("utf-8")
     };
     let rust = out("rust");
-    assert!(rust.contains("pub type OldStatus = Status;") && rust.contains("pub type LegacyStatus = Status;"), "{rust}");
+    assert!(
+        rust.contains("pub type OldStatus = Status;") && rust.contains("pub type LegacyStatus = Status;"),
+        "{rust}"
+    );
     let zod = out("zod");
     assert!(zod.contains("export const oldStatusSchema = statusSchema;"), "{zod}");
     assert!(zod.contains("export type LegacyStatus = Status;"), "{zod}");

@@ -36,6 +36,7 @@ use crate::ir::*;
 use crate::rules::Rule;
 
 pub(crate) mod js;
+pub(crate) mod package;
 pub(crate) mod standalone;
 pub(crate) mod types;
 pub(crate) mod zod;
@@ -48,9 +49,6 @@ pub(crate) const ZOD_PEER_RANGE: &str = "^4.0.0";
 
 /// The Zod the package is built and its tests run with (a dev dependency, pinned by the lockfile).
 pub(crate) const ZOD_DEV_RANGE: &str = "^4.6.7";
-
-/// The TypeScript compiler used to build and type-check the package.
-pub(crate) const TYPESCRIPT_RANGE: &str = "~5.9.3";
 
 const RUNTIME: &str = include_str!("../../templates/ts/runtime.ts.j2");
 const ZOD_SUPPORT: &str = include_str!("../../templates/ts/zod-support.ts.j2");
@@ -140,13 +138,12 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         body => Value::from(sa_body),
         types => standalone_types(m)?,
     })?;
-    let mut files = vec![
-        OutFile::new("package.json", package_json(m, opts)),
-        OutFile::new("tsconfig.json", tsconfig_json()),
+    let mut files = package::files(m, opts, &Code::from_pieces(format!("// {}", opts.generated_by())))?;
+    files.extend([
         OutFile::new("src/runtime.ts", runtime),
         OutFile::new("src/schemas.ts", schemas),
         OutFile::new("src/standalone.ts", standalone),
-    ];
+    ]);
     // The stream checker, for a model with a protocol layer.
     if let Some(p) = &m.protocol {
         files.extend(super::ts_stream::emit(m, p, opts)?);
@@ -209,7 +206,7 @@ fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
     Ok(seen)
 }
 
-fn relocate(e: EmitError, origin: &Origin) -> EmitError {
+pub(crate) fn relocate(e: EmitError, origin: &Origin) -> EmitError {
     match e {
         EmitError::Unsupported(msg) => EmitError::at(origin, msg),
         other => other,
@@ -361,15 +358,15 @@ fn lower_first(s: &str) -> String {
 /// `<union>Tags`, `<union>Roles`, `<prefix>Removed<base>s`, `<Union>ForRole`, `<Envelope>Options` (for the v2
 /// protocol: `sessionEventTags`, `sessionEventRoles`, `sessionRemovedEvents`, `SessionEventForRole`,
 /// `SessionEnvelopeOptions`).
-struct ProtocolNames {
-    tags: Code,
-    roles: Code,
-    removed: Code,
-    for_role: Code,
-    options: Code,
+pub(crate) struct ProtocolNames {
+    pub(crate) tags: Code,
+    pub(crate) roles: Code,
+    pub(crate) removed: Code,
+    pub(crate) for_role: Code,
+    pub(crate) options: Code,
 }
 
-fn protocol_names(m: &Model, p: &Protocol) -> Result<ProtocolNames, EmitError> {
+pub(crate) fn protocol_names(m: &Model, p: &Protocol) -> Result<ProtocolNames, EmitError> {
     let u = m.ty(p.union);
     let env = m.ty(p.envelope);
     let ts = &u.names.ts;
@@ -546,59 +543,6 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
         runtime_values => codes(runtime_values),
         runtime_types => codes(runtime_types),
     })
-}
-
-fn package_json(m: &Model, opts: &EmitOptions) -> String {
-    let title = if m.title.is_empty() { m.package.npm_name.clone() } else { m.title.clone() };
-    let v = json!({
-        "//": opts.generated_by(),
-        "name": m.package.npm_name,
-        "version": "0.1.0",
-        "description": format!("{title}: Zod 4 schemas, TypeScript types and checkers generated from the JSON Schema"),
-        "license": "MIT OR Apache-2.0",
-        "type": "module",
-        "main": "./dist/index.js",
-        "types": "./dist/index.d.ts",
-        "exports": {
-            ".": { "types": "./dist/index.d.ts", "import": "./dist/index.js" },
-            "./package.json": "./package.json"
-        },
-        "files": ["dist", "src"],
-        "sideEffects": false,
-        "engines": { "node": ">=20" },
-        "scripts": {
-            "build": "tsc -p tsconfig.json",
-            "typecheck": "tsc -p tsconfig.json --noEmit"
-        },
-        "peerDependencies": { "zod": ZOD_PEER_RANGE },
-        "devDependencies": { "typescript": TYPESCRIPT_RANGE, "zod": ZOD_DEV_RANGE }
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
-fn tsconfig_json() -> String {
-    let v = json!({
-        "compilerOptions": {
-            "target": "ES2022",
-            "lib": ["ES2022"],
-            "module": "NodeNext",
-            "moduleResolution": "NodeNext",
-            "strict": true,
-            "declaration": true,
-            "declarationMap": true,
-            "sourceMap": true,
-            "rootDir": "src",
-            "outDir": "dist",
-            "skipLibCheck": true,
-            "forceConsistentCasingInFileNames": true
-        },
-        "include": ["src"]
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
 }
 
 #[cfg(test)]
