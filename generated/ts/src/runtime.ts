@@ -461,8 +461,8 @@ export function unionMessage(tag: string, removed: Readonly<Record<string, strin
 }
 
 /**
- * The discriminator values of the union that raised `iss`: the issue's `options` (newer Zod 4), else (Zod 4.0.x
- * leaves them out) its members' literals, read from the union itself.
+ * The discriminator values of the union that raised `iss`: the issue's `options` (newer Zod 4), else (older
+ * releases, 4.1.0 among them, leave them out) its members' literals, read from the union itself.
  */
 function unionOptions(iss: RawIssue, tag: string): readonly unknown[] {
   if (Array.isArray(iss.options)) return iss.options;
@@ -521,8 +521,8 @@ function roleMessage(rule: RoleParams["rule"], what: unknown, allowed: unknown, 
 
 /**
  * The issue the generated role check pushes when `role` may not send `what` (the event, or a field of the envelope
- * or the event). It carries its message itself: Zod 4.0 to 4.5 do not pass the issues a check pushes through the
- * schema's error map, so without one they would say only "Invalid input".
+ * or the event). It carries its message itself: older Zod 4 releases (4.4.3 among them) do not pass the issues a
+ * check pushes through the schema's error map, so without one they would say only "Invalid input".
  */
 export function roleIssue(rule: RoleParams["rule"], what: string, allowed: string, role: string, path: PropertyKey[]): RawIssue {
   const params: RoleParams = { rule, what, allowed };
