@@ -47,6 +47,8 @@ struct Consumer {
     cjs: Value,
     /// Minified bundle sizes: `validateSessionLine`, `validateSessionLineStandalone`.
     bundles: (u64, u64),
+    /// What the example of the installed package's README printed.
+    readme: String,
 }
 
 fn run(cmd: &mut Command, what: &str) -> std::process::Output {
@@ -182,6 +184,16 @@ fn consumer(base: &Path, tarball: &Path, spec: &'static str, input: &str) -> Con
     let esm = node_with_input(&dir, "out/consumer.mjs", input);
     let cjs = node_with_input(&dir, "out/consumer.cjs", input);
     run(Command::new("node").current_dir(&dir).arg("out/happy-wire-v2-names.mjs"), "happy-wire-v2-names.mjs");
+    // The example of the README that ships in the package, as a user would paste it.
+    let readme = std::fs::read_to_string(dir.join("node_modules/session-wire/README.md")).expect("the README ships");
+    let example = readme
+        .split("```js\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the README has a ```js example");
+    std::fs::write(dir.join("readme-example.mjs"), example).expect("write");
+    let printed = run(Command::new("node").current_dir(&dir).arg("readme-example.mjs"), "the README's example");
+    let readme = String::from_utf8(printed.stdout).expect("utf-8");
     let mut sizes = Vec::new();
     for (entry, name) in
         [("bundle-line.mjs", "validateSessionLine"), ("bundle-standalone.mjs", "validateSessionLineStandalone")]
@@ -197,7 +209,7 @@ fn consumer(base: &Path, tarball: &Path, spec: &'static str, input: &str) -> Con
         );
         sizes.push(std::fs::metadata(&outfile).expect("the bundle").len());
     }
-    Consumer { spec, version, esm, cjs, bundles: (sizes[0], sizes[1]) }
+    Consumer { spec, version, esm, cjs, bundles: (sizes[0], sizes[1]), readme }
 }
 
 /// The consumers, set up once per test process (in parallel, one thread per zod release).
@@ -382,6 +394,18 @@ fn every_message_reads_the_same_on_every_supported_zod_and_module_system() {
         }
     }
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The README's example runs as printed and says what its comments say.
+#[test]
+fn the_readme_example_runs_as_it_says() {
+    for c in consumers() {
+        let lines: Vec<&str> = c.readme.lines().collect();
+        assert_eq!(lines.first(), Some(&"true"), "next to zod {}: {}", c.version, c.readme);
+        assert!(c.readme.contains("rule: 'required'"), "the first error of `{{}}`: {}", c.readme);
+        assert_eq!(lines.iter().filter(|l| **l == "true").count(), 2, "{}", c.readme);
+        assert_eq!(lines.last(), Some(&"{ accepted: 1, rejected: 0 }"), "{}", c.readme);
+    }
 }
 
 /// esbuild keeps only what an import needs: `validateSessionLine` with zod, the standalone line checker without.
