@@ -10,6 +10,7 @@ mod fixtures;
 #[path = "../../generator/tests/support/golden.rs"]
 mod golden;
 mod node;
+mod package;
 mod rust_types;
 mod streams;
 mod zod;

@@ -124,9 +124,10 @@ impl Cx {
             .slots
             .into_iter()
             .zip(names)
-            .map(|(s, names)| {
+            .map(|(s, (names, aliases))| {
                 let mut d = s.def.unwrap_or_else(|| TypeDef {
                     names: names.clone(),
+                    aliases: Vec::new(),
                     explicit_name: false,
                     description: None,
                     examples: Vec::new(),
@@ -134,6 +135,7 @@ impl Cx {
                     node: Node { origin: s.origin.clone(), description: None, shape: Shape::Any },
                 });
                 d.names = names;
+                d.aliases = aliases;
                 d.explicit_name = s.explicit;
                 d
             })
@@ -153,6 +155,7 @@ impl Cx {
         };
         TypeDef {
             names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+            aliases: Vec::new(),
             explicit_name: false,
             description,
             examples,
