@@ -4,12 +4,16 @@
 //! validators (the bundled schema, the source schema) are held to the verdict.
 
 mod checkers;
+mod differential;
 mod example;
 mod example_rust;
 mod fixtures;
 #[path = "../../generator/tests/support/golden.rs"]
 mod golden;
 mod node;
+mod numbers;
+#[path = "../../generator/tests/support/rng.rs"]
+mod rng;
 mod rust_types;
 mod streams;
 mod zod;
