@@ -6,19 +6,23 @@
 //
 // An answer is an array [zod, schema, standalone, ajv, roundTrip]:
 //   zod         0 (valid) | [rule, pointer]   validateSessionLine on the bytes (Zod, with the line rules)
-//   schema      null | 0 | [rule, pointer]    sessionEnvelopeSchema.safeParse on parseLine's value, its first raw issue;
-//                                             null when the line does not parse or holds an own "__proto__" key
-//                                             (raw Zod never reads one: README, TypeScript output, known limits)
+//   schema      null | "proto" | 0 | [rule, pointer]
+//                                             sessionEnvelopeSchema.safeParse on parseLine's value, its first raw issue;
+//                                             null when the line does not parse, "proto" when it holds an own
+//                                             "__proto__" key (raw Zod never reads one: README, TypeScript output,
+//                                             known limits)
 //   standalone  0 | [rule, pointer]           validateSessionLineStandalone on the bytes
 //   ajv         "valid" | "invalid" | "not-json" | "too-deep"
 //                                             ajv 8 strict on the bundled schema, on JSON.parse of the line decoded
 //                                             as ajv-check.mjs reads it (invalid UTF-8 becomes U+FFFD, a BOM is kept),
-//                                             after the depth rule (<= 127 levels)
+//                                             after the depth rule (<= 127 levels, counted on the text:
+//                                             tests/node/json-depth.mjs)
 //   roundTrip   0 | 1                         1 when a line Zod calls valid parses to a value that is not deep-equal to
 //                                             JSON.parse of the line
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { loadPackage, stdinLines } from "./runner-input.mjs";
 
@@ -34,32 +38,19 @@ const Ajv2020 = require("ajv/dist/2020.js").default;
 const ajv = new Ajv2020({ strict: true, allErrors: false });
 const validate = ajv.compile(JSON.parse(readFileSync(schemaPath, "utf8")));
 const lossy = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+const { textDepth } = await import(pathToFileURL(join(nodeDir, "json-depth.mjs")).href);
 
 const first = (errors) => (errors.length === 0 ? 0 : [errors[0].rule, errors[0].pointer]);
 
-/** Nesting depth of a parsed JSON value (arrays and objects count one level each), iteratively. */
-function depth(root) {
-  let max = 0;
-  const stack = [[root, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop();
-    if (v !== null && typeof v === "object") {
-      const nd = d + 1;
-      if (nd > max) max = nd;
-      for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push([c, nd]);
-    }
-  }
-  return max;
-}
-
 function ajvVerdict(bytes) {
+  const text = lossy.decode(bytes);
   let value;
   try {
-    value = JSON.parse(lossy.decode(bytes));
+    value = JSON.parse(text);
   } catch {
     return "not-json";
   }
-  if (depth(value) > 127) return "too-deep";
+  if (textDepth(text) > 127) return "too-deep";
   return validate(value) ? "valid" : "invalid";
 }
 
@@ -70,7 +61,9 @@ for (const bytes of stdinLines()) {
   let schema = null;
   let roundTrip = 0;
   const parsed = w.parseLine(line);
-  if (parsed.ok && parsed.ownProto !== true) {
+  if (parsed.ok && parsed.ownProto === true) {
+    schema = "proto";
+  } else if (parsed.ok) {
     const s = w.sessionEnvelopeSchema.safeParse(parsed.value);
     schema = s.success ? 0 : [w.issueRule(s.error.issues[0]), w.toPointer(s.error.issues[0].path)];
   }

@@ -8,8 +8,11 @@ mod differential;
 mod example;
 mod example_rust;
 mod fixtures;
+mod fuzz;
 #[path = "../../generator/tests/support/golden.rs"]
 mod golden;
+#[path = "../../generator/tests/support/mutate.rs"]
+mod mutate;
 mod node;
 mod numbers;
 #[path = "../../generator/tests/support/rng.rs"]

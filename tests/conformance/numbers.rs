@@ -153,6 +153,17 @@ fn random_number(rng: &mut Rng) -> String {
     }
 }
 
+/// One number text for the fuzz: a fixed boundary number or a random one.
+pub fn number(rng: &mut Rng) -> String {
+    static FIXED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let fixed = FIXED.get_or_init(fixed_numbers);
+    if rng.below(3) == 0 {
+        rng.pick(fixed).clone()
+    } else {
+        random_number(rng)
+    }
+}
+
 /// `count` numbers: the fixed ones, then random ones.
 pub fn numbers(count: usize, rng: &mut Rng) -> Vec<String> {
     let mut v = fixed_numbers();
