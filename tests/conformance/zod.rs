@@ -54,6 +54,12 @@ fn run_lines(lines: &[Vec<u8>]) -> Vec<Value> {
 
 /// Runs `lines` through `runner` (a script in `tests/conformance/`) in one node process; one verdict per line.
 fn run_lines_with(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
+    run_runner(runner, &[], lines)
+}
+
+/// Runs `lines` through `runner` (a script in `tests/conformance/`, given the built package and then `args`) in
+/// one node process; one JSON answer per line.
+pub fn run_runner(runner: &str, args: &[&std::ffi::OsStr], lines: &[Vec<u8>]) -> Vec<Value> {
     let index = built_package();
     let mut input = Vec::new();
     for l in lines {
@@ -65,6 +71,7 @@ fn run_lines_with(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
     let mut child = Command::new("node")
         .arg(&runner)
         .arg(index)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
