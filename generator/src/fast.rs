@@ -48,6 +48,8 @@ enum FNode {
     Num(NumberShape),
     Const(Value),
     Enum(Vec<Value>),
+    /// A `Const` or `Enum` of strings only: the value's index among them, found like a key.
+    Strs(Keys),
     Array {
         prefix: Vec<usize>,
         items: Option<usize>,
@@ -84,38 +86,96 @@ struct RolePlan {
 
 #[derive(Debug, Clone)]
 struct UnionPlan {
-    tag: String,
-    tags: Vec<Value>,
+    /// The discriminator key.
+    tag: Pat,
+    /// The members' tags (strings).
+    tags: Keys,
     objects: Vec<usize>,
     /// Per member: the index of the discriminator among the member object's fields.
     tag_fields: Vec<Option<usize>>,
 }
 
-/// An object's field names, found from a key's raw bytes by a perfect hash computed from the model: the hash of
-/// (length, first byte, last byte) picks one slot, and one comparison confirms it.
+/// An object's field names (or a union's tags, or an enum's strings), found from a key's raw bytes by a perfect
+/// hash computed from the model: the key's length and first 16 bytes (as two words, see [`lex::short_key`]; the
+/// first and last 8 of a longer key) pick one slot, and one comparison of those words confirms it (of the whole
+/// name when it is longer than 16 bytes).
 #[derive(Debug, Clone)]
 struct Keys {
     names: Vec<Box<[u8]>>,
+    /// Per field: its first 16 bytes as two words, and its length.
+    words: Vec<(u64, u64, usize)>,
     /// Field index per slot (`u8::MAX`: empty); empty when no seed separates the names (then a linear search).
     slots: Vec<u8>,
-    seed: u32,
+    seed: u64,
     shift: u32,
+    /// Per field: its text as it appears in plain JSON, to check a predicted key in one comparison.
+    pats: Vec<Option<Pat>>,
+}
+
+/// A name of at most 15 plain bytes with its closing quote (`name"`), as two words and masks: the 16 bytes after
+/// an opening quote hold exactly this key when they match (the quote ends it).
+#[derive(Debug, Clone, Copy)]
+struct Pat {
+    /// `name"`, zero-padded.
+    text: [u8; 16],
+    w0: u64,
+    w1: u64,
+    m0: u64,
+    m1: u64,
+    len: usize,
+}
+
+impl Pat {
+    fn new(name: &str) -> Option<Pat> {
+        let plain = name.len() <= 15 && name.bytes().all(|c| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\');
+        if !plain {
+            return None;
+        }
+        let mut text = [0u8; 16];
+        text[..name.len()].copy_from_slice(name.as_bytes());
+        text[name.len()] = b'"';
+        let (w0, w1) = lex::key_words(&text);
+        let (m0, m1) = lex::key_words(&[0xFF; 16][..=name.len()]);
+        Some(Pat { text, w0, w1, m0, m1, len: name.len() })
+    }
+
+    /// Whether the key whose opening quote is at `i` is this name: the index past its closing quote.
+    #[inline(always)]
+    fn at(&self, b: &[u8], i: usize) -> Option<usize> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let end = i + self.len + 2;
+        match lex::words_at(b, i + 1) {
+            Some((w0, w1)) => (w0 & self.m0 == self.w0 && w1 & self.m1 == self.w1).then_some(end),
+            // Near the end of the line: compare the bytes that are there.
+            None => (*b.get(i + 1..end)? == self.text[..=self.len]).then_some(end),
+        }
+    }
 }
 
 impl Keys {
     fn new<'n>(names: impl Iterator<Item = &'n str>) -> Keys {
         let names: Vec<Box<[u8]>> = names.map(|n| n.as_bytes().into()).collect();
-        let mut keys = Keys { names, slots: Vec::new(), seed: 0, shift: 0 };
+        let words = names
+            .iter()
+            .map(|n| {
+                let (w0, w1) = Keys::hash_words(n);
+                (w0, w1, n.len())
+            })
+            .collect();
+        let pats = names.iter().map(|n| std::str::from_utf8(n).ok().and_then(Pat::new)).collect();
+        let mut keys = Keys { names, words, slots: Vec::new(), seed: 0, shift: 0, pats };
         if keys.names.len() >= usize::from(u8::MAX) {
             return keys;
         }
         for bits in keys.names.len().next_power_of_two().trailing_zeros() + 1..=12 {
-            for seed in (0..64u32).map(|k| 0x9E37_79B9u32.wrapping_mul(2 * k + 1)) {
-                keys.seed = seed;
-                keys.shift = 32 - bits;
+            for k in 0..64u64 {
+                keys.seed = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(2 * k + 1);
+                keys.shift = 64 - bits;
                 let mut slots = vec![u8::MAX; 1 << bits];
-                let placed = keys.names.iter().enumerate().all(|(i, n)| {
-                    let s = &mut slots[keys.slot(n)];
+                let placed = keys.words.iter().enumerate().all(|(i, &(w0, w1, len))| {
+                    let s = &mut slots[keys.slot(len, w0, w1)];
                     let free = *s == u8::MAX;
                     *s = i as u8;
                     free
@@ -129,24 +189,40 @@ impl Keys {
         keys
     }
 
+    /// What the hash reads of a name: its first 16 bytes, or its first and last 8 when it is longer.
+    fn hash_words(name: &[u8]) -> (u64, u64) {
+        match name.split_last_chunk::<8>() {
+            Some((_, last)) if name.len() > 16 => (lex::key_words(name).0, u64::from_le_bytes(*last)),
+            _ => lex::key_words(name),
+        }
+    }
+
     #[inline(always)]
-    fn slot(&self, key: &[u8]) -> usize {
-        let (first, last) = match key {
-            [] => (0, 0),
-            [f, .., l] => (*f, *l),
-            [f] => (*f, *f),
-        };
-        let h = (key.len() as u32) ^ u32::from(first) << 8 ^ u32::from(last) << 16;
-        (h.wrapping_mul(self.seed) >> self.shift) as usize
+    fn slot(&self, len: usize, w0: u64, w1: u64) -> usize {
+        ((w0 ^ w1.rotate_left(29) ^ len as u64).wrapping_mul(self.seed) >> self.shift) as usize
+    }
+
+    /// The index of the field whose name is at most 16 bytes long and has these length and words.
+    #[inline(always)]
+    fn find_short(&self, len: usize, w0: u64, w1: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return self.words.iter().position(|&w| w == (w0, w1, len));
+        }
+        let i = usize::from(self.slots[self.slot(len, w0, w1)]);
+        (self.words.get(i) == Some(&(w0, w1, len))).then_some(i)
     }
 
     /// The index of the field named `key`.
     #[inline]
     fn find(&self, key: &[u8]) -> Option<usize> {
+        let (w0, w1) = Keys::hash_words(key);
+        if key.len() <= 16 {
+            return self.find_short(key.len(), w0, w1);
+        }
         if self.slots.is_empty() {
             return self.names.iter().position(|n| **n == *key);
         }
-        let i = usize::from(self.slots[self.slot(key)]);
+        let i = usize::from(self.slots[self.slot(key.len(), w0, w1)]);
         (self.names.get(i).is_some_and(|n| **n == *key)).then_some(i)
     }
 }
@@ -226,6 +302,10 @@ impl Compiler<'_> {
                 strict: st.strict_pattern.as_ref().filter(|_| self.strict_ids).map(|p| p.source.clone()),
             },
             Shape::Number(n) => FNode::Num(n.clone()),
+            Shape::Const(Value::String(v)) => FNode::Strs(Keys::new(std::iter::once(v.as_str()))),
+            Shape::Enum(vs) if vs.len() < 255 && vs.iter().all(Value::is_string) => {
+                FNode::Strs(Keys::new(vs.iter().filter_map(Value::as_str)))
+            }
             Shape::Const(v) if !v.is_array() && !v.is_object() => FNode::Const(v.clone()),
             Shape::Enum(vs) if vs.iter().all(|v| !v.is_array() && !v.is_object()) => FNode::Enum(vs.clone()),
             Shape::Array(a) if !a.unique => {
@@ -234,6 +314,10 @@ impl Compiler<'_> {
                 FNode::Array { prefix, items, min: a.min_items, max: a.max_items }
             }
             Shape::Union(u) => {
+                if u.members.len() >= 255 || !u.members.iter().all(|m| m.tag.is_string()) {
+                    return FNode::Unsupported;
+                }
+                let Some(tag) = Pat::new(&u.discriminator) else { return FNode::Unsupported };
                 let mut objects = Vec::new();
                 for m in &u.members {
                     let n = self.ty(m.ty);
@@ -242,10 +326,10 @@ impl Compiler<'_> {
                         _ => return FNode::Unsupported,
                     }
                 }
-                let tags = u.members.iter().map(|m| m.tag.clone()).collect();
+                let tags = Keys::new(u.members.iter().filter_map(|m| m.tag.as_str()));
                 let tag_fields =
                     objects.iter().map(|&o| self.plan.objects[o].names.find(u.discriminator.as_bytes())).collect();
-                self.plan.unions.push(UnionPlan { tag: u.discriminator.clone(), tags, objects, tag_fields });
+                self.plan.unions.push(UnionPlan { tag, tags, objects, tag_fields });
                 FNode::Union(self.plan.unions.len() - 1)
             }
             Shape::Nullable(inner) => FNode::Nullable(self.node(inner)),
@@ -450,15 +534,22 @@ impl<'a> Scan<'a> {
                 Some(())
             }
             FNode::Num(s) if c == b'-' || c.is_ascii_digit() => {
-                let (end, v) = lex::number(self.b, self.i)?;
+                let (end, v, whole) = lex::number(self.b, self.i)?;
                 self.i = end;
-                let ok = (!s.integer || v.fract() == 0.0)
+                let ok = (!s.integer || whole || v.fract() == 0.0)
                     && s.minimum.is_none_or(|m| v >= m)
                     && s.exclusive_minimum.is_none_or(|m| v > m)
                     && s.maximum.is_none_or(|m| v <= m)
                     && s.exclusive_maximum.is_none_or(|m| v < m)
                     && s.multiple_of.is_none_or(|m| crate::engine::is_multiple(v, m));
                 ok.then_some(())
+            }
+            FNode::Strs(keys) => {
+                let i = self.str_index(keys)??;
+                if let Some(out) = out {
+                    out.index = Some(i);
+                }
+                Some(())
             }
             FNode::Const(v) => self.one_of(std::slice::from_ref(v), out),
             FNode::Enum(vs) => self.one_of(vs, out),
@@ -519,7 +610,7 @@ impl<'a> Scan<'a> {
             b't' => self.word(b"true").and_then(|()| values.iter().position(|c| c.as_bool() == Some(true))),
             b'f' => self.word(b"false").and_then(|()| values.iter().position(|c| c.as_bool() == Some(false))),
             c if c == b'-' || c.is_ascii_digit() => {
-                let (end, v) = lex::number(self.b, self.i)?;
+                let (end, v, _) = lex::number(self.b, self.i)?;
                 self.i = end;
                 values.iter().position(|c| c.as_f64() == Some(v))
             }
@@ -531,20 +622,49 @@ impl<'a> Scan<'a> {
         Some(())
     }
 
-    /// A key at `i` (after whitespace) and its colon: the index of the field it names in `names` (`Some(None)`
-    /// for another key). An escaped key is decoded first.
+    /// A string at `i` looked up in `names`: `Some(Some(index))`, or `Some(None)` for a string that is not
+    /// among them. An escaped string is decoded first.
     #[inline(always)]
-    fn key(&mut self, names: &Keys) -> Option<Option<usize>> {
+    fn str_index(&mut self, names: &Keys) -> Option<Option<usize>> {
+        if let Some((len, w0, w1)) = lex::short_key(self.b, self.i) {
+            self.i += len + 2;
+            return Some(names.find_short(len, w0, w1));
+        }
         let (s, e, escaped) = self.string()?;
-        let found = if escaped {
+        Some(if escaped {
             lex::decode(&self.b[s..e], &mut self.buf)?;
             names.find(&self.buf)
         } else {
             names.find(&self.b[s..e])
+        })
+    }
+
+    /// A key at `i` (after whitespace) and its colon: the index of the field it names in `names` (`Some(None)`
+    /// for another key). `expect` is the field a producer that follows the schema's order sends next: it is
+    /// checked first, in one comparison.
+    #[inline(always)]
+    fn key(&mut self, names: &Keys, expect: usize) -> Option<Option<usize>> {
+        let found = match names.pats.get(expect).copied().flatten().and_then(|p| p.at(self.b, self.i)) {
+            Some(end) => {
+                self.i = end;
+                Some(expect)
+            }
+            None => self.str_index(names)?,
         };
-        self.expect(b':')?;
-        self.ws();
+        self.colon()?;
         Some(found)
+    }
+
+    /// The colon after a key, and the whitespace after it.
+    #[inline(always)]
+    fn colon(&mut self) -> Option<()> {
+        if self.peek() == Some(b':') {
+            self.i += 1;
+        } else {
+            self.expect(b':')?;
+        }
+        self.ws();
+        Some(())
     }
 
     /// After a member's value: `Some(true)` past a comma (and the whitespace after it), `Some(false)` past the
@@ -612,9 +732,11 @@ impl<'a> Scan<'a> {
         mut present: u64,
         mut field: impl FnMut(&mut Self, usize, usize) -> Option<()>,
     ) -> Option<u64> {
+        let mut expect = (present.trailing_ones() as usize).min(64);
         loop {
-            match self.key(&op.names)? {
+            match self.key(&op.names, expect)? {
                 Some(i) => {
+                    expect = i + 1;
                     let bit = 1u64 << i;
                     if present & bit != 0 {
                         return None;
@@ -638,14 +760,9 @@ impl<'a> Scan<'a> {
         let plan: &'a FastPlan = self.plan;
         let up = &plan.unions[u];
         self.ws();
-        let (s, e, escaped) = self.string()?;
-        if escaped || self.b[s..e] != *up.tag.as_bytes() {
-            return None;
-        }
-        self.expect(b':')?;
-        self.ws();
-        let tag = self.text()?;
-        let member = up.tags.iter().position(|t| t.as_str().is_some_and(|t| t.as_bytes() == tag))?;
+        self.i = up.tag.at(self.b, self.i)?;
+        self.colon()?;
+        let member = self.str_index(&up.tags)??;
         let op = &plan.objects[up.objects[member]];
         let present = 1u64 << up.tag_fields[member]?;
         let present =
@@ -721,7 +838,49 @@ impl<'a> Scan<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::{lex, Keys, Pat};
     use crate::engine::{Engine, EngineOptions};
+
+    #[test]
+    fn keys_find_exactly_their_names() {
+        let names = [
+            "",
+            "t",
+            "id",
+            "ev",
+            "time",
+            "turn",
+            "role",
+            "description",
+            "descriptiom",
+            "fifteen_bytes_x",
+            "sixteen_bytes_xy",
+            "seventeen_bytes_x",
+            "a_name_longer_than_sixteen_bytes_1",
+            "a_name_longer_than_sixteen_bytes_2",
+            "é→",
+        ];
+        let keys = Keys::new(names.iter().copied());
+        assert!(!keys.slots.is_empty(), "a perfect hash separates these names");
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(keys.find(n.as_bytes()), Some(i), "{n}");
+            // As a key in a line, read through the short-key load when it fits.
+            let line = format!("\"{n}\":1,\"padding after the key\":2");
+            let b = line.as_bytes();
+            if let Some((len, w0, w1)) = lex::short_key(b, 0) {
+                assert_eq!(keys.find_short(len, w0, w1), Some(i), "{n}");
+            }
+            if let Some(p) = Pat::new(n) {
+                assert_eq!(p.at(b, 0), Some(n.len() + 2), "{n}");
+                assert_eq!(p.at(format!("\"{n}\"").as_bytes(), 0), Some(n.len() + 2), "{n} at the end");
+                assert_eq!(p.at(format!("\"{n}x\":1,\"padding after the key\"").as_bytes(), 0), None, "{n}x");
+            }
+        }
+        for other in ["x", "i", "idd", "descriptio", "description_", "a_name_longer_than_sixteen_bytes_3", "Time"] {
+            assert_eq!(keys.find(other.as_bytes()), None, "{other}");
+        }
+        assert!(Pat::new("sixteen_bytes_xy").is_none() && Pat::new("a\"b").is_none() && Pat::new("é").is_none());
+    }
 
     fn engine() -> Engine {
         let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema");

@@ -6,12 +6,15 @@
 //! the precise path, which parses it with serde_json itself. So these functions may refuse valid input, but
 //! never accept input serde_json rejects.
 
+#[cfg(not(target_arch = "x86_64"))]
 const ONES: u64 = 0x0101_0101_0101_0101;
+#[cfg(not(target_arch = "x86_64"))]
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// Marks the bytes of `w` (little-endian) that end a plain run inside a string: `"`, `\`, a control byte (below
 /// 0x20) or a non-ASCII byte. The lowest marked byte is exact; bytes above it may be marked spuriously (a borrow
 /// only leaves a byte that is itself marked), which does not matter since the scan stops at the lowest.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn specials(w: u64) -> u64 {
     let quote = w ^ (ONES * u64::from(b'"'));
@@ -31,6 +34,36 @@ pub(super) fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The first byte of the 16 at `b[i..]` that ends a plain run inside a string (see [`specials`]), if any.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn first_special16(chunk: &[u8; 16]) -> Option<usize> {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned load reads exactly the 16 bytes of `chunk`.
+    let m = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // A signed comparison: below 0x20 (control) or from 0x80 up (non-ASCII, negative as i8).
+        let other = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), other))
+    };
+    (m != 0).then(|| m.trailing_zeros() as usize)
+}
+
+/// The same on two 8-byte words where SSE2 is not available.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn first_special16(chunk: &[u8; 16]) -> Option<usize> {
+    let (lo, hi) = chunk.split_at(8);
+    let word = |h: &[u8]| u64::from_le_bytes(h.try_into().unwrap_or([0; 8]));
+    match (specials(word(lo)), specials(word(hi))) {
+        (0, 0) => None,
+        (0, m) => Some(8 + (m.trailing_zeros() / 8) as usize),
+        (m, _) => Some((m.trailing_zeros() / 8) as usize),
+    }
+}
+
 /// A string whose opening quote is at `i`: the index just past its closing quote, and whether it holds an
 /// escape. Its content (`b[i + 1..end - 1]`) is then valid UTF-8 with valid escapes and no control byte.
 #[inline]
@@ -39,13 +72,12 @@ pub(super) fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut i = i + 1;
     let mut escaped = false;
     loop {
-        while let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
-            let m = specials(u64::from_le_bytes(*chunk));
-            if m != 0 {
-                i += (m.trailing_zeros() / 8) as usize;
+        while let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<16>) {
+            if let Some(at) = first_special16(chunk) {
+                i += at;
                 break;
             }
-            i += 8;
+            i += 16;
         }
         match *b.get(i)? {
             b'"' => return Some((i + 1, escaped)),
@@ -57,6 +89,54 @@ pub(super) fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
             0x80.. => i = utf8(b, i)?,
             _ => i += 1,
         }
+    }
+}
+
+/// A key of at most 15 plain bytes (no escape, ASCII, no control byte) whose opening quote is at `i`, read from
+/// one 16-byte load: its length and its bytes as two little-endian words, zero-padded. `None` when the key is
+/// anything else (the caller then reads it with [`string`]) or when fewer than 16 bytes follow the quote.
+#[inline(always)]
+pub(super) fn short_key(b: &[u8], i: usize) -> Option<(usize, u64, u64)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let chunk = b.get(i + 1..)?.first_chunk::<16>()?;
+    let n = first_special16(chunk)?;
+    if chunk[n] != b'"' {
+        return None;
+    }
+    let (w0, w1) = words16(chunk);
+    Some((n, w0 & low_bytes(n), w1 & low_bytes(n.saturating_sub(8))))
+}
+
+/// The first 16 bytes of `name` as two little-endian words, zero-padded (the key words of [`short_key`]).
+pub(super) fn key_words(name: &[u8]) -> (u64, u64) {
+    let mut a = [0u8; 16];
+    let n = name.len().min(16);
+    a[..n].copy_from_slice(&name[..n]);
+    words16(&a)
+}
+
+/// The 16 bytes at `b[i..]` as two little-endian words, if there are 16.
+#[inline(always)]
+pub(super) fn words_at(b: &[u8], i: usize) -> Option<(u64, u64)> {
+    Some(words16(b.get(i..)?.first_chunk::<16>()?))
+}
+
+#[inline(always)]
+fn words16(a: &[u8; 16]) -> (u64, u64) {
+    let (lo, hi) = a.split_at(8);
+    let word = |h: &[u8]| u64::from_le_bytes(h.try_into().unwrap_or([0; 8]));
+    (word(lo), word(hi))
+}
+
+/// A mask of the low `n` bytes of a word (all of them from 8 up).
+#[inline(always)]
+fn low_bytes(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * n)) - 1
     }
 }
 
@@ -140,12 +220,35 @@ pub(super) fn decode(raw: &[u8], out: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
-/// A number starting at `i`: the index past it and its value as serde_json gives it to a validator (`u64`/`i64`
+/// A number starting at `i`: the index past it, its value as serde_json gives it to a validator (`u64`/`i64`
 /// converted to `f64`, or the correctly rounded `f64` of the text, since the workspace enables serde_json's
 /// `float_roundtrip`). `None` for bad syntax (a leading zero, a lone `-`, `1.`, `1e`), and for a value serde_json
-/// rejects (out of `f64` range).
+/// rejects (out of `f64` range). The flag says the number was read as a plain integer (so it has no fraction).
 #[inline]
-pub(super) fn number(b: &[u8], start: usize) -> Option<(usize, f64)> {
+pub(super) fn number(b: &[u8], start: usize) -> Option<(usize, f64, bool)> {
+    // The common case in one pass: a plain integer of 1 to 19 digits not starting with 0.
+    let neg = b.get(start) == Some(&b'-');
+    let first = start + usize::from(neg);
+    if let Some(d @ b'1'..=b'9') = b.get(first) {
+        let mut mag = u64::from(d - b'0');
+        let mut i = first + 1;
+        while let Some(d @ b'0'..=b'9') = b.get(i) {
+            if i - first == 19 {
+                break;
+            }
+            mag = mag * 10 + u64::from(d - b'0');
+            i += 1;
+        }
+        if !matches!(b.get(i), Some(b'0'..=b'9' | b'.' | b'e' | b'E')) {
+            let v = mag as f64;
+            return Some((i, if neg { -v } else { v }, true));
+        }
+    }
+    number_slow(b, start).map(|(end, v)| (end, v, false))
+}
+
+/// [`number`] for any number.
+fn number_slow(b: &[u8], start: usize) -> Option<(usize, f64)> {
     let (end, simple, digits) = number_syntax(b, start)?;
     let neg = b[start] == b'-';
     if simple && digits <= 19 {
@@ -162,11 +265,21 @@ pub(super) fn number(b: &[u8], start: usize) -> Option<(usize, f64)> {
 /// number could be out of range.
 #[inline]
 pub(super) fn skip_number(b: &[u8], start: usize) -> Option<usize> {
+    let first = start + usize::from(b.get(start) == Some(&b'-'));
+    if let Some(b'1'..=b'9') = b.get(first) {
+        let mut i = first + 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i - first <= 300 && !matches!(b.get(i), Some(b'.' | b'e' | b'E')) {
+            return Some(i);
+        }
+    }
     let (end, simple, digits) = number_syntax(b, start)?;
     if digits <= 300 && (simple || !b[start..end].iter().any(|&c| c == b'e' || c == b'E')) {
         return Some(end);
     }
-    number(b, start).map(|(end, _)| end)
+    number_slow(b, start).map(|(end, _)| end)
 }
 
 /// The JSON number grammar from `start`: the end, whether it is an integer without fraction or exponent, and how
@@ -355,7 +468,7 @@ mod tests {
         ];
         for c in cases {
             let b = c.as_bytes();
-            let ours = number(b, 0).filter(|(end, _)| *end == b.len()).map(|(_, v)| v);
+            let ours = number(b, 0).filter(|(end, _, _)| *end == b.len()).map(|(_, v, _)| v);
             let theirs = serde_json::from_str::<serde_json::Value>(c).ok().and_then(|v| v.as_f64());
             assert_eq!(ours.map(f64::to_bits), theirs.map(f64::to_bits), "{c}");
             let skip = skip_number(b, 0).filter(|end| *end == b.len());
