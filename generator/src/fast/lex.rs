@@ -232,6 +232,14 @@ pub(super) fn number(b: &[u8], start: usize) -> Option<(usize, f64, bool)> {
     if let Some(d @ b'1'..=b'9') = b.get(first) {
         let mut mag = u64::from(d - b'0');
         let mut i = first + 1;
+        // Eight digits at a time while they fit in 19.
+        while let Some(w) = b.get(i..).and_then(<[u8]>::first_chunk::<8>).map(|w| u64::from_le_bytes(*w)) {
+            if i - first > 11 || !eight_digits(w) {
+                break;
+            }
+            mag = mag * 100_000_000 + parse_eight(w);
+            i += 8;
+        }
         while let Some(d @ b'0'..=b'9') = b.get(i) {
             if i - first == 19 {
                 break;
@@ -245,6 +253,22 @@ pub(super) fn number(b: &[u8], start: usize) -> Option<(usize, f64, bool)> {
         }
     }
     number_slow(b, start).map(|(end, v)| (end, v, false))
+}
+
+/// Whether the 8 bytes of `w` are all ASCII digits.
+#[inline(always)]
+fn eight_digits(w: u64) -> bool {
+    const LOW: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+    (w & !LOW) == 0x3030_3030_3030_3030 && ((w.wrapping_add(0x0606_0606_0606_0606)) & !LOW) == 0x3030_3030_3030_3030
+}
+
+/// The value of 8 ASCII digits (the first, lowest byte is the most significant).
+#[inline(always)]
+fn parse_eight(w: u64) -> u64 {
+    let w = w - 0x3030_3030_3030_3030;
+    let w = (w * 10 + (w >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let w = (w * 100 + (w >> 16)) & 0x0000_FFFF_0000_FFFF;
+    (w * 10_000 + (w >> 32)) & 0xFFFF_FFFF
 }
 
 /// [`number`] for any number.
@@ -445,6 +469,13 @@ mod tests {
             "-9223372036854775808",
             "-9223372036854775809",
             "9999999999999999999",
+            "1234567890123456789",
+            "-1234567890123456789",
+            "12345678",
+            "123456789",
+            "1739347200007",
+            "1234567:",
+            "12345678/",
             "99999999999999999999",
             "1e308",
             "1.7976931348623157e308",
