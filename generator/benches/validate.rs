@@ -5,12 +5,13 @@
 //! rules) to `target/bench/`, then measures, interleaved round by round:
 //! - `serde_json -> IgnoredAny`: the parse floor every serde-based validator pays, on one thread pinned to one CPU;
 //! - `jsonschema` crate: parse to `Value` + `is_valid` with the bundled schema;
-//! - `wiregen` engine in-process, one thread pinned to the same CPU as the floor, and all threads;
+//! - `wiregen` engine in-process, one thread pinned to the same CPU as the floor, and all threads; and, for
+//!   information, its fast verdict alone (what it costs before the invalid lines are explained);
 //! - `wiregen validate` as a whole process (all cores, and pinned with `taskset`), and the floor as a whole
 //!   process, on the 1k-line and large corpus;
 //! - ajv 8 (compiled bundled schema, `JSON.parse` + validate) and the generated Zod package, in node.
 //!
-//! Every contender must report the same invalid lines; the run fails otherwise. Medians and ratios are printed
+//! Every validator must report the same invalid lines; the run fails otherwise. Medians and ratios are printed
 //! and written to `target/bench/report.md`.
 
 use std::collections::BTreeSet;
@@ -322,6 +323,10 @@ fn main() {
     let floor = add("serde_json -> IgnoredAny (floor)", "in-process, 1 thread, pinned");
     let jsch = add("jsonschema crate (Value + is_valid)", "in-process, 1 thread, bundled schema");
     let w1 = add("wiregen engine", "in-process, 1 thread, pinned");
+    let wf = add(
+        "wiregen fast verdict alone (not a validator)",
+        "in-process, 1 thread, pinned: what the engine costs without explaining the invalid lines",
+    );
     let wm = add("wiregen engine", "in-process, all threads, lines in memory");
     let w2 = add("wiregen engine", "in-process, all threads, reading the file");
     let wp = add("wiregen validate (process)", "whole process, all cores");
@@ -367,7 +372,20 @@ fn main() {
         });
         cs[w1].secs.push(secs);
         cs[w1].invalid = bad;
-        // jsonschema crate.
+        // The fast verdict alone: the same engine without the precise path that explains the invalid lines.
+        let (secs, bad) = pinned(cpu, || {
+            let t = Instant::now();
+            let mut bad = BTreeSet::new();
+            for (i, l) in lines.iter().enumerate() {
+                if !engine.is_valid_fast(l) {
+                    bad.insert(i as u64 + 1);
+                }
+            }
+            (t.elapsed().as_secs_f64(), bad)
+        });
+        cs[wf].secs.push(secs);
+        cs[wf].invalid = bad; // not compared: a line it does not vouch for may still be valid
+                              // jsonschema crate.
         let t = Instant::now();
         let mut bad = BTreeSet::new();
         for (i, l) in lines.iter().enumerate() {
@@ -495,7 +513,7 @@ fn main() {
     let reference = cs[w1].invalid.clone();
     let mut disagree = Vec::new();
     for (i, c) in cs.iter().enumerate() {
-        if i == floor || i == wps || i == fps {
+        if i == floor || i == wf || i == wps || i == fps {
             continue;
         }
         if c.invalid != reference {
@@ -558,6 +576,11 @@ fn main() {
         )
     };
     report.push_str(&target("wiregen 1 thread vs floor, both pinned", w1_mbs / mbs(&cs[floor], bytes_big), 1.0, true));
+    report.push_str(&format!(
+        "  (the fast verdict alone, without explaining the {} invalid lines: {:.2}x the floor)\n",
+        reference.len(),
+        mbs(&cs[wf], bytes_big) / mbs(&cs[floor], bytes_big)
+    ));
     report.push_str(&target("wiregen 1 thread vs jsonschema crate", w1_mbs / mbs(&cs[jsch], bytes_big), 3.0, true));
     if let Some(a) = ajv {
         report.push_str(&target("wiregen 1 thread vs ajv", w1_mbs / mbs(&cs[a], bytes_big), 10.0, true));
@@ -585,7 +608,7 @@ fn main() {
     } else {
         report.push_str(&format!(
             "\nAll {} validators report the same {} invalid lines.\n",
-            cs.len() - 3,
+            cs.len() - 4,
             reference.len()
         ));
     }
