@@ -1,14 +1,14 @@
 //! The `wiregen` command line: a thin clap wrapper over the library.
 
 use std::io::{BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use wiregen::emit::Output;
 use wiregen::engine::{Engine, EngineOptions};
 use wiregen::stream::StreamSummary;
-use wiregen::validate::{validate_reader, Record};
+use wiregen::validate::{validate_reader_with, Piece, Record, Summary, Threads};
 
 /// Schema-first codegen and validation for the agent session protocol.
 ///
@@ -128,7 +128,8 @@ struct ValidateArgs {
     /// With --stream: print one summary per file (counts, first error, session rollup) instead of the records.
     #[arg(long, requires = "stream")]
     summary: bool,
-    /// Files to check; `-` or nothing reads stdin.
+    /// Files to check (a directory: every *.jsonl below it); `-` or nothing reads stdin. Several are checked side
+    /// by side, their output in argument order.
     paths: Vec<PathBuf>,
 }
 
@@ -454,70 +455,150 @@ fn validate(a: ValidateArgs) -> ExitCode {
         }
     };
     let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
+    let paths = match wiregen::validate::expand_inputs(&paths) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("wiregen: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let name_file = paths.len() > 1;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut any_invalid = false;
-    let (mut total, mut invalid) = (0usize, 0usize);
-    for path in &paths {
-        let shown = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
-        let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
-            Box::new(BufReader::new(std::io::stdin()))
-        } else {
-            match std::fs::File::open(path) {
-                Ok(f) => Box::new(BufReader::with_capacity(1 << 16, f)),
-                Err(e) => {
-                    eprintln!("wiregen: {shown}: {e}");
-                    return ExitCode::from(2);
-                }
-            }
-        };
-        let mut write_err = None;
-        let sink = CliSink {
-            out: &mut out,
-            format: a.format,
-            shown: &shown,
-            name_file: paths.len() > 1,
-            quiet: a.summary,
-            error: &mut write_err,
-        };
-        let res = if a.stream {
-            StreamSummary::of_reader(&engine, &shown, reader, sink).map(|s| {
-                if a.summary {
-                    let r = match a.format {
-                        Format::Json => serde_json::to_writer(&mut out, &s),
-                        Format::Text => serde_json::to_writer_pretty(&mut out, &s),
-                    };
-                    if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
-                        write_err.get_or_insert(e);
-                    }
-                }
-                s.counts()
-            })
-        } else {
-            validate_reader(&engine, reader, sink)
-        };
-        match res {
-            Ok(s) => {
-                total += s.records;
-                invalid += s.invalid;
-                any_invalid |= s.invalid > 0;
-            }
-            Err(e) => {
-                eprintln!("wiregen: {shown}: {e}");
-                return ExitCode::from(2);
-            }
+    let mut tally = Tally::default();
+    if paths.len() == 1 {
+        // One input: all cores on it.
+        let r = check_input(&engine, &a, &paths[0], name_file, &mut out, Threads::AllCores);
+        if let Some(code) = tally.add(r) {
+            return code;
         }
-        if let Some(e) = write_err {
-            return output_failed(&e, any_invalid);
+    } else {
+        // Several: one input per core, their output in argument order, byte for byte what one after another gives.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut sink = OrderedOut { out: &mut out, tally: &mut tally, exit: None };
+        wiregen::validate::in_order(
+            paths.len(),
+            threads,
+            &|i, w| check_input(&engine, &a, &paths[i], name_file, w, Threads::One),
+            &mut sink,
+        );
+        if let Some(code) = sink.exit {
+            return code;
         }
     }
     if let Err(e) = out.flush() {
-        return output_failed(&e, any_invalid);
+        return output_failed(&e, tally.any_invalid);
     }
     if a.format == Format::Text {
-        eprintln!("wiregen validate: {total} record(s), {invalid} invalid");
+        eprintln!("wiregen validate: {} record(s), {} invalid", tally.records, tally.invalid);
     }
-    ExitCode::from(if any_invalid { 1 } else { 0 })
+    ExitCode::from(if tally.any_invalid { 1 } else { 0 })
+}
+
+/// Why checking one input stopped.
+enum Failed {
+    /// The input could not be opened or read (exit 2, `wiregen: <input>: <error>`).
+    Input(String),
+    /// The output could not be written.
+    Output(std::io::Error),
+}
+
+/// The counts of a `validate` run so far.
+#[derive(Default)]
+struct Tally {
+    records: usize,
+    invalid: usize,
+    any_invalid: bool,
+}
+
+impl Tally {
+    /// Counts one input's result; the exit status when the run must stop there.
+    fn add(&mut self, r: Result<Summary, Failed>) -> Option<ExitCode> {
+        match r {
+            Ok(s) => {
+                self.records += s.records;
+                self.invalid += s.invalid;
+                self.any_invalid |= s.invalid > 0;
+                None
+            }
+            Err(Failed::Input(e)) => {
+                eprintln!("wiregen: {e}");
+                Some(ExitCode::from(2))
+            }
+            Err(Failed::Output(e)) => Some(output_failed(&e, self.any_invalid)),
+        }
+    }
+}
+
+/// Writes the inputs' output as [`wiregen::validate::in_order`] delivers it and counts their results.
+struct OrderedOut<'a, W: Write> {
+    out: &'a mut W,
+    tally: &'a mut Tally,
+    exit: Option<ExitCode>,
+}
+
+impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for OrderedOut<'_, W> {
+    fn piece(&mut self, _job: usize, piece: Piece<Result<Summary, Failed>>) -> std::ops::ControlFlow<()> {
+        let stop = match piece {
+            Piece::Bytes(b) => self.out.write_all(&b).err().map(|e| output_failed(&e, self.tally.any_invalid)),
+            Piece::Done(r) => self.tally.add(r),
+        };
+        match stop {
+            Some(code) => {
+                self.exit = Some(code);
+                std::ops::ControlFlow::Break(())
+            }
+            None => std::ops::ControlFlow::Continue(()),
+        }
+    }
+
+    fn idle(&mut self) {
+        // A failed flush shows again at the next write.
+        let _ = self.out.flush();
+    }
+}
+
+/// Checks one input (`-` is stdin) into `out`: its records, or with `--stream --summary` its summary.
+fn check_input(
+    engine: &Engine,
+    a: &ValidateArgs,
+    path: &Path,
+    name_file: bool,
+    out: &mut impl Write,
+    threads: Threads,
+) -> Result<Summary, Failed> {
+    let shown = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+    let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => Box::new(BufReader::with_capacity(1 << 16, f)),
+            Err(e) => return Err(Failed::Input(format!("{shown}: {e}"))),
+        }
+    };
+    let mut write_err = None;
+    let sink = CliSink { out, format: a.format, shown: &shown, name_file, quiet: a.summary, error: &mut write_err };
+    let res = if a.stream {
+        StreamSummary::of_reader(engine, &shown, reader, sink).map(|s| {
+            if a.summary {
+                let r = match a.format {
+                    Format::Json => serde_json::to_writer(&mut *out, &s),
+                    Format::Text => serde_json::to_writer_pretty(&mut *out, &s),
+                };
+                if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
+                    write_err.get_or_insert(e);
+                }
+            }
+            s.counts()
+        })
+    } else {
+        validate_reader_with(engine, reader, sink, threads)
+    };
+    match (res, write_err) {
+        (_, Some(e)) => Err(Failed::Output(e)),
+        (Ok(s), None) => Ok(s),
+        (Err(e), None) => Err(Failed::Input(format!("{shown}: {e}"))),
+    }
 }
 
 /// Where `validate` writes its records: JSON lines, or text lines whose input-derived parts are escaped. A write
