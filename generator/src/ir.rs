@@ -78,6 +78,9 @@ pub struct TypeDef {
     pub examples: Vec<Value>,
     /// Where the type is defined.
     pub origin: Origin,
+    /// The name this type had in the previous version (`x-renamed-from` on a file root or `$defs` entry that is
+    /// not an event; an event's old discriminator value is [`Event::renamed_from`]).
+    pub renamed_from: Option<String>,
     /// The type's body.
     pub node: Node,
 }
@@ -255,6 +258,8 @@ pub struct Field {
     /// Whether the property must be present. An optional property may be absent; `null` only where the node
     /// accepts it.
     pub required: bool,
+    /// The name this property had in the previous version (`x-renamed-from`).
+    pub renamed_from: Option<String>,
     /// The value's node.
     pub node: Node,
 }
@@ -385,6 +390,8 @@ pub struct Event {
     pub status: String,
     /// What changed.
     pub status_note: Option<String>,
+    /// The discriminator value this event had in the previous version (`x-renamed-from` on the event).
+    pub renamed_from: Option<String>,
 }
 
 /// A category of events, for documentation.
@@ -405,6 +412,8 @@ pub struct Removed {
     pub why: String,
     /// What is rejected now, with its replacement.
     pub kind: RemovedKind,
+    /// Where the entry is (in the envelope's `x-removed`).
+    pub origin: Origin,
 }
 
 /// The shape of a removal.
@@ -463,6 +472,7 @@ static MISSING_TYPE: TypeDef = TypeDef {
     description: None,
     examples: Vec::new(),
     origin: Origin { file: String::new(), pointer: String::new() },
+    renamed_from: None,
     node: Node {
         origin: Origin { file: String::new(), pointer: String::new() },
         description: None,
