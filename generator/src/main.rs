@@ -22,6 +22,7 @@ use wiregen::validate::{validate_reader, Record};
 ///   wiregen check                              exit 1 and name the fix if generated/ is stale
 ///   wiregen validate session.jsonl             check every line of a session log
 ///   wiregen validate --stream session.jsonl    also check the stream's sequence rules
+///   wiregen diff main:schema schema            who the schema changes since main break
 ///   wiregen help generate                      more about one command
 #[derive(Parser)]
 #[command(name = "wiregen", version, verbatim_doc_comment)]
@@ -81,6 +82,27 @@ enum Command {
     ///   wiregen types --lang rust person.schema.json > person.rs
     #[command(verbatim_doc_comment)]
     Types(TypesArgs),
+    /// Compare two versions of a schema and say who each change breaks.
+    ///
+    /// OLD and NEW are schema directories, schema files, or REV:PATH read from git (the path as
+    /// `git show` reads it, from the repository root). Both are loaded into the model and compared:
+    /// events by tag (or declared rename), fields, required-ness, enums, bounds, openness,
+    /// nullability, role rules and x-removed entries. Each change has a rule id, its place in OLD and
+    /// NEW, and who it breaks: old producers (NEW rejects what they send), old consumers (they reject
+    /// what NEW allows) and stored history (OLD messages NEW cannot read, even after declared renames).
+    ///
+    /// Policies (schema-registry meanings): backward = NEW reads everything OLD wrote (nothing may
+    /// break old producers or stored history); forward = OLD reads everything NEW writes (nothing may
+    /// break old consumers); full = both; none = report only.
+    /// Exit status: 0 nothing fails the policy, 1 a change fails it, 2 a side cannot be read or
+    /// loaded (its schema diagnostics are printed as `generate` prints them).
+    ///
+    /// Examples:
+    ///   wiregen diff main:schema schema                          what this branch changes
+    ///   wiregen diff --policy full --format markdown main:schema schema > CHANGES.md
+    ///   wiregen diff --policy none examples/happy-wire/schema/sessionProtocol.schema.json schema
+    #[command(verbatim_doc_comment)]
+    Diff(DiffArgs),
     /// Run the validation service: HTTP endpoints that validate envelopes and JSONL streams.
     ///
     /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr, and
@@ -231,6 +253,73 @@ struct TypesArgs {
     schema: PathBuf,
 }
 
+#[derive(clap::Args)]
+struct DiffArgs {
+    /// The policy whose breaks make the exit status 1: backward, forward, full or none.
+    #[arg(long, default_value = "backward", value_parser = parse_policy)]
+    policy: wiregen::diff::Policy,
+    /// Output format: text, json (one document) or markdown (a changelog table for a pull request).
+    #[arg(long, value_enum, default_value = "text")]
+    format: DiffFormat,
+    /// The old version: a schema directory, a schema file or REV:PATH.
+    old: String,
+    /// The new version: a schema directory, a schema file or REV:PATH.
+    new: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+fn parse_policy(s: &str) -> Result<wiregen::diff::Policy, String> {
+    wiregen::diff::Policy::from_id(s)
+        .ok_or_else(|| format!("unknown policy `{s}` (expected backward, forward, full or none)"))
+}
+
+fn diff(a: DiffArgs) -> ExitCode {
+    use wiregen::diff::{DiffError, Format as F, Side};
+    let schema_format = if a.format == DiffFormat::Json { Format::Json } else { Format::Text };
+    let load = |spec: &str| match Side::load(spec) {
+        Ok(s) => Ok(s),
+        Err(DiffError::Schema { spec, errors }) => {
+            report_schema_errors(&errors, schema_format);
+            if schema_format == Format::Text {
+                eprintln!("wiregen diff: `{spec}` has {} schema error(s)", errors.0.len());
+            }
+            Err(())
+        }
+        Err(e) => {
+            match schema_format {
+                Format::Json => println!("{}", serde_json::json!({"code": "error", "message": chain(&e)})),
+                Format::Text => eprintln!("wiregen diff: {}", chain(&e)),
+            }
+            Err(())
+        }
+    };
+    let (Ok(old), Ok(new)) = (load(&a.old), load(&a.new)) else { return ExitCode::from(2) };
+    let report = wiregen::diff::diff(&old, &new);
+    let format = match a.format {
+        DiffFormat::Text => F::Text,
+        DiffFormat::Json => F::Json,
+        DiffFormat::Markdown => F::Markdown,
+    };
+    let text = match wiregen::diff::render(&report, format, a.policy) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("wiregen diff: {}", chain(&e));
+            return ExitCode::from(2);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        return output_failed(&e, report.violates(a.policy));
+    }
+    ExitCode::from(if report.violates(a.policy) { 1 } else { 0 })
+}
+
 fn parse_lang(s: &str) -> Result<wiregen::emit::Lang, String> {
     wiregen::emit::Lang::from_name(s)
         .ok_or_else(|| format!("unknown language `{s}` (expected rust, zod or ts-standalone)"))
@@ -278,6 +367,7 @@ fn main() -> ExitCode {
         Command::Check(a) => generate(a, true),
         Command::Validate(a) => validate(a),
         Command::Types(a) => types(a),
+        Command::Diff(a) => diff(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve(a),
     }
