@@ -105,7 +105,8 @@ fn run_formats(dir: &Path, old: &str, new: &str) -> (String, Value) {
         let (code, out, err) = wiregen(dir, &["diff", "--format", format, "--policy", policy, old, new]);
         assert!(code == 0 || code == 1, "{old} {new} --format {format}: exit {code}: {err}");
         assert!(err.is_empty(), "{old} {new}: nothing on stderr: {err}");
-        golden.push_str(&format!("$ wiregen diff --format {format} --policy {policy} {old} {new}\n{out}(exit {code})\n"));
+        golden
+            .push_str(&format!("$ wiregen diff --format {format} --policy {policy} {old} {new}\n{out}(exit {code})\n"));
         if format == "json" {
             json = serde_json::from_str(&out).expect("one JSON document");
             // The exit status is the policy's verdict over the records.
@@ -180,4 +181,40 @@ fn a_schema_compared_with_itself_has_no_change() {
             }
         }
     }
+}
+
+#[test]
+fn a_side_read_from_git_equals_the_same_directory() {
+    // HEAD holds the base fixtures (they are committed); compared with the working copy they are unchanged.
+    let (code, out, err) = wiregen(
+        &root(),
+        &["diff", "--format", "json", "HEAD:tests/fixtures/diff/base/protocol", "tests/fixtures/diff/base/protocol"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["old"], "HEAD:tests/fixtures/diff/base/protocol");
+    assert_eq!(v["changes"], Value::Array(Vec::new()));
+    assert!(v["rows"].as_array().is_some_and(|r| r.len() == 4), "{out}");
+}
+
+#[test]
+fn an_unreadable_side_exits_2_and_names_it() {
+    let dir = fixtures().join("base");
+    for (old, why) in [("no-such-dir", "no-such-dir"), ("HEAD:no/such/path", "no/such/path")] {
+        let (code, out, err) = wiregen(&dir, &["diff", old, "protocol"]);
+        assert_eq!(code, 2, "{old}: {out}{err}");
+        assert!(err.contains(why), "{old}: the error names it: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // A side the loader refuses: its located diagnostics.
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diff-bad-{}", std::process::id()));
+    copy_dir(&dir.join("protocol"), &tmp);
+    apply(
+        &tmp,
+        &serde_json::json!({"op": "set", "file": "events/stop.schema.json", "pointer": "/properties/t/x-moved-from", "value": 3}),
+    );
+    let (code, _, err) = wiregen(&dir, &["diff", "protocol", &tmp.to_string_lossy()]);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/properties/t/x-moved-from"), "located: {err}");
 }
