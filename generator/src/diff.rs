@@ -81,6 +81,8 @@ catalogue! {
         FieldRemoved = "field-removed",
         /// NEW declares (`x-renamed-from`) that a property is OLD's property under a new name.
         FieldRenamed = "field-renamed",
+        /// NEW declares (`x-moved-from`) that a property holds a value OLD's messages carried elsewhere.
+        FieldMoved = "field-moved",
         /// An optional property became required.
         FieldMadeRequired = "field-made-required",
         /// A required property became optional.
@@ -145,6 +147,9 @@ impl ChangeRule {
             }
             ChangeRule::FieldRenamed => {
                 "A property declared renamed: old producers and consumers use the other name; stored history upgrades by the declaration."
+            }
+            ChangeRule::FieldMoved => {
+                "A value declared moved: old producers and consumers use the other place; stored history upgrades by the declaration where the old place holds a value."
             }
             ChangeRule::FieldMadeRequired => "An optional property became required: old producers may omit it.",
             ChangeRule::FieldMadeOptional => "A required property became optional: old consumers expect it.",
@@ -334,6 +339,7 @@ impl Change {
                     | ChangeRule::FieldAddedRequired
                     | ChangeRule::FieldRemoved
                     | ChangeRule::FieldRenamed
+                    | ChangeRule::FieldMoved
             )
     }
 }
@@ -446,4 +452,3 @@ impl Report {
 pub fn diff(old: &Side, new: &Side) -> Report {
     compare::run(old, new)
 }
-

@@ -260,6 +260,9 @@ pub struct Field {
     pub required: bool,
     /// The name this property had in the previous version (`x-renamed-from`).
     pub renamed_from: Option<String>,
+    /// Where the value was in a message of the previous version (`x-moved-from`): a JSON Pointer from the old
+    /// envelope's root, e.g. `/subagent` for an event property whose value the old envelope carried.
+    pub moved_from: Option<String>,
     /// The value's node.
     pub node: Node,
 }

@@ -36,7 +36,8 @@ struct Walk<'a> {
 }
 
 pub(super) fn run(old: &Side, new: &Side) -> Report {
-    let mut w = Walk { old, new, om: &old.model, nm: &new.model, out: Vec::new(), seen: BTreeSet::new(), member_tag: None };
+    let mut w =
+        Walk { old, new, om: &old.model, nm: &new.model, out: Vec::new(), seen: BTreeSet::new(), member_tag: None };
     let mut rows = Vec::new();
     let mut removals = Vec::new();
     match (&w.om.protocol, &w.nm.protocol) {
@@ -46,14 +47,15 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
             removals = w.removals(op, np);
             // The envelope's changes first, then each event's in NEW's order, then the removed events' (the walk
             // meets the events inside the envelope, before the envelope's own later properties).
-            let rank = |c: &Change| match &c.scope {
-                Scope::Event(t) => 1 + np
-                    .events
-                    .iter()
-                    .position(|e| &e.tag == t)
-                    .unwrap_or_else(|| np.events.len() + op.events.iter().position(|e| &e.tag == t).unwrap_or(0)),
-                _ => 0,
-            };
+            let rank =
+                |c: &Change| match &c.scope {
+                    Scope::Event(t) => {
+                        1 + np.events.iter().position(|e| &e.tag == t).unwrap_or_else(|| {
+                            np.events.len() + op.events.iter().position(|e| &e.tag == t).unwrap_or(0)
+                        })
+                    }
+                    _ => 0,
+                };
             w.out.sort_by_key(rank);
             rows = w.rows(op, np);
         }
@@ -121,9 +123,11 @@ fn match_fields<'a>(o: &'a ObjectShape, n: &'a ObjectShape) -> Vec<Pair<'a>> {
         if let Some(of) = o.fields.iter().find(|f| f.name == nf.name) {
             used.insert(of.name.as_str());
             out.push((Some(of), Some(nf), false));
-        } else if let Some(of) = nf.renamed_from.as_deref().and_then(|old| {
-            o.fields.iter().find(|f| f.name == old && !n.fields.iter().any(|x| x.name == old))
-        }) {
+        } else if let Some(of) = nf
+            .renamed_from
+            .as_deref()
+            .and_then(|old| o.fields.iter().find(|f| f.name == old && !n.fields.iter().any(|x| x.name == old)))
+        {
             used.insert(of.name.as_str());
             out.push((Some(of), Some(nf), true));
         } else {
@@ -138,7 +142,7 @@ fn match_fields<'a>(o: &'a ObjectShape, n: &'a ObjectShape) -> Vec<Pair<'a>> {
     out
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
     fn push(&mut self, rule: R, at: &At, o: Option<&Origin>, n: Option<&Origin>, message: String, breaks: Breaks) {
         self.out.push(Change {
             rule,
@@ -237,7 +241,14 @@ impl Walk<'_> {
         match (&o.shape, &n.shape) {
             (Shape::Nullable(a), Shape::Nullable(b)) => self.node(at, a, b),
             (Shape::Nullable(a), _) => {
-                self.push(R::NullableRemoved, at, Some(oo), Some(no), "`null` no longer accepted".into(), Breaks::NARROWER);
+                self.push(
+                    R::NullableRemoved,
+                    at,
+                    Some(oo),
+                    Some(no),
+                    "`null` no longer accepted".into(),
+                    Breaks::NARROWER,
+                );
                 self.node(at, a, n);
             }
             (_, Shape::Nullable(b)) => {
@@ -288,11 +299,7 @@ impl Walk<'_> {
             }
             _ => {
                 let breaks = self.kind_change(&o.shape, &n.shape);
-                let msg = format!(
-                    "{} is now {}",
-                    self.describe(&o.shape, self.om),
-                    self.describe(&n.shape, self.nm)
-                );
+                let msg = format!("{} is now {}", self.describe(&o.shape, self.om), self.describe(&n.shape, self.nm));
                 self.push(R::TypeChanged, at, Some(oo), Some(no), msg, breaks);
             }
         }
@@ -394,7 +401,21 @@ impl Walk<'_> {
                 (None, Some(nf)) => {
                     let fat = at.push(&nf.name);
                     let closed = !accepts_unknown(o);
-                    if nf.required {
+                    if let Some(from) = &nf.moved_from {
+                        let source = self.old_message_field(from);
+                        // Required here but optional (or missing) there: an old message may have nothing to move.
+                        let lossy = nf.required && !source.is_some_and(|f| f.required);
+                        let b = Breaks { old_producers: nf.required, old_consumers: closed, stored_history: lossy };
+                        let msg = format!(
+                            "{} property {} added, its value moved from {} of the OLD message (declared)",
+                            if nf.required { "required" } else { "optional" },
+                            code(&nf.name),
+                            code(from)
+                        );
+                        let oo = source.map(|f| &f.node.origin);
+                        self.push(R::FieldMoved, &fat, oo, Some(&nf.node.origin), msg, b);
+                        self.was(from);
+                    } else if nf.required {
                         let b = Breaks { old_consumers: closed, ..Breaks::NARROWER };
                         let msg = format!("required property {} added", code(&nf.name));
                         self.push(R::FieldAddedRequired, &fat, None, Some(&nf.node.origin), msg, b);
@@ -408,12 +429,12 @@ impl Walk<'_> {
                     let fat = at.push(&of.name);
                     let replaced = n.removed.iter().find(|r| r.name == of.name);
                     let rejected = !accepts_unknown(n) || replaced.is_some();
-                    let b = Breaks {
-                        old_producers: rejected,
-                        stored_history: rejected,
-                        old_consumers: of.required,
-                    };
-                    let mut msg = format!("{} property {} removed", if of.required { "required" } else { "optional" }, code(&of.name));
+                    let b = Breaks { old_producers: rejected, stored_history: rejected, old_consumers: of.required };
+                    let mut msg = format!(
+                        "{} property {} removed",
+                        if of.required { "required" } else { "optional" },
+                        code(&of.name)
+                    );
                     if let Some(r) = replaced {
                         msg.push_str(&format!(" (NEW's `x-removed`: use {} instead)", code(&r.replacement)));
                     }
@@ -427,7 +448,10 @@ impl Walk<'_> {
             at,
             &on.origin,
             &nn.origin,
-            &[("minProperties", o.min_properties, n.min_properties, true), ("maxProperties", o.max_properties, n.max_properties, false)],
+            &[
+                ("minProperties", o.min_properties, n.min_properties, true),
+                ("maxProperties", o.max_properties, n.max_properties, false),
+            ],
         );
         if o.dependent_required != n.dependent_required || o.required_only != n.required_only {
             let msg = "`dependentRequired` or properties required without a declaration changed".to_string();
@@ -454,6 +478,22 @@ impl Walk<'_> {
             }
             (None, None) => {}
         }
+    }
+
+    /// OLD's field at a JSON Pointer from the envelope's root (through object properties), for `x-moved-from`.
+    fn old_message_field(&self, pointer: &str) -> Option<&'a Field> {
+        let om: &'a Model = self.om;
+        let env = om.protocol.as_ref()?.envelope;
+        let mut node = &om.ty(env).node;
+        let mut found = None;
+        for tok in pointer.split('/').skip(1) {
+            let tok = tok.replace("~1", "/").replace("~0", "~");
+            let Shape::Object(o) = &resolve(om, node).0.shape else { return None };
+            let f = o.fields.iter().find(|f| f.name == tok)?;
+            node = &f.node;
+            found = Some(f);
+        }
+        found
     }
 
     fn field_pair(&mut self, at: &At, o: &ObjectShape, of: &Field, n: &ObjectShape, nf: &Field, renamed: bool) {
@@ -500,7 +540,16 @@ impl Walk<'_> {
             let (Some(of), Some(nf)) = (of, nf) else { continue };
             let a = allowed(op, orules, &of.name);
             let b = allowed(np, nrules, &nf.name);
-            self.role_sets(&at.push(&nf.name), op, np, a, b, &of.node.origin, &nf.node.origin, &format!("property {}", code(&nf.name)));
+            self.role_sets(
+                &at.push(&nf.name),
+                op,
+                np,
+                a,
+                b,
+                &of.node.origin,
+                &nf.node.origin,
+                &format!("property {}", code(&nf.name)),
+            );
         }
     }
 
@@ -727,15 +776,32 @@ impl Walk<'_> {
         };
         let show = |b: Bound, lo: bool| match b {
             None => "none".to_string(),
-            Some((v, x)) => format!("{} {v}", if lo { if x { ">" } else { ">=" } } else if x { "<" } else { "<=" }),
+            Some((v, x)) => format!(
+                "{} {v}",
+                if lo {
+                    if x {
+                        ">"
+                    } else {
+                        ">="
+                    }
+                } else if x {
+                    "<"
+                } else {
+                    "<="
+                }
+            ),
         };
         for (lo, x, y) in [(true, lower(a), lower(b)), (false, upper(a), upper(b))] {
             let tighter = match (x, y) {
                 (None, Some(_)) => Some(true),
                 (Some(_), None) => Some(false),
-                (Some((v, e)), Some((w, f))) if (v, e) != (w, f) => {
-                    Some(if v == w { f && !e } else if lo { w > v } else { w < v })
-                }
+                (Some((v, e)), Some((w, f))) if (v, e) != (w, f) => Some(if v == w {
+                    f && !e
+                } else if lo {
+                    w > v
+                } else {
+                    w < v
+                }),
                 _ => None,
             };
             let text = format!("{} {} -> {}", if lo { "lower bound" } else { "upper bound" }, show(x, lo), show(y, lo));
@@ -784,9 +850,16 @@ impl Walk<'_> {
             let msg = format!("`prefixItems`: {} -> {} positions", a.prefix.len(), b.prefix.len());
             self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
         }
-        self.bounds(at, oo, no, &[("minItems", a.min_items, b.min_items, true), ("maxItems", a.max_items, b.max_items, false)]);
+        self.bounds(
+            at,
+            oo,
+            no,
+            &[("minItems", a.min_items, b.min_items, true), ("maxItems", a.max_items, b.max_items, false)],
+        );
         match (a.unique, b.unique) {
-            (false, true) => self.push(R::BoundTightened, at, Some(oo), Some(no), "items must be unique".into(), Breaks::NARROWER),
+            (false, true) => {
+                self.push(R::BoundTightened, at, Some(oo), Some(no), "items must be unique".into(), Breaks::NARROWER)
+            }
             (true, false) => {
                 self.push(R::BoundLoosened, at, Some(oo), Some(no), "items may repeat".into(), Breaks::WIDER)
             }
@@ -826,7 +899,14 @@ impl Walk<'_> {
 
     /// One summary row: the status words and note come from the changes to the scope's own properties; the other
     /// changes in the scope are listed as `also`.
-    fn row(&self, scope: &Scope, was: Option<String>, category: Option<String>, roles: Vec<String>, status: Status) -> Row {
+    fn row(
+        &self,
+        scope: &Scope,
+        was: Option<String>,
+        category: Option<String>,
+        roles: Vec<String>,
+        status: Status,
+    ) -> Row {
         let mut added = Vec::new();
         let mut removed = Vec::new();
         let mut renamed = Vec::new();
@@ -834,7 +914,7 @@ impl Walk<'_> {
         for (i, c) in self.out.iter().enumerate().filter(|(_, c)| &c.scope == scope) {
             let name = c.path.first().map(|p| code(p)).unwrap_or_default();
             match c.rule {
-                R::FieldAddedOptional | R::FieldAddedRequired if c.is_surface() => added.push(name),
+                R::FieldAddedOptional | R::FieldAddedRequired | R::FieldMoved if c.is_surface() => added.push(name),
                 R::FieldRemoved if c.is_surface() => removed.push(name),
                 R::FieldRenamed if c.is_surface() => {
                     renamed.push(format!("renamed {} to {name}", code(c.was.as_deref().unwrap_or_default())))
@@ -884,7 +964,9 @@ impl Walk<'_> {
             }
             if let RemovedKind::Property { event, name, replacement } = &r.kind {
                 let in_old = op.event(event).and_then(|e| match &self.om.ty(e.ty).node.shape {
-                    Shape::Object(o) => o.fields.iter().find(|f| &f.name == name).map(|f| self.old.location(&f.node.origin)),
+                    Shape::Object(o) => {
+                        o.fields.iter().find(|f| &f.name == name).map(|f| self.old.location(&f.node.origin))
+                    }
                     _ => None,
                 });
                 let thing = format!("{} on {}", code(name), code(event));
@@ -898,7 +980,11 @@ impl Walk<'_> {
                         RemovedKind::Property { event, .. } => Scope::Event(event.clone()),
                         RemovedKind::Events(_) => Scope::Envelope,
                     };
-                    let msg = format!("{} declared removed (use {} instead); OLD does not have it", it.thing, code(&it.replacement));
+                    let msg = format!(
+                        "{} declared removed (use {} instead); OLD does not have it",
+                        it.thing,
+                        code(&it.replacement)
+                    );
                     let at_ = At { scope, path: Vec::new() };
                     self.push(R::RemovalDeclared, &at_, None, Some(&r.origin), msg, Breaks::NONE);
                 }

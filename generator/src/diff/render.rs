@@ -130,7 +130,12 @@ fn text(r: &Report, policy: Policy) -> String {
                     None if it.removed_in_old => "removed in OLD already".to_string(),
                     None => "not in OLD".to_string(),
                 };
-                out.push_str(&format!("    {} {how} `{}`: {}\n", printable(&it.thing), printable(&it.replacement), printable(&old)));
+                out.push_str(&format!(
+                    "    {} {how} `{}`: {}\n",
+                    printable(&it.thing),
+                    printable(&it.replacement),
+                    printable(&old)
+                ));
             }
         }
     }

@@ -698,7 +698,23 @@ impl Cx {
                     None
                 }
             };
-            fields.push(Field { name: name.clone(), description, required: required.contains(name), renamed_from, node });
+            let moved_from = match s.get("x-moved-from") {
+                None => None,
+                Some(Value::String(p)) if p.starts_with('/') && renamed_from.is_none() => Some(p.clone()),
+                Some(Value::String(_)) if renamed_from.is_some() => {
+                    let msg = "a property is either renamed (`x-renamed-from`) or moved (`x-moved-from`), not both";
+                    self.err(&fat.join("x-moved-from"), K::InvalidValue, msg);
+                    None
+                }
+                Some(_) => {
+                    let msg =
+                        "`x-moved-from` is a JSON Pointer into a message of the previous version (e.g. `/subagent`)";
+                    self.err(&fat.join("x-moved-from"), K::InvalidValue, msg);
+                    None
+                }
+            };
+            let required = required.contains(name);
+            fields.push(Field { name: name.clone(), description, required, renamed_from, moved_from, node });
         }
         let required_only: Vec<String> = required.iter().filter(|r| !props.contains_key(*r)).cloned().collect();
         let mut additional = match o.get("additionalProperties") {

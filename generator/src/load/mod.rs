@@ -128,6 +128,7 @@ pub const ANNOTATIONS: &[&str] = &[
     "x-strict-pattern",
     "x-auto",
     "x-renamed-from",
+    "x-moved-from",
 ];
 
 /// The draft this loader reads.

@@ -11,7 +11,9 @@
 //! `x-renamed-from` says what something was called in the previous version (for `wiregen diff`): on a property
 //! its old name, on an event its old discriminator value, on another file root or `$defs` entry the type's old
 //! name. A renamed event is listed in an `x-removed` entry's `renamed`, which gives the Removed table its row and
-//! the old tag its `removed-event` hint; the old tag is written only in `x-renamed-from`.
+//! the old tag its `removed-event` hint; the old tag is written only in `x-renamed-from`. `x-moved-from` on a
+//! property says where its value was in a message of the previous version (a JSON Pointer from the old envelope's
+//! root, e.g. `/subagent`): the diff reports it as `field-moved` and the upcasters move the value.
 
 use std::collections::BTreeSet;
 
@@ -581,7 +583,13 @@ impl Cx {
 
     /// Every renamed event is listed in an `x-removed` entry's `renamed`: the Removed table and the
     /// `removed-event` hint for its old tag come from there.
-    fn undocumented_renames(&mut self, types: &Types, env_at: &Origin, events: &[Event], documented: &BTreeSet<String>) {
+    fn undocumented_renames(
+        &mut self,
+        types: &Types,
+        env_at: &Origin,
+        events: &[Event],
+        documented: &BTreeSet<String>,
+    ) {
         for e in events {
             if let Some(old) = &e.renamed_from {
                 if !documented.contains(&e.tag) {
@@ -657,6 +665,7 @@ impl Cx {
                     for k in o.keys() {
                         let ok = match k.as_str() {
                             "x-renamed-from" => property || super::build::is_type_root(&at.pointer),
+                            "x-moved-from" => property,
                             k if ENVELOPE_ONLY.contains(&k) => {
                                 envelope.contains(&at) || (p.is_none() && k == "x-role-property")
                             }
@@ -666,7 +675,9 @@ impl Cx {
                             _ => true,
                         };
                         if !ok {
-                            let place = if k == "x-renamed-from" {
+                            let place = if k == "x-moved-from" {
+                                "here (it stands on a property)"
+                            } else if k == "x-renamed-from" {
                                 "here (it stands on a property, a file root or a `$defs` entry)"
                             } else if p.is_some() {
                                 "here"
