@@ -218,3 +218,116 @@ fn an_unreadable_side_exits_2_and_names_it() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("/properties/t/x-moved-from"), "located: {err}");
 }
+
+/// The v1 session protocol (happy-wire's) and this repository's v2.
+const V1: &str = "examples/happy-wire/schema";
+const V2: &str = "schema";
+
+/// The rows of the markdown table under `## {heading}` (or the file's only table when `heading` is empty), cells
+/// trimmed, header and rule dropped.
+fn md_rows(text: &str, heading: &str) -> Vec<Vec<String>> {
+    let body = if heading.is_empty() {
+        text
+    } else {
+        let start = text.find(&format!("## {heading}\n")).unwrap_or_else(|| panic!("no `## {heading}`"));
+        &text[start..]
+    };
+    body.lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| l.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+fn v1_v2_json() -> Value {
+    let (code, out, err) = wiregen(&root(), &["diff", "--format", "json", "--policy", "none", V1, V2]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).expect("json")
+}
+
+#[test]
+fn the_v1_to_v2_diff_reproduces_the_seeds_summary_and_removed_table() {
+    let v = v1_v2_json();
+    let rows = v["rows"].as_array().expect("rows");
+    let seed = std::fs::read_to_string(root().join("tests/fixtures/seed-tables.md")).expect("seed tables");
+    let summary = md_rows(&seed, "Event Type Summary");
+    assert_eq!(summary.len(), 14);
+    let mut failures = Vec::new();
+    for r in &summary {
+        let (category, tag, roles, new) = (&r[0], r[1].trim_matches('`'), &r[2], &r[3]);
+        let Some(row) = rows.iter().find(|x| x["t"] == tag) else {
+            failures.push(format!("{tag}: no row"));
+            continue;
+        };
+        // "renamed, added `agentId`" -> the word and the note.
+        let (word, note) = new.split_once([',', ' ']).map_or((new.as_str(), ""), |(w, n)| (w, n.trim()));
+        let note = note.trim_start_matches('(').trim_end_matches(')');
+        let got_note = row["note"].as_str().unwrap_or_default();
+        if row["status"] != word || got_note != note {
+            failures.push(format!("{tag}: seed `{new}`, diff `{}` `{got_note}`", row["status"]));
+        }
+        if row["category"] != category.as_str()
+            || row["roles"].as_array().map(|a| a.iter().map(|r| r.as_str().unwrap_or("")).collect::<Vec<_>>().join("/"))
+                != Some(roles.clone())
+        {
+            failures.push(format!("{tag}: category or roles differ: {row}"));
+        }
+    }
+    // Nothing in v2 is left out of the seed's table, and nothing of v1 is gone without a rename.
+    let events: Vec<&Value> = rows.iter().filter(|r| !r["t"].is_null()).collect();
+    assert_eq!(events.len(), summary.len(), "{rows:?}");
+    let removed = md_rows(&std::fs::read_to_string(fixtures().join("v1-v2/seed-removed.md")).expect("removed"), "");
+    assert_eq!(removed.len(), 4);
+    let got = v["removed"].as_array().expect("removed");
+    assert_eq!(got.len(), removed.len());
+    for (r, g) in removed.iter().zip(got) {
+        if g["what"] != r[0].as_str() || g["why"] != r[1].as_str() {
+            failures.push(format!("removed: seed {r:?}, diff {} / {}", g["what"], g["why"]));
+        }
+    }
+    // What the seed's tables say of v1, checked against v1: only `start`/`stop` exist there, renamed.
+    let in_v1: Vec<(&str, bool)> = got
+        .iter()
+        .flat_map(|g| g["items"].as_array().into_iter().flatten())
+        .map(|i| (i["thing"].as_str().unwrap_or(""), !i["in_old"].is_null() && i["renamed"] == true))
+        .collect();
+    assert_eq!(
+        in_v1,
+        [
+            ("event `ready`", false),
+            ("event `start`", true),
+            ("event `stop`", true),
+            ("`machineId` on `session-control-changed`", false),
+            ("event `usage-report`", false)
+        ]
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_v2_x_status_is_the_diff_against_v1() {
+    let v = v1_v2_json();
+    let mut checked = 0;
+    for e in std::fs::read_dir(root().join("schema/events")).expect("events") {
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(e.expect("entry").path()).expect("read")).expect("json");
+        let tag = s["properties"]["t"]["const"].as_str().expect("tag");
+        let row = v["rows"].as_array().expect("rows").iter().find(|r| r["t"] == tag).expect("a row per event");
+        assert_eq!(s["x-status"], row["status"], "{tag}: x-status against the diff from v1");
+        assert_eq!(s["x-status-note"], row["note"], "{tag}: x-status-note against the diff from v1");
+        checked += 1;
+    }
+    assert_eq!(checked, 14);
+}
+
+#[test]
+fn the_v1_to_v2_diff_golden() {
+    let mut text = String::from("# the v1 session protocol (examples/happy-wire) -> v2 (schema/)\n");
+    for format in ["text", "markdown"] {
+        let (code, out, err) = wiregen(&root(), &["diff", "--format", format, "--policy", "backward", V1, V2]);
+        assert!(err.is_empty(), "{err}");
+        text.push_str(&format!("$ wiregen diff --format {format} --policy backward {V1} {V2}\n{out}(exit {code})\n"));
+    }
+    golden::check_golden(&fixtures().join("v1-v2/diff.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
+}

@@ -388,6 +388,8 @@ fn hostile_schema_text_still_gives_valid_typescript() {
                         name: odd_field.to_string(),
                         description: Some(nasty.to_string()),
                         required: false,
+                        renamed_from: None,
+                        moved_from: None,
                         node: wiregen::ir::Node {
                             origin: Default::default(),
                             description: None,
