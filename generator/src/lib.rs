@@ -53,6 +53,9 @@
 //!   cores; [`stream`] checks the protocol's sequence rules and folds the session rollup.
 //! - **Comparing versions**: [`diff::diff`] compares two loaded schemas ([`diff::Side`]: a directory, a file or
 //!   `REV:PATH` from git) and says who each change breaks ([`diff::Report`], [`diff::Policy`]).
+//! - **Reading old versions**: [`upgrade::Plan`] is a protocol's declared renames and moves, which the generated
+//!   `upgrade` functions print; [`migrate::migrate_reader`] rewrites a JSONL stream from one version to the next,
+//!   reporting what it cannot carry.
 //! - **Serving** (feature `serve`): `serve::run` runs the HTTP validation service; `serve::App` and
 //!   `serve::serve` embed it in your own tokio runtime. The library installs no log subscriber and prints
 //!   nothing: the binary does both.
@@ -94,10 +97,12 @@ pub mod emit;
 pub mod engine;
 pub mod ir;
 pub mod load;
+pub mod migrate;
 pub mod rules;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod stream;
+pub mod upgrade;
 pub mod validate;
 
 pub use generate::{check, generate, CheckReport, Error, GenerateReport, Options};

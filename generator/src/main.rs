@@ -103,6 +103,22 @@ enum Command {
     ///   wiregen diff --policy none examples/happy-wire/schema/sessionProtocol.schema.json schema
     #[command(verbatim_doc_comment)]
     Diff(DiffArgs),
+    /// Rewrite a JSONL stream of OLD messages as NEW messages.
+    ///
+    /// Each line is checked against OLD, upgraded with NEW's declared renames and moves
+    /// (`x-renamed-from`, `x-moved-from`: the same steps as the generated `upgrade` functions), and
+    /// checked against NEW. Nothing is invented: a value NEW requires that the upgrade cannot carry is
+    /// reported (`field-moved`) and its line refused. A property NEW does not have refuses the line,
+    /// or with `--on-loss drop` is dropped with a warning. Refused lines are not written, so the output
+    /// passes `wiregen validate`. Every warning and refusal names the line, rule id and JSON Pointer
+    /// (on stderr; `--format json` prints one JSON report there instead).
+    /// Exit status: 0 every line written, 1 some line refused, 2 a side cannot be loaded or I/O failed.
+    ///
+    /// Examples:
+    ///   wiregen migrate --from examples/happy-wire/schema --to schema v1.jsonl > v2.jsonl
+    ///   wiregen migrate --from main:schema --to schema --on-loss drop --out v2.jsonl v1.jsonl
+    #[command(verbatim_doc_comment)]
+    Migrate(MigrateArgs),
     /// Run the validation service: HTTP endpoints that validate envelopes and JSONL streams.
     ///
     /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr, and
@@ -320,6 +336,104 @@ fn diff(a: DiffArgs) -> ExitCode {
     ExitCode::from(if report.violates(a.policy) { 1 } else { 0 })
 }
 
+#[derive(clap::Args)]
+struct MigrateArgs {
+    /// The old version: a schema directory, a schema file or REV:PATH.
+    #[arg(long)]
+    from: String,
+    /// The new version: a schema directory, a schema file or REV:PATH.
+    #[arg(long)]
+    to: String,
+    /// What to do with a property NEW does not have: refuse the line, or drop the property with a warning.
+    #[arg(long, value_enum, default_value = "refuse")]
+    on_loss: OnLossArg,
+    /// Report format on stderr: text (one line per note and a summary) or json (one document).
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Write the migrated stream here instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The JSONL file to migrate (`-` for stdin).
+    #[arg(default_value = "-")]
+    file: PathBuf,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnLossArg {
+    Refuse,
+    Drop,
+}
+
+fn migrate(a: MigrateArgs) -> ExitCode {
+    use wiregen::diff::{DiffError, Side};
+    use wiregen::migrate::{migrate_reader, OnLoss, Outcome};
+    let load = |spec: &str| match Side::load(spec) {
+        Ok(s) => Some(s),
+        Err(DiffError::Schema { spec, errors }) => {
+            report_schema_errors(&errors, a.format);
+            eprintln!("wiregen migrate: `{spec}` has {} schema error(s)", errors.0.len());
+            None
+        }
+        Err(e) => {
+            eprintln!("wiregen migrate: {}", chain(&e));
+            None
+        }
+    };
+    let (Some(old), Some(new)) = (load(&a.from), load(&a.to)) else { return ExitCode::from(2) };
+    if old.model.protocol.is_none() || new.model.protocol.is_none() {
+        eprintln!("wiregen migrate: both sides must be session protocols (an envelope with events)");
+        return ExitCode::from(2);
+    }
+    let shown = if a.file.as_os_str() == "-" { "<stdin>".to_string() } else { a.file.display().to_string() };
+    let input: Box<dyn std::io::BufRead> = if a.file.as_os_str() == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        match std::fs::File::open(&a.file) {
+            Ok(f) => Box::new(BufReader::new(f)),
+            Err(e) => {
+                eprintln!("wiregen migrate: {shown}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let out: Box<dyn Write> = match &a.out {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => {
+                eprintln!("wiregen migrate: {}: {e}", p.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let on_loss = if a.on_loss == OnLossArg::Drop { OnLoss::Drop } else { OnLoss::Refuse };
+    let s = match migrate_reader(&old.model, &new.model, input, out, on_loss) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("wiregen migrate: {shown}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match a.format {
+        Format::Json => {
+            let doc = serde_json::json!({"file": shown, "from": a.from, "to": a.to, "summary": s});
+            eprintln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Format::Text => {
+            for n in &s.notes {
+                let what = if n.outcome == Outcome::Refused { "refused" } else { "warning: dropped" };
+                let at = if n.pointer.is_empty() { "(message)".to_string() } else { n.pointer.clone() };
+                eprintln!("{shown}:{}: {what}: {at} [{}] ({}): {}", n.line, n.rule, n.side, printable(&n.message));
+            }
+            eprintln!(
+                "wiregen migrate: {} line(s): {} written ({} with values dropped), {} refused",
+                s.lines, s.written, s.with_loss, s.refused
+            );
+        }
+    }
+    ExitCode::from(if s.refused > 0 { 1 } else { 0 })
+}
+
 fn parse_lang(s: &str) -> Result<wiregen::emit::Lang, String> {
     wiregen::emit::Lang::from_name(s)
         .ok_or_else(|| format!("unknown language `{s}` (expected rust, zod or ts-standalone)"))
@@ -368,6 +482,7 @@ fn main() -> ExitCode {
         Command::Validate(a) => validate(a),
         Command::Types(a) => types(a),
         Command::Diff(a) => diff(a),
+        Command::Migrate(a) => migrate(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve(a),
     }
