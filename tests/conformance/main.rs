@@ -12,6 +12,7 @@ mod golden;
 mod node;
 mod rust_types;
 mod streams;
+mod upgrade;
 mod zod;
 
 use checkers::{Checker, Verdict};

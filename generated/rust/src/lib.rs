@@ -75,6 +75,8 @@
 #[rustfmt::skip]
 mod rt;
 #[rustfmt::skip]
+pub mod upgrade;
+#[rustfmt::skip]
 pub use rt::{Error, Extra};
 /// The rule a value broke: the same stable ids `wiregen validate` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -36,6 +36,7 @@ export * from "./runtime.js";
 export * from "./schemas.js";
 export * from "./standalone.js";
 export * from "./stream.js";
+export * from "./upgrade.js";
 
 /**
  * Checks a parsed message (for example the result of `JSON.parse`) against the envelope schema. When invalid, the
