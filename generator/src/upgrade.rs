@@ -152,12 +152,10 @@ fn walk(
     stack: &mut Vec<TypeId>,
 ) {
     match &node.shape {
-        Shape::Ref(id) => {
-            if !stack.contains(id) {
-                stack.push(*id);
-                walk(m, &m.ty(*id).node, event, at, out, stack);
-                stack.pop();
-            }
+        Shape::Ref(id) if !stack.contains(id) => {
+            stack.push(*id);
+            walk(m, &m.ty(*id).node, event, at, out, stack);
+            stack.pop();
         }
         Shape::Object(o) => {
             for f in &o.fields {

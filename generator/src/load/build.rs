@@ -163,7 +163,7 @@ impl Cx {
         // layer takes over). Anywhere else the placement check refuses it.
         let renamed_from = match v.get("x-renamed-from") {
             Some(Value::String(old)) if !old.is_empty() && is_type_root(&origin.pointer) => Some(old.clone()),
-            Some(x) if is_type_root(&origin.pointer) && !x.as_str().is_some_and(|o| !o.is_empty()) => {
+            Some(x) if is_type_root(&origin.pointer) && x.as_str().is_none_or(str::is_empty) => {
                 let msg = "`x-renamed-from` is the previous name (a non-empty string)";
                 self.err(&origin.join("x-renamed-from"), K::InvalidValue, msg);
                 None
