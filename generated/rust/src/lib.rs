@@ -1149,8 +1149,8 @@ impl rt::Decode for MessageUsage {
                     at,
                     &rt::Num {
                         integer: true,
-                        minimum: ::std::option::Option::Some(1f64),
-                        exclusive_minimum: ::std::option::Option::None,
+                        minimum: ::std::option::Option::None,
+                        exclusive_minimum: ::std::option::Option::Some(0f64),
                         maximum: ::std::option::Option::Some(9007199254740991f64),
                         exclusive_maximum: ::std::option::Option::None,
                         multiple_of: ::std::option::Option::None,
@@ -1242,10 +1242,10 @@ impl ::schemars::JsonSchema for MessageUsage {
             .subschema_for:: < Uint53 > ()), "cacheCreationInputTokens" : (generator
             .subschema_for:: < Uint53 > ()), "cacheReadInputTokens" : (generator
             .subschema_for:: < Uint53 > ()), "outputTokens" : (generator.subschema_for::
-            < Uint53 > ()), "contextWindow" : { "type" : "integer", "minimum" : 1u64,
-            "maximum" : 9007199254740991u64 }, "serviceTier" : { "type" : "string" } },
-            "required" : ["inputTokens", "outputTokens"], "additionalProperties" : false
-            }
+            < Uint53 > ()), "contextWindow" : { "type" : "integer", "exclusiveMinimum" :
+            0u64, "maximum" : 9007199254740991u64 }, "serviceTier" : { "type" : "string"
+            } }, "required" : ["inputTokens", "outputTokens"], "additionalProperties" :
+            false }
         )
     }
 }

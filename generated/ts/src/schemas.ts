@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { $T, $C, constParams, rule, unknownKeys, closed, not, unionMessage } from "./runtime.js";
+import { $T, $C, constParams, rule, isInt, unknownKeys, closed, not, unionMessage } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export const sessionCuid2Schema = z.string($T).min(1, $C)
@@ -70,7 +70,7 @@ export const sessionMessageUsageSchema = closed(
     /** Output tokens */
     outputTokens: sessionUint53Schema,
     /** Size of the model's context window in tokens */
-    contextWindow: z.int($C).min(1, $C).optional(),
+    contextWindow: z.number($T).check(isInt).gt(0, $C).max(9007199254740991, $C).optional(),
     /** Provider service tier the request ran on */
     serviceTier: z.string($T).optional(),
   },

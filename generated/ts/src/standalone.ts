@@ -190,7 +190,7 @@ function check$SessionMessageUsage(v: unknown, p: string, out: WireError[]): voi
     if (v13 !== undefined) {
       if (typeof v13 !== "number") $type(out, p + "/contextWindow", "an integer", v13);
       else if (!Number.isInteger(v13)) $type(out, p + "/contextWindow", "an integer", v13);
-      else if (v13 < 1) $e(out, p + "/contextWindow", "minimum", "must be at least 1");
+      else if (v13 <= 0) $e(out, p + "/contextWindow", "exclusive-minimum", "must be greater than 0");
       else if (v13 > 9007199254740991) $e(out, p + "/contextWindow", "maximum", "must be at most 9007199254740991");
     }
     const v14 = o8.serviceTier;
