@@ -331,3 +331,14 @@ fn the_v1_to_v2_diff_golden() {
     }
     golden::check_golden(&fixtures().join("v1-v2/diff.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn the_readme_gives_every_rule_an_example() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let start = readme.find("## Evolving the protocol").expect("the section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let missing: Vec<&str> =
+        ChangeRule::ALL.iter().map(|r| r.id()).filter(|id| !section.contains(&format!("| `{id}` |"))).collect();
+    assert!(missing.is_empty(), "rules without a row in the README's rule table: {missing:?}");
+}
