@@ -213,10 +213,14 @@ fn an_unreadable_side_exits_2_and_names_it() {
         &tmp,
         &serde_json::json!({"op": "set", "file": "events/stop.schema.json", "pointer": "/properties/t/x-moved-from", "value": 3}),
     );
+    // A move the upcasters could not apply (not on a property of an event) is refused, not ignored.
+    let nested = serde_json::json!({"op": "set", "file": "events/note.schema.json", "pointer": "/properties/meta/properties/x", "value": {"type": "string", "description": "x", "x-moved-from": "/subagent"}});
+    apply(&tmp, &nested);
     let (code, _, err) = wiregen(&dir, &["diff", "protocol", &tmp.to_string_lossy()]);
     let _ = std::fs::remove_dir_all(&tmp);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("/properties/t/x-moved-from"), "located: {err}");
+    assert!(err.contains("/properties/meta/properties/x/x-moved-from: `x-moved-from` has no meaning here"), "{err}");
 }
 
 /// The v1 session protocol (happy-wire's) and this repository's v2.

@@ -665,7 +665,7 @@ impl Cx {
                     for k in o.keys() {
                         let ok = match k.as_str() {
                             "x-renamed-from" => property || super::build::is_type_root(&at.pointer),
-                            "x-moved-from" => property,
+                            "x-moved-from" => fields.contains(&at),
                             k if ENVELOPE_ONLY.contains(&k) => {
                                 envelope.contains(&at) || (p.is_none() && k == "x-role-property")
                             }
@@ -676,7 +676,7 @@ impl Cx {
                         };
                         if !ok {
                             let place = if k == "x-moved-from" {
-                                "here (it stands on a property)"
+                                "here (it stands on a property of an event)"
                             } else if k == "x-renamed-from" {
                                 "here (it stands on a property, a file root or a `$defs` entry)"
                             } else if p.is_some() {
