@@ -70,6 +70,9 @@ pub struct Package {
 pub struct TypeDef {
     /// Export names per language, derived once by the naming rule ([`crate::load`] documents it).
     pub names: Names,
+    /// Other names the type is also exported under (`x-aliases`: names an earlier version of the package used),
+    /// each named per language like a base name.
+    pub aliases: Vec<Names>,
     /// Whether the schema named the type (`x-name`), rather than the loader deriving a name from its location.
     pub explicit_name: bool,
     /// Description from the schema.
@@ -471,6 +474,7 @@ pub enum RoleRule<'a> {
 /// What an id outside [`Model::types`] stands for: a nameless type that accepts nothing.
 static MISSING_TYPE: TypeDef = TypeDef {
     names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+    aliases: Vec::new(),
     explicit_name: false,
     description: None,
     examples: Vec::new(),

@@ -196,3 +196,49 @@ fn one_schema_file_is_enough_and_a_refusal_names_the_keyword_and_pointer() {
     assert_eq!(records[2]["errors"][0]["pointer"], "/0");
     assert_eq!(records[2]["errors"][0]["rule"], "type");
 }
+
+#[test]
+fn x_aliases_give_a_type_other_names_in_every_language() {
+    // The v2 schema keeps happy-wire's names for the two types v2 renamed.
+    let m = wiregen::load::load(&repo().join("schema")).expect("schema/ loads");
+    let aliases = |base: &str| -> Vec<(String, String, String)> {
+        let t = m.types.iter().find(|t| t.names.base == base).expect("the type");
+        t.aliases.iter().map(|a| (a.rust.clone(), a.ts.clone(), a.zod.clone())).collect()
+    };
+    assert_eq!(
+        aliases("Service"),
+        [("ServiceMessage".into(), "SessionServiceMessageEvent".into(), "sessionServiceMessageEventSchema".into())]
+    );
+    assert_eq!(
+        aliases("TurnStatus"),
+        [("TurnEndStatus".into(), "SessionTurnEndStatus".into(), "sessionTurnEndStatusSchema".into())]
+    );
+    // One file: every output of `wiregen types` prints the alias as the same type (and the same Zod schema).
+    let dir = schema_dir(
+        "aliases",
+        &[(
+            "status.schema.json",
+            json!({
+                "x-name": "Status",
+                "x-aliases": ["OldStatus", "LegacyStatus"],
+                "description": "A status.",
+                "enum": ["on", "off"]
+            }),
+        )],
+    );
+    let out = |lang: &str| {
+        let o = wiregen(&dir, &["types", "--lang", lang, "status.schema.json"]);
+        assert!(o.status.success(), "{lang}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).expect("utf-8")
+    };
+    let rust = out("rust");
+    assert!(
+        rust.contains("pub type OldStatus = Status;") && rust.contains("pub type LegacyStatus = Status;"),
+        "{rust}"
+    );
+    let zod = out("zod");
+    assert!(zod.contains("export const oldStatusSchema = statusSchema;"), "{zod}");
+    assert!(zod.contains("export type LegacyStatus = Status;"), "{zod}");
+    let sa = out("ts-standalone");
+    assert!(sa.contains("export type OldStatus = Status;"), "{sa}");
+}

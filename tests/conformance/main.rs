@@ -4,12 +4,20 @@
 //! validators (the bundled schema, the source schema) are held to the verdict.
 
 mod checkers;
+mod differential;
 mod example;
 mod example_rust;
 mod fixtures;
+mod fuzz;
 #[path = "../../generator/tests/support/golden.rs"]
 mod golden;
+#[path = "../../generator/tests/support/mutate.rs"]
+mod mutate;
 mod node;
+mod numbers;
+mod package;
+#[path = "../../generator/tests/support/rng.rs"]
+mod rng;
 mod rust_types;
 mod streams;
 mod upgrade;

@@ -356,3 +356,108 @@ fn the_seed_realistic_flow_is_short_to_build() {
         assert_eq!(serde_json::to_value(&b).expect("serializes"), *want, "message {}", k + 1);
     }
 }
+/// `levels` nested arrays around `null`, built without recursion.
+fn arrays(levels: usize) -> Value {
+    let mut v = Value::Null;
+    for _ in 0..levels {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// A valid `tool-call-start` envelope whose nesting is `depth` levels in all (the envelope 1, `ev` 2, `args` 3,
+/// then arrays in `args.x`), as text and as a value.
+fn deep_envelope(depth: usize) -> (String, Value) {
+    assert!(depth >= 3);
+    let inner = depth - 3;
+    let text = format!(
+        r#"{{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{{"x":{}null{}}}}}}}"#,
+        "[".repeat(inner),
+        "]".repeat(inner)
+    );
+    let mut value = serde_json::json!({"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{}}});
+    value["ev"]["args"]["x"] = arrays(inner);
+    (text, value)
+}
+
+fn brief(e: session_wire::Error) -> (Rule, String) {
+    (e.rule(), e.pointer().to_string())
+}
+
+#[test]
+fn from_value_takes_exactly_the_depths_the_text_parser_takes_and_round_trips() {
+    for depth in 120..=135 {
+        let (text, value) = deep_envelope(depth);
+        let from_text = parse_envelope(&text).map_err(brief);
+        let from_value = Envelope::from_value(&value).map_err(brief);
+        assert_eq!(from_text.is_ok(), depth <= 127, "depth {depth}: {from_text:?}");
+        assert_eq!(from_value, from_text, "depth {depth}");
+        assert_eq!(validate_value(&value).map_err(brief), from_text.clone().map(drop), "depth {depth}");
+        assert_eq!(<Envelope as serde::Deserialize>::deserialize(&value).is_ok(), depth <= 127, "depth {depth}");
+        if let Ok(env) = from_value {
+            // What `from_value` accepts, its own serialization gives back through the text parser.
+            let again = serde_json::to_string(&env).expect("serializes");
+            assert_eq!(parse_envelope(&again).map_err(brief), Ok(env), "depth {depth}");
+        } else {
+            assert_eq!(from_text, Err((Rule::TooDeep, String::new())), "depth {depth}");
+        }
+        // Every type's own `from_value` has the text parser's limit too (here `Event` and `Args`, whose values
+        // start one and two levels down).
+        for (part, skip) in [(&value["ev"], 1), (&value["ev"]["args"], 2)] {
+            let part_text = serde_json::to_string(part).ok();
+            let accepts = depth - skip <= 127;
+            let by_value = if skip == 1 {
+                Event::from_value(part).map(drop).map_err(brief)
+            } else {
+                session_wire::Args::from_value(part).map(drop).map_err(brief)
+            };
+            assert_eq!(by_value.is_ok(), accepts, "depth {depth} minus {skip}: {by_value:?}");
+            if !accepts {
+                assert_eq!(by_value, Err((Rule::TooDeep, String::new())));
+            }
+            if let Some(t) = part_text.filter(|_| accepts) {
+                let back = if skip == 1 {
+                    serde_json::from_str::<Event>(&t).is_ok()
+                } else {
+                    serde_json::from_str::<session_wire::Args>(&t).is_ok()
+                };
+                assert!(back, "depth {depth} minus {skip}: the text of an accepted value parses");
+            }
+        }
+    }
+}
+
+#[test]
+fn from_value_measures_a_value_fifty_thousand_levels_deep_without_recursing() {
+    // serde_json builds and drops such a value recursively, so that happens on a thread with a large stack; the
+    // generated code runs on a thread with a small one (256 KiB).
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(|| {
+            let (_, mut value) = deep_envelope(3);
+            value["ev"]["args"]["x"] = arrays(50_000);
+            let image = arrays(50_000);
+            std::thread::scope(|s| {
+                let results = std::thread::Builder::new()
+                    .stack_size(256 << 10)
+                    .spawn_scoped(s, || {
+                        [
+                            Envelope::from_value(&value).map(drop).map_err(brief),
+                            validate_value(&value).map_err(brief),
+                            Event::from_value(&value["ev"]).map(drop).map_err(brief),
+                            session_wire::Args::from_value(&value["ev"]["args"]).map(drop).map_err(brief),
+                            Image::from_value(&image).map(drop).map_err(brief),
+                        ]
+                    })
+                    .expect("spawn")
+                    .join()
+                    .expect("no stack overflow");
+                for r in results {
+                    assert_eq!(r, Err((Rule::TooDeep, String::new())));
+                }
+            });
+        })
+        .expect("spawn")
+        .join()
+        .expect("the big-stack thread");
+}

@@ -3,12 +3,17 @@
 // tsc would report the directive as unused and the test would fail.
 import {
   createEnvelope,
+  rollupSession,
+  SessionStreamChecker,
   sessionEnvelopeSchema,
   sessionEventSchema,
   sessionToolCallStartEventSchema,
   type SessionEnvelope,
   type SessionEvent,
   type SessionRole,
+  type SessionClientType,
+  type SessionPermissionMode,
+  type SessionRollup,
   type SessionToolCallStartEvent,
 } from "../../generated/ts/dist/index.js";
 
@@ -90,3 +95,19 @@ createEnvelope("user", { t: "text", text: "hi", thinking: true });
 createEnvelope("user", { t: "abort" }, { subagent: "s" });
 // @ts-expect-error `time` is a number.
 createEnvelope("user", { t: "abort" }, { time: "now" });
+
+// The rollup is typed from the schema: the control and configuration fields with their types, one key per turn-end
+// status and usage field (it used to be `{ [field: string]: unknown }`).
+const roll: SessionRollup = rollupSession([]);
+assertType<Equal<NonNullable<typeof roll.control>["clientType"], SessionClientType | null>>(true);
+assertType<Equal<typeof roll.config.permissionMode, SessionPermissionMode | null>>(true);
+assertType<Equal<typeof roll.config.sandbox, boolean | null>>(true);
+assertType<Equal<typeof roll.turns, { completed: number; failed: number; cancelled: number }>>(true);
+assertType<Equal<typeof roll.usage, { inputTokens: number; outputTokens: number; cost: number }>>(true);
+assertType<Equal<typeof roll.open.toolCalls[number]["call"], string>>(true);
+// @ts-expect-error no such status.
+void roll.turns.done;
+// @ts-expect-error `clientType` is not a number.
+const clientCount: number | null | undefined = roll.control?.clientType;
+void clientCount;
+assertType<Equal<ReturnType<SessionStreamChecker["rollup"]>, SessionRollup>>(true);

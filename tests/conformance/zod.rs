@@ -59,6 +59,12 @@ pub fn run_lines_with_runner(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
 
 /// Runs `lines` through `runner` (a script in `tests/conformance/`) in one node process; one verdict per line.
 fn run_lines_with(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
+    run_runner(runner, &[], lines)
+}
+
+/// Runs `lines` through `runner` (a script in `tests/conformance/`, given the built package and then `args`) in
+/// one node process; one JSON answer per line.
+pub fn run_runner(runner: &str, args: &[&std::ffi::OsStr], lines: &[Vec<u8>]) -> Vec<Value> {
     let index = built_package();
     let mut input = Vec::new();
     for l in lines {
@@ -70,6 +76,7 @@ fn run_lines_with(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
     let mut child = Command::new("node")
         .arg(&runner)
         .arg(index)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,10 +1,12 @@
 // Validates fixture lines with ajv 8 in strict mode against the bundled schema.
-// Line-level framing rules come first, as in every checker: JSON syntax, then nesting depth <= 127 (serde_json's limit).
+// Line-level framing rules come first, as in every checker: JSON syntax, then nesting depth <= 127 (serde_json's limit),
+// counted on the text as serde_json counts it (json-depth.mjs).
 // usage: node ajv-check.mjs SCHEMA.json < lines.jsonl  ->  one JSON verdict per input line:
 //   {"valid": true} | {"valid": false, "pointer": "/ev/status", "keyword": "enum"} | {"valid": false, "error": "not JSON"}
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import Ajv2020 from "ajv/dist/2020.js";
+import { textDepth } from "./json-depth.mjs";
 
 const schema = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const ajv = new Ajv2020({ strict: true, allErrors: false });
@@ -19,7 +21,7 @@ for await (const line of rl) {
     out.push(JSON.stringify({ valid: false, error: "not JSON" }));
     continue;
   }
-  if (depth(value) > 127) {
+  if (textDepth(line) > 127) {
     out.push(JSON.stringify({ valid: false, error: "too deep" }));
     continue;
   }
@@ -32,17 +34,3 @@ for await (const line of rl) {
 }
 process.stdout.write(out.join("\n") + (out.length ? "\n" : ""));
 
-/** Nesting depth of a parsed JSON value (arrays and objects count one level each), iteratively. */
-function depth(root) {
-  let max = 0;
-  const stack = [[root, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop();
-    if (v !== null && typeof v === "object") {
-      const nd = d + 1;
-      if (nd > max) max = nd;
-      for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push([c, nd]);
-    }
-  }
-  return max;
-}

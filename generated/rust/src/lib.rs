@@ -2425,6 +2425,9 @@ impl ::schemars::JsonSchema for Service {
         )
     }
 }
+/// [`Service`] under another name (`x-aliases`: a name an earlier version of the package used).
+#[rustfmt::skip]
+pub type ServiceMessage = Service;
 /// `session-control-changed`: A client took control of the session. Controlling device is also written to session state (metadata) as a rollup of the stream.
 ///
 /// Sent by: user, agent.
@@ -4037,6 +4040,9 @@ impl ::schemars::JsonSchema for TurnStatus {
         )
     }
 }
+/// [`TurnStatus`] under another name (`x-aliases`: a name an earlier version of the package used).
+#[rustfmt::skip]
+pub type TurnEndStatus = TurnStatus;
 #[rustfmt::skip]
 static LIT_0: rt::Lit = rt::Lit::new("\"abort\"");
 #[rustfmt::skip]

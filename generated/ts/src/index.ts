@@ -2,7 +2,8 @@
 /**
  * `session-wire`: Session Protocol v2 for TypeScript. Zod 4 schemas and types generated from the JSON Schema, a
  * standalone validator per type, checkers that report the same first error (JSON Pointer and rule id) as the Rust
- * engine and the `wiregen validate` CLI, and {@link createEnvelope} to build messages.
+ * engine and the `wiregen validate` CLI, {@link createEnvelope} to build messages and the stream checker
+ * ({@link checkSessionStream}, {@link rollupSession}).
  *
  * @example
  * ```ts
@@ -13,94 +14,54 @@
  *
  * @module
  */
-import {
-  hideOwnProto,
-  newId,
-  parseLine,
-  restoreOwnProto,
-  restoreOwnProtoErrors,
+export {
+  RULES,
+  wireMessage,
+  $T,
+  $C,
+  constParams,
+  enumParams,
+  rule,
+  chars,
+  isInt,
+  minChars,
+  maxChars,
+  pattern,
+  multipleOf,
+  minItems,
+  maxItems,
+  uniqueItems,
+  jsonEqual,
+  constValue,
+  enumValues,
+  unknownKeys,
+  closed,
+  objectWith,
+  looseObjectWith,
+  allOf,
+  anyOf,
+  oneOf,
+  not,
+  cond,
+  kinds,
+  unionMessage,
+  union,
+  toPointer,
+  issueRule,
   toWireErrors,
+  MAX_DEPTH,
+  newId,
+  scanJson,
+  parseLine,
+  type RuleId,
   type WireError,
   type WireResult,
+  type ObjectRest,
+  type UnionTags,
+  type RoleParams,
 } from "./runtime.js";
-import {
-  sessionEnvelopeSchema,
-  type SessionEnvelope,
-  type SessionEnvelopeOptions,
-  type SessionEventForRole,
-  type SessionRole,
-} from "./schemas.js";
-import { validateSessionEnvelope } from "./standalone.js";
-
-export * from "./runtime.js";
 export * from "./schemas.js";
 export * from "./standalone.js";
+export * from "./envelope.js";
 export * from "./stream.js";
 export * from "./upgrade.js";
-
-/**
- * Checks a parsed message (for example the result of `JSON.parse`) against the envelope schema. When invalid, the
- * errors come in Zod's order and the first one is the canonical first error every checker reports.
- */
-export function checkEnvelope(value: unknown): WireResult<SessionEnvelope> {
-  const r = sessionEnvelopeSchema.safeParse(value);
-  return r.success ? { valid: true, value: r.data, errors: [] } : { valid: false, errors: toWireErrors(r.error) };
-}
-
-/**
- * Checks one line of a session log (without its newline), exactly like `wiregen validate`: line-level problems
- * first (`invalid-utf8` for bytes, `blank-line`, `too-deep`, `malformed-json`), then {@link checkEnvelope}.
- */
-export function validateSessionLine(line: string | Uint8Array): WireResult<SessionEnvelope> {
-  const parsed = parseLine(line);
-  if (!parsed.ok) return { valid: false, errors: [parsed.error] };
-  if (parsed.ownProto !== true) return checkEnvelope(parsed.value);
-  const hidden = hideOwnProto(parsed.value);
-  const r = checkEnvelope(hidden.value);
-  return r.valid
-    ? { valid: true, value: restoreOwnProto(r.value, hidden.sentinel), errors: [] }
-    : { valid: false, errors: restoreOwnProtoErrors(r.errors, hidden.sentinel) };
-}
-
-/**
- * {@link validateSessionLine} with the standalone validator ({@link validateSessionEnvelope}) instead of Zod: the same
- * line-level problems, then every error of the message in the engine's order; an empty list when the line is valid.
- */
-export function validateSessionLineStandalone(line: string | Uint8Array): WireError[] {
-  const parsed = parseLine(line);
-  return parsed.ok ? validateSessionEnvelope(parsed.value) : [parsed.error];
-}
-
-/** Thrown by {@link createEnvelope} when the message would be invalid; `errors` says why, first error first. */
-export class SessionWireError extends Error {
-  /** The errors, first error first. */
-  readonly errors: WireError[];
-
-  constructor(errors: WireError[]) {
-    const first = errors[0];
-    super(first === undefined ? "invalid message" : `${first.pointer || "(message)"}: ${first.message} [${first.rule}]`);
-    this.name = "SessionWireError";
-    this.errors = errors;
-  }
-}
-
-/**
- * Builds a message from `role` and the event, filling `id` with a fresh cuid2-shaped id ({@link newId}) and `time` with `Date.now()` unless `opts` gives them (`x-auto`).
- * The event type and `opts` are narrowed to what the role may send; at run time the whole message is
- * checked, so a forbidden role/event or role/field combination (or any other invalid value) throws a
- * {@link SessionWireError}. The result is the parsed message (what the envelope schema returns).
- */
-export function createEnvelope<R extends SessionRole>(
-  role: R,
-  ev: SessionEventForRole<R>,
-  opts?: SessionEnvelopeOptions<R>,
-): SessionEnvelope {
-  const candidate: Record<string, unknown> = { ...opts };
-  candidate["id"] = opts?.["id"] ?? newId();
-  candidate["time"] = opts?.["time"] ?? Date.now();
-  candidate["role"] = role;
-  candidate["ev"] = ev;
-  const r = sessionEnvelopeSchema.safeParse(candidate);
-  if (!r.success) throw new SessionWireError(toWireErrors(r.error));
-  return r.data;
-}

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { z } from "zod";
-import { $T, $C, constParams, rule, isInt, unknownKeys, closed, not, unionMessage } from "./runtime.js";
+import * as z from "zod";
+import { $T, $C, constParams, isInt, unknownKeys, closed, not, unionMessage, roleIssue } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export const sessionCuid2Schema = z.string($T).min(1, $C)
@@ -153,6 +153,10 @@ export const sessionTurnStatusSchema = z.enum(["completed","failed","cancelled"]
   .describe("Final turn outcome");
 /** Final turn outcome */
 export type SessionTurnStatus = z.infer<typeof sessionTurnStatusSchema>;
+/** {@link sessionTurnStatusSchema} under another name (`x-aliases`: a name an earlier version of the package used). */
+export const sessionTurnEndStatusSchema = sessionTurnStatusSchema;
+/** {@link SessionTurnStatus} under another name (`x-aliases`). */
+export type SessionTurnEndStatus = SessionTurnStatus;
 
 /** Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal. */
 export const sessionTurnEndEventSchema = closed(
@@ -219,6 +223,10 @@ export const sessionServiceEventSchema = closed(
   .describe("System/internal messages — reconnecting, context compacted, process errors. Not from the LLM.");
 /** System/internal messages — reconnecting, context compacted, process errors. Not from the LLM. */
 export type SessionServiceEvent = z.infer<typeof sessionServiceEventSchema>;
+/** {@link sessionServiceEventSchema} under another name (`x-aliases`: a name an earlier version of the package used). */
+export const sessionServiceMessageEventSchema = sessionServiceEventSchema;
+/** {@link SessionServiceEvent} under another name (`x-aliases`). */
+export type SessionServiceMessageEvent = SessionServiceEvent;
 
 /** The agent starts a subagent. */
 export const sessionSubagentStartEventSchema = closed(
@@ -391,58 +399,58 @@ export const sessionEnvelopeSchema = closed(
     const ev = env["ev"] as Record<string, unknown>;
     switch (ev["t"]) {
       case "text":
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
-        if (role !== "agent" && ev["thinking"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["ev", "thinking"], params: { rule: "role-field", what: "thinking", allowed: "agent" } });
-        if (role !== "user" && ev["steer"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["ev", "steer"], params: { rule: "role-field", what: "steer", allowed: "user" } });
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
+        if (role !== "agent" && ev["thinking"] !== undefined) ctx.issues.push(roleIssue("role-field", "thinking", "agent", role, ["ev", "thinking"]));
+        if (role !== "user" && ev["steer"] !== undefined) ctx.issues.push(roleIssue("role-field", "steer", "user", role, ["ev", "steer"]));
         break;
       case "file":
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "turn-start":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "turn-start", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "turn-start", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "turn-end":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "turn-end", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "turn-end", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "tool-call-start":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "tool-call-start", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "tool-call-start", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "tool-call-end":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "tool-call-end", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "tool-call-end", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "service":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "service", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "service", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "subagent-start":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "subagent-start", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "subagent-start", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "subagent-stop":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "subagent-stop", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "subagent-stop", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "session-control-changed":
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "permission-request":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "permission-request", allowed: "agent" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "permission-request", "agent", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "permission-response":
-        if (role !== "user") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "permission-response", allowed: "user" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "user") ctx.issues.push(roleIssue("role-event", "permission-response", "user", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "abort":
-        if (role !== "user") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "abort", allowed: "user" } });
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "user") ctx.issues.push(roleIssue("role-event", "abort", "user", role, ["role"]));
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
       case "agent-configuration-changed":
-        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push({ code: "custom", input: role, path: ["subagent"], params: { rule: "role-field", what: "subagent", allowed: "agent" } });
+        if (role !== "agent" && env["subagent"] !== undefined) ctx.issues.push(roleIssue("role-field", "subagent", "agent", role, ["subagent"]));
         break;
     }
   })

@@ -11,15 +11,22 @@
  *
  * @example
  * ```ts
- * import { checkSessionStream, rollupSession } from "session-wire";
+ * import { checkSessionStream, rollupSession, SessionStreamChecker } from "session-wire";
  * const records = checkSessionStream(envelopes);
  * const bad = records.find((r) => !r.valid); // { line, valid: false, errors: [{ pointer, rule, message }] }
- * const state = rollupSession(envelopes); // control, config, turns, usage, open
+ * const state = rollupSession(envelopes); // control, config, turns, usage, open: typed from the schema
+ *
+ * // A live log, line by line:
+ * const checker = new SessionStreamChecker();
+ * for (const line of lines) if (!checker.checkLine(line).valid) break;
+ * checker.rollup().open.toolCalls; // the calls still running
  * ```
  *
  * @module
  */
-import { checkEnvelope, validateSessionLine, type WireError, type WireResult } from "./index.js";
+import { checkEnvelope, validateSessionLine } from "./envelope.js";
+import type { WireError, WireResult } from "./runtime.js";
+import type { SessionClientType, SessionCuid2, SessionId, SessionPermissionMode } from "./schemas.js";
 
 /** The stream rules in catalogue (and check) order: id, summary, the seed sentence, pointer, message template. */
 export const STREAM_RULES = [
@@ -223,26 +230,36 @@ export interface StreamRecord {
   errors: StreamError[];
 }
 
-/** The session state folded from the accepted messages of a stream (what session metadata mirrors). */
+/**
+ * The session state folded from the accepted messages of a stream (what session metadata mirrors), typed from the
+ * schema: the control and configuration events' fields with their types, one count per turn-end status and one sum
+ * per usage field, and the ids and names of what is still open.
+ */
 export interface SessionRollup {
   /** How many messages were accepted and rejected. */
   messages: { accepted: number; rejected: number };
   /** The last control change, every field (`null` where absent); `null` before any. */
-  control: { [field: string]: unknown } | null;
+  control: { clientType: SessionClientType | null; tokenId: SessionId | null } | null;
   /** Every configuration field as last changed, `null` where never set. */
-  config: { [field: string]: unknown };
+  config: { permissionMode: SessionPermissionMode | null; model: string | null; thinkingLevel: string | null; sandbox: boolean | null };
   /** Ended turns by status. */
-  turns: { [status: string]: number };
+  turns: { completed: number; failed: number; cancelled: number };
   /** Usage of the ended turns, summed field by field. */
-  usage: { [field: string]: number };
+  usage: { inputTokens: number; outputTokens: number; cost: number };
   /** What is still open, each list in the order it started. */
   open: {
-    turn: { turn: string; aborted: boolean } | null;
-    toolCalls: { call: string; name: string; turn: string | null; subagent: string | null }[];
-    pendingPermissions: { call: string; toolName: string }[];
-    subagents: { agentId: string; title: string | null; parent: string | null }[];
+    /** The open turn, and whether the user aborted it. */
+    turn: { turn: SessionCuid2; aborted: boolean } | null;
+    /** Started tool calls not yet ended, with the turn and subagent they started in. */
+    toolCalls: { call: SessionId; name: string; turn: SessionCuid2 | null; subagent: SessionCuid2 | null }[];
+    /** Permission requests not yet answered. */
+    pendingPermissions: { call: SessionId; toolName: string }[];
+    /** Running subagents, with the subagent that started each (`null` for the main agent). */
+    subagents: { agentId: SessionCuid2; title: string | null; parent: SessionCuid2 | null }[];
   };
 }
+
+type Open = SessionRollup["open"];
 
 /** The protocol vocabulary the rules speak of. */
 const V = {
@@ -510,7 +527,10 @@ export class SessionStreamChecker {
     }
   }
 
-  /** The rollup of the messages accepted so far (a fresh object; keys in a fixed order). */
+  /**
+   * The rollup of the messages accepted so far (a fresh object; keys in a fixed order). Its values come from
+   * accepted messages only, so each has the type {@link SessionRollup} gives it (the casts below state that).
+   */
   rollup(): SessionRollup {
     const config: { [field: string]: unknown } = {};
     for (const f of SHAPE.config) config[f] = this.#config.has(f) ? this.#config.get(f) : null;
@@ -519,18 +539,19 @@ export class SessionStreamChecker {
     const usage: { [field: string]: number } = {};
     SHAPE.usage.forEach((f, i) => (usage[f] = this.#usage[i] ?? 0));
     const calls = [...this.#calls];
+    const open = {
+      turn: this.#turn === null ? null : { turn: this.#turn.id, aborted: this.#turn.aborted },
+      toolCalls: calls.map(([call, c]) => ({ call, name: c.name, turn: c.turn, subagent: c.subagent })),
+      pendingPermissions: calls.flatMap(([call, c]) => (c.pending === null ? [] : [{ call, toolName: c.pending }])),
+      subagents: [...this.#subagents].map(([agentId, r]) => ({ agentId, title: r.title, parent: r.parent })),
+    };
     return {
       messages: { accepted: this.#accepted, rejected: this.#rejected },
-      control: this.#control === null ? null : { ...this.#control },
-      config,
-      turns,
-      usage,
-      open: {
-        turn: this.#turn === null ? null : { turn: this.#turn.id, aborted: this.#turn.aborted },
-        toolCalls: calls.map(([call, c]) => ({ call, name: c.name, turn: c.turn, subagent: c.subagent })),
-        pendingPermissions: calls.flatMap(([call, c]) => (c.pending === null ? [] : [{ call, toolName: c.pending }])),
-        subagents: [...this.#subagents].map(([agentId, r]) => ({ agentId, title: r.title, parent: r.parent })),
-      },
+      control: this.#control === null ? null : ({ ...this.#control } as SessionRollup["control"]),
+      config: config as SessionRollup["config"],
+      turns: turns as SessionRollup["turns"],
+      usage: usage as SessionRollup["usage"],
+      open: open as Open,
     };
   }
 }

@@ -289,6 +289,8 @@ struct TypeView {
     rust: String,
     ts: String,
     zod: String,
+    /// Other names (`x-aliases`): Rust, TypeScript and Zod of each.
+    aliases: Vec<String>,
     description: String,
     /// What the type is (`object (closed)`, `union on `t``, `string (non-empty)`).
     kind: Vec<Seg>,
@@ -595,6 +597,7 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
         rust: t.names.rust.clone(),
         ts: t.names.ts.clone(),
         zod: t.names.zod.clone(),
+        aliases: t.aliases.iter().flat_map(|a| [a.rust.clone(), a.ts.clone(), a.zod.clone()]).collect(),
         description: t.description.clone().unwrap_or_default(),
         kind: Vec::new(),
         notes: Vec::new(),

@@ -36,44 +36,59 @@ use crate::ir::*;
 use crate::rules::Rule;
 
 pub(crate) mod js;
+pub(crate) mod package;
 pub(crate) mod standalone;
 pub(crate) mod types;
 pub(crate) mod zod;
 
 use js::{ident, jsdoc, json_lit, prop_key, string_lit, Code};
 
-/// The Zod versions the generated code is written and tested against (a peer dependency of the package).
-pub(crate) const ZOD_RANGE: &str = "^4.6.7";
+/// The Zod versions the package supports: a peer dependency. The package tests install the packed package next to
+/// the lowest (4.1.0), the happy monorepo's (4.4.3) and the newest 4.x, type-check and run a consumer against each,
+/// and hold every message to the same text. (Zod 4.0.x runs the package alike, but its `ZodDiscriminatedUnion`
+/// takes one type parameter, not the two the declarations name.)
+pub(crate) const ZOD_PEER_RANGE: &str = "^4.1.0";
 
-/// The TypeScript compiler used to build and type-check the package.
-pub(crate) const TYPESCRIPT_RANGE: &str = "~5.9.3";
+/// The Zod the package is built and its tests run with (a dev dependency, pinned by the lockfile).
+pub(crate) const ZOD_DEV_RANGE: &str = "^4.6.7";
 
 const RUNTIME: &str = include_str!("../../templates/ts/runtime.ts.j2");
 const ZOD_SUPPORT: &str = include_str!("../../templates/ts/zod-support.ts.j2");
 const STANDALONE_SUPPORT: &str = include_str!("../../templates/ts/standalone-support.ts");
 const SCHEMAS: &str = include_str!("../../templates/ts/schemas.ts.j2");
 const INDEX: &str = include_str!("../../templates/ts/index.ts.j2");
+const ENVELOPE: &str = include_str!("../../templates/ts/envelope.ts.j2");
 const STANDALONE: &str = include_str!("../../templates/ts/standalone.ts.j2");
 const ZOD_MODULE: &str = include_str!("../../templates/ts/zod-module.ts.j2");
 const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-module.ts.j2");
 const UPGRADE: &str = include_str!("../../templates/ts/upgrade.ts.j2");
 
-/// Names the package's `runtime.ts` exports besides the Zod support (`index.ts` re-exports them all).
-const PACKAGE_RUNTIME_NAMES: &[&str] = &[
-    "T",
-    "C",
-    "MAX_DEPTH",
-    "newId",
-    "scanJson",
-    "parseLine",
-    "hideOwnProto",
-    "restoreOwnProto",
-    "restoreOwnProtoErrors",
-];
+/// Names the package's `runtime.ts` exports besides the Zod support.
+const PACKAGE_RUNTIME_NAMES: &[&str] =
+    &["MAX_DEPTH", "newId", "scanJson", "parseLine", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
 
-/// Names `index.ts` declares.
+/// Names `runtime.ts` exports for the package's own modules only: `index.ts` does not re-export them, so they are
+/// not part of the package's API.
+const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
+
+/// The type-only names among the runtime's exports (`index.ts` re-exports them with `type`).
+const RUNTIME_TYPES: &[&str] = &["RuleId", "WireError", "WireResult", "ObjectRest", "UnionTags", "RoleParams"];
+
+/// Names `envelope.ts` declares (a package with a protocol layer).
 const INDEX_NAMES: &[&str] =
     &["checkEnvelope", "validateSessionLine", "validateSessionLineStandalone", "SessionWireError", "createEnvelope"];
+
+/// The runtime names `index.ts` re-exports, values and types, in the runtime's order: everything `runtime.ts`
+/// exports except [`RUNTIME_INTERNAL`].
+fn public_runtime() -> (Vec<&'static str>, Vec<&'static str>) {
+    let exported = zod::RUNTIME_NAMES
+        .iter()
+        .filter(|n| !zod::RUNTIME_PRIVATE.contains(n))
+        .chain(PACKAGE_RUNTIME_NAMES)
+        .copied()
+        .filter(|n| !RUNTIME_INTERNAL.contains(n));
+    exported.partition(|n| !RUNTIME_TYPES.contains(n))
+}
 
 /// Emits the package's files (paths relative to the output's directory).
 ///
@@ -126,13 +141,12 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         body => Value::from(sa_body),
         types => standalone_types(m)?,
     })?;
-    let mut files = vec![
-        OutFile::new("package.json", package_json(m, opts)),
-        OutFile::new("tsconfig.json", tsconfig_json()),
+    let mut files = package::files(m, opts, &Code::from_pieces(format!("// {}", opts.generated_by())))?;
+    files.extend([
         OutFile::new("src/runtime.ts", runtime),
         OutFile::new("src/schemas.ts", schemas),
         OutFile::new("src/standalone.ts", standalone),
-    ];
+    ]);
     // The stream checker, for a model with a protocol layer.
     if let Some(p) = &m.protocol {
         files.extend(super::ts_stream::emit(m, p, opts)?);
@@ -148,10 +162,12 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         })?;
         files.push(OutFile::new("src/upgrade.ts", upgrade));
     }
-    let mut view = index_view(m, &header, m.protocol.is_some(), &names)?;
-    view = minijinja::context! { upgrade => plan.is_some(), ..view };
-    let index = env.get_template("index.ts")?.render(view)?;
-    files.push(OutFile::new("src/index.ts", index));
+    let view = index_view(m, &header, m.protocol.is_some(), &names)?;
+    if m.protocol.is_some() {
+        files.push(OutFile::new("src/envelope.ts", env.get_template("envelope.ts")?.render(&view)?));
+    }
+    let index_view = minijinja::context! { upgrade => plan.is_some(), ..view };
+    files.push(OutFile::new("src/index.ts", env.get_template("index.ts")?.render(&index_view)?));
     Ok(files)
 }
 
@@ -200,14 +216,15 @@ fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
         .collect();
     for t in &m.types {
         let (v, g) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
-        for n in [t.names.zod.clone(), t.names.ts.clone(), v.to_string(), g.to_string()] {
+        let aliases = t.aliases.iter().flat_map(|a| [a.zod.clone(), a.ts.clone()]);
+        for n in [t.names.zod.clone(), t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(aliases) {
             if reserved.contains(&n.as_str()) || !seen.insert(n.clone()) {
                 if n == t.names.ts && n == t.names.zod {
                     continue;
                 }
                 return Err(EmitError::at(
                     &t.origin,
-                    format!("the generated name `{n}` is already a name of the package; rename the type (`x-ts-name`, `x-zod-name`)"),
+                    format!("the generated name `{n}` is already a name of the package; rename the type (`x-ts-name`, `x-zod-name`, `x-aliases`)"),
                 ));
             }
         }
@@ -215,7 +232,7 @@ fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
     Ok(seen)
 }
 
-fn relocate(e: EmitError, origin: &Origin) -> EmitError {
+pub(crate) fn relocate(e: EmitError, origin: &Origin) -> EmitError {
     match e {
         EmitError::Unsupported(msg) => EmitError::at(origin, msg),
         other => other,
@@ -272,7 +289,9 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let mut seen = BTreeSet::new();
     for t in &m.types {
         let (v, g) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
-        for n in [t.names.ts.clone(), v.to_string(), g.to_string()] {
+        for n in
+            [t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(t.aliases.iter().map(|a| a.ts.clone()))
+        {
             if standalone::RUNTIME_NAMES.contains(&n.as_str()) || n == "WireError" || !seen.insert(n.clone()) {
                 return Err(EmitError::at(&t.origin, format!("the generated name `{n}` is taken; rename the type")));
             }
@@ -288,6 +307,9 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
             map.insert(key.into(), types_view[i].get_attr(key)?);
         }
         map.insert("ty".into(), Value::from(ty));
+        let aliases: Result<Vec<Value>, EmitError> =
+            t.aliases.iter().map(|a| ident(&a.ts).map(Value::from).map_err(|e| relocate(e, &t.origin))).collect();
+        map.insert("aliases".into(), Value::from(aliases?));
         types_view[i] = Value::from(map);
     }
     Ok(env.get_template("standalone-module.ts")?.render(minijinja::context! {
@@ -337,6 +359,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_template("zod-support.ts", ZOD_SUPPORT)?;
     env.add_template("schemas.ts", SCHEMAS)?;
     env.add_template("index.ts", INDEX)?;
+    env.add_template("envelope.ts", ENVELOPE)?;
     env.add_template("standalone.ts", STANDALONE)?;
     env.add_template("zod-module.ts", ZOD_MODULE)?;
     env.add_template("standalone-module.ts", STANDALONE_MODULE)?;
@@ -362,15 +385,15 @@ fn lower_first(s: &str) -> String {
 /// `<union>Tags`, `<union>Roles`, `<prefix>Removed<base>s`, `<Union>ForRole`, `<Envelope>Options` (for the v2
 /// protocol: `sessionEventTags`, `sessionEventRoles`, `sessionRemovedEvents`, `SessionEventForRole`,
 /// `SessionEnvelopeOptions`).
-struct ProtocolNames {
-    tags: Code,
-    roles: Code,
-    removed: Code,
-    for_role: Code,
-    options: Code,
+pub(crate) struct ProtocolNames {
+    pub(crate) tags: Code,
+    pub(crate) roles: Code,
+    pub(crate) removed: Code,
+    pub(crate) for_role: Code,
+    pub(crate) options: Code,
 }
 
-fn protocol_names(m: &Model, p: &Protocol) -> Result<ProtocolNames, EmitError> {
+pub(crate) fn protocol_names(m: &Model, p: &Protocol) -> Result<ProtocolNames, EmitError> {
     let u = m.ty(p.union);
     let env = m.ty(p.envelope);
     let ts = &u.names.ts;
@@ -537,66 +560,19 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
             })
         }
     };
+    let (runtime_values, runtime_types) = public_runtime();
+    let codes = |names: Vec<&str>| -> Vec<Value> {
+        names.into_iter().map(|n| Value::from(Code::from_pieces(n.to_string()))).collect()
+    };
     Ok(minijinja::context! {
         header => header.clone(),
         package => Value::from(jsdoc_inline(&m.package.npm_name)),
         title_doc => Value::from(jsdoc_inline(&title)),
         stream => stream,
         protocol => protocol,
+        runtime_values => codes(runtime_values),
+        runtime_types => codes(runtime_types),
     })
-}
-
-fn package_json(m: &Model, opts: &EmitOptions) -> String {
-    let title = if m.title.is_empty() { m.package.npm_name.clone() } else { m.title.clone() };
-    let v = json!({
-        "//": opts.generated_by(),
-        "name": m.package.npm_name,
-        "version": "0.1.0",
-        "description": format!("{title}: Zod 4 schemas, TypeScript types and checkers generated from the JSON Schema"),
-        "license": "MIT OR Apache-2.0",
-        "type": "module",
-        "main": "./dist/index.js",
-        "types": "./dist/index.d.ts",
-        "exports": {
-            ".": { "types": "./dist/index.d.ts", "import": "./dist/index.js" },
-            "./package.json": "./package.json"
-        },
-        "files": ["dist", "src"],
-        "sideEffects": false,
-        "engines": { "node": ">=20" },
-        "scripts": {
-            "build": "tsc -p tsconfig.json",
-            "typecheck": "tsc -p tsconfig.json --noEmit"
-        },
-        "peerDependencies": { "zod": ZOD_RANGE },
-        "devDependencies": { "typescript": TYPESCRIPT_RANGE, "zod": ZOD_RANGE }
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
-fn tsconfig_json() -> String {
-    let v = json!({
-        "compilerOptions": {
-            "target": "ES2022",
-            "lib": ["ES2022"],
-            "module": "NodeNext",
-            "moduleResolution": "NodeNext",
-            "strict": true,
-            "declaration": true,
-            "declarationMap": true,
-            "sourceMap": true,
-            "rootDir": "src",
-            "outDir": "dist",
-            "skipLibCheck": true,
-            "forceConsistentCasingInFileNames": true
-        },
-        "include": ["src"]
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
 }
 
 #[cfg(test)]

@@ -8,12 +8,21 @@
 //! with two filters:
 //! - `lit`: any value as a JSON literal (a valid TypeScript expression), with U+2028/U+2029 escaped;
 //! - `doc`: text for a `/** */` comment, with `*/` broken up and line breaks folded.
+//!
+//! The rollup's TypeScript type ([`RollupTypes`]) is written from the model too: the control and configuration
+//! fields with their schema types, one key per `turn-end` status and usage field, and the model's types of the ids
+//! and names the open state holds (`string` where the protocol has no such field).
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 
 use minijinja::{context, AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+use super::ts::js::{ident, type_key, Code};
+use super::ts::types::ty;
 use super::{EmitError, EmitOptions, OutFile};
-use crate::ir::{pascal_case, Model, Protocol};
+use crate::ir::{pascal_case, Field, Model, Protocol, Shape as Node, TypeId};
 use crate::stream::rules::{vocab, StreamRule};
 use crate::stream::Shape;
 
@@ -42,6 +51,100 @@ fn rules() -> Vec<RuleCx> {
             template: r.template(),
         })
         .collect()
+}
+
+/// The TypeScript types of the rollup's parts, written from the model (each a type expression).
+#[derive(Serialize)]
+struct RollupTypes {
+    /// The schema types these expressions name (imported from `schemas.ts`).
+    imports: Vec<String>,
+    /// `session-control-changed`'s fields: `{ clientType: SessionClientType | null; ... }`.
+    control: String,
+    /// `agent-configuration-changed`'s fields, each `| null`.
+    config: String,
+    /// One count per `turn-end` status.
+    turns: String,
+    /// One sum per numeric usage field.
+    usage: String,
+    /// The envelope's turn id.
+    turn: String,
+    /// The envelope's subagent id.
+    subagent: String,
+    /// `tool-call-start`'s call id and tool name.
+    call: String,
+    name: String,
+    /// `permission-request`'s tool name.
+    tool_name: String,
+    /// `subagent-start`'s id and title.
+    agent_id: String,
+    title: String,
+}
+
+impl RollupTypes {
+    fn of(m: &Model, p: &Protocol) -> Result<RollupTypes, EmitError> {
+        let idents: Vec<Code> = m.types.iter().map(|t| ident(&t.names.ts)).collect::<Result<_, _>>()?;
+        let used: RefCell<BTreeSet<String>> = RefCell::new(BTreeSet::new());
+        let name = |id: TypeId| match idents.get(id.0) {
+            Some(c) => {
+                used.borrow_mut().insert(c.to_string());
+                c.clone()
+            }
+            None => type_key("never"),
+        };
+        let disc = p.discriminator(m);
+        let fields_of = |id: TypeId| -> Vec<&Field> {
+            match &m.ty(id).node.shape {
+                Node::Object(o) => o.fields.iter().filter(|f| f.name != disc).collect(),
+                _ => Vec::new(),
+            }
+        };
+        let event_fields = |tag: &str| p.event(tag).map(|e| fields_of(e.ty)).unwrap_or_default();
+        // The type of one field of an event (or of the envelope, `tag` None), `string` when there is none.
+        let field = |tag: Option<&str>, f: &str| -> Result<String, EmitError> {
+            let fields = match tag {
+                Some(t) => event_fields(t),
+                None => fields_of(p.envelope),
+            };
+            match fields.into_iter().find(|x| x.name == f) {
+                Some(x) => Ok(ty(&x.node, &name)?.to_string()),
+                None => Ok("string".to_string()),
+            }
+        };
+        let record = |fields: Vec<&Field>| -> Result<String, EmitError> {
+            let mut parts = Vec::new();
+            for f in fields {
+                parts.push(format!("{}: {} | null", type_key(&f.name), ty(&f.node, &name)?));
+            }
+            Ok(braces(&parts))
+        };
+        let shape = Shape::of(m, p);
+        let counts =
+            |keys: &[String]| braces(&keys.iter().map(|k| format!("{}: number", type_key(k))).collect::<Vec<_>>());
+        let out = RollupTypes {
+            control: record(event_fields(vocab::SESSION_CONTROL_CHANGED))?,
+            config: record(event_fields(vocab::AGENT_CONFIGURATION_CHANGED))?,
+            turns: counts(&shape.statuses),
+            usage: counts(&shape.usage_fields),
+            turn: field(None, vocab::TURN)?,
+            subagent: field(None, vocab::SUBAGENT)?,
+            call: field(Some(vocab::TOOL_CALL_START), vocab::CALL)?,
+            name: field(Some(vocab::TOOL_CALL_START), vocab::NAME)?,
+            tool_name: field(Some(vocab::PERMISSION_REQUEST), vocab::TOOL_NAME)?,
+            agent_id: field(Some(vocab::SUBAGENT_START), vocab::AGENT_ID)?,
+            title: field(Some(vocab::SUBAGENT_START), vocab::TITLE)?,
+            imports: Vec::new(),
+        };
+        Ok(RollupTypes { imports: used.into_inner().into_iter().collect(), ..out })
+    }
+}
+
+/// An object type from its members (`Record<string, never>` when there are none: the value is `{}`).
+fn braces(parts: &[String]) -> String {
+    if parts.is_empty() {
+        "Record<string, never>".to_string()
+    } else {
+        format!("{{ {} }}", parts.join("; "))
+    }
 }
 
 fn lit(v: minijinja::Value) -> Result<String, minijinja::Error> {
@@ -78,6 +181,7 @@ pub(crate) fn emit(m: &Model, p: &Protocol, opts: &EmitOptions) -> Result<Vec<Ou
         union_field => p.union_field,
         tag => p.discriminator(m),
         shape => Shape::of(m, p),
+        types => RollupTypes::of(m, p)?,
     })?;
     Ok(vec![OutFile::new("src/stream.ts", out)])
 }

@@ -117,7 +117,7 @@ impl Cx {
         let names = naming::assign(self, &types, root_file.as_deref());
         for s in &types.slots {
             let Some(old) = s.def.as_ref().and_then(|d| d.renamed_from.as_deref()) else { continue };
-            if names.iter().any(|n| n.base == old) {
+            if names.iter().any(|n| n.0.base == old) {
                 let msg = format!("`{old}` is still the name of a type here: a rename leaves no type behind");
                 self.err(&s.origin.join("x-renamed-from"), K::InvalidValue, msg);
             }
@@ -131,9 +131,10 @@ impl Cx {
             .slots
             .into_iter()
             .zip(names)
-            .map(|(s, names)| {
+            .map(|(s, (names, aliases))| {
                 let mut d = s.def.unwrap_or_else(|| TypeDef {
                     names: names.clone(),
+                    aliases: Vec::new(),
                     explicit_name: false,
                     description: None,
                     examples: Vec::new(),
@@ -142,6 +143,7 @@ impl Cx {
                     node: Node { origin: s.origin.clone(), description: None, shape: Shape::Any },
                 });
                 d.names = names;
+                d.aliases = aliases;
                 d.explicit_name = s.explicit;
                 d
             })
@@ -172,6 +174,7 @@ impl Cx {
         };
         TypeDef {
             names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+            aliases: Vec::new(),
             explicit_name: false,
             description,
             examples,

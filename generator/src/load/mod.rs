@@ -108,6 +108,7 @@ pub const ANNOTATIONS: &[&str] = &[
     "x-rust-name",
     "x-ts-name",
     "x-zod-name",
+    "x-aliases",
     "x-naming",
     "x-package",
     "x-root",

@@ -16,6 +16,10 @@
 //! - Rust: `x-rust-name`, else the base name;
 //! - TypeScript: `x-ts-name`, else prefix + base + member suffix;
 //! - Zod: `x-zod-name`, else the TypeScript name in the chosen case + `Schema`.
+//!
+//! **Aliases**: `x-aliases` on a named type lists other base names (PascalCase) the type is also exported under, each
+//! named per language like a base name (the file's `x-naming`; the `x-*-name` overrides do not apply), for names
+//! an earlier version of a package used. Every name, aliases included, is distinct per language.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -175,8 +179,80 @@ impl Cx {
     }
 }
 
-/// Gives every type its names (in slot order), and reports clashes between given names.
-pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> Vec<Names> {
+impl Policy {
+    /// The names of a base name that no `x-*-name` overrides: Rust the base, TypeScript prefix + base + member
+    /// suffix, Zod the TypeScript name in the policy's case + `Schema`.
+    fn names(&self, base: &str, member: bool) -> Names {
+        let suffix = if member { self.member_suffix.as_str() } else { "" };
+        let ts = format!("{}{base}{suffix}", self.prefix);
+        Names { base: base.to_string(), rust: base.to_string(), zod: self.zod(&ts), ts }
+    }
+
+    fn zod(&self, ts: &str) -> String {
+        if self.zod_pascal {
+            format!("{ts}Schema")
+        } else {
+            let mut c = ts.chars();
+            let first: String = c.next().map(|f| f.to_lowercase().collect()).unwrap_or_default();
+            format!("{first}{}Schema", c.as_str())
+        }
+    }
+}
+
+impl Cx {
+    /// The base names `x-aliases` lists at `at` (checked: a non-empty list of distinct PascalCase names).
+    fn alias_bases(&mut self, at: &Origin) -> Vec<String> {
+        let Some(v) = self.value_at(at).and_then(|v| v.get("x-aliases")).cloned() else { return Vec::new() };
+        let kat = at.join("x-aliases");
+        let Some(list) = v.as_array().filter(|a| !a.is_empty()) else {
+            self.err(&kat, K::InvalidValue, "`x-aliases` must be a non-empty list of PascalCase names");
+            return Vec::new();
+        };
+        let mut out: Vec<String> = Vec::new();
+        for (i, x) in list.iter().enumerate() {
+            match x.as_str() {
+                Some(s) if is_type_name(s) && !out.iter().any(|o| o == s) => out.push(s.to_string()),
+                Some(s) if is_type_name(s) => {
+                    self.err(&kat.join(&i.to_string()), K::InvalidValue, format!("`{s}` is listed twice"))
+                }
+                _ => self.err(
+                    &kat.join(&i.to_string()),
+                    K::InvalidValue,
+                    "an alias must be a PascalCase identifier (a base name, named per language like `x-name`)",
+                ),
+            }
+        }
+        out
+    }
+
+    /// Reports `x-aliases` on a schema that is not a named type (it would name nothing).
+    fn stray_aliases(&mut self, types: &Types) {
+        let named: BTreeSet<Origin> = types.slots.iter().map(|s| s.origin.clone()).collect();
+        let mut stray = Vec::new();
+        for (rel, f) in &self.files {
+            walk_aliases(&Origin { file: rel.clone(), pointer: String::new() }, &f.value, &named, &mut stray);
+        }
+        for at in stray {
+            self.err(
+                &at.join("x-aliases"),
+                K::InvalidValue,
+                "`x-aliases` gives a type other names, but this schema is no named type (file roots, `$defs` entries, `$ref` targets and inline objects, unions and string enums are): move it to `$defs` and refer to it",
+            );
+        }
+    }
+}
+
+fn walk_aliases(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<Origin>) {
+    if v.get("x-aliases").is_some() && !named.contains(at) {
+        out.push(at.clone());
+    }
+    for (tok, child) in super::children(v) {
+        walk_aliases(&Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) }, child, named, out);
+    }
+}
+
+/// Gives every type its names and its aliases' names (in slot order), and reports clashes between names.
+pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> Vec<(Names, Vec<Names>)> {
     let default = match package_root {
         Some(f) => cx.policy(f, &Policy::default()),
         None => Policy::default(),
@@ -231,38 +307,38 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
             }
         };
         let base = bases[i].clone();
+        let member = members.contains(&TypeId(i));
+        let derived = policy.names(&base, member);
         let rust = cx.name_override(&s.origin, "x-rust-name", is_type_name).unwrap_or_else(|| base.clone());
-        let suffix = if members.contains(&TypeId(i)) { policy.member_suffix.as_str() } else { "" };
-        let ts = cx
-            .name_override(&s.origin, "x-ts-name", is_identifier)
-            .unwrap_or_else(|| format!("{}{base}{suffix}", policy.prefix));
-        let zod = cx.name_override(&s.origin, "x-zod-name", is_identifier).unwrap_or_else(|| {
-            if policy.zod_pascal {
-                format!("{ts}Schema")
-            } else {
-                let mut c = ts.chars();
-                let first: String = c.next().map(|f| f.to_lowercase().collect()).unwrap_or_default();
-                format!("{first}{}Schema", c.as_str())
-            }
-        });
-        out.push(Names { base, rust, ts, zod });
+        let ts = cx.name_override(&s.origin, "x-ts-name", is_identifier).unwrap_or(derived.ts);
+        let zod = cx.name_override(&s.origin, "x-zod-name", is_identifier).unwrap_or_else(|| policy.zod(&ts));
+        let aliases = cx.alias_bases(&s.origin).iter().map(|a| policy.names(a, member)).collect();
+        out.push((Names { base, rust, ts, zod }, aliases));
     }
+    cx.stray_aliases(types);
     for (lang, pick) in [("Rust", 0usize), ("TypeScript", 1), ("Zod", 2)] {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-        for (i, n) in out.iter().enumerate() {
-            let name = [&n.rust, &n.ts, &n.zod][pick].as_str();
-            if let Some(&j) = seen.get(name) {
-                let prev = types.slots[j].origin.clone();
-                cx.err(
-                    &types.slots[i].origin,
-                    K::NameCollision,
-                    format!(
-                        "the {lang} name `{name}` is already the name of the type at {}#{}",
-                        prev.file, prev.pointer
-                    ),
-                );
-            } else {
-                seen.insert(name, i);
+        for (i, (names, aliases)) in out.iter().enumerate() {
+            for (k, n) in std::iter::once(names).chain(aliases).enumerate() {
+                let name = [&n.rust, &n.ts, &n.zod][pick].as_str();
+                let at = if k == 0 {
+                    types.slots[i].origin.clone()
+                } else {
+                    types.slots[i].origin.join("x-aliases").join(&(k - 1).to_string())
+                };
+                if let Some(&j) = seen.get(name) {
+                    let prev = types.slots[j].origin.clone();
+                    cx.err(
+                        &at,
+                        K::NameCollision,
+                        format!(
+                            "the {lang} name `{name}` is already the name of the type at {}#{}",
+                            prev.file, prev.pointer
+                        ),
+                    );
+                } else {
+                    seen.insert(name, i);
+                }
             }
         }
     }

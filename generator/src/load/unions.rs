@@ -116,6 +116,7 @@ impl Cx {
         let id = TypeId(types.slots.len());
         let def = TypeDef {
             names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+            aliases: Vec::new(),
             explicit_name: explicit,
             description: v.get("description").and_then(Value::as_str).map(String::from),
             examples: Vec::new(),

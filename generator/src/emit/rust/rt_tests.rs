@@ -224,3 +224,91 @@ fn roles_are_checked_at_their_property() {
     let e = role_field(o, Ptr::ROOT, "ev", "user", &["agent"]).expect_err("field");
     assert_eq!((e.rule(), e.pointer()), (Rule::RoleField, "/ev"));
 }
+
+/// `depth` nested containers, alternating arrays and objects (`{"k":[{"k":[...]}]}`), `leaf` innermost; built
+/// without recursion.
+fn nested(depth: usize, leaf: serde_json::Value) -> serde_json::Value {
+    let mut v = leaf;
+    for i in 0..depth {
+        v = if i % 2 == 0 {
+            serde_json::Value::Array(vec![v])
+        } else {
+            // Not `json!`, which would copy `v` through `to_value` at every level.
+            serde_json::Value::Object(std::iter::once(("k".to_string(), v)).collect())
+        };
+    }
+    v
+}
+
+/// The same nesting as text.
+fn nested_text(depth: usize) -> String {
+    let (mut open, mut close) = (String::new(), String::new());
+    for i in (0..depth).rev() {
+        if i % 2 == 0 {
+            open.push('[');
+            close.insert(0, ']');
+        } else {
+            open.push_str("{\"k\":");
+            close.insert(0, '}');
+        }
+    }
+    format!("{open}true{close}")
+}
+
+/// Any value (what an open type keeps): the entry points differ only in depth handling here.
+struct AnyValue;
+
+impl Decode for AnyValue {
+    fn decode(v: &Json, at: Ptr<'_>) -> Result<Self, Error> {
+        any_value(v, at).map(|_| AnyValue)
+    }
+}
+
+#[test]
+fn a_value_nests_as_deep_as_text_may_and_no_deeper() {
+    for depth in [0, 1, 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2, 300] {
+        let v = nested(depth, serde_json::Value::Bool(true));
+        let text = nested_text(depth);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).ok().as_ref(), (depth <= MAX_DEPTH).then_some(&v));
+        assert_eq!(too_deep(&v), depth > MAX_DEPTH, "depth {depth}");
+        let from_text = from_str::<AnyValue>(&text).map(drop).map_err(|e| (e.rule(), e.pointer().to_string()));
+        let from_value = from_value::<AnyValue>(&v).map(drop).map_err(|e| (e.rule(), e.pointer().to_string()));
+        assert_eq!(from_value, from_text, "depth {depth}");
+        if depth > MAX_DEPTH {
+            assert_eq!(from_value, Err((Rule::TooDeep, String::new())), "depth {depth}");
+        }
+        // Through `Deserialize` from a value (no parser limit there): the same limit.
+        let via_serde = <Json as serde::Deserialize>::deserialize(&v);
+        assert_eq!(via_serde.is_ok(), depth <= MAX_DEPTH, "depth {depth}");
+    }
+    // A wide value is not deep: many containers side by side at one level.
+    let wide = serde_json::Value::Array(vec![nested(MAX_DEPTH - 1, serde_json::Value::Null); 1000]);
+    assert!(!too_deep(&wide));
+}
+
+#[test]
+fn a_value_fifty_thousand_levels_deep_is_refused_without_recursion() {
+    // Building and dropping such a `serde_json::Value` recurses (serde_json's own code), so that happens on a
+    // thread with a large stack; the checks run on a thread with a small one (256 KiB), which must be enough.
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(|| {
+            let v = nested(50_000, serde_json::Value::Null);
+            std::thread::scope(|s| {
+                let small = std::thread::Builder::new().stack_size(256 << 10);
+                let r = small
+                    .spawn_scoped(s, || {
+                        let e = from_value::<AnyValue>(&v).map(drop).expect_err("too deep");
+                        let serde_refused = <Json as serde::Deserialize>::deserialize(&v).is_err();
+                        ((e.rule(), e.pointer().to_string()), serde_refused)
+                    })
+                    .expect("spawn")
+                    .join()
+                    .expect("no stack overflow");
+                assert_eq!(r, ((Rule::TooDeep, String::new()), true));
+            });
+        })
+        .expect("spawn")
+        .join()
+        .expect("the big-stack thread");
+}

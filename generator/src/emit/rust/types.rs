@@ -210,6 +210,18 @@ impl<'m> Gen<'m> {
             }
             idents.push(ident(name));
         }
+        for t in &m.types {
+            for a in &t.aliases {
+                let word = a.rust.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                    && a.rust.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !word || reserved.contains(&a.rust) || !seen.insert(a.rust.clone()) {
+                    return Err(EmitError::at(
+                        &t.origin,
+                        format!("the alias `{}` (`x-aliases`) is reserved or already a Rust name", a.rust),
+                    ));
+                }
+            }
+        }
         let mut g = Gen {
             m,
             opts,
@@ -707,6 +719,15 @@ impl<'m> Gen<'m> {
         };
         if self.opts.schemars && !matches!(self.forms[id.0], Form::Alias(_)) {
             tokens.extend(super::schemars::json_schema_impl(self, id)?);
+        }
+        let name = self.type_ident(id);
+        for a in &t.aliases {
+            let alias = ident(&a.rust);
+            let docs = doc_attrs(&format!(
+                "[`{}`] under another name (`x-aliases`: a name an earlier version of the package used).",
+                t.names.rust
+            ));
+            tokens.extend(quote!(#docs pub type #alias = #name;));
         }
         Ok(tokens)
     }

@@ -96,9 +96,12 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "UnionTags",
     "STRING_TAGS",
     "unionMessage",
+    "unionOptions",
     "badTag",
     "union",
     "RoleParams",
+    "roleMessage",
+    "roleIssue",
     "toPointer",
     "issueRule",
     "toWireErrors",
@@ -123,6 +126,8 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "jsonKind",
     "STRING_TAGS",
     "badTag",
+    "unionOptions",
+    "roleMessage",
 ];
 
 /// The order types are declared in, and which of them are in a reference cycle.
@@ -260,6 +265,17 @@ impl<'m> ZodEmit<'m> {
             if !seen.insert(t.names.zod.clone()) || (t.names.ts != t.names.zod && !seen.insert(t.names.ts.clone())) {
                 return Err(EmitError::at(&t.origin, "two generated TypeScript names are the same"));
             }
+            for a in &t.aliases {
+                for n in [&a.zod, &a.ts] {
+                    located(ident(n), &t.origin)?;
+                    if RUNTIME_NAMES.contains(&n.as_str()) || !seen.insert(n.clone()) {
+                        return Err(EmitError::at(
+                            &t.origin,
+                            format!("the alias `{n}` (`x-aliases`) is already a name of the module; choose another"),
+                        ));
+                    }
+                }
+            }
         }
         Ok(ZodEmit { m, order: Order::of(m), current: 0 })
     }
@@ -309,6 +325,7 @@ impl<'m> ZodEmit<'m> {
                 });
             }
         }
+        let aliases = self.alias_decls(id)?;
         let mut expr = self.node(&t.node, 0)?.to_string();
         if let Some(r) = roles {
             expr = format!("{expr}\n  .check({r})");
@@ -320,12 +337,29 @@ impl<'m> ZodEmit<'m> {
         let code = if cyclic {
             let ty = types::ty(&t.node, &|i| self.ts_name(i))?;
             format!(
-                "{doc}\nexport type {tname} = {ty};\n{doc}\nexport const {zname}: z.ZodType<{tname}> = ({expr}) as unknown as z.ZodType<{tname}>;\n"
+                "{doc}\nexport type {tname} = {ty};\n{doc}\nexport const {zname}: z.ZodType<{tname}> = ({expr}) as unknown as z.ZodType<{tname}>;\n{aliases}"
             )
         } else {
-            format!("{doc}\nexport const {zname} = {expr};\n{doc}\nexport type {tname} = z.infer<typeof {zname}>;\n")
+            format!("{doc}\nexport const {zname} = {expr};\n{doc}\nexport type {tname} = z.infer<typeof {zname}>;\n{aliases}")
         };
         Ok(Decl { code: Code::from_pieces(code) })
+    }
+
+    /// The other names of a type (`x-aliases`): the same schema constant and type under each alias.
+    fn alias_decls(&self, id: TypeId) -> Result<String, EmitError> {
+        let t = self.m.ty(id);
+        let (zname, tname) = (self.schema_name(id), self.ts_name(id));
+        let mut out = String::new();
+        for a in &t.aliases {
+            let (az, at) = (located(ident(&a.zod), &t.origin)?, located(ident(&a.ts), &t.origin)?);
+            out.push_str(&format!(
+                "/** {{@link {zname}}} under another name (`x-aliases`: a name an earlier version of the package used). */\n\
+                 export const {az} = {zname};\n\
+                 /** {{@link {tname}}} under another name (`x-aliases`). */\n\
+                 export type {at} = {tname};\n"
+            ));
+        }
+        Ok(out)
     }
 
     fn nodes(&self, ns: &[Node], indent: usize) -> Result<Vec<String>, EmitError> {
@@ -702,11 +736,11 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
             }
             let path: Vec<String> = path.iter().map(|x| string_lit(x).to_string()).collect();
             body.push_str(&format!(
-                "        if ({cond}) ctx.issues.push({{ code: \"custom\", input: role, path: [{}], params: {{ rule: {}, what: {}, allowed: {} }} }});\n",
-                path.join(", "),
+                "        if ({cond}) ctx.issues.push(roleIssue({}, {}, {}, role, [{}]));\n",
                 string_lit(rule),
                 string_lit(&what),
-                string_lit(&allowed.join(" or "))
+                string_lit(&allowed.join(" or ")),
+                path.join(", "),
             ));
         }
         if !body.is_empty() {

@@ -211,13 +211,55 @@ impl Object {
     }
 }
 
+/// The deepest nesting a value may have (arrays and objects, the value itself included): what `serde_json`'s
+/// parser accepts (its recursion limit), so every entry point takes the same values and whatever one of them
+/// accepts serializes to text the parser takes back.
+pub(crate) const MAX_DEPTH: usize = 127;
+
+fn too_deep_message() -> String {
+    format!("JSON nests deeper than {MAX_DEPTH} levels")
+}
+
 impl<'de> serde::Deserialize<'de> for Json {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(JsonVisitor)
+        d.deserialize_any(JsonVisitor { depth: 0 })
     }
 }
 
-struct JsonVisitor;
+/// A value `depth` levels down: past [`MAX_DEPTH`] it is refused before it is walked, whatever deserializer
+/// feeds it (`serde_json`'s parser stops at the same depth; a `serde_json::Value` or another format may not).
+struct JsonVisitor {
+    depth: usize,
+}
+
+impl JsonVisitor {
+    /// The visitor of the items of the container this one visits.
+    fn inner<E: serde::de::Error>(&self) -> Result<JsonVisitor, E> {
+        if self.depth >= MAX_DEPTH {
+            return Err(E::custom(too_deep_message()));
+        }
+        Ok(JsonVisitor { depth: self.depth + 1 })
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A key of an object (any deserializer's string).
+struct Key;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Key {
+    type Value = String;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        <String as serde::Deserialize>::deserialize(d)
+    }
+}
 
 impl<'de> serde::de::Visitor<'de> for JsonVisitor {
     type Value = Json;
@@ -259,21 +301,23 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
     }
 
     fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
-        serde::Deserialize::deserialize(d)
+        d.deserialize_any(self)
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let inner = self.inner()?;
         let mut out = Vec::new();
-        while let Some(v) = seq.next_element()? {
+        while let Some(v) = seq.next_element_seed(JsonVisitor { depth: inner.depth })? {
             out.push(v);
         }
         Ok(Json::Array(out))
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        let inner = self.inner()?;
         let mut out: Vec<(String, Json)> = Vec::new();
         let mut index: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+        while let Some((k, v)) = map.next_entry_seed(Key, JsonVisitor { depth: inner.depth })? {
             match index.get(&k) {
                 Some(&i) => {
                     if let Some(slot) = out.get_mut(i) {
@@ -425,8 +469,50 @@ pub(crate) fn deserialize<'de, T: Decode, D: serde::Deserializer<'de>>(d: D) -> 
     T::decode(&json, Ptr::ROOT).map_err(<D::Error as serde::de::Error>::custom)
 }
 
-/// Checks and converts a `serde_json::Value` (properties in its own key order).
+/// Whether a value nests deeper than [`MAX_DEPTH`] (arrays and objects, the value itself included), found
+/// without recursion: a stack of at most `MAX_DEPTH + 1` iterators, so a value of any depth is measured in
+/// constant stack and bounded memory, and only as far down as the limit.
+pub(crate) fn too_deep(v: &serde_json::Value) -> bool {
+    enum Items<'v> {
+        Array(std::slice::Iter<'v, serde_json::Value>),
+        Object(serde_json::map::Values<'v>),
+    }
+    fn items(v: &serde_json::Value) -> Option<Items<'_>> {
+        match v {
+            serde_json::Value::Array(a) => Some(Items::Array(a.iter())),
+            serde_json::Value::Object(o) => Some(Items::Object(o.values())),
+            _ => None,
+        }
+    }
+    let mut stack: Vec<Items<'_>> = items(v).into_iter().collect();
+    while let Some(top) = stack.last_mut() {
+        let next = match top {
+            Items::Array(i) => i.next(),
+            Items::Object(i) => i.next(),
+        };
+        match next {
+            None => {
+                stack.pop();
+            }
+            Some(child) => {
+                if let Some(it) = items(child) {
+                    if stack.len() >= MAX_DEPTH {
+                        return true;
+                    }
+                    stack.push(it);
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Checks and converts a `serde_json::Value` (properties in its own key order). A value nesting deeper than
+/// the parser accepts is `too-deep` at the root, as from text, measured before anything recurses into it.
 pub(crate) fn from_value<T: Decode>(v: &serde_json::Value) -> Result<T, Error> {
+    if too_deep(v) {
+        return Err(Error::new(Rule::TooDeep, "", too_deep_message()));
+    }
     T::decode(&Json::from(v), Ptr::ROOT)
 }
 
@@ -437,8 +523,8 @@ pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     }
     let json: Json = serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
-        if msg.contains("recursion limit exceeded") {
-            Error::new(Rule::TooDeep, "", format!("JSON nests deeper than 127 levels (at column {})", e.column()))
+        if msg.contains("recursion limit exceeded") || msg.starts_with(&too_deep_message()) {
+            Error::new(Rule::TooDeep, "", format!("{} (at column {})", too_deep_message(), e.column()))
         } else if e.is_eof() {
             Error::new(
                 Rule::MalformedJson,

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Every message-level rule id, in catalogue order (from wiregen's `rules.rs`). */
 export const RULES = ["malformed-json","invalid-utf8","blank-line","too-deep","type","required","additional-property","enum","min-length","minimum","maximum","unknown-event","removed-event","removed-property","role-event","role-field","strict-id","max-length","pattern","exclusive-minimum","exclusive-maximum","multiple-of","const","min-items","max-items","unique-items","min-properties","max-properties","property-names","dependent-required","any-of","one-of","not","never","unknown-variant"] as const;
@@ -117,9 +117,7 @@ export function wireMessage(iss: RawIssue): string {
       return tagged(`must be at most ${String(iss.maximum)}`, "maximum");
     case "custom": {
       const p = iss.params as Partial<RoleParams> | undefined;
-      if (p?.rule === "role-event" || p?.rule === "role-field") {
-        return tagged(`\`${String(p.what)}\` may be sent only by ${String(p.allowed)}, not by ${String(iss.input)}`, p.rule);
-      }
+      if (p?.rule === "role-event" || p?.rule === "role-field") return roleMessage(p.rule, p.what, p.allowed, iss.input);
       return tagged("invalid value", isRule(p?.rule) ? p.rule : "type");
     }
     default:
@@ -458,8 +456,22 @@ export function unionMessage(tag: string, removed: Readonly<Record<string, strin
     if (iss.code !== "invalid_union") return wireMessage(iss);
     const input = iss.input;
     const t = input !== null && typeof input === "object" && Object.hasOwn(input, tag) ? (input as Record<string, unknown>)[tag] : undefined;
-    return tagged(...badTag(tag, t, removed, tags, Array.isArray(iss.options) ? iss.options : []));
+    return tagged(...badTag(tag, t, removed, tags, unionOptions(iss, tag)));
   };
+}
+
+/**
+ * The discriminator values of the union that raised `iss`: the issue's `options` (newer Zod 4), else (older
+ * releases, 4.1.0 among them, leave them out) its members' literals, read from the union itself.
+ */
+function unionOptions(iss: RawIssue, tag: string): readonly unknown[] {
+  if (Array.isArray(iss.options)) return iss.options;
+  const members = (iss.inst as { options?: unknown } | undefined)?.options;
+  if (!Array.isArray(members)) return [];
+  return members.flatMap((m: { shape?: Record<string, { values?: unknown }> }) => {
+    const values = m.shape?.[tag]?.values;
+    return values instanceof Set ? [...values] : [];
+  });
 }
 
 function badTag(tag: string, t: unknown, removed: Readonly<Record<string, string>>, tags: UnionTags, options: readonly unknown[]): [string, RuleId] {
@@ -503,6 +515,20 @@ export interface RoleParams {
   readonly allowed: string;
 }
 
+function roleMessage(rule: RoleParams["rule"], what: unknown, allowed: unknown, role: unknown): string {
+  return tagged(`\`${String(what)}\` may be sent only by ${String(allowed)}, not by ${String(role)}`, rule);
+}
+
+/**
+ * The issue the generated role check pushes when `role` may not send `what` (the event, or a field of the envelope
+ * or the event). It carries its message itself: older Zod 4 releases (4.4.3 among them) do not pass the issues a
+ * check pushes through the schema's error map, so without one they would say only "Invalid input".
+ */
+export function roleIssue(rule: RoleParams["rule"], what: string, allowed: string, role: string, path: PropertyKey[]): RawIssue {
+  const params: RoleParams = { rule, what, allowed };
+  return { code: "custom", input: role, path, params, message: roleMessage(rule, what, allowed, role) };
+}
+
 /** A Zod issue path as a JSON Pointer (`["ev", "t"]` is `/ev/t`). */
 export function toPointer(path: readonly PropertyKey[]): string {
   let out = "";
@@ -537,12 +563,6 @@ export function issueRule(issue: z.core.$ZodIssue): RuleId {
 export function toWireErrors(error: z.core.$ZodError): WireError[] {
   return error.issues.map((i) => ({ pointer: toPointer(i.path), rule: issueRule(i), message: i.message.replace(RULE_SUFFIX, "") }));
 }
-
-/** The parameters of every generated type ({@link $T}; kept under this name for existing imports). */
-export const T = $T;
-
-/** The parameters of every generated check ({@link $C}; kept under this name for existing imports). */
-export const C = $C;
 
 /** The deepest nesting a line may have (arrays and objects, the envelope included); one more is `too-deep`. */
 export const MAX_DEPTH = 127;

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { z } from "zod";
-import { $T, $C, constParams, rule, isInt, minChars, maxChars, pattern, not, kinds, unionMessage, union } from "./runtime.js";
+import * as z from "zod";
+import { $T, $C, constParams, isInt, minChars, maxChars, pattern, not, kinds, unionMessage, union, roleIssue } from "./runtime.js";
 
 /** The user's text. */
 export const UserMessageContentSchema = z.object(
@@ -379,13 +379,13 @@ export const sessionEnvelopeSchema = z.object(
     const ev = env["ev"] as Record<string, unknown>;
     switch (ev["t"]) {
       case "service":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "service", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "service", "agent", role, ["role"]));
         break;
       case "start":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "start", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "start", "agent", role, ["role"]));
         break;
       case "stop":
-        if (role !== "agent") ctx.issues.push({ code: "custom", input: role, path: ["role"], params: { rule: "role-event", what: "stop", allowed: "agent" } });
+        if (role !== "agent") ctx.issues.push(roleIssue("role-event", "stop", "agent", role, ["role"]));
         break;
     }
   })

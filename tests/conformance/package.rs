@@ -1,0 +1,430 @@
+//! The npm package as users meet it. The built package (`generated/ts`, ES module and CommonJS builds) is packed
+//! with `npm pack` and installed BY NAME into one scratch project per supported zod release (the lowest the peer
+//! range allows, the happy monorepo's 4.4.3 and the newest 4.x on the registry; `npm install` from the registry, so
+//! an `ERESOLVE` peer conflict fails the test). In each project:
+//!
+//! - `consumer.mts` and the same text as `consumer.cts` (CommonJS: tsc writes `require("session-wire")` and reads
+//!   the `.d.cts` declarations) and `happy-wire-v2-names.mts` pass `tsc --strict` (without `skipLibCheck`, so the
+//!   package's declarations are checked against that zod's) and run: they build the seed's Realistic Flow with
+//!   `createEnvelope`, check it message by message and as a stream, check invalid messages and the whole message
+//!   corpus; the reports are held to the Rust engine and stream checker, and every message to the same text on
+//!   every zod and in both module systems;
+//! - esbuild bundles `validateSessionLine` alone (zod bundled) and `validateSessionLineStandalone` alone, minified,
+//!   and each must stay within its budget.
+//!
+//! One npm cache (the user's) serves every install; the three projects are set up in parallel, once per test run.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+use wiregen::engine::{Engine, EngineOptions};
+use wiregen::stream::StreamChecker;
+
+use crate::fixtures::root;
+
+/// The zod releases the package is installed next to: the lowest its peer range (`^4.1.0`) allows, the one the
+/// happy monorepo locks, and the newest 4.x (`npm install zod@4`).
+const ZOD: &[&str] = &["4.1.0", "4.4.3", "4"];
+
+/// Minified bytes of a browser bundle of `validateSessionLine` alone, zod bundled. Measured 110,907 with zod 4.6.7
+/// (91,063 with 4.4.3); the budget leaves about 8% for the package and zod to grow.
+const BUDGET_LINE: u64 = 120_000;
+
+/// Minified bytes of a browser bundle of `validateSessionLineStandalone` alone (no zod). Measured 21,366.
+const BUDGET_STANDALONE: u64 = 25_000;
+
+/// One scratch consumer, set up and run.
+struct Consumer {
+    /// The zod spec installed (`4.1.0`, `4`).
+    spec: &'static str,
+    /// The zod version npm resolved.
+    version: String,
+    /// The report of `consumer.mjs` and of `consumer.cjs`.
+    esm: Value,
+    cjs: Value,
+    /// Minified bundle sizes: `validateSessionLine`, `validateSessionLineStandalone`.
+    bundles: (u64, u64),
+    /// What the example of the installed package's README printed.
+    readme: String,
+}
+
+fn run(cmd: &mut Command, what: &str) -> std::process::Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e} (are node and npm installed?)"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The lines every consumer checks after its own messages: the message corpus (strict-id fixtures aside: the
+/// package does not check strict ids).
+fn corpus() -> Vec<String> {
+    crate::fixtures::messages().into_iter().filter(|f| !f.strict_ids).map(|f| f.line).collect()
+}
+
+fn tsc() -> PathBuf {
+    root().join("generated/ts/node_modules/typescript/bin/tsc")
+}
+
+fn esbuild() -> PathBuf {
+    let dir = root().join("tests/node");
+    crate::node::ensure_npm_deps(&dir);
+    if !dir.join("node_modules/esbuild").is_dir() {
+        // node_modules from before esbuild joined the lockfile: add what is missing (`npm ci` would delete the
+        // directory other checkers may be reading right now).
+        run(
+            Command::new("npm").current_dir(&dir).args(["install", "--no-audit", "--no-fund", "--loglevel=error"]),
+            "npm install in tests/node",
+        );
+    }
+    // The native binary (esbuild's install step puts it in place of the JavaScript launcher).
+    dir.join("node_modules/.bin/esbuild")
+}
+
+/// Packs the built package; returns the tarball.
+fn pack(into: &Path) -> PathBuf {
+    crate::zod::built_package();
+    let out = run(
+        Command::new("npm")
+            .current_dir(root().join("generated/ts"))
+            .args(["pack", "--ignore-scripts", "--json", "--loglevel=error", "--pack-destination"])
+            .arg(into),
+        "npm pack",
+    );
+    let info: Value = serde_json::from_slice(&out.stdout).expect("npm pack --json");
+    let files: Vec<&str> =
+        info[0]["files"].as_array().expect("files").iter().filter_map(|f| f["path"].as_str()).collect();
+    for want in [
+        "package.json",
+        "README.md",
+        "LICENSE",
+        "dist/index.js",
+        "dist/index.d.ts",
+        "dist/cjs/index.cjs",
+        "dist/cjs/index.d.cts",
+        "dist/cjs/runtime.cjs",
+    ] {
+        assert!(files.contains(&want), "the packed package holds {want}: {files:?}");
+    }
+    assert!(!files.iter().any(|f| f.starts_with("node_modules/") || *f == "build-cjs.mjs"), "{files:?}");
+    into.join(info[0]["filename"].as_str().expect("filename"))
+}
+
+fn node_with_input(dir: &Path, script: &str, input: &str) -> Value {
+    let mut child = Command::new("node")
+        .current_dir(dir)
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let data = input.to_string();
+    let w = std::thread::spawn(move || stdin.write_all(data.as_bytes()));
+    let out = child.wait_with_output().expect("node runs");
+    w.join().expect("writer").expect("write stdin");
+    assert!(out.status.success(), "{script} in {} failed: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script}: one JSON report ({e})"))
+}
+
+/// Installs the tarball and `zod@spec` into a fresh project, type-checks and runs the consumers, bundles.
+fn consumer(base: &Path, tarball: &Path, spec: &'static str, input: &str) -> Consumer {
+    let dir = base.join(format!("zod-{spec}"));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    // No "type": the project is CommonJS, as most are; `.mjs`/`.mts` files are ES modules in any project.
+    std::fs::write(dir.join("package.json"), r#"{ "name": "consumer", "private": true }"#).expect("package.json");
+    run(
+        Command::new("npm")
+            .current_dir(&dir)
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+            .arg(tarball)
+            .arg(format!("zod@{spec}")),
+        &format!("npm install of the packed package next to zod@{spec}"),
+    );
+    let zod: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("node_modules/zod/package.json")).expect("zod is installed"),
+    )
+    .expect("zod's package.json");
+    let version = zod["version"].as_str().expect("a version").to_string();
+    let tests = root().join("tests/conformance");
+    let consumer = std::fs::read_to_string(tests.join("consumer.mts")).expect("consumer.mts");
+    std::fs::write(dir.join("consumer.mts"), &consumer).expect("write");
+    std::fs::write(dir.join("consumer.cts"), &consumer).expect("write");
+    std::fs::copy(tests.join("happy-wire-v2-names.mts"), dir.join("happy-wire-v2-names.mts")).expect("copy");
+    // `DOM` for the globals zod's own declarations name (`URL`), as an app's tsconfig would have them.
+    run(
+        Command::new("node").current_dir(&dir).arg(tsc()).args([
+            "--strict",
+            "--target",
+            "ES2022",
+            "--lib",
+            "ES2022,DOM",
+            "--module",
+            "NodeNext",
+            "--moduleResolution",
+            "NodeNext",
+            "--outDir",
+            "out",
+            "consumer.mts",
+            "consumer.cts",
+            "happy-wire-v2-names.mts",
+        ]),
+        &format!("tsc --strict on the consumers next to zod {version}"),
+    );
+    let cjs_source = std::fs::read_to_string(dir.join("out/consumer.cjs")).expect("tsc wrote consumer.cjs");
+    assert!(cjs_source.contains("require(\"session-wire\")"), "the CommonJS consumer requires the package by name");
+    let esm = node_with_input(&dir, "out/consumer.mjs", input);
+    let cjs = node_with_input(&dir, "out/consumer.cjs", input);
+    run(Command::new("node").current_dir(&dir).arg("out/happy-wire-v2-names.mjs"), "happy-wire-v2-names.mjs");
+    // The example of the README that ships in the package, as a user would paste it.
+    let readme = std::fs::read_to_string(dir.join("node_modules/session-wire/README.md")).expect("the README ships");
+    let example = readme
+        .split("```js\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the README has a ```js example");
+    std::fs::write(dir.join("readme-example.mjs"), example).expect("write");
+    let printed = run(Command::new("node").current_dir(&dir).arg("readme-example.mjs"), "the README's example");
+    let readme = String::from_utf8(printed.stdout).expect("utf-8");
+    let mut sizes = Vec::new();
+    for (entry, name) in
+        [("bundle-line.mjs", "validateSessionLine"), ("bundle-standalone.mjs", "validateSessionLineStandalone")]
+    {
+        std::fs::write(dir.join(entry), format!("export {{ {name} }} from \"session-wire\";\n")).expect("entry");
+        let outfile = dir.join(format!("out/{entry}"));
+        run(
+            Command::new(esbuild())
+                .current_dir(&dir)
+                .args([entry, "--bundle", "--minify", "--format=esm", "--platform=browser", "--log-level=warning"])
+                .arg(format!("--outfile={}", outfile.display())),
+            &format!("esbuild {entry}"),
+        );
+        sizes.push(std::fs::metadata(&outfile).expect("the bundle").len());
+    }
+    Consumer { spec, version, esm, cjs, bundles: (sizes[0], sizes[1]), readme }
+}
+
+/// The consumers, set up once per test process (in parallel, one thread per zod release).
+fn consumers() -> &'static [Consumer] {
+    static DONE: OnceLock<Vec<Consumer>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("npm-consumers");
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).expect("mkdir");
+        let tarball = pack(&base);
+        esbuild();
+        let input = serde_json::to_string(&corpus()).expect("json");
+        let started = std::time::Instant::now();
+        let out: Vec<Consumer> = std::thread::scope(|s| {
+            let handles: Vec<_> = ZOD.iter().map(|spec| s.spawn(|| consumer(&base, &tarball, spec, &input))).collect();
+            handles.into_iter().map(|h| h.join().expect("a consumer")).collect()
+        });
+        eprintln!(
+            "package consumers ({:.1} s): {}",
+            started.elapsed().as_secs_f64(),
+            out.iter()
+                .map(|c| format!("zod@{} -> {} (bundles {} / {} bytes)", c.spec, c.version, c.bundles.0, c.bundles.1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        out
+    })
+}
+
+fn engine() -> Engine {
+    let p = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
+    Engine::new(p, EngineOptions { strict_ids: false, ..Default::default() }).expect("the schema has a root type")
+}
+
+fn first_of(engine: &Engine, line: &str) -> Value {
+    match engine.check_line(line.as_bytes()).1.first() {
+        None => Value::Null,
+        Some(i) => json!({ "pointer": i.pointer, "rule": i.rule }),
+    }
+}
+
+fn brief(e: &Value) -> Value {
+    if e.is_null() {
+        Value::Null
+    } else {
+        json!({ "pointer": e["pointer"], "rule": e["rule"] })
+    }
+}
+
+/// JSON numbers compared by value (JavaScript prints `0`, serde_json may print `0.0`).
+fn normalize(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => json!(n.as_f64()),
+        Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn the_packed_package_installs_next_to_every_supported_zod() {
+    let pj: Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("generated/ts/package.json")).expect("package.json"))
+            .expect("json");
+    assert_eq!(pj["peerDependencies"]["zod"], format!("^{}", ZOD[0]), "the peer range starts at the lowest tested zod");
+    let readme = std::fs::read_to_string(root().join("generated/ts/README.md")).expect("README.md");
+    assert!(readme.contains("tested with 4.1.0, 4.4.3 and the newest 4.x"), "the package README names the tested zods");
+    let cs = consumers();
+    assert_eq!(cs.len(), ZOD.len());
+    for c in cs {
+        if c.spec != "4" {
+            assert_eq!(c.version, c.spec, "npm installed the zod asked for");
+        }
+        assert!(c.version.starts_with("4."), "zod {}", c.version);
+    }
+}
+
+/// The seed's Realistic Flow, built with `createEnvelope` in both module systems next to every zod: the same 28
+/// lines as the fixture, valid for the engine, accepted by the stream checkers with the Rust checker's rollup;
+/// invalid messages and streams get the engine's and the stream checker's first errors.
+#[test]
+fn esm_and_commonjs_consumers_build_and_check_the_realistic_flow() {
+    let engine = engine();
+    let fixture =
+        std::fs::read_to_string(root().join("tests/fixtures/streams/seed-realistic-flow.jsonl")).expect("flow");
+    let want: Vec<Value> = fixture.lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+    let mut checker = StreamChecker::new(&engine);
+    for (i, l) in fixture.lines().enumerate() {
+        assert!(checker.check(i + 1, l.as_bytes()).valid, "the fixture's line {} is valid", i + 1);
+    }
+    let rollup = serde_json::to_value(checker.rollup()).expect("rollup");
+    let mut failures = Vec::new();
+    for c in consumers() {
+        for (kind, r) in [("esm", &c.esm), ("cjs", &c.cjs)] {
+            let at = format!("{kind} next to zod {}", c.version);
+            let got: Vec<Value> = r["flow"]
+                .as_array()
+                .expect("flow")
+                .iter()
+                .map(|l| serde_json::from_str(l.as_str().expect("a line")).expect("json"))
+                .collect();
+            if got != want {
+                failures.push(format!("{at}: createEnvelope built another flow:\n{got:?}"));
+            }
+            if normalize(&r["rollup"]) != normalize(&rollup) {
+                failures.push(format!("{at}: rollup {} != the Rust checker's {rollup}", r["rollup"]));
+            }
+            if r["typed"] != json!({ "controller": "browser", "model": "claude-sonnet-4-6", "cancelled": 1 }) {
+                failures.push(format!("{at}: typed reads of the rollup: {}", r["typed"]));
+            }
+            for x in r["invalid"].as_array().expect("invalid") {
+                let line = x["line"].as_str().expect("line");
+                let engine_first = first_of(&engine, line);
+                if engine_first.is_null() || brief(&x["zod"]) != engine_first || brief(&x["standalone"]) != engine_first
+                {
+                    failures.push(format!(
+                        "{at}: {line}: engine {engine_first}, zod {}, standalone {}",
+                        x["zod"], x["standalone"]
+                    ));
+                }
+            }
+            let thrown = engine_first_role_event(&engine);
+            if brief(&r["thrown"]) != thrown {
+                failures
+                    .push(format!("{at}: createEnvelope(\"user\", service) threw {} (engine: {thrown})", r["thrown"]));
+            }
+            for s in r["streams"].as_array().expect("streams") {
+                let mut sc = StreamChecker::new(&engine);
+                let mut rust = Vec::new();
+                for (i, l) in s["lines"].as_array().expect("lines").iter().enumerate() {
+                    let rec = sc.check(i + 1, l.as_str().expect("line").as_bytes());
+                    if let Some(e) = rec.errors.first() {
+                        rust.push(json!({ "line": i + 1, "first": { "pointer": e.pointer, "rule": e.rule, "message": e.message } }));
+                    }
+                }
+                if rust.is_empty() || Value::Array(rust.clone()) != s["records"] {
+                    failures.push(format!("{at}: stream {}: rust {rust:?}, package {}", s["lines"], s["records"]));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// What the engine reports first for `createEnvelope("user", { t: "service", text: "x" })`.
+fn engine_first_role_event(engine: &Engine) -> Value {
+    first_of(engine, r#"{"id":"m1","time":1,"role":"user","ev":{"t":"service","text":"x"}}"#)
+}
+
+/// Every message of the corpus gives the engine's first error (rule and pointer) on every zod, from both module
+/// systems, with the same error list and the same text everywhere (role errors once said only "Invalid input" on
+/// zod before 4.6), never Zod's own default message.
+#[test]
+fn every_message_reads_the_same_on_every_supported_zod_and_module_system() {
+    let engine = engine();
+    let lines = corpus();
+    let cs = consumers();
+    let reference = &cs[cs.len() - 1].esm["corpus"];
+    let mut failures = Vec::new();
+    for c in cs {
+        for (kind, r) in [("esm", &c.esm), ("cjs", &c.cjs)] {
+            let at = format!("{kind} next to zod {}", c.version);
+            let got = r["corpus"].as_array().expect("corpus");
+            assert_eq!(got.len(), lines.len(), "{at}: one answer per line");
+            for (i, (line, errors)) in lines.iter().zip(got).enumerate() {
+                let first = errors.as_array().and_then(|a| a.first()).map_or(Value::Null, brief);
+                let want = first_of(&engine, line);
+                if first != want {
+                    failures.push(format!("{at}: {line}: engine {want}, package {first}"));
+                }
+                if errors != &reference[i] {
+                    failures.push(format!("{at}: {line}: {errors} differs from {}", reference[i]));
+                }
+                for e in errors.as_array().expect("errors") {
+                    let m = e["message"].as_str().unwrap_or_default();
+                    let suffix = format!("[{}]", e["rule"].as_str().unwrap_or_default());
+                    if m.is_empty() || m.starts_with("Invalid input") || m.ends_with(&suffix) {
+                        failures.push(format!("{at}: {line}: message {m:?}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The README's example runs as printed and says what its comments say.
+#[test]
+fn the_readme_example_runs_as_it_says() {
+    for c in consumers() {
+        let lines: Vec<&str> = c.readme.lines().collect();
+        assert_eq!(lines.first(), Some(&"true"), "next to zod {}: {}", c.version, c.readme);
+        assert!(c.readme.contains("rule: 'required'"), "the first error of `{{}}`: {}", c.readme);
+        assert_eq!(lines.iter().filter(|l| **l == "true").count(), 2, "{}", c.readme);
+        assert_eq!(lines.last(), Some(&"{ accepted: 1, rejected: 0 }"), "{}", c.readme);
+    }
+}
+
+/// esbuild keeps only what an import needs: `validateSessionLine` with zod, the standalone line checker without.
+#[test]
+fn browser_bundles_stay_within_their_budgets() {
+    for c in consumers() {
+        let (line, standalone) = c.bundles;
+        assert!(
+            line <= BUDGET_LINE,
+            "validateSessionLine alone bundles to {line} bytes next to zod {} (budget {BUDGET_LINE}): did the \
+             generated code stop tree-shaking (`import {{ z }}` pulls in every locale), or did zod grow?",
+            c.version
+        );
+        assert!(
+            standalone <= BUDGET_STANDALONE,
+            "validateSessionLineStandalone alone bundles to {standalone} bytes (budget {BUDGET_STANDALONE}): \
+             did zod or the schemas leak into it?"
+        );
+        // Both bundles hold their checker (a failed or empty build would pass any budget).
+        assert!(standalone > 10_000 && line > standalone * 3, "bundle sizes {line} / {standalone}");
+    }
+}
