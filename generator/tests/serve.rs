@@ -988,3 +988,95 @@ fn several_envelopes_sent_as_application_json_get_a_hint_to_send_ndjson() {
     let r = server.post("/v1/validate", NDJSON, format!("{VALID}\n{BAD_ENUM}\n").as_bytes());
     assert_eq!(r.json()["results"][1]["errors"][0]["rule"], "enum");
 }
+
+/// The memory bound the README documents: a request costs at most `TREE_FACTOR * max_body + max_answer` (plus a
+/// fixed slack for the runtime's buffers), and at most `--max-concurrency` requests are processed at once.
+const TREE_FACTOR: u64 = 49;
+const SLACK_KIB: u64 = 8 * 1024;
+
+/// The costliest line per byte we know: an invalid envelope (an unknown key at the end, so the fast path cannot
+/// vouch for it and the precise path parses it into a tree) whose `args` hold a flat array of `0`s: two bytes of
+/// text per `serde_json::Value` of 32 bytes, in a vector that grows by doubling.
+fn costliest_line(bytes: usize) -> Vec<u8> {
+    let head = br#"{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"x":["#;
+    let tail = br#"0]}},"zz":1}"#;
+    let n = (bytes - head.len() - tail.len()) / 2;
+    let mut v = head.to_vec();
+    v.extend(std::iter::repeat_n(*b"0,", n).flatten());
+    v.extend_from_slice(tail);
+    v
+}
+
+#[test]
+fn peak_memory_is_bounded_by_max_body_max_answer_and_concurrency() {
+    const B: u64 = 4 << 20;
+    const R: u64 = 1 << 20;
+    let limits = ["--quiet", "--max-body", "4194304", "--max-answer", "1048576"];
+    let per_request_kib = (TREE_FACTOR * B + R) / 1024;
+
+    // One request at a time: every costly shape, one after another; the peak after each stays within one request's
+    // bound above the idle process.
+    let server = Server::start(&[&limits[..], &["--max-concurrency", "1"]].concat());
+    let idle = server_peak_kib(&server);
+    if idle == 0 {
+        eprintln!("no /proc/<pid>/status here: peak memory not measured");
+        return;
+    }
+    let line = costliest_line(B as usize - 1);
+    let r = server.post("/v1/validate", JSON, &line);
+    assert_eq!((r.status, r.json()["results"][0]["errors"][0]["rule"].clone()), (200, json!("additional-property")));
+    let after_tree = server_peak_kib(&server);
+    eprintln!(
+        "/v1/validate application/json (the costliest line, {} bytes): peak {after_tree} KiB, idle {idle} KiB",
+        line.len()
+    );
+    assert!(after_tree >= idle + B / 1024, "the tree was built: peak {after_tree} KiB, idle {idle} KiB");
+    let mut ndjson = line.clone();
+    ndjson.push(b'\n');
+    let ids: Vec<u8> = (0..)
+        .map(|i| format!("{{\"id\":\"m{i}\",\"time\":1,\"role\":\"user\",\"ev\":{{\"t\":\"abort\"}}}}\n").into_bytes())
+        .scan(0usize, |n, l| {
+            *n += l.len();
+            (*n < B as usize).then_some(l)
+        })
+        .flatten()
+        .collect();
+    let newlines = vec![b'\n'; B as usize - 1];
+    for (path, ct, body) in [
+        ("/v1/validate", NDJSON, &ndjson),
+        ("/v1/validate?stream=true", NDJSON, &ndjson),
+        ("/v1/rollup", JSON, &line),
+        ("/v1/validate?stream=true", NDJSON, &ids),
+        ("/v1/rollup", NDJSON, &ids),
+        ("/v1/validate", NDJSON, &newlines),
+    ] {
+        let r = server.post(path, ct, body);
+        assert_eq!(r.status, 200, "{path}: {}", r.text());
+        assert!(r.body.len() as u64 <= R + 200, "{path}: the answer is bounded by --max-answer");
+        let peak = server_peak_kib(&server);
+        eprintln!("{path} {ct} ({} bytes): peak {peak} KiB, idle {idle} KiB", body.len());
+        assert!(
+            peak <= idle + per_request_kib + SLACK_KIB,
+            "{path} ({} bytes): peak {peak} KiB > idle {idle} KiB + {per_request_kib} KiB + slack",
+            body.len()
+        );
+    }
+
+    // Two at once with --max-concurrency 2: within twice the bound.
+    let server = Server::start(&[&limits[..], &["--max-concurrency", "2"]].concat());
+    let idle = server_peak_kib(&server);
+    let addr = server.addr;
+    let clients: Vec<_> = (0..2)
+        .map(|_| {
+            let line = line.clone();
+            std::thread::spawn(move || request(addr, "POST", "/v1/validate", &[("Content-Type", JSON)], &line).status)
+        })
+        .collect();
+    for c in clients {
+        let status = c.join().expect("client");
+        assert!(status == 200 || status == 503, "status {status}");
+    }
+    let peak = server_peak_kib(&server);
+    eprintln!("two at once: peak {peak} KiB, idle {idle} KiB");
+    assert!(peak <= idle + 2 * per_request_kib + SLACK_KIB, "two requests: peak {peak} KiB, idle {idle} KiB");
+}
