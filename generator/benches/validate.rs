@@ -7,8 +7,7 @@
 //! - `jsonschema` crate: parse to `Value` + `is_valid` with the bundled schema;
 //! - `wiregen` engine in-process, one thread pinned to the same CPU as the floor, and all threads; and, for
 //!   information, its fast verdict alone (what it costs before the invalid lines are explained);
-//! - `wiregen validate` as a whole process (all cores, and pinned with `taskset`), and the floor as a whole
-//!   process, on the 1k-line and large corpus;
+//! - `wiregen validate` as a whole process, and the floor as a whole process, on the 1k-line and large corpus;
 //! - ajv 8 (compiled bundled schema, `JSON.parse` + validate) and the generated Zod package, in node.
 //!
 //! Every validator must report the same invalid lines; the run fails otherwise. Medians and ratios are printed
@@ -27,6 +26,9 @@ use wiregen::engine::{Engine, EngineOptions};
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
 }
+
+#[path = "validate/files.rs"]
+mod files;
 
 #[path = "../tests/support/rng.rs"]
 #[allow(dead_code)]
@@ -319,7 +321,6 @@ fn main() {
         cs.len() - 1
     };
     let cpu = pin_cpu();
-    let taskset = cpu.is_some() && Command::new("taskset").arg("-V").output().is_ok_and(|o| o.status.success());
     let floor = add("serde_json -> IgnoredAny (floor)", "in-process, 1 thread, pinned");
     let jsch = add("jsonschema crate (Value + is_valid)", "in-process, 1 thread, bundled schema");
     let w1 = add("wiregen engine", "in-process, 1 thread, pinned");
@@ -330,7 +331,6 @@ fn main() {
     let wm = add("wiregen engine", "in-process, all threads, lines in memory");
     let w2 = add("wiregen engine", "in-process, all threads, reading the file");
     let wp = add("wiregen validate (process)", "whole process, all cores");
-    let wpp = if taskset { Some(add("wiregen validate (process)", "whole process, pinned (taskset)")) } else { None };
     let ajv = if have_node { Some(add("ajv 8 (JSON.parse + validate)", "node, bundled schema")) } else { None };
     let zod =
         if have_node && zod_dist.exists() { Some(add("generated Zod (JSON.parse + safeParse)", "node")) } else { None };
@@ -358,8 +358,9 @@ fn main() {
             (t.elapsed().as_secs_f64(), bad)
         });
         cs[floor].secs.push(secs);
-        cs[floor].invalid = bad; // syntax errors only: not compared
-                                 // wiregen, one thread pinned to the same CPU, right after the floor.
+        // Syntax errors only: not compared.
+        cs[floor].invalid = bad;
+        // wiregen, one thread pinned to the same CPU, right after the floor.
         let (secs, bad) = pinned(cpu, || {
             let t = Instant::now();
             let mut bad = BTreeSet::new();
@@ -384,8 +385,9 @@ fn main() {
             (t.elapsed().as_secs_f64(), bad)
         });
         cs[wf].secs.push(secs);
-        cs[wf].invalid = bad; // not compared: a line it does not vouch for may still be valid
-                              // jsonschema crate.
+        // Not compared: a line it does not vouch for may still be valid.
+        cs[wf].invalid = bad;
+        // jsonschema crate.
         let t = Instant::now();
         let mut bad = BTreeSet::new();
         for (i, l) in lines.iter().enumerate() {
@@ -431,18 +433,6 @@ fn main() {
             .expect("run wiregen");
         cs[wp].secs.push(t.elapsed().as_secs_f64());
         cs[wp].invalid = invalid_from_records(&String::from_utf8_lossy(&out.stdout));
-        // Whole process, large corpus, pinned to the floor's CPU.
-        if let (Some(idx), Some(cpu)) = (wpp, cpu) {
-            let t = Instant::now();
-            let out = Command::new("taskset")
-                .current_dir(root())
-                .args(["-c", &cpu.to_string(), wiregen, "validate", "--format", "json"])
-                .arg(&big)
-                .output()
-                .expect("run wiregen");
-            cs[idx].secs.push(t.elapsed().as_secs_f64());
-            cs[idx].invalid = invalid_from_records(&String::from_utf8_lossy(&out.stdout));
-        }
         // Node contenders.
         for (idx, which) in [(ajv, "ajv"), (zod, "zod"), (standalone, "standalone")] {
             let Some(idx) = idx else { continue };
@@ -509,6 +499,22 @@ fn main() {
             .stdout,
     ));
 
+    // Scaling as a user runs it: pinned to one core against all cores, one big file and 1,000 files of ~100 KB.
+    let mut scaling = Vec::new();
+    if files::can_pin() {
+        let many = files::many_files(&big, &dir, 1000, 100 << 10);
+        for (name, input) in [
+            (format!("one file ({mb} MB corpus)"), big.clone()),
+            ("1,000 files of ~100 KB (a directory)".to_string(), many),
+        ] {
+            let mut s = files::Scaling { name, bytes: files::size(&input), one: Vec::new(), all: Vec::new() };
+            for r in 0..rounds {
+                files::round(wiregen, &root(), &input, &mut s, r % 2 == 0);
+            }
+            scaling.push(s);
+        }
+    }
+
     // Agreement: every validator reports the same invalid lines.
     let reference = cs[w1].invalid.clone();
     let mut disagree = Vec::new();
@@ -532,7 +538,7 @@ fn main() {
         100.0 * reference.len() as f64 / n_big as f64,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         match cpu {
-            Some(c) => format!("pinned = one thread on CPU {c} (sched_setaffinity; the process figure with taskset)"),
+            Some(c) => format!("pinned = one thread on CPU {c} (sched_setaffinity)"),
             None => "pinning unavailable here: the pinned rows ran unpinned".to_string(),
         }
     );
@@ -566,6 +572,24 @@ fn main() {
         gen_s * 1e3,
         check_s * 1e3
     ));
+    if scaling.is_empty() {
+        report.push_str("\n(scaling skipped: `taskset -c 0` cannot pin a process here)\n");
+    } else {
+        report.push_str(
+            "\nScaling, whole process (`wiregen validate --format json INPUT`, pinned with `taskset -c 0` vs all cores; both print the same bytes):\n\n| input | MB | 1 core (pinned) MB/s | all cores MB/s | all / one |\n|---|---:|---:|---:|---:|\n",
+        );
+        for s in &scaling {
+            let (one, all) = (median(&s.one), median(&s.all));
+            report.push_str(&format!(
+                "| {} | {:.1} | {:.0} | {:.0} | {:.2}x |\n",
+                s.name,
+                s.bytes as f64 / 1e6,
+                s.bytes as f64 / 1e6 / one,
+                s.bytes as f64 / 1e6 / all,
+                one / all
+            ));
+        }
+    }
     report.push_str("\nTargets (issues 8 and 17):\n");
     let target = |name: &str, got: f64, want: f64, more_is_better: bool| {
         let ok = if more_is_better { got >= want } else { got <= want };
@@ -586,8 +610,9 @@ fn main() {
         report.push_str(&target("wiregen 1 thread vs ajv", w1_mbs / mbs(&cs[a], bytes_big), 10.0, true));
     }
     report.push_str(&target("wiregen all threads (reading the file) vs 1 thread pinned", ratio(w1, w2), 1.7, true));
-    if let Some(p) = wpp {
-        report.push_str(&target("wiregen validate process, all cores vs pinned", ratio(p, wp), 1.7, true));
+    for sc in &scaling {
+        let name = format!("wiregen validate, all cores vs pinned, {}", sc.name);
+        report.push_str(&target(&name, median(&sc.one) / median(&sc.all), 1.7, true));
     }
     report.push_str(&target("whole process 1k lines vs floor process", ratio(wps, fps), 2.0, false));
     report.push_str(&format!(

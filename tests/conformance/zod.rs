@@ -16,22 +16,11 @@ use wiregen::engine::{Engine, EngineOptions};
 
 use crate::checkers::Verdict;
 use crate::fixtures::{root, Fixture};
+use crate::node::run;
 
 /// The package directory.
 fn package() -> PathBuf {
     root().join("generated/ts")
-}
-
-fn run(cmd: &mut Command, what: &str) -> std::process::Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e} (are node and npm installed?)"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// Installs (when missing) and builds the package once per test process; returns `dist/index.js`.
@@ -50,6 +39,11 @@ pub fn built_package() -> &'static Path {
 /// Runs `lines` (raw bytes, one per line) through the runner in one node process; one JSON verdict per line.
 fn run_lines(lines: &[Vec<u8>]) -> Vec<Value> {
     run_lines_with("zod-runner.mjs", lines)
+}
+
+/// [`run_lines_with`] for other modules: one answer per line from `runner` on the built package.
+pub fn run_lines_with_runner(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
+    run_lines_with(runner, lines)
 }
 
 /// Runs `lines` through `runner` (a script in `tests/conformance/`) in one node process; one verdict per line.
@@ -395,6 +389,8 @@ fn hostile_schema_text_still_gives_valid_typescript() {
                         name: odd_field.to_string(),
                         description: Some(nasty.to_string()),
                         required: false,
+                        renamed_from: None,
+                        moved_from: None,
                         node: wiregen::ir::Node {
                             origin: Default::default(),
                             description: None,
