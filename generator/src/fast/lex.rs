@@ -6,15 +6,15 @@
 //! the precise path, which parses it with serde_json itself. So these functions may refuse valid input, but
 //! never accept input serde_json rejects.
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(test, not(target_arch = "x86_64")))]
 const ONES: u64 = 0x0101_0101_0101_0101;
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(test, not(target_arch = "x86_64")))]
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// Marks the bytes of `w` (little-endian) that end a plain run inside a string: `"`, `\`, a control byte (below
 /// 0x20) or a non-ASCII byte. The lowest marked byte is exact; bytes above it may be marked spuriously (a borrow
 /// only leaves a byte that is itself marked), which does not matter since the scan stops at the lowest.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn specials(w: u64) -> u64 {
     let quote = w ^ (ONES * u64::from(b'"'));
@@ -34,10 +34,11 @@ pub(super) fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The first byte of the 16 at `b[i..]` that ends a plain run inside a string (see [`specials`]), if any.
+/// A bit per byte of `chunk` (bit 0 for its first) that ends a plain run inside a string: `"`, `\\`, a control
+/// byte or a non-ASCII byte.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn first_special16(chunk: &[u8; 16]) -> Option<usize> {
+fn special_mask16(chunk: &[u8; 16]) -> u32 {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned load reads exactly the 16 bytes of `chunk`.
     let m = unsafe {
@@ -48,20 +49,55 @@ fn first_special16(chunk: &[u8; 16]) -> Option<usize> {
         let other = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
         _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), other))
     };
-    (m != 0).then(|| m.trailing_zeros() as usize)
+    m as u32
 }
 
-/// The same on two 8-byte words where SSE2 is not available.
+/// The same from two 8-byte words where SSE2 is not available.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn first_special16(chunk: &[u8; 16]) -> Option<usize> {
+fn special_mask16(chunk: &[u8; 16]) -> u32 {
+    special_mask16_words(chunk)
+}
+
+/// [`special_mask16`] from two 8-byte words: only its lowest bit (all the scan uses) is exact.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn special_mask16_words(chunk: &[u8; 16]) -> u32 {
     let (lo, hi) = chunk.split_at(8);
     let word = |h: &[u8]| u64::from_le_bytes(h.try_into().unwrap_or([0; 8]));
-    match (specials(word(lo)), specials(word(hi))) {
-        (0, 0) => None,
-        (0, m) => Some(8 + (m.trailing_zeros() / 8) as usize),
-        (m, _) => Some((m.trailing_zeros() / 8) as usize),
+    // Only the lowest marked byte of each word is exact: keep that one.
+    let bits = |m: u64| if m == 0 { 0 } else { 1u32 << (m.trailing_zeros() / 8) };
+    match bits(specials(word(lo))) {
+        0 => bits(specials(word(hi))) << 8,
+        m => m,
     }
+}
+
+/// [`special_mask16`] with every bit exact (for the tail of a line, where the bytes before the scan are masked
+/// off): SSE2 gives that; elsewhere a loop over the 16 bytes.
+#[inline(always)]
+fn special_mask16_all(chunk: &[u8; 16]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        special_mask16(chunk)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        chunk.iter().enumerate().filter(|(_, &c)| is_special(c)).fold(0, |m, (k, _)| m | 1 << k)
+    }
+}
+
+/// Whether a byte ends a plain run inside a string.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn is_special(c: u8) -> bool {
+    c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c)
+}
+
+/// The first byte of `chunk` that ends a plain run inside a string, if any.
+#[inline(always)]
+fn first_special16(chunk: &[u8; 16]) -> Option<usize> {
+    let m = special_mask16(chunk);
+    (m != 0).then(|| m.trailing_zeros() as usize)
 }
 
 /// A string whose opening quote is at `i`: the index just past its closing quote, and whether it holds an
@@ -72,12 +108,21 @@ pub(super) fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut i = i + 1;
     let mut escaped = false;
     loop {
-        while let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<16>) {
-            if let Some(at) = first_special16(chunk) {
-                i += at;
+        loop {
+            if let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<16>) {
+                if let Some(at) = first_special16(chunk) {
+                    i += at;
+                    break;
+                }
+                i += 16;
+            } else {
+                // Fewer than 16 bytes left: the line's last 16, without the bytes before `i`.
+                if let Some(base) = b.len().checked_sub(16) {
+                    let m = special_mask16_all(b[base..].first_chunk::<16>()?) >> (i - base);
+                    i = if m == 0 { b.len() } else { i + m.trailing_zeros() as usize };
+                }
                 break;
             }
-            i += 16;
         }
         match *b.get(i)? {
             b'"' => return Some((i + 1, escaped)),
@@ -437,6 +482,29 @@ mod tests {
                 q.push(b'"');
                 assert_eq!(string(&q, 0), None, "byte {c:#x} at {at}");
             }
+        }
+    }
+
+    #[test]
+    fn the_word_scan_finds_the_same_first_special_byte() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let interesting = [b'"', b'\\', 0, 0x1F, 0x20, 0x21, 0x7F, 0x80, 0xC3, 0xFF, b'a', b'0', b'"' ^ 1, b'\\' ^ 1];
+        for _ in 0..20_000 {
+            let mut chunk = [b'a'; 16];
+            for byte in chunk.iter_mut() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                if state % 4 == 0 {
+                    *byte = interesting[(state >> 8) as usize % interesting.len()];
+                }
+            }
+            let want = chunk.iter().position(|&c| is_special(c));
+            let all = chunk.iter().enumerate().filter(|(_, &c)| is_special(c)).fold(0, |m, (k, _)| m | 1 << k);
+            let first = |m: u32| (m != 0).then(|| m.trailing_zeros() as usize);
+            assert_eq!(special_mask16_all(&chunk), all, "{chunk:x?}");
+            assert_eq!(first(special_mask16(&chunk)), want, "{chunk:x?}");
+            assert_eq!(first(special_mask16_words(&chunk)), want, "{chunk:x?}");
         }
     }
 
