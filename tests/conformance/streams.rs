@@ -256,6 +256,25 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
         }
     }
 
+    // Every fixture's whole outcome (each rejected line's first error with its message, and the rollup) is pinned,
+    // invalid fixtures included: a change to the stream checker or to the sequence declarations cannot move a record.
+    let pinned: serde_json::Map<String, Value> = fx
+        .iter()
+        .zip(&reference)
+        .map(|(f, o)| {
+            let invalid: Vec<Value> = o
+                .invalid
+                .iter()
+                .map(|(l, r, p, m)| json!({"line": l, "rule": r, "pointer": p, "message": m}))
+                .collect();
+            (f.name.clone(), json!({"invalid": invalid, "rollup": o.rollup}))
+        })
+        .collect();
+    let text = format!("{}\n", serde_json::to_string_pretty(&pinned).expect("json"));
+    if let Err(e) = crate::golden::check_golden(&dir().join("outcomes.golden.json"), &text) {
+        failures.push(format!("golden    outcomes.golden.json: {e}"));
+    }
+
     // The CLI and the TypeScript checker against the Rust checker.
     for (name, outcomes) in [("cli", cli(&fx)), ("ts", ts(&fx))] {
         assert_eq!(outcomes.len(), fx.len());
