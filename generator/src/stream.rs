@@ -1,12 +1,21 @@
-//! Stream validation: the protocol's sequence rules ([`rules::StreamRule`]) and the session rollup.
+//! Stream validation: the protocol's sequence rules and the session rollup, interpreted from the protocol's
+//! declarations (`x-sequence`, lowered into [`crate::ir::Sequence`]).
 //!
 //! Feed records in order to a [`StreamChecker`]; each call returns that record's verdict (its message-level
-//! errors, or the first stream rule it breaks); at any point [`StreamChecker::rollup`] gives the session state
-//! folded from the messages accepted so far. Memory is bounded by the open state (turn, tool calls, running
-//! subagents) plus the set of seen message ids and ended turn ids; [`check_reader`] streams a file line by line.
+//! errors, or the first sequence rule it breaks); at any point [`StreamChecker::rollup`] gives the session state
+//! folded from the messages accepted so far. Memory is bounded by the open scopes plus the values the declared
+//! rules remember (unique values, keys of closed scopes); [`check_reader`] streams a file line by line.
 //!
-//! The rules, their order and pointers are documented in [`rules`]; the emitted TypeScript checker
-//! (`checkSessionStream` / `rollupSession` in `src/stream.ts`) follows the same definition.
+//! This module knows no event, field or role of any protocol: every name comes from the model. The emitted
+//! TypeScript checker (`checkSessionStream` / `rollupSession` in `src/stream.ts`) interprets the same
+//! declarations the same way.
+//!
+//! # Semantics (shared by every checker)
+//! Messages are checked one by one in stream order. A message that breaks a message-level rule
+//! ([`crate::rules`]) is reported with those errors; otherwise the first sequence rule it breaks, in declaration
+//! order, is reported as a single error. Any rejected message (either kind) leaves the stream state unchanged,
+//! as if it had not been sent. An accepted message then closes what it closes (scopes in declaration order; a
+//! scope `within` another closes with it), opens what it opens, sets marks, and folds into the rollup parts.
 //!
 //! # Example
 //! ```
@@ -15,9 +24,12 @@
 //! use wiregen::stream::StreamChecker;
 //! let engine = Engine::new(proto, EngineOptions::default()).unwrap();
 //! let mut checker = StreamChecker::new(&engine);
-//! let rec = checker.check(1, br#"{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed"}}"#);
-//! assert_eq!(rec.errors[0].rule, "turn.end-without-turn");
-//! assert_eq!(checker.rollup().messages.rejected, 1);
+//! let session = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/streams/invalid-several-violations.jsonl")).unwrap();
+//! let lines = session.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+//! let records: Vec<_> = lines.enumerate().map(|(i, l)| checker.check(i + 1, l)).collect();
+//! let first = records.iter().find(|r| !r.valid).unwrap();
+//! assert_eq!((first.line, first.errors[0].pointer.as_str()), (2, "/turn"));
+//! assert_eq!(checker.rollup().messages.rejected, 3);
 //! ```
 //!
 //! # Errors
@@ -33,123 +45,71 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::{Engine, Issue};
-use crate::ir::{Model, Protocol, Shape as Node};
+use crate::ir::sequence::{AttrSource, FieldRef, RollupKind, RuleKind, Scope, SeqRule, Sequence};
+use crate::ir::{Model, Protocol};
 use crate::validate::{read_line, Record, RecordSink, Summary};
-use rules::{format_message, vocab as V, StreamRule};
+use rules::format_message;
 
-/// Checks the protocol's ordering rules over a stream of messages.
+/// Checks the protocol's sequence rules over a stream of messages.
 pub struct StreamChecker<'e> {
     engine: &'e Engine,
     /// The protocol (none for a package without a protocol layer: no stream rules apply).
     proto: Option<&'e Protocol>,
     /// The events' discriminator.
     tag: &'e str,
-    shape: Shape,
+    seq: &'e Sequence,
     /// Sequence number of the next accepted message (orders open things by when they started).
-    seq: u64,
-    seen: HashSet<String>,
-    ended: HashSet<String>,
-    turn: Option<OpenTurn>,
-    calls: BTreeMap<String, OpenCall>,
-    subagents: BTreeMap<String, Running>,
+    next: u64,
+    /// Per rule: the values a `unique` rule has seen (empty for other kinds).
+    seen: Vec<HashSet<String>>,
+    /// Per scope: what is open.
+    scopes: Vec<ScopeState>,
+    /// Per rollup part: its state.
+    parts: Vec<PartState>,
     accepted: u64,
     rejected: u64,
-    control: Option<Map<String, Value>>,
-    config: Vec<Option<Value>>,
-    turns: Vec<u64>,
-    usage: Vec<f64>,
 }
 
-/// What the rollup reads from the schema: which fields roll up, in schema order. The TypeScript emitter
-/// embeds the same shape, so both rollups have the same keys in the same order.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub(crate) struct Shape {
-    /// Fields of `session-control-changed` (the controlling client and token).
-    pub control_fields: Vec<String>,
-    /// Fields of `agent-configuration-changed` (the configuration, as last changed).
-    pub config_fields: Vec<String>,
-    /// Values of `turn-end`'s `status` (turns by status).
-    pub statuses: Vec<String>,
-    /// The numeric fields of `turn-end`'s `usage` object (summed).
-    pub usage_fields: Vec<String>,
+static NO_SEQUENCE: std::sync::LazyLock<Sequence> = std::sync::LazyLock::new(Sequence::default);
+
+#[derive(Debug, Clone, Default)]
+struct ScopeState {
+    open: BTreeMap<String, Item>,
+    closed: HashSet<String>,
 }
 
-impl Shape {
-    /// What the rollup reads from the schema ([`Shape`]), from the model: the fields of `session-control-changed`
-    /// and `agent-configuration-changed` (without the discriminator), the values of `turn-end`'s `status` enum and the
-    /// numeric fields of its `usage` object, each in schema order (empty when the protocol has no such event).
-    pub(crate) fn of(m: &Model, p: &Protocol) -> Shape {
-        let disc = p.discriminator(m);
-        let fields = |tag: &str| -> Vec<&crate::ir::Field> {
-            match p.event(tag).map(|e| &m.ty(e.ty).node.shape) {
-                Some(Node::Object(o)) => o.fields.iter().filter(|f| f.name != disc).collect(),
-                _ => Vec::new(),
-            }
-        };
-        let names = |tag: &str| fields(tag).iter().map(|f| f.name.clone()).collect::<Vec<_>>();
-        let field =
-            |name: &str| fields(V::TURN_END).into_iter().find(|f| f.name == name).map(|f| m.resolve(&f.node.shape));
-        let statuses = match field(V::STATUS) {
-            Some(Node::Enum(values)) => values.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
-            _ => Vec::new(),
-        };
-        let usage_fields = match field(V::USAGE) {
-            Some(Node::Object(o)) => o
-                .fields
-                .iter()
-                .filter(|f| matches!(m.resolve(&f.node.shape), Node::Number(_)))
-                .map(|f| f.name.clone())
-                .collect(),
-            _ => Vec::new(),
-        };
-        Shape {
-            control_fields: names(V::SESSION_CONTROL_CHANGED),
-            config_fields: names(V::AGENT_CONFIGURATION_CHANGED),
-            statuses,
-            usage_fields,
-        }
-    }
-}
-
+/// An open scope.
 #[derive(Debug, Clone)]
-struct OpenTurn {
-    id: String,
-    aborted: bool,
-}
-
-#[derive(Debug, Clone)]
-struct OpenCall {
+struct Item {
+    /// When it opened (a scope `within` another: when that one opened).
     seq: u64,
-    name: String,
-    turn: Option<String>,
-    subagent: Option<String>,
-    /// The `toolName` of an unanswered permission request.
-    pending: Option<String>,
+    /// The recorded values, in the scope's record order.
+    attrs: Vec<Value>,
+    /// The marks, in the scope's mark order.
+    marks: Vec<bool>,
 }
 
 #[derive(Debug, Clone)]
-struct Running {
-    seq: u64,
-    title: Option<String>,
-    parent: Option<String>,
+enum PartState {
+    Last(Option<Map<String, Value>>),
+    Latest(Vec<Option<Value>>),
+    Count(Vec<u64>),
+    Sum(Vec<f64>),
 }
 
 /// The session state folded from the accepted messages of a stream: what the seed says is mirrored into
-/// session metadata. Serializes with a fixed key order (schema order for the data-driven maps).
+/// session metadata. The parts between `messages` and `open` and the lists under `open` are the protocol's
+/// declarations (`x-sequence`'s `rollup` and the scopes' `rollup` names), in declaration order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rollup {
     /// How many messages were accepted and rejected.
     pub messages: MessageCounts,
-    /// The last `session-control-changed` (every field; `null` where it was absent), or `null`.
-    pub control: Option<Map<String, Value>>,
-    /// Every `agent-configuration-changed` field as last changed, `null` where never set.
-    pub config: Map<String, Value>,
-    /// Ended turns by status, in the status enum's order.
-    pub turns: Map<String, Value>,
-    /// Usage of the ended turns, summed field by field.
-    pub usage: Map<String, Value>,
-    /// What is still open.
-    pub open: OpenState,
+    /// The declared rollup parts, by name.
+    #[serde(flatten)]
+    pub parts: Map<String, Value>,
+    /// What is still open: per listed scope, the open one (or `null`) of a single scope, else a list in the
+    /// order they opened.
+    pub open: Map<String, Value>,
 }
 
 /// Message counts of a [`Rollup`].
@@ -161,83 +121,63 @@ pub struct MessageCounts {
     pub rejected: u64,
 }
 
-/// What is open at the end of a (possibly live) stream.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OpenState {
-    /// The open turn, if any.
-    pub turn: Option<OpenTurnInfo>,
-    /// Open tool calls, in the order they started.
-    pub tool_calls: Vec<OpenCallInfo>,
-    /// Unanswered permission requests, in the order their calls started.
-    pub pending_permissions: Vec<PendingPermission>,
-    /// Running subagents, in the order they started.
-    pub subagents: Vec<RunningSubagent>,
-}
-
-/// An open turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OpenTurnInfo {
-    /// Its id.
-    pub turn: String,
-    /// Whether the user aborted it.
-    pub aborted: bool,
-}
-
-/// An open tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OpenCallInfo {
-    /// The call id.
-    pub call: String,
-    /// The tool name.
-    pub name: String,
-    /// The turn it started in, if any.
-    pub turn: Option<String>,
-    /// The subagent that started it, if any.
-    pub subagent: Option<String>,
-}
-
-/// An unanswered permission request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingPermission {
-    /// The call id.
-    pub call: String,
-    /// The tool asking.
-    pub tool_name: String,
-}
-
-/// A running subagent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunningSubagent {
-    /// Its id.
-    pub agent_id: String,
-    /// Its label, if any.
-    pub title: Option<String>,
-    /// The subagent that started it (nested subagents), if any.
-    pub parent: Option<String>,
-}
-
-/// A message that passed the message-level rules, with the fields the stream rules read.
+/// A message that passed the message-level rules.
 struct Msg<'v> {
-    id: &'v str,
-    agent: bool,
-    user: bool,
-    turn: Option<&'v str>,
-    subagent: Option<&'v str>,
+    role: &'v str,
     t: &'v str,
+    env: &'v Map<String, Value>,
     ev: &'v Map<String, Value>,
 }
 
 impl<'v> Msg<'v> {
-    fn ev_str(&self, key: &str) -> Option<&'v str> {
-        self.ev.get(key).and_then(Value::as_str)
+    fn get(&self, f: &FieldRef) -> Option<&'v Value> {
+        match f {
+            FieldRef::Envelope(n) => self.env.get(n),
+            FieldRef::Event(n) => self.ev.get(n),
+        }
+    }
+
+    fn str(&self, f: &FieldRef) -> Option<&'v str> {
+        self.get(f).and_then(Value::as_str)
+    }
+
+    fn is(&self, tag: Option<&str>) -> bool {
+        tag == Some(self.t)
+    }
+
+    /// Whether the rule's filters (`role`, `on`, `when`) select this message.
+    fn selected(&self, r: &SeqRule) -> bool {
+        r.role.as_deref().is_none_or(|x| x == self.role)
+            && (r.on.is_empty() || r.on.iter().any(|t| t == self.t))
+            && r.when.iter().all(|(f, v)| self.get(f) == Some(v))
     }
 }
 
-fn violation(rule: StreamRule, params: &[(&str, &str)]) -> Issue {
-    Issue { pointer: rule.pointer().to_string(), rule: rule.id(), message: format_message(rule.template(), params) }
+/// A value as message text: a string as it is, anything else as JSON.
+fn text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+impl ScopeState {
+    /// The open one of a single scope (the only entry).
+    fn the_open(&self) -> Option<(&String, &Item)> {
+        self.open.iter().next()
+    }
+
+    /// Whether `key` is open (a single scope: whether it is the open one).
+    fn has(&self, key: &str) -> bool {
+        self.open.contains_key(key)
+    }
+
+    fn in_order(&self) -> Vec<(&String, &Item)> {
+        let mut v: Vec<_> = self.open.iter().collect();
+        v.sort_by_key(|(_, i)| i.seq);
+        v
+    }
 }
 
 impl<'e> StreamChecker<'e> {
@@ -245,24 +185,27 @@ impl<'e> StreamChecker<'e> {
     pub fn new(engine: &'e Engine) -> Self {
         let m: &'e Model = engine.model();
         let proto = m.protocol.as_ref();
-        let shape = proto.map(|p| Shape::of(m, p)).unwrap_or_default();
+        let seq: &'e Sequence = proto.map_or(&*NO_SEQUENCE, |p| &p.sequence);
         StreamChecker {
             engine,
             proto,
             tag: proto.map_or("", |p| p.discriminator(m)),
-            seq: 0,
-            seen: HashSet::new(),
-            ended: HashSet::new(),
-            turn: None,
-            calls: BTreeMap::new(),
-            subagents: BTreeMap::new(),
+            seq,
+            next: 0,
+            seen: vec![HashSet::new(); seq.rules.len()],
+            scopes: vec![ScopeState::default(); seq.scopes.len()],
+            parts: seq
+                .rollup
+                .iter()
+                .map(|p| match &p.kind {
+                    RollupKind::Last { .. } => PartState::Last(None),
+                    RollupKind::Latest { fields } => PartState::Latest(vec![None; fields.len()]),
+                    RollupKind::Count { values, .. } => PartState::Count(vec![0; values.len()]),
+                    RollupKind::Sum { fields, .. } => PartState::Sum(vec![0.0; fields.len()]),
+                })
+                .collect(),
             accepted: 0,
             rejected: 0,
-            control: None,
-            config: vec![None; shape.config_fields.len()],
-            turns: vec![0; shape.statuses.len()],
-            usage: vec![0.0; shape.usage_fields.len()],
-            shape,
         }
     }
 
@@ -305,15 +248,10 @@ impl<'e> StreamChecker<'e> {
             // Unreachable for a message the engine accepted; reported rather than trusted.
             return self.reject(line, vec![Issue::new(crate::rules::Rule::Type, "", "expected an envelope")]);
         };
-        let s = |k: &str| env.get(k).and_then(Value::as_str);
-        let role = s(&p.role_field).unwrap_or_default();
         let m = Msg {
-            id: s(V::ID).unwrap_or_default(),
-            agent: role == V::AGENT,
-            user: role == V::USER,
-            turn: s(V::TURN),
-            subagent: s(V::SUBAGENT),
+            role: env.get(&p.role_field).and_then(Value::as_str).unwrap_or_default(),
             t: ev.get(self.tag).and_then(Value::as_str).unwrap_or_default(),
+            env,
             ev,
         };
         if let Some(issue) = self.first_violation(&m) {
@@ -324,221 +262,259 @@ impl<'e> StreamChecker<'e> {
         Record::new(line, Vec::new())
     }
 
-    /// The first stream rule `m` breaks, in the documented order.
+    /// The first declared rule `m` breaks.
     fn first_violation(&self, m: &Msg<'_>) -> Option<Issue> {
-        use StreamRule as R;
-        if self.seen.contains(m.id) {
-            return Some(violation(R::IdDuplicate, &[("id", m.id)]));
+        self.seq.rules.iter().enumerate().filter(|(_, r)| m.selected(r)).find_map(|(i, r)| self.broken(i, r, m))
+    }
+
+    /// The open one a closing message closes: the open one of a single scope, else the message's key if open.
+    fn closing<'s>(&'s self, s: usize, scope: &Scope, m: &Msg<'_>) -> Option<(&'s String, &'s Item)> {
+        let st = &self.scopes[s];
+        if scope.single {
+            st.the_open()
+        } else {
+            st.open.get_key_value(m.str(&scope.key)?)
         }
-        if m.agent {
-            if m.t == V::TURN_START {
-                let Some(turn) = m.turn else { return Some(violation(R::TurnStartWithoutId, &[])) };
-                if let Some(open) = &self.turn {
-                    return Some(violation(R::TurnAlreadyOpen, &[("open", &open.id)]));
+    }
+
+    /// The violation of rule `r` (index `i`) by `m`, if `m` breaks it.
+    fn broken(&self, i: usize, r: &SeqRule, m: &Msg<'_>) -> Option<Issue> {
+        let scopes = &self.seq.scopes;
+        let fire = |params: &[(&str, &str)]| {
+            Some(Issue { pointer: r.pointer.clone(), rule: r.id, message: format_message(&r.message, params) })
+        };
+        if let RuleKind::Unique { key } = &r.kind {
+            let v = m.str(key)?;
+            return if self.seen[i].contains(v) { fire(&[(key.name(), v)]) } else { None };
+        }
+        let s = r.kind.scope()?;
+        let (sc, st) = (&scopes[s], &self.scopes[s]);
+        let kname = sc.key.name();
+        let key = m.str(&sc.key);
+        let open = if sc.single { st.the_open().map(|(k, _)| k.as_str()) } else { None };
+        let with = |k: Option<&str>, extra: &[(&str, &str)]| -> Option<Issue> {
+            let mut params: Vec<(&str, &str)> =
+                vec![(kname, k.unwrap_or_default()), ("open", open.unwrap_or_default())];
+            params.extend_from_slice(extra);
+            fire(&params)
+        };
+        match &r.kind {
+            RuleKind::Unique { .. } => None,
+            RuleKind::OpenWithoutKey { .. } => {
+                (m.is(sc.opened_by.as_deref()) && key.is_none()).then(|| with(key, &[]))?
+            }
+            RuleKind::OpenWhileOpen { .. } => {
+                let clash = m.is(sc.opened_by.as_deref())
+                    && if sc.single { open.is_some() } else { key.is_some_and(|k| st.has(k)) };
+                clash.then(|| with(key, &[]))?
+            }
+            RuleKind::OpenReused { .. } => {
+                (m.is(sc.opened_by.as_deref()) && key.is_some_and(|k| st.closed.contains(k))).then(|| with(key, &[]))?
+            }
+            RuleKind::KeyMissing { .. } => {
+                (open.is_some() && !m.is(sc.opened_by.as_deref()) && key.is_none()).then(|| with(key, &[]))?
+            }
+            RuleKind::KeyMismatch { .. } => {
+                let other = open.is_some_and(|o| key.is_some_and(|k| k != o));
+                (other && !m.is(sc.opened_by.as_deref())).then(|| with(key, &[]))?
+            }
+            RuleKind::CloseNotOpen { .. } => {
+                let none = if sc.single { open.is_none() } else { !key.is_some_and(|k| st.has(k)) };
+                (m.is(sc.closed_by.as_deref()) && none).then(|| with(key, &[]))?
+            }
+            RuleKind::NamesOpen { at, .. } => {
+                if *at == sc.key && m.is(sc.opened_by.as_deref()) {
+                    return None;
                 }
-                if self.ended.contains(turn) {
-                    return Some(violation(R::TurnReused, &[("turn", turn)]));
+                let v = m.str(at)?;
+                (!st.has(v)).then(|| with(Some(v), &[]))?
+            }
+            RuleKind::NeedsOpen { .. } => st.open.is_empty().then(|| with(key, &[]))?,
+            RuleKind::CloseBlocked { by, unless, .. } => {
+                if !m.is(sc.closed_by.as_deref()) {
+                    return None;
                 }
-            } else if let Some(open) = &self.turn {
-                match m.turn {
-                    None => return Some(violation(R::TurnMissingId, &[("open", &open.id)])),
-                    Some(t) if t != open.id => {
-                        return Some(violation(R::TurnWrongId, &[("turn", t), ("open", &open.id)]))
+                let (closing, _) = self.closing(s, sc, m)?;
+                if let Some((u, mark)) = *unless {
+                    if self.scopes[u].the_open().is_some_and(|(_, it)| it.marks.get(mark) == Some(&true)) {
+                        return None;
                     }
-                    Some(_) => {}
                 }
-            } else if m.t == V::TURN_END {
-                return Some(violation(R::TurnEndWithoutTurn, &[]));
-            } else if let Some(t) = m.turn {
-                return Some(violation(R::TurnNotOpen, &[("turn", t)]));
+                let bsc = &scopes[*by];
+                let link = bsc.record.iter().position(|a| a.from == AttrSource::OpenKey(s));
+                let blocking = self.scopes[*by].in_order().into_iter().find(|(k, it)| match link {
+                    Some(j) if bsc.within != Some(s) => {
+                        it.attrs.get(j).and_then(Value::as_str) == Some(closing.as_str())
+                    }
+                    _ => *k == closing,
+                });
+                let (b, _) = blocking?;
+                with(Some(closing), &[(bsc.key.name(), b)])
+            }
+            RuleKind::CloseRequires { mark, field, equals, .. } => {
+                if !m.is(sc.closed_by.as_deref()) {
+                    return None;
+                }
+                let (closing, it) = self.closing(s, sc, m)?;
+                let marked = it.marks.get(*mark) == Some(&true);
+                let value = m.get(field);
+                (marked && value != Some(equals)).then(|| with(Some(closing), &[(field.name(), &text(value))]))?
             }
         }
-        if let Some(sa) = m.subagent {
-            if !self.subagents.contains_key(sa) {
-                return Some(violation(R::SubagentNotRunning, &[("agentId", sa)]));
-            }
-        }
-        let call = m.ev_str(V::CALL).unwrap_or_default();
-        let agent_id = m.ev_str(V::AGENT_ID).unwrap_or_default();
-        match m.t {
-            t if t == V::TURN_END => {
-                let open = self.turn.as_ref()?;
-                if let Some((c, _)) =
-                    self.calls_in_order().into_iter().find(|(_, c)| c.turn.as_deref() == Some(open.id.as_str()))
-                {
-                    return Some(violation(R::TurnEndOpenCall, &[("turn", &open.id), ("call", c)]));
-                }
-                let status = m.ev_str(V::STATUS).unwrap_or_default();
-                if open.aborted && status != V::CANCELLED {
-                    return Some(violation(R::TurnAbortNotCancelled, &[("turn", &open.id), ("status", status)]));
-                }
-            }
-            t if t == V::TOOL_CALL_START && self.calls.contains_key(call) => {
-                return Some(violation(R::CallAlreadyOpen, &[("call", call)]));
-            }
-            t if t == V::TOOL_CALL_END => {
-                let Some(c) = self.calls.get(call) else { return Some(violation(R::CallNotOpen, &[("call", call)])) };
-                let aborted = self.turn.as_ref().is_some_and(|t| t.aborted);
-                if c.pending.is_some() && !aborted {
-                    return Some(violation(R::CallPermissionPending, &[("call", call)]));
-                }
-            }
-            t if t == V::PERMISSION_REQUEST => {
-                if self.turn.is_none() {
-                    return Some(violation(R::PermissionOutsideTurn, &[]));
-                }
-                if !self.calls.contains_key(call) {
-                    return Some(violation(R::PermissionCallNotOpen, &[("call", call)]));
-                }
-            }
-            t if t == V::PERMISSION_RESPONSE && self.calls.get(call).is_none_or(|c| c.pending.is_none()) => {
-                return Some(violation(R::PermissionNoRequest, &[("call", call)]));
-            }
-            t if t == V::SUBAGENT_START && self.subagents.contains_key(agent_id) => {
-                return Some(violation(R::SubagentAlreadyRunning, &[("agentId", agent_id)]));
-            }
-            t if t == V::SUBAGENT_STOP && !self.subagents.contains_key(agent_id) => {
-                return Some(violation(R::SubagentStopNotRunning, &[("agentId", agent_id)]));
-            }
-            _ => {}
-        }
-        None
     }
 
     /// Folds an accepted message into the state.
     fn apply(&mut self, m: &Msg<'_>) {
-        let seq = self.seq;
-        self.seq += 1;
-        self.seen.insert(m.id.to_string());
-        let owned = |s: Option<&str>| s.map(str::to_string);
-        let call = m.ev_str(V::CALL).unwrap_or_default().to_string();
-        let agent_id = m.ev_str(V::AGENT_ID).unwrap_or_default().to_string();
-        match m.t {
-            t if t == V::TURN_START => {
-                self.turn = Some(OpenTurn { id: m.turn.unwrap_or_default().to_string(), aborted: false });
-            }
-            t if t == V::TURN_END => {
-                if let Some(open) = self.turn.take() {
-                    self.ended.insert(open.id);
-                }
-                let status = m.ev_str(V::STATUS).unwrap_or_default();
-                if let Some(i) = self.shape.statuses.iter().position(|s| s == status) {
-                    self.turns[i] += 1;
-                }
-                if let Some(u) = m.ev.get(V::USAGE).and_then(Value::as_object) {
-                    for (i, name) in self.shape.usage_fields.iter().enumerate() {
-                        self.usage[i] += u.get(name).and_then(Value::as_f64).unwrap_or(0.0);
-                    }
+        let seq = self.next;
+        self.next += 1;
+        let decl = self.seq;
+        for (i, r) in decl.rules.iter().enumerate() {
+            if let RuleKind::Unique { key } = &r.kind {
+                if let Some(v) = m.str(key).filter(|_| m.selected(r)) {
+                    self.seen[i].insert(v.to_string());
                 }
             }
-            t if t == V::ABORT => {
-                if let Some(open) = self.turn.as_mut().filter(|_| m.user) {
-                    open.aborted = true;
-                }
-            }
-            t if t == V::TOOL_CALL_START => {
-                let c = OpenCall {
-                    seq,
-                    name: m.ev_str(V::NAME).unwrap_or_default().to_string(),
-                    turn: self.turn.as_ref().map(|t| t.id.clone()),
-                    subagent: owned(m.subagent),
-                    pending: None,
-                };
-                self.calls.insert(call, c);
-            }
-            t if t == V::TOOL_CALL_END => {
-                self.calls.remove(&call);
-            }
-            t if t == V::PERMISSION_REQUEST => {
-                if let Some(c) = self.calls.get_mut(&call) {
-                    c.pending = Some(m.ev_str(V::TOOL_NAME).unwrap_or_default().to_string());
-                }
-            }
-            t if t == V::PERMISSION_RESPONSE => {
-                if let Some(c) = self.calls.get_mut(&call) {
-                    c.pending = None;
-                }
-            }
-            t if t == V::SUBAGENT_START => {
-                let r = Running { seq, title: owned(m.ev_str(V::TITLE)), parent: owned(m.subagent) };
-                self.subagents.insert(agent_id, r);
-            }
-            t if t == V::SUBAGENT_STOP => {
-                self.subagents.remove(&agent_id);
-            }
-            t if t == V::SESSION_CONTROL_CHANGED => {
-                let ctl = self
-                    .shape
-                    .control_fields
-                    .iter()
-                    .map(|f| (f.clone(), m.ev.get(f).cloned().unwrap_or(Value::Null)))
-                    .collect();
-                self.control = Some(ctl);
-            }
-            t if t == V::AGENT_CONFIGURATION_CHANGED => {
-                for (i, f) in self.shape.config_fields.iter().enumerate() {
-                    if let Some(v) = m.ev.get(f) {
-                        self.config[i] = Some(v.clone());
-                    }
-                }
-            }
-            _ => {}
         }
-    }
-
-    fn calls_in_order(&self) -> Vec<(&String, &OpenCall)> {
-        let mut v: Vec<_> = self.calls.iter().collect();
-        v.sort_by_key(|(_, c)| c.seq);
-        v
+        // Closes, in declaration order (what lives within a closed one closes with it).
+        for (s, sc) in decl.scopes.iter().enumerate() {
+            if !m.is(sc.closed_by.as_deref()) {
+                continue;
+            }
+            let closed: Option<String> = if sc.single {
+                let k = self.scopes[s].the_open().map(|(k, _)| k.clone());
+                self.scopes[s].open.clear();
+                k
+            } else {
+                m.str(&sc.key).and_then(|k| self.scopes[s].open.remove_entry(k)).map(|(k, _)| k)
+            };
+            if let Some(k) = closed {
+                for (w, wsc) in decl.scopes.iter().enumerate() {
+                    if wsc.within == Some(s) {
+                        self.scopes[w].open.remove(&k);
+                    }
+                }
+                if sc.remember_closed {
+                    self.scopes[s].closed.insert(k);
+                }
+            }
+        }
+        // Opens.
+        for (s, sc) in decl.scopes.iter().enumerate() {
+            let Some(key) = m.str(&sc.key).filter(|_| m.is(sc.opened_by.as_deref())) else { continue };
+            let attrs: Vec<Value> = sc
+                .record
+                .iter()
+                .map(|a| match &a.from {
+                    AttrSource::Field(f) => m.get(f).cloned().unwrap_or(Value::Null),
+                    AttrSource::OpenKey(o) => {
+                        self.scopes[*o].the_open().map_or(Value::Null, |(k, _)| Value::String(k.clone()))
+                    }
+                })
+                .collect();
+            let at = match sc.within {
+                Some(p) => match self.scopes[p].open.get(key) {
+                    Some(parent) => parent.seq,
+                    None => continue,
+                },
+                None => seq,
+            };
+            let st = &mut self.scopes[s];
+            if sc.single {
+                st.open.clear();
+            }
+            match st.open.get_mut(key) {
+                Some(it) => it.attrs = attrs,
+                None => {
+                    st.open.insert(key.to_string(), Item { seq: at, attrs, marks: vec![false; sc.marks.len()] });
+                }
+            }
+        }
+        // Marks.
+        for (s, sc) in decl.scopes.iter().enumerate() {
+            for (j, mk) in sc.marks.iter().enumerate() {
+                if m.t == mk.by && mk.role.as_deref().is_none_or(|r| r == m.role) {
+                    if let Some(it) = self.scopes[s].open.values_mut().next() {
+                        it.marks[j] = true;
+                    }
+                }
+            }
+        }
+        // Rollup parts.
+        for (part, st) in decl.rollup.iter().zip(&mut self.parts) {
+            if m.t != part.event {
+                continue;
+            }
+            match (&part.kind, st) {
+                (RollupKind::Last { fields }, PartState::Last(last)) => {
+                    *last =
+                        Some(fields.iter().map(|f| (f.clone(), m.ev.get(f).cloned().unwrap_or(Value::Null))).collect());
+                }
+                (RollupKind::Latest { fields }, PartState::Latest(vals)) => {
+                    for (f, v) in fields.iter().zip(vals.iter_mut()) {
+                        if let Some(x) = m.ev.get(f) {
+                            *v = Some(x.clone());
+                        }
+                    }
+                }
+                (RollupKind::Count { field, values }, PartState::Count(n)) => {
+                    if let Some(i) = m.str(field).and_then(|v| values.iter().position(|x| x == v)) {
+                        n[i] += 1;
+                    }
+                }
+                (RollupKind::Sum { field, fields }, PartState::Sum(sums)) => {
+                    if let Some(o) = m.get(field).and_then(Value::as_object) {
+                        for (f, sum) in fields.iter().zip(sums.iter_mut()) {
+                            *sum += o.get(f).and_then(Value::as_f64).unwrap_or(0.0);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     /// The rollup of everything checked so far.
     pub fn rollup(&self) -> Rollup {
-        let config = self
-            .shape
-            .config_fields
-            .iter()
-            .zip(&self.config)
-            .map(|(f, v)| (f.clone(), v.clone().unwrap_or(Value::Null)))
-            .collect();
-        let turns = self.shape.statuses.iter().zip(&self.turns).map(|(s, n)| (s.clone(), Value::from(*n))).collect();
-        let usage = self.shape.usage_fields.iter().zip(&self.usage).map(|(f, sum)| (f.clone(), number(*sum))).collect();
-        let calls = self.calls_in_order();
-        let mut subagents: Vec<_> = self.subagents.iter().collect();
-        subagents.sort_by_key(|(_, r)| r.seq);
-        Rollup {
-            messages: MessageCounts { accepted: self.accepted, rejected: self.rejected },
-            control: self.control.clone(),
-            config,
-            turns,
-            usage,
-            open: OpenState {
-                turn: self.turn.as_ref().map(|t| OpenTurnInfo { turn: t.id.clone(), aborted: t.aborted }),
-                tool_calls: calls
-                    .iter()
-                    .map(|(id, c)| OpenCallInfo {
-                        call: (*id).clone(),
-                        name: c.name.clone(),
-                        turn: c.turn.clone(),
-                        subagent: c.subagent.clone(),
-                    })
-                    .collect(),
-                pending_permissions: calls
-                    .iter()
-                    .filter_map(|(id, c)| {
-                        c.pending.as_ref().map(|t| PendingPermission { call: (*id).clone(), tool_name: t.clone() })
-                    })
-                    .collect(),
-                subagents: subagents
-                    .into_iter()
-                    .map(|(id, r)| RunningSubagent {
-                        agent_id: id.clone(),
-                        title: r.title.clone(),
-                        parent: r.parent.clone(),
-                    })
-                    .collect(),
-            },
+        let decl = self.seq;
+        let mut parts = Map::new();
+        for (part, st) in decl.rollup.iter().zip(&self.parts) {
+            let v = match (&part.kind, st) {
+                (RollupKind::Last { .. }, PartState::Last(last)) => last.clone().map_or(Value::Null, Value::Object),
+                (RollupKind::Latest { fields }, PartState::Latest(vals)) => Value::Object(
+                    fields.iter().zip(vals).map(|(f, v)| (f.clone(), v.clone().unwrap_or(Value::Null))).collect(),
+                ),
+                (RollupKind::Count { values, .. }, PartState::Count(n)) => {
+                    Value::Object(values.iter().zip(n).map(|(k, n)| (k.clone(), Value::from(*n))).collect())
+                }
+                (RollupKind::Sum { fields, .. }, PartState::Sum(sums)) => {
+                    Value::Object(fields.iter().zip(sums).map(|(f, s)| (f.clone(), number(*s))).collect())
+                }
+                _ => Value::Null,
+            };
+            parts.insert(part.name.clone(), v);
         }
+        let mut open = Map::new();
+        for (sc, st) in decl.scopes.iter().zip(&self.scopes) {
+            let Some(name) = &sc.rollup else { continue };
+            let item = |k: &String, it: &Item| -> Value {
+                let mut o = Map::new();
+                o.insert(sc.key.name().to_string(), Value::String(k.clone()));
+                for (a, v) in sc.record.iter().zip(&it.attrs) {
+                    o.insert(a.name.clone(), v.clone());
+                }
+                for (mk, v) in sc.marks.iter().zip(&it.marks) {
+                    o.insert(mk.name.clone(), Value::Bool(*v));
+                }
+                Value::Object(o)
+            };
+            let v = if sc.single {
+                st.the_open().map_or(Value::Null, |(k, it)| item(k, it))
+            } else {
+                Value::Array(st.in_order().into_iter().map(|(k, it)| item(k, it)).collect())
+            };
+            open.insert(name.clone(), v);
+        }
+        Rollup { messages: MessageCounts { accepted: self.accepted, rejected: self.rejected }, parts, open }
     }
 }
 
@@ -660,63 +636,6 @@ mod tests {
         crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("schema loads")
     }
 
-    /// Names in the model: event tags, envelope and event fields, role and other enum values.
-    fn schema_names(m: &Model) -> Vec<String> {
-        let mut names = Vec::new();
-        for t in &m.types {
-            match &t.node.shape {
-                Node::Object(o) => names.extend(o.fields.iter().map(|f| f.name.clone())),
-                Node::Enum(vs) => names.extend(vs.iter().filter_map(|v| v.as_str().map(String::from))),
-                Node::Union(u) => names.extend(u.members.iter().filter_map(|x| x.tag.as_str().map(String::from))),
-                _ => {}
-            }
-        }
-        names
-    }
-
-    /// Every vocabulary name is an event tag, a field, a role or another enum value of the schema.
-    #[test]
-    fn vocabulary_names_exist_in_the_schema() {
-        let m = model();
-        let names = schema_names(&m);
-        for (k, name) in V::ALL {
-            assert!(names.iter().any(|n| n == name), "vocab::{k} = {name:?} is not in the schema");
-        }
-    }
-
-    /// Each rule's pointer names an envelope field or a field of some event under the union field.
-    #[test]
-    fn pointers_name_schema_fields() {
-        let m = model();
-        let p = m.protocol.as_ref().expect("a protocol");
-        let fields_of = |id: crate::ir::TypeId| match &m.ty(id).node.shape {
-            Node::Object(o) => o.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-            _ => Vec::new(),
-        };
-        let envelope = fields_of(p.envelope);
-        let events: Vec<String> = p.events.iter().flat_map(|e| fields_of(e.ty)).collect();
-        for r in StreamRule::ALL {
-            let toks: Vec<&str> = r.pointer().split('/').skip(1).collect();
-            let ok = match toks.as_slice() {
-                [f] => envelope.iter().any(|x| x == f),
-                [u, f] => *u == p.union_field && events.iter().any(|x| x == f),
-                _ => false,
-            };
-            assert!(ok, "{}: pointer {} names no schema field", r.id(), r.pointer());
-        }
-    }
-
-    /// The rollup's shape, read from the v2 schema.
-    #[test]
-    fn the_rollup_shape_comes_from_the_schema() {
-        let m = model();
-        let s = Shape::of(&m, m.protocol.as_ref().expect("a protocol"));
-        assert_eq!(s.control_fields, ["clientType", "tokenId"]);
-        assert_eq!(s.config_fields, ["permissionMode", "model", "thinkingLevel", "sandbox"]);
-        assert_eq!(s.statuses, ["completed", "failed", "cancelled"]);
-        assert_eq!(s.usage_fields, ["inputTokens", "outputTokens", "cost"]);
-    }
-
     #[test]
     fn a_rejected_message_leaves_the_state_unchanged() {
         let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
@@ -733,7 +652,102 @@ mod tests {
             .check(4, br#"{"id":"b","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"completed"}}"#));
         let roll = c.rollup();
         assert_eq!(roll.messages, MessageCounts { accepted: 2, rejected: 2 });
-        assert_eq!(roll.turns["completed"], Value::from(1));
-        assert!(roll.open.turn.is_none());
+        assert_eq!(roll.parts["turns"]["completed"], Value::from(1));
+        assert!(roll.open["turn"].is_null());
+    }
+
+    /// A package without `x-sequence` has no sequence rules and an empty rollup besides the counts.
+    #[test]
+    fn without_declarations_nothing_is_a_sequence_violation() {
+        let mut m = model();
+        if let Some(p) = m.protocol.as_mut() {
+            p.sequence = Sequence::default();
+        }
+        let e = Engine::new(m, EngineOptions::default()).expect("a root type");
+        let mut c = StreamChecker::new(&e);
+        let r = c.check(1, br#"{"id":"a","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed"}}"#);
+        assert!(r.valid);
+        let r = c.check(2, br#"{"id":"a","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed"}}"#);
+        assert!(r.valid, "no unique rule is declared");
+        let roll = serde_json::to_value(c.rollup()).expect("json");
+        assert_eq!(roll, serde_json::json!({"messages": {"accepted": 2, "rejected": 0}, "open": {}}));
+    }
+
+    /// The protocol vocabulary of a schema: event tags, envelope and event field names, roles and enum values.
+    fn vocabulary(m: &Model) -> Vec<String> {
+        use crate::ir::Shape as Node;
+        let mut names = Vec::new();
+        for t in &m.types {
+            match &t.node.shape {
+                Node::Object(o) => names.extend(o.fields.iter().map(|f| f.name.clone())),
+                Node::Enum(vs) => names.extend(vs.iter().filter_map(|v| v.as_str().map(String::from))),
+                Node::Union(u) => names.extend(u.members.iter().filter_map(|x| x.tag.as_str().map(String::from))),
+                _ => {}
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The quoted string literals of a source text.
+    fn literals(src: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let b = src.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'"' {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                out.push(&src[start..j.min(b.len())]);
+                i = j + 1;
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// The stream sources name no event, field, role or enum value of any protocol: no string literal in the Rust
+    /// stream code, the TypeScript stream emitter or its template is a protocol name (of the v2 protocol and of
+    /// happy-wire's v1), and no hyphenated event tag appears anywhere in them, comments included. Every name the
+    /// checkers use comes from the declarations (`x-sequence`).
+    #[test]
+    fn the_stream_sources_hold_no_protocol_vocabulary() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let v2 = model();
+        let v1 = crate::load::load(&dir.join("../examples/happy-wire/schema")).expect("happy-wire loads");
+        let mut vocab = vocabulary(&v2);
+        vocab.extend(vocabulary(&v1));
+        let tags: Vec<String> = [&v2, &v1]
+            .iter()
+            .filter_map(|m| m.protocol.as_ref())
+            .flat_map(|p| p.events.iter().map(|e| e.tag.clone()))
+            .collect();
+        assert!(
+            vocab.iter().any(|n| n == "agentId") && tags.iter().any(|t| t == "turn-start"),
+            "the vocabulary is read"
+        );
+        let sources = ["src/stream.rs", "src/stream/rules.rs", "src/emit/ts_stream.rs", "templates/ts/stream.ts.j2"];
+        let mut found = Vec::new();
+        for rel in sources {
+            let src = std::fs::read_to_string(dir.join(rel)).expect("a stream source");
+            // This test itself names what it looks for only through the schemas.
+            let src = src.split("mod tests {").next().unwrap_or_default();
+            for lit in literals(src) {
+                if vocab.iter().any(|n| n == lit) {
+                    found.push(format!("{rel}: the literal \"{lit}\""));
+                }
+            }
+            for t in tags.iter().filter(|t| t.contains('-')) {
+                if src.contains(t.as_str()) {
+                    found.push(format!("{rel}: the event tag `{t}`"));
+                }
+            }
+        }
+        assert!(found.is_empty(), "protocol vocabulary in the stream sources:\n{}", found.join("\n"));
     }
 }
