@@ -45,8 +45,12 @@ fn dir() -> PathBuf {
 }
 
 fn fixtures() -> Vec<StreamFixture> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir())
-        .expect("tests/fixtures/streams exists")
+    fixtures_in(&dir())
+}
+
+fn fixtures_in(dir: &Path) -> Vec<StreamFixture> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the stream fixture folder exists")
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
@@ -88,7 +92,10 @@ fn protocol() -> wiregen::ir::Model {
 }
 
 fn rust(fx: &[StreamFixture]) -> Vec<Outcome> {
-    let p = protocol();
+    rust_with(protocol(), fx)
+}
+
+fn rust_with(p: wiregen::ir::Model, fx: &[StreamFixture]) -> Vec<Outcome> {
     let engine = Engine::new(p, EngineOptions::default()).expect("the schema has a root type");
     fx.iter()
         .map(|f| {
@@ -124,9 +131,15 @@ fn run_cli(args: &[&str], fx: &[StreamFixture]) -> String {
 
 /// The real binary, twice for the whole corpus: the records (split per file by line count), then the summaries.
 fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
-    let records = run_cli(&["validate", "--stream", "--format", "json"], fx);
+    cli_with(&[], fx)
+}
+
+/// [`cli`] with more arguments (`--schema DIR`).
+fn cli_with(more: &[&str], fx: &[StreamFixture]) -> Vec<Outcome> {
+    let args = |a: &[&'static str]| -> Vec<&str> { a.iter().copied().chain(more.iter().copied()).collect() };
+    let records = run_cli(&args(&["validate", "--stream", "--format", "json"]), fx);
     let mut records = records.lines().map(|l| serde_json::from_str::<Value>(l).expect("a JSON record"));
-    let summaries = run_cli(&["validate", "--stream", "--summary", "--format", "json"], fx);
+    let summaries = run_cli(&args(&["validate", "--stream", "--summary", "--format", "json"]), fx);
     let summaries: Vec<Value> = summaries.lines().map(|l| serde_json::from_str(l).expect("a JSON summary")).collect();
     assert_eq!(summaries.len(), fx.len(), "one summary per stream");
     fx.iter()
@@ -162,12 +175,15 @@ fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
 /// (`checkSessionStream` / `rollupSession`) agrees with the line API.
 fn ts(fx: &[StreamFixture]) -> Vec<Outcome> {
     // Built once per test process, shared with the Zod checker (never two builds of one package at once).
-    let dist = crate::zod::built_package();
-    let pkg = root().join("generated/ts");
+    ts_with(crate::zod::built_package(), &root().join("generated/ts"), fx)
+}
+
+/// [`ts`] with another built package (`dist`, in its package folder `pkg`).
+fn ts_with(dist: &Path, pkg: &Path, fx: &[StreamFixture]) -> Vec<Outcome> {
     let files: Vec<String> = fx.iter().map(|f| f.path.to_str().expect("utf-8 path").to_string()).collect();
     let script = root().join("tests/conformance/stream-check.mjs");
     let out = crate::node::run_node(
-        &pkg,
+        pkg,
         &[script.to_str().expect("utf-8 path"), dist.to_str().expect("utf-8 path")],
         &serde_json::to_string(&files).expect("json"),
     );
@@ -317,6 +333,57 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
         fx.iter().any(|f| f.name == "seed-realistic-flow" && f.valid),
         "the seed's Realistic Flow is a valid fixture"
     );
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// happy-wire's v1 protocol declares its own sequence rules (`x-sequence` in
+/// `examples/happy-wire/schema/sessionProtocol.schema.json`: `start`/`stop` with the subagent id on the envelope):
+/// its streams in `examples/happy-wire/streams/` (the seed's Realistic Flow rendered in v1, and invalid v1 streams)
+/// get the expected records from the Rust checker, and the same records and rollup from the CLI (`--schema`) and
+/// the example's own generated TypeScript checker.
+#[test]
+fn happy_wire_streams_are_checked_by_its_own_sequence_rules() {
+    let dir = root().join("examples/happy-wire/streams");
+    let schema = crate::example::schema_dir();
+    let fx = fixtures_in(&dir);
+    assert!(
+        fx.iter().any(|f| f.name == "seed-realistic-flow-v1" && f.valid),
+        "the v1 Realistic Flow is a valid fixture"
+    );
+    assert!(fx.iter().filter(|f| !f.valid).count() >= 5, "invalid v1 streams");
+    let model = wiregen::load::load(&schema).expect("the example's schema loads");
+    assert!(!model.protocol.as_ref().expect("a protocol").sequence.rules.is_empty(), "v1 declares its rules");
+    let reference = rust_with(model, &fx);
+    let mut failures = Vec::new();
+    for (f, o) in fx.iter().zip(&reference) {
+        let got: Vec<(u64, String, String)> = o.invalid.iter().map(|(l, r, p, _)| (*l, r.clone(), p.clone())).collect();
+        if got != f.invalid {
+            failures.push(format!("rust      {}: expected rejected lines {:?}, got {:?}", f.name, f.invalid, got));
+        }
+    }
+    let flow = &reference[fx.iter().position(|f| f.name == "seed-realistic-flow-v1").expect("the flow")];
+    assert_eq!(flow.rollup["turns"], json!({"completed": 1, "failed": 0, "cancelled": 1}), "{}", flow.rollup);
+    assert_eq!(flow.rollup["messages"], json!({"accepted": 22, "rejected": 0}));
+    let schema_arg = schema.to_str().expect("utf-8 path");
+    let pkg = crate::example::ts_package();
+    let outcomes = [
+        ("cli", cli_with(&["--schema", schema_arg], &fx)),
+        ("ts", ts_with(crate::example::built_ts_package(), &pkg, &fx)),
+    ];
+    for (name, outcomes) in outcomes {
+        for ((f, r), o) in fx.iter().zip(&reference).zip(&outcomes) {
+            // Message-level messages are each checker's own; stream-rule records must agree in full.
+            let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
+                o.invalid
+                    .iter()
+                    .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), r.contains('.').then(|| m.clone())))
+                    .collect()
+            };
+            if key(r) != key(o) || normalize(&r.rollup) != normalize(&o.rollup) {
+                failures.push(format!("{name:<9} {}: {:?} {} / {:?} {}", f.name, key(r), r.rollup, key(o), o.rollup));
+            }
+        }
+    }
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
 

@@ -29,6 +29,90 @@ import type { WireError, WireResult } from "./runtime.js";
 
 /** The stream rules in catalogue (and check) order: id, summary, the seed sentence, pointer, message template. */
 export const STREAM_RULES = [
+  {
+    id: "id.duplicate",
+    summary: "A message `id` may appear only once in a stream.",
+    seed: "Message id (any string; createEnvelope uses a fresh cuid2 when none is given).",
+    pointer: "/id",
+    message: "message id `{id}` was already used in this stream",
+  },
+  {
+    id: "turn.start-without-id",
+    summary: "`turn-start` must carry the `turn` id it establishes.",
+    seed: "Turn id established by `turn-start`.",
+    pointer: "/turn",
+    message: "`turn-start` must carry the new turn's id in `turn`",
+  },
+  {
+    id: "turn.already-open",
+    summary: "`turn-start` may not come while another turn is open.",
+    seed: "The agent begins processing a turn.",
+    pointer: "/ev/t",
+    message: "turn `{open}` is still open: it must end before another `turn-start`",
+  },
+  {
+    id: "turn.end-without-turn",
+    summary: "`turn-end` needs an open turn.",
+    seed: "The agent finishes processing a turn.",
+    pointer: "/ev/t",
+    message: "`turn-end` while no turn is open",
+  },
+  {
+    id: "turn.not-open",
+    summary: "A message may carry `turn` only while that turn is open.",
+    seed: "Turn id established by `turn-start`.",
+    pointer: "/turn",
+    message: "message carries turn `{turn}`, which is not the open turn",
+  },
+  {
+    id: "subagent.start-without-id",
+    summary: "`start` must carry the id of the subagent it starts in the envelope's `subagent`.",
+    seed: "A subagent starts; its envelopes carry the subagent id in `subagent`.",
+    pointer: "/subagent",
+    message: "`start` must carry the new subagent's id in `subagent`",
+  },
+  {
+    id: "subagent.already-running",
+    summary: "`start` may not start an id that is running.",
+    seed: "A subagent starts; its envelopes carry the subagent id in `subagent`.",
+    pointer: "/subagent",
+    message: "subagent `{subagent}` is already running",
+  },
+  {
+    id: "subagent.not-running",
+    summary: "The envelope `subagent` must name a running subagent (started and not stopped).",
+    seed: "A subagent starts; its envelopes carry the subagent id in `subagent`.",
+    pointer: "/subagent",
+    message: "subagent `{subagent}` is not running",
+  },
+  {
+    id: "subagent.stop-without-id",
+    summary: "`stop` needs the id of a running subagent in the envelope's `subagent`.",
+    seed: "A subagent stops. Agent only.",
+    pointer: "/subagent",
+    message: "`stop` must name the running subagent it stops in `subagent`",
+  },
+  {
+    id: "turn.end-open-call",
+    summary: "`turn-end` may not come while a tool call started in that turn is still open.",
+    seed: "Tool call id, matched by the `tool-call-end` event.",
+    pointer: "/ev/t",
+    message: "turn `{turn}` cannot end while its tool call `{call}` is open",
+  },
+  {
+    id: "call.already-open",
+    summary: "`tool-call-start` may not reuse a `call` that is still open.",
+    seed: "Tool call id, matched by the `tool-call-end` event.",
+    pointer: "/ev/call",
+    message: "tool call `{call}` is already open",
+  },
+  {
+    id: "call.not-open",
+    summary: "`tool-call-end` needs an open `call`.",
+    seed: "Id of the tool call that ended (as given in its `tool-call-start`).",
+    pointer: "/ev/call",
+    message: "tool call `{call}` is not open",
+  },
 ] as const;
 
 /** A stream rule id. */
@@ -36,6 +120,30 @@ export type StreamRuleId = (typeof STREAM_RULES)[number] extends { id: infer I }
 
 /** The stream rule ids by name. */
 export const StreamRule = {
+  /** A message `id` may appear only once in a stream. */
+  IdDuplicate: "id.duplicate",
+  /** `turn-start` must carry the `turn` id it establishes. */
+  TurnStartWithoutId: "turn.start-without-id",
+  /** `turn-start` may not come while another turn is open. */
+  TurnAlreadyOpen: "turn.already-open",
+  /** `turn-end` needs an open turn. */
+  TurnEndWithoutTurn: "turn.end-without-turn",
+  /** A message may carry `turn` only while that turn is open. */
+  TurnNotOpen: "turn.not-open",
+  /** `start` must carry the id of the subagent it starts in the envelope's `subagent`. */
+  SubagentStartWithoutId: "subagent.start-without-id",
+  /** `start` may not start an id that is running. */
+  SubagentAlreadyRunning: "subagent.already-running",
+  /** The envelope `subagent` must name a running subagent (started and not stopped). */
+  SubagentNotRunning: "subagent.not-running",
+  /** `stop` needs the id of a running subagent in the envelope's `subagent`. */
+  SubagentStopWithoutId: "subagent.stop-without-id",
+  /** `turn-end` may not come while a tool call started in that turn is still open. */
+  TurnEndOpenCall: "turn.end-open-call",
+  /** `tool-call-start` may not reuse a `call` that is still open. */
+  CallAlreadyOpen: "call.already-open",
+  /** `tool-call-end` needs an open `call`. */
+  CallNotOpen: "call.not-open",
 } as const;
 
 /** One error of a stream record: a message-level error, or the stream rule the message breaks. */
@@ -65,8 +173,16 @@ export interface StreamRecord {
 export interface SessionRollup {
   /** How many messages were accepted and rejected. */
   messages: { accepted: number; rejected: number };
+  /** Ended turns by status. */
+  turns: { completed: number; failed: number; cancelled: number };
   /** What is still open, each list in the order it started. */
   open: {
+    /** A turn: `turn-start` opens it under the envelope's `turn` id, `turn-end` closes it; one at a time. */
+    turn: { turn: string } | null;
+    /** A tool call, from its `tool-call-start` to the `tool-call-end` with the same `call`; it records the tool's name, the turn and the subagent it started in. */
+    toolCalls: { call: string; name: string; turn: string | null; subagent: string | null }[];
+    /** A running subagent: `start` opens it under the envelope's `subagent` id, `stop` with the same `subagent` closes it; it records its title. */
+    subagents: { subagent: string; title: string | null }[];
   };
 }
 
@@ -128,7 +244,7 @@ interface Sequence {
 }
 
 /** The protocol's sequence declarations (`x-sequence`, as the loader lowered them): what this module interprets. */
-const SEQUENCE: Sequence = {"rollup":[],"rules":[],"scopes":[]};
+const SEQUENCE: Sequence = {"rollup":[{"description":"Ended turns by status.","event":"turn-end","kind":{"field":{"in":"event","name":"status"},"kind":"count","values":["completed","failed","cancelled"]},"name":"turns"}],"rules":[{"id":"id.duplicate","kind":{"key":{"in":"envelope","name":"id"},"kind":"unique"},"message":"message id `{id}` was already used in this stream","on":[],"pointer":"/id","role":null,"seed":"Message id (any string; createEnvelope uses a fresh cuid2 when none is given).","summary":"A message `id` may appear only once in a stream.","when":[]},{"id":"turn.start-without-id","kind":{"kind":"open-without-key","scope":0},"message":"`turn-start` must carry the new turn's id in `turn`","on":[],"pointer":"/turn","role":null,"seed":"Turn id established by `turn-start`.","summary":"`turn-start` must carry the `turn` id it establishes.","when":[]},{"id":"turn.already-open","kind":{"kind":"open-while-open","scope":0},"message":"turn `{open}` is still open: it must end before another `turn-start`","on":[],"pointer":"/ev/t","role":null,"seed":"The agent begins processing a turn.","summary":"`turn-start` may not come while another turn is open.","when":[]},{"id":"turn.end-without-turn","kind":{"kind":"close-not-open","scope":0},"message":"`turn-end` while no turn is open","on":[],"pointer":"/ev/t","role":null,"seed":"The agent finishes processing a turn.","summary":"`turn-end` needs an open turn.","when":[]},{"id":"turn.not-open","kind":{"at":{"in":"envelope","name":"turn"},"kind":"names-open","scope":0},"message":"message carries turn `{turn}`, which is not the open turn","on":[],"pointer":"/turn","role":null,"seed":"Turn id established by `turn-start`.","summary":"A message may carry `turn` only while that turn is open.","when":[]},{"id":"subagent.start-without-id","kind":{"kind":"open-without-key","scope":2},"message":"`start` must carry the new subagent's id in `subagent`","on":[],"pointer":"/subagent","role":null,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","summary":"`start` must carry the id of the subagent it starts in the envelope's `subagent`.","when":[]},{"id":"subagent.already-running","kind":{"kind":"open-while-open","scope":2},"message":"subagent `{subagent}` is already running","on":[],"pointer":"/subagent","role":null,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","summary":"`start` may not start an id that is running.","when":[]},{"id":"subagent.not-running","kind":{"at":{"in":"envelope","name":"subagent"},"kind":"names-open","scope":2},"message":"subagent `{subagent}` is not running","on":[],"pointer":"/subagent","role":null,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","summary":"The envelope `subagent` must name a running subagent (started and not stopped).","when":[]},{"id":"subagent.stop-without-id","kind":{"kind":"close-not-open","scope":2},"message":"`stop` must name the running subagent it stops in `subagent`","on":[],"pointer":"/subagent","role":null,"seed":"A subagent stops. Agent only.","summary":"`stop` needs the id of a running subagent in the envelope's `subagent`.","when":[]},{"id":"turn.end-open-call","kind":{"by":1,"kind":"close-blocked","scope":0,"unless":null},"message":"turn `{turn}` cannot end while its tool call `{call}` is open","on":[],"pointer":"/ev/t","role":null,"seed":"Tool call id, matched by the `tool-call-end` event.","summary":"`turn-end` may not come while a tool call started in that turn is still open.","when":[]},{"id":"call.already-open","kind":{"kind":"open-while-open","scope":1},"message":"tool call `{call}` is already open","on":[],"pointer":"/ev/call","role":null,"seed":"Tool call id, matched by the `tool-call-end` event.","summary":"`tool-call-start` may not reuse a `call` that is still open.","when":[]},{"id":"call.not-open","kind":{"kind":"close-not-open","scope":1},"message":"tool call `{call}` is not open","on":[],"pointer":"/ev/call","role":null,"seed":"Id of the tool call that ended (as given in its `tool-call-start`).","summary":"`tool-call-end` needs an open `call`.","when":[]}],"scopes":[{"closedBy":"turn-end","description":"A turn: `turn-start` opens it under the envelope's `turn` id, `turn-end` closes it; one at a time.","key":{"in":"envelope","name":"turn"},"marks":[],"name":"turn","openedBy":"turn-start","record":[],"rememberClosed":false,"rollup":"turn","single":true,"within":null},{"closedBy":"tool-call-end","description":"A tool call, from its `tool-call-start` to the `tool-call-end` with the same `call`; it records the tool's name, the turn and the subagent it started in.","key":{"in":"event","name":"call"},"marks":[],"name":"call","openedBy":"tool-call-start","record":[{"from":{"kind":"field","of":{"in":"event","name":"name"}},"name":"name"},{"from":{"kind":"open-key","of":0},"name":"turn"},{"from":{"kind":"field","of":{"in":"envelope","name":"subagent"}},"name":"subagent"}],"rememberClosed":false,"rollup":"toolCalls","single":false,"within":null},{"closedBy":"stop","description":"A running subagent: `start` opens it under the envelope's `subagent` id, `stop` with the same `subagent` closes it; it records its title.","key":{"in":"envelope","name":"subagent"},"marks":[],"name":"subagent","openedBy":"start","record":[{"from":{"kind":"field","of":{"in":"event","name":"title"}},"name":"title"}],"rememberClosed":false,"rollup":"subagents","single":false,"within":null}]};
 const ROLE = "role";
 const EV = "ev";
 const TAG = "t";
