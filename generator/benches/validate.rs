@@ -26,6 +26,9 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
 }
 
+#[path = "validate/files.rs"]
+mod files;
+
 #[path = "../tests/support/rng.rs"]
 #[allow(dead_code)]
 mod rng;
@@ -426,6 +429,22 @@ fn main() {
             .stdout,
     ));
 
+    // Scaling as a user runs it: pinned to one core against all cores, one big file and 1,000 files of ~100 KB.
+    let mut scaling = Vec::new();
+    if files::can_pin() {
+        let many = files::many_files(&big, &dir, 1000, 100 << 10);
+        for (name, input) in [
+            (format!("one file ({mb} MB corpus)"), big.clone()),
+            ("1,000 files of ~100 KB (a directory)".to_string(), many),
+        ] {
+            let mut s = files::Scaling { name, bytes: files::size(&input), one: Vec::new(), all: Vec::new() };
+            for r in 0..rounds {
+                files::round(wiregen, &root(), &input, &mut s, r % 2 == 0);
+            }
+            scaling.push(s);
+        }
+    }
+
     // Agreement: every validator reports the same invalid lines.
     let reference = cs[w1].invalid.clone();
     let mut disagree = Vec::new();
@@ -477,6 +496,24 @@ fn main() {
         gen_s * 1e3,
         check_s * 1e3
     ));
+    if scaling.is_empty() {
+        report.push_str("\n(scaling skipped: `taskset -c 0` cannot pin a process here)\n");
+    } else {
+        report.push_str(
+            "\nScaling, whole process (`wiregen validate --format json INPUT`, pinned with `taskset -c 0` vs all cores; both print the same bytes):\n\n| input | MB | 1 core (pinned) MB/s | all cores MB/s | all / one |\n|---|---:|---:|---:|---:|\n",
+        );
+        for s in &scaling {
+            let (one, all) = (median(&s.one), median(&s.all));
+            report.push_str(&format!(
+                "| {} | {:.1} | {:.0} | {:.0} | {:.2}x |\n",
+                s.name,
+                s.bytes as f64 / 1e6,
+                s.bytes as f64 / 1e6 / one,
+                s.bytes as f64 / 1e6 / all,
+                one / all
+            ));
+        }
+    }
     report.push_str("\nTargets (issue 8):\n");
     let target = |name: &str, got: f64, want: f64, more_is_better: bool| {
         let ok = if more_is_better { got >= want } else { got <= want };

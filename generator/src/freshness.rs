@@ -89,3 +89,71 @@ fn assert_fresh(opts: &crate::Options, fix: String) {
     ));
     panic!("{msg}");
 }
+
+/// Template text left in a doc: a `#` followed by an identifier inside a link's brackets (``[`#opts_ty`]``, a
+/// `quote!` interpolation that was written into a doc string instead of being expanded).
+/// In code only doc comments are read; in markdown (`every_line`) every line is.
+fn template_leftovers(text: &str, every_line: bool) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if !every_line && !["///", "//!", "*", "/**", "#[doc"].iter().any(|p| t.starts_with(p)) {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(open) = rest.find('[') {
+            let inner = &rest[open + 1..];
+            let Some(close) = inner.find(']') else { break };
+            let link = &inner[..close];
+            if link.char_indices().any(|(i, c)| {
+                c == '#' && link[i + 1..].chars().next().is_some_and(|n| n.is_ascii_alphabetic() || n == '_')
+            }) {
+                found.push(line.trim().to_string());
+            }
+            rest = &inner[close + 1..];
+        }
+    }
+    found
+}
+
+#[test]
+fn the_detector_finds_template_leftovers() {
+    assert_eq!(
+        template_leftovers("/// Options, see [`#opts_ty`].\nfn f() {}", false),
+        ["/// Options, see [`#opts_ty`]."]
+    );
+    assert_eq!(template_leftovers("    /// as [`#env::create`] does", false), ["/// as [`#env::create`] does"]);
+    assert!(template_leftovers("/// [`Envelope`](#event-file) and [`Options`]\nlet a = v[#x];", false).is_empty());
+    assert_eq!(template_leftovers("| [`#file`](#event-file) |", true).len(), 1);
+}
+
+/// No generated doc (Rust, TypeScript, markdown; the v2 outputs and the example's) holds template text.
+#[test]
+fn no_generated_doc_holds_template_text() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("read a generated directory").flatten() {
+            let p = e.path();
+            let name = e.file_name();
+            if p.is_dir() {
+                if name != "node_modules" && name != "dist" && name != "target" {
+                    walk(&p, out);
+                }
+            } else if p.extension().is_some_and(|x| x == "rs" || x == "ts" || x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root().join("generated"), &mut files);
+    walk(&root().join("examples/happy-wire/generated"), &mut files);
+    assert!(files.len() > 10, "the generated files were found: {files:?}");
+    let bad: Vec<String> = files
+        .iter()
+        .flat_map(|p| {
+            let text = std::fs::read_to_string(p).expect("read a generated file");
+            let markdown = p.extension().is_some_and(|x| x == "md");
+            template_leftovers(&text, markdown).into_iter().map(move |l| format!("{}: {l}", p.display()))
+        })
+        .collect();
+    assert!(bad.is_empty(), "template text in generated docs:\n{}", bad.join("\n"));
+}

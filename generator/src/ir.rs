@@ -84,6 +84,9 @@ pub struct TypeDef {
     pub examples: Vec<Value>,
     /// Where the type is defined.
     pub origin: Origin,
+    /// The name this type had in the previous version (`x-renamed-from` on a file root or `$defs` entry that is
+    /// not an event; an event's old discriminator value is [`Event::renamed_from`]).
+    pub renamed_from: Option<String>,
     /// The type's body.
     pub node: Node,
 }
@@ -261,6 +264,11 @@ pub struct Field {
     /// Whether the property must be present. An optional property may be absent; `null` only where the node
     /// accepts it.
     pub required: bool,
+    /// The name this property had in the previous version (`x-renamed-from`).
+    pub renamed_from: Option<String>,
+    /// Where the value was in a message of the previous version (`x-moved-from`): a JSON Pointer from the old
+    /// envelope's root, e.g. `/subagent` for an event property whose value the old envelope carried.
+    pub moved_from: Option<String>,
     /// The value's node.
     pub node: Node,
 }
@@ -393,6 +401,8 @@ pub struct Event {
     pub status: String,
     /// What changed.
     pub status_note: Option<String>,
+    /// The discriminator value this event had in the previous version (`x-renamed-from` on the event).
+    pub renamed_from: Option<String>,
 }
 
 /// A category of events, for documentation.
@@ -413,6 +423,8 @@ pub struct Removed {
     pub why: String,
     /// What is rejected now, with its replacement.
     pub kind: RemovedKind,
+    /// Where the entry is (in the envelope's `x-removed`).
+    pub origin: Origin,
 }
 
 /// The shape of a removal.
@@ -472,6 +484,7 @@ static MISSING_TYPE: TypeDef = TypeDef {
     description: None,
     examples: Vec::new(),
     origin: Origin { file: String::new(), pointer: String::new() },
+    renamed_from: None,
     node: Node {
         origin: Origin { file: String::new(), pointer: String::new() },
         description: None,

@@ -51,6 +51,11 @@
 //! - **Validating**: [`engine::Engine`] checks one message and explains every error as an [`engine::Issue`]
 //!   (a [`rules::Rule`] id and a JSON Pointer); [`validate::validate_reader`] checks a file or stdin on all
 //!   cores; [`stream`] checks the protocol's sequence rules and folds the session rollup.
+//! - **Comparing versions**: [`diff::diff`] compares two loaded schemas ([`diff::Side`]: a directory, a file or
+//!   `REV:PATH` from git) and says who each change breaks ([`diff::Report`], [`diff::Policy`]).
+//! - **Reading old versions**: [`upgrade::Plan`] is a protocol's declared renames and moves, which the generated
+//!   `upgrade` functions print; [`migrate::migrate_reader`] rewrites a JSONL stream from one version to the next,
+//!   reporting what it cannot carry.
 //! - **Serving** (feature `serve`): `serve::run` runs the HTTP validation service; `serve::App` and
 //!   `serve::serve` embed it in your own tokio runtime. The library installs no log subscriber and prints
 //!   nothing: the binary does both.
@@ -74,7 +79,7 @@
 //! - Problems with messages are not errors: they are [`engine::Issue`]s inside [`validate::Record`]s; reading
 //!   fails only on I/O.
 //! - The error enums and the catalogues ([`rules::Rule`], [`diag::SchemaErrorKind`], [`emit::Output`],
-//!   the service's error codes) are `#[non_exhaustive]`: match them with a wildcard arm.
+//!   [`diff::ChangeRule`], the service's error codes) are `#[non_exhaustive]`: match them with a wildcard arm.
 #![deny(missing_docs)]
 
 #[cfg(any(feature = "cli", feature = "serve"))]
@@ -87,14 +92,17 @@ mod generate;
 mod pattern;
 
 pub mod diag;
+pub mod diff;
 pub mod emit;
 pub mod engine;
 pub mod ir;
 pub mod load;
+pub mod migrate;
 pub mod rules;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod stream;
+pub mod upgrade;
 pub mod validate;
 
 pub use generate::{check, generate, CheckReport, Error, GenerateReport, Options};

@@ -1,14 +1,14 @@
 //! The `wiregen` command line: a thin clap wrapper over the library.
 
 use std::io::{BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use wiregen::emit::Output;
 use wiregen::engine::{Engine, EngineOptions};
 use wiregen::stream::StreamSummary;
-use wiregen::validate::{validate_reader, Record};
+use wiregen::validate::{validate_reader_with, Piece, Record, Summary, Threads};
 
 /// Schema-first codegen and validation for the agent session protocol.
 ///
@@ -22,6 +22,7 @@ use wiregen::validate::{validate_reader, Record};
 ///   wiregen check                              exit 1 and name the fix if generated/ is stale
 ///   wiregen validate session.jsonl             check every line of a session log
 ///   wiregen validate --stream session.jsonl    also check the stream's sequence rules
+///   wiregen diff main:schema schema            who the schema changes since main break
 ///   wiregen help generate                      more about one command
 #[derive(Parser)]
 #[command(name = "wiregen", version, verbatim_doc_comment)]
@@ -81,6 +82,43 @@ enum Command {
     ///   wiregen types --lang rust person.schema.json > person.rs
     #[command(verbatim_doc_comment)]
     Types(TypesArgs),
+    /// Compare two versions of a schema and say who each change breaks.
+    ///
+    /// OLD and NEW are schema directories, schema files, or REV:PATH read from git (the path as
+    /// `git show` reads it, from the repository root). Both are loaded into the model and compared:
+    /// events by tag (or declared rename), fields, required-ness, enums, bounds, openness,
+    /// nullability, role rules and x-removed entries. Each change has a rule id, its place in OLD and
+    /// NEW, and who it breaks: old producers (NEW rejects what they send), old consumers (they reject
+    /// what NEW allows) and stored history (OLD messages NEW cannot read, even after declared renames).
+    ///
+    /// Policies (schema-registry meanings): backward = NEW reads everything OLD wrote (nothing may
+    /// break old producers or stored history); forward = OLD reads everything NEW writes (nothing may
+    /// break old consumers); full = both; none = report only.
+    /// Exit status: 0 nothing fails the policy, 1 a change fails it, 2 a side cannot be read or
+    /// loaded (its schema diagnostics are printed as `generate` prints them).
+    ///
+    /// Examples:
+    ///   wiregen diff main:schema schema                          what this branch changes
+    ///   wiregen diff --policy full --format markdown main:schema schema > CHANGES.md
+    ///   wiregen diff --policy none examples/happy-wire/schema/sessionProtocol.schema.json schema
+    #[command(verbatim_doc_comment)]
+    Diff(DiffArgs),
+    /// Rewrite a JSONL stream of OLD messages as NEW messages.
+    ///
+    /// Each line is checked against OLD, upgraded with NEW's declared renames and moves
+    /// (`x-renamed-from`, `x-moved-from`: the same steps as the generated `upgrade` functions), and
+    /// checked against NEW. Nothing is invented: a value NEW requires that the upgrade cannot carry is
+    /// reported (`field-moved`) and its line refused. A property NEW does not have refuses the line,
+    /// or with `--on-loss drop` is dropped with a warning. Refused lines are not written, so the output
+    /// passes `wiregen validate`. Every warning and refusal names the line, rule id and JSON Pointer
+    /// (on stderr; `--format json` prints one JSON report there instead).
+    /// Exit status: 0 every line written, 1 some line refused, 2 a side cannot be loaded or I/O failed.
+    ///
+    /// Examples:
+    ///   wiregen migrate --from examples/happy-wire/schema --to schema v1.jsonl > v2.jsonl
+    ///   wiregen migrate --from main:schema --to schema --on-loss drop --out v2.jsonl v1.jsonl
+    #[command(verbatim_doc_comment)]
+    Migrate(MigrateArgs),
     /// Run the validation service: HTTP endpoints that validate envelopes and JSONL streams.
     ///
     /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr, and
@@ -128,7 +166,8 @@ struct ValidateArgs {
     /// With --stream: print one summary per file (counts, first error, session rollup) instead of the records.
     #[arg(long, requires = "stream")]
     summary: bool,
-    /// Files to check; `-` or nothing reads stdin.
+    /// Files to check (a directory: every *.jsonl below it); `-` or nothing reads stdin. Several are checked side
+    /// by side, their output in argument order.
     paths: Vec<PathBuf>,
 }
 
@@ -231,6 +270,171 @@ struct TypesArgs {
     schema: PathBuf,
 }
 
+#[derive(clap::Args)]
+struct DiffArgs {
+    /// The policy whose breaks make the exit status 1: backward, forward, full or none.
+    #[arg(long, default_value = "backward", value_parser = parse_policy)]
+    policy: wiregen::diff::Policy,
+    /// Output format: text, json (one document) or markdown (a changelog table for a pull request).
+    #[arg(long, value_enum, default_value = "text")]
+    format: DiffFormat,
+    /// The old version: a schema directory, a schema file or REV:PATH.
+    old: String,
+    /// The new version: a schema directory, a schema file or REV:PATH.
+    new: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+fn parse_policy(s: &str) -> Result<wiregen::diff::Policy, String> {
+    wiregen::diff::Policy::from_id(s)
+        .ok_or_else(|| format!("unknown policy `{s}` (expected backward, forward, full or none)"))
+}
+
+fn diff(a: DiffArgs) -> ExitCode {
+    use wiregen::diff::{DiffError, Format as F, Side};
+    let schema_format = if a.format == DiffFormat::Json { Format::Json } else { Format::Text };
+    let load = |spec: &str| match Side::load(spec) {
+        Ok(s) => Ok(s),
+        Err(DiffError::Schema { spec, errors }) => {
+            report_schema_errors(&errors, schema_format);
+            if schema_format == Format::Text {
+                eprintln!("wiregen diff: `{spec}` has {} schema error(s)", errors.0.len());
+            }
+            Err(())
+        }
+        Err(e) => {
+            match schema_format {
+                Format::Json => println!("{}", serde_json::json!({"code": "error", "message": chain(&e)})),
+                Format::Text => eprintln!("wiregen diff: {}", chain(&e)),
+            }
+            Err(())
+        }
+    };
+    let (Ok(old), Ok(new)) = (load(&a.old), load(&a.new)) else { return ExitCode::from(2) };
+    let report = wiregen::diff::diff(&old, &new);
+    let format = match a.format {
+        DiffFormat::Text => F::Text,
+        DiffFormat::Json => F::Json,
+        DiffFormat::Markdown => F::Markdown,
+    };
+    let text = match wiregen::diff::render(&report, format, a.policy) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("wiregen diff: {}", chain(&e));
+            return ExitCode::from(2);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        return output_failed(&e, report.violates(a.policy));
+    }
+    ExitCode::from(if report.violates(a.policy) { 1 } else { 0 })
+}
+
+#[derive(clap::Args)]
+struct MigrateArgs {
+    /// The old version: a schema directory, a schema file or REV:PATH.
+    #[arg(long)]
+    from: String,
+    /// The new version: a schema directory, a schema file or REV:PATH.
+    #[arg(long)]
+    to: String,
+    /// What to do with a property NEW does not have: refuse the line, or drop the property with a warning.
+    #[arg(long, value_enum, default_value = "refuse")]
+    on_loss: OnLossArg,
+    /// Report format on stderr: text (one line per note and a summary) or json (one document).
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Write the migrated stream here instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The JSONL file to migrate (`-` for stdin).
+    #[arg(default_value = "-")]
+    file: PathBuf,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnLossArg {
+    Refuse,
+    Drop,
+}
+
+fn migrate(a: MigrateArgs) -> ExitCode {
+    use wiregen::diff::{DiffError, Side};
+    use wiregen::migrate::{migrate_reader, OnLoss, Outcome};
+    let load = |spec: &str| match Side::load(spec) {
+        Ok(s) => Some(s),
+        Err(DiffError::Schema { spec, errors }) => {
+            report_schema_errors(&errors, a.format);
+            eprintln!("wiregen migrate: `{spec}` has {} schema error(s)", errors.0.len());
+            None
+        }
+        Err(e) => {
+            eprintln!("wiregen migrate: {}", chain(&e));
+            None
+        }
+    };
+    let (Some(old), Some(new)) = (load(&a.from), load(&a.to)) else { return ExitCode::from(2) };
+    if old.model.protocol.is_none() || new.model.protocol.is_none() {
+        eprintln!("wiregen migrate: both sides must be session protocols (an envelope with events)");
+        return ExitCode::from(2);
+    }
+    let shown = if a.file.as_os_str() == "-" { "<stdin>".to_string() } else { a.file.display().to_string() };
+    let input: Box<dyn std::io::BufRead> = if a.file.as_os_str() == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        match std::fs::File::open(&a.file) {
+            Ok(f) => Box::new(BufReader::new(f)),
+            Err(e) => {
+                eprintln!("wiregen migrate: {shown}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let out: Box<dyn Write> = match &a.out {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => {
+                eprintln!("wiregen migrate: {}: {e}", p.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let on_loss = if a.on_loss == OnLossArg::Drop { OnLoss::Drop } else { OnLoss::Refuse };
+    let s = match migrate_reader(&old.model, &new.model, input, out, on_loss) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("wiregen migrate: {shown}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match a.format {
+        Format::Json => {
+            let doc = serde_json::json!({"file": shown, "from": a.from, "to": a.to, "summary": s});
+            eprintln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Format::Text => {
+            for n in &s.notes {
+                let what = if n.outcome == Outcome::Refused { "refused" } else { "warning: dropped" };
+                let at = if n.pointer.is_empty() { "(message)".to_string() } else { n.pointer.clone() };
+                eprintln!("{shown}:{}: {what}: {at} [{}] ({}): {}", n.line, n.rule, n.side, printable(&n.message));
+            }
+            eprintln!(
+                "wiregen migrate: {} line(s): {} written ({} with values dropped), {} refused",
+                s.lines, s.written, s.with_loss, s.refused
+            );
+        }
+    }
+    ExitCode::from(if s.refused > 0 { 1 } else { 0 })
+}
+
 fn parse_lang(s: &str) -> Result<wiregen::emit::Lang, String> {
     wiregen::emit::Lang::from_name(s)
         .ok_or_else(|| format!("unknown language `{s}` (expected rust, zod or ts-standalone)"))
@@ -278,6 +482,8 @@ fn main() -> ExitCode {
         Command::Check(a) => generate(a, true),
         Command::Validate(a) => validate(a),
         Command::Types(a) => types(a),
+        Command::Diff(a) => diff(a),
+        Command::Migrate(a) => migrate(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve(a),
     }
@@ -454,70 +660,150 @@ fn validate(a: ValidateArgs) -> ExitCode {
         }
     };
     let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
+    let paths = match wiregen::validate::expand_inputs(&paths) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("wiregen: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let name_file = paths.len() > 1;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut any_invalid = false;
-    let (mut total, mut invalid) = (0usize, 0usize);
-    for path in &paths {
-        let shown = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
-        let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
-            Box::new(BufReader::new(std::io::stdin()))
-        } else {
-            match std::fs::File::open(path) {
-                Ok(f) => Box::new(BufReader::with_capacity(1 << 16, f)),
-                Err(e) => {
-                    eprintln!("wiregen: {shown}: {e}");
-                    return ExitCode::from(2);
-                }
-            }
-        };
-        let mut write_err = None;
-        let sink = CliSink {
-            out: &mut out,
-            format: a.format,
-            shown: &shown,
-            name_file: paths.len() > 1,
-            quiet: a.summary,
-            error: &mut write_err,
-        };
-        let res = if a.stream {
-            StreamSummary::of_reader(&engine, &shown, reader, sink).map(|s| {
-                if a.summary {
-                    let r = match a.format {
-                        Format::Json => serde_json::to_writer(&mut out, &s),
-                        Format::Text => serde_json::to_writer_pretty(&mut out, &s),
-                    };
-                    if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
-                        write_err.get_or_insert(e);
-                    }
-                }
-                s.counts()
-            })
-        } else {
-            validate_reader(&engine, reader, sink)
-        };
-        match res {
-            Ok(s) => {
-                total += s.records;
-                invalid += s.invalid;
-                any_invalid |= s.invalid > 0;
-            }
-            Err(e) => {
-                eprintln!("wiregen: {shown}: {e}");
-                return ExitCode::from(2);
-            }
+    let mut tally = Tally::default();
+    if paths.len() == 1 {
+        // One input: all cores on it.
+        let r = check_input(&engine, &a, &paths[0], name_file, &mut out, Threads::AllCores);
+        if let Some(code) = tally.add(r) {
+            return code;
         }
-        if let Some(e) = write_err {
-            return output_failed(&e, any_invalid);
+    } else {
+        // Several: one input per core, their output in argument order, byte for byte what one after another gives.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut sink = OrderedOut { out: &mut out, tally: &mut tally, exit: None };
+        wiregen::validate::in_order(
+            paths.len(),
+            threads,
+            &|i, w| check_input(&engine, &a, &paths[i], name_file, w, Threads::One),
+            &mut sink,
+        );
+        if let Some(code) = sink.exit {
+            return code;
         }
     }
     if let Err(e) = out.flush() {
-        return output_failed(&e, any_invalid);
+        return output_failed(&e, tally.any_invalid);
     }
     if a.format == Format::Text {
-        eprintln!("wiregen validate: {total} record(s), {invalid} invalid");
+        eprintln!("wiregen validate: {} record(s), {} invalid", tally.records, tally.invalid);
     }
-    ExitCode::from(if any_invalid { 1 } else { 0 })
+    ExitCode::from(if tally.any_invalid { 1 } else { 0 })
+}
+
+/// Why checking one input stopped.
+enum Failed {
+    /// The input could not be opened or read (exit 2, `wiregen: <input>: <error>`).
+    Input(String),
+    /// The output could not be written.
+    Output(std::io::Error),
+}
+
+/// The counts of a `validate` run so far.
+#[derive(Default)]
+struct Tally {
+    records: usize,
+    invalid: usize,
+    any_invalid: bool,
+}
+
+impl Tally {
+    /// Counts one input's result; the exit status when the run must stop there.
+    fn add(&mut self, r: Result<Summary, Failed>) -> Option<ExitCode> {
+        match r {
+            Ok(s) => {
+                self.records += s.records;
+                self.invalid += s.invalid;
+                self.any_invalid |= s.invalid > 0;
+                None
+            }
+            Err(Failed::Input(e)) => {
+                eprintln!("wiregen: {e}");
+                Some(ExitCode::from(2))
+            }
+            Err(Failed::Output(e)) => Some(output_failed(&e, self.any_invalid)),
+        }
+    }
+}
+
+/// Writes the inputs' output as [`wiregen::validate::in_order`] delivers it and counts their results.
+struct OrderedOut<'a, W: Write> {
+    out: &'a mut W,
+    tally: &'a mut Tally,
+    exit: Option<ExitCode>,
+}
+
+impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for OrderedOut<'_, W> {
+    fn piece(&mut self, _job: usize, piece: Piece<Result<Summary, Failed>>) -> std::ops::ControlFlow<()> {
+        let stop = match piece {
+            Piece::Bytes(b) => self.out.write_all(&b).err().map(|e| output_failed(&e, self.tally.any_invalid)),
+            Piece::Done(r) => self.tally.add(r),
+        };
+        match stop {
+            Some(code) => {
+                self.exit = Some(code);
+                std::ops::ControlFlow::Break(())
+            }
+            None => std::ops::ControlFlow::Continue(()),
+        }
+    }
+
+    fn idle(&mut self) {
+        // A failed flush shows again at the next write.
+        let _ = self.out.flush();
+    }
+}
+
+/// Checks one input (`-` is stdin) into `out`: its records, or with `--stream --summary` its summary.
+fn check_input(
+    engine: &Engine,
+    a: &ValidateArgs,
+    path: &Path,
+    name_file: bool,
+    out: &mut impl Write,
+    threads: Threads,
+) -> Result<Summary, Failed> {
+    let shown = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+    let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => Box::new(BufReader::with_capacity(1 << 16, f)),
+            Err(e) => return Err(Failed::Input(format!("{shown}: {e}"))),
+        }
+    };
+    let mut write_err = None;
+    let sink = CliSink { out, format: a.format, shown: &shown, name_file, quiet: a.summary, error: &mut write_err };
+    let res = if a.stream {
+        StreamSummary::of_reader(engine, &shown, reader, sink).map(|s| {
+            if a.summary {
+                let r = match a.format {
+                    Format::Json => serde_json::to_writer(&mut *out, &s),
+                    Format::Text => serde_json::to_writer_pretty(&mut *out, &s),
+                };
+                if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
+                    write_err.get_or_insert(e);
+                }
+            }
+            s.counts()
+        })
+    } else {
+        validate_reader_with(engine, reader, sink, threads)
+    };
+    match (res, write_err) {
+        (_, Some(e)) => Err(Failed::Output(e)),
+        (Ok(s), None) => Ok(s),
+        (Err(e), None) => Err(Failed::Input(format!("{shown}: {e}"))),
+    }
 }
 
 /// Where `validate` writes its records: JSON lines, or text lines whose input-derived parts are escaped. A write

@@ -210,10 +210,29 @@ impl<F: FnMut(Record)> RecordSink for F {
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
-pub fn validate_reader<R: BufRead + Send>(
+pub fn validate_reader<R: BufRead + Send>(engine: &Engine, reader: R, sink: impl RecordSink) -> io::Result<Summary> {
+    validate_reader_with(engine, reader, sink, Threads::AllCores)
+}
+
+/// How many threads check one input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Threads {
+    /// A reader thread and one worker per core, results in input order (one large input).
+    AllCores,
+    /// Everything on the calling thread (several inputs checked side by side, one per thread: see [`in_order`]).
+    One,
+}
+
+/// [`validate_reader`] with the choice of [`Threads`]; the records are the same either way.
+///
+/// # Errors
+/// Only I/O errors while reading; every problem with the data is a [`Record`].
+pub fn validate_reader_with<R: BufRead + Send>(
     engine: &Engine,
     mut reader: R,
     sink: impl RecordSink,
+    threads: Threads,
 ) -> io::Result<Summary> {
     let mut out = Numbered { sink, next_line: 1, summary: Summary::default() };
     let mut first = Vec::new();
@@ -230,7 +249,7 @@ pub fn validate_reader<R: BufRead + Send>(
         return Ok(out.summary);
     }
     if out.consume(engine.check_line_fast(&first)).is_continue() {
-        for_each_line(reader, &|line| engine.check_line_fast(line), &mut out)?;
+        for_each_line(reader, &|line| engine.check_line_fast(line), &mut out, threads)?;
     }
     Ok(out.summary)
 }
@@ -279,6 +298,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     mut reader: R,
     work: &(dyn Fn(&[u8]) -> T + Sync),
     out: &mut dyn Consumer<T>,
+    threads: Threads,
 ) -> io::Result<()> {
     use std::sync::mpsc::{channel, sync_channel, TryRecvError};
     use std::sync::{Arc, Mutex};
@@ -295,6 +315,21 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
             }
         }
         return Ok(());
+    }
+    if threads == Threads::One {
+        let mut data = head.data;
+        loop {
+            for r in check(&data) {
+                if out.consume(r).is_break() {
+                    return Ok(());
+                }
+            }
+            out.idle();
+            match next_batch(&mut reader, &mut carry, data)? {
+                Some(b) => data = b.data,
+                None => return Ok(()),
+            }
+        }
     }
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
@@ -377,9 +412,247 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     })
 }
 
+/// The inputs of a `validate` run: `-` (stdin) and files as given, and for a directory every `*.jsonl` file below
+/// it (recursively; symbolic links to directories are not followed), sorted by path, so a run is repeatable.
+///
+/// # Errors
+/// A directory that cannot be read, or that holds no `*.jsonl` file (almost certainly the wrong directory).
+pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut entries: Vec<_> = entries.collect::<Result<_, _>>().map_err(|e| format!("{}: {e}", dir.display()))?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for e in entries {
+            let p = e.path();
+            let kind = e.file_type().map_err(|err| format!("{}: {err}", p.display()))?;
+            if kind.is_dir() {
+                walk(&p, out)?;
+            } else if p.extension().is_some_and(|x| x == "jsonl") && (kind.is_file() || p.is_file()) {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.as_os_str() != "-" && p.is_dir() {
+            let before = out.len();
+            walk(p, &mut out)?;
+            if out.len() == before {
+                return Err(format!("{}: a directory with no *.jsonl file", p.display()));
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// What a job of [`in_order`] hands on: bytes it wrote, or its result once it is done.
+#[derive(Debug)]
+pub enum Piece<R> {
+    /// Output, in the order written.
+    Bytes(Vec<u8>),
+    /// The job's result, after all of its output.
+    Done(R),
+}
+
+/// Where an [`in_order`] job writes: chunks go through a bounded channel, so a job that runs ahead of the output
+/// waits instead of piling up memory. A write fails (`BrokenPipe`) once the output has stopped.
+pub struct JobOutput<R> {
+    buf: Vec<u8>,
+    tx: std::sync::mpsc::SyncSender<Piece<R>>,
+}
+
+/// Bytes a job buffers before handing them on.
+const CHUNK: usize = 64 << 10;
+/// Chunks a job may have waiting: memory is bounded by threads x this x [`CHUNK`].
+const CHUNKS_AHEAD: usize = 16;
+
+impl<R> JobOutput<R> {
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        self.tx.send(Piece::Bytes(chunk)).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the output stopped"))
+    }
+}
+
+impl<R> io::Write for JobOutput<R> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK {
+            self.send()?;
+        }
+        Ok(b.len())
+    }
+
+    /// Hands on what is buffered (a job flushes when its input is idle, so a live stream's records are seen).
+    fn flush(&mut self) -> io::Result<()> {
+        self.send()
+    }
+}
+
+/// Where [`in_order`] delivers: each job's pieces, job after job in order.
+pub trait OrderedSink<R> {
+    /// The next piece of job `job`; [`ControlFlow::Break`] stops the run (no job is started after it, running
+    /// ones stop at their next write).
+    fn piece(&mut self, job: usize, piece: Piece<R>) -> ControlFlow<()>;
+    /// Everything so far is delivered and the next piece is not ready yet.
+    fn idle(&mut self) {}
+}
+
+/// Runs `run(0) .. run(jobs - 1)` on up to `threads` threads (in order of starting), and delivers what each
+/// writes and returns to `sink` in job order, as it comes: the output is byte for byte what running the jobs one
+/// after another into one writer gives, while the jobs run side by side. A job ahead of the one being delivered
+/// buffers at most a few chunks, then waits.
+pub fn in_order<R: Send>(
+    jobs: usize,
+    threads: usize,
+    run: &(dyn Fn(usize, &mut JobOutput<R>) -> R + Sync),
+    sink: &mut dyn OrderedSink<R>,
+) {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::mpsc::{sync_channel, TryRecvError};
+    use std::sync::Mutex;
+
+    let mut receivers = Vec::with_capacity(jobs);
+    let mut senders = Vec::with_capacity(jobs);
+    for _ in 0..jobs {
+        let (tx, rx) = sync_channel::<Piece<R>>(CHUNKS_AHEAD);
+        senders.push(Mutex::new(Some(tx)));
+        receivers.push(rx);
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, jobs.max(1)) {
+            scope.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(tx) = senders.get(i).and_then(|s| s.lock().ok().and_then(|mut t| t.take())) else { break };
+                let mut out = JobOutput { buf: Vec::with_capacity(CHUNK), tx };
+                let r = run(i, &mut out);
+                // A job's last bytes, then its result; a closed channel means the output stopped.
+                if out.send().is_err() || out.tx.send(Piece::Done(r)).is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+            });
+        }
+        'jobs: for (i, rx) in receivers.iter().enumerate() {
+            loop {
+                let piece = match rx.try_recv() {
+                    Ok(p) => p,
+                    Err(TryRecvError::Disconnected) => break,
+                    Err(TryRecvError::Empty) => {
+                        sink.idle();
+                        match rx.recv() {
+                            Ok(p) => p,
+                            Err(_) => break,
+                        }
+                    }
+                };
+                if sink.piece(i, piece).is_break() {
+                    break 'jobs;
+                }
+            }
+        }
+        // Stopping early: no new job starts, and running ones see their channel closed.
+        stop.store(true, Ordering::Relaxed);
+        drop(receivers);
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Collects what [`in_order`] delivers, and stops after `stop_after` bytes when set.
+    struct Collect {
+        bytes: Vec<u8>,
+        done: Vec<(usize, usize)>,
+        stop_after: Option<usize>,
+    }
+
+    impl OrderedSink<usize> for Collect {
+        fn piece(&mut self, job: usize, piece: Piece<usize>) -> ControlFlow<()> {
+            match piece {
+                Piece::Bytes(b) => self.bytes.extend_from_slice(&b),
+                Piece::Done(r) => self.done.push((job, r)),
+            }
+            match self.stop_after {
+                Some(n) if self.bytes.len() >= n => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+
+    /// Job `i` writes `i`'s lines (some jobs far more than a chunk, some nothing), slower for early jobs.
+    fn job(i: usize, out: &mut JobOutput<usize>) -> usize {
+        use std::io::Write;
+        let lines = [0, 3, 40_000, 1, 25_000, 0, 7][i % 7];
+        if i % 3 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        for l in 0..lines {
+            if writeln!(out, "job {i} line {l}").is_err() {
+                return usize::MAX;
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn jobs_side_by_side_deliver_what_one_after_another_gives() {
+        let mut want = Vec::new();
+        for i in 0..20 {
+            for l in 0..[0, 3, 40_000, 1, 25_000, 0, 7][i % 7] {
+                want.extend_from_slice(format!("job {i} line {l}\n").as_bytes());
+            }
+        }
+        for threads in [1, 2, 4] {
+            let mut c = Collect { bytes: Vec::new(), done: Vec::new(), stop_after: None };
+            in_order(20, threads, &job, &mut c);
+            assert!(c.bytes == want, "{threads} thread(s): not the sequential output");
+            let jobs: Vec<usize> = c.done.iter().map(|d| d.0).collect();
+            assert_eq!(jobs, (0..20).collect::<Vec<_>>());
+            assert_eq!(c.done[2].1, 40_000);
+        }
+    }
+
+    #[test]
+    fn a_sink_that_stops_stops_the_jobs() {
+        let mut c = Collect { bytes: Vec::new(), done: Vec::new(), stop_after: Some(100_000) };
+        in_order(1000, 2, &job, &mut c);
+        assert!(c.bytes.len() >= 100_000 && c.bytes.len() < 100_000 + 2 * CHUNK, "{}", c.bytes.len());
+        assert!(c.done.len() < 10, "jobs went on after the stop: {:?}", c.done.len());
+    }
+
+    #[test]
+    fn inputs_expand_directories_to_their_jsonl_files_in_path_order() {
+        let dir = std::env::temp_dir().join(format!("wiregen-expand-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["d/b", "d/a/deeper", "empty"] {
+            std::fs::create_dir_all(dir.join(d)).expect("mkdir");
+        }
+        for f in ["d/b/2.jsonl", "d/a/1.jsonl", "d/a/deeper/0.jsonl", "d/a/notes.txt", "d/top.jsonl"] {
+            std::fs::write(dir.join(f), "").expect("write");
+        }
+        let got = expand_inputs(&[dir.join("x.jsonl"), dir.join("d"), "-".into()]).expect("expand");
+        let want: Vec<std::path::PathBuf> =
+            ["x.jsonl", "d/a/1.jsonl", "d/a/deeper/0.jsonl", "d/b/2.jsonl", "d/top.jsonl"]
+                .iter()
+                .map(|f| dir.join(f))
+                .chain(["-".into()])
+                .collect();
+        assert_eq!(got, want);
+        assert!(expand_inputs(&[dir.join("empty")]).unwrap_err().contains("no *.jsonl"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A reader that gives at most `step` bytes per read, like a pipe that is slower than its reader.
     struct Trickle<'a> {

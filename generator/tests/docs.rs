@@ -334,7 +334,7 @@ fn seed_comparison_catches_drift() {
     let md = std::fs::read_to_string(golden_path()).unwrap();
     let cases = [
         ("| `time` | integer (0 to 2^53-1) |", "| `time` | boolean |"),
-        ("| `usage` | object? |", "| `usage` | object |"),
+        ("| `usage` | object? | Token usage", "| `usage` | object | Token usage"),
         ("`\"completed\"` \\| `\"failed\"`", "`\"completed\"` \\| `\"done\"`"),
         ("| `thinking` | boolean? | Agent only.", "| `thinking` | boolean? | Either role."),
         ("| `usage.cost` |", "| `usage.costs` |"),

@@ -459,3 +459,90 @@ fn validate_works_from_any_folder_and_json_records_name_their_file() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--schema"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Several files, and directories (every `*.jsonl` below them, sorted), are checked side by side, one per core,
+/// and the output is byte for byte what checking them one after another gives: in argument order, in both formats,
+/// in message and stream mode, whatever their sizes (some span several batches, so their output comes in chunks
+/// while the next files are already being checked).
+#[test]
+fn several_files_and_directories_give_the_sequential_output_in_argument_order() {
+    let dir = std::env::temp_dir().join(format!("wiregen-many-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("logs/b")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("logs/a")).expect("mkdir");
+    let flow = std::fs::read(root().join("tests/fixtures/streams/seed-realistic-flow.jsonl")).expect("flow");
+    let bad = "{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"ready\"}}\n";
+    // A file of ~3 MiB with an invalid line every 7th line: several batches, ~1 MiB of records.
+    let mut big = Vec::new();
+    for i in 0..40_000 {
+        if i % 7 == 3 {
+            big.extend_from_slice(
+                format!("{{\"id\":\"m{i}\",\"time\":-1,\"role\":\"user\",\"ev\":{{\"t\":\"abort\"}}}}\n").as_bytes(),
+            );
+        } else {
+            big.extend_from_slice(GOOD.as_bytes());
+            big.push(b'\n');
+        }
+    }
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("one.jsonl", big.clone()),
+        ("logs/b/z.jsonl", bad.as_bytes().to_vec()),
+        ("logs/a/y.jsonl", flow.clone()),
+        ("logs/a/x.jsonl", big[..big.len() / 3].to_vec()),
+        ("logs/b/readme.txt", b"not a log".to_vec()),
+        ("two.jsonl", flow.clone()),
+    ];
+    for (name, data) in &files {
+        std::fs::write(dir.join(name), data).expect("write");
+    }
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(&dir).args(args).output().expect("run wiregen")
+    };
+    // The directory expands to its *.jsonl files in path order, readme.txt left out.
+    let inputs = ["one.jsonl", "logs/a/x.jsonl", "logs/a/y.jsonl", "logs/b/z.jsonl", "two.jsonl"];
+    for mode in [&["validate"][..], &["validate", "--stream"][..]] {
+        for format in ["text", "json"] {
+            let mut args = mode.to_vec();
+            args.extend(["--format", format, "one.jsonl", "logs", "two.jsonl"]);
+            let together = run(&args);
+            // One after another: each alone, its records given the `file` a run of several files names.
+            let mut want = Vec::new();
+            let mut records = 0;
+            for f in inputs {
+                let mut args = mode.to_vec();
+                args.extend(["--format", format, f]);
+                let alone = run(&args);
+                if format == "json" {
+                    for l in alone.stdout.split_inclusive(|b| *b == b'\n') {
+                        want.extend_from_slice(format!("{{\"file\":{},", Value::from(f)).as_bytes());
+                        want.extend_from_slice(&l[1..]);
+                        records += 1;
+                    }
+                } else {
+                    want.extend_from_slice(&alone.stdout);
+                }
+            }
+            assert!(want.len() > 100_000, "the runs produce output: {} bytes", want.len());
+            assert!(together.stdout == want, "{mode:?} {format}: not the sequential output");
+            assert_eq!(together.status.code(), Some(1), "{}", String::from_utf8_lossy(&together.stderr));
+            if format == "json" {
+                assert_eq!(together.stdout.iter().filter(|b| **b == b'\n').count(), records);
+            }
+        }
+    }
+    // A file that cannot be opened: the output of those before it, then the error, exit 2.
+    let missing = run(&["validate", "--format", "json", "logs/b/z.jsonl", "nowhere.jsonl", "one.jsonl"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(records(&missing).len(), 1, "only z.jsonl's record");
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere.jsonl"));
+    // A directory without logs is named, not passed as "nothing invalid".
+    std::fs::create_dir_all(dir.join("empty")).expect("mkdir");
+    let empty = run(&["validate", "empty"]);
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).contains("no *.jsonl"),
+        "{}",
+        String::from_utf8_lossy(&empty.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -20,6 +20,7 @@ mod package;
 mod rng;
 mod rust_types;
 mod streams;
+mod upgrade;
 mod zod;
 
 use checkers::{Checker, Verdict};

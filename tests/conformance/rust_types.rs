@@ -134,6 +134,9 @@ fn parts(m: &Value) -> Option<(session_wire::Role, Event, EnvelopeOptions)> {
         time: m.get("time").and_then(Value::as_u64),
         turn: s("turn"),
         subagent: s("subagent"),
+        claude_uuid: s("claudeUuid"),
+        codex_item_id: s("codexItemId"),
+        usage: m.get("usage").map(|u| serde_json::from_value(u.clone())).transpose().ok()?,
     };
     Some((role, ev, opts))
 }

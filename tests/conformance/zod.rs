@@ -52,6 +52,11 @@ fn run_lines(lines: &[Vec<u8>]) -> Vec<Value> {
     run_lines_with("zod-runner.mjs", lines)
 }
 
+/// [`run_lines_with`] for other modules: one answer per line from `runner` on the built package.
+pub fn run_lines_with_runner(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
+    run_lines_with(runner, lines)
+}
+
 /// Runs `lines` through `runner` (a script in `tests/conformance/`) in one node process; one verdict per line.
 fn run_lines_with(runner: &str, lines: &[Vec<u8>]) -> Vec<Value> {
     run_runner(runner, &[], lines)
@@ -395,6 +400,8 @@ fn hostile_schema_text_still_gives_valid_typescript() {
                         name: odd_field.to_string(),
                         description: Some(nasty.to_string()),
                         required: false,
+                        renamed_from: None,
+                        moved_from: None,
                         node: wiregen::ir::Node {
                             origin: Default::default(),
                             description: None,

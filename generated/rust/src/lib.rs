@@ -75,6 +75,8 @@
 #[rustfmt::skip]
 mod rt;
 #[rustfmt::skip]
+pub mod upgrade;
+#[rustfmt::skip]
 pub use rt::{Error, Extra};
 /// The rule a value broke: the same stable ids `wiregen validate` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -362,6 +364,12 @@ pub struct EnvelopeOptions {
     pub turn: ::std::option::Option<::std::string::String>,
     /// Subagent identifier — matches `agentId` from `subagent-start`
     pub subagent: ::std::option::Option<::std::string::String>,
+    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate
+    pub claude_uuid: ::std::option::Option<::std::string::String>,
+    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message
+    pub codex_item_id: ::std::option::Option<::std::string::String>,
+    /// Model usage carried by the source agent message
+    pub usage: ::std::option::Option<MessageUsage>,
 }
 #[rustfmt::skip]
 impl EnvelopeOptions {
@@ -398,6 +406,30 @@ impl EnvelopeOptions {
         self.subagent = ::std::option::Option::Some(subagent.into());
         self
     }
+    /// Sets `claudeUuid`.
+    #[must_use]
+    pub fn with_claude_uuid(
+        mut self,
+        claude_uuid: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.claude_uuid = ::std::option::Option::Some(claude_uuid.into());
+        self
+    }
+    /// Sets `codexItemId`.
+    #[must_use]
+    pub fn with_codex_item_id(
+        mut self,
+        codex_item_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.codex_item_id = ::std::option::Option::Some(codex_item_id.into());
+        self
+    }
+    /// Sets `usage`.
+    #[must_use]
+    pub fn with_usage(mut self, usage: MessageUsage) -> Self {
+        self.usage = ::std::option::Option::Some(usage);
+        self
+    }
 }
 #[rustfmt::skip]
 impl Envelope {
@@ -420,6 +452,18 @@ impl Envelope {
     /// Subagent identifier — matches `agentId` from `subagent-start`
     pub fn subagent(&self) -> ::std::option::Option<&str> {
         self.subagent.as_deref()
+    }
+    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate
+    pub fn claude_uuid(&self) -> ::std::option::Option<&str> {
+        self.claude_uuid.as_deref()
+    }
+    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message
+    pub fn codex_item_id(&self) -> ::std::option::Option<&str> {
+        self.codex_item_id.as_deref()
+    }
+    /// Model usage carried by the source agent message
+    pub fn usage(&self) -> ::std::option::Option<&MessageUsage> {
+        self.usage.as_ref()
     }
     /// Event body, discriminated by `ev.t`
     pub fn ev(&self) -> &Event {
@@ -466,6 +510,15 @@ impl Envelope {
         }
         if let ::std::option::Option::Some(x) = &opts.subagent {
             map.insert("subagent".to_owned(), rt::to_json(x)?);
+        }
+        if let ::std::option::Option::Some(x) = &opts.claude_uuid {
+            map.insert("claudeUuid".to_owned(), rt::to_json(x)?);
+        }
+        if let ::std::option::Option::Some(x) = &opts.codex_item_id {
+            map.insert("codexItemId".to_owned(), rt::to_json(x)?);
+        }
+        if let ::std::option::Option::Some(x) = &opts.usage {
+            map.insert("usage".to_owned(), rt::to_json(x)?);
         }
         map.insert("ev".to_owned(), rt::to_json(&ev)?);
         Self::from_value(&::serde_json::Value::Object(map))
@@ -1002,6 +1055,200 @@ impl ::schemars::JsonSchema for Usage {
         )
     }
 }
+/// Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost.
+#[derive(Debug, Clone, PartialEq)]
+#[rustfmt::skip]
+pub struct MessageUsage {
+    /// Input tokens
+    pub input_tokens: u64,
+    /// Input tokens written to the prompt cache
+    pub cache_creation_input_tokens: ::std::option::Option<u64>,
+    /// Input tokens read from the prompt cache
+    pub cache_read_input_tokens: ::std::option::Option<u64>,
+    /// Output tokens
+    pub output_tokens: u64,
+    /// Size of the model's context window in tokens
+    pub context_window: ::std::option::Option<u64>,
+    /// Provider service tier the request ran on
+    pub service_tier: ::std::option::Option<::std::string::String>,
+}
+#[rustfmt::skip]
+impl MessageUsage {
+    /// A `MessageUsage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            cache_creation_input_tokens: ::std::option::Option::None,
+            cache_read_input_tokens: ::std::option::Option::None,
+            output_tokens,
+            context_window: ::std::option::Option::None,
+            service_tier: ::std::option::Option::None,
+        }
+    }
+    /// Sets `cacheCreationInputTokens`.
+    #[must_use]
+    pub fn with_cache_creation_input_tokens(
+        mut self,
+        cache_creation_input_tokens: u64,
+    ) -> Self {
+        self.cache_creation_input_tokens = ::std::option::Option::Some(
+            cache_creation_input_tokens,
+        );
+        self
+    }
+    /// Sets `cacheReadInputTokens`.
+    #[must_use]
+    pub fn with_cache_read_input_tokens(mut self, cache_read_input_tokens: u64) -> Self {
+        self.cache_read_input_tokens = ::std::option::Option::Some(
+            cache_read_input_tokens,
+        );
+        self
+    }
+    /// Sets `contextWindow`.
+    #[must_use]
+    pub fn with_context_window(mut self, context_window: u64) -> Self {
+        self.context_window = ::std::option::Option::Some(context_window);
+        self
+    }
+    /// Sets `serviceTier`.
+    #[must_use]
+    pub fn with_service_tier(
+        mut self,
+        service_tier: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.service_tier = ::std::option::Option::Some(service_tier.into());
+        self
+    }
+    /// Checks a JSON value and converts it (unknown properties in the value's own key order).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn from_value(
+        value: &::serde_json::Value,
+    ) -> ::std::result::Result<Self, Error> {
+        rt::from_value(value)
+    }
+}
+#[rustfmt::skip]
+impl rt::Decode for MessageUsage {
+    fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
+        let obj = rt::object(v, at)?;
+        let input_tokens = obj.required(at, "inputTokens", Uint53::decode_inner)?;
+        let cache_creation_input_tokens = obj
+            .optional(at, "cacheCreationInputTokens", Uint53::decode_inner)?;
+        let cache_read_input_tokens = obj
+            .optional(at, "cacheReadInputTokens", Uint53::decode_inner)?;
+        let output_tokens = obj.required(at, "outputTokens", Uint53::decode_inner)?;
+        let context_window = obj
+            .optional(
+                at,
+                "contextWindow",
+                |v, at| rt::uint(
+                    v,
+                    at,
+                    &rt::Num {
+                        integer: true,
+                        minimum: ::std::option::Option::None,
+                        exclusive_minimum: ::std::option::Option::Some(0f64),
+                        maximum: ::std::option::Option::Some(9007199254740991f64),
+                        exclusive_maximum: ::std::option::Option::None,
+                        multiple_of: ::std::option::Option::None,
+                    },
+                ),
+            )?;
+        let service_tier = obj
+            .optional(
+                at,
+                "serviceTier",
+                |v, at| rt::string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            )?;
+        rt::others(
+            obj,
+            at,
+            &[
+                "inputTokens",
+                "cacheCreationInputTokens",
+                "cacheReadInputTokens",
+                "outputTokens",
+                "contextWindow",
+                "serviceTier",
+            ],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(Self {
+            input_tokens,
+            cache_creation_input_tokens,
+            cache_read_input_tokens,
+            output_tokens,
+            context_window,
+            service_tier,
+        })
+    }
+}
+#[rustfmt::skip]
+impl ::serde::Serialize for MessageUsage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        s: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut map = s.serialize_map(::std::option::Option::None)?;
+        map.serialize_entry("inputTokens", &self.input_tokens)?;
+        if let ::std::option::Option::Some(x) = &self.cache_creation_input_tokens {
+            map.serialize_entry("cacheCreationInputTokens", x)?;
+        }
+        if let ::std::option::Option::Some(x) = &self.cache_read_input_tokens {
+            map.serialize_entry("cacheReadInputTokens", x)?;
+        }
+        map.serialize_entry("outputTokens", &self.output_tokens)?;
+        if let ::std::option::Option::Some(x) = &self.context_window {
+            map.serialize_entry("contextWindow", x)?;
+        }
+        if let ::std::option::Option::Some(x) = &self.service_tier {
+            map.serialize_entry("serviceTier", x)?;
+        }
+        map.end()
+    }
+}
+#[rustfmt::skip]
+impl<'de> ::serde::Deserialize<'de> for MessageUsage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        d: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        rt::deserialize(d)
+    }
+}
+#[cfg(feature = "schemars")]
+#[rustfmt::skip]
+impl ::schemars::JsonSchema for MessageUsage {
+    fn schema_name() -> ::std::borrow::Cow<'static, str> {
+        ::std::borrow::Cow::Borrowed("MessageUsage")
+    }
+    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+        ::schemars::json_schema!(
+            { "description" :
+            "Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost.",
+            "type" : "object", "properties" : { "inputTokens" : (generator
+            .subschema_for:: < Uint53 > ()), "cacheCreationInputTokens" : (generator
+            .subschema_for:: < Uint53 > ()), "cacheReadInputTokens" : (generator
+            .subschema_for:: < Uint53 > ()), "outputTokens" : (generator.subschema_for::
+            < Uint53 > ()), "contextWindow" : { "type" : "integer", "exclusiveMinimum" :
+            0u64, "maximum" : 9007199254740991u64 }, "serviceTier" : { "type" : "string"
+            } }, "required" : ["inputTokens", "outputTokens"], "additionalProperties" :
+            false }
+        )
+    }
+}
 /// Optional image metadata
 #[derive(Debug, Clone, PartialEq)]
 #[rustfmt::skip]
@@ -1122,6 +1369,12 @@ pub struct Envelope {
     turn: ::std::option::Option<::std::string::String>,
     /// Subagent identifier — matches `agentId` from `subagent-start`
     subagent: ::std::option::Option<::std::string::String>,
+    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate
+    claude_uuid: ::std::option::Option<::std::string::String>,
+    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message
+    codex_item_id: ::std::option::Option<::std::string::String>,
+    /// Model usage carried by the source agent message
+    usage: ::std::option::Option<MessageUsage>,
     /// Event body, discriminated by `ev.t`
     ev: Event,
 }
@@ -1215,11 +1468,50 @@ impl rt::Decode for Envelope {
         let role = obj.required(at, "role", <Role as rt::Decode>::decode)?;
         let turn = obj.optional(at, "turn", Cuid2::decode_inner)?;
         let subagent = obj.optional(at, "subagent", Cuid2::decode_inner)?;
+        let claude_uuid = obj
+            .optional(
+                at,
+                "claudeUuid",
+                |v, at| rt::string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::Some(1),
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            )?;
+        let codex_item_id = obj
+            .optional(
+                at,
+                "codexItemId",
+                |v, at| rt::string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::Some(1),
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            )?;
+        let usage = obj.optional(at, "usage", <MessageUsage as rt::Decode>::decode)?;
         let ev = obj.required(at, "ev", <Event as rt::Decode>::decode)?;
         rt::others(
             obj,
             at,
-            &["id", "time", "role", "turn", "subagent", "ev"],
+            &[
+                "id",
+                "time",
+                "role",
+                "turn",
+                "subagent",
+                "claudeUuid",
+                "codexItemId",
+                "usage",
+                "ev",
+            ],
             &[],
             &rt::Rest::Closed { removed: &[] },
         )?;
@@ -1230,6 +1522,9 @@ impl rt::Decode for Envelope {
             role,
             turn,
             subagent,
+            claude_uuid,
+            codex_item_id,
+            usage,
             ev,
         })
     }
@@ -1250,6 +1545,15 @@ impl ::serde::Serialize for Envelope {
         }
         if let ::std::option::Option::Some(x) = &self.subagent {
             map.serialize_entry("subagent", x)?;
+        }
+        if let ::std::option::Option::Some(x) = &self.claude_uuid {
+            map.serialize_entry("claudeUuid", x)?;
+        }
+        if let ::std::option::Option::Some(x) = &self.codex_item_id {
+            map.serialize_entry("codexItemId", x)?;
+        }
+        if let ::std::option::Option::Some(x) = &self.usage {
+            map.serialize_entry("usage", x)?;
         }
         map.serialize_entry("ev", &self.ev)?;
         map.end()
@@ -1276,13 +1580,15 @@ impl ::schemars::JsonSchema for Envelope {
             "type" : "object", "properties" : { "id" : (generator.subschema_for:: < Cuid2
             > ()), "time" : (generator.subschema_for:: < Uint53 > ()), "role" :
             (generator.subschema_for:: < Role > ()), "turn" : (generator.subschema_for::
-            < Cuid2 > ()), "subagent" : (generator.subschema_for:: < Cuid2 > ()), "ev" :
-            (generator.subschema_for:: < Event > ()) }, "required" : ["id", "time",
-            "role", "ev"], "additionalProperties" : false, "allOf" : [{ "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "text" } },
-            "required" : ["t"] } }, "required" : ["ev", "subagent"] }, "then" : {
-            "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "text" } },
+            < Cuid2 > ()), "subagent" : (generator.subschema_for:: < Cuid2 > ()),
+            "claudeUuid" : { "type" : "string", "minLength" : 1u64 }, "codexItemId" : {
+            "type" : "string", "minLength" : 1u64 }, "usage" : (generator.subschema_for::
+            < MessageUsage > ()), "ev" : (generator.subschema_for:: < Event > ()) },
+            "required" : ["id", "time", "role", "ev"], "additionalProperties" : false,
+            "allOf" : [{ "if" : { "properties" : { "ev" : { "properties" : { "t" : {
+            "const" : "text" } }, "required" : ["t"] } }, "required" : ["ev", "subagent"]
+            }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if"
+            : { "properties" : { "ev" : { "properties" : { "t" : { "const" : "text" } },
             "required" : ["t", "thinking"] } }, "required" : ["ev"] }, "then" : {
             "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
             "properties" : { "ev" : { "properties" : { "t" : { "const" : "text" } },
@@ -1624,6 +1930,8 @@ pub struct File {
     pub name: ::std::string::String,
     /// File size in bytes
     pub size: u64,
+    /// MIME type of the file, e.g. `image/png`
+    pub mime_type: ::std::option::Option<::std::string::String>,
     /// Optional image metadata
     pub image: ::std::option::Option<Image>,
 }
@@ -1640,8 +1948,18 @@ impl File {
             ref_: ref_.into(),
             name: name.into(),
             size,
+            mime_type: ::std::option::Option::None,
             image: ::std::option::Option::None,
         }
+    }
+    /// Sets `mimeType`.
+    #[must_use]
+    pub fn with_mime_type(
+        mut self,
+        mime_type: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        self.mime_type = ::std::option::Option::Some(mime_type.into());
+        self
     }
     /// Sets `image`.
     #[must_use]
@@ -1680,15 +1998,35 @@ impl rt::Decode for File {
                 ),
             )?;
         let size = obj.required(at, "size", Uint53::decode_inner)?;
+        let mime_type = obj
+            .optional(
+                at,
+                "mimeType",
+                |v, at| rt::string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            )?;
         let image = obj.optional(at, "image", <Image as rt::Decode>::decode)?;
         rt::others(
             obj,
             at,
-            &["t", "ref", "name", "size", "image"],
+            &["t", "ref", "name", "size", "mimeType", "image"],
             &[],
             &rt::Rest::Closed { removed: &[] },
         )?;
-        ::std::result::Result::Ok(Self { ref_, name, size, image })
+        ::std::result::Result::Ok(Self {
+            ref_,
+            name,
+            size,
+            mime_type,
+            image,
+        })
     }
 }
 #[rustfmt::skip]
@@ -1703,6 +2041,9 @@ impl ::serde::Serialize for File {
         map.serialize_entry("ref", &self.ref_)?;
         map.serialize_entry("name", &self.name)?;
         map.serialize_entry("size", &self.size)?;
+        if let ::std::option::Option::Some(x) = &self.mime_type {
+            map.serialize_entry("mimeType", x)?;
+        }
         if let ::std::option::Option::Some(x) = &self.image {
             map.serialize_entry("image", x)?;
         }
@@ -1729,9 +2070,9 @@ impl ::schemars::JsonSchema for File {
             "A file shared by the user or the agent, stored on the server as an upload.",
             "type" : "object", "properties" : { "t" : { "const" : "file" }, "ref" :
             (generator.subschema_for:: < Id > ()), "name" : { "type" : "string" }, "size"
-            : (generator.subschema_for:: < Uint53 > ()), "image" : (generator
-            .subschema_for:: < Image > ()) }, "required" : ["t", "ref", "name", "size"],
-            "additionalProperties" : false }
+            : (generator.subschema_for:: < Uint53 > ()), "mimeType" : { "type" : "string"
+            }, "image" : (generator.subschema_for:: < Image > ()) }, "required" : ["t",
+            "ref", "name", "size"], "additionalProperties" : false }
         )
     }
 }

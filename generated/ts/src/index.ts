@@ -64,3 +64,4 @@ export * from "./schemas.js";
 export * from "./standalone.js";
 export * from "./envelope.js";
 export * from "./stream.js";
+export * from "./upgrade.js";

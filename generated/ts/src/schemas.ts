@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, unknownKeys, closed, not, unionMessage, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, isInt, unknownKeys, closed, not, unionMessage, roleIssue } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export const sessionCuid2Schema = z.string($T).min(1, $C)
@@ -58,6 +58,28 @@ export const sessionUsageSchema = closed(
 /** Token usage for this turn */
 export type SessionUsage = z.infer<typeof sessionUsageSchema>;
 
+/** Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost. */
+export const sessionMessageUsageSchema = closed(
+  {
+    /** Input tokens */
+    inputTokens: sessionUint53Schema,
+    /** Input tokens written to the prompt cache */
+    cacheCreationInputTokens: sessionUint53Schema.optional(),
+    /** Input tokens read from the prompt cache */
+    cacheReadInputTokens: sessionUint53Schema.optional(),
+    /** Output tokens */
+    outputTokens: sessionUint53Schema,
+    /** Size of the model's context window in tokens */
+    contextWindow: z.number($T).check(isInt).gt(0, $C).max(9007199254740991, $C).optional(),
+    /** Provider service tier the request ran on */
+    serviceTier: z.string($T).optional(),
+  },
+  unknownKeys("SessionMessageUsage", {}),
+)
+  .describe("Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost.");
+/** Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost. */
+export type SessionMessageUsage = z.infer<typeof sessionMessageUsageSchema>;
+
 /** Optional image metadata */
 export const sessionImageSchema = closed(
   {
@@ -103,6 +125,8 @@ export const sessionFileEventSchema = closed(
     name: z.string($T),
     /** File size in bytes */
     size: sessionUint53Schema,
+    /** MIME type of the file, e.g. `image/png` */
+    mimeType: z.string($T).optional(),
     /** Optional image metadata */
     image: sessionImageSchema.optional(),
   },
@@ -357,6 +381,12 @@ export const sessionEnvelopeSchema = closed(
     turn: sessionCuid2Schema.optional(),
     /** Subagent identifier — matches `agentId` from `subagent-start` */
     subagent: sessionCuid2Schema.optional(),
+    /** Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate */
+    claudeUuid: z.string($T).min(1, $C).optional(),
+    /** Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message */
+    codexItemId: z.string($T).min(1, $C).optional(),
+    /** Model usage carried by the source agent message */
+    usage: sessionMessageUsageSchema.optional(),
     /** Event body, discriminated by `ev.t` */
     ev: sessionEventSchema,
   },
@@ -460,8 +490,8 @@ export type SessionEventForRole<R extends SessionRole> = {
 
 /** The envelope fields a role may set when creating a message (the fields `x-auto` fills are optional). */
 export type SessionEnvelopeOptions<R extends SessionRole> = {
-  user: Partial<Pick<SessionEnvelope, "id" | "time" | "turn">>;
-  agent: Partial<Pick<SessionEnvelope, "id" | "time" | "turn" | "subagent">>;
+  user: Partial<Pick<SessionEnvelope, "id" | "time" | "turn" | "claudeUuid" | "codexItemId" | "usage">>;
+  agent: Partial<Pick<SessionEnvelope, "id" | "time" | "turn" | "subagent" | "claudeUuid" | "codexItemId" | "usage">>;
 }[R];
 
 /** The options of `createEnvelope` (happy-wire's name): {@link SessionEnvelopeOptions} of the role. */

@@ -10,7 +10,7 @@
  * @module
  */
 import type { WireError } from "./runtime.js";
-import type { SessionCuid2, SessionId, SessionUint53, SessionRole, SessionArgs, SessionUsage, SessionImage, SessionEnvelope, SessionAbortEvent, SessionAgentConfigurationChangedEvent, SessionFileEvent, SessionPermissionRequestEvent, SessionPermissionResponseEvent, SessionServiceEvent, SessionSessionControlChangedEvent, SessionSubagentStartEvent, SessionSubagentStopEvent, SessionTextEvent, SessionToolCallEndEvent, SessionToolCallStartEvent, SessionTurnEndEvent, SessionTurnStartEvent, SessionEvent, SessionPermissionMode, SessionDecision, SessionClientType, SessionTurnStatus } from "./schemas.js";
+import type { SessionCuid2, SessionId, SessionUint53, SessionRole, SessionArgs, SessionUsage, SessionMessageUsage, SessionImage, SessionEnvelope, SessionAbortEvent, SessionAgentConfigurationChangedEvent, SessionFileEvent, SessionPermissionRequestEvent, SessionPermissionResponseEvent, SessionServiceEvent, SessionSessionControlChangedEvent, SessionSubagentStartEvent, SessionSubagentStopEvent, SessionTextEvent, SessionToolCallEndEvent, SessionToolCallStartEvent, SessionTurnEndEvent, SessionTurnStartEvent, SessionEvent, SessionPermissionMode, SessionDecision, SessionClientType, SessionTurnStatus } from "./schemas.js";
 
 type $Object = Record<string, unknown>;
 
@@ -162,32 +162,76 @@ function check$SessionUsage(v: unknown, p: string, out: WireError[]): void {
   }
 }
 
+/** Checks a `SessionMessageUsage` value. */
+function check$SessionMessageUsage(v: unknown, p: string, out: WireError[]): void {
+  if (!$isObject(v)) {
+    $type(out, p, "an object", v);
+  } else {
+    const o8: $Object = v;
+    const v9 = o8.inputTokens;
+    if (v9 === undefined) $e(out, p + "/inputTokens", "required", "missing required property `inputTokens`");
+    else {
+      check$SessionUint53(v9, p + "/inputTokens", out);
+    }
+    const v10 = o8.cacheCreationInputTokens;
+    if (v10 !== undefined) {
+      check$SessionUint53(v10, p + "/cacheCreationInputTokens", out);
+    }
+    const v11 = o8.cacheReadInputTokens;
+    if (v11 !== undefined) {
+      check$SessionUint53(v11, p + "/cacheReadInputTokens", out);
+    }
+    const v12 = o8.outputTokens;
+    if (v12 === undefined) $e(out, p + "/outputTokens", "required", "missing required property `outputTokens`");
+    else {
+      check$SessionUint53(v12, p + "/outputTokens", out);
+    }
+    const v13 = o8.contextWindow;
+    if (v13 !== undefined) {
+      if (typeof v13 !== "number") $type(out, p + "/contextWindow", "an integer", v13);
+      else if (!Number.isInteger(v13)) $type(out, p + "/contextWindow", "an integer", v13);
+      else if (v13 <= 0) $e(out, p + "/contextWindow", "exclusive-minimum", "must be greater than 0");
+      else if (v13 > 9007199254740991) $e(out, p + "/contextWindow", "maximum", "must be at most 9007199254740991");
+    }
+    const v14 = o8.serviceTier;
+    if (v14 !== undefined) {
+      if (typeof v14 !== "string") $type(out, p + "/serviceTier", "a string", v14);
+    }
+    for (const k15 in o8) {
+      if (!Object.hasOwn(o8, k15)) continue;
+      let known16 = k15 === "inputTokens" || k15 === "cacheCreationInputTokens" || k15 === "cacheReadInputTokens" || k15 === "outputTokens" || k15 === "contextWindow" || k15 === "serviceTier";
+      if (known16) continue;
+      $e(out, p + "/" + $esc(k15), "additional-property", "unknown property `" + k15 + "`");
+    }
+  }
+}
+
 /** Checks a `SessionImage` value. */
 function check$SessionImage(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o8: $Object = v;
-    const v9 = o8.width;
-    if (v9 === undefined) $e(out, p + "/width", "required", "missing required property `width`");
+    const o17: $Object = v;
+    const v18 = o17.width;
+    if (v18 === undefined) $e(out, p + "/width", "required", "missing required property `width`");
     else {
-      check$SessionUint53(v9, p + "/width", out);
+      check$SessionUint53(v18, p + "/width", out);
     }
-    const v10 = o8.height;
-    if (v10 === undefined) $e(out, p + "/height", "required", "missing required property `height`");
+    const v19 = o17.height;
+    if (v19 === undefined) $e(out, p + "/height", "required", "missing required property `height`");
     else {
-      check$SessionUint53(v10, p + "/height", out);
+      check$SessionUint53(v19, p + "/height", out);
     }
-    const v11 = o8.thumbhash;
-    if (v11 === undefined) $e(out, p + "/thumbhash", "required", "missing required property `thumbhash`");
+    const v20 = o17.thumbhash;
+    if (v20 === undefined) $e(out, p + "/thumbhash", "required", "missing required property `thumbhash`");
     else {
-      if (typeof v11 !== "string") $type(out, p + "/thumbhash", "a string", v11);
+      if (typeof v20 !== "string") $type(out, p + "/thumbhash", "a string", v20);
     }
-    for (const k12 in o8) {
-      if (!Object.hasOwn(o8, k12)) continue;
-      let known13 = k12 === "width" || k12 === "height" || k12 === "thumbhash";
-      if (known13) continue;
-      $e(out, p + "/" + $esc(k12), "additional-property", "unknown property `" + k12 + "`");
+    for (const k21 in o17) {
+      if (!Object.hasOwn(o17, k21)) continue;
+      let known22 = k21 === "width" || k21 === "height" || k21 === "thumbhash";
+      if (known22) continue;
+      $e(out, p + "/" + $esc(k21), "additional-property", "unknown property `" + k21 + "`");
     }
   }
 }
@@ -198,40 +242,54 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o14: $Object = v;
-    const v15 = o14.id;
-    if (v15 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
+    const o23: $Object = v;
+    const v24 = o23.id;
+    if (v24 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
-      check$SessionCuid2(v15, p + "/id", out);
+      check$SessionCuid2(v24, p + "/id", out);
     }
-    const v16 = o14.time;
-    if (v16 === undefined) $e(out, p + "/time", "required", "missing required property `time`");
+    const v25 = o23.time;
+    if (v25 === undefined) $e(out, p + "/time", "required", "missing required property `time`");
     else {
-      check$SessionUint53(v16, p + "/time", out);
+      check$SessionUint53(v25, p + "/time", out);
     }
-    const v17 = o14.role;
-    if (v17 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
+    const v26 = o23.role;
+    if (v26 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else {
-      check$SessionRole(v17, p + "/role", out);
+      check$SessionRole(v26, p + "/role", out);
     }
-    const v18 = o14.turn;
-    if (v18 !== undefined) {
-      check$SessionCuid2(v18, p + "/turn", out);
+    const v27 = o23.turn;
+    if (v27 !== undefined) {
+      check$SessionCuid2(v27, p + "/turn", out);
     }
-    const v19 = o14.subagent;
-    if (v19 !== undefined) {
-      check$SessionCuid2(v19, p + "/subagent", out);
+    const v28 = o23.subagent;
+    if (v28 !== undefined) {
+      check$SessionCuid2(v28, p + "/subagent", out);
     }
-    const v20 = o14.ev;
-    if (v20 === undefined) $e(out, p + "/ev", "required", "missing required property `ev`");
+    const v29 = o23.claudeUuid;
+    if (v29 !== undefined) {
+      if (typeof v29 !== "string") $type(out, p + "/claudeUuid", "a string", v29);
+      else if (v29.length === 0) $e(out, p + "/claudeUuid", "min-length", "must be at least 1 character(s) long");
+    }
+    const v30 = o23.codexItemId;
+    if (v30 !== undefined) {
+      if (typeof v30 !== "string") $type(out, p + "/codexItemId", "a string", v30);
+      else if (v30.length === 0) $e(out, p + "/codexItemId", "min-length", "must be at least 1 character(s) long");
+    }
+    const v31 = o23.usage;
+    if (v31 !== undefined) {
+      check$SessionMessageUsage(v31, p + "/usage", out);
+    }
+    const v32 = o23.ev;
+    if (v32 === undefined) $e(out, p + "/ev", "required", "missing required property `ev`");
     else {
-      check$SessionEvent(v20, p + "/ev", out);
+      check$SessionEvent(v32, p + "/ev", out);
     }
-    for (const k21 in o14) {
-      if (!Object.hasOwn(o14, k21)) continue;
-      let known22 = k21 === "id" || k21 === "time" || k21 === "role" || k21 === "turn" || k21 === "subagent" || k21 === "ev";
-      if (known22) continue;
-      $e(out, p + "/" + $esc(k21), "additional-property", "unknown property `" + k21 + "`");
+    for (const k33 in o23) {
+      if (!Object.hasOwn(o23, k33)) continue;
+      let known34 = k33 === "id" || k33 === "time" || k33 === "role" || k33 === "turn" || k33 === "subagent" || k33 === "claudeUuid" || k33 === "codexItemId" || k33 === "usage" || k33 === "ev";
+      if (known34) continue;
+      $e(out, p + "/" + $esc(k33), "additional-property", "unknown property `" + k33 + "`");
     }
   }
   if (out.length === before) {
@@ -302,17 +360,17 @@ function check$SessionAbortEvent(v: unknown, p: string, out: WireError[]): void 
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o23: $Object = v;
-    const v24 = o23.t;
-    if (v24 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o35: $Object = v;
+    const v36 = o35.t;
+    if (v36 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v24 !== "abort") $e(out, p + "/t", "const", "must be `\"abort\"`");
+      if (v36 !== "abort") $e(out, p + "/t", "const", "must be `\"abort\"`");
     }
-    for (const k25 in o23) {
-      if (!Object.hasOwn(o23, k25)) continue;
-      let known26 = k25 === "t";
-      if (known26) continue;
-      $e(out, p + "/" + $esc(k25), "additional-property", "unknown property `" + k25 + "`");
+    for (const k37 in o35) {
+      if (!Object.hasOwn(o35, k37)) continue;
+      let known38 = k37 === "t";
+      if (known38) continue;
+      $e(out, p + "/" + $esc(k37), "additional-property", "unknown property `" + k37 + "`");
     }
   }
 }
@@ -322,33 +380,33 @@ function check$SessionAgentConfigurationChangedEvent(v: unknown, p: string, out:
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o27: $Object = v;
-    const v28 = o27.t;
-    if (v28 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o39: $Object = v;
+    const v40 = o39.t;
+    if (v40 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v28 !== "agent-configuration-changed") $e(out, p + "/t", "const", "must be `\"agent-configuration-changed\"`");
+      if (v40 !== "agent-configuration-changed") $e(out, p + "/t", "const", "must be `\"agent-configuration-changed\"`");
     }
-    const v29 = o27.permissionMode;
-    if (v29 !== undefined) {
-      check$SessionPermissionMode(v29, p + "/permissionMode", out);
+    const v41 = o39.permissionMode;
+    if (v41 !== undefined) {
+      check$SessionPermissionMode(v41, p + "/permissionMode", out);
     }
-    const v30 = o27.model;
-    if (v30 !== undefined) {
-      if (typeof v30 !== "string") $type(out, p + "/model", "a string", v30);
+    const v42 = o39.model;
+    if (v42 !== undefined) {
+      if (typeof v42 !== "string") $type(out, p + "/model", "a string", v42);
     }
-    const v31 = o27.thinkingLevel;
-    if (v31 !== undefined) {
-      if (typeof v31 !== "string") $type(out, p + "/thinkingLevel", "a string", v31);
+    const v43 = o39.thinkingLevel;
+    if (v43 !== undefined) {
+      if (typeof v43 !== "string") $type(out, p + "/thinkingLevel", "a string", v43);
     }
-    const v32 = o27.sandbox;
-    if (v32 !== undefined) {
-      if (typeof v32 !== "boolean") $type(out, p + "/sandbox", "a boolean", v32);
+    const v44 = o39.sandbox;
+    if (v44 !== undefined) {
+      if (typeof v44 !== "boolean") $type(out, p + "/sandbox", "a boolean", v44);
     }
-    for (const k33 in o27) {
-      if (!Object.hasOwn(o27, k33)) continue;
-      let known34 = k33 === "t" || k33 === "permissionMode" || k33 === "model" || k33 === "thinkingLevel" || k33 === "sandbox";
-      if (known34) continue;
-      $e(out, p + "/" + $esc(k33), "additional-property", "unknown property `" + k33 + "`");
+    for (const k45 in o39) {
+      if (!Object.hasOwn(o39, k45)) continue;
+      let known46 = k45 === "t" || k45 === "permissionMode" || k45 === "model" || k45 === "thinkingLevel" || k45 === "sandbox";
+      if (known46) continue;
+      $e(out, p + "/" + $esc(k45), "additional-property", "unknown property `" + k45 + "`");
     }
   }
 }
@@ -358,36 +416,40 @@ function check$SessionFileEvent(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o35: $Object = v;
-    const v36 = o35.t;
-    if (v36 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o47: $Object = v;
+    const v48 = o47.t;
+    if (v48 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v36 !== "file") $e(out, p + "/t", "const", "must be `\"file\"`");
+      if (v48 !== "file") $e(out, p + "/t", "const", "must be `\"file\"`");
     }
-    const v37 = o35.ref;
-    if (v37 === undefined) $e(out, p + "/ref", "required", "missing required property `ref`");
+    const v49 = o47.ref;
+    if (v49 === undefined) $e(out, p + "/ref", "required", "missing required property `ref`");
     else {
-      check$SessionId(v37, p + "/ref", out);
+      check$SessionId(v49, p + "/ref", out);
     }
-    const v38 = o35.name;
-    if (v38 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
+    const v50 = o47.name;
+    if (v50 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
-      if (typeof v38 !== "string") $type(out, p + "/name", "a string", v38);
+      if (typeof v50 !== "string") $type(out, p + "/name", "a string", v50);
     }
-    const v39 = o35.size;
-    if (v39 === undefined) $e(out, p + "/size", "required", "missing required property `size`");
+    const v51 = o47.size;
+    if (v51 === undefined) $e(out, p + "/size", "required", "missing required property `size`");
     else {
-      check$SessionUint53(v39, p + "/size", out);
+      check$SessionUint53(v51, p + "/size", out);
     }
-    const v40 = o35.image;
-    if (v40 !== undefined) {
-      check$SessionImage(v40, p + "/image", out);
+    const v52 = o47.mimeType;
+    if (v52 !== undefined) {
+      if (typeof v52 !== "string") $type(out, p + "/mimeType", "a string", v52);
     }
-    for (const k41 in o35) {
-      if (!Object.hasOwn(o35, k41)) continue;
-      let known42 = k41 === "t" || k41 === "ref" || k41 === "name" || k41 === "size" || k41 === "image";
-      if (known42) continue;
-      $e(out, p + "/" + $esc(k41), "additional-property", "unknown property `" + k41 + "`");
+    const v53 = o47.image;
+    if (v53 !== undefined) {
+      check$SessionImage(v53, p + "/image", out);
+    }
+    for (const k54 in o47) {
+      if (!Object.hasOwn(o47, k54)) continue;
+      let known55 = k54 === "t" || k54 === "ref" || k54 === "name" || k54 === "size" || k54 === "mimeType" || k54 === "image";
+      if (known55) continue;
+      $e(out, p + "/" + $esc(k54), "additional-property", "unknown property `" + k54 + "`");
     }
   }
 }
@@ -397,42 +459,42 @@ function check$SessionPermissionRequestEvent(v: unknown, p: string, out: WireErr
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o43: $Object = v;
-    const v44 = o43.t;
-    if (v44 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o56: $Object = v;
+    const v57 = o56.t;
+    if (v57 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v44 !== "permission-request") $e(out, p + "/t", "const", "must be `\"permission-request\"`");
+      if (v57 !== "permission-request") $e(out, p + "/t", "const", "must be `\"permission-request\"`");
     }
-    const v45 = o43.call;
-    if (v45 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
+    const v58 = o56.call;
+    if (v58 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
-      check$SessionId(v45, p + "/call", out);
+      check$SessionId(v58, p + "/call", out);
     }
-    const v46 = o43.toolName;
-    if (v46 === undefined) $e(out, p + "/toolName", "required", "missing required property `toolName`");
+    const v59 = o56.toolName;
+    if (v59 === undefined) $e(out, p + "/toolName", "required", "missing required property `toolName`");
     else {
-      if (typeof v46 !== "string") $type(out, p + "/toolName", "a string", v46);
+      if (typeof v59 !== "string") $type(out, p + "/toolName", "a string", v59);
     }
-    const v47 = o43.title;
-    if (v47 === undefined) $e(out, p + "/title", "required", "missing required property `title`");
+    const v60 = o56.title;
+    if (v60 === undefined) $e(out, p + "/title", "required", "missing required property `title`");
     else {
-      if (typeof v47 !== "string") $type(out, p + "/title", "a string", v47);
+      if (typeof v60 !== "string") $type(out, p + "/title", "a string", v60);
     }
-    const v48 = o43.description;
-    if (v48 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
+    const v61 = o56.description;
+    if (v61 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
     else {
-      if (typeof v48 !== "string") $type(out, p + "/description", "a string", v48);
+      if (typeof v61 !== "string") $type(out, p + "/description", "a string", v61);
     }
-    const v49 = o43.args;
-    if (v49 === undefined) $e(out, p + "/args", "required", "missing required property `args`");
+    const v62 = o56.args;
+    if (v62 === undefined) $e(out, p + "/args", "required", "missing required property `args`");
     else {
-      check$SessionArgs(v49, p + "/args", out);
+      check$SessionArgs(v62, p + "/args", out);
     }
-    for (const k50 in o43) {
-      if (!Object.hasOwn(o43, k50)) continue;
-      let known51 = k50 === "t" || k50 === "call" || k50 === "toolName" || k50 === "title" || k50 === "description" || k50 === "args";
-      if (known51) continue;
-      $e(out, p + "/" + $esc(k50), "additional-property", "unknown property `" + k50 + "`");
+    for (const k63 in o56) {
+      if (!Object.hasOwn(o56, k63)) continue;
+      let known64 = k63 === "t" || k63 === "call" || k63 === "toolName" || k63 === "title" || k63 === "description" || k63 === "args";
+      if (known64) continue;
+      $e(out, p + "/" + $esc(k63), "additional-property", "unknown property `" + k63 + "`");
     }
   }
 }
@@ -442,27 +504,27 @@ function check$SessionPermissionResponseEvent(v: unknown, p: string, out: WireEr
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o52: $Object = v;
-    const v53 = o52.t;
-    if (v53 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o65: $Object = v;
+    const v66 = o65.t;
+    if (v66 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v53 !== "permission-response") $e(out, p + "/t", "const", "must be `\"permission-response\"`");
+      if (v66 !== "permission-response") $e(out, p + "/t", "const", "must be `\"permission-response\"`");
     }
-    const v54 = o52.call;
-    if (v54 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
+    const v67 = o65.call;
+    if (v67 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
-      check$SessionId(v54, p + "/call", out);
+      check$SessionId(v67, p + "/call", out);
     }
-    const v55 = o52.decision;
-    if (v55 === undefined) $e(out, p + "/decision", "required", "missing required property `decision`");
+    const v68 = o65.decision;
+    if (v68 === undefined) $e(out, p + "/decision", "required", "missing required property `decision`");
     else {
-      check$SessionDecision(v55, p + "/decision", out);
+      check$SessionDecision(v68, p + "/decision", out);
     }
-    for (const k56 in o52) {
-      if (!Object.hasOwn(o52, k56)) continue;
-      let known57 = k56 === "t" || k56 === "call" || k56 === "decision";
-      if (known57) continue;
-      $e(out, p + "/" + $esc(k56), "additional-property", "unknown property `" + k56 + "`");
+    for (const k69 in o65) {
+      if (!Object.hasOwn(o65, k69)) continue;
+      let known70 = k69 === "t" || k69 === "call" || k69 === "decision";
+      if (known70) continue;
+      $e(out, p + "/" + $esc(k69), "additional-property", "unknown property `" + k69 + "`");
     }
   }
 }
@@ -472,22 +534,22 @@ function check$SessionServiceEvent(v: unknown, p: string, out: WireError[]): voi
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o58: $Object = v;
-    const v59 = o58.t;
-    if (v59 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o71: $Object = v;
+    const v72 = o71.t;
+    if (v72 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v59 !== "service") $e(out, p + "/t", "const", "must be `\"service\"`");
+      if (v72 !== "service") $e(out, p + "/t", "const", "must be `\"service\"`");
     }
-    const v60 = o58.text;
-    if (v60 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
+    const v73 = o71.text;
+    if (v73 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
     else {
-      if (typeof v60 !== "string") $type(out, p + "/text", "a string", v60);
+      if (typeof v73 !== "string") $type(out, p + "/text", "a string", v73);
     }
-    for (const k61 in o58) {
-      if (!Object.hasOwn(o58, k61)) continue;
-      let known62 = k61 === "t" || k61 === "text";
-      if (known62) continue;
-      $e(out, p + "/" + $esc(k61), "additional-property", "unknown property `" + k61 + "`");
+    for (const k74 in o71) {
+      if (!Object.hasOwn(o71, k74)) continue;
+      let known75 = k74 === "t" || k74 === "text";
+      if (known75) continue;
+      $e(out, p + "/" + $esc(k74), "additional-property", "unknown property `" + k74 + "`");
     }
   }
 }
@@ -497,31 +559,31 @@ function check$SessionSessionControlChangedEvent(v: unknown, p: string, out: Wir
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o63: $Object = v;
-    const v64 = o63.t;
-    if (v64 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o76: $Object = v;
+    const v77 = o76.t;
+    if (v77 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v64 !== "session-control-changed") $e(out, p + "/t", "const", "must be `\"session-control-changed\"`");
+      if (v77 !== "session-control-changed") $e(out, p + "/t", "const", "must be `\"session-control-changed\"`");
     }
-    const v65 = o63.clientType;
-    if (v65 === undefined) $e(out, p + "/clientType", "required", "missing required property `clientType`");
+    const v78 = o76.clientType;
+    if (v78 === undefined) $e(out, p + "/clientType", "required", "missing required property `clientType`");
     else {
-      check$SessionClientType(v65, p + "/clientType", out);
+      check$SessionClientType(v78, p + "/clientType", out);
     }
-    const v66 = o63.tokenId;
-    if (v66 !== undefined) {
-      check$SessionId(v66, p + "/tokenId", out);
+    const v79 = o76.tokenId;
+    if (v79 !== undefined) {
+      check$SessionId(v79, p + "/tokenId", out);
     }
-    for (const k67 in o63) {
-      if (!Object.hasOwn(o63, k67)) continue;
-      let known68 = k67 === "t" || k67 === "clientType" || k67 === "tokenId";
-      if (known68) continue;
-      switch (k67) {
+    for (const k80 in o76) {
+      if (!Object.hasOwn(o76, k80)) continue;
+      let known81 = k80 === "t" || k80 === "clientType" || k80 === "tokenId";
+      if (known81) continue;
+      switch (k80) {
         case "machineId":
           $e(out, p + "/machineId", "removed-property", "`machineId` was removed from `session-control-changed` in this version: use `tokenId` instead");
           continue;
       }
-      $e(out, p + "/" + $esc(k67), "additional-property", "unknown property `" + k67 + "`");
+      $e(out, p + "/" + $esc(k80), "additional-property", "unknown property `" + k80 + "`");
     }
   }
 }
@@ -531,26 +593,26 @@ function check$SessionSubagentStartEvent(v: unknown, p: string, out: WireError[]
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o69: $Object = v;
-    const v70 = o69.t;
-    if (v70 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o82: $Object = v;
+    const v83 = o82.t;
+    if (v83 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v70 !== "subagent-start") $e(out, p + "/t", "const", "must be `\"subagent-start\"`");
+      if (v83 !== "subagent-start") $e(out, p + "/t", "const", "must be `\"subagent-start\"`");
     }
-    const v71 = o69.agentId;
-    if (v71 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
+    const v84 = o82.agentId;
+    if (v84 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
     else {
-      check$SessionCuid2(v71, p + "/agentId", out);
+      check$SessionCuid2(v84, p + "/agentId", out);
     }
-    const v72 = o69.title;
-    if (v72 !== undefined) {
-      if (typeof v72 !== "string") $type(out, p + "/title", "a string", v72);
+    const v85 = o82.title;
+    if (v85 !== undefined) {
+      if (typeof v85 !== "string") $type(out, p + "/title", "a string", v85);
     }
-    for (const k73 in o69) {
-      if (!Object.hasOwn(o69, k73)) continue;
-      let known74 = k73 === "t" || k73 === "agentId" || k73 === "title";
-      if (known74) continue;
-      $e(out, p + "/" + $esc(k73), "additional-property", "unknown property `" + k73 + "`");
+    for (const k86 in o82) {
+      if (!Object.hasOwn(o82, k86)) continue;
+      let known87 = k86 === "t" || k86 === "agentId" || k86 === "title";
+      if (known87) continue;
+      $e(out, p + "/" + $esc(k86), "additional-property", "unknown property `" + k86 + "`");
     }
   }
 }
@@ -560,22 +622,22 @@ function check$SessionSubagentStopEvent(v: unknown, p: string, out: WireError[])
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o75: $Object = v;
-    const v76 = o75.t;
-    if (v76 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o88: $Object = v;
+    const v89 = o88.t;
+    if (v89 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v76 !== "subagent-stop") $e(out, p + "/t", "const", "must be `\"subagent-stop\"`");
+      if (v89 !== "subagent-stop") $e(out, p + "/t", "const", "must be `\"subagent-stop\"`");
     }
-    const v77 = o75.agentId;
-    if (v77 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
+    const v90 = o88.agentId;
+    if (v90 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
     else {
-      check$SessionCuid2(v77, p + "/agentId", out);
+      check$SessionCuid2(v90, p + "/agentId", out);
     }
-    for (const k78 in o75) {
-      if (!Object.hasOwn(o75, k78)) continue;
-      let known79 = k78 === "t" || k78 === "agentId";
-      if (known79) continue;
-      $e(out, p + "/" + $esc(k78), "additional-property", "unknown property `" + k78 + "`");
+    for (const k91 in o88) {
+      if (!Object.hasOwn(o88, k91)) continue;
+      let known92 = k91 === "t" || k91 === "agentId";
+      if (known92) continue;
+      $e(out, p + "/" + $esc(k91), "additional-property", "unknown property `" + k91 + "`");
     }
   }
 }
@@ -585,30 +647,30 @@ function check$SessionTextEvent(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o80: $Object = v;
-    const v81 = o80.t;
-    if (v81 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o93: $Object = v;
+    const v94 = o93.t;
+    if (v94 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v81 !== "text") $e(out, p + "/t", "const", "must be `\"text\"`");
+      if (v94 !== "text") $e(out, p + "/t", "const", "must be `\"text\"`");
     }
-    const v82 = o80.text;
-    if (v82 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
+    const v95 = o93.text;
+    if (v95 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
     else {
-      if (typeof v82 !== "string") $type(out, p + "/text", "a string", v82);
+      if (typeof v95 !== "string") $type(out, p + "/text", "a string", v95);
     }
-    const v83 = o80.thinking;
-    if (v83 !== undefined) {
-      if (typeof v83 !== "boolean") $type(out, p + "/thinking", "a boolean", v83);
+    const v96 = o93.thinking;
+    if (v96 !== undefined) {
+      if (typeof v96 !== "boolean") $type(out, p + "/thinking", "a boolean", v96);
     }
-    const v84 = o80.steer;
-    if (v84 !== undefined) {
-      if (typeof v84 !== "boolean") $type(out, p + "/steer", "a boolean", v84);
+    const v97 = o93.steer;
+    if (v97 !== undefined) {
+      if (typeof v97 !== "boolean") $type(out, p + "/steer", "a boolean", v97);
     }
-    for (const k85 in o80) {
-      if (!Object.hasOwn(o80, k85)) continue;
-      let known86 = k85 === "t" || k85 === "text" || k85 === "thinking" || k85 === "steer";
-      if (known86) continue;
-      $e(out, p + "/" + $esc(k85), "additional-property", "unknown property `" + k85 + "`");
+    for (const k98 in o93) {
+      if (!Object.hasOwn(o93, k98)) continue;
+      let known99 = k98 === "t" || k98 === "text" || k98 === "thinking" || k98 === "steer";
+      if (known99) continue;
+      $e(out, p + "/" + $esc(k98), "additional-property", "unknown property `" + k98 + "`");
     }
   }
 }
@@ -618,22 +680,22 @@ function check$SessionToolCallEndEvent(v: unknown, p: string, out: WireError[]):
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o87: $Object = v;
-    const v88 = o87.t;
-    if (v88 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o100: $Object = v;
+    const v101 = o100.t;
+    if (v101 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v88 !== "tool-call-end") $e(out, p + "/t", "const", "must be `\"tool-call-end\"`");
+      if (v101 !== "tool-call-end") $e(out, p + "/t", "const", "must be `\"tool-call-end\"`");
     }
-    const v89 = o87.call;
-    if (v89 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
+    const v102 = o100.call;
+    if (v102 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
-      check$SessionId(v89, p + "/call", out);
+      check$SessionId(v102, p + "/call", out);
     }
-    for (const k90 in o87) {
-      if (!Object.hasOwn(o87, k90)) continue;
-      let known91 = k90 === "t" || k90 === "call";
-      if (known91) continue;
-      $e(out, p + "/" + $esc(k90), "additional-property", "unknown property `" + k90 + "`");
+    for (const k103 in o100) {
+      if (!Object.hasOwn(o100, k103)) continue;
+      let known104 = k103 === "t" || k103 === "call";
+      if (known104) continue;
+      $e(out, p + "/" + $esc(k103), "additional-property", "unknown property `" + k103 + "`");
     }
   }
 }
@@ -643,42 +705,42 @@ function check$SessionToolCallStartEvent(v: unknown, p: string, out: WireError[]
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o92: $Object = v;
-    const v93 = o92.t;
-    if (v93 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o105: $Object = v;
+    const v106 = o105.t;
+    if (v106 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v93 !== "tool-call-start") $e(out, p + "/t", "const", "must be `\"tool-call-start\"`");
+      if (v106 !== "tool-call-start") $e(out, p + "/t", "const", "must be `\"tool-call-start\"`");
     }
-    const v94 = o92.call;
-    if (v94 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
+    const v107 = o105.call;
+    if (v107 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
-      check$SessionId(v94, p + "/call", out);
+      check$SessionId(v107, p + "/call", out);
     }
-    const v95 = o92.name;
-    if (v95 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
+    const v108 = o105.name;
+    if (v108 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
-      if (typeof v95 !== "string") $type(out, p + "/name", "a string", v95);
+      if (typeof v108 !== "string") $type(out, p + "/name", "a string", v108);
     }
-    const v96 = o92.title;
-    if (v96 === undefined) $e(out, p + "/title", "required", "missing required property `title`");
+    const v109 = o105.title;
+    if (v109 === undefined) $e(out, p + "/title", "required", "missing required property `title`");
     else {
-      if (typeof v96 !== "string") $type(out, p + "/title", "a string", v96);
+      if (typeof v109 !== "string") $type(out, p + "/title", "a string", v109);
     }
-    const v97 = o92.description;
-    if (v97 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
+    const v110 = o105.description;
+    if (v110 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
     else {
-      if (typeof v97 !== "string") $type(out, p + "/description", "a string", v97);
+      if (typeof v110 !== "string") $type(out, p + "/description", "a string", v110);
     }
-    const v98 = o92.args;
-    if (v98 === undefined) $e(out, p + "/args", "required", "missing required property `args`");
+    const v111 = o105.args;
+    if (v111 === undefined) $e(out, p + "/args", "required", "missing required property `args`");
     else {
-      check$SessionArgs(v98, p + "/args", out);
+      check$SessionArgs(v111, p + "/args", out);
     }
-    for (const k99 in o92) {
-      if (!Object.hasOwn(o92, k99)) continue;
-      let known100 = k99 === "t" || k99 === "call" || k99 === "name" || k99 === "title" || k99 === "description" || k99 === "args";
-      if (known100) continue;
-      $e(out, p + "/" + $esc(k99), "additional-property", "unknown property `" + k99 + "`");
+    for (const k112 in o105) {
+      if (!Object.hasOwn(o105, k112)) continue;
+      let known113 = k112 === "t" || k112 === "call" || k112 === "name" || k112 === "title" || k112 === "description" || k112 === "args";
+      if (known113) continue;
+      $e(out, p + "/" + $esc(k112), "additional-property", "unknown property `" + k112 + "`");
     }
   }
 }
@@ -688,26 +750,26 @@ function check$SessionTurnEndEvent(v: unknown, p: string, out: WireError[]): voi
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o101: $Object = v;
-    const v102 = o101.t;
-    if (v102 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o114: $Object = v;
+    const v115 = o114.t;
+    if (v115 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v102 !== "turn-end") $e(out, p + "/t", "const", "must be `\"turn-end\"`");
+      if (v115 !== "turn-end") $e(out, p + "/t", "const", "must be `\"turn-end\"`");
     }
-    const v103 = o101.status;
-    if (v103 === undefined) $e(out, p + "/status", "required", "missing required property `status`");
+    const v116 = o114.status;
+    if (v116 === undefined) $e(out, p + "/status", "required", "missing required property `status`");
     else {
-      check$SessionTurnStatus(v103, p + "/status", out);
+      check$SessionTurnStatus(v116, p + "/status", out);
     }
-    const v104 = o101.usage;
-    if (v104 !== undefined) {
-      check$SessionUsage(v104, p + "/usage", out);
+    const v117 = o114.usage;
+    if (v117 !== undefined) {
+      check$SessionUsage(v117, p + "/usage", out);
     }
-    for (const k105 in o101) {
-      if (!Object.hasOwn(o101, k105)) continue;
-      let known106 = k105 === "t" || k105 === "status" || k105 === "usage";
-      if (known106) continue;
-      $e(out, p + "/" + $esc(k105), "additional-property", "unknown property `" + k105 + "`");
+    for (const k118 in o114) {
+      if (!Object.hasOwn(o114, k118)) continue;
+      let known119 = k118 === "t" || k118 === "status" || k118 === "usage";
+      if (known119) continue;
+      $e(out, p + "/" + $esc(k118), "additional-property", "unknown property `" + k118 + "`");
     }
   }
 }
@@ -717,17 +779,17 @@ function check$SessionTurnStartEvent(v: unknown, p: string, out: WireError[]): v
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o107: $Object = v;
-    const v108 = o107.t;
-    if (v108 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    const o120: $Object = v;
+    const v121 = o120.t;
+    if (v121 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
-      if (v108 !== "turn-start") $e(out, p + "/t", "const", "must be `\"turn-start\"`");
+      if (v121 !== "turn-start") $e(out, p + "/t", "const", "must be `\"turn-start\"`");
     }
-    for (const k109 in o107) {
-      if (!Object.hasOwn(o107, k109)) continue;
-      let known110 = k109 === "t";
-      if (known110) continue;
-      $e(out, p + "/" + $esc(k109), "additional-property", "unknown property `" + k109 + "`");
+    for (const k122 in o120) {
+      if (!Object.hasOwn(o120, k122)) continue;
+      let known123 = k122 === "t";
+      if (known123) continue;
+      $e(out, p + "/" + $esc(k122), "additional-property", "unknown property `" + k122 + "`");
     }
   }
 }
@@ -737,28 +799,28 @@ function check$SessionEvent(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const t111 = v.t;
-    if (t111 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
-    else if (t111 === "text") check$SessionTextEvent(v, p, out);
-    else if (t111 === "file") check$SessionFileEvent(v, p, out);
-    else if (t111 === "turn-start") check$SessionTurnStartEvent(v, p, out);
-    else if (t111 === "turn-end") check$SessionTurnEndEvent(v, p, out);
-    else if (t111 === "tool-call-start") check$SessionToolCallStartEvent(v, p, out);
-    else if (t111 === "tool-call-end") check$SessionToolCallEndEvent(v, p, out);
-    else if (t111 === "service") check$SessionServiceEvent(v, p, out);
-    else if (t111 === "subagent-start") check$SessionSubagentStartEvent(v, p, out);
-    else if (t111 === "subagent-stop") check$SessionSubagentStopEvent(v, p, out);
-    else if (t111 === "session-control-changed") check$SessionSessionControlChangedEvent(v, p, out);
-    else if (t111 === "permission-request") check$SessionPermissionRequestEvent(v, p, out);
-    else if (t111 === "permission-response") check$SessionPermissionResponseEvent(v, p, out);
-    else if (t111 === "abort") check$SessionAbortEvent(v, p, out);
-    else if (t111 === "agent-configuration-changed") check$SessionAgentConfigurationChangedEvent(v, p, out);
-    else if (typeof t111 !== "string") $type(out, p + "/t", "a string", t111);
-    else if (t111 === "ready") $e(out, p + "/t", "removed-event", "`ready` was removed in this version: use `turn-end` instead");
-    else if (t111 === "start") $e(out, p + "/t", "removed-event", "`start` was removed in this version: use `subagent-start` instead");
-    else if (t111 === "stop") $e(out, p + "/t", "removed-event", "`stop` was removed in this version: use `subagent-stop` instead");
-    else if (t111 === "usage-report") $e(out, p + "/t", "removed-event", "`usage-report` was removed in this version: use `turn-end.usage` instead");
-    else $e(out, p + "/t", "unknown-event", "`" + (typeof t111 === "string" ? t111 : JSON.stringify(t111)) + "` is not an event; expected one of `text`, `file`, `turn-start`, `turn-end`, `tool-call-start`, `tool-call-end`, `service`, `subagent-start`, `subagent-stop`, `session-control-changed`, `permission-request`, `permission-response`, `abort`, `agent-configuration-changed`");
+    const t124 = v.t;
+    if (t124 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
+    else if (t124 === "text") check$SessionTextEvent(v, p, out);
+    else if (t124 === "file") check$SessionFileEvent(v, p, out);
+    else if (t124 === "turn-start") check$SessionTurnStartEvent(v, p, out);
+    else if (t124 === "turn-end") check$SessionTurnEndEvent(v, p, out);
+    else if (t124 === "tool-call-start") check$SessionToolCallStartEvent(v, p, out);
+    else if (t124 === "tool-call-end") check$SessionToolCallEndEvent(v, p, out);
+    else if (t124 === "service") check$SessionServiceEvent(v, p, out);
+    else if (t124 === "subagent-start") check$SessionSubagentStartEvent(v, p, out);
+    else if (t124 === "subagent-stop") check$SessionSubagentStopEvent(v, p, out);
+    else if (t124 === "session-control-changed") check$SessionSessionControlChangedEvent(v, p, out);
+    else if (t124 === "permission-request") check$SessionPermissionRequestEvent(v, p, out);
+    else if (t124 === "permission-response") check$SessionPermissionResponseEvent(v, p, out);
+    else if (t124 === "abort") check$SessionAbortEvent(v, p, out);
+    else if (t124 === "agent-configuration-changed") check$SessionAgentConfigurationChangedEvent(v, p, out);
+    else if (typeof t124 !== "string") $type(out, p + "/t", "a string", t124);
+    else if (t124 === "ready") $e(out, p + "/t", "removed-event", "`ready` was removed in this version: use `turn-end` instead");
+    else if (t124 === "start") $e(out, p + "/t", "removed-event", "`start` was removed in this version: use `subagent-start` instead");
+    else if (t124 === "stop") $e(out, p + "/t", "removed-event", "`stop` was removed in this version: use `subagent-stop` instead");
+    else if (t124 === "usage-report") $e(out, p + "/t", "removed-event", "`usage-report` was removed in this version: use `turn-end.usage` instead");
+    else $e(out, p + "/t", "unknown-event", "`" + (typeof t124 === "string" ? t124 : JSON.stringify(t124)) + "` is not an event; expected one of `text`, `file`, `turn-start`, `turn-end`, `tool-call-start`, `tool-call-end`, `service`, `subagent-start`, `subagent-stop`, `session-control-changed`, `permission-request`, `permission-response`, `abort`, `agent-configuration-changed`");
   }
 }
 
@@ -856,6 +918,18 @@ export function validateSessionUsage(value: unknown): WireError[] {
 /** Whether a parsed value is a valid `SessionUsage` (see {@link validateSessionUsage}). */
 export function isSessionUsage(value: unknown): value is SessionUsage {
   return validateSessionUsage(value).length === 0;
+}
+
+/** Checks a parsed value (for example the result of `JSON.parse`) against `SessionMessageUsage` without Zod: every error, in the engine's order; an empty list when valid. */
+export function validateSessionMessageUsage(value: unknown): WireError[] {
+  const out: WireError[] = [];
+  check$SessionMessageUsage(value, "", out);
+  return out;
+}
+
+/** Whether a parsed value is a valid `SessionMessageUsage` (see {@link validateSessionMessageUsage}). */
+export function isSessionMessageUsage(value: unknown): value is SessionMessageUsage {
+  return validateSessionMessageUsage(value).length === 0;
 }
 
 /** Checks a parsed value (for example the result of `JSON.parse`) against `SessionImage` without Zod: every error, in the engine's order; an empty list when valid. */

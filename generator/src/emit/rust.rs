@@ -25,6 +25,7 @@ mod protocol;
 mod schemars;
 mod support;
 mod types;
+mod upgrade;
 
 #[cfg(test)]
 mod rt;
@@ -98,6 +99,17 @@ pub(crate) fn emit_model(m: &Model, emit: &EmitOptions) -> Result<Vec<OutFile>, 
     ];
     if g.has_patterns() {
         files.push(OutFile::new("src/rt_regex.rs", format!("{header}{RT_REGEX}")));
+    }
+    if let Some(plan) = crate::upgrade::Plan::of(m).filter(|p| !p.is_empty()) {
+        let items = upgrade::items(&plan)?;
+        files.push(OutFile::new(
+            "src/upgrade.rs",
+            format!(
+                "{header}{}
+{items}",
+                upgrade::RT_UPGRADE
+            ),
+        ));
     }
     if let Some(p) = &m.protocol {
         let example = example::source(&g, p, Layout::RustfmtSkip)?;

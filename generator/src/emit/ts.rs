@@ -61,6 +61,7 @@ const ENVELOPE: &str = include_str!("../../templates/ts/envelope.ts.j2");
 const STANDALONE: &str = include_str!("../../templates/ts/standalone.ts.j2");
 const ZOD_MODULE: &str = include_str!("../../templates/ts/zod-module.ts.j2");
 const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-module.ts.j2");
+const UPGRADE: &str = include_str!("../../templates/ts/upgrade.ts.j2");
 
 /// Names the package's `runtime.ts` exports besides the Zod support.
 const PACKAGE_RUNTIME_NAMES: &[&str] =
@@ -150,12 +151,35 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
     if let Some(p) = &m.protocol {
         files.extend(super::ts_stream::emit(m, p, opts)?);
     }
+    // The upcaster, when the schema declares renames or moves.
+    let plan = crate::upgrade::Plan::of(m).filter(|p| !p.is_empty());
+    if let Some(plan) = &plan {
+        let upgrade = env.get_template("upgrade.ts")?.render(minijinja::context! {
+            header => header.clone(),
+            plan => Value::from_safe_string(js::js_safe(
+                serde_json::to_string_pretty(&upgrade_plan_json(plan)).unwrap_or_else(|_| String::from("null")),
+            )),
+        })?;
+        files.push(OutFile::new("src/upgrade.ts", upgrade));
+    }
     let view = index_view(m, &header, m.protocol.is_some(), &names)?;
     if m.protocol.is_some() {
         files.push(OutFile::new("src/envelope.ts", env.get_template("envelope.ts")?.render(&view)?));
     }
-    files.push(OutFile::new("src/index.ts", env.get_template("index.ts")?.render(&view)?));
+    let index_view = minijinja::context! { upgrade => plan.is_some(), ..view };
+    files.push(OutFile::new("src/index.ts", env.get_template("index.ts")?.render(&index_view)?));
     Ok(files)
+}
+
+/// The upgrade plan as the TypeScript module's `UPGRADE_PLAN` object.
+fn upgrade_plan_json(p: &crate::upgrade::Plan) -> serde_json::Value {
+    json!({
+        "unionField": p.union_field,
+        "discriminator": p.discriminator,
+        "events": p.events.iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
+        "moves": p.moves.iter().map(|m| json!({"event": m.event, "from": m.from, "to": m.to, "required": m.required})).collect::<Vec<_>>(),
+        "renames": p.renames.iter().map(|r| json!({"event": r.event, "at": r.at, "from": r.from, "to": r.to})).collect::<Vec<_>>(),
+    })
 }
 
 /// Whether `code` mentions the identifier `name` (as a whole word).
@@ -331,6 +355,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
         out.write_str(json_lit(&json).as_str()).map_err(minijinja::Error::from)
     });
     env.add_template("runtime.ts", RUNTIME)?;
+    env.add_template("upgrade.ts", UPGRADE)?;
     env.add_template("zod-support.ts", ZOD_SUPPORT)?;
     env.add_template("schemas.ts", SCHEMAS)?;
     env.add_template("index.ts", INDEX)?;

@@ -115,6 +115,13 @@ impl Cx {
         let protocol = self.protocol(&mut types);
         let (package, root_file) = self.package(&types, protocol.as_ref());
         let names = naming::assign(self, &types, root_file.as_deref());
+        for s in &types.slots {
+            let Some(old) = s.def.as_ref().and_then(|d| d.renamed_from.as_deref()) else { continue };
+            if names.iter().any(|n| n.0.base == old) {
+                let msg = format!("`{old}` is still the name of a type here: a rename leaves no type behind");
+                self.err(&s.origin.join("x-renamed-from"), K::InvalidValue, msg);
+            }
+        }
         if !self.errors.is_empty() {
             return None;
         }
@@ -132,6 +139,7 @@ impl Cx {
                     description: None,
                     examples: Vec::new(),
                     origin: s.origin.clone(),
+                    renamed_from: None,
                     node: Node { origin: s.origin.clone(), description: None, shape: Shape::Any },
                 });
                 d.names = names;
@@ -153,6 +161,17 @@ impl Cx {
             }
             None => Vec::new(),
         };
+        // On a file root or a `$defs` entry: the type's previous name (an event's previous tag, which the protocol
+        // layer takes over). Anywhere else the placement check refuses it.
+        let renamed_from = match v.get("x-renamed-from") {
+            Some(Value::String(old)) if !old.is_empty() && is_type_root(&origin.pointer) => Some(old.clone()),
+            Some(x) if is_type_root(&origin.pointer) && x.as_str().is_none_or(str::is_empty) => {
+                let msg = "`x-renamed-from` is the previous name (a non-empty string)";
+                self.err(&origin.join("x-renamed-from"), K::InvalidValue, msg);
+                None
+            }
+            _ => None,
+        };
         TypeDef {
             names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
             aliases: Vec::new(),
@@ -160,6 +179,7 @@ impl Cx {
             description,
             examples,
             origin: origin.clone(),
+            renamed_from,
             node,
         }
     }
@@ -651,13 +671,53 @@ impl Cx {
         };
         let empty = Map::new();
         let props = o.get("properties").and_then(Value::as_object).unwrap_or(&empty);
-        let mut fields = Vec::new();
+        let mut fields: Vec<Field> = Vec::new();
         for (name, s) in props {
             let fat = at.join("properties").join(name);
             let node = self.node(types, &fat, s, false);
             let description =
                 s.get("description").and_then(Value::as_str).map(String::from).or_else(|| self.ref_description(&fat));
-            fields.push(Field { name: name.clone(), description, required: required.contains(name), node });
+            let renamed_from = match s.get("x-renamed-from") {
+                None => None,
+                Some(Value::String(old)) if old.is_empty() || old == name => {
+                    let msg = "`x-renamed-from` names the property's previous name, which differs from its name";
+                    self.err(&fat.join("x-renamed-from"), K::InvalidValue, msg);
+                    None
+                }
+                Some(Value::String(old)) if props.contains_key(old) => {
+                    let msg = format!("`{old}` is still a property of this object: a rename leaves no property behind");
+                    self.err(&fat.join("x-renamed-from"), K::InvalidValue, msg);
+                    None
+                }
+                Some(Value::String(old)) if fields.iter().any(|f| f.renamed_from.as_deref() == Some(old)) => {
+                    let msg = format!("another property of this object is already renamed from `{old}`");
+                    self.err(&fat.join("x-renamed-from"), K::InvalidValue, msg);
+                    None
+                }
+                Some(Value::String(old)) => Some(old.clone()),
+                Some(_) => {
+                    let msg = "`x-renamed-from` is the property's previous name (a string)";
+                    self.err(&fat.join("x-renamed-from"), K::InvalidValue, msg);
+                    None
+                }
+            };
+            let moved_from = match s.get("x-moved-from") {
+                None => None,
+                Some(Value::String(p)) if p.starts_with('/') && renamed_from.is_none() => Some(p.clone()),
+                Some(Value::String(_)) if renamed_from.is_some() => {
+                    let msg = "a property is either renamed (`x-renamed-from`) or moved (`x-moved-from`), not both";
+                    self.err(&fat.join("x-moved-from"), K::InvalidValue, msg);
+                    None
+                }
+                Some(_) => {
+                    let msg =
+                        "`x-moved-from` is a JSON Pointer into a message of the previous version (e.g. `/subagent`)";
+                    self.err(&fat.join("x-moved-from"), K::InvalidValue, msg);
+                    None
+                }
+            };
+            let required = required.contains(name);
+            fields.push(Field { name: name.clone(), description, required, renamed_from, moved_from, node });
         }
         let required_only: Vec<String> = required.iter().filter(|r| !props.contains_key(*r)).cloned().collect();
         let mut additional = match o.get("additionalProperties") {
@@ -858,4 +918,9 @@ fn accepts_null(types: &Types, s: &Shape) -> bool {
         },
         _ => true,
     }
+}
+
+/// Whether a location is where a named type's own annotations stand: a file root or a `$defs` entry.
+pub(crate) fn is_type_root(pointer: &str) -> bool {
+    pointer.is_empty() || pointer.strip_prefix("/$defs/").is_some_and(|k| !k.contains('/'))
 }

@@ -19,6 +19,8 @@ mod sequence;
 mod unions;
 pub(crate) mod uri;
 
+pub(crate) use build::is_type_root;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -128,6 +130,8 @@ pub const ANNOTATIONS: &[&str] = &[
     "x-status-note",
     "x-strict-pattern",
     "x-auto",
+    "x-renamed-from",
+    "x-moved-from",
 ];
 
 /// The draft this loader reads.
@@ -198,9 +202,21 @@ pub fn load_with_sources(path: &Path) -> Result<(Model, Sources), SchemaErrors> 
 /// # Errors
 /// Every problem found, each located.
 pub fn load_files(dir: &Path, files: &[(&str, &str)]) -> Result<Model, SchemaErrors> {
-    let mut cx = Cx { dir: dir.to_path_buf(), ..Cx::default() };
+    let files: Vec<(String, String)> = files.iter().map(|(r, t)| (r.to_string(), t.to_string())).collect();
+    load_memory(dir, files, None).map(|(m, _)| m)
+}
+
+/// Loads schema files held in memory, with their parsed sources: a directory (`single` is `None`), or one schema
+/// file (`single` names it among `files`, which then holds only it). `dir` is only the name diagnostics give the
+/// directory (for `wiregen diff`, a git revision and path such as `main:schema`).
+pub(crate) fn load_memory(
+    dir: &Path,
+    files: Vec<(String, String)>,
+    single: Option<String>,
+) -> Result<(Model, Sources), SchemaErrors> {
+    let mut cx = Cx { dir: dir.to_path_buf(), single, ..Cx::default() };
     for (rel, text) in files {
-        cx.add_file(&dir.join(rel), rel, text.to_string());
+        cx.add_file(&dir.join(&rel), &rel, text);
     }
     if cx.files.is_empty() && cx.errors.is_empty() {
         cx.errors.push(SchemaError {
@@ -212,7 +228,7 @@ pub fn load_files(dir: &Path, files: &[(&str, &str)]) -> Result<Model, SchemaErr
             message: "no schema files were given".into(),
         });
     }
-    finish(cx).map(|(m, _)| m)
+    finish(cx)
 }
 
 /// Checks and builds what `cx` has read.

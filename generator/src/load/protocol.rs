@@ -7,6 +7,13 @@
 //!
 //! A protocol documents itself: every type, field and event needs a `description`, and every event its
 //! `examples`. None of these annotations mean anything outside their places; there they are refused.
+//!
+//! `x-renamed-from` says what something was called in the previous version (for `wiregen diff`): on a property
+//! its old name, on an event its old discriminator value, on another file root or `$defs` entry the type's old
+//! name. A renamed event is listed in an `x-removed` entry's `renamed`, which gives the Removed table its row and
+//! the old tag its `removed-event` hint; the old tag is written only in `x-renamed-from`. `x-moved-from` on a
+//! property says where its value was in a message of the previous version (a JSON Pointer from the old envelope's
+//! root, e.g. `/subagent`): the diff reports it as `field-moved` and the upcasters move the value.
 
 use std::collections::BTreeSet;
 
@@ -131,6 +138,7 @@ impl Cx {
                 events.push(e);
             }
         }
+        self.event_renames(types, &mut events);
         let mut envelope_field_roles = Vec::new();
         let mut auto = Vec::new();
         for f in &env_obj.fields {
@@ -218,6 +226,25 @@ impl Cx {
             open_questions,
             sequence,
         })
+    }
+
+    /// `x-renamed-from` on an event is its previous discriminator value: taken from the type into the event, and
+    /// checked to name no current event and no other event's previous value.
+    fn event_renames(&mut self, types: &mut Types, events: &mut [Event]) {
+        let tags: BTreeSet<String> = events.iter().map(|e| e.tag.clone()).collect();
+        for i in 0..events.len() {
+            let ty = events[i].ty;
+            let Some(old) = types.slots[ty.0].def.as_mut().and_then(|d| d.renamed_from.take()) else { continue };
+            let at = types.slots[ty.0].origin.join("x-renamed-from");
+            if tags.contains(&old) {
+                self.err(&at, K::InvalidValue, format!("`{old}` is still an event: a rename leaves no event behind"));
+            } else if let Some(other) = events[..i].iter().find(|e| e.renamed_from.as_deref() == Some(old.as_str())) {
+                let msg = format!("`{}` is already renamed from `{old}`", other.tag);
+                self.err(&at, K::InvalidValue, msg);
+            } else {
+                events[i].renamed_from = Some(old);
+            }
+        }
     }
 
     /// `x-flows`: `[{title, description, messages: [{note?, message}]}]`.
@@ -376,7 +403,16 @@ impl Cx {
                 }
             }
         }
-        Some(Event { tag: tag.to_string(), ty, roles: ev_roles, field_roles, category, status, status_note })
+        Some(Event {
+            tag: tag.to_string(),
+            ty,
+            roles: ev_roles,
+            field_roles,
+            category,
+            status,
+            status_note,
+            renamed_from: None,
+        })
     }
 
     /// `x-roles` at `at`, checked against the protocol's roles.
@@ -434,12 +470,17 @@ impl Cx {
         u: &mut UnionShape,
         events: &[Event],
     ) -> Vec<Removed> {
-        let Some(list) = v.get("x-removed") else { return Vec::new() };
-        let Some(list) = list.as_array() else {
-            self.err(&at.join("x-removed"), K::InvalidValue, "`x-removed` must be an array");
-            return Vec::new();
+        let empty = Vec::new();
+        let list = match v.get("x-removed") {
+            None => &empty,
+            Some(Value::Array(a)) => a,
+            Some(_) => {
+                self.err(&at.join("x-removed"), K::InvalidValue, "`x-removed` must be an array");
+                return Vec::new();
+            }
         };
         let tags: BTreeSet<&str> = events.iter().map(|e| e.tag.as_str()).collect();
+        let mut documented = BTreeSet::new();
         let mut out = Vec::new();
         for (i, r) in list.iter().enumerate() {
             let rat = at.join("x-removed").join(&i.to_string());
@@ -455,6 +496,16 @@ impl Cx {
                     if tags.contains(old.as_str()) {
                         self.err(&rat.join("events").join(old), K::InvalidValue, format!("`{old}` is still an event"));
                     }
+                    if let Some(e) = events.iter().find(|e| e.renamed_from.as_deref() == Some(old.as_str())) {
+                        self.err(
+                            &rat.join("events").join(old),
+                            K::InvalidValue,
+                            format!(
+                                "`{}` declares it is `{old}` renamed (`x-renamed-from`): list `{}` in this entry's `renamed` instead of stating the rename twice",
+                                e.tag, e.tag
+                            ),
+                        );
+                    }
                     let Some(rep) = rep.as_str() else {
                         self.err(&rat.join("events").join(old), K::InvalidValue, "the replacement must be a string");
                         continue;
@@ -464,6 +515,36 @@ impl Cx {
                     }
                     pairs.push((old.clone(), rep.to_string()));
                     u.removed.push((old.clone(), rep.to_string()));
+                }
+                RemovedKind::Events(pairs)
+            } else if let Some(list) = r.get("renamed") {
+                // The events this entry documents; their previous tags are their `x-renamed-from`, stated once.
+                let names: Option<Vec<&str>> =
+                    list.as_array().filter(|a| !a.is_empty()).and_then(|a| a.iter().map(Value::as_str).collect());
+                let Some(names) = names else {
+                    self.err(&rat.join("renamed"), K::InvalidValue, "`renamed` is a non-empty array of event names");
+                    continue;
+                };
+                let mut pairs = Vec::new();
+                for (j, tag) in names.into_iter().enumerate() {
+                    let jat = rat.join("renamed").join(&j.to_string());
+                    match events.iter().find(|e| e.tag == tag) {
+                        None => self.err(&jat, K::InvalidValue, format!("`{tag}` names no event")),
+                        Some(Event { renamed_from: None, .. }) => self.err(
+                            &jat,
+                            K::InvalidValue,
+                            format!("`{tag}` has no `x-renamed-from`: say there what it was called"),
+                        ),
+                        Some(Event { renamed_from: Some(old), .. }) => {
+                            if documented.contains(tag) {
+                                self.err(&jat, K::InvalidValue, format!("`{tag}` is already listed in `renamed`"));
+                                continue;
+                            }
+                            documented.insert(tag.to_string());
+                            pairs.push((old.clone(), tag.to_string()));
+                            u.removed.push((old.clone(), tag.to_string()));
+                        }
+                    }
                 }
                 RemovedKind::Events(pairs)
             } else if let Some(p) = r.get("property") {
@@ -504,12 +585,36 @@ impl Cx {
                 }
                 RemovedKind::Property { event: event.into(), name: name.into(), replacement: replacement.into() }
             } else {
-                self.err(&rat, K::InvalidValue, "an `x-removed` entry has `events` or `property`");
+                self.err(&rat, K::InvalidValue, "an `x-removed` entry has `events`, `renamed` or `property`");
                 continue;
             };
-            out.push(Removed { what, why, kind });
+            out.push(Removed { what, why, kind, origin: rat });
         }
+        self.undocumented_renames(types, at, events, &documented);
         out
+    }
+
+    /// Every renamed event is listed in an `x-removed` entry's `renamed`: the Removed table and the
+    /// `removed-event` hint for its old tag come from there.
+    fn undocumented_renames(
+        &mut self,
+        types: &Types,
+        env_at: &Origin,
+        events: &[Event],
+        documented: &BTreeSet<String>,
+    ) {
+        for e in events {
+            if let Some(old) = &e.renamed_from {
+                if !documented.contains(&e.tag) {
+                    let at = types.slots[e.ty.0].origin.join("x-renamed-from");
+                    let msg = format!(
+                        "no `x-removed` entry of `{}` lists `{}` in `renamed`, so `{old}` would be an unknown event rather than a renamed one",
+                        env_at.file, e.tag
+                    );
+                    self.err(&at, K::Missing, msg);
+                }
+            }
+        }
     }
 
     /// A protocol documents every type and field.
@@ -566,11 +671,14 @@ impl Cx {
         let rels: Vec<String> = self.files.keys().cloned().collect();
         for rel in rels {
             let v = self.files[&rel].value.clone();
-            let mut stack = vec![(Origin { file: rel.clone(), pointer: String::new() }, &*v)];
-            while let Some((at, node)) = stack.pop() {
+            // Each schema with whether it is a property's schema (`properties/<name>`).
+            let mut stack = vec![(Origin { file: rel.clone(), pointer: String::new() }, &*v, false)];
+            while let Some((at, node, property)) = stack.pop() {
                 if let Some(o) = node.as_object() {
                     for k in o.keys() {
                         let ok = match k.as_str() {
+                            "x-renamed-from" => property || super::build::is_type_root(&at.pointer),
+                            "x-moved-from" => fields.contains(&at),
                             k if ENVELOPE_ONLY.contains(&k) => {
                                 envelope.contains(&at) || (p.is_none() && k == "x-role-property")
                             }
@@ -580,14 +688,26 @@ impl Cx {
                             _ => true,
                         };
                         if !ok {
-                            let place =
-                                if p.is_some() { "here" } else { "without a protocol envelope (`x-role-property`)" };
+                            let place = if k == "x-moved-from" {
+                                "here (it stands on a property of an event)"
+                            } else if k == "x-renamed-from" {
+                                "here (it stands on a property, a file root or a `$defs` entry)"
+                            } else if p.is_some() {
+                                "here"
+                            } else {
+                                "without a protocol envelope (`x-role-property`)"
+                            };
                             self.err(&at.join(k), K::InvalidValue, format!("`{k}` has no meaning {place}"));
                         }
                     }
                 }
                 for (tok, child) in super::children(node) {
-                    stack.push((Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) }, child));
+                    let property = tok.starts_with("/properties/");
+                    stack.push((
+                        Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) },
+                        child,
+                        property,
+                    ));
                 }
             }
         }

@@ -121,6 +121,7 @@ impl Cx {
             description: v.get("description").and_then(Value::as_str).map(String::from),
             examples: Vec::new(),
             origin: at.clone(),
+            renamed_from: None,
             node: inner,
         };
         types.slots.push(super::build::Slot { origin: at.clone(), base, explicit, def: Some(def) });

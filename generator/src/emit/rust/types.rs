@@ -661,9 +661,17 @@ impl<'m> Gen<'m> {
                 } else {
                     TokenStream::new()
                 };
+                let upgrade = if crate::upgrade::Plan::of(self.m).is_some_and(|p| !p.is_empty()) {
+                    quote!(
+                        pub mod upgrade;
+                    )
+                } else {
+                    TokenStream::new()
+                };
                 out.extend(quote! {
                     mod rt;
                     #regex
+                    #upgrade
                     pub use rt::{Error, Extra};
                 });
                 out.extend(super::support::rule_tokens());

@@ -40,7 +40,7 @@ impl From<Code> for minijinja::Value {
 
 /// Makes JSON text a valid JavaScript literal everywhere: JSON allows U+2028 and U+2029 raw in strings, older
 /// JavaScript did not, and they are line terminators to every other tool; escape them.
-fn js_safe(json: String) -> String {
+pub(crate) fn js_safe(json: String) -> String {
     json.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
 }
 

@@ -167,6 +167,8 @@ struct ReadmeView {
     aliases: bool,
     types: Vec<TypeRow>,
     protocol: Option<ProtocolRow>,
+    /// Whether the package has the upcaster (`src/upgrade.ts`).
+    upgrade: bool,
 }
 
 #[derive(Serialize)]
@@ -259,6 +261,7 @@ fn readme_view(m: &Model, opts: &EmitOptions) -> Result<ReadmeView, EmitError> {
         aliases: m.types.iter().any(|t| !t.aliases.is_empty()),
         types,
         protocol,
+        upgrade: crate::upgrade::Plan::of(m).is_some_and(|p| !p.is_empty()),
     })
 }
 

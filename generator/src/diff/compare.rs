@@ -1,0 +1,1044 @@
+//! The comparison: walks OLD's and NEW's models side by side and records every change.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{Breaks, Change, ChangeRule as R, Removal, RemovalItem, Report, Row, Scope, Side, Status};
+use crate::ir::*;
+
+/// Where the walk is: the scope and the path inside it.
+#[derive(Clone)]
+struct At {
+    scope: Scope,
+    path: Vec<String>,
+}
+
+impl At {
+    fn push(&self, seg: &str) -> At {
+        let mut path = self.path.clone();
+        path.push(seg.to_string());
+        At { scope: self.scope.clone(), path }
+    }
+}
+
+struct Walk<'a> {
+    old: &'a Side,
+    new: &'a Side,
+    om: &'a Model,
+    nm: &'a Model,
+    out: Vec<Change>,
+    /// Pairs of named types already compared (OLD, NEW).
+    seen: BTreeSet<(TypeId, TypeId)>,
+    /// The discriminator of the union member about to be compared: its `const` is the tag, which the union
+    /// compares (a renamed event's tag is not a const change).
+    member_tag: Option<String>,
+}
+
+pub(super) fn run(old: &Side, new: &Side) -> Report {
+    let mut w =
+        Walk { old, new, om: &old.model, nm: &new.model, out: Vec::new(), seen: BTreeSet::new(), member_tag: None };
+    let mut rows = Vec::new();
+    let mut removals = Vec::new();
+    match (&w.om.protocol, &w.nm.protocol) {
+        (Some(op), Some(np)) => {
+            let at = At { scope: Scope::Envelope, path: Vec::new() };
+            w.envelope(&at, op, np);
+            removals = w.removals(op, np);
+            // The envelope's changes first, then each event's in NEW's order, then the removed events' (the walk
+            // meets the events inside the envelope, before the envelope's own later properties).
+            let rank =
+                |c: &Change| match &c.scope {
+                    Scope::Event(t) => {
+                        1 + np.events.iter().position(|e| &e.tag == t).unwrap_or_else(|| {
+                            np.events.len() + op.events.iter().position(|e| &e.tag == t).unwrap_or(0)
+                        })
+                    }
+                    _ => 0,
+                };
+            w.out.sort_by_key(rank);
+            rows = w.rows(op, np);
+        }
+        _ => w.types(),
+    }
+    Report { old: old.label.clone(), new: new.label.clone(), changes: w.out, rows, removals }
+}
+
+/// Follows references: the node a node finally stands for, and the last named type on the way.
+fn resolve<'m>(m: &'m Model, mut n: &'m Node) -> (&'m Node, Option<TypeId>) {
+    let mut last = None;
+    for _ in 0..=m.types.len() {
+        match n.shape {
+            Shape::Ref(id) => {
+                last = Some(id);
+                n = &m.ty(id).node;
+            }
+            _ => break,
+        }
+    }
+    (n, last)
+}
+
+/// A named type a plain package is compared by: a file root or a `$defs` entry (types inside them are compared
+/// where they stand).
+fn is_entry(t: &TypeDef) -> bool {
+    crate::load::is_type_root(&t.origin.pointer)
+}
+
+/// `x` as inline code, for messages.
+fn code(s: &str) -> String {
+    format!("`{s}`")
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => code(s),
+        other => code(&other.to_string()),
+    }
+}
+
+fn list(vals: &[String]) -> String {
+    vals.join(", ")
+}
+
+/// The allowed roles of a restricted field, or every role of the protocol.
+fn allowed<'p>(p: &'p Protocol, rules: &'p [(String, Vec<String>)], name: &str) -> &'p [String] {
+    rules.iter().find(|(n, _)| n == name).map_or(p.roles.as_slice(), |(_, r)| r.as_slice())
+}
+
+/// Whether an object accepts a property it does not declare.
+fn accepts_unknown(o: &ObjectShape) -> bool {
+    matches!(o.additional, Additional::Open | Additional::Strip)
+}
+
+/// A field pairing: OLD's field, NEW's field, and whether NEW declares it renamed from OLD's.
+type Pair<'a> = (Option<&'a Field>, Option<&'a Field>, bool);
+
+/// Pairs the fields of two objects: by name, else by NEW's declared old name (`x-renamed-from`). NEW's order,
+/// then OLD's fields that NEW lacks.
+fn match_fields<'a>(o: &'a ObjectShape, n: &'a ObjectShape) -> Vec<Pair<'a>> {
+    let mut used = BTreeSet::new();
+    let mut out = Vec::new();
+    for nf in &n.fields {
+        if let Some(of) = o.fields.iter().find(|f| f.name == nf.name) {
+            used.insert(of.name.as_str());
+            out.push((Some(of), Some(nf), false));
+        } else if let Some(of) = nf
+            .renamed_from
+            .as_deref()
+            .and_then(|old| o.fields.iter().find(|f| f.name == old && !n.fields.iter().any(|x| x.name == old)))
+        {
+            used.insert(of.name.as_str());
+            out.push((Some(of), Some(nf), true));
+        } else {
+            out.push((None, Some(nf), false));
+        }
+    }
+    for of in &o.fields {
+        if !used.contains(of.name.as_str()) {
+            out.push((Some(of), None, false));
+        }
+    }
+    out
+}
+
+impl<'a> Walk<'a> {
+    fn push(&mut self, rule: R, at: &At, o: Option<&Origin>, n: Option<&Origin>, message: String, breaks: Breaks) {
+        self.out.push(Change {
+            rule,
+            scope: at.scope.clone(),
+            path: at.path.clone(),
+            message,
+            was: None,
+            old: o.map(|o| self.old.location(o)),
+            new: n.map(|n| self.new.location(n)),
+            breaks,
+        });
+    }
+
+    /// Records the previous name of the rename just pushed.
+    fn was(&mut self, name: &str) {
+        if let Some(c) = self.out.last_mut() {
+            c.was = Some(name.to_string());
+        }
+    }
+
+    // ---- entry points ---------------------------------------------------------------------------------------
+
+    fn envelope(&mut self, at: &At, op: &Protocol, np: &Protocol) {
+        let (oe, ne) = (self.om.ty(op.envelope), self.nm.ty(np.envelope));
+        if let (Shape::Object(oo), Shape::Object(no)) = (&oe.node.shape, &ne.node.shape) {
+            self.field_roles(at, op, np, oo, no, &op.envelope_field_roles, &np.envelope_field_roles);
+        }
+        self.type_pair(at, op.envelope, np.envelope);
+    }
+
+    /// A plain type package: named types by name, or by NEW's declared old name.
+    fn types(&mut self) {
+        let olds: Vec<TypeId> = (0..self.om.types.len()).map(TypeId).filter(|i| is_entry(self.om.ty(*i))).collect();
+        let news: Vec<TypeId> = (0..self.nm.types.len()).map(TypeId).filter(|i| is_entry(self.nm.ty(*i))).collect();
+        let mut used = BTreeSet::new();
+        for &n in &news {
+            let nt = self.nm.ty(n);
+            let by_name = olds.iter().find(|o| self.om.ty(**o).names.base == nt.names.base);
+            let renamed = nt.renamed_from.as_deref().and_then(|old| {
+                let taken = news.iter().any(|x| self.nm.ty(*x).names.base == old);
+                olds.iter().find(|o| !taken && self.om.ty(**o).names.base == old)
+            });
+            let at = At { scope: Scope::Type(nt.names.base.clone()), path: Vec::new() };
+            match (by_name, renamed) {
+                (Some(&o), _) => {
+                    used.insert(o);
+                    self.type_pair(&at, o, n);
+                }
+                (None, Some(&o)) => {
+                    used.insert(o);
+                    let ot = self.om.ty(o);
+                    let msg = format!("type {} renamed to {}", code(&ot.names.base), code(&nt.names.base));
+                    self.push(R::TypeRenamed, &at, Some(&ot.origin), Some(&nt.origin), msg, Breaks::NONE);
+                    self.was(&ot.names.base);
+                    self.type_pair(&at, o, n);
+                }
+                (None, None) => {
+                    let msg = format!("type {} added", code(&nt.names.base));
+                    self.push(R::TypeAdded, &at, None, Some(&nt.origin), msg, Breaks::NONE);
+                }
+            }
+        }
+        for &o in &olds {
+            if !used.contains(&o) {
+                let ot = self.om.ty(o);
+                let at = At { scope: Scope::Type(ot.names.base.clone()), path: Vec::new() };
+                let msg = format!("type {} removed", code(&ot.names.base));
+                self.push(R::TypeRemoved, &at, Some(&ot.origin), None, msg, Breaks::NARROWER);
+            }
+        }
+    }
+
+    // ---- nodes ----------------------------------------------------------------------------------------------
+
+    fn type_pair(&mut self, at: &At, o: TypeId, n: TypeId) {
+        if self.seen.insert((o, n)) {
+            let (om, nm) = (self.om, self.nm);
+            self.node(at, &om.ty(o).node, &nm.ty(n).node);
+        }
+    }
+
+    fn node(&mut self, at: &At, o: &Node, n: &Node) {
+        let (om, nm) = (self.om, self.nm);
+        let (o, ot) = resolve(om, o);
+        let (n, nt) = resolve(nm, n);
+        if let (Some(a), Some(b)) = (ot, nt) {
+            if !self.seen.insert((a, b)) {
+                return;
+            }
+        }
+        self.shape(at, o, n);
+    }
+
+    fn shape(&mut self, at: &At, o: &Node, n: &Node) {
+        let (oo, no) = (&o.origin, &n.origin);
+        match (&o.shape, &n.shape) {
+            (Shape::Nullable(a), Shape::Nullable(b)) => self.node(at, a, b),
+            (Shape::Nullable(a), _) => {
+                self.push(
+                    R::NullableRemoved,
+                    at,
+                    Some(oo),
+                    Some(no),
+                    "`null` no longer accepted".into(),
+                    Breaks::NARROWER,
+                );
+                self.node(at, a, n);
+            }
+            (_, Shape::Nullable(b)) => {
+                self.push(R::NullableAdded, at, Some(oo), Some(no), "`null` now accepted".into(), Breaks::WIDER);
+                self.node(at, o, b);
+            }
+            (Shape::Object(a), Shape::Object(b)) => self.object(at, o, a, n, b),
+            (Shape::Union(a), Shape::Union(b)) => self.union(at, o, a, n, b),
+            (Shape::String(a), Shape::String(b)) => self.string(at, oo, a, no, b),
+            (Shape::Number(a), Shape::Number(b)) => self.number(at, oo, a, no, b),
+            (Shape::Array(a), Shape::Array(b)) => self.array(at, oo, a, no, b),
+            (Shape::Enum(a), Shape::Enum(b)) => self.values(at, oo, a, no, b),
+            (Shape::Const(a), Shape::Enum(b)) => self.values(at, oo, std::slice::from_ref(a), no, b),
+            (Shape::Enum(a), Shape::Const(b)) => self.values(at, oo, a, no, std::slice::from_ref(b)),
+            (Shape::Const(a), Shape::Const(b)) => {
+                if a != b {
+                    let msg = format!("const {} is now {}", value_text(a), value_text(b));
+                    self.push(R::ConstChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+                }
+            }
+            (Shape::Any, Shape::Any)
+            | (Shape::Never, Shape::Never)
+            | (Shape::Null, Shape::Null)
+            | (Shape::Boolean, Shape::Boolean) => {}
+            (Shape::Kinds(a), Shape::Kinds(b)) => self.kinds(at, o, a, n, b),
+            (Shape::Kinds(a), _) => self.kinds(at, o, a, n, std::slice::from_ref(n)),
+            (_, Shape::Kinds(b)) => self.kinds(at, o, std::slice::from_ref(o), n, b),
+            (Shape::AllOf(a), Shape::AllOf(b))
+            | (Shape::AnyOf(a), Shape::AnyOf(b))
+            | (Shape::OneOf(a), Shape::OneOf(b))
+                if a.len() == b.len() =>
+            {
+                for (x, y) in a.iter().zip(b) {
+                    self.node(at, x, y);
+                }
+            }
+            (Shape::Not(a), Shape::Not(b)) => {
+                if self.describe(&a.shape, self.om) != self.describe(&b.shape, self.nm) {
+                    self.push(R::ConstraintChanged, at, Some(oo), Some(no), "`not` changed".into(), Breaks::BOTH);
+                }
+            }
+            (Shape::Cond { .. }, Shape::Cond { .. })
+            | (Shape::AllOf(_), Shape::AllOf(_))
+            | (Shape::AnyOf(_), Shape::AnyOf(_))
+            | (Shape::OneOf(_), Shape::OneOf(_)) => {
+                let msg = format!("{} changed", self.describe(&n.shape, self.nm));
+                self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+            }
+            _ => {
+                let breaks = self.kind_change(&o.shape, &n.shape);
+                let msg = format!("{} is now {}", self.describe(&o.shape, self.om), self.describe(&n.shape, self.nm));
+                self.push(R::TypeChanged, at, Some(oo), Some(no), msg, breaks);
+            }
+        }
+    }
+
+    /// Who a change of kind breaks: anything to `true` accepts more, `true` to anything accepts less, an enum
+    /// of strings to a string accepts more (and back, less); else both.
+    fn kind_change(&self, o: &Shape, n: &Shape) -> Breaks {
+        let all_of = |vals: &[Value], k: fn(&Value) -> bool| vals.iter().all(k);
+        match (o, n) {
+            (_, Shape::Any) | (Shape::Never, _) => Breaks::WIDER,
+            (Shape::Any, _) | (_, Shape::Never) => Breaks::NARROWER,
+            (Shape::Enum(v), Shape::String(_)) if all_of(v, Value::is_string) => Breaks::WIDER,
+            (Shape::Const(v), Shape::String(_)) if v.is_string() => Breaks::WIDER,
+            (Shape::String(_), Shape::Enum(v)) if all_of(v, Value::is_string) => Breaks::NARROWER,
+            (Shape::String(_), Shape::Const(v)) if v.is_string() => Breaks::NARROWER,
+            (Shape::Enum(v), Shape::Number(_)) if all_of(v, Value::is_number) => Breaks::WIDER,
+            (Shape::Number(_), Shape::Enum(v)) if all_of(v, Value::is_number) => Breaks::NARROWER,
+            (Shape::Const(v), Shape::Boolean) if v.is_boolean() => Breaks::WIDER,
+            (Shape::Boolean, Shape::Const(v)) if v.is_boolean() => Breaks::NARROWER,
+            _ => Breaks::BOTH,
+        }
+    }
+
+    /// A short name for what a shape accepts.
+    fn describe(&self, s: &Shape, m: &Model) -> String {
+        match s {
+            Shape::Any => "any value".into(),
+            Shape::Never => "no value".into(),
+            Shape::Ref(id) => self.describe(&m.ty(*id).node.shape, m),
+            Shape::Null => "`null`".into(),
+            Shape::Boolean => "a boolean".into(),
+            Shape::String(_) => "a string".into(),
+            Shape::Number(n) if n.integer => "an integer".into(),
+            Shape::Number(_) => "a number".into(),
+            Shape::Const(v) => format!("the const {}", value_text(v)),
+            Shape::Enum(vs) => format!("one of {}", list(&vs.iter().map(value_text).collect::<Vec<_>>())),
+            Shape::Array(_) => "an array".into(),
+            Shape::Object(_) => "an object".into(),
+            Shape::Union(u) => format!("a union on {}", code(&u.discriminator)),
+            Shape::Nullable(n) => format!("{} or `null`", self.describe(&n.shape, m)),
+            Shape::Kinds(ks) => ks.iter().map(|k| self.describe(&k.shape, m)).collect::<Vec<_>>().join(" or "),
+            Shape::AllOf(_) => "`allOf`".into(),
+            Shape::AnyOf(_) => "`anyOf`".into(),
+            Shape::OneOf(_) => "`oneOf`".into(),
+            Shape::Not(n) => format!("not {}", self.describe(&n.shape, m)),
+            Shape::Cond { .. } => "`if`/`then`/`else`".into(),
+        }
+    }
+
+    /// `type: [...]`: the members are matched by their JSON kind (a single shape is a list of one).
+    fn kinds(&mut self, at: &At, o: &Node, a: &[Node], n: &Node, b: &[Node]) {
+        let (om, nm) = (self.om, self.nm);
+        let ka: Vec<(&str, &Node)> = a.iter().map(|x| (kind(&resolve(om, x).0.shape), x)).collect();
+        let kb: Vec<(&str, &Node)> = b.iter().map(|x| (kind(&resolve(nm, x).0.shape), x)).collect();
+        let missing = |xs: &[(&str, &Node)], ys: &[(&str, &Node)]| -> Vec<String> {
+            xs.iter().filter(|(k, _)| !ys.iter().any(|(j, _)| j == k)).map(|(k, _)| code(k)).collect()
+        };
+        let (added, removed) = (missing(&kb, &ka), missing(&ka, &kb));
+        if !added.is_empty() {
+            let msg = format!("now also accepts {}", list(&added));
+            self.push(R::TypeChanged, at, Some(&o.origin), Some(&n.origin), msg, Breaks::WIDER);
+        }
+        if !removed.is_empty() {
+            let msg = format!("no longer accepts {}", list(&removed));
+            self.push(R::TypeChanged, at, Some(&o.origin), Some(&n.origin), msg, Breaks::NARROWER);
+        }
+        // Members are single kinds, and the single side is not a list: no pair leads back here.
+        for (k, x) in &ka {
+            if let Some((_, y)) = kb.iter().find(|(j, _)| j == k) {
+                self.node(at, x, y);
+            }
+        }
+    }
+
+    // ---- objects --------------------------------------------------------------------------------------------
+
+    fn object(&mut self, at: &At, on: &Node, o: &ObjectShape, nn: &Node, n: &ObjectShape) {
+        let tag = self.member_tag.take();
+        let rank = |a: &Additional| match a {
+            Additional::Closed => 0,
+            Additional::Schema(_) => 1,
+            Additional::Open | Additional::Strip => 2,
+        };
+        let (ro, rn) = (rank(&o.additional), rank(&n.additional));
+        if rn > ro {
+            let msg = "now accepts properties it does not declare".to_string();
+            self.push(R::ObjectOpened, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::WIDER);
+        } else if rn < ro {
+            let msg = "now rejects properties it does not declare (closed)".to_string();
+            self.push(R::ObjectClosed, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::NARROWER);
+        } else if let (Additional::Schema(a), Additional::Schema(b)) = (&o.additional, &n.additional) {
+            self.node(&at.push("*"), a, b);
+        }
+        for (of, nf, renamed) in match_fields(o, n) {
+            match (of, nf) {
+                (Some(of), Some(nf)) if tag.as_deref() == Some(nf.name.as_str()) && of.name == nf.name => {}
+                (Some(of), Some(nf)) => self.field_pair(at, o, of, n, nf, renamed),
+                (None, Some(nf)) => {
+                    let fat = at.push(&nf.name);
+                    let closed = !accepts_unknown(o);
+                    if let Some(from) = &nf.moved_from {
+                        let source = self.old_message_field(from);
+                        // Required here but optional (or missing) there: an old message may have nothing to move.
+                        let lossy = nf.required && !source.is_some_and(|f| f.required);
+                        let b = Breaks { old_producers: nf.required, old_consumers: closed, stored_history: lossy };
+                        let msg = format!(
+                            "{} property {} added, its value moved from {} of the OLD message (declared)",
+                            if nf.required { "required" } else { "optional" },
+                            code(&nf.name),
+                            code(from)
+                        );
+                        let oo = source.map(|f| &f.node.origin);
+                        self.push(R::FieldMoved, &fat, oo, Some(&nf.node.origin), msg, b);
+                        self.was(from);
+                    } else if nf.required {
+                        let b = Breaks { old_consumers: closed, ..Breaks::NARROWER };
+                        let msg = format!("required property {} added", code(&nf.name));
+                        self.push(R::FieldAddedRequired, &fat, None, Some(&nf.node.origin), msg, b);
+                    } else {
+                        let b = if closed { Breaks::WIDER } else { Breaks::NONE };
+                        let msg = format!("optional property {} added", code(&nf.name));
+                        self.push(R::FieldAddedOptional, &fat, None, Some(&nf.node.origin), msg, b);
+                    }
+                }
+                (Some(of), None) => {
+                    let fat = at.push(&of.name);
+                    let replaced = n.removed.iter().find(|r| r.name == of.name);
+                    let rejected = !accepts_unknown(n) || replaced.is_some();
+                    let b = Breaks { old_producers: rejected, stored_history: rejected, old_consumers: of.required };
+                    let mut msg = format!(
+                        "{} property {} removed",
+                        if of.required { "required" } else { "optional" },
+                        code(&of.name)
+                    );
+                    if let Some(r) = replaced {
+                        msg.push_str(&format!(" (NEW's `x-removed`: use {} instead)", code(&r.replacement)));
+                    }
+                    // NEW has no node for it: point at the object.
+                    self.push(R::FieldRemoved, &fat, Some(&of.node.origin), Some(&nn.origin), msg, b);
+                }
+                (None, None) => {}
+            }
+        }
+        self.bounds(
+            at,
+            &on.origin,
+            &nn.origin,
+            &[
+                ("minProperties", o.min_properties, n.min_properties, true),
+                ("maxProperties", o.max_properties, n.max_properties, false),
+            ],
+        );
+        if o.dependent_required != n.dependent_required || o.required_only != n.required_only {
+            let msg = "`dependentRequired` or properties required without a declaration changed".to_string();
+            self.push(R::ConstraintChanged, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::BOTH);
+        }
+        let pats = |x: &ObjectShape| x.pattern_properties.iter().map(|(p, _)| p.source.clone()).collect::<Vec<_>>();
+        if pats(o) == pats(n) {
+            for ((p, a), (_, b)) in o.pattern_properties.iter().zip(&n.pattern_properties) {
+                self.node(&at.push(&format!("[/{}/]", p.source)), a, b);
+            }
+        } else {
+            let msg = format!("`patternProperties` changed: {} -> {}", list(&pats(o)), list(&pats(n)));
+            self.push(R::ConstraintChanged, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::BOTH);
+        }
+        match (&o.property_names, &n.property_names) {
+            (Some(a), Some(b)) => self.node(&at.push("[name]"), a, b),
+            (None, Some(_)) => {
+                let msg = "`propertyNames` added".to_string();
+                self.push(R::BoundTightened, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::NARROWER);
+            }
+            (Some(_), None) => {
+                let msg = "`propertyNames` dropped".to_string();
+                self.push(R::BoundLoosened, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::WIDER);
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// OLD's field at a JSON Pointer from the envelope's root (through object properties), for `x-moved-from`.
+    fn old_message_field(&self, pointer: &str) -> Option<&'a Field> {
+        let om: &'a Model = self.om;
+        let env = om.protocol.as_ref()?.envelope;
+        let mut node = &om.ty(env).node;
+        let mut found = None;
+        for tok in pointer.split('/').skip(1) {
+            let tok = tok.replace("~1", "/").replace("~0", "~");
+            let Shape::Object(o) = &resolve(om, node).0.shape else { return None };
+            let f = o.fields.iter().find(|f| f.name == tok)?;
+            node = &f.node;
+            found = Some(f);
+        }
+        found
+    }
+
+    fn field_pair(&mut self, at: &At, o: &ObjectShape, of: &Field, n: &ObjectShape, nf: &Field, renamed: bool) {
+        let fat = at.push(&nf.name);
+        let (oo, no) = (&of.node.origin, &nf.node.origin);
+        if renamed {
+            let b = Breaks {
+                old_producers: !accepts_unknown(n) || nf.required,
+                old_consumers: !accepts_unknown(o) || of.required,
+                stored_history: false,
+            };
+            let msg = format!("property {} renamed to {} (declared)", code(&of.name), code(&nf.name));
+            self.push(R::FieldRenamed, &fat, Some(oo), Some(no), msg, b);
+            self.was(&of.name);
+        }
+        match (of.required, nf.required) {
+            (false, true) => {
+                let msg = format!("{} is now required", code(&nf.name));
+                self.push(R::FieldMadeRequired, &fat, Some(oo), Some(no), msg, Breaks::NARROWER);
+            }
+            (true, false) => {
+                let msg = format!("{} is now optional", code(&nf.name));
+                self.push(R::FieldMadeOptional, &fat, Some(oo), Some(no), msg, Breaks::WIDER);
+            }
+            _ => {}
+        }
+        self.node(&fat, &of.node, &nf.node);
+    }
+
+    /// Role restrictions on the fields of an event or the envelope (unrestricted = every role), for the roles
+    /// both protocols have.
+    #[allow(clippy::too_many_arguments)]
+    fn field_roles(
+        &mut self,
+        at: &At,
+        op: &Protocol,
+        np: &Protocol,
+        o: &ObjectShape,
+        n: &ObjectShape,
+        orules: &[(String, Vec<String>)],
+        nrules: &[(String, Vec<String>)],
+    ) {
+        for (of, nf, _) in match_fields(o, n) {
+            let (Some(of), Some(nf)) = (of, nf) else { continue };
+            let a = allowed(op, orules, &of.name);
+            let b = allowed(np, nrules, &nf.name);
+            self.role_sets(
+                &at.push(&nf.name),
+                op,
+                np,
+                a,
+                b,
+                &of.node.origin,
+                &nf.node.origin,
+                &format!("property {}", code(&nf.name)),
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn role_sets(
+        &mut self,
+        at: &At,
+        op: &Protocol,
+        np: &Protocol,
+        a: &[String],
+        b: &[String],
+        oo: &Origin,
+        no: &Origin,
+        what: &str,
+    ) {
+        let added: Vec<String> = b.iter().filter(|r| op.roles.contains(r) && !a.contains(r)).map(|r| code(r)).collect();
+        let removed: Vec<String> =
+            a.iter().filter(|r| np.roles.contains(r) && !b.contains(r)).map(|r| code(r)).collect();
+        if !added.is_empty() {
+            let msg = format!("{} may now send the {what}", list(&added));
+            self.push(R::RoleAdded, at, Some(oo), Some(no), msg, Breaks::WIDER);
+        }
+        if !removed.is_empty() {
+            let msg = format!("{} may no longer send the {what}", list(&removed));
+            self.push(R::RoleRemoved, at, Some(oo), Some(no), msg, Breaks::NARROWER);
+        }
+    }
+
+    // ---- unions and events ----------------------------------------------------------------------------------
+
+    fn union(&mut self, at: &At, on: &Node, o: &UnionShape, nn: &Node, n: &UnionShape) {
+        if o.discriminator != n.discriminator {
+            let msg = format!("discriminated by {} instead of {}", code(&n.discriminator), code(&o.discriminator));
+            self.push(R::TypeChanged, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::BOTH);
+            return;
+        }
+        let events = match (o.events, n.events, &self.om.protocol, &self.nm.protocol) {
+            (true, true, Some(op), Some(np)) => Some((op, np)),
+            _ => None,
+        };
+        let tag_text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), String::from);
+        let mut used = BTreeSet::new();
+        for m in &n.members {
+            let nt = tag_text(&m.tag);
+            let by_tag = o.members.iter().position(|x| x.tag == m.tag);
+            let declared = events.and_then(|(_, np)| np.event(&nt)).and_then(|e| e.renamed_from.clone());
+            let renamed = declared.as_deref().and_then(|old| {
+                let taken = n.members.iter().any(|x| x.tag.as_str() == Some(old));
+                o.members.iter().position(|x| !taken && x.tag.as_str() == Some(old))
+            });
+            let (oi, renamed) = match (by_tag, renamed) {
+                (Some(i), _) => (Some(i), false),
+                (None, Some(i)) => (Some(i), true),
+                (None, None) => (None, false),
+            };
+            let (mat, rule_added) = match events {
+                Some(_) => (At { scope: Scope::Event(nt.clone()), path: Vec::new() }, R::EventAdded),
+                None => (at.push(&format!("[{}={nt}]", n.discriminator)), R::VariantAdded),
+            };
+            let norigin = self.nm.ty(m.ty).origin.clone();
+            let Some(oi) = oi else {
+                let what = if events.is_some() { "event" } else { "member" };
+                let msg = format!("{what} {} added", code(&nt));
+                self.push(rule_added, &mat, None, Some(&norigin), msg, Breaks::WIDER);
+                continue;
+            };
+            used.insert(oi);
+            let om_ = &o.members[oi];
+            let ot = tag_text(&om_.tag);
+            let oorigin = self.om.ty(om_.ty).origin.clone();
+            if let Some((op, np)) = events {
+                if renamed {
+                    let msg = format!("event {} renamed to {} (declared)", code(&ot), code(&nt));
+                    let b = Breaks { stored_history: false, ..Breaks::BOTH };
+                    self.push(R::EventRenamed, &mat, Some(&oorigin), Some(&norigin), msg, b);
+                    self.was(&ot);
+                }
+                if let (Some(oe), Some(ne)) = (op.event(&ot), np.event(&nt)) {
+                    self.event_roles(&mat, op, np, oe, ne, &oorigin, &norigin);
+                }
+            }
+            self.member_tag = Some(n.discriminator.clone());
+            self.type_pair(&mat, om_.ty, m.ty);
+            self.member_tag = None;
+        }
+        for (i, m) in o.members.iter().enumerate() {
+            if used.contains(&i) {
+                continue;
+            }
+            let ot = tag_text(&m.tag);
+            let (mat, rule, what) = match events {
+                Some(_) => (At { scope: Scope::Event(ot.clone()), path: Vec::new() }, R::EventRemoved, "event"),
+                None => (at.push(&format!("[{}={ot}]", o.discriminator)), R::VariantRemoved, "member"),
+            };
+            let mut msg = format!("{what} {} removed", code(&ot));
+            if let Some((_, rep)) = n.removed.iter().find(|(t, _)| *t == ot) {
+                msg.push_str(&format!(" (NEW's `x-removed`: use {} instead)", code(rep)));
+            }
+            let oorigin = self.om.ty(m.ty).origin.clone();
+            self.push(rule, &mat, Some(&oorigin), Some(&nn.origin), msg, Breaks::NARROWER);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn event_roles(&mut self, at: &At, op: &Protocol, np: &Protocol, oe: &Event, ne: &Event, oo: &Origin, no: &Origin) {
+        // The event rule of `role_rules` (the first), then its fields' rules; the envelope's are compared once.
+        for (a, b) in op.role_rules(oe).zip(np.role_rules(ne)).take(1) {
+            if let (RoleRule::Event { allowed: a }, RoleRule::Event { allowed: b }) = (a, b) {
+                self.role_sets(at, op, np, a, b, oo, no, "event");
+            }
+        }
+        if let (Shape::Object(o), Shape::Object(n)) = (&self.om.ty(oe.ty).node.shape, &self.nm.ty(ne.ty).node.shape) {
+            self.field_roles(at, op, np, o, n, &oe.field_roles, &ne.field_roles);
+        }
+    }
+
+    // ---- scalars --------------------------------------------------------------------------------------------
+
+    fn values(&mut self, at: &At, oo: &Origin, a: &[Value], no: &Origin, b: &[Value]) {
+        let added: Vec<String> = b.iter().filter(|v| !a.contains(v)).map(value_text).collect();
+        let removed: Vec<String> = a.iter().filter(|v| !b.contains(v)).map(value_text).collect();
+        if !added.is_empty() {
+            let msg = format!("{} added", list(&added));
+            self.push(R::EnumValueAdded, at, Some(oo), Some(no), msg, Breaks::WIDER);
+        }
+        if !removed.is_empty() {
+            let msg = format!("{} removed", list(&removed));
+            self.push(R::EnumValueRemoved, at, Some(oo), Some(no), msg, Breaks::NARROWER);
+        }
+    }
+
+    /// Count bounds `(keyword, old, new, is_lower)`: one record for what got tighter, one for what got looser.
+    fn bounds(&mut self, at: &At, oo: &Origin, no: &Origin, items: &[(&str, Option<u64>, Option<u64>, bool)]) {
+        let (tight, loose) = self.counts(items);
+        self.tight_loose(at, oo, no, tight, loose);
+    }
+
+    /// What got tighter and what got looser among count bounds `(keyword, old, new, is_lower)`.
+    fn counts(&self, items: &[(&str, Option<u64>, Option<u64>, bool)]) -> (Vec<String>, Vec<String>) {
+        let mut tight = Vec::new();
+        let mut loose = Vec::new();
+        for &(keyword, a, b, lower) in items {
+            let show = |x: Option<u64>| x.map_or_else(|| "none".to_string(), |v| v.to_string());
+            let tighter = match (a, b) {
+                (None, Some(_)) => Some(true),
+                (Some(_), None) => Some(false),
+                (Some(x), Some(y)) if x != y => Some((y > x) == lower),
+                _ => None,
+            };
+            let text = format!("`{keyword}` {} -> {}", show(a), show(b));
+            match tighter {
+                Some(true) => tight.push(text),
+                Some(false) => loose.push(text),
+                None => {}
+            }
+        }
+        (tight, loose)
+    }
+
+    fn tight_loose(&mut self, at: &At, oo: &Origin, no: &Origin, tight: Vec<String>, loose: Vec<String>) {
+        if !tight.is_empty() {
+            self.push(R::BoundTightened, at, Some(oo), Some(no), tight.join("; "), Breaks::NARROWER);
+        }
+        if !loose.is_empty() {
+            self.push(R::BoundLoosened, at, Some(oo), Some(no), loose.join("; "), Breaks::WIDER);
+        }
+    }
+
+    fn string(&mut self, at: &At, oo: &Origin, a: &StringShape, no: &Origin, b: &StringShape) {
+        let (mut tight, mut loose) = self.counts(&[
+            ("minLength", a.min_length, b.min_length, true),
+            ("maxLength", a.max_length, b.max_length, false),
+        ]);
+        match (&a.pattern, &b.pattern) {
+            (None, Some(p)) => tight.push(format!("pattern {} added", code(&p.source))),
+            (Some(p), None) => loose.push(format!("pattern {} dropped", code(&p.source))),
+            (Some(p), Some(q)) if p.source != q.source => {
+                let msg = format!("pattern {} is now {}", code(&p.source), code(&q.source));
+                self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+            }
+            _ => {}
+        }
+        self.tight_loose(at, oo, no, tight, loose);
+        // Checked only with strict ids, which nobody is held to by default: reported, breaking nobody.
+        let strict = match (&a.strict_pattern, &b.strict_pattern) {
+            (None, Some(p)) => Some((R::BoundTightened, format!("strict-id pattern {} added", code(&p.source)))),
+            (Some(p), None) => Some((R::BoundLoosened, format!("strict-id pattern {} dropped", code(&p.source)))),
+            (Some(p), Some(q)) if p.source != q.source => Some((
+                R::ConstraintChanged,
+                format!("strict-id pattern {} is now {}", code(&p.source), code(&q.source)),
+            )),
+            _ => None,
+        };
+        if let Some((rule, msg)) = strict {
+            self.push(rule, at, Some(oo), Some(no), format!("{msg} (checked only with --strict-ids)"), Breaks::NONE);
+        }
+    }
+
+    fn number(&mut self, at: &At, oo: &Origin, a: &NumberShape, no: &Origin, b: &NumberShape) {
+        let mut tight = Vec::new();
+        let mut loose = Vec::new();
+        match (a.integer, b.integer) {
+            (false, true) => tight.push("`number` -> `integer`".to_string()),
+            (true, false) => loose.push("`integer` -> `number`".to_string()),
+            _ => {}
+        }
+        // A bound is (value, exclusive); the tighter of `minimum` and `exclusiveMinimum` is the one in force.
+        type Bound = Option<(f64, bool)>;
+        let lower = |s: &NumberShape| -> Bound {
+            match (s.minimum, s.exclusive_minimum) {
+                (Some(m), Some(e)) => Some(if e >= m { (e, true) } else { (m, false) }),
+                (Some(m), None) => Some((m, false)),
+                (None, Some(e)) => Some((e, true)),
+                (None, None) => None,
+            }
+        };
+        let upper = |s: &NumberShape| -> Bound {
+            match (s.maximum, s.exclusive_maximum) {
+                (Some(m), Some(e)) => Some(if e <= m { (e, true) } else { (m, false) }),
+                (Some(m), None) => Some((m, false)),
+                (None, Some(e)) => Some((e, true)),
+                (None, None) => None,
+            }
+        };
+        let show = |b: Bound, lo: bool| match b {
+            None => "none".to_string(),
+            Some((v, x)) => format!(
+                "{} {v}",
+                if lo {
+                    if x {
+                        ">"
+                    } else {
+                        ">="
+                    }
+                } else if x {
+                    "<"
+                } else {
+                    "<="
+                }
+            ),
+        };
+        for (lo, x, y) in [(true, lower(a), lower(b)), (false, upper(a), upper(b))] {
+            let tighter = match (x, y) {
+                (None, Some(_)) => Some(true),
+                (Some(_), None) => Some(false),
+                (Some((v, e)), Some((w, f))) if (v, e) != (w, f) => Some(if v == w {
+                    f && !e
+                } else if lo {
+                    w > v
+                } else {
+                    w < v
+                }),
+                _ => None,
+            };
+            let text = format!("{} {} -> {}", if lo { "lower bound" } else { "upper bound" }, show(x, lo), show(y, lo));
+            match tighter {
+                Some(true) => tight.push(text),
+                Some(false) => loose.push(text),
+                None => {}
+            }
+        }
+        match (a.multiple_of, b.multiple_of) {
+            (None, Some(m)) => tight.push(format!("`multipleOf` none -> {m}")),
+            (Some(m), None) => loose.push(format!("`multipleOf` {m} -> none")),
+            (Some(m), Some(k)) if m != k => {
+                let text = format!("`multipleOf` {m} -> {k}");
+                if (k / m).fract() == 0.0 {
+                    tight.push(text);
+                } else if (m / k).fract() == 0.0 {
+                    loose.push(text);
+                } else {
+                    self.push(R::ConstraintChanged, at, Some(oo), Some(no), text, Breaks::BOTH);
+                }
+            }
+            _ => {}
+        }
+        self.tight_loose(at, oo, no, tight, loose);
+    }
+
+    fn array(&mut self, at: &At, oo: &Origin, a: &ArrayShape, no: &Origin, b: &ArrayShape) {
+        let iat = at.push("[]");
+        match (&a.items, &b.items) {
+            (Some(x), Some(y)) => self.node(&iat, x, y),
+            (None, Some(_)) => {
+                let msg = "items are now checked (were any value)".to_string();
+                self.push(R::TypeChanged, &iat, Some(oo), Some(no), msg, Breaks::NARROWER);
+            }
+            (Some(_), None) => {
+                let msg = "items may now be any value".to_string();
+                self.push(R::TypeChanged, &iat, Some(oo), Some(no), msg, Breaks::WIDER);
+            }
+            (None, None) => {}
+        }
+        for (i, (x, y)) in a.prefix.iter().zip(&b.prefix).enumerate() {
+            self.node(&at.push(&format!("[{i}]")), x, y);
+        }
+        if a.prefix.len() != b.prefix.len() {
+            let msg = format!("`prefixItems`: {} -> {} positions", a.prefix.len(), b.prefix.len());
+            self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+        }
+        self.bounds(
+            at,
+            oo,
+            no,
+            &[("minItems", a.min_items, b.min_items, true), ("maxItems", a.max_items, b.max_items, false)],
+        );
+        match (a.unique, b.unique) {
+            (false, true) => {
+                self.push(R::BoundTightened, at, Some(oo), Some(no), "items must be unique".into(), Breaks::NARROWER)
+            }
+            (true, false) => {
+                self.push(R::BoundLoosened, at, Some(oo), Some(no), "items may repeat".into(), Breaks::WIDER)
+            }
+            _ => {}
+        }
+    }
+
+    // ---- the summary ----------------------------------------------------------------------------------------
+
+    fn rows(&self, op: &Protocol, np: &Protocol) -> Vec<Row> {
+        let mut rows = vec![self.row(&Scope::Envelope, None, None, Vec::new(), Status::Existing)];
+        let renamed: Vec<(&Scope, &str)> = self
+            .out
+            .iter()
+            .filter(|c| c.rule == R::EventRenamed)
+            .filter_map(|c| Some((&c.scope, c.was.as_deref()?)))
+            .collect();
+        for e in &np.events {
+            let scope = Scope::Event(e.tag.clone());
+            let was = renamed.iter().find(|(s, _)| **s == scope).map(|(_, w)| w.to_string());
+            let status = if was.is_some() {
+                Status::Renamed
+            } else if op.event(&e.tag).is_some() {
+                Status::Existing
+            } else {
+                Status::New
+            };
+            rows.push(self.row(&scope, was, Some(e.category.clone()), e.roles.clone(), status));
+        }
+        for e in &op.events {
+            if np.event(&e.tag).is_none() && !renamed.iter().any(|(_, w)| *w == e.tag) {
+                rows.push(self.row(&Scope::Event(e.tag.clone()), None, None, e.roles.clone(), Status::Removed));
+            }
+        }
+        rows
+    }
+
+    /// One summary row: the status words and note come from the changes to the scope's own properties; the other
+    /// changes in the scope are listed as `also`.
+    fn row(
+        &self,
+        scope: &Scope,
+        was: Option<String>,
+        category: Option<String>,
+        roles: Vec<String>,
+        status: Status,
+    ) -> Row {
+        let mut added = Vec::new();
+        let mut removed = Vec::new();
+        let mut renamed = Vec::new();
+        let mut also = Vec::new();
+        for (i, c) in self.out.iter().enumerate().filter(|(_, c)| &c.scope == scope) {
+            let name = c.path.first().map(|p| code(p)).unwrap_or_default();
+            match c.rule {
+                R::FieldAddedOptional | R::FieldAddedRequired | R::FieldMoved if c.is_surface() => added.push(name),
+                R::FieldRemoved if c.is_surface() => removed.push(name),
+                R::FieldRenamed if c.is_surface() => {
+                    renamed.push(format!("renamed {} to {name}", code(c.was.as_deref().unwrap_or_default())))
+                }
+                R::EventAdded | R::EventRemoved | R::EventRenamed => {}
+                _ => also.push(i),
+            }
+        }
+        let mut parts = Vec::new();
+        if !added.is_empty() {
+            parts.push(format!("added {}", list(&added)));
+        }
+        if !removed.is_empty() {
+            parts.push(format!("removed {}", list(&removed)));
+        }
+        parts.extend(renamed);
+        let note = (!parts.is_empty()).then(|| parts.join("; "));
+        let status = if status == Status::Existing && note.is_some() { Status::Modified } else { status };
+        let tag = match scope {
+            Scope::Event(t) => Some(t.clone()),
+            _ => None,
+        };
+        let note = if matches!(status, Status::New | Status::Removed) { None } else { note };
+        Row { tag, was, category, roles, status, note, also }
+    }
+
+    /// NEW's `x-removed` entries, each item checked against OLD; plus `removal-declared` and `removal-dropped`
+    /// records for entries OLD's events do not explain.
+    fn removals(&mut self, op: &Protocol, np: &Protocol) -> Vec<Removal> {
+        let mut out = Vec::new();
+        for r in &np.removed {
+            let mut items = Vec::new();
+            let pairs: Vec<(String, String, Option<&Event>, bool)> = match &r.kind {
+                RemovedKind::Events(evs) => evs
+                    .iter()
+                    .map(|(old, rep)| {
+                        let renamed = np.event(rep).and_then(|e| e.renamed_from.as_deref()) == Some(old.as_str());
+                        (format!("event {}", code(old)), rep.clone(), op.event(old), renamed)
+                    })
+                    .collect(),
+                RemovedKind::Property { .. } => Vec::new(),
+            };
+            let removed_in_old = op.removed.iter().any(|x| same_items(x, r));
+            for (thing, replacement, old_event, renamed) in pairs {
+                let in_old = old_event.map(|e| self.old.location(&self.om.ty(e.ty).origin));
+                items.push(RemovalItem { thing, replacement, renamed, in_old, removed_in_old });
+            }
+            if let RemovedKind::Property { event, name, replacement } = &r.kind {
+                let in_old = op.event(event).and_then(|e| match &self.om.ty(e.ty).node.shape {
+                    Shape::Object(o) => {
+                        o.fields.iter().find(|f| &f.name == name).map(|f| self.old.location(&f.node.origin))
+                    }
+                    _ => None,
+                });
+                let thing = format!("{} on {}", code(name), code(event));
+                let replacement = replacement.clone();
+                items.push(RemovalItem { thing, replacement, renamed: false, in_old, removed_in_old });
+            }
+            let at = Some(self.new.location(&r.origin));
+            for it in &items {
+                if it.in_old.is_none() && !it.removed_in_old {
+                    let scope = match &r.kind {
+                        RemovedKind::Property { event, .. } => Scope::Event(event.clone()),
+                        RemovedKind::Events(_) => Scope::Envelope,
+                    };
+                    let msg = format!(
+                        "{} declared removed (use {} instead); OLD does not have it",
+                        it.thing,
+                        code(&it.replacement)
+                    );
+                    let at_ = At { scope, path: Vec::new() };
+                    self.push(R::RemovalDeclared, &at_, None, Some(&r.origin), msg, Breaks::NONE);
+                }
+            }
+            out.push(Removal { what: r.what.clone(), why: r.why.clone(), at, items });
+        }
+        for r in &op.removed {
+            if !np.removed.iter().any(|x| same_items(x, r)) {
+                let msg = format!("OLD's removal of {} is no longer declared", cell_what(r));
+                let at = At { scope: Scope::Envelope, path: Vec::new() };
+                self.push(R::RemovalDropped, &at, Some(&r.origin), None, msg, Breaks::NONE);
+            }
+        }
+        out
+    }
+}
+
+/// Whether two `x-removed` entries remove the same things.
+fn same_items(a: &Removed, b: &Removed) -> bool {
+    match (&a.kind, &b.kind) {
+        (RemovedKind::Events(x), RemovedKind::Events(y)) => x.iter().any(|(t, _)| y.iter().any(|(u, _)| t == u)),
+        (RemovedKind::Property { event: e, name: n, .. }, RemovedKind::Property { event: f, name: m, .. }) => {
+            e == f && n == m
+        }
+        _ => false,
+    }
+}
+
+fn cell_what(r: &Removed) -> String {
+    match &r.kind {
+        RemovedKind::Events(evs) => list(&evs.iter().map(|(t, _)| format!("event {}", code(t))).collect::<Vec<_>>()),
+        RemovedKind::Property { event, name, .. } => format!("{} on {}", code(name), code(event)),
+    }
+}
+
+/// The JSON kind a member of `type: [...]` accepts.
+fn kind(s: &Shape) -> &'static str {
+    let of = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    match s {
+        Shape::Null => "null",
+        Shape::Boolean => "boolean",
+        Shape::Number(_) => "number",
+        Shape::String(_) => "string",
+        Shape::Array(_) => "array",
+        Shape::Object(_) | Shape::Union(_) => "object",
+        Shape::Const(v) => of(v),
+        Shape::Enum(vs) if vs.iter().all(|v| of(v) == vs.first().map_or("", of)) => vs.first().map_or("other", of),
+        _ => "other",
+    }
+}

@@ -1,0 +1,186 @@
+//! Upgrading a message of the previous protocol version to this one: the declared event renames
+//! (`x-renamed-from` on an event), value moves (`x-moved-from`) and property renames (`x-renamed-from` on a
+//! property), applied in that order to a JSON value. `wiregen migrate` and the generated crates' `upgrade`
+//! module run this same code; what is renamed and moved is data (a [`Plan`]).
+//!
+//! Nothing is invented: a required value whose old place is empty is reported as a [`Loss`] (rule id and JSON
+//! Pointer) and left out, so the message then fails validation there instead of carrying a made-up value.
+#![allow(dead_code)]
+
+use serde_json::{Map, Value};
+
+/// What an upgrade does.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan<'a> {
+    /// The envelope property holding the event (`ev`).
+    pub union_field: &'a str,
+    /// The event property holding its type (`t`).
+    pub discriminator: &'a str,
+    /// Events renamed: `(previous discriminator value, current one)`.
+    pub events: &'a [(&'a str, &'a str)],
+    /// Values moved into an event property.
+    pub moves: &'a [Move<'a>],
+    /// Properties renamed, parents before children.
+    pub renames: &'a [Rename<'a>],
+}
+
+/// A value that moved from somewhere in the previous version's message into a property of an event.
+#[derive(Debug, Clone, Copy)]
+pub struct Move<'a> {
+    /// The event (current discriminator value).
+    pub event: &'a str,
+    /// JSON Pointer into the previous version's message, from the envelope's root (`/subagent`).
+    pub from: &'a str,
+    /// The event's property that receives it.
+    pub to: &'a str,
+    /// Whether the property is required: an empty old place is then a [`Loss`].
+    pub required: bool,
+}
+
+/// A property renamed.
+#[derive(Debug, Clone, Copy)]
+pub struct Rename<'a> {
+    /// `None` for a property under the envelope, else the event (current discriminator value) it is under.
+    pub event: Option<&'a str>,
+    /// The path of the object holding the property, from the envelope (or the event): property names (current
+    /// ones), `[]` for every array item, `*` for every map value, `[k=v]` for a union member whose `k` is `v`.
+    pub at: &'a [&'a str],
+    /// The previous name.
+    pub from: &'a str,
+    /// The current name.
+    pub to: &'a str,
+}
+
+/// A value the upgrade could not carry over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loss {
+    /// The diff rule behind it (`field-moved`).
+    pub rule: &'static str,
+    /// Where the value is missing in the upgraded message.
+    pub pointer: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// Upgrades `v` in place; the values that could not be carried over.
+pub fn apply(plan: &Plan<'_>, v: &mut Value) -> Vec<Loss> {
+    let mut losses = Vec::new();
+    let Some(env) = v.as_object_mut() else { return losses };
+    let tag = match env.get_mut(plan.union_field).and_then(|ev| ev.get_mut(plan.discriminator)) {
+        Some(Value::String(t)) => {
+            if let Some((_, to)) = plan.events.iter().find(|(from, _)| from == t) {
+                *t = (*to).to_string();
+            }
+            Some(t.clone())
+        }
+        _ => None,
+    };
+    let Some(tag) = tag else {
+        // No event to upgrade: only the envelope's own renames apply.
+        rename_all(plan, v, None);
+        return losses;
+    };
+    for m in plan.moves.iter().filter(|m| m.event == tag) {
+        if env.get(plan.union_field).is_some_and(|ev| ev.get(m.to).is_some()) {
+            continue;
+        }
+        match take(env, m.from) {
+            Some(x) => {
+                if let Some(Value::Object(ev)) = env.get_mut(plan.union_field) {
+                    ev.insert(m.to.to_string(), x);
+                }
+            }
+            None if m.required => losses.push(Loss {
+                rule: "field-moved",
+                pointer: format!("/{}/{}", escape(plan.union_field), escape(m.to)),
+                message: format!("the message has no `{}` to move into `{}`; no value is invented", m.from, m.to),
+            }),
+            None => {}
+        }
+    }
+    rename_all(plan, v, Some(&tag));
+    losses
+}
+
+fn rename_all(plan: &Plan<'_>, v: &mut Value, tag: Option<&str>) {
+    for r in plan.renames {
+        match r.event {
+            None => rename_at(v, r.at, r.from, r.to),
+            Some(e) if Some(e) == tag => {
+                if let Some(ev) = v.get_mut(plan.union_field) {
+                    rename_at(ev, r.at, r.from, r.to);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+fn rename_at(v: &mut Value, at: &[&str], from: &str, to: &str) {
+    match at.split_first() {
+        None => {
+            if let Value::Object(o) = v {
+                if o.contains_key(from) && !o.contains_key(to) {
+                    rename_key(o, from, to);
+                }
+            }
+        }
+        Some((&"[]", rest)) => {
+            if let Value::Array(items) = v {
+                for x in items {
+                    rename_at(x, rest, from, to);
+                }
+            }
+        }
+        Some((&"*", rest)) => {
+            if let Value::Object(o) = v {
+                for x in o.values_mut() {
+                    rename_at(x, rest, from, to);
+                }
+            }
+        }
+        Some((seg, rest)) => {
+            if let Some((k, want)) =
+                seg.strip_prefix('[').and_then(|s| s.strip_suffix(']')).and_then(|s| s.split_once('='))
+            {
+                if v.get(k).and_then(Value::as_str) == Some(want) {
+                    rename_at(v, rest, from, to);
+                }
+            } else if let Some(x) = v.get_mut(*seg) {
+                rename_at(x, rest, from, to);
+            }
+        }
+    }
+}
+
+/// Renames a key where it stands.
+fn rename_key(o: &mut Map<String, Value>, from: &str, to: &str) {
+    let entries = std::mem::take(o);
+    for (k, x) in entries {
+        o.insert(if k == from { to.to_string() } else { k }, x);
+    }
+}
+
+/// Removes and returns the value at `pointer` (through objects only).
+fn take(o: &mut Map<String, Value>, pointer: &str) -> Option<Value> {
+    let tokens: Vec<String> = pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    let (last, head) = tokens.split_last()?;
+    let mut o = o;
+    for t in head {
+        o = o.get_mut(t)?.as_object_mut()?;
+    }
+    let entries = std::mem::take(o);
+    let mut found = None;
+    for (k, x) in entries {
+        if &k == last {
+            found = Some(x);
+        } else {
+            o.insert(k, x);
+        }
+    }
+    found
+}
+
+fn escape(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}

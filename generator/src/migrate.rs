@@ -1,0 +1,241 @@
+//! `wiregen migrate`: rewrites a JSONL stream of messages of one protocol version (OLD) as messages of the next
+//! (NEW), line by line.
+//!
+//! Each line is parsed and checked against OLD (a line OLD rejects is not migrated: it is reported with OLD's
+//! rule ids), upgraded with NEW's declared renames and moves ([`crate::upgrade::Plan`]), then checked against
+//! NEW. What NEW rejects is never patched with invented values:
+//! - a property NEW does not have (`additional-property`, `removed-property`) is dropped with a warning under
+//!   [`OnLoss::Drop`], and the line refused under [`OnLoss::Refuse`];
+//! - anything else (a required value the upgrade could not carry, `field-moved`; a value NEW constrains more
+//!   tightly; a role NEW no longer allows) refuses the line.
+//!
+//! Every warning and refusal is a [`Note`]: line number, rule id and JSON Pointer. A refused line is not
+//! written, so the output passes `wiregen validate`; `wiregen validate --stream` then tells whether the stream
+//! without those lines still holds together.
+//!
+//! # Example
+//!
+//! ```
+//! use wiregen::migrate::{migrate_reader, OnLoss};
+//! use wiregen::upgrade::Plan;
+//!
+//! let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+//! let v1 = wiregen::load::load(&root.join("examples/happy-wire/schema/sessionProtocol.schema.json")).expect("v1");
+//! let v2 = wiregen::load::load(&root.join("schema")).expect("v2");
+//! let input = br#"{"id":"m1","time":1,"role":"agent","subagent":"sa1","ev":{"t":"stop"},"usage":{"input_tokens":3,"output_tokens":1}}"#;
+//! let mut out = Vec::new();
+//! let r = migrate_reader(&v1, &v2, &input[..], &mut out, OnLoss::Refuse).expect("no I/O error");
+//! assert_eq!((r.lines, r.written, r.refused), (1, 1, 0));
+//! assert_eq!(
+//!     String::from_utf8(out).unwrap(),
+//!     "{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"subagent-stop\",\"agentId\":\"sa1\"},\"usage\":{\"inputTokens\":3,\"outputTokens\":1}}\n"
+//! );
+//! ```
+//!
+//! # Errors
+//! Only reading the input and writing the output fail ([`std::io::Error`]); what is wrong with a line is a note.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::{parse_line, Engine, EngineOptions, Issue};
+use crate::ir::Model;
+use crate::rules::Rule;
+use crate::upgrade::Plan;
+
+/// What to do with a property NEW does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnLoss {
+    /// Drop it and warn; the line is migrated.
+    Drop,
+    /// Refuse the line.
+    Refuse,
+}
+
+/// What happened to a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Migrated as is (after the declared upgrades).
+    Migrated,
+    /// Migrated after dropping what NEW does not have (each dropped value is a warning note).
+    MigratedWithLoss,
+    /// Not written: OLD rejects it, or NEW rejects it after the upgrade and dropping is not allowed or not enough.
+    Refused,
+}
+
+/// One warning or reason for refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    /// 1-based input line.
+    pub line: usize,
+    /// Whether the line was written (with this value dropped) or refused.
+    pub outcome: Outcome,
+    /// Which side's rule: `old` (the input is not a valid OLD message), `upgrade` (a declared move found nothing
+    /// to move) or `new` (NEW rejects the upgraded message).
+    pub side: &'static str,
+    /// The rule id (a validation rule such as `additional-property`, or `field-moved`).
+    pub rule: &'static str,
+    /// JSON Pointer into the message (OLD's for `old`, the upgraded message's otherwise).
+    pub pointer: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// The result of a migration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Input lines.
+    pub lines: usize,
+    /// Lines written.
+    pub written: usize,
+    /// Lines written after dropping values.
+    pub with_loss: usize,
+    /// Lines refused.
+    pub refused: usize,
+    /// Every warning and refusal, by line.
+    pub notes: Vec<Note>,
+}
+
+/// Migrates one message: the upgraded value when NEW accepts it (possibly after drops), and the notes.
+pub fn migrate_value(
+    old: &Engine,
+    new: &Engine,
+    plan: &Plan,
+    line: usize,
+    v: &Value,
+    on_loss: OnLoss,
+) -> (Option<Value>, Vec<Note>) {
+    let note = |side, issue: &Issue, outcome| Note {
+        line,
+        outcome,
+        side,
+        rule: issue.rule,
+        pointer: issue.pointer.clone(),
+        message: issue.message.clone(),
+    };
+    let old_issues = old.check_value(v);
+    if !old_issues.is_empty() {
+        return (None, old_issues.iter().map(|i| note("old", i, Outcome::Refused)).collect());
+    }
+    let mut v = v.clone();
+    let losses = plan.apply(&mut v);
+    let mut notes: Vec<Note> = losses
+        .iter()
+        .map(|l| Note {
+            line,
+            outcome: Outcome::Refused,
+            side: "upgrade",
+            rule: l.rule,
+            pointer: l.pointer.clone(),
+            message: l.message.clone(),
+        })
+        .collect();
+    // Each round drops what NEW does not have (every such issue of the round), until NEW accepts or something
+    // else is wrong. A value is removed each round, so this ends.
+    loop {
+        let issues = new.check_value(&v);
+        if issues.is_empty() && notes.iter().all(|n| n.outcome != Outcome::Refused) {
+            return (Some(v), notes);
+        }
+        let droppable = |i: &Issue| {
+            on_loss == OnLoss::Drop
+                && (i.rule == Rule::AdditionalProperty.id() || i.rule == Rule::RemovedProperty.id())
+                && !i.pointer.is_empty()
+        };
+        if !issues.is_empty() && issues.iter().all(droppable) && notes.iter().all(|n| n.outcome != Outcome::Refused) {
+            let mut dropped = false;
+            for i in &issues {
+                if remove(&mut v, &i.pointer) {
+                    dropped = true;
+                    notes.push(note("new", i, Outcome::MigratedWithLoss));
+                }
+            }
+            if dropped {
+                continue;
+            }
+        }
+        // Refused: the upgrade's losses and NEW's issues, without repeating a loss NEW reports as missing.
+        for i in &issues {
+            let repeated = notes.iter().any(|n| n.side == "upgrade" && n.pointer == i.pointer);
+            if !repeated {
+                notes.push(note("new", i, Outcome::Refused));
+            }
+        }
+        for n in &mut notes {
+            n.outcome = Outcome::Refused;
+        }
+        return (None, notes);
+    }
+}
+
+/// Migrates a JSONL stream from OLD to NEW (both loaded protocols), writing the migrated lines to `out`.
+///
+/// # Errors
+/// Reading `input` or writing `out` failed.
+pub fn migrate_reader(
+    old: &Model,
+    new: &Model,
+    input: impl BufRead,
+    mut out: impl Write,
+    on_loss: OnLoss,
+) -> std::io::Result<Summary> {
+    let opts = EngineOptions::default();
+    let engine = |m: &Model| Engine::new(Arc::new(m.clone()), opts).map_err(std::io::Error::other);
+    let (oe, ne) = (engine(old)?, engine(new)?);
+    let plan = Plan::of(new).unwrap_or_default();
+    let mut s = Summary::default();
+    for (i, line) in input.split(b'\n').enumerate() {
+        let mut line = line?;
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        let n = i + 1;
+        s.lines += 1;
+        let v = match parse_line(&line) {
+            Ok(v) => v,
+            Err(issue) => {
+                s.refused += 1;
+                s.notes.push(Note {
+                    line: n,
+                    outcome: Outcome::Refused,
+                    side: "old",
+                    rule: issue.rule,
+                    pointer: issue.pointer,
+                    message: issue.message,
+                });
+                continue;
+            }
+        };
+        let (value, notes) = migrate_value(&oe, &ne, &plan, n, &v, on_loss);
+        match value {
+            Some(v) => {
+                serde_json::to_writer(&mut out, &v)?;
+                out.write_all(b"\n")?;
+                s.written += 1;
+                if !notes.is_empty() {
+                    s.with_loss += 1;
+                }
+            }
+            None => s.refused += 1,
+        }
+        s.notes.extend(notes);
+    }
+    out.flush()?;
+    Ok(s)
+}
+
+/// Removes the value at a JSON Pointer; whether there was one.
+fn remove(v: &mut Value, pointer: &str) -> bool {
+    let Some((head, last)) = pointer.rsplit_once('/') else { return false };
+    let last = last.replace("~1", "/").replace("~0", "~");
+    match v.pointer_mut(head) {
+        Some(Value::Object(o)) => o.shift_remove(&last).is_some(),
+        _ => false,
+    }
+}

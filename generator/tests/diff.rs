@@ -1,0 +1,348 @@
+//! `wiregen diff`: one case per change rule (`tests/fixtures/diff/cases.json`: a base schema, changed on the OLD
+//! and NEW side by small edits), each held to its rule, subject and breaks, and to a golden of all three output
+//! formats with their exit statuses; reading sides from git; the errors.
+//!
+//! Update the goldens with `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test diff` (ignored when `CI` is set).
+
+#[path = "support/golden.rs"]
+mod golden;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use wiregen::diff::ChangeRule;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+}
+
+fn fixtures() -> PathBuf {
+    root().join("tests/fixtures/diff")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
+        }
+    }
+}
+
+/// The parent of the value at `pointer` and the last token.
+fn parent<'a>(v: &'a mut Value, pointer: &str) -> (&'a mut Value, String) {
+    let (head, last) = pointer.rsplit_once('/').expect("a pointer");
+    let last = last.replace("~1", "/").replace("~0", "~");
+    (v.pointer_mut(head).unwrap_or_else(|| panic!("nothing at {head}")), last)
+}
+
+/// Applies one edit (`set`, `remove`, `rename`, `delete` a file, `copy` a file) to a schema directory.
+fn apply(dir: &Path, op: &Value) {
+    let file = dir.join(op["file"].as_str().expect("file"));
+    match op["op"].as_str().expect("op") {
+        "delete" => return std::fs::remove_file(&file).expect("delete"),
+        "copy" => {
+            std::fs::copy(dir.join(op["from"].as_str().expect("from")), &file).expect("copy");
+            return;
+        }
+        _ => {}
+    }
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("json");
+    let pointer = op["pointer"].as_str().expect("pointer");
+    let (p, last) = parent(&mut v, pointer);
+    match (op["op"].as_str().expect("op"), p) {
+        ("set", Value::Object(m)) => {
+            m.insert(last, op["value"].clone());
+        }
+        ("set", Value::Array(a)) => {
+            let i: usize = last.parse().expect("index");
+            if i == a.len() {
+                a.push(op["value"].clone());
+            } else {
+                a[i] = op["value"].clone();
+            }
+        }
+        ("remove", Value::Object(m)) => {
+            m.shift_remove(&last).unwrap_or_else(|| panic!("nothing to remove at {pointer}"));
+        }
+        ("remove", Value::Array(a)) => {
+            a.remove(last.parse().expect("index"));
+        }
+        ("rename", Value::Object(m)) => {
+            // Keeps the member's place.
+            let to = op["value"].as_str().expect("new name");
+            let entries: Vec<(String, Value)> = std::mem::take(m).into_iter().collect();
+            for (k, x) in entries {
+                m.insert(if k == last { to.to_string() } else { k }, x);
+            }
+        }
+        (o, _) => panic!("cannot {o} at {pointer}"),
+    }
+    std::fs::write(&file, serde_json::to_string_pretty(&v).expect("json") + "\n").expect("write");
+}
+
+fn wiregen(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(dir).args(args).output().expect("run wiregen");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+/// The three invocations every case's golden holds: text (backward), json (forward), markdown (full).
+const RUNS: [(&str, &str); 3] = [("text", "backward"), ("json", "forward"), ("markdown", "full")];
+
+/// Runs `wiregen diff` in all three formats in `dir` on `old` and `new`; the golden text, and the JSON report.
+fn run_formats(dir: &Path, old: &str, new: &str) -> (String, Value) {
+    let mut golden = String::new();
+    let mut json = Value::Null;
+    for (format, policy) in RUNS {
+        let (code, out, err) = wiregen(dir, &["diff", "--format", format, "--policy", policy, old, new]);
+        assert!(code == 0 || code == 1, "{old} {new} --format {format}: exit {code}: {err}");
+        assert!(err.is_empty(), "{old} {new}: nothing on stderr: {err}");
+        golden
+            .push_str(&format!("$ wiregen diff --format {format} --policy {policy} {old} {new}\n{out}(exit {code})\n"));
+        if format == "json" {
+            json = serde_json::from_str(&out).expect("one JSON document");
+            // The exit status is the policy's verdict over the records.
+            let fails = json["changes"].as_array().expect("changes").iter().any(|c| c["fails_policy"] == true);
+            assert_eq!(code, i32::from(fails), "{old} {new}: exit status and fails_policy agree");
+        }
+    }
+    (golden, json)
+}
+
+#[test]
+fn every_rule_has_a_case_and_each_case_its_golden() {
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("cases.json")).expect("cases")).expect("json");
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diff-cases-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let mut covered = std::collections::BTreeSet::new();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let name = case["name"].as_str().expect("name");
+        let dir = base.join(name);
+        let from = fixtures().join("base").join(case["base"].as_str().expect("base"));
+        for side in ["old", "new"] {
+            copy_dir(&from, &dir.join(side));
+            for op in case[side].as_array().map(Vec::as_slice).unwrap_or_default() {
+                apply(&dir.join(side), op);
+            }
+        }
+        let (out, json) = run_formats(&dir, "old", "new");
+        let changes = json["changes"].as_array().expect("changes");
+        for want in case["expect"].as_array().expect("expect") {
+            let rule = want["rule"].as_str().expect("rule");
+            assert!(ChangeRule::from_id(rule).is_some(), "{name}: `{rule}` is not a rule");
+            covered.insert(rule.to_string());
+            let found = changes.iter().find(|c| c["rule"] == want["rule"] && c["subject"] == want["subject"]);
+            match found {
+                None => failures.push(format!("{name}: no `{rule}` at `{}` in\n{out}", want["subject"])),
+                Some(c) if c["breaks"] != want["breaks"] => failures.push(format!(
+                    "{name}: `{rule}` at `{}` breaks {}, expected {}",
+                    want["subject"], c["breaks"], want["breaks"]
+                )),
+                Some(_) => {}
+            }
+        }
+        // Only what the case expects: a case changes one thing.
+        if changes.len() != case["expect"].as_array().map_or(0, Vec::len) {
+            failures.push(format!("{name}: {} change(s), expected {}:\n{out}", changes.len(), case["expect"]));
+        }
+        let about = case["about"].as_str().unwrap_or_default();
+        let text = format!("# {about}\n{out}");
+        assert!(!text.contains("panicked"), "{name}: no panics");
+        if let Err(e) = golden::check_golden(&fixtures().join(format!("{name}.golden")), &text) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    let missing: Vec<&str> = ChangeRule::ALL.iter().map(|r| r.id()).filter(|r| !covered.contains(*r)).collect();
+    assert!(missing.is_empty(), "rules without a case in tests/fixtures/diff/cases.json: {missing:?}");
+    let _ = std::fs::remove_dir_all(&base);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_schema_compared_with_itself_has_no_change() {
+    for b in ["protocol", "types"] {
+        let dir = fixtures().join("base");
+        for (format, policy) in RUNS {
+            let (code, out, _) = wiregen(&dir, &["diff", "--format", format, "--policy", policy, b, b]);
+            assert_eq!(code, 0, "{b} {format}: {out}");
+            if format == "json" {
+                let v: Value = serde_json::from_str(&out).expect("json");
+                assert_eq!(v["changes"], Value::Array(Vec::new()), "{b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_side_read_from_git_equals_the_same_directory() {
+    // HEAD holds the base fixtures (they are committed); compared with the working copy they are unchanged.
+    let (code, out, err) = wiregen(
+        &root(),
+        &["diff", "--format", "json", "HEAD:tests/fixtures/diff/base/protocol", "tests/fixtures/diff/base/protocol"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["old"], "HEAD:tests/fixtures/diff/base/protocol");
+    assert_eq!(v["changes"], Value::Array(Vec::new()));
+    assert!(v["rows"].as_array().is_some_and(|r| r.len() == 4), "{out}");
+}
+
+#[test]
+fn an_unreadable_side_exits_2_and_names_it() {
+    let dir = fixtures().join("base");
+    for (old, why) in [("no-such-dir", "no-such-dir"), ("HEAD:no/such/path", "no/such/path")] {
+        let (code, out, err) = wiregen(&dir, &["diff", old, "protocol"]);
+        assert_eq!(code, 2, "{old}: {out}{err}");
+        assert!(err.contains(why), "{old}: the error names it: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // A side the loader refuses: its located diagnostics.
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diff-bad-{}", std::process::id()));
+    copy_dir(&dir.join("protocol"), &tmp);
+    apply(
+        &tmp,
+        &serde_json::json!({"op": "set", "file": "events/stop.schema.json", "pointer": "/properties/t/x-moved-from", "value": 3}),
+    );
+    // A move the upcasters could not apply (not on a property of an event) is refused, not ignored.
+    let nested = serde_json::json!({"op": "set", "file": "events/note.schema.json", "pointer": "/properties/meta/properties/x", "value": {"type": "string", "description": "x", "x-moved-from": "/subagent"}});
+    apply(&tmp, &nested);
+    let (code, _, err) = wiregen(&dir, &["diff", "protocol", &tmp.to_string_lossy()]);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/properties/t/x-moved-from"), "located: {err}");
+    assert!(err.contains("/properties/meta/properties/x/x-moved-from: `x-moved-from` has no meaning here"), "{err}");
+}
+
+/// The v1 session protocol (happy-wire's) and this repository's v2.
+const V1: &str = "examples/happy-wire/schema";
+const V2: &str = "schema";
+
+/// The rows of the markdown table under `## {heading}` (or the file's only table when `heading` is empty), cells
+/// trimmed, header and rule dropped.
+fn md_rows(text: &str, heading: &str) -> Vec<Vec<String>> {
+    let body = if heading.is_empty() {
+        text
+    } else {
+        let start = text.find(&format!("## {heading}\n")).unwrap_or_else(|| panic!("no `## {heading}`"));
+        &text[start..]
+    };
+    body.lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| l.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+fn v1_v2_json() -> Value {
+    let (code, out, err) = wiregen(&root(), &["diff", "--format", "json", "--policy", "none", V1, V2]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).expect("json")
+}
+
+#[test]
+fn the_v1_to_v2_diff_reproduces_the_seeds_summary_and_removed_table() {
+    let v = v1_v2_json();
+    let rows = v["rows"].as_array().expect("rows");
+    let seed = std::fs::read_to_string(root().join("tests/fixtures/seed-tables.md")).expect("seed tables");
+    let summary = md_rows(&seed, "Event Type Summary");
+    assert_eq!(summary.len(), 14);
+    let mut failures = Vec::new();
+    for r in &summary {
+        let (category, tag, roles, new) = (&r[0], r[1].trim_matches('`'), &r[2], &r[3]);
+        let Some(row) = rows.iter().find(|x| x["t"] == tag) else {
+            failures.push(format!("{tag}: no row"));
+            continue;
+        };
+        // "renamed, added `agentId`" -> the word and the note.
+        let (word, note) = new.split_once([',', ' ']).map_or((new.as_str(), ""), |(w, n)| (w, n.trim()));
+        let note = note.trim_start_matches('(').trim_end_matches(')');
+        let got_note = row["note"].as_str().unwrap_or_default();
+        if row["status"] != word || got_note != note {
+            failures.push(format!("{tag}: seed `{new}`, diff `{}` `{got_note}`", row["status"]));
+        }
+        if row["category"] != category.as_str()
+            || row["roles"].as_array().map(|a| a.iter().map(|r| r.as_str().unwrap_or("")).collect::<Vec<_>>().join("/"))
+                != Some(roles.clone())
+        {
+            failures.push(format!("{tag}: category or roles differ: {row}"));
+        }
+    }
+    // Nothing in v2 is left out of the seed's table, and nothing of v1 is gone without a rename.
+    let events: Vec<&Value> = rows.iter().filter(|r| !r["t"].is_null()).collect();
+    assert_eq!(events.len(), summary.len(), "{rows:?}");
+    let removed = md_rows(&std::fs::read_to_string(fixtures().join("v1-v2/seed-removed.md")).expect("removed"), "");
+    assert_eq!(removed.len(), 4);
+    let got = v["removed"].as_array().expect("removed");
+    assert_eq!(got.len(), removed.len());
+    for (r, g) in removed.iter().zip(got) {
+        if g["what"] != r[0].as_str() || g["why"] != r[1].as_str() {
+            failures.push(format!("removed: seed {r:?}, diff {} / {}", g["what"], g["why"]));
+        }
+    }
+    // What the seed's tables say of v1, checked against v1: only `start`/`stop` exist there, renamed.
+    let in_v1: Vec<(&str, bool)> = got
+        .iter()
+        .flat_map(|g| g["items"].as_array().into_iter().flatten())
+        .map(|i| (i["thing"].as_str().unwrap_or(""), !i["in_old"].is_null() && i["renamed"] == true))
+        .collect();
+    assert_eq!(
+        in_v1,
+        [
+            ("event `ready`", false),
+            ("event `start`", true),
+            ("event `stop`", true),
+            ("`machineId` on `session-control-changed`", false),
+            ("event `usage-report`", false)
+        ]
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_v2_x_status_is_the_diff_against_v1() {
+    let v = v1_v2_json();
+    let mut checked = 0;
+    for e in std::fs::read_dir(root().join("schema/events")).expect("events") {
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(e.expect("entry").path()).expect("read")).expect("json");
+        let tag = s["properties"]["t"]["const"].as_str().expect("tag");
+        let row = v["rows"].as_array().expect("rows").iter().find(|r| r["t"] == tag).expect("a row per event");
+        assert_eq!(s["x-status"], row["status"], "{tag}: x-status against the diff from v1");
+        assert_eq!(s["x-status-note"], row["note"], "{tag}: x-status-note against the diff from v1");
+        checked += 1;
+    }
+    assert_eq!(checked, 14);
+}
+
+#[test]
+fn the_v1_to_v2_diff_golden() {
+    let mut text = String::from("# the v1 session protocol (examples/happy-wire) -> v2 (schema/)\n");
+    for format in ["text", "markdown"] {
+        let (code, out, err) = wiregen(&root(), &["diff", "--format", format, "--policy", "backward", V1, V2]);
+        assert!(err.is_empty(), "{err}");
+        text.push_str(&format!("$ wiregen diff --format {format} --policy backward {V1} {V2}\n{out}(exit {code})\n"));
+    }
+    golden::check_golden(&fixtures().join("v1-v2/diff.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn the_readme_gives_every_rule_an_example() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let start = readme.find("## Evolving the protocol").expect("the section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let missing: Vec<&str> =
+        ChangeRule::ALL.iter().map(|r| r.id()).filter(|id| !section.contains(&format!("| `{id}` |"))).collect();
+    assert!(missing.is_empty(), "rules without a row in the README's rule table: {missing:?}");
+}

@@ -1,0 +1,160 @@
+//! `wiregen migrate` from the v1 session protocol (happy-wire's) to v2 (`schema/`): the seed's Realistic Flow
+//! written the v1 way, a stream of lossy v1 lines, and every valid v1 envelope fixture of the example; each
+//! migrated stream is a golden and passes `wiregen validate` (`--stream` for the session).
+//!
+//! Update the goldens with `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test migrate` (ignored when `CI` is set).
+
+#[path = "support/golden.rs"]
+mod golden;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+}
+
+fn fixtures() -> PathBuf {
+    root().join("tests/fixtures/migrate")
+}
+
+const V1: &str = "examples/happy-wire/schema";
+const V2: &str = "schema";
+
+fn wiregen(args: &[&str], stdin: Option<&[u8]>) -> (i32, String, String) {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wiregen"));
+    cmd.current_dir(root()).args(args);
+    cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("run wiregen");
+    let input = stdin.unwrap_or_default().to_vec();
+    let mut w = child.stdin.take().expect("stdin");
+    let t = std::thread::spawn(move || w.write_all(&input));
+    let out = child.wait_with_output().expect("wait");
+    t.join().expect("writer").expect("write");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+/// Migrates `input` (a path relative to the repo root, or `-` with `stdin`) in one mode; the golden section and
+/// the migrated stream, which must pass `wiregen validate` (with `stream` also `--stream`).
+fn migrate(input: &str, stdin: Option<&[u8]>, on_loss: &str, stream: bool) -> (String, i32, String) {
+    let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "--on-loss", on_loss, input], stdin);
+    assert!(code == 0 || code == 1, "{input} {on_loss}: exit {code}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let mut check = vec!["validate"];
+    if stream {
+        check.push("--stream");
+    }
+    let (vcode, vout, verr) = wiregen(&check, Some(out.as_bytes()));
+    assert_eq!(vcode, 0, "{input} {on_loss}: the migrated stream validates:\n{vout}{verr}\n{out}");
+    let section = format!("$ wiregen migrate --from {V1} --to {V2} --on-loss {on_loss} {input}\n# exit {code}; stderr:\n{err}# stdout:\n{out}");
+    (section, code, out)
+}
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+}
+
+#[test]
+fn the_realistic_flow_written_the_v1_way_migrates_without_loss_and_checks_as_a_v2_stream() {
+    let input = "tests/fixtures/migrate/v1-realistic-flow.jsonl";
+    let v1 = lines(&std::fs::read_to_string(root().join(input)).expect("flow"));
+    let (section, code, out) = migrate(input, None, "refuse", true);
+    assert_eq!(code, 0, "{section}");
+    let v2 = lines(&out);
+    assert_eq!(v1.len(), v2.len(), "every line migrated");
+    for (a, b) in v1.iter().zip(&v2) {
+        let id = &a["id"];
+        assert_eq!(&b["id"], id);
+        // The v1 envelope fields the app uses survive; usage in v2's names, with the same numbers.
+        for k in ["claudeUuid", "codexItemId"] {
+            assert_eq!(a[k], b[k], "{id}: {k}");
+        }
+        assert_eq!(a["ev"]["mimeType"], b["ev"]["mimeType"], "{id}: mimeType");
+        if let Some(u) = a["usage"].as_object() {
+            for (k, x) in u {
+                let camel: String = k
+                    .split('_')
+                    .enumerate()
+                    .map(|(i, w)| if i == 0 { w.to_string() } else { w[..1].to_uppercase() + &w[1..] })
+                    .collect();
+                assert_eq!(&b["usage"][&camel], x, "{id}: usage.{k} -> usage.{camel}");
+            }
+        }
+        // start/stop: renamed, the envelope's subagent moved into agentId.
+        if matches!(a["ev"]["t"].as_str(), Some("start" | "stop")) {
+            assert_eq!(b["ev"]["t"], format!("subagent-{}", a["ev"]["t"].as_str().unwrap_or_default()));
+            assert_eq!(b["ev"]["agentId"], a["subagent"], "{id}");
+            assert!(b.get("subagent").is_none(), "{id}: moved, not copied");
+        }
+    }
+    let counts = |k: &str, v: &[Value]| v.iter().filter(|m| !m[k].is_null() || !m["ev"][k].is_null()).count();
+    for k in ["claudeUuid", "codexItemId", "usage", "mimeType"] {
+        assert!(counts(k, &v1) > 0 && counts(k, &v1) == counts(k, &v2), "{k} survives on every line");
+    }
+    golden::check_golden(&fixtures().join("v1-realistic-flow.golden"), &section).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn lossy_lines_are_reported_with_rule_and_pointer_and_never_invented() {
+    let input = "tests/fixtures/migrate/v1-lossy.jsonl";
+    let mut text = String::new();
+    for mode in ["refuse", "drop"] {
+        let (section, code, out) = migrate(input, None, mode, false);
+        assert_eq!(code, 1, "some line is refused in either mode");
+        // l1 (a start without the subagent to move) is refused in both modes: agentId is never made up.
+        assert!(section.contains(":1: refused: /ev/agentId [field-moved]"), "{section}");
+        assert!(!out.contains("\"l1\""), "{out}");
+        let written = lines(&out).len();
+        assert_eq!(written, if mode == "drop" { 2 } else { 0 }, "{section}");
+        text.push_str(&section);
+    }
+    golden::check_golden(&fixtures().join("v1-lossy.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The `value` of every valid envelope fixture of the v1 example, one per line, with the fixture's name.
+fn v1_envelope_fixtures() -> Vec<(String, Value)> {
+    let dir = root().join("examples/happy-wire/fixtures");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sessionEnvelopeSchema.") && n.contains(".valid."))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let f: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&n)).expect("read")).expect("json");
+            (n, f["value"].clone())
+        })
+        .collect()
+}
+
+#[test]
+fn every_valid_v1_envelope_fixture_migrates_or_is_refused_with_its_reasons() {
+    let fx = v1_envelope_fixtures();
+    assert!(fx.len() >= 15, "{}", fx.len());
+    let input: String = fx.iter().map(|(_, v)| format!("{v}\n")).collect();
+    let mut text = String::from("# the valid sessionEnvelopeSchema fixtures of examples/happy-wire, one per line:\n");
+    for (i, (n, _)) in fx.iter().enumerate() {
+        text.push_str(&format!("#   line {}: {n}\n", i + 1));
+    }
+    for mode in ["refuse", "drop"] {
+        let (section, _, out) = migrate("-", Some(input.as_bytes()), mode, false);
+        let summary = section.lines().find(|l| l.starts_with("wiregen migrate:")).expect("a summary");
+        assert!(summary.contains(&format!("{} line(s)", fx.len())), "{summary}");
+        // Every line is accounted for: written, or refused with at least one located note.
+        let written = lines(&out).len();
+        let refused_lines: std::collections::BTreeSet<&str> =
+            section.lines().filter(|l| l.contains(": refused: ")).filter_map(|l| l.split(':').nth(1)).collect();
+        assert_eq!(written + refused_lines.len(), fx.len(), "{section}");
+        text.push_str(&section);
+    }
+    golden::check_golden(&fixtures().join("v1-example-fixtures.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
+}
