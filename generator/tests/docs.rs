@@ -209,7 +209,7 @@ fn rule_catalogues_are_listed_from_their_definitions() {
     let model = wiregen::load::load(&root().join("schema")).expect("schema loads");
     let rules = &model.protocol.as_ref().expect("a protocol").sequence.rules;
     assert_eq!(st.rows.len(), rules.len());
-    assert_eq!(rules.len(), 19);
+    assert!(rules.len() >= 19, "the 19 v2 rules and any added since");
     for (row, r) in st.rows.iter().zip(rules) {
         assert_eq!(row[0], format!("`{}`", r.id));
         assert_eq!(row[1], r.summary);
