@@ -116,6 +116,9 @@ pub struct SeqRule {
     pub summary: String,
     /// The sentence of the protocol document the rule comes from.
     pub seed: String,
+    /// Where the rule is declared.
+    #[serde(skip)]
+    pub origin: crate::ir::Origin,
 }
 
 /// The kinds of sequence rule (scopes by index into [`Sequence::scopes`]).
@@ -283,4 +286,48 @@ pub enum RollupKind {
         /// Its numeric fields.
         fields: Vec<String>,
     },
+}
+
+impl Sequence {
+    /// What a rule checks, independent of its text (message, summary, seed) and of the order and text of the
+    /// scope declarations: its kind with the scopes it reads spelled out, and its filters. Two rules with equal
+    /// meanings reject the same messages in the same state.
+    pub fn meaning(&self, r: &SeqRule) -> Value {
+        let scope = |i: usize| -> Value {
+            let Some(s) = self.scopes.get(i) else { return Value::Null };
+            serde_json::json!({
+                "name": s.name,
+                "key": s.key,
+                "opened-by": s.opened_by,
+                "closed-by": s.closed_by,
+                "single": s.single,
+                "within": s.within.and_then(|w| self.scopes.get(w)).map(|w| w.name.clone()),
+                "marks": s.marks,
+                "record": s.record.iter().map(|a| match &a.from {
+                    AttrSource::OpenKey(o) => serde_json::json!({"scope": self.scopes.get(*o).map(|x| x.name.clone())}),
+                    AttrSource::Field(f) => serde_json::json!(f),
+                }).collect::<Vec<_>>(),
+            })
+        };
+        let mut kind = serde_json::to_value(&r.kind).unwrap_or(Value::Null);
+        if let Value::Object(o) = &mut kind {
+            for k in ["scope", "by"] {
+                if let Some(i) = o.get(k).and_then(Value::as_u64) {
+                    o.insert(k.to_string(), scope(i as usize));
+                }
+            }
+            if let Some(Value::Array(u)) = o.get("unless").cloned() {
+                let s = u.first().and_then(Value::as_u64).map(|i| i as usize);
+                let mark = s.zip(u.get(1).and_then(Value::as_u64)).and_then(|(s, m)| {
+                    self.scopes.get(s).and_then(|x| x.marks.get(m as usize)).map(|m| m.name.clone())
+                });
+                o.insert("unless".into(), serde_json::json!({"scope": s.map(scope), "mark": mark}));
+            }
+            if let (Some(i), Some(m)) = (r.kind.scope(), o.get("mark").and_then(Value::as_u64)) {
+                let name = self.scopes.get(i).and_then(|x| x.marks.get(m as usize)).map(|m| m.name.clone());
+                o.insert("mark".into(), serde_json::json!(name));
+            }
+        }
+        serde_json::json!({"kind": kind, "role": r.role, "on": r.on, "when": r.when})
+    }
 }

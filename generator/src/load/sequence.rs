@@ -613,6 +613,7 @@ impl Cx {
             message,
             summary: summary.unwrap_or_default(),
             seed: seed.unwrap_or_default(),
+            origin: at.clone(),
         })
     }
 
