@@ -37,7 +37,7 @@
 
 pub mod rules;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead};
 use std::ops::ControlFlow;
 
@@ -60,8 +60,8 @@ pub struct StreamChecker<'e> {
     seq: &'e Sequence,
     /// Sequence number of the next accepted message (orders open things by when they started).
     next: u64,
-    /// Per rule: the values a `unique` rule has seen (empty for other kinds).
-    seen: Vec<HashSet<String>>,
+    /// Per rule: the values a `unique` rule has seen, with the line of each (empty for other kinds).
+    seen: Vec<HashMap<String, usize>>,
     /// Per scope: what is open.
     scopes: Vec<ScopeState>,
     /// Per rollup part: its state.
@@ -75,7 +75,22 @@ static NO_SEQUENCE: std::sync::LazyLock<Sequence> = std::sync::LazyLock::new(Seq
 #[derive(Debug, Clone, Default)]
 struct ScopeState {
     open: BTreeMap<String, Item>,
-    closed: HashSet<String>,
+    /// Keys of closed ones, with the line that closed each (only when a rule forbids reopening).
+    closed: HashMap<String, usize>,
+    /// Keys a rejected line would have opened, with that line (until an accepted line opens the key).
+    rejected_open: HashMap<String, usize>,
+    /// Keys a rejected line would have closed, with that line (until an accepted line closes the key).
+    rejected_close: HashMap<String, usize>,
+}
+
+/// At most this many keys per scope are remembered for `causedBy` (a stream of rejected lines cannot grow the
+/// state without bound; past it, later echoes simply have no `causedBy`).
+const REJECTED_KEYS: usize = 4096;
+
+fn remember(map: &mut HashMap<String, usize>, key: &str, line: usize) {
+    if map.len() < REJECTED_KEYS || map.contains_key(key) {
+        map.insert(key.to_string(), line);
+    }
 }
 
 /// An open scope.
@@ -83,10 +98,12 @@ struct ScopeState {
 struct Item {
     /// When it opened (a scope `within` another: when that one opened).
     seq: u64,
+    /// The line that opened it.
+    line: usize,
     /// The recorded values, in the scope's record order.
     attrs: Vec<Value>,
-    /// The marks, in the scope's mark order.
-    marks: Vec<bool>,
+    /// The marks, in the scope's mark order: the line that set each.
+    marks: Vec<Option<usize>>,
 }
 
 #[derive(Debug, Clone)]
@@ -192,7 +209,7 @@ impl<'e> StreamChecker<'e> {
             tag: proto.map_or("", |p| p.discriminator(m)),
             seq,
             next: 0,
-            seen: vec![HashSet::new(); seq.rules.len()],
+            seen: vec![HashMap::new(); seq.rules.len()],
             scopes: vec![ScopeState::default(); seq.scopes.len()],
             parts: seq
                 .rollup
@@ -220,7 +237,11 @@ impl<'e> StreamChecker<'e> {
         let (value, errors) = self.engine.check_line(bytes);
         match value {
             Some(v) if errors.is_empty() => self.check_valid(line, &v),
-            _ => self.reject(line, errors),
+            Some(v) => {
+                self.note_rejected_value(line, &v);
+                self.reject(line, errors)
+            }
+            None => self.reject(line, errors),
         }
     }
 
@@ -230,7 +251,38 @@ impl<'e> StreamChecker<'e> {
         if errors.is_empty() {
             self.check_valid(line, value)
         } else {
+            self.note_rejected_value(line, value);
             self.reject(line, errors)
+        }
+    }
+
+    /// A message the message-level rules rejected: what it would have opened or closed, as far as it can be read.
+    fn note_rejected_value(&mut self, line: usize, v: &Value) {
+        let Some(p) = self.proto else { return };
+        let (Some(env), Some(ev)) = (v.as_object(), v.get(&p.union_field).and_then(Value::as_object)) else { return };
+        let m = Msg {
+            role: env.get(&p.role_field).and_then(Value::as_str).unwrap_or_default(),
+            t: ev.get(self.tag).and_then(Value::as_str).unwrap_or_default(),
+            env,
+            ev,
+        };
+        self.note_rejected(line, &m);
+    }
+
+    /// Remembers what a rejected message would have opened or closed (for `causedBy`).
+    fn note_rejected(&mut self, line: usize, m: &Msg<'_>) {
+        for (s, sc) in self.seq.scopes.iter().enumerate() {
+            let key = m.str(&sc.key);
+            let st = &mut self.scopes[s];
+            if let Some(k) = key.filter(|_| m.is(sc.opened_by.as_deref())) {
+                remember(&mut st.rejected_open, k, line);
+            }
+            if m.is(sc.closed_by.as_deref()) {
+                let k = if sc.single { st.the_open().map(|(k, _)| k.clone()) } else { key.map(String::from) };
+                if let Some(k) = k.filter(|k| st.has(k)) {
+                    remember(&mut st.rejected_close, &k, line);
+                }
+            }
         }
     }
 
@@ -255,9 +307,10 @@ impl<'e> StreamChecker<'e> {
             ev,
         };
         if let Some(issue) = self.first_violation(&m) {
+            self.note_rejected(line, &m);
             return self.reject(line, vec![issue]);
         }
-        self.apply(&m);
+        self.apply(line, &m);
         self.accepted += 1;
         Record::new(line, Vec::new())
     }
@@ -277,101 +330,115 @@ impl<'e> StreamChecker<'e> {
         }
     }
 
-    /// The violation of rule `r` (index `i`) by `m`, if `m` breaks it.
+    /// The violation of rule `r` (index `i`) by `m`, if `m` breaks it, with the earlier line it relates to and
+    /// the rejected line it follows from, where there are such lines.
     fn broken(&self, i: usize, r: &SeqRule, m: &Msg<'_>) -> Option<Issue> {
         let scopes = &self.seq.scopes;
-        let fire = |params: &[(&str, &str)]| {
-            Some(Issue { pointer: r.pointer.clone(), rule: r.id, message: format_message(&r.message, params) })
+        let fire = |params: &[(&str, &str)], related: Option<usize>, caused_by: Option<usize>| {
+            let message = format_message(&r.message, params);
+            Some(Issue { pointer: r.pointer.clone(), rule: r.id, message, related, caused_by })
         };
         if let RuleKind::Unique { key } = &r.kind {
             let v = m.str(key)?;
-            return if self.seen[i].contains(v) { fire(&[(key.name(), v)]) } else { None };
+            return self.seen[i].get(v).and_then(|l| fire(&[(key.name(), v)], Some(*l), None));
         }
         let s = r.kind.scope()?;
         let (sc, st) = (&scopes[s], &self.scopes[s]);
         let kname = sc.key.name();
         let key = m.str(&sc.key);
-        let open = if sc.single { st.the_open().map(|(k, _)| k.as_str()) } else { None };
-        let with = |k: Option<&str>, extra: &[(&str, &str)]| -> Option<Issue> {
+        let the_open = if sc.single { st.the_open() } else { None };
+        let open = the_open.map(|(k, _)| k.as_str());
+        let open_line = the_open.map(|(_, it)| it.line);
+        let with = |k: Option<&str>, extra: &[(&str, &str)], related: Option<usize>, caused_by: Option<usize>| {
             let mut params: Vec<(&str, &str)> =
                 vec![(kname, k.unwrap_or_default()), ("open", open.unwrap_or_default())];
             params.extend_from_slice(extra);
-            fire(&params)
+            fire(&params, related, caused_by)
         };
+        let rejected_open = |k: Option<&str>| k.and_then(|k| st.rejected_open.get(k).copied());
+        let opener = m.is(sc.opened_by.as_deref());
+        let closer = m.is(sc.closed_by.as_deref());
         match &r.kind {
             RuleKind::Unique { .. } => None,
-            RuleKind::OpenWithoutKey { .. } => {
-                (m.is(sc.opened_by.as_deref()) && key.is_none()).then(|| with(key, &[]))?
-            }
+            RuleKind::OpenWithoutKey { .. } => (opener && key.is_none()).then(|| with(key, &[], None, None))?,
             RuleKind::OpenWhileOpen { .. } => {
-                let clash = m.is(sc.opened_by.as_deref())
-                    && if sc.single { open.is_some() } else { key.is_some_and(|k| st.has(k)) };
-                clash.then(|| with(key, &[]))?
+                if !opener {
+                    return None;
+                }
+                let held = if sc.single { the_open } else { key.and_then(|k| st.open.get_key_value(k)) };
+                let (k, it) = held?;
+                with(key, &[], Some(it.line), st.rejected_close.get(k).copied())
             }
             RuleKind::OpenReused { .. } => {
-                (m.is(sc.opened_by.as_deref()) && key.is_some_and(|k| st.closed.contains(k))).then(|| with(key, &[]))?
+                let ended = key.filter(|_| opener).and_then(|k| st.closed.get(k))?;
+                with(key, &[], Some(*ended), None)
             }
             RuleKind::KeyMissing { .. } => {
-                (open.is_some() && !m.is(sc.opened_by.as_deref()) && key.is_none()).then(|| with(key, &[]))?
+                (open.is_some() && !opener && key.is_none()).then(|| with(key, &[], open_line, None))?
             }
             RuleKind::KeyMismatch { .. } => {
                 let other = open.is_some_and(|o| key.is_some_and(|k| k != o));
-                (other && !m.is(sc.opened_by.as_deref())).then(|| with(key, &[]))?
+                (other && !opener).then(|| with(key, &[], open_line, rejected_open(key)))?
             }
             RuleKind::CloseNotOpen { .. } => {
                 let none = if sc.single { open.is_none() } else { !key.is_some_and(|k| st.has(k)) };
-                (m.is(sc.closed_by.as_deref()) && none).then(|| with(key, &[]))?
+                (closer && none).then(|| with(key, &[], None, rejected_open(key)))?
             }
             RuleKind::NamesOpen { at, .. } => {
-                if *at == sc.key && m.is(sc.opened_by.as_deref()) {
+                if *at == sc.key && opener {
                     return None;
                 }
                 let v = m.str(at)?;
-                (!st.has(v)).then(|| with(Some(v), &[]))?
+                (!st.has(v)).then(|| with(Some(v), &[], None, rejected_open(Some(v))))?
             }
-            RuleKind::NeedsOpen { .. } => st.open.is_empty().then(|| with(key, &[]))?,
+            RuleKind::NeedsOpen { .. } => {
+                st.open.is_empty().then(|| with(key, &[], None, st.rejected_open.values().max().copied()))?
+            }
             RuleKind::CloseBlocked { by, unless, .. } => {
-                if !m.is(sc.closed_by.as_deref()) {
+                if !closer {
                     return None;
                 }
                 let (closing, _) = self.closing(s, sc, m)?;
                 if let Some((u, mark)) = *unless {
-                    if self.scopes[u].the_open().is_some_and(|(_, it)| it.marks.get(mark) == Some(&true)) {
+                    if self.scopes[u].the_open().is_some_and(|(_, it)| it.marks.get(mark).is_some_and(Option::is_some))
+                    {
                         return None;
                     }
                 }
                 let bsc = &scopes[*by];
                 let link = bsc.record.iter().position(|a| a.from == AttrSource::OpenKey(s));
-                let blocking = self.scopes[*by].in_order().into_iter().find(|(k, it)| match link {
+                let bst = &self.scopes[*by];
+                let blocking = bst.in_order().into_iter().find(|(k, it)| match link {
                     Some(j) if bsc.within != Some(s) => {
                         it.attrs.get(j).and_then(Value::as_str) == Some(closing.as_str())
                     }
                     _ => *k == closing,
                 });
-                let (b, _) = blocking?;
-                with(Some(closing), &[(bsc.key.name(), b)])
+                let (b, it) = blocking?;
+                with(Some(closing), &[(bsc.key.name(), b)], Some(it.line), bst.rejected_close.get(b).copied())
             }
             RuleKind::CloseRequires { mark, field, equals, .. } => {
-                if !m.is(sc.closed_by.as_deref()) {
+                if !closer {
                     return None;
                 }
                 let (closing, it) = self.closing(s, sc, m)?;
-                let marked = it.marks.get(*mark) == Some(&true);
+                let marked = it.marks.get(*mark).copied().flatten();
                 let value = m.get(field);
-                (marked && value != Some(equals)).then(|| with(Some(closing), &[(field.name(), &text(value))]))?
+                (marked.is_some() && value != Some(equals))
+                    .then(|| with(Some(closing), &[(field.name(), &text(value))], marked, None))?
             }
         }
     }
 
     /// Folds an accepted message into the state.
-    fn apply(&mut self, m: &Msg<'_>) {
+    fn apply(&mut self, line: usize, m: &Msg<'_>) {
         let seq = self.next;
         self.next += 1;
         let decl = self.seq;
         for (i, r) in decl.rules.iter().enumerate() {
             if let RuleKind::Unique { key } = &r.kind {
                 if let Some(v) = m.str(key).filter(|_| m.selected(r)) {
-                    self.seen[i].insert(v.to_string());
+                    self.seen[i].entry(v.to_string()).or_insert(line);
                 }
             }
         }
@@ -393,8 +460,9 @@ impl<'e> StreamChecker<'e> {
                         self.scopes[w].open.remove(&k);
                     }
                 }
+                self.scopes[s].rejected_close.remove(&k);
                 if sc.remember_closed {
-                    self.scopes[s].closed.insert(k);
+                    self.scopes[s].closed.insert(k, line);
                 }
             }
         }
@@ -422,10 +490,12 @@ impl<'e> StreamChecker<'e> {
             if sc.single {
                 st.open.clear();
             }
+            st.rejected_open.remove(key);
             match st.open.get_mut(key) {
                 Some(it) => it.attrs = attrs,
                 None => {
-                    st.open.insert(key.to_string(), Item { seq: at, attrs, marks: vec![false; sc.marks.len()] });
+                    let marks = vec![None; sc.marks.len()];
+                    st.open.insert(key.to_string(), Item { seq: at, line, attrs, marks });
                 }
             }
         }
@@ -434,7 +504,7 @@ impl<'e> StreamChecker<'e> {
             for (j, mk) in sc.marks.iter().enumerate() {
                 if m.t == mk.by && mk.role.as_deref().is_none_or(|r| r == m.role) {
                     if let Some(it) = self.scopes[s].open.values_mut().next() {
-                        it.marks[j] = true;
+                        it.marks[j].get_or_insert(line);
                     }
                 }
             }
@@ -503,7 +573,7 @@ impl<'e> StreamChecker<'e> {
                     o.insert(a.name.clone(), v.clone());
                 }
                 for (mk, v) in sc.marks.iter().zip(&it.marks) {
-                    o.insert(mk.name.clone(), Value::Bool(*v));
+                    o.insert(mk.name.clone(), Value::Bool(v.is_some()));
                 }
                 Value::Object(o)
             };

@@ -37,6 +37,8 @@ struct StreamFixture {
 struct Outcome {
     /// (line, rule, pointer, message)
     invalid: Vec<(u64, String, String, String)>,
+    /// Per rejected line: the `related` and `causedBy` lines of its first error.
+    links: Vec<(Option<u64>, Option<u64>)>,
     rollup: Value,
 }
 
@@ -100,14 +102,16 @@ fn rust_with(p: wiregen::ir::Model, fx: &[StreamFixture]) -> Vec<Outcome> {
     fx.iter()
         .map(|f| {
             let mut invalid = Vec::new();
+            let mut links = Vec::new();
             let reader = BufReader::new(File::open(&f.path).expect("open stream"));
             let (_, rollup) = wiregen::stream::check_reader(&engine, reader, |rec: wiregen::validate::Record| {
                 if let Some(e) = rec.errors.first() {
                     invalid.push((rec.line as u64, e.rule.to_string(), e.pointer.clone(), e.message.clone()));
+                    links.push((e.related.map(|l| l as u64), e.caused_by.map(|l| l as u64)));
                 }
             })
             .expect("read stream");
-            Outcome { invalid, rollup: serde_json::to_value(rollup).expect("rollup serializes") }
+            Outcome { invalid, links, rollup: serde_json::to_value(rollup).expect("rollup serializes") }
         })
         .collect()
 }
@@ -150,6 +154,7 @@ fn cli_with(more: &[&str], fx: &[StreamFixture]) -> Vec<Outcome> {
                 + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
             assert_eq!(s["records"].as_u64(), Some(n as u64), "{}: summary counts every line", f.name);
             let mut invalid = Vec::new();
+            let mut links = Vec::new();
             for i in 1..=n {
                 let r = records.next().unwrap_or_else(|| panic!("{}: record for line {i}", f.name));
                 assert_eq!(r["line"].as_u64(), Some(i as u64), "{}: records in order", f.name);
@@ -162,11 +167,21 @@ fn cli_with(more: &[&str], fx: &[StreamFixture]) -> Vec<Outcome> {
                 if let Some(e) = r["errors"].get(0) {
                     let s = |k: &str| e[k].as_str().expect("string field").to_string();
                     invalid.push((i as u64, s("rule"), s("pointer"), s("message")));
+                    links.push((e["related"].as_u64(), e["causedBy"].as_u64()));
                 }
             }
-            let first = invalid.first().map(|(l, r, p, m)| json!({"line": l, "pointer": p, "rule": r, "message": m}));
+            let first = invalid.first().zip(links.first()).map(|((l, r, p, m), (related, caused_by))| {
+                let mut e = json!({"line": l, "pointer": p, "rule": r, "message": m});
+                if let Some(x) = related {
+                    e["related"] = json!(x);
+                }
+                if let Some(x) = caused_by {
+                    e["causedBy"] = json!(x);
+                }
+                e
+            });
             assert_eq!(s["firstError"], first.unwrap_or(Value::Null), "{}: the summary's first error", f.name);
-            Outcome { invalid, rollup: s["rollup"].clone() }
+            Outcome { invalid, links, rollup: s["rollup"].clone() }
         })
         .collect()
 }
@@ -198,6 +213,12 @@ fn ts_with(dist: &Path, pkg: &Path, fx: &[StreamFixture]) -> Vec<Outcome> {
                 let s = |k: &str| e[k].as_str().unwrap_or_else(|| panic!("{k} in {e}")).to_string();
                 (e["line"].as_u64().expect("line"), s("rule"), s("pointer"), s("message"))
             })
+            .collect(),
+        links: v["invalid"]
+            .as_array()
+            .expect("invalid[]")
+            .iter()
+            .map(|e| (e["related"].as_u64(), e["causedBy"].as_u64()))
             .collect(),
         rollup: v["rollup"].clone(),
     };
@@ -246,6 +267,9 @@ fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
     if key(reference) != key(other) {
         return Some(format!("rejected lines differ:\n  rust:  {:?}\n  other: {:?}", key(reference), key(other)));
     }
+    if reference.links != other.links {
+        return Some(format!("related/causedBy differ:\n  rust:  {:?}\n  other: {:?}", reference.links, other.links));
+    }
     if normalize(&reference.rollup) != normalize(&other.rollup) {
         return Some(format!("rollups differ:\n  rust:  {}\n  other: {}", reference.rollup, other.rollup));
     }
@@ -287,7 +311,17 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
             let invalid: Vec<Value> = o
                 .invalid
                 .iter()
-                .map(|(l, r, p, m)| json!({"line": l, "rule": r, "pointer": p, "message": m}))
+                .zip(&o.links)
+                .map(|((l, r, p, m), (related, caused_by))| {
+                    let mut e = json!({"line": l, "rule": r, "pointer": p, "message": m});
+                    if let Some(x) = related {
+                        e["related"] = json!(x);
+                    }
+                    if let Some(x) = caused_by {
+                        e["causedBy"] = json!(x);
+                    }
+                    e
+                })
                 .collect();
             (f.name.clone(), json!({"invalid": invalid, "rollup": o.rollup}))
         })
@@ -379,7 +413,7 @@ fn happy_wire_streams_are_checked_by_its_own_sequence_rules() {
                     .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), r.contains('.').then(|| m.clone())))
                     .collect()
             };
-            if key(r) != key(o) || normalize(&r.rollup) != normalize(&o.rollup) {
+            if key(r) != key(o) || r.links != o.links || normalize(&r.rollup) != normalize(&o.rollup) {
                 failures.push(format!("{name:<9} {}: {:?} {} / {:?} {}", f.name, key(r), r.rollup, key(o), o.rollup));
             }
         }

@@ -25,6 +25,7 @@
  * @module
  */
 import { checkEnvelope, validateSessionLine } from "./envelope.js";
+import { parseLine } from "./runtime.js";
 import type { WireError, WireResult } from "./runtime.js";
 import type { SessionClientType, SessionCuid2, SessionId, SessionPermissionMode } from "./schemas.js";
 
@@ -227,6 +228,16 @@ export interface StreamError {
   rule: WireError["rule"] | StreamRuleId;
   /** Human explanation. */
   message: string;
+  /**
+   * For a sequence rule: the earlier line the violation relates to (the line that opened the turn, started the
+   * call, sent the request, first used the id, set the mark), when there is one.
+   */
+  related?: number;
+  /**
+   * For a sequence rule: the earlier rejected line this violation only follows from (it would have opened or
+   * closed what this one needs), when there is one: fix that line and this one goes away.
+   */
+  causedBy?: number;
 }
 
 /** The verdict on one message of a stream (the CLI's `--format json` record). */
@@ -384,17 +395,33 @@ function selected(r: Rule, m: Msg): boolean {
   return (r.role === null || r.role === m.role) && (r.on.length === 0 || r.on.includes(m.t)) && r.when.every(([f, v]) => same(get(m, f), v));
 }
 
-/** An open scope: when it opened (a scope within another: when that one opened), its records and marks. */
+/** An open scope: when it opened (a scope within another: when that one opened), the line that opened it, its
+ * records and its marks (the line that set each). */
 interface Item {
   seq: number;
+  line: number;
   attrs: unknown[];
-  marks: boolean[];
+  marks: (number | null)[];
 }
 
 interface ScopeState {
   open: Map<string, Item>;
-  closed: Set<string>;
+  /** Keys of closed ones, with the line that closed each (only when a rule forbids reopening). */
+  closed: Map<string, number>;
+  /** Keys a rejected line would have opened or closed, with that line. */
+  rejectedOpen: Map<string, number>;
+  rejectedClose: Map<string, number>;
 }
+
+/** At most this many keys per scope are remembered for `causedBy`, like the Rust checker. */
+const REJECTED_KEYS = 4096;
+
+function remember(map: Map<string, number>, key: string, line: number): void {
+  if (map.size < REJECTED_KEYS || map.has(key)) map.set(key, line);
+}
+
+/** The message-level rules of a line that is not JSON at all (nothing can be read from it). */
+const UNREADABLE = new Set<string>(["blank-line","invalid-utf8","malformed-json","too-deep"]);
 
 function theOpen(st: ScopeState): [string, Item] | undefined {
   for (const e of st.open) return e;
@@ -414,8 +441,13 @@ type PartState = { last: Obj | null } | { latest: (unknown | undefined)[] } | { 
 export class SessionStreamChecker {
   #line = 0;
   #next = 0;
-  #seen: Set<string>[] = SEQUENCE.rules.map(() => new Set<string>());
-  #scopes: ScopeState[] = SEQUENCE.scopes.map(() => ({ open: new Map<string, Item>(), closed: new Set<string>() }));
+  #seen: Map<string, number>[] = SEQUENCE.rules.map(() => new Map<string, number>());
+  #scopes: ScopeState[] = SEQUENCE.scopes.map(() => ({
+    open: new Map<string, Item>(),
+    closed: new Map<string, number>(),
+    rejectedOpen: new Map<string, number>(),
+    rejectedClose: new Map<string, number>(),
+  }));
   #parts: PartState[] = SEQUENCE.rollup.map((p): PartState => {
     switch (p.kind.kind) {
       case "last":
@@ -433,16 +465,44 @@ export class SessionStreamChecker {
 
   /** Checks the next message, already parsed (for example by `JSON.parse`). */
   check(envelope: unknown): StreamRecord {
-    return this.#after(++this.#line, checkEnvelope(envelope));
+    return this.#after(++this.#line, checkEnvelope(envelope), envelope);
   }
 
   /** Checks the next line of a JSONL session log (without its newline), exactly like `wiregen validate --stream`. */
   checkLine(line: string | Uint8Array): StreamRecord {
-    return this.#after(++this.#line, validateSessionLine(line));
+    const r = validateSessionLine(line);
+    if (r.valid || UNREADABLE.has(r.errors[0]?.rule ?? "")) return this.#after(++this.#line, r, undefined);
+    const parsed = parseLine(line);
+    return this.#after(++this.#line, r, parsed.ok ? parsed.value : undefined);
   }
 
-  #after(line: number, r: WireResult<unknown>): StreamRecord {
-    if (!r.valid) return this.#reject(line, r.errors);
+  /** A message the message-level rules rejected: what it would have opened or closed, as far as it can be read. */
+  #noteRejectedValue(line: number, v: unknown): void {
+    const ev = isObj(v) ? v[EV] : undefined;
+    if (!isObj(v) || !isObj(ev)) return;
+    const role = v[ROLE];
+    const t = ev[TAG];
+    this.#noteRejected(line, { role: typeof role === "string" ? role : "", t: typeof t === "string" ? t : "", env: v, ev });
+  }
+
+  /** Remembers what a rejected message would have opened or closed (for `causedBy`). */
+  #noteRejected(line: number, m: Msg): void {
+    SEQUENCE.scopes.forEach((sc, s) => {
+      const st = this.#scopes[s] as ScopeState;
+      const key = str(m, sc.key);
+      if (m.t === sc.openedBy && key !== undefined) remember(st.rejectedOpen, key, line);
+      if (m.t === sc.closedBy) {
+        const k = sc.single ? theOpen(st)?.[0] : key;
+        if (k !== undefined && st.open.has(k)) remember(st.rejectedClose, k, line);
+      }
+    });
+  }
+
+  #after(line: number, r: WireResult<unknown>, raw: unknown): StreamRecord {
+    if (!r.valid) {
+      if (raw !== undefined) this.#noteRejectedValue(line, raw);
+      return this.#reject(line, r.errors);
+    }
     const env = r.value;
     const ev = isObj(env) ? env[EV] : undefined;
     if (!isObj(env) || !isObj(ev)) return this.#reject(line, [{ pointer: "", rule: TYPE_RULE, message: "expected an envelope" }]);
@@ -453,9 +513,12 @@ export class SessionStreamChecker {
       const rule = SEQUENCE.rules[i] as Rule;
       if (!selected(rule, m)) continue;
       const v = this.#broken(i, rule, m);
-      if (v !== undefined) return this.#reject(line, [v]);
+      if (v !== undefined) {
+        this.#noteRejected(line, m);
+        return this.#reject(line, [v]);
+      }
     }
-    this.#apply(m);
+    this.#apply(line, m);
     this.#accepted++;
     return { line, valid: true, errors: [] };
   }
@@ -475,46 +538,67 @@ export class SessionStreamChecker {
     return k === undefined || it === undefined ? undefined : [k, it];
   }
 
-  /** The violation of rule `r` (index `i`) by `m`, if `m` breaks it. */
+  /**
+   * The violation of rule `r` (index `i`) by `m`, if `m` breaks it, with the earlier line it relates to and the
+   * rejected line it follows from, where there are such lines.
+   */
   #broken(i: number, r: Rule, m: Msg): StreamError | undefined {
-    const fire = (params: Params): StreamError => ({ pointer: r.pointer, rule: r.id, message: fill(r.message, params) });
+    const fire = (params: Params, related?: number, causedBy?: number): StreamError => {
+      const e: StreamError = { pointer: r.pointer, rule: r.id, message: fill(r.message, params) };
+      if (related !== undefined) e.related = related;
+      if (causedBy !== undefined) e.causedBy = causedBy;
+      return e;
+    };
     const k = r.kind;
     if (k.kind === "unique") {
       const v = str(m, k.key);
-      return v !== undefined && (this.#seen[i] as Set<string>).has(v) ? fire({ [k.key.name]: v }) : undefined;
+      const seen = v === undefined ? undefined : (this.#seen[i] as Map<string, number>).get(v);
+      return v !== undefined && seen !== undefined ? fire({ [k.key.name]: v }, seen) : undefined;
     }
     const sc = SEQUENCE.scopes[k.scope] as Scope;
     const st = this.#scopes[k.scope] as ScopeState;
     const key = str(m, sc.key);
-    const open = sc.single ? theOpen(st)?.[0] : undefined;
+    const theOpenOne = sc.single ? theOpen(st) : undefined;
+    const open = theOpenOne?.[0];
+    const openLine = theOpenOne?.[1].line;
     const opener = m.t === sc.openedBy;
     const closer = m.t === sc.closedBy;
-    const withKey = (value: string | undefined, extra: Params = {}): StreamError =>
-      fire({ [sc.key.name]: value ?? "", open: open ?? "", ...extra });
+    const withKey = (value: string | undefined, extra: Params, related?: number, causedBy?: number): StreamError =>
+      fire({ [sc.key.name]: value ?? "", open: open ?? "", ...extra }, related, causedBy);
+    const rejectedOpen = (v: string | undefined) => (v === undefined ? undefined : st.rejectedOpen.get(v));
     switch (k.kind) {
       case "open-without-key":
-        return opener && key === undefined ? withKey(key) : undefined;
+        return opener && key === undefined ? withKey(key, {}) : undefined;
       case "open-while-open": {
-        const clash = sc.single ? open !== undefined : key !== undefined && st.open.has(key);
-        return opener && clash ? withKey(key) : undefined;
+        if (!opener) return undefined;
+        const held = sc.single ? theOpenOne : key === undefined ? undefined : ([key, st.open.get(key)] as const);
+        if (held === undefined || held[1] === undefined) return undefined;
+        return withKey(key, {}, held[1].line, st.rejectedClose.get(held[0]));
       }
-      case "open-reused":
-        return opener && key !== undefined && st.closed.has(key) ? withKey(key) : undefined;
+      case "open-reused": {
+        const ended = opener && key !== undefined ? st.closed.get(key) : undefined;
+        return ended === undefined ? undefined : withKey(key, {}, ended);
+      }
       case "key-missing":
-        return open !== undefined && !opener && key === undefined ? withKey(key) : undefined;
+        return open !== undefined && !opener && key === undefined ? withKey(key, {}, openLine) : undefined;
       case "key-mismatch":
-        return open !== undefined && key !== undefined && key !== open && !opener ? withKey(key) : undefined;
+        return open !== undefined && key !== undefined && key !== open && !opener
+          ? withKey(key, {}, openLine, rejectedOpen(key))
+          : undefined;
       case "close-not-open": {
         const none = sc.single ? open === undefined : !(key !== undefined && st.open.has(key));
-        return closer && none ? withKey(key) : undefined;
+        return closer && none ? withKey(key, {}, undefined, rejectedOpen(key)) : undefined;
       }
       case "names-open": {
         if (sameRef(k.at, sc.key) && opener) return undefined;
         const v = str(m, k.at);
-        return v !== undefined && !st.open.has(v) ? withKey(v) : undefined;
+        return v !== undefined && !st.open.has(v) ? withKey(v, {}, undefined, rejectedOpen(v)) : undefined;
       }
-      case "needs-open":
-        return st.open.size === 0 ? withKey(key) : undefined;
+      case "needs-open": {
+        if (st.open.size !== 0) return undefined;
+        const lines = [...st.rejectedOpen.values()];
+        return withKey(key, {}, undefined, lines.length === 0 ? undefined : Math.max(...lines));
+      }
       case "close-blocked": {
         if (!closer) return undefined;
         const c = this.#closing(k.scope, m);
@@ -522,32 +606,36 @@ export class SessionStreamChecker {
         if (k.unless !== null) {
           const [u, mark] = k.unless;
           const o = theOpen(this.#scopes[u] as ScopeState);
-          if (o !== undefined && o[1].marks[mark] === true) return undefined;
+          if (o !== undefined && o[1].marks[mark] !== null && o[1].marks[mark] !== undefined) return undefined;
         }
         const bsc = SEQUENCE.scopes[k.by] as Scope;
+        const bst = this.#scopes[k.by] as ScopeState;
         const link = bsc.record.findIndex((a) => a.from.kind === "open-key" && a.from.of === k.scope);
-        const blocking = inOrder(this.#scopes[k.by] as ScopeState).find(([bk, it]) =>
+        const blocking = inOrder(bst).find(([bk, it]) =>
           link >= 0 && bsc.within !== k.scope ? it.attrs[link] === c[0] : bk === c[0],
         );
-        return blocking === undefined ? undefined : withKey(c[0], { [bsc.key.name]: blocking[0] });
+        if (blocking === undefined) return undefined;
+        return withKey(c[0], { [bsc.key.name]: blocking[0] }, blocking[1].line, bst.rejectedClose.get(blocking[0]));
       }
       case "close-requires": {
         if (!closer) return undefined;
         const c = this.#closing(k.scope, m);
-        if (c === undefined || c[1].marks[k.mark] !== true) return undefined;
+        const marked = c === undefined ? null : (c[1].marks[k.mark] ?? null);
+        if (c === undefined || marked === null) return undefined;
         const value = get(m, k.field);
-        return same(value, k.equals) ? undefined : withKey(c[0], { [k.field.name]: text(value) });
+        return same(value, k.equals) ? undefined : withKey(c[0], { [k.field.name]: text(value) }, marked);
       }
     }
   }
 
   /** Folds an accepted message into the state. */
-  #apply(m: Msg): void {
+  #apply(line: number, m: Msg): void {
     const seq = this.#next++;
     SEQUENCE.rules.forEach((r, i) => {
       if (r.kind.kind !== "unique" || !selected(r, m)) return;
       const v = str(m, r.kind.key);
-      if (v !== undefined) (this.#seen[i] as Set<string>).add(v);
+      const seen = this.#seen[i] as Map<string, number>;
+      if (v !== undefined && !seen.has(v)) seen.set(v, line);
     });
     // Closes, in declaration order (what lives within a closed one closes with it).
     SEQUENCE.scopes.forEach((sc, s) => {
@@ -565,7 +653,8 @@ export class SessionStreamChecker {
       SEQUENCE.scopes.forEach((w, wi) => {
         if (w.within === s) (this.#scopes[wi] as ScopeState).open.delete(closed);
       });
-      if (sc.rememberClosed) st.closed.add(closed);
+      st.rejectedClose.delete(closed);
+      if (sc.rememberClosed) st.closed.set(closed, line);
     });
     // Opens.
     SEQUENCE.scopes.forEach((sc, s) => {
@@ -587,16 +676,17 @@ export class SessionStreamChecker {
       }
       const st = this.#scopes[s] as ScopeState;
       if (sc.single) st.open.clear();
+      st.rejectedOpen.delete(key);
       const it = st.open.get(key);
       if (it !== undefined) it.attrs = attrs;
-      else st.open.set(key, { seq: at, attrs, marks: sc.marks.map(() => false) });
+      else st.open.set(key, { seq: at, line, attrs, marks: sc.marks.map(() => null) });
     });
     // Marks.
     SEQUENCE.scopes.forEach((sc, s) => {
       sc.marks.forEach((mk, j) => {
         if (m.t !== mk.by || (mk.role !== null && mk.role !== m.role)) return;
         const o = theOpen(this.#scopes[s] as ScopeState);
-        if (o !== undefined) o[1].marks[j] = true;
+        if (o !== undefined && (o[1].marks[j] ?? null) === null) o[1].marks[j] = line;
       });
     });
     // Rollup parts.
@@ -653,7 +743,7 @@ export class SessionStreamChecker {
       const item = ([key, it]: [string, Item]): Obj => {
         const o: Obj = { [sc.key.name]: key };
         sc.record.forEach((a, j) => (o[a.name] = it.attrs[j]));
-        sc.marks.forEach((mk, j) => (o[mk.name] = it.marks[j]));
+        sc.marks.forEach((mk, j) => (o[mk.name] = (it.marks[j] ?? null) !== null));
         return o;
       };
       if (sc.single) {

@@ -21,6 +21,7 @@ use super::ts::types::ty;
 use super::{EmitError, EmitOptions, OutFile};
 use crate::ir::sequence::{AttrSource, FieldRef, RollupKind, Scope};
 use crate::ir::{pascal_case, Field, Model, Protocol, Shape as Node, TypeId};
+use crate::rules::Rule;
 
 const TEMPLATE: &str = include_str!("../../templates/ts/stream.ts.j2");
 
@@ -192,7 +193,8 @@ pub(crate) fn emit(m: &Model, p: &Protocol, opts: &EmitOptions) -> Result<Vec<Ou
         role_field => p.role_field,
         union_field => p.union_field,
         tag => p.discriminator(m),
-        type_rule => crate::rules::Rule::Type.id(),
+        type_rule => Rule::Type.id(),
+        unreadable => [Rule::BlankLine, Rule::InvalidUtf8, Rule::MalformedJson, Rule::TooDeep].map(Rule::id),
         types => RollupTypes::of(m, p)?,
     })?;
     Ok(vec![OutFile::new("src/stream.ts", out)])
