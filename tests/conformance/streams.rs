@@ -520,7 +520,9 @@ fn cli_text_format_and_flags() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        format!("{f}:2: /ev/t: turn `t1` is still open: it must end before another `turn-start` [turn.already-open]\n")
+        format!(
+            "{f}:2: /ev/t: turn `t1` is still open: it must end before another `turn-start` [turn.already-open] (see line 1)\n"
+        )
     );
     let out = run(&["validate", "--summary", f]);
     assert_eq!(out.status.code(), Some(2), "--summary without --stream is a usage error");
