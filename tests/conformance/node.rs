@@ -37,3 +37,17 @@ pub fn run_node(dir: &Path, args: &[&str], input: &str) -> String {
     assert!(out.status.success(), "node {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("utf-8")
 }
+
+/// Runs a command that must succeed (npm, node, tsc, esbuild); its output, or a panic naming `what` with its
+/// stdout and stderr.
+pub fn run(cmd: &mut Command, what: &str) -> std::process::Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e} (are node and npm installed?)"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}

@@ -24,6 +24,7 @@ use wiregen::engine::{Engine, EngineOptions};
 use wiregen::stream::StreamChecker;
 
 use crate::fixtures::root;
+use crate::node::run;
 
 /// The zod releases the package is installed next to: the lowest its peer range (`^4.1.0`) allows, the one the
 /// happy monorepo locks, and the newest 4.x (`npm install zod@4`).
@@ -49,18 +50,6 @@ struct Consumer {
     bundles: (u64, u64),
     /// What the example of the installed package's README printed.
     readme: String,
-}
-
-fn run(cmd: &mut Command, what: &str) -> std::process::Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e} (are node and npm installed?)"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// The lines every consumer checks after its own messages: the message corpus (strict-id fixtures aside: the

@@ -16,22 +16,11 @@ use wiregen::engine::{Engine, EngineOptions};
 
 use crate::checkers::Verdict;
 use crate::fixtures::{root, Fixture};
+use crate::node::run;
 
 /// The package directory.
 fn package() -> PathBuf {
     root().join("generated/ts")
-}
-
-fn run(cmd: &mut Command, what: &str) -> std::process::Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e} (are node and npm installed?)"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// Installs (when missing) and builds the package once per test process; returns `dist/index.js`.

@@ -1,11 +1,10 @@
 //! The report as text (for a terminal), JSON (for tools) or markdown (a changelog for a pull request).
 
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{Change, ChangeRule, Location, Policy, Report, Row};
-use crate::emit::docs::{cell, code};
+use crate::emit::docs::{code, markdown_environment};
 
 const TEMPLATE: &str = include_str!("../../templates/diff/changelog.md.j2");
 
@@ -322,14 +321,7 @@ fn markdown(r: &Report, policy: Policy) -> Result<String, minijinja::Error> {
             })
             .collect(),
     };
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_auto_escape_callback(|_| AutoEscape::None);
-    env.set_trim_blocks(true);
-    env.set_lstrip_blocks(true);
-    env.set_keep_trailing_newline(true);
-    env.add_filter("cell", cell);
-    env.add_filter("code", code);
+    let mut env = markdown_environment();
     env.add_template("changelog.md", TEMPLATE)?;
     let mut s = env.get_template("changelog.md")?.render(&view)?;
     if !s.ends_with('\n') {

@@ -67,7 +67,10 @@ pub(crate) fn render(m: &Model, opts: &EmitOptions) -> Result<String, EmitError>
     Ok(out)
 }
 
-fn environment() -> Result<Environment<'static>, EmitError> {
+/// The environment every markdown template renders in (the reference, the npm package's README, the diff's
+/// changelog): strict undefined behaviour, no escaping (markdown is escaped by the filters), and the markdown
+/// filters `cell` (a table cell), `code` (a code span) and `fence` (a fenced block).
+pub(crate) fn markdown_environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| AutoEscape::None);
@@ -77,6 +80,11 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_filter("cell", cell);
     env.add_filter("code", code);
     env.add_filter("fence", fence);
+    env
+}
+
+fn environment() -> Result<Environment<'static>, EmitError> {
+    let mut env = markdown_environment();
     env.add_filter("segs", segs);
     env.add_template("reference.md", TEMPLATE)?;
     Ok(env)

@@ -6,14 +6,13 @@
 //! `.d.ts`, source and declaration maps), `tsconfig.cjs.json` writes CommonJS to `dist/cjs/`, and `build-cjs.mjs`
 //! renames those to `.cjs`/`.d.cts` (the package is `"type": "module"`, so a `.js` there would be read as ESM).
 
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 use serde_json::json;
 
 use super::super::{EmitError, EmitOptions, OutFile};
 use super::js::Code;
 use super::{standalone, ZOD_DEV_RANGE, ZOD_PEER_RANGE};
-use crate::emit::docs::{cell, code, fence};
+use crate::emit::docs::{code, markdown_environment};
 use crate::ir::*;
 
 /// The TypeScript compiler used to build and type-check the package.
@@ -39,15 +38,7 @@ const CJS_MAIN: &str = "./dist/cjs/index.cjs";
 /// [`EmitError::Template`] for a template bug; a located error for a type name the standalone validator cannot
 /// take (already refused by the code emitters).
 pub(crate) fn files(m: &Model, opts: &EmitOptions, header: &Code) -> Result<Vec<OutFile>, EmitError> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_auto_escape_callback(|_| AutoEscape::None);
-    env.set_trim_blocks(true);
-    env.set_lstrip_blocks(true);
-    env.set_keep_trailing_newline(true);
-    env.add_filter("code", code);
-    env.add_filter("cell", cell);
-    env.add_filter("fence", fence);
+    let mut env = markdown_environment();
     env.add_template("README.md", README)?;
     let readme = env.get_template("README.md")?.render(readme_view(m, opts)?)?;
     let build = BUILD_CJS.replace("{{ header }}", header.as_str());

@@ -4,7 +4,7 @@
 # invalid and holds 8 million small array items (the precise path parses it into a tree: the costliest line per
 # byte), and a 15 MB envelope with 1 million unknown keys.
 #
-# usage: generator/benches/memory.sh          (builds the release binary; Linux: reads /proc and /usr/bin/time)
+# usage: generator/bench/memory.sh          (builds the release binary; Linux: reads /proc and /usr/bin/time)
 #
 # validate: `/usr/bin/time -v wiregen validate --format json FILE`, "Maximum resident set size".
 # serve:    a fresh `wiregen serve --quiet` per input, the file POSTed once as application/x-ndjson with curl, then
