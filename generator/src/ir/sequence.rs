@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// Where a value of a message is: an envelope property or a property of the event body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "in", content = "name", rename_all = "kebab-case")]
+#[serde(tag = "in", content = "property", rename_all = "kebab-case")]
 pub enum FieldRef {
     /// An envelope property.
     Envelope(String),
@@ -41,6 +41,7 @@ pub struct Sequence {
 #[serde(rename_all = "camelCase")]
 pub struct Scope {
     /// The scope's name (rules refer to it).
+    #[serde(rename = "scope")]
     pub name: String,
     /// What it is (markdown, for the reference).
     pub description: String,
@@ -69,10 +70,12 @@ pub struct Scope {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Mark {
     /// Its name (a boolean in the rollup).
+    #[serde(rename = "mark")]
     pub name: String,
     /// The event that sets it on the open one.
     pub by: String,
     /// Only when sent by this role.
+    #[serde(rename = "sender")]
     pub role: Option<String>,
 }
 
@@ -80,6 +83,7 @@ pub struct Mark {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Attr {
     /// The name in the rollup.
+    #[serde(rename = "attr")]
     pub name: String,
     /// Where the value comes from.
     pub from: AttrSource,
@@ -87,7 +91,7 @@ pub struct Attr {
 
 /// Where a recorded value comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", content = "of", rename_all = "kebab-case")]
+#[serde(tag = "source", content = "of", rename_all = "kebab-case")]
 pub enum AttrSource {
     /// A value of the opening message (`null` when absent).
     Field(FieldRef),
@@ -99,10 +103,13 @@ pub enum AttrSource {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeqRule {
     /// The stable rule id every checker prints.
+    #[serde(rename = "rule")]
     pub id: &'static str,
     /// What it checks.
+    #[serde(flatten)]
     pub kind: RuleKind,
     /// Only messages from this role.
+    #[serde(rename = "sender")]
     pub role: Option<String>,
     /// Only these events (all when empty).
     pub on: Vec<String>,
@@ -111,6 +118,7 @@ pub struct SeqRule {
     /// The JSON Pointer every checker reports the violation at.
     pub pointer: String,
     /// The message template (`{name}` placeholders).
+    #[serde(rename = "template")]
     pub message: String,
     /// One sentence on what the rule forbids.
     pub summary: String,
@@ -123,7 +131,7 @@ pub struct SeqRule {
 
 /// The kinds of sequence rule (scopes by index into [`Sequence::scopes`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "check", rename_all = "kebab-case")]
 pub enum RuleKind {
     /// A value may appear only once (on accepted messages).
     Unique {
@@ -249,18 +257,20 @@ impl RuleKind {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RollupPart {
     /// Its key in the rollup.
+    #[serde(rename = "part")]
     pub name: String,
     /// The event it folds.
     pub event: String,
     /// What it holds (markdown; the declaration's `description`, else empty).
     pub description: String,
     /// How.
+    #[serde(flatten)]
     pub kind: RollupKind,
 }
 
 /// How a rollup part folds its event (the field lists come from the schema, in schema order).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "fold", rename_all = "kebab-case")]
 pub enum RollupKind {
     /// The last such event, every field (`null` where absent); `null` before any.
     Last {

@@ -45,32 +45,8 @@ fn is_param(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
-/// Fills a template in one pass: `{name}` becomes the value of `name` in `params`; anything else (including
-/// braces in the values) is copied as it is.
-pub(crate) fn format_message(template: &str, params: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len() + 16);
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let param = after.find('}').filter(|&c| is_param(&after[..c])).and_then(|c| {
-            let name = &after[..c];
-            params.iter().find(|(k, _)| *k == name).map(|(_, v)| (c, *v))
-        });
-        match param {
-            Some((close, value)) => {
-                out.push_str(value);
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push('{');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
+#[cfg(test)]
+use super::machine::format_message;
 
 #[cfg(test)]
 mod tests {

@@ -203,59 +203,60 @@ type Params = { [name: string]: string };
 /** A value of a message: an envelope property or a property of the event body. */
 interface FieldRef {
   in: "envelope" | "event";
-  name: string;
+  property: string;
 }
 
 interface Scope {
-  name: string;
+  scope: string;
   description: string;
   key: FieldRef;
   openedBy: string | null;
   closedBy: string | null;
   single: boolean;
   within: number | null;
-  marks: { name: string; by: string; role: string | null }[];
-  record: { name: string; from: { kind: "field"; of: FieldRef } | { kind: "open-key"; of: number } }[];
+  marks: { mark: string; by: string; sender: string | null }[];
+  record: { attr: string; from: { source: "field"; of: FieldRef } | { source: "open-key"; of: number } }[];
   rollup: string | null;
   rememberClosed: boolean;
 }
 
 type RuleKind =
-  | { kind: "unique"; key: FieldRef }
+  | { check: "unique"; key: FieldRef }
   | {
-      kind: "open-without-key" | "open-while-open" | "open-reused" | "key-missing" | "key-mismatch" | "close-not-open" | "needs-open";
+      check: "open-without-key" | "open-while-open" | "open-reused" | "key-missing" | "key-mismatch" | "close-not-open" | "needs-open";
       scope: number;
     }
-  | { kind: "names-open"; scope: number; at: FieldRef }
-  | { kind: "close-blocked"; scope: number; by: number; unless: [number, number] | null }
-  | { kind: "close-requires"; scope: number; mark: number; field: FieldRef; equals: unknown };
+  | { check: "names-open"; scope: number; at: FieldRef }
+  | { check: "close-blocked"; scope: number; by: number; unless: [number, number] | null }
+  | { check: "close-requires"; scope: number; mark: number; field: FieldRef; equals: unknown };
 
-interface Rule {
-  id: StreamRuleId;
-  kind: RuleKind;
-  role: string | null;
+type Rule = RuleKind & {
+  rule: StreamRuleId;
+  sender: string | null;
   on: string[];
   when: [FieldRef, unknown][];
   pointer: string;
-  message: string;
+  template: string;
   summary: string;
   seed: string;
-}
+};
 
 type RollupKind =
-  | { kind: "last"; fields: string[] }
-  | { kind: "latest"; fields: string[] }
-  | { kind: "count"; field: FieldRef; values: string[] }
-  | { kind: "sum"; field: FieldRef; fields: string[] };
+  | { fold: "last"; fields: string[] }
+  | { fold: "latest"; fields: string[] }
+  | { fold: "count"; field: FieldRef; values: string[] }
+  | { fold: "sum"; field: FieldRef; fields: string[] };
+
+type RollupPart = RollupKind & { part: string; event: string; description: string };
 
 interface Sequence {
   scopes: Scope[];
   rules: Rule[];
-  rollup: { name: string; event: string; description: string; kind: RollupKind }[];
+  rollup: RollupPart[];
 }
 
 /** The protocol's sequence declarations (`x-sequence`, as the loader lowered them): what this module interprets. */
-const SEQUENCE: Sequence = {"rollup":[{"description":"Ended turns by status.","event":"turn-end","kind":{"field":{"in":"event","name":"status"},"kind":"count","values":["completed","failed","cancelled"]},"name":"turns"}],"rules":[{"id":"id.duplicate","kind":{"key":{"in":"envelope","name":"id"},"kind":"unique"},"message":"message id `{id}` was already used in this stream","on":[],"pointer":"/id","role":null,"seed":"Message id (any string; createEnvelope uses a fresh cuid2 when none is given).","summary":"A message `id` may appear only once in a stream.","when":[]},{"id":"turn.start-without-id","kind":{"kind":"open-without-key","scope":0},"message":"`turn-start` must carry the new turn's id in `turn`","on":[],"pointer":"/turn","role":null,"seed":"Turn id established by `turn-start`.","summary":"`turn-start` must carry the `turn` id it establishes.","when":[]},{"id":"turn.already-open","kind":{"kind":"open-while-open","scope":0},"message":"turn `{open}` is still open: it must end before another `turn-start`","on":[],"pointer":"/ev/t","role":null,"seed":"The agent begins processing a turn.","summary":"`turn-start` may not come while another turn is open.","when":[]},{"id":"turn.end-without-turn","kind":{"kind":"close-not-open","scope":0},"message":"`turn-end` while no turn is open","on":[],"pointer":"/ev/t","role":null,"seed":"The agent finishes processing a turn.","summary":"`turn-end` needs an open turn.","when":[]},{"id":"turn.not-open","kind":{"at":{"in":"envelope","name":"turn"},"kind":"names-open","scope":0},"message":"message carries turn `{turn}`, which is not the open turn","on":[],"pointer":"/turn","role":null,"seed":"Turn id established by `turn-start`.","summary":"A message may carry `turn` only while that turn is open.","when":[]},{"id":"subagent.start-without-id","kind":{"kind":"open-without-key","scope":2},"message":"`start` must carry the new subagent's id in `subagent`","on":[],"pointer":"/subagent","role":null,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","summary":"`start` must carry the id of the subagent it starts in the envelope's `subagent`.","when":[]},{"id":"subagent.already-running","kind":{"kind":"open-while-open","scope":2},"message":"subagent `{subagent}` is already running","on":[],"pointer":"/subagent","role":null,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","summary":"`start` may not start an id that is running.","when":[]},{"id":"subagent.not-running","kind":{"at":{"in":"envelope","name":"subagent"},"kind":"names-open","scope":2},"message":"subagent `{subagent}` is not running","on":[],"pointer":"/subagent","role":null,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","summary":"The envelope `subagent` must name a running subagent (started and not stopped).","when":[]},{"id":"subagent.stop-without-id","kind":{"kind":"close-not-open","scope":2},"message":"`stop` must name the running subagent it stops in `subagent`","on":[],"pointer":"/subagent","role":null,"seed":"A subagent stops. Agent only.","summary":"`stop` needs the id of a running subagent in the envelope's `subagent`.","when":[]},{"id":"turn.end-open-call","kind":{"by":1,"kind":"close-blocked","scope":0,"unless":null},"message":"turn `{turn}` cannot end while its tool call `{call}` is open","on":[],"pointer":"/ev/t","role":null,"seed":"Tool call id, matched by the `tool-call-end` event.","summary":"`turn-end` may not come while a tool call started in that turn is still open.","when":[]},{"id":"call.already-open","kind":{"kind":"open-while-open","scope":1},"message":"tool call `{call}` is already open","on":[],"pointer":"/ev/call","role":null,"seed":"Tool call id, matched by the `tool-call-end` event.","summary":"`tool-call-start` may not reuse a `call` that is still open.","when":[]},{"id":"call.not-open","kind":{"kind":"close-not-open","scope":1},"message":"tool call `{call}` is not open","on":[],"pointer":"/ev/call","role":null,"seed":"Id of the tool call that ended (as given in its `tool-call-start`).","summary":"`tool-call-end` needs an open `call`.","when":[]}],"scopes":[{"closedBy":"turn-end","description":"A turn: `turn-start` opens it under the envelope's `turn` id, `turn-end` closes it; one at a time.","key":{"in":"envelope","name":"turn"},"marks":[],"name":"turn","openedBy":"turn-start","record":[],"rememberClosed":false,"rollup":"turn","single":true,"within":null},{"closedBy":"tool-call-end","description":"A tool call, from its `tool-call-start` to the `tool-call-end` with the same `call`; it records the tool's name, the turn and the subagent it started in.","key":{"in":"event","name":"call"},"marks":[],"name":"call","openedBy":"tool-call-start","record":[{"from":{"kind":"field","of":{"in":"event","name":"name"}},"name":"name"},{"from":{"kind":"open-key","of":0},"name":"turn"},{"from":{"kind":"field","of":{"in":"envelope","name":"subagent"}},"name":"subagent"}],"rememberClosed":false,"rollup":"toolCalls","single":false,"within":null},{"closedBy":"stop","description":"A running subagent: `start` opens it under the envelope's `subagent` id, `stop` with the same `subagent` closes it; it records its title.","key":{"in":"envelope","name":"subagent"},"marks":[],"name":"subagent","openedBy":"start","record":[{"from":{"kind":"field","of":{"in":"event","name":"title"}},"name":"title"}],"rememberClosed":false,"rollup":"subagents","single":false,"within":null}]};
+const SEQUENCE: Sequence = {"rollup":[{"description":"Ended turns by status.","event":"turn-end","field":{"in":"event","property":"status"},"fold":"count","part":"turns","values":["completed","failed","cancelled"]}],"rules":[{"check":"unique","key":{"in":"envelope","property":"id"},"on":[],"pointer":"/id","rule":"id.duplicate","seed":"Message id (any string; createEnvelope uses a fresh cuid2 when none is given).","sender":null,"summary":"A message `id` may appear only once in a stream.","template":"message id `{id}` was already used in this stream","when":[]},{"check":"open-without-key","on":[],"pointer":"/turn","rule":"turn.start-without-id","scope":0,"seed":"Turn id established by `turn-start`.","sender":null,"summary":"`turn-start` must carry the `turn` id it establishes.","template":"`turn-start` must carry the new turn's id in `turn`","when":[]},{"check":"open-while-open","on":[],"pointer":"/ev/t","rule":"turn.already-open","scope":0,"seed":"The agent begins processing a turn.","sender":null,"summary":"`turn-start` may not come while another turn is open.","template":"turn `{open}` is still open: it must end before another `turn-start`","when":[]},{"check":"close-not-open","on":[],"pointer":"/ev/t","rule":"turn.end-without-turn","scope":0,"seed":"The agent finishes processing a turn.","sender":null,"summary":"`turn-end` needs an open turn.","template":"`turn-end` while no turn is open","when":[]},{"at":{"in":"envelope","property":"turn"},"check":"names-open","on":[],"pointer":"/turn","rule":"turn.not-open","scope":0,"seed":"Turn id established by `turn-start`.","sender":null,"summary":"A message may carry `turn` only while that turn is open.","template":"message carries turn `{turn}`, which is not the open turn","when":[]},{"check":"open-without-key","on":[],"pointer":"/subagent","rule":"subagent.start-without-id","scope":2,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","sender":null,"summary":"`start` must carry the id of the subagent it starts in the envelope's `subagent`.","template":"`start` must carry the new subagent's id in `subagent`","when":[]},{"check":"open-while-open","on":[],"pointer":"/subagent","rule":"subagent.already-running","scope":2,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","sender":null,"summary":"`start` may not start an id that is running.","template":"subagent `{subagent}` is already running","when":[]},{"at":{"in":"envelope","property":"subagent"},"check":"names-open","on":[],"pointer":"/subagent","rule":"subagent.not-running","scope":2,"seed":"A subagent starts; its envelopes carry the subagent id in `subagent`.","sender":null,"summary":"The envelope `subagent` must name a running subagent (started and not stopped).","template":"subagent `{subagent}` is not running","when":[]},{"check":"close-not-open","on":[],"pointer":"/subagent","rule":"subagent.stop-without-id","scope":2,"seed":"A subagent stops. Agent only.","sender":null,"summary":"`stop` needs the id of a running subagent in the envelope's `subagent`.","template":"`stop` must name the running subagent it stops in `subagent`","when":[]},{"by":1,"check":"close-blocked","on":[],"pointer":"/ev/t","rule":"turn.end-open-call","scope":0,"seed":"Tool call id, matched by the `tool-call-end` event.","sender":null,"summary":"`turn-end` may not come while a tool call started in that turn is still open.","template":"turn `{turn}` cannot end while its tool call `{call}` is open","unless":null,"when":[]},{"check":"open-while-open","on":[],"pointer":"/ev/call","rule":"call.already-open","scope":1,"seed":"Tool call id, matched by the `tool-call-end` event.","sender":null,"summary":"`tool-call-start` may not reuse a `call` that is still open.","template":"tool call `{call}` is already open","when":[]},{"check":"close-not-open","on":[],"pointer":"/ev/call","rule":"call.not-open","scope":1,"seed":"Id of the tool call that ended (as given in its `tool-call-start`).","sender":null,"summary":"`tool-call-end` needs an open `call`.","template":"tool call `{call}` is not open","when":[]}],"scopes":[{"closedBy":"turn-end","description":"A turn: `turn-start` opens it under the envelope's `turn` id, `turn-end` closes it; one at a time.","key":{"in":"envelope","property":"turn"},"marks":[],"openedBy":"turn-start","record":[],"rememberClosed":false,"rollup":"turn","scope":"turn","single":true,"within":null},{"closedBy":"tool-call-end","description":"A tool call, from its `tool-call-start` to the `tool-call-end` with the same `call`; it records the tool's name, the turn and the subagent it started in.","key":{"in":"event","property":"call"},"marks":[],"openedBy":"tool-call-start","record":[{"attr":"name","from":{"of":{"in":"event","property":"name"},"source":"field"}},{"attr":"turn","from":{"of":0,"source":"open-key"}},{"attr":"subagent","from":{"of":{"in":"envelope","property":"subagent"},"source":"field"}}],"rememberClosed":false,"rollup":"toolCalls","scope":"call","single":false,"within":null},{"closedBy":"stop","description":"A running subagent: `start` opens it under the envelope's `subagent` id, `stop` with the same `subagent` closes it; it records its title.","key":{"in":"envelope","property":"subagent"},"marks":[],"openedBy":"start","record":[{"attr":"title","from":{"of":{"in":"event","property":"title"},"source":"field"}}],"rememberClosed":false,"rollup":"subagents","scope":"subagent","single":false,"within":null}]};
 const ROLE = "role";
 const EV = "ev";
 const TAG = "t";
@@ -297,7 +298,7 @@ interface Msg {
 
 function get(m: Msg, f: FieldRef): unknown {
   const o = f.in === "envelope" ? m.env : m.ev;
-  return Object.hasOwn(o, f.name) ? o[f.name] : undefined;
+  return Object.hasOwn(o, f.property) ? o[f.property] : undefined;
 }
 
 function str(m: Msg, f: FieldRef): string | undefined {
@@ -306,12 +307,12 @@ function str(m: Msg, f: FieldRef): string | undefined {
 }
 
 function sameRef(a: FieldRef, b: FieldRef): boolean {
-  return a.in === b.in && a.name === b.name;
+  return a.in === b.in && a.property === b.property;
 }
 
 /** Whether the rule's filters (`role`, `on`, `when`) select this message. */
 function selected(r: Rule, m: Msg): boolean {
-  return (r.role === null || r.role === m.role) && (r.on.length === 0 || r.on.includes(m.t)) && r.when.every(([f, v]) => same(get(m, f), v));
+  return (r.sender === null || r.sender === m.role) && (r.on.length === 0 || r.on.includes(m.t)) && r.when.every(([f, v]) => same(get(m, f), v));
 }
 
 /** An open scope: when it opened (a scope within another: when that one opened), the line that opened it, its
@@ -368,15 +369,15 @@ export class SessionStreamChecker {
     rejectedClose: new Map<string, number>(),
   }));
   #parts: PartState[] = SEQUENCE.rollup.map((p): PartState => {
-    switch (p.kind.kind) {
+    switch (p.fold) {
       case "last":
         return { last: null };
       case "latest":
-        return { latest: p.kind.fields.map(() => undefined) };
+        return { latest: p.fields.map(() => undefined) };
       case "count":
-        return { counts: p.kind.values.map(() => 0) };
+        return { counts: p.values.map(() => 0) };
       case "sum":
-        return { sums: p.kind.fields.map(() => 0) };
+        return { sums: p.fields.map(() => 0) };
     }
   });
   #accepted = 0;
@@ -463,16 +464,16 @@ export class SessionStreamChecker {
    */
   #broken(i: number, r: Rule, m: Msg): StreamError | undefined {
     const fire = (params: Params, related?: number, causedBy?: number): StreamError => {
-      const e: StreamError = { pointer: r.pointer, rule: r.id, message: fill(r.message, params) };
+      const e: StreamError = { pointer: r.pointer, rule: r.rule, message: fill(r.template, params) };
       if (related !== undefined) e.related = related;
       if (causedBy !== undefined) e.causedBy = causedBy;
       return e;
     };
-    const k = r.kind;
-    if (k.kind === "unique") {
+    const k = r;
+    if (k.check === "unique") {
       const v = str(m, k.key);
       const seen = v === undefined ? undefined : (this.#seen[i] as Map<string, number>).get(v);
-      return v !== undefined && seen !== undefined ? fire({ [k.key.name]: v }, seen) : undefined;
+      return v !== undefined && seen !== undefined ? fire({ [k.key.property]: v }, seen) : undefined;
     }
     const sc = SEQUENCE.scopes[k.scope] as Scope;
     const st = this.#scopes[k.scope] as ScopeState;
@@ -483,9 +484,9 @@ export class SessionStreamChecker {
     const opener = m.t === sc.openedBy;
     const closer = m.t === sc.closedBy;
     const withKey = (value: string | undefined, extra: Params, related?: number, causedBy?: number): StreamError =>
-      fire({ [sc.key.name]: value ?? "", open: open ?? "", ...extra }, related, causedBy);
+      fire({ [sc.key.property]: value ?? "", open: open ?? "", ...extra }, related, causedBy);
     const rejectedOpen = (v: string | undefined) => (v === undefined ? undefined : st.rejectedOpen.get(v));
-    switch (k.kind) {
+    switch (k.check) {
       case "open-without-key":
         return opener && key === undefined ? withKey(key, {}) : undefined;
       case "open-while-open": {
@@ -529,12 +530,12 @@ export class SessionStreamChecker {
         }
         const bsc = SEQUENCE.scopes[k.by] as Scope;
         const bst = this.#scopes[k.by] as ScopeState;
-        const link = bsc.record.findIndex((a) => a.from.kind === "open-key" && a.from.of === k.scope);
+        const link = bsc.record.findIndex((a) => a.from.source === "open-key" && a.from.of === k.scope);
         const blocking = inOrder(bst).find(([bk, it]) =>
           link >= 0 && bsc.within !== k.scope ? it.attrs[link] === c[0] : bk === c[0],
         );
         if (blocking === undefined) return undefined;
-        return withKey(c[0], { [bsc.key.name]: blocking[0] }, blocking[1].line, bst.rejectedClose.get(blocking[0]));
+        return withKey(c[0], { [bsc.key.property]: blocking[0] }, blocking[1].line, bst.rejectedClose.get(blocking[0]));
       }
       case "close-requires": {
         if (!closer) return undefined;
@@ -542,7 +543,7 @@ export class SessionStreamChecker {
         const marked = c === undefined ? null : (c[1].marks[k.mark] ?? null);
         if (c === undefined || marked === null) return undefined;
         const value = get(m, k.field);
-        return same(value, k.equals) ? undefined : withKey(c[0], { [k.field.name]: text(value) }, marked);
+        return same(value, k.equals) ? undefined : withKey(c[0], { [k.field.property]: text(value) }, marked);
       }
     }
   }
@@ -551,8 +552,8 @@ export class SessionStreamChecker {
   #apply(line: number, m: Msg): void {
     const seq = this.#next++;
     SEQUENCE.rules.forEach((r, i) => {
-      if (r.kind.kind !== "unique" || !selected(r, m)) return;
-      const v = str(m, r.kind.key);
+      if (r.check !== "unique" || !selected(r, m)) return;
+      const v = str(m, r.key);
       const seen = this.#seen[i] as Map<string, number>;
       if (v !== undefined && !seen.has(v)) seen.set(v, line);
     });
@@ -580,7 +581,7 @@ export class SessionStreamChecker {
       const key = str(m, sc.key);
       if (m.t !== sc.openedBy || key === undefined) return;
       const attrs = sc.record.map((a) => {
-        if (a.from.kind === "field") {
+        if (a.from.source === "field") {
           const v = get(m, a.from.of);
           return v === undefined ? null : v;
         }
@@ -603,7 +604,7 @@ export class SessionStreamChecker {
     // Marks.
     SEQUENCE.scopes.forEach((sc, s) => {
       sc.marks.forEach((mk, j) => {
-        if (m.t !== mk.by || (mk.role !== null && mk.role !== m.role)) return;
+        if (m.t !== mk.by || (mk.sender !== null && mk.sender !== m.role)) return;
         const o = theOpen(this.#scopes[s] as ScopeState);
         if (o !== undefined && (o[1].marks[j] ?? null) === null) o[1].marks[j] = line;
       });
@@ -612,19 +613,19 @@ export class SessionStreamChecker {
     SEQUENCE.rollup.forEach((p, i) => {
       if (m.t !== p.event) return;
       const st = this.#parts[i] as PartState;
-      const k = p.kind;
-      if (k.kind === "last" && "last" in st) {
+      const k = p;
+      if (k.fold === "last" && "last" in st) {
         const o: Obj = {};
         for (const f of k.fields) o[f] = Object.hasOwn(m.ev, f) ? m.ev[f] : null;
         st.last = o;
-      } else if (k.kind === "latest" && "latest" in st) {
+      } else if (k.fold === "latest" && "latest" in st) {
         k.fields.forEach((f, j) => {
           if (Object.hasOwn(m.ev, f)) st.latest[j] = m.ev[f];
         });
-      } else if (k.kind === "count" && "counts" in st) {
+      } else if (k.fold === "count" && "counts" in st) {
         const j = k.values.indexOf(str(m, k.field) ?? "");
         if (j >= 0) st.counts[j] = (st.counts[j] ?? 0) + 1;
-      } else if (k.kind === "sum" && "sums" in st) {
+      } else if (k.fold === "sum" && "sums" in st) {
         const o = get(m, k.field);
         if (isObj(o)) {
           k.fields.forEach((f, j) => {
@@ -644,25 +645,25 @@ export class SessionStreamChecker {
     const out: Obj = { messages: { accepted: this.#accepted, rejected: this.#rejected } };
     SEQUENCE.rollup.forEach((p, i) => {
       const st = this.#parts[i] as PartState;
-      const k = p.kind;
+      const k = p;
       const o: Obj = {};
       if ("last" in st) {
-        out[p.name] = st.last === null ? null : { ...st.last };
+        out[p.part] = st.last === null ? null : { ...st.last };
         return;
       }
-      if (k.kind === "latest" && "latest" in st) k.fields.forEach((f, j) => (o[f] = st.latest[j] === undefined ? null : st.latest[j]));
-      if (k.kind === "count" && "counts" in st) k.values.forEach((v, j) => (o[v] = st.counts[j] ?? 0));
-      if (k.kind === "sum" && "sums" in st) k.fields.forEach((f, j) => (o[f] = st.sums[j] ?? 0));
-      out[p.name] = o;
+      if (k.fold === "latest" && "latest" in st) k.fields.forEach((f, j) => (o[f] = st.latest[j] === undefined ? null : st.latest[j]));
+      if (k.fold === "count" && "counts" in st) k.values.forEach((v, j) => (o[v] = st.counts[j] ?? 0));
+      if (k.fold === "sum" && "sums" in st) k.fields.forEach((f, j) => (o[f] = st.sums[j] ?? 0));
+      out[p.part] = o;
     });
     const open: Obj = {};
     SEQUENCE.scopes.forEach((sc, s) => {
       if (sc.rollup === null) return;
       const st = this.#scopes[s] as ScopeState;
       const item = ([key, it]: [string, Item]): Obj => {
-        const o: Obj = { [sc.key.name]: key };
-        sc.record.forEach((a, j) => (o[a.name] = it.attrs[j]));
-        sc.marks.forEach((mk, j) => (o[mk.name] = (it.marks[j] ?? null) !== null));
+        const o: Obj = { [sc.key.property]: key };
+        sc.record.forEach((a, j) => (o[a.attr] = it.attrs[j]));
+        sc.marks.forEach((mk, j) => (o[mk.mark] = (it.marks[j] ?? null) !== null));
         return o;
       };
       if (sc.single) {
