@@ -1,6 +1,7 @@
 //! Stream conformance: every stream fixture in `tests/fixtures/streams/` goes through the Rust checker
-//! (`wiregen::stream`), the real CLI (`wiregen validate --stream`) and the emitted TypeScript checker (the built
-//! `session-wire` package, one node process for every stream). All must reject the same lines with the same
+//! (`wiregen::stream`), the real CLI (`wiregen validate --stream`), the emitted TypeScript checker (the built
+//! `session-wire` package, one node process for every stream) and the generated Rust crate's checker
+//! (`session_wire::stream`). All must reject the same lines with the same
 //! first error (rule id and pointer; for stream rules the message too) and fold the same rollup.
 //!
 //! A stream fixture is `NAME.jsonl` (one envelope per line) with a sidecar `NAME.expect.json`:
@@ -255,6 +256,42 @@ fn sequence_rule_ids() -> Vec<&'static str> {
     m.protocol.as_ref().map(|p| p.sequence.rules.iter().map(|r| r.id).collect()).unwrap_or_default()
 }
 
+/// The lines of a stream file as the CLI reads them: split on `\n`, one trailing `\r` dropped per line, no record
+/// after a final newline.
+fn file_lines(path: &Path) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).expect("read stream");
+    let mut lines: Vec<Vec<u8>> = bytes.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    if bytes.ends_with(b"\n") || bytes.is_empty() {
+        lines.pop();
+    }
+    for l in &mut lines {
+        if l.last() == Some(&b'\r') {
+            l.pop();
+        }
+    }
+    lines
+}
+
+/// A generated crate's stream checker (`<crate>::stream`) on every fixture, as an [`Outcome`].
+macro_rules! crate_outcomes {
+    ($krate:ident, $fx:expr) => {
+        $fx.iter()
+            .map(|f| {
+                let mut checker = $krate::stream::StreamChecker::new();
+                let (mut invalid, mut links) = (Vec::new(), Vec::new());
+                for line in file_lines(&f.path) {
+                    let rec = checker.check_line(&line);
+                    if let Some(e) = rec.errors.first() {
+                        invalid.push((rec.line as u64, e.rule.clone(), e.pointer.clone(), e.message.clone()));
+                        links.push((e.related.map(|l| l as u64), e.caused_by.map(|l| l as u64)));
+                    }
+                }
+                Outcome { invalid, links, rollup: checker.rollup() }
+            })
+            .collect::<Vec<Outcome>>()
+    };
+}
+
 /// The same outcome, as far as this checker can be held to it: message-level messages are each checker's own.
 fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
     let ids = sequence_rule_ids();
@@ -331,8 +368,9 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
         failures.push(format!("golden    outcomes.golden.json: {e}"));
     }
 
-    // The CLI and the TypeScript checker against the Rust checker.
-    for (name, outcomes) in [("cli", cli(&fx)), ("ts", ts(&fx))] {
+    // The CLI, the TypeScript checker and the generated Rust crate's checker against the Rust checker.
+    let krate = crate_outcomes!(session_wire, fx);
+    for (name, outcomes) in [("cli", cli(&fx)), ("ts", ts(&fx)), ("rust-crate", krate)] {
         assert_eq!(outcomes.len(), fx.len());
         for ((f, r), o) in fx.iter().zip(&reference).zip(&outcomes) {
             if let Some(why) = differs(r, o) {
@@ -403,6 +441,7 @@ fn happy_wire_streams_are_checked_by_its_own_sequence_rules() {
     let outcomes = [
         ("cli", cli_with(&["--schema", schema_arg], &fx)),
         ("ts", ts_with(crate::example::built_ts_package(), &pkg, &fx)),
+        ("rust-crate", crate_outcomes!(happy_wire, fx)),
     ];
     for (name, outcomes) in outcomes {
         for ((f, r), o) in fx.iter().zip(&reference).zip(&outcomes) {
