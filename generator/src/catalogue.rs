@@ -1,4 +1,4 @@
-//! `catalogue!`: the one definition of every catalogue enum (message rules, stream rules, the service's error
+//! `catalogue!`: the one definition of every catalogue enum (message rules, schema change rules, the service's error
 //! codes, schema diagnostic kinds, outputs).
 //!
 //! Each variant is written once, with its stable id, and the macro derives the enum (`#[non_exhaustive]`), its

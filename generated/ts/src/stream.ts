@@ -29,7 +29,7 @@ import { parseLine } from "./runtime.js";
 import type { WireError, WireResult } from "./runtime.js";
 import type { SessionClientType, SessionCuid2, SessionId, SessionPermissionMode } from "./schemas.js";
 
-/** The stream rules in catalogue (and check) order: id, summary, the seed sentence, pointer, message template. */
+/** The sequence rules in declaration (and check) order: id, summary, the seed sentence, pointer, message template. */
 export const STREAM_RULES = [
   {
     id: "id.duplicate",

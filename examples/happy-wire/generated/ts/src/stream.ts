@@ -28,7 +28,7 @@ import { checkEnvelope, validateSessionLine } from "./envelope.js";
 import { parseLine } from "./runtime.js";
 import type { WireError, WireResult } from "./runtime.js";
 
-/** The stream rules in catalogue (and check) order: id, summary, the seed sentence, pointer, message template. */
+/** The sequence rules in declaration (and check) order: id, summary, the seed sentence, pointer, message template. */
 export const STREAM_RULES = [
   {
     id: "id.duplicate",
