@@ -58,6 +58,63 @@ pub struct StreamChecker<'e> {
     state: State,
     /// The rule ids, in check order (what [`Issue::rule`] holds).
     ids: Vec<&'static str>,
+    /// What the rules read: a valid line is parsed into these properties only ([`project`]).
+    reads: Reads,
+}
+
+/// The envelope and event properties the sequence rules read (sorted), and the union property.
+#[derive(Debug, Clone, Default)]
+struct Reads {
+    env: Vec<String>,
+    ev: Vec<String>,
+    union: String,
+}
+
+/// Parses a line into the envelope reduced to what the rules read: every other property is skipped without
+/// building it (a long text or a large `args` costs a scan, not a tree). `None` when the line is not a JSON
+/// object (the caller then parses it whole).
+fn project(reads: &Reads, bytes: &[u8]) -> Option<Value> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Obj<'r> {
+        keep: &'r [String],
+        /// The property whose value is itself projected (with `inner`), at the envelope level.
+        nested: Option<(&'r str, &'r [String])>,
+    }
+    impl<'de> DeserializeSeed<'de> for Obj<'_> {
+        type Value = Value;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Obj<'_> {
+        type Value = Value;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(k) = map.next_key::<String>()? {
+                match self.nested {
+                    Some((n, inner)) if n == k => {
+                        let v = map.next_value_seed(Obj { keep: inner, nested: None })?;
+                        out.insert(k, v);
+                    }
+                    _ if self.keep.binary_search(&k).is_ok() => {
+                        let v = map.next_value::<Value>()?;
+                        out.insert(k, v);
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(Value::Object(out))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = Obj { keep: &reads.env, nested: Some((reads.union.as_str(), &reads.ev)) }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(v)
 }
 
 /// The declarations [`machine::Machine::from_json`] reads for a protocol: its sequence with the envelope's role,
@@ -103,14 +160,21 @@ impl<'e> StreamChecker<'e> {
         // The loader's own lowering always reads back; a package without a protocol has no rules.
         let machine = proto.and_then(|p| Machine::from_json(&declarations(m, p))).unwrap_or_default();
         let ids = proto.map(|p| p.sequence.rules.iter().map(|r| r.id).collect()).unwrap_or_default();
-        StreamChecker { engine, proto, state: State::new(&machine), machine, ids }
+        let (env, ev) = machine.reads();
+        let reads = Reads {
+            env: env.into_iter().map(String::from).collect(),
+            ev: ev.into_iter().map(String::from).collect(),
+            union: proto.map(|p| p.union_field.clone()).unwrap_or_default(),
+        };
+        StreamChecker { engine, proto, state: State::new(&machine), machine, ids, reads }
     }
 
     /// Checks the next record (`line` is 1-based; `bytes` is the line without its newline).
     pub fn check(&mut self, line: usize, bytes: &[u8]) -> Record {
-        // The fast path vouches for the message; the value is still needed for the stream state.
+        // The fast path vouches for the message; the rules still need the values they read (only those are
+        // parsed into a tree).
         if self.engine.is_valid_fast(bytes) {
-            if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+            if let Some(v) = project(&self.reads, bytes) {
                 return self.check_valid(line, &v);
             }
         }

@@ -264,6 +264,53 @@ impl Machine {
         self.scopes.iter().all(scope_ok) && self.rules.iter().all(rule_ok)
     }
 
+    /// What the rules and the rollup read of a message: the envelope properties and the event properties (with
+    /// the role, union and discriminator names). A message reduced to these ([`State::check`] reads nothing else)
+    /// gets the same verdict and folds the same way.
+    pub fn reads(&self) -> (Vec<&str>, Vec<&str>) {
+        let mut env = vec![self.role.as_str(), self.union.as_str()];
+        let mut ev = vec![self.tag.as_str()];
+        let mut refs: Vec<&FieldRef> = Vec::new();
+        for sc in &self.scopes {
+            refs.push(&sc.key);
+            for (_, a) in &sc.record {
+                if let AttrSource::Field(f) = a {
+                    refs.push(f);
+                }
+            }
+        }
+        for r in &self.rules {
+            match &r.kind {
+                Kind::Unique { key } => refs.push(key),
+                Kind::NamesOpen { at } => refs.push(at),
+                Kind::CloseRequires { field, .. } => refs.push(field),
+                _ => {}
+            }
+            for (f, _) in &r.when {
+                refs.push(f);
+            }
+        }
+        let mut fields: Vec<&str> = Vec::new();
+        for p in &self.parts {
+            match &p.kind {
+                PartKind::Last(fs) | PartKind::Latest(fs) => fields.extend(fs.iter().map(String::as_str)),
+                PartKind::Count(f, _) | PartKind::Sum(f, _) => refs.push(f),
+            }
+        }
+        for f in refs {
+            match f {
+                FieldRef::Envelope(n) => env.push(n.as_str()),
+                FieldRef::Event(n) => ev.push(n.as_str()),
+            }
+        }
+        ev.extend(fields);
+        env.sort_unstable();
+        env.dedup();
+        ev.sort_unstable();
+        ev.dedup();
+        (env, ev)
+    }
+
     /// The id of rule `i` (a [`Violation::rule`]).
     pub fn rule_id(&self, i: usize) -> &str {
         self.rules.get(i).map_or("", |r| r.id.as_str())
