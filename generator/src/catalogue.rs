@@ -1,4 +1,4 @@
-//! `catalogue!`: the one definition of every catalogue enum (message rules, stream rules, the service's error
+//! `catalogue!`: the one definition of every catalogue enum (message rules, schema change rules, the service's error
 //! codes, schema diagnostic kinds, outputs).
 //!
 //! Each variant is written once, with its stable id, and the macro derives the enum (`#[non_exhaustive]`), its
@@ -91,9 +91,7 @@ mod tests {
         use crate::diag::SchemaErrorKind;
         use crate::emit::Output;
         use crate::rules::Rule;
-        use crate::stream::rules::StreamRule;
         check(Rule::ALL, Rule::id, Rule::from_id);
-        check(StreamRule::ALL, StreamRule::id, StreamRule::from_id);
         check(SchemaErrorKind::ALL, SchemaErrorKind::code, SchemaErrorKind::from_code);
         check(Output::ALL, Output::name, Output::from_name);
         #[cfg(feature = "serve")]

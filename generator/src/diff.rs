@@ -117,6 +117,13 @@ catalogue! {
         RemovalDeclared = "removal-declared",
         /// An `x-removed` entry of OLD is gone from NEW (the removed-event or removed-property hint is lost).
         RemovalDropped = "removal-dropped",
+        /// NEW declares a sequence rule (`x-sequence`) OLD does not have.
+        SequenceRuleAdded = "sequence-rule-added",
+        /// A sequence rule of OLD is gone from NEW.
+        SequenceRuleRemoved = "sequence-rule-removed",
+        /// A sequence rule with the same id checks something else, or reports at another pointer or with another
+        /// message.
+        SequenceRuleChanged = "sequence-rule-changed",
     }
 }
 
@@ -172,6 +179,15 @@ impl ChangeRule {
                 "NEW declares a removal OLD never had: only the error message for it changes."
             }
             ChangeRule::RemovalDropped => "An x-removed entry is gone: the value is rejected with a plainer message.",
+            ChangeRule::SequenceRuleAdded => {
+                "A new sequence rule: streams old producers send and stored sessions may break it."
+            }
+            ChangeRule::SequenceRuleRemoved => {
+                "A sequence rule is gone: old stream checkers reject what new producers may now send."
+            }
+            ChangeRule::SequenceRuleChanged => {
+                "A sequence rule checks something else: breaks both ways (only its text or pointer changed: nobody)."
+            }
         }
     }
 }

@@ -26,12 +26,20 @@ pub struct Issue {
     pub rule: &'static str,
     /// Human explanation.
     pub message: String,
+    /// For a sequence rule: the earlier line the violation relates to (the line that opened the turn, started the
+    /// call, sent the request, first used the id, set the mark), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related: Option<usize>,
+    /// For a sequence rule: the earlier *rejected* line this violation only follows from (a rejected line that
+    /// would have opened or closed what this one needs), when there is one: fix that line and this one goes away.
+    #[serde(rename = "causedBy", skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<usize>,
 }
 
 impl Issue {
     /// An issue for a message-level rule.
     pub fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Issue { pointer: pointer.into(), rule: rule.id(), message: message.into() }
+        Issue { pointer: pointer.into(), rule: rule.id(), message: message.into(), related: None, caused_by: None }
     }
 }
 

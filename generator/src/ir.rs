@@ -20,6 +20,9 @@
 //! - `const`, `enum` and `uniqueItems` compare JSON values structurally (numbers by value, object keys unordered);
 //! - optional means "may be absent"; `null` is a value, allowed only where the schema says so ([`Shape::Nullable`]).
 
+pub mod sequence;
+pub use sequence::Sequence;
+
 use serde_json::Value;
 
 /// Where a model node comes from: a schema file (relative to the schema root, `/`-separated) and a JSON Pointer.
@@ -337,6 +340,8 @@ pub struct Protocol {
     pub side_channels: Vec<SideChannel>,
     /// Open questions of the protocol and what this package decided for each (`x-open-questions`).
     pub open_questions: Vec<OpenQuestion>,
+    /// The sequence rules and the rollup (`x-sequence`); empty when the protocol declares none.
+    pub sequence: Sequence,
 }
 
 /// An example session (`x-flows`): messages in order, each with an optional comment.

@@ -78,8 +78,8 @@
 //!   story, and no line is printed twice.
 //! - Problems with messages are not errors: they are [`engine::Issue`]s inside [`validate::Record`]s; reading
 //!   fails only on I/O.
-//! - The error enums and the catalogues ([`rules::Rule`], [`stream::rules::StreamRule`], [`diag::SchemaErrorKind`],
-//!   [`emit::Output`], [`diff::ChangeRule`], the service's error codes) are `#[non_exhaustive]`: match them with a wildcard arm.
+//! - The error enums and the catalogues ([`rules::Rule`], [`diag::SchemaErrorKind`], [`emit::Output`],
+//!   [`diff::ChangeRule`], the service's error codes) are `#[non_exhaustive]`: match them with a wildcard arm.
 #![deny(missing_docs)]
 
 #[cfg(any(feature = "cli", feature = "serve"))]

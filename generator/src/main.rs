@@ -841,9 +841,17 @@ impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
                 .and_then(|_| self.out.write_all(b"\n")),
             Format::Text => rec.errors.iter().try_for_each(|e| {
                 let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
+                let mut links = Vec::new();
+                if let Some(l) = e.related {
+                    links.push(format!("see line {l}"));
+                }
+                if let Some(l) = e.caused_by {
+                    links.push(format!("follows from rejected line {l}"));
+                }
+                let links = if links.is_empty() { String::new() } else { format!(" ({})", links.join("; ")) };
                 writeln!(
                     self.out,
-                    "{}:{}: {}: {} [{}]",
+                    "{}:{}: {}: {} [{}]{links}",
                     printable(self.shown),
                     rec.line,
                     printable(ptr),

@@ -1,12 +1,21 @@
-//! Stream validation: the protocol's sequence rules ([`rules::StreamRule`]) and the session rollup.
+//! Stream validation: the protocol's sequence rules and the session rollup, interpreted from the protocol's
+//! declarations (`x-sequence`, lowered into [`crate::ir::Sequence`]).
 //!
 //! Feed records in order to a [`StreamChecker`]; each call returns that record's verdict (its message-level
-//! errors, or the first stream rule it breaks); at any point [`StreamChecker::rollup`] gives the session state
-//! folded from the messages accepted so far. Memory is bounded by the open state (turn, tool calls, running
-//! subagents) plus the set of seen message ids and ended turn ids; [`check_reader`] streams a file line by line.
+//! errors, or the first sequence rule it breaks); at any point [`StreamChecker::rollup`] gives the session state
+//! folded from the messages accepted so far. Memory is bounded by the open scopes plus the values the declared
+//! rules remember (unique values, keys of closed scopes); [`check_reader`] streams a file line by line.
 //!
-//! The rules, their order and pointers are documented in [`rules`]; the emitted TypeScript checker
-//! (`checkSessionStream` / `rollupSession` in `src/stream.ts`) follows the same definition.
+//! This module knows no event, field or role of any protocol: every name comes from the model. The emitted
+//! TypeScript checker (`checkSessionStream` / `rollupSession` in `src/stream.ts`) interprets the same
+//! declarations the same way.
+//!
+//! # Semantics (shared by every checker)
+//! Messages are checked one by one in stream order. A message that breaks a message-level rule
+//! ([`crate::rules`]) is reported with those errors; otherwise the first sequence rule it breaks, in declaration
+//! order, is reported as a single error. Any rejected message (either kind) leaves the stream state unchanged,
+//! as if it had not been sent. An accepted message then closes what it closes (scopes in declaration order; a
+//! scope `within` another closes with it), opens what it opens, sets marks, and folds into the rollup parts.
 //!
 //! # Example
 //! ```
@@ -15,17 +24,20 @@
 //! use wiregen::stream::StreamChecker;
 //! let engine = Engine::new(proto, EngineOptions::default()).unwrap();
 //! let mut checker = StreamChecker::new(&engine);
-//! let rec = checker.check(1, br#"{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed"}}"#);
-//! assert_eq!(rec.errors[0].rule, "turn.end-without-turn");
-//! assert_eq!(checker.rollup().messages.rejected, 1);
+//! let session = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/streams/invalid-several-violations.jsonl")).unwrap();
+//! let lines = session.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+//! let records: Vec<_> = lines.enumerate().map(|(i, l)| checker.check(i + 1, l)).collect();
+//! let first = records.iter().find(|r| !r.valid).unwrap();
+//! assert_eq!((first.line, first.errors[0].pointer.as_str()), (2, "/turn"));
+//! assert_eq!(checker.rollup().messages.rejected, 3);
 //! ```
 //!
 //! # Errors
 //! Problems with the data are [`Record`]s, never errors; [`check_reader`] fails only on I/O.
 
+pub mod machine;
 pub mod rules;
 
-use std::collections::{BTreeMap, HashSet};
 use std::io::{self, BufRead};
 use std::ops::ControlFlow;
 
@@ -33,123 +45,102 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::{Engine, Issue};
-use crate::ir::{Model, Protocol, Shape as Node};
+use crate::ir::{Model, Protocol};
 use crate::validate::{read_line, Record, RecordSink, Summary};
-use rules::{format_message, vocab as V, StreamRule};
+use machine::{Machine, State};
 
-/// Checks the protocol's ordering rules over a stream of messages.
+/// Checks the protocol's sequence rules over a stream of messages.
 pub struct StreamChecker<'e> {
     engine: &'e Engine,
     /// The protocol (none for a package without a protocol layer: no stream rules apply).
     proto: Option<&'e Protocol>,
-    /// The events' discriminator.
-    tag: &'e str,
-    shape: Shape,
-    /// Sequence number of the next accepted message (orders open things by when they started).
-    seq: u64,
-    seen: HashSet<String>,
-    ended: HashSet<String>,
-    turn: Option<OpenTurn>,
-    calls: BTreeMap<String, OpenCall>,
-    subagents: BTreeMap<String, Running>,
-    accepted: u64,
-    rejected: u64,
-    control: Option<Map<String, Value>>,
-    config: Vec<Option<Value>>,
-    turns: Vec<u64>,
-    usage: Vec<f64>,
+    machine: Machine,
+    state: State,
+    /// The rule ids, in check order (what [`Issue::rule`] holds).
+    ids: Vec<&'static str>,
+    /// What the rules read: a valid line is parsed into these properties only ([`project`]).
+    reads: Reads,
 }
 
-/// What the rollup reads from the schema: which fields roll up, in schema order. The TypeScript emitter
-/// embeds the same shape, so both rollups have the same keys in the same order.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
-pub(crate) struct Shape {
-    /// Fields of `session-control-changed` (the controlling client and token).
-    pub control_fields: Vec<String>,
-    /// Fields of `agent-configuration-changed` (the configuration, as last changed).
-    pub config_fields: Vec<String>,
-    /// Values of `turn-end`'s `status` (turns by status).
-    pub statuses: Vec<String>,
-    /// The numeric fields of `turn-end`'s `usage` object (summed).
-    pub usage_fields: Vec<String>,
+/// The envelope and event properties the sequence rules read (sorted), and the union property.
+#[derive(Debug, Clone, Default)]
+struct Reads {
+    env: Vec<String>,
+    ev: Vec<String>,
+    union: String,
 }
 
-impl Shape {
-    /// What the rollup reads from the schema ([`Shape`]), from the model: the fields of `session-control-changed`
-    /// and `agent-configuration-changed` (without the discriminator), the values of `turn-end`'s `status` enum and the
-    /// numeric fields of its `usage` object, each in schema order (empty when the protocol has no such event).
-    pub(crate) fn of(m: &Model, p: &Protocol) -> Shape {
-        let disc = p.discriminator(m);
-        let fields = |tag: &str| -> Vec<&crate::ir::Field> {
-            match p.event(tag).map(|e| &m.ty(e.ty).node.shape) {
-                Some(Node::Object(o)) => o.fields.iter().filter(|f| f.name != disc).collect(),
-                _ => Vec::new(),
-            }
-        };
-        let names = |tag: &str| fields(tag).iter().map(|f| f.name.clone()).collect::<Vec<_>>();
-        let field =
-            |name: &str| fields(V::TURN_END).into_iter().find(|f| f.name == name).map(|f| m.resolve(&f.node.shape));
-        let statuses = match field(V::STATUS) {
-            Some(Node::Enum(values)) => values.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
-            _ => Vec::new(),
-        };
-        let usage_fields = match field(V::USAGE) {
-            Some(Node::Object(o)) => o
-                .fields
-                .iter()
-                .filter(|f| matches!(m.resolve(&f.node.shape), Node::Number(_)))
-                .map(|f| f.name.clone())
-                .collect(),
-            _ => Vec::new(),
-        };
-        Shape {
-            control_fields: names(V::SESSION_CONTROL_CHANGED),
-            config_fields: names(V::AGENT_CONFIGURATION_CHANGED),
-            statuses,
-            usage_fields,
+/// Parses a line into the envelope reduced to what the rules read: every other property is skipped without
+/// building it (a long text or a large `args` costs a scan, not a tree). `None` when the line is not a JSON
+/// object (the caller then parses it whole).
+fn project(reads: &Reads, bytes: &[u8]) -> Option<Value> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Obj<'r> {
+        keep: &'r [String],
+        /// The property whose value is itself projected (with `inner`), at the envelope level.
+        nested: Option<(&'r str, &'r [String])>,
+    }
+    impl<'de> DeserializeSeed<'de> for Obj<'_> {
+        type Value = Value;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_map(self)
         }
     }
+    impl<'de> Visitor<'de> for Obj<'_> {
+        type Value = Value;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(k) = map.next_key::<String>()? {
+                match self.nested {
+                    Some((n, inner)) if n == k => {
+                        let v = map.next_value_seed(Obj { keep: inner, nested: None })?;
+                        out.insert(k, v);
+                    }
+                    _ if self.keep.binary_search(&k).is_ok() => {
+                        let v = map.next_value::<Value>()?;
+                        out.insert(k, v);
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(Value::Object(out))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = Obj { keep: &reads.env, nested: Some((reads.union.as_str(), &reads.ev)) }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(v)
 }
 
-#[derive(Debug, Clone)]
-struct OpenTurn {
-    id: String,
-    aborted: bool,
-}
-
-#[derive(Debug, Clone)]
-struct OpenCall {
-    seq: u64,
-    name: String,
-    turn: Option<String>,
-    subagent: Option<String>,
-    /// The `toolName` of an unanswered permission request.
-    pending: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-struct Running {
-    seq: u64,
-    title: Option<String>,
-    parent: Option<String>,
+/// The declarations [`machine::Machine::from_json`] reads for a protocol: its sequence with the envelope's role,
+/// union and discriminator names (what the generated Rust crate embeds too).
+pub(crate) fn declarations(m: &Model, p: &Protocol) -> Value {
+    serde_json::json!({
+        "roleProperty": p.role_field,
+        "unionProperty": p.union_field,
+        "discriminator": p.discriminator(m),
+        "sequence": serde_json::to_value(&p.sequence).unwrap_or(Value::Null),
+    })
 }
 
 /// The session state folded from the accepted messages of a stream: what the seed says is mirrored into
-/// session metadata. Serializes with a fixed key order (schema order for the data-driven maps).
+/// session metadata. The parts between `messages` and `open` and the lists under `open` are the protocol's
+/// declarations (`x-sequence`'s `rollup` and the scopes' `rollup` names), in declaration order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rollup {
     /// How many messages were accepted and rejected.
     pub messages: MessageCounts,
-    /// The last `session-control-changed` (every field; `null` where it was absent), or `null`.
-    pub control: Option<Map<String, Value>>,
-    /// Every `agent-configuration-changed` field as last changed, `null` where never set.
-    pub config: Map<String, Value>,
-    /// Ended turns by status, in the status enum's order.
-    pub turns: Map<String, Value>,
-    /// Usage of the ended turns, summed field by field.
-    pub usage: Map<String, Value>,
-    /// What is still open.
-    pub open: OpenState,
+    /// The declared rollup parts, by name.
+    #[serde(flatten)]
+    pub parts: Map<String, Value>,
+    /// What is still open: per listed scope, the open one (or `null`) of a single scope, else a list in the
+    /// order they opened.
+    pub open: Map<String, Value>,
 }
 
 /// Message counts of a [`Rollup`].
@@ -161,123 +152,39 @@ pub struct MessageCounts {
     pub rejected: u64,
 }
 
-/// What is open at the end of a (possibly live) stream.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OpenState {
-    /// The open turn, if any.
-    pub turn: Option<OpenTurnInfo>,
-    /// Open tool calls, in the order they started.
-    pub tool_calls: Vec<OpenCallInfo>,
-    /// Unanswered permission requests, in the order their calls started.
-    pub pending_permissions: Vec<PendingPermission>,
-    /// Running subagents, in the order they started.
-    pub subagents: Vec<RunningSubagent>,
-}
-
-/// An open turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OpenTurnInfo {
-    /// Its id.
-    pub turn: String,
-    /// Whether the user aborted it.
-    pub aborted: bool,
-}
-
-/// An open tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OpenCallInfo {
-    /// The call id.
-    pub call: String,
-    /// The tool name.
-    pub name: String,
-    /// The turn it started in, if any.
-    pub turn: Option<String>,
-    /// The subagent that started it, if any.
-    pub subagent: Option<String>,
-}
-
-/// An unanswered permission request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingPermission {
-    /// The call id.
-    pub call: String,
-    /// The tool asking.
-    pub tool_name: String,
-}
-
-/// A running subagent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunningSubagent {
-    /// Its id.
-    pub agent_id: String,
-    /// Its label, if any.
-    pub title: Option<String>,
-    /// The subagent that started it (nested subagents), if any.
-    pub parent: Option<String>,
-}
-
-/// A message that passed the message-level rules, with the fields the stream rules read.
-struct Msg<'v> {
-    id: &'v str,
-    agent: bool,
-    user: bool,
-    turn: Option<&'v str>,
-    subagent: Option<&'v str>,
-    t: &'v str,
-    ev: &'v Map<String, Value>,
-}
-
-impl<'v> Msg<'v> {
-    fn ev_str(&self, key: &str) -> Option<&'v str> {
-        self.ev.get(key).and_then(Value::as_str)
-    }
-}
-
-fn violation(rule: StreamRule, params: &[(&str, &str)]) -> Issue {
-    Issue { pointer: rule.pointer().to_string(), rule: rule.id(), message: format_message(rule.template(), params) }
-}
-
 impl<'e> StreamChecker<'e> {
     /// A checker at the start of a stream.
     pub fn new(engine: &'e Engine) -> Self {
         let m: &'e Model = engine.model();
         let proto = m.protocol.as_ref();
-        let shape = proto.map(|p| Shape::of(m, p)).unwrap_or_default();
-        StreamChecker {
-            engine,
-            proto,
-            tag: proto.map_or("", |p| p.discriminator(m)),
-            seq: 0,
-            seen: HashSet::new(),
-            ended: HashSet::new(),
-            turn: None,
-            calls: BTreeMap::new(),
-            subagents: BTreeMap::new(),
-            accepted: 0,
-            rejected: 0,
-            control: None,
-            config: vec![None; shape.config_fields.len()],
-            turns: vec![0; shape.statuses.len()],
-            usage: vec![0.0; shape.usage_fields.len()],
-            shape,
-        }
+        // The loader's own lowering always reads back; a package without a protocol has no rules.
+        let machine = proto.and_then(|p| Machine::from_json(&declarations(m, p))).unwrap_or_default();
+        let ids = proto.map(|p| p.sequence.rules.iter().map(|r| r.id).collect()).unwrap_or_default();
+        let (env, ev) = machine.reads();
+        let reads = Reads {
+            env: env.into_iter().map(String::from).collect(),
+            ev: ev.into_iter().map(String::from).collect(),
+            union: proto.map(|p| p.union_field.clone()).unwrap_or_default(),
+        };
+        StreamChecker { engine, proto, state: State::new(&machine), machine, ids, reads }
     }
 
     /// Checks the next record (`line` is 1-based; `bytes` is the line without its newline).
     pub fn check(&mut self, line: usize, bytes: &[u8]) -> Record {
-        // The fast path vouches for the message; the value is still needed for the stream state.
+        // The fast path vouches for the message; the rules still need the values they read (only those are
+        // parsed into a tree).
         if self.engine.is_valid_fast(bytes) {
-            if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+            if let Some(v) = project(&self.reads, bytes) {
                 return self.check_valid(line, &v);
             }
         }
         let (value, errors) = self.engine.check_line(bytes);
         match value {
             Some(v) if errors.is_empty() => self.check_valid(line, &v),
-            _ => self.reject(line, errors),
+            v => {
+                self.state.reject(&self.machine, line, v.as_ref());
+                Record::new(line, errors)
+            }
         }
     }
 
@@ -287,267 +194,34 @@ impl<'e> StreamChecker<'e> {
         if errors.is_empty() {
             self.check_valid(line, value)
         } else {
-            self.reject(line, errors)
+            self.state.reject(&self.machine, line, Some(value));
+            Record::new(line, errors)
         }
-    }
-
-    fn reject(&mut self, line: usize, errors: Vec<Issue>) -> Record {
-        self.rejected += 1;
-        Record::new(line, errors)
     }
 
     fn check_valid(&mut self, line: usize, v: &Value) -> Record {
-        let Some(p) = self.proto else {
-            self.accepted += 1;
-            return Record::new(line, Vec::new());
-        };
-        let (Some(env), Some(ev)) = (v.as_object(), v.get(&p.union_field).and_then(Value::as_object)) else {
+        let enveloped = self.proto.is_some_and(|p| v.get(&p.union_field).is_some_and(Value::is_object));
+        if self.proto.is_some() && !enveloped {
             // Unreachable for a message the engine accepted; reported rather than trusted.
-            return self.reject(line, vec![Issue::new(crate::rules::Rule::Type, "", "expected an envelope")]);
-        };
-        let s = |k: &str| env.get(k).and_then(Value::as_str);
-        let role = s(&p.role_field).unwrap_or_default();
-        let m = Msg {
-            id: s(V::ID).unwrap_or_default(),
-            agent: role == V::AGENT,
-            user: role == V::USER,
-            turn: s(V::TURN),
-            subagent: s(V::SUBAGENT),
-            t: ev.get(self.tag).and_then(Value::as_str).unwrap_or_default(),
-            ev,
-        };
-        if let Some(issue) = self.first_violation(&m) {
-            return self.reject(line, vec![issue]);
+            self.state.reject(&self.machine, line, None);
+            return Record::new(line, vec![Issue::new(crate::rules::Rule::Type, "", "expected an envelope")]);
         }
-        self.apply(&m);
-        self.accepted += 1;
-        Record::new(line, Vec::new())
-    }
-
-    /// The first stream rule `m` breaks, in the documented order.
-    fn first_violation(&self, m: &Msg<'_>) -> Option<Issue> {
-        use StreamRule as R;
-        if self.seen.contains(m.id) {
-            return Some(violation(R::IdDuplicate, &[("id", m.id)]));
-        }
-        if m.agent {
-            if m.t == V::TURN_START {
-                let Some(turn) = m.turn else { return Some(violation(R::TurnStartWithoutId, &[])) };
-                if let Some(open) = &self.turn {
-                    return Some(violation(R::TurnAlreadyOpen, &[("open", &open.id)]));
-                }
-                if self.ended.contains(turn) {
-                    return Some(violation(R::TurnReused, &[("turn", turn)]));
-                }
-            } else if let Some(open) = &self.turn {
-                match m.turn {
-                    None => return Some(violation(R::TurnMissingId, &[("open", &open.id)])),
-                    Some(t) if t != open.id => {
-                        return Some(violation(R::TurnWrongId, &[("turn", t), ("open", &open.id)]))
-                    }
-                    Some(_) => {}
-                }
-            } else if m.t == V::TURN_END {
-                return Some(violation(R::TurnEndWithoutTurn, &[]));
-            } else if let Some(t) = m.turn {
-                return Some(violation(R::TurnNotOpen, &[("turn", t)]));
+        match self.state.check(&self.machine, line, v) {
+            None => Record::new(line, Vec::new()),
+            Some(x) => {
+                let rule = self.ids.get(x.rule).copied().unwrap_or_default();
+                let issue =
+                    Issue { pointer: x.pointer, rule, message: x.message, related: x.related, caused_by: x.caused_by };
+                Record::new(line, vec![issue])
             }
         }
-        if let Some(sa) = m.subagent {
-            if !self.subagents.contains_key(sa) {
-                return Some(violation(R::SubagentNotRunning, &[("agentId", sa)]));
-            }
-        }
-        let call = m.ev_str(V::CALL).unwrap_or_default();
-        let agent_id = m.ev_str(V::AGENT_ID).unwrap_or_default();
-        match m.t {
-            t if t == V::TURN_END => {
-                let open = self.turn.as_ref()?;
-                if let Some((c, _)) =
-                    self.calls_in_order().into_iter().find(|(_, c)| c.turn.as_deref() == Some(open.id.as_str()))
-                {
-                    return Some(violation(R::TurnEndOpenCall, &[("turn", &open.id), ("call", c)]));
-                }
-                let status = m.ev_str(V::STATUS).unwrap_or_default();
-                if open.aborted && status != V::CANCELLED {
-                    return Some(violation(R::TurnAbortNotCancelled, &[("turn", &open.id), ("status", status)]));
-                }
-            }
-            t if t == V::TOOL_CALL_START && self.calls.contains_key(call) => {
-                return Some(violation(R::CallAlreadyOpen, &[("call", call)]));
-            }
-            t if t == V::TOOL_CALL_END => {
-                let Some(c) = self.calls.get(call) else { return Some(violation(R::CallNotOpen, &[("call", call)])) };
-                let aborted = self.turn.as_ref().is_some_and(|t| t.aborted);
-                if c.pending.is_some() && !aborted {
-                    return Some(violation(R::CallPermissionPending, &[("call", call)]));
-                }
-            }
-            t if t == V::PERMISSION_REQUEST => {
-                if self.turn.is_none() {
-                    return Some(violation(R::PermissionOutsideTurn, &[]));
-                }
-                if !self.calls.contains_key(call) {
-                    return Some(violation(R::PermissionCallNotOpen, &[("call", call)]));
-                }
-            }
-            t if t == V::PERMISSION_RESPONSE && self.calls.get(call).is_none_or(|c| c.pending.is_none()) => {
-                return Some(violation(R::PermissionNoRequest, &[("call", call)]));
-            }
-            t if t == V::SUBAGENT_START && self.subagents.contains_key(agent_id) => {
-                return Some(violation(R::SubagentAlreadyRunning, &[("agentId", agent_id)]));
-            }
-            t if t == V::SUBAGENT_STOP && !self.subagents.contains_key(agent_id) => {
-                return Some(violation(R::SubagentStopNotRunning, &[("agentId", agent_id)]));
-            }
-            _ => {}
-        }
-        None
-    }
-
-    /// Folds an accepted message into the state.
-    fn apply(&mut self, m: &Msg<'_>) {
-        let seq = self.seq;
-        self.seq += 1;
-        self.seen.insert(m.id.to_string());
-        let owned = |s: Option<&str>| s.map(str::to_string);
-        let call = m.ev_str(V::CALL).unwrap_or_default().to_string();
-        let agent_id = m.ev_str(V::AGENT_ID).unwrap_or_default().to_string();
-        match m.t {
-            t if t == V::TURN_START => {
-                self.turn = Some(OpenTurn { id: m.turn.unwrap_or_default().to_string(), aborted: false });
-            }
-            t if t == V::TURN_END => {
-                if let Some(open) = self.turn.take() {
-                    self.ended.insert(open.id);
-                }
-                let status = m.ev_str(V::STATUS).unwrap_or_default();
-                if let Some(i) = self.shape.statuses.iter().position(|s| s == status) {
-                    self.turns[i] += 1;
-                }
-                if let Some(u) = m.ev.get(V::USAGE).and_then(Value::as_object) {
-                    for (i, name) in self.shape.usage_fields.iter().enumerate() {
-                        self.usage[i] += u.get(name).and_then(Value::as_f64).unwrap_or(0.0);
-                    }
-                }
-            }
-            t if t == V::ABORT => {
-                if let Some(open) = self.turn.as_mut().filter(|_| m.user) {
-                    open.aborted = true;
-                }
-            }
-            t if t == V::TOOL_CALL_START => {
-                let c = OpenCall {
-                    seq,
-                    name: m.ev_str(V::NAME).unwrap_or_default().to_string(),
-                    turn: self.turn.as_ref().map(|t| t.id.clone()),
-                    subagent: owned(m.subagent),
-                    pending: None,
-                };
-                self.calls.insert(call, c);
-            }
-            t if t == V::TOOL_CALL_END => {
-                self.calls.remove(&call);
-            }
-            t if t == V::PERMISSION_REQUEST => {
-                if let Some(c) = self.calls.get_mut(&call) {
-                    c.pending = Some(m.ev_str(V::TOOL_NAME).unwrap_or_default().to_string());
-                }
-            }
-            t if t == V::PERMISSION_RESPONSE => {
-                if let Some(c) = self.calls.get_mut(&call) {
-                    c.pending = None;
-                }
-            }
-            t if t == V::SUBAGENT_START => {
-                let r = Running { seq, title: owned(m.ev_str(V::TITLE)), parent: owned(m.subagent) };
-                self.subagents.insert(agent_id, r);
-            }
-            t if t == V::SUBAGENT_STOP => {
-                self.subagents.remove(&agent_id);
-            }
-            t if t == V::SESSION_CONTROL_CHANGED => {
-                let ctl = self
-                    .shape
-                    .control_fields
-                    .iter()
-                    .map(|f| (f.clone(), m.ev.get(f).cloned().unwrap_or(Value::Null)))
-                    .collect();
-                self.control = Some(ctl);
-            }
-            t if t == V::AGENT_CONFIGURATION_CHANGED => {
-                for (i, f) in self.shape.config_fields.iter().enumerate() {
-                    if let Some(v) = m.ev.get(f) {
-                        self.config[i] = Some(v.clone());
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn calls_in_order(&self) -> Vec<(&String, &OpenCall)> {
-        let mut v: Vec<_> = self.calls.iter().collect();
-        v.sort_by_key(|(_, c)| c.seq);
-        v
     }
 
     /// The rollup of everything checked so far.
     pub fn rollup(&self) -> Rollup {
-        let config = self
-            .shape
-            .config_fields
-            .iter()
-            .zip(&self.config)
-            .map(|(f, v)| (f.clone(), v.clone().unwrap_or(Value::Null)))
-            .collect();
-        let turns = self.shape.statuses.iter().zip(&self.turns).map(|(s, n)| (s.clone(), Value::from(*n))).collect();
-        let usage = self.shape.usage_fields.iter().zip(&self.usage).map(|(f, sum)| (f.clone(), number(*sum))).collect();
-        let calls = self.calls_in_order();
-        let mut subagents: Vec<_> = self.subagents.iter().collect();
-        subagents.sort_by_key(|(_, r)| r.seq);
-        Rollup {
-            messages: MessageCounts { accepted: self.accepted, rejected: self.rejected },
-            control: self.control.clone(),
-            config,
-            turns,
-            usage,
-            open: OpenState {
-                turn: self.turn.as_ref().map(|t| OpenTurnInfo { turn: t.id.clone(), aborted: t.aborted }),
-                tool_calls: calls
-                    .iter()
-                    .map(|(id, c)| OpenCallInfo {
-                        call: (*id).clone(),
-                        name: c.name.clone(),
-                        turn: c.turn.clone(),
-                        subagent: c.subagent.clone(),
-                    })
-                    .collect(),
-                pending_permissions: calls
-                    .iter()
-                    .filter_map(|(id, c)| {
-                        c.pending.as_ref().map(|t| PendingPermission { call: (*id).clone(), tool_name: t.clone() })
-                    })
-                    .collect(),
-                subagents: subagents
-                    .into_iter()
-                    .map(|(id, r)| RunningSubagent {
-                        agent_id: id.clone(),
-                        title: r.title.clone(),
-                        parent: r.parent.clone(),
-                    })
-                    .collect(),
-            },
-        }
-    }
-}
-
-/// A sum as JSON, printed as JavaScript prints numbers: whole sums as integers.
-fn number(sum: f64) -> Value {
-    if sum.fract() == 0.0 && sum.abs() < 9_007_199_254_740_992.0 {
-        Value::from(sum as i64)
-    } else {
-        serde_json::Number::from_f64(sum).map_or(Value::Null, Value::Number)
+        let (accepted, rejected) = self.state.counts();
+        let (parts, open) = self.state.rollup(&self.machine);
+        Rollup { messages: MessageCounts { accepted, rejected }, parts, open }
     }
 }
 
@@ -660,63 +334,6 @@ mod tests {
         crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("schema loads")
     }
 
-    /// Names in the model: event tags, envelope and event fields, role and other enum values.
-    fn schema_names(m: &Model) -> Vec<String> {
-        let mut names = Vec::new();
-        for t in &m.types {
-            match &t.node.shape {
-                Node::Object(o) => names.extend(o.fields.iter().map(|f| f.name.clone())),
-                Node::Enum(vs) => names.extend(vs.iter().filter_map(|v| v.as_str().map(String::from))),
-                Node::Union(u) => names.extend(u.members.iter().filter_map(|x| x.tag.as_str().map(String::from))),
-                _ => {}
-            }
-        }
-        names
-    }
-
-    /// Every vocabulary name is an event tag, a field, a role or another enum value of the schema.
-    #[test]
-    fn vocabulary_names_exist_in_the_schema() {
-        let m = model();
-        let names = schema_names(&m);
-        for (k, name) in V::ALL {
-            assert!(names.iter().any(|n| n == name), "vocab::{k} = {name:?} is not in the schema");
-        }
-    }
-
-    /// Each rule's pointer names an envelope field or a field of some event under the union field.
-    #[test]
-    fn pointers_name_schema_fields() {
-        let m = model();
-        let p = m.protocol.as_ref().expect("a protocol");
-        let fields_of = |id: crate::ir::TypeId| match &m.ty(id).node.shape {
-            Node::Object(o) => o.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-            _ => Vec::new(),
-        };
-        let envelope = fields_of(p.envelope);
-        let events: Vec<String> = p.events.iter().flat_map(|e| fields_of(e.ty)).collect();
-        for r in StreamRule::ALL {
-            let toks: Vec<&str> = r.pointer().split('/').skip(1).collect();
-            let ok = match toks.as_slice() {
-                [f] => envelope.iter().any(|x| x == f),
-                [u, f] => *u == p.union_field && events.iter().any(|x| x == f),
-                _ => false,
-            };
-            assert!(ok, "{}: pointer {} names no schema field", r.id(), r.pointer());
-        }
-    }
-
-    /// The rollup's shape, read from the v2 schema.
-    #[test]
-    fn the_rollup_shape_comes_from_the_schema() {
-        let m = model();
-        let s = Shape::of(&m, m.protocol.as_ref().expect("a protocol"));
-        assert_eq!(s.control_fields, ["clientType", "tokenId"]);
-        assert_eq!(s.config_fields, ["permissionMode", "model", "thinkingLevel", "sandbox"]);
-        assert_eq!(s.statuses, ["completed", "failed", "cancelled"]);
-        assert_eq!(s.usage_fields, ["inputTokens", "outputTokens", "cost"]);
-    }
-
     #[test]
     fn a_rejected_message_leaves_the_state_unchanged() {
         let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
@@ -733,7 +350,110 @@ mod tests {
             .check(4, br#"{"id":"b","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"completed"}}"#));
         let roll = c.rollup();
         assert_eq!(roll.messages, MessageCounts { accepted: 2, rejected: 2 });
-        assert_eq!(roll.turns["completed"], Value::from(1));
-        assert!(roll.open.turn.is_none());
+        assert_eq!(roll.parts["turns"]["completed"], Value::from(1));
+        assert!(roll.open["turn"].is_null());
+    }
+
+    /// A package without `x-sequence` has no sequence rules and an empty rollup besides the counts.
+    #[test]
+    fn without_declarations_nothing_is_a_sequence_violation() {
+        let mut m = model();
+        if let Some(p) = m.protocol.as_mut() {
+            p.sequence = crate::ir::Sequence::default();
+        }
+        let e = Engine::new(m, EngineOptions::default()).expect("a root type");
+        let mut c = StreamChecker::new(&e);
+        let r = c.check(1, br#"{"id":"a","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed"}}"#);
+        assert!(r.valid);
+        let r = c.check(2, br#"{"id":"a","time":1,"role":"agent","ev":{"t":"turn-end","status":"completed"}}"#);
+        assert!(r.valid, "no unique rule is declared");
+        let roll = serde_json::to_value(c.rollup()).expect("json");
+        assert_eq!(roll, serde_json::json!({"messages": {"accepted": 2, "rejected": 0}, "open": {}}));
+    }
+
+    /// The protocol vocabulary of a schema: event tags, envelope and event field names, roles and enum values.
+    fn vocabulary(m: &Model) -> Vec<String> {
+        use crate::ir::Shape as Node;
+        let mut names = Vec::new();
+        for t in &m.types {
+            match &t.node.shape {
+                Node::Object(o) => names.extend(o.fields.iter().map(|f| f.name.clone())),
+                Node::Enum(vs) => names.extend(vs.iter().filter_map(|v| v.as_str().map(String::from))),
+                Node::Union(u) => names.extend(u.members.iter().filter_map(|x| x.tag.as_str().map(String::from))),
+                _ => {}
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The quoted string literals of a source text.
+    fn literals(src: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let b = src.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'"' {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                out.push(&src[start..j.min(b.len())]);
+                i = j + 1;
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// The stream sources name no event, field, role or enum value of any protocol: no string literal in the Rust
+    /// stream code (the interpreter, the generated crate's checker), the TypeScript stream emitter or its template is
+    /// a protocol name (of the v2 protocol and of
+    /// happy-wire's v1), and no hyphenated event tag appears anywhere in them, comments included. Every name the
+    /// checkers use comes from the declarations (`x-sequence`).
+    #[test]
+    fn the_stream_sources_hold_no_protocol_vocabulary() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let v2 = model();
+        let v1 = crate::load::load(&dir.join("../examples/happy-wire/schema")).expect("happy-wire loads");
+        let mut vocab = vocabulary(&v2);
+        vocab.extend(vocabulary(&v1));
+        let tags: Vec<String> = [&v2, &v1]
+            .iter()
+            .filter_map(|m| m.protocol.as_ref())
+            .flat_map(|p| p.events.iter().map(|e| e.tag.clone()))
+            .collect();
+        assert!(
+            vocab.iter().any(|n| n == "agentId") && tags.iter().any(|t| t == "turn-start"),
+            "the vocabulary is read"
+        );
+        let sources = [
+            "src/stream.rs",
+            "src/stream/machine.rs",
+            "src/stream/rules.rs",
+            "src/emit/ts_stream.rs",
+            "src/emit/rust/stream.rs",
+            "templates/ts/stream.ts.j2",
+        ];
+        let mut found = Vec::new();
+        for rel in sources {
+            let src = std::fs::read_to_string(dir.join(rel)).expect("a stream source");
+            // This test itself names what it looks for only through the schemas.
+            let src = src.split("mod tests {").next().unwrap_or_default();
+            for lit in literals(src) {
+                if vocab.iter().any(|n| n == lit) {
+                    found.push(format!("{rel}: the literal \"{lit}\""));
+                }
+            }
+            for t in tags.iter().filter(|t| t.contains('-')) {
+                if src.contains(t.as_str()) {
+                    found.push(format!("{rel}: the event tag `{t}`"));
+                }
+            }
+        }
+        assert!(found.is_empty(), "protocol vocabulary in the stream sources:\n{}", found.join("\n"));
     }
 }

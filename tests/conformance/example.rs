@@ -83,12 +83,12 @@ pub fn checkers() -> Vec<ExampleChecker> {
 }
 
 /// The example's npm package.
-fn ts_package() -> PathBuf {
+pub fn ts_package() -> PathBuf {
     root().join("examples/happy-wire/generated/ts")
 }
 
 /// Installs (when missing) and builds the example's package once per test process; returns `dist/index.js`.
-fn built_ts_package() -> &'static std::path::Path {
+pub fn built_ts_package() -> &'static std::path::Path {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = ts_package();

@@ -1,6 +1,7 @@
 //! Stream conformance: every stream fixture in `tests/fixtures/streams/` goes through the Rust checker
-//! (`wiregen::stream`), the real CLI (`wiregen validate --stream`) and the emitted TypeScript checker (the built
-//! `session-wire` package, one node process for every stream). All must reject the same lines with the same
+//! (`wiregen::stream`), the real CLI (`wiregen validate --stream`), the emitted TypeScript checker (the built
+//! `session-wire` package, one node process for every stream) and the generated Rust crate's checker
+//! (`session_wire::stream`). All must reject the same lines with the same
 //! first error (rule id and pointer; for stream rules the message too) and fold the same rollup.
 //!
 //! A stream fixture is `NAME.jsonl` (one envelope per line) with a sidecar `NAME.expect.json`:
@@ -20,7 +21,6 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use wiregen::engine::{Engine, EngineOptions};
-use wiregen::stream::rules::StreamRule;
 
 use crate::fixtures::root;
 
@@ -38,6 +38,8 @@ struct StreamFixture {
 struct Outcome {
     /// (line, rule, pointer, message)
     invalid: Vec<(u64, String, String, String)>,
+    /// Per rejected line: the `related` and `causedBy` lines of its first error.
+    links: Vec<(Option<u64>, Option<u64>)>,
     rollup: Value,
 }
 
@@ -46,8 +48,12 @@ fn dir() -> PathBuf {
 }
 
 fn fixtures() -> Vec<StreamFixture> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir())
-        .expect("tests/fixtures/streams exists")
+    fixtures_in(&dir())
+}
+
+fn fixtures_in(dir: &Path) -> Vec<StreamFixture> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the stream fixture folder exists")
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
@@ -89,19 +95,24 @@ fn protocol() -> wiregen::ir::Model {
 }
 
 fn rust(fx: &[StreamFixture]) -> Vec<Outcome> {
-    let p = protocol();
+    rust_with(protocol(), fx)
+}
+
+fn rust_with(p: wiregen::ir::Model, fx: &[StreamFixture]) -> Vec<Outcome> {
     let engine = Engine::new(p, EngineOptions::default()).expect("the schema has a root type");
     fx.iter()
         .map(|f| {
             let mut invalid = Vec::new();
+            let mut links = Vec::new();
             let reader = BufReader::new(File::open(&f.path).expect("open stream"));
             let (_, rollup) = wiregen::stream::check_reader(&engine, reader, |rec: wiregen::validate::Record| {
                 if let Some(e) = rec.errors.first() {
                     invalid.push((rec.line as u64, e.rule.to_string(), e.pointer.clone(), e.message.clone()));
+                    links.push((e.related.map(|l| l as u64), e.caused_by.map(|l| l as u64)));
                 }
             })
             .expect("read stream");
-            Outcome { invalid, rollup: serde_json::to_value(rollup).expect("rollup serializes") }
+            Outcome { invalid, links, rollup: serde_json::to_value(rollup).expect("rollup serializes") }
         })
         .collect()
 }
@@ -125,9 +136,15 @@ fn run_cli(args: &[&str], fx: &[StreamFixture]) -> String {
 
 /// The real binary, twice for the whole corpus: the records (split per file by line count), then the summaries.
 fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
-    let records = run_cli(&["validate", "--stream", "--format", "json"], fx);
+    cli_with(&[], fx)
+}
+
+/// [`cli`] with more arguments (`--schema DIR`).
+fn cli_with(more: &[&str], fx: &[StreamFixture]) -> Vec<Outcome> {
+    let args = |a: &[&'static str]| -> Vec<&str> { a.iter().copied().chain(more.iter().copied()).collect() };
+    let records = run_cli(&args(&["validate", "--stream", "--format", "json"]), fx);
     let mut records = records.lines().map(|l| serde_json::from_str::<Value>(l).expect("a JSON record"));
-    let summaries = run_cli(&["validate", "--stream", "--summary", "--format", "json"], fx);
+    let summaries = run_cli(&args(&["validate", "--stream", "--summary", "--format", "json"]), fx);
     let summaries: Vec<Value> = summaries.lines().map(|l| serde_json::from_str(l).expect("a JSON summary")).collect();
     assert_eq!(summaries.len(), fx.len(), "one summary per stream");
     fx.iter()
@@ -138,6 +155,7 @@ fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
                 + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
             assert_eq!(s["records"].as_u64(), Some(n as u64), "{}: summary counts every line", f.name);
             let mut invalid = Vec::new();
+            let mut links = Vec::new();
             for i in 1..=n {
                 let r = records.next().unwrap_or_else(|| panic!("{}: record for line {i}", f.name));
                 assert_eq!(r["line"].as_u64(), Some(i as u64), "{}: records in order", f.name);
@@ -150,11 +168,21 @@ fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
                 if let Some(e) = r["errors"].get(0) {
                     let s = |k: &str| e[k].as_str().expect("string field").to_string();
                     invalid.push((i as u64, s("rule"), s("pointer"), s("message")));
+                    links.push((e["related"].as_u64(), e["causedBy"].as_u64()));
                 }
             }
-            let first = invalid.first().map(|(l, r, p, m)| json!({"line": l, "pointer": p, "rule": r, "message": m}));
+            let first = invalid.first().zip(links.first()).map(|((l, r, p, m), (related, caused_by))| {
+                let mut e = json!({"line": l, "pointer": p, "rule": r, "message": m});
+                if let Some(x) = related {
+                    e["related"] = json!(x);
+                }
+                if let Some(x) = caused_by {
+                    e["causedBy"] = json!(x);
+                }
+                e
+            });
             assert_eq!(s["firstError"], first.unwrap_or(Value::Null), "{}: the summary's first error", f.name);
-            Outcome { invalid, rollup: s["rollup"].clone() }
+            Outcome { invalid, links, rollup: s["rollup"].clone() }
         })
         .collect()
 }
@@ -163,12 +191,15 @@ fn cli(fx: &[StreamFixture]) -> Vec<Outcome> {
 /// (`checkSessionStream` / `rollupSession`) agrees with the line API.
 fn ts(fx: &[StreamFixture]) -> Vec<Outcome> {
     // Built once per test process, shared with the Zod checker (never two builds of one package at once).
-    let dist = crate::zod::built_package();
-    let pkg = root().join("generated/ts");
+    ts_with(crate::zod::built_package(), &root().join("generated/ts"), fx)
+}
+
+/// [`ts`] with another built package (`dist`, in its package folder `pkg`).
+fn ts_with(dist: &Path, pkg: &Path, fx: &[StreamFixture]) -> Vec<Outcome> {
     let files: Vec<String> = fx.iter().map(|f| f.path.to_str().expect("utf-8 path").to_string()).collect();
     let script = root().join("tests/conformance/stream-check.mjs");
     let out = crate::node::run_node(
-        &pkg,
+        pkg,
         &[script.to_str().expect("utf-8 path"), dist.to_str().expect("utf-8 path")],
         &serde_json::to_string(&files).expect("json"),
     );
@@ -183,6 +214,12 @@ fn ts(fx: &[StreamFixture]) -> Vec<Outcome> {
                 let s = |k: &str| e[k].as_str().unwrap_or_else(|| panic!("{k} in {e}")).to_string();
                 (e["line"].as_u64().expect("line"), s("rule"), s("pointer"), s("message"))
             })
+            .collect(),
+        links: v["invalid"]
+            .as_array()
+            .expect("invalid[]")
+            .iter()
+            .map(|e| (e["related"].as_u64(), e["causedBy"].as_u64()))
             .collect(),
         rollup: v["rollup"].clone(),
     };
@@ -213,16 +250,62 @@ fn normalize(v: &Value) -> Value {
     }
 }
 
+/// The protocol's sequence rule ids (from its declarations), in check order.
+fn sequence_rule_ids() -> Vec<&'static str> {
+    let m = protocol();
+    m.protocol.as_ref().map(|p| p.sequence.rules.iter().map(|r| r.id).collect()).unwrap_or_default()
+}
+
+/// The lines of a stream file as the CLI reads them: split on `\n`, one trailing `\r` dropped per line, no record
+/// after a final newline.
+fn file_lines(path: &Path) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).expect("read stream");
+    let mut lines: Vec<Vec<u8>> = bytes.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    if bytes.ends_with(b"\n") || bytes.is_empty() {
+        lines.pop();
+    }
+    for l in &mut lines {
+        if l.last() == Some(&b'\r') {
+            l.pop();
+        }
+    }
+    lines
+}
+
+/// A generated crate's stream checker (`<crate>::stream`) on every fixture, as an [`Outcome`].
+macro_rules! crate_outcomes {
+    ($krate:ident, $fx:expr) => {
+        $fx.iter()
+            .map(|f| {
+                let mut checker = $krate::stream::StreamChecker::new();
+                let (mut invalid, mut links) = (Vec::new(), Vec::new());
+                for line in file_lines(&f.path) {
+                    let rec = checker.check_line(&line);
+                    if let Some(e) = rec.errors.first() {
+                        invalid.push((rec.line as u64, e.rule.clone(), e.pointer.clone(), e.message.clone()));
+                        links.push((e.related.map(|l| l as u64), e.caused_by.map(|l| l as u64)));
+                    }
+                }
+                Outcome { invalid, links, rollup: checker.rollup() }
+            })
+            .collect::<Vec<Outcome>>()
+    };
+}
+
 /// The same outcome, as far as this checker can be held to it: message-level messages are each checker's own.
 fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
+    let ids = sequence_rule_ids();
     let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
         o.invalid
             .iter()
-            .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), StreamRule::from_id(r).map(|_| m.clone())))
+            .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), ids.contains(&r.as_str()).then(|| m.clone())))
             .collect()
     };
     if key(reference) != key(other) {
         return Some(format!("rejected lines differ:\n  rust:  {:?}\n  other: {:?}", key(reference), key(other)));
+    }
+    if reference.links != other.links {
+        return Some(format!("related/causedBy differ:\n  rust:  {:?}\n  other: {:?}", reference.links, other.links));
     }
     if normalize(&reference.rollup) != normalize(&other.rollup) {
         return Some(format!("rollups differ:\n  rust:  {}\n  other: {}", reference.rollup, other.rollup));
@@ -256,8 +339,38 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
         }
     }
 
-    // The CLI and the TypeScript checker against the Rust checker.
-    for (name, outcomes) in [("cli", cli(&fx)), ("ts", ts(&fx))] {
+    // Every fixture's whole outcome (each rejected line's first error with its message, and the rollup) is pinned,
+    // invalid fixtures included: a change to the stream checker or to the sequence declarations cannot move a record.
+    let pinned: serde_json::Map<String, Value> = fx
+        .iter()
+        .zip(&reference)
+        .map(|(f, o)| {
+            let invalid: Vec<Value> = o
+                .invalid
+                .iter()
+                .zip(&o.links)
+                .map(|((l, r, p, m), (related, caused_by))| {
+                    let mut e = json!({"line": l, "rule": r, "pointer": p, "message": m});
+                    if let Some(x) = related {
+                        e["related"] = json!(x);
+                    }
+                    if let Some(x) = caused_by {
+                        e["causedBy"] = json!(x);
+                    }
+                    e
+                })
+                .collect();
+            (f.name.clone(), json!({"invalid": invalid, "rollup": o.rollup}))
+        })
+        .collect();
+    let text = format!("{}\n", serde_json::to_string_pretty(&pinned).expect("json"));
+    if let Err(e) = crate::golden::check_golden(&dir().join("outcomes.golden.json"), &text) {
+        failures.push(format!("golden    outcomes.golden.json: {e}"));
+    }
+
+    // The CLI, the TypeScript checker and the generated Rust crate's checker against the Rust checker.
+    let krate = crate_outcomes!(session_wire, fx);
+    for (name, outcomes) in [("cli", cli(&fx)), ("ts", ts(&fx)), ("rust-crate", krate)] {
         assert_eq!(outcomes.len(), fx.len());
         for ((f, r), o) in fx.iter().zip(&reference).zip(&outcomes) {
             if let Some(why) = differs(r, o) {
@@ -267,7 +380,7 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
     }
 
     // Coverage: every stream rule is the first violation of at least two streams.
-    let mut per_rule: BTreeMap<&str, usize> = StreamRule::ALL.iter().map(|r| (r.id(), 0)).collect();
+    let mut per_rule: BTreeMap<&str, usize> = sequence_rule_ids().into_iter().map(|r| (r, 0)).collect();
     let mut message_level = 0;
     for f in &fx {
         if let Some((_, rule, _)) = f.invalid.first() {
@@ -292,6 +405,58 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
         fx.iter().any(|f| f.name == "seed-realistic-flow" && f.valid),
         "the seed's Realistic Flow is a valid fixture"
     );
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// happy-wire's v1 protocol declares its own sequence rules (`x-sequence` in
+/// `examples/happy-wire/schema/sessionProtocol.schema.json`: `start`/`stop` with the subagent id on the envelope):
+/// its streams in `examples/happy-wire/streams/` (the seed's Realistic Flow rendered in v1, and invalid v1 streams)
+/// get the expected records from the Rust checker, and the same records and rollup from the CLI (`--schema`) and
+/// the example's own generated TypeScript checker.
+#[test]
+fn happy_wire_streams_are_checked_by_its_own_sequence_rules() {
+    let dir = root().join("examples/happy-wire/streams");
+    let schema = crate::example::schema_dir();
+    let fx = fixtures_in(&dir);
+    assert!(
+        fx.iter().any(|f| f.name == "seed-realistic-flow-v1" && f.valid),
+        "the v1 Realistic Flow is a valid fixture"
+    );
+    assert!(fx.iter().filter(|f| !f.valid).count() >= 5, "invalid v1 streams");
+    let model = wiregen::load::load(&schema).expect("the example's schema loads");
+    assert!(!model.protocol.as_ref().expect("a protocol").sequence.rules.is_empty(), "v1 declares its rules");
+    let reference = rust_with(model, &fx);
+    let mut failures = Vec::new();
+    for (f, o) in fx.iter().zip(&reference) {
+        let got: Vec<(u64, String, String)> = o.invalid.iter().map(|(l, r, p, _)| (*l, r.clone(), p.clone())).collect();
+        if got != f.invalid {
+            failures.push(format!("rust      {}: expected rejected lines {:?}, got {:?}", f.name, f.invalid, got));
+        }
+    }
+    let flow = &reference[fx.iter().position(|f| f.name == "seed-realistic-flow-v1").expect("the flow")];
+    assert_eq!(flow.rollup["turns"], json!({"completed": 1, "failed": 0, "cancelled": 1}), "{}", flow.rollup);
+    assert_eq!(flow.rollup["messages"], json!({"accepted": 22, "rejected": 0}));
+    let schema_arg = schema.to_str().expect("utf-8 path");
+    let pkg = crate::example::ts_package();
+    let outcomes = [
+        ("cli", cli_with(&["--schema", schema_arg], &fx)),
+        ("ts", ts_with(crate::example::built_ts_package(), &pkg, &fx)),
+        ("rust-crate", crate_outcomes!(happy_wire, fx)),
+    ];
+    for (name, outcomes) in outcomes {
+        for ((f, r), o) in fx.iter().zip(&reference).zip(&outcomes) {
+            // Message-level messages are each checker's own; stream-rule records must agree in full.
+            let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
+                o.invalid
+                    .iter()
+                    .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), r.contains('.').then(|| m.clone())))
+                    .collect()
+            };
+            if key(r) != key(o) || r.links != o.links || normalize(&r.rollup) != normalize(&o.rollup) {
+                failures.push(format!("{name:<9} {}: {:?} {} / {:?} {}", f.name, key(r), r.rollup, key(o), o.rollup));
+            }
+        }
+    }
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -394,7 +559,9 @@ fn cli_text_format_and_flags() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        format!("{f}:2: /ev/t: turn `t1` is still open: it must end before another `turn-start` [turn.already-open]\n")
+        format!(
+            "{f}:2: /ev/t: turn `t1` is still open: it must end before another `turn-start` [turn.already-open] (see line 1)\n"
+        )
     );
     let out = run(&["validate", "--summary", f]);
     assert_eq!(out.status.code(), Some(2), "--summary without --stream is a usage error");

@@ -45,6 +45,7 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
             let at = At { scope: Scope::Envelope, path: Vec::new() };
             w.envelope(&at, op, np);
             removals = w.removals(op, np);
+            w.sequence(op, np);
             // The envelope's changes first, then each event's in NEW's order, then the removed events' (the walk
             // meets the events inside the envelope, before the envelope's own later properties).
             let rank =
@@ -999,6 +1000,41 @@ impl<'a> Walk<'a> {
             }
         }
         out
+    }
+}
+
+impl Walk<'_> {
+    /// The sequence rules (`x-sequence`), matched by id: `sequence-rule-added`, `-removed`, `-changed`.
+    fn sequence(&mut self, op: &Protocol, np: &Protocol) {
+        let (os, ns) = (&op.sequence, &np.sequence);
+        let at = |id: &str| At { scope: Scope::Envelope, path: vec!["x-sequence".to_string(), id.to_string()] };
+        for n in &ns.rules {
+            match os.rules.iter().find(|o| o.id == n.id) {
+                None => {
+                    let msg = format!("sequence rule {} ({}) added: {}", code(n.id), n.kind.name(), n.summary);
+                    self.push(R::SequenceRuleAdded, &at(n.id), None, Some(&n.origin), msg, Breaks::NARROWER);
+                }
+                Some(o) => {
+                    let checks = os.meaning(o) != ns.meaning(n);
+                    if checks || o.pointer != n.pointer || o.message != n.message {
+                        let what = if checks {
+                            "checks something else"
+                        } else if o.pointer != n.pointer {
+                            "reports at another pointer"
+                        } else {
+                            "has another message"
+                        };
+                        let msg = format!("sequence rule {} {what}", code(n.id));
+                        let breaks = if checks { Breaks::BOTH } else { Breaks::NONE };
+                        self.push(R::SequenceRuleChanged, &at(n.id), Some(&o.origin), Some(&n.origin), msg, breaks);
+                    }
+                }
+            }
+        }
+        for o in os.rules.iter().filter(|o| !ns.rules.iter().any(|n| n.id == o.id)) {
+            let msg = format!("sequence rule {} ({}) removed", code(o.id), o.kind.name());
+            self.push(R::SequenceRuleRemoved, &at(o.id), Some(&o.origin), None, msg, Breaks::WIDER);
+        }
     }
 }
 

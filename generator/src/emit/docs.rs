@@ -27,7 +27,7 @@
 //!   links (`[`Name`](#type-name)`).
 //!
 //! Nothing here names an event: sections, anchors, the summary, the role matrix and the rule catalogues all
-//! come from the [`Model`], [`Protocol::role_rules`], [`Rule::ALL`] and [`StreamRule::ALL`] (the definitions the
+//! come from the [`Model`], [`Protocol::role_rules`], [`Rule::ALL`] and the protocol's sequence declarations ([`crate::ir::Sequence`]) (the definitions the
 //! validators use).
 
 use std::collections::BTreeSet;
@@ -39,7 +39,6 @@ use serde_json::Value;
 use super::{EmitError, EmitOptions, OutFile};
 use crate::ir::*;
 use crate::rules::Rule;
-use crate::stream::rules::StreamRule;
 
 const TEMPLATE: &str = include_str!("../../templates/docs/reference.md.j2");
 
@@ -391,19 +390,17 @@ impl View {
             types,
             rules_scope,
             rules: produced.iter().map(|r| RuleRow { id: r.id().into(), summary: r.summary().into() }).collect(),
-            stream_rules: if m.protocol.is_some() {
-                StreamRule::ALL
-                    .iter()
-                    .map(|r| StreamRuleRow {
-                        id: r.id().into(),
-                        summary: r.summary().into(),
-                        pointer: r.pointer().into(),
-                        seed: r.seed().into(),
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            stream_rules: m
+                .protocol
+                .iter()
+                .flat_map(|p| &p.sequence.rules)
+                .map(|r| StreamRuleRow {
+                    id: r.id.into(),
+                    summary: r.summary.clone(),
+                    pointer: r.pointer.clone(),
+                    seed: r.seed.clone(),
+                })
+                .collect(),
         }
     }
 }

@@ -48,6 +48,10 @@ pub(crate) const LIB: &str = "src/lib.rs";
 
 /// The runtime every generated crate and module carries (`mod rt`).
 const RT: &str = include_str!("rust/rt.rs");
+/// The sequence-rule interpreter, shared with [`crate::stream`].
+const STREAM_MACHINE: &str = include_str!("../stream/machine.rs");
+/// The generated crate's stream checker around it.
+const STREAM: &str = include_str!("rust/stream.rs");
 
 /// The pattern runtime (`mod rt_regex`), only where the schema has patterns.
 const RT_REGEX: &str = include_str!("rust/rt_regex.rs");
@@ -114,6 +118,18 @@ pub(crate) fn emit_model(m: &Model, emit: &EmitOptions) -> Result<Vec<OutFile>, 
     if let Some(p) = &m.protocol {
         let example = example::source(&g, p, Layout::RustfmtSkip)?;
         files.push(OutFile::new("examples/basic.rs", format!("{header}{example}")));
+        // The stream checker: wiregen's own interpreter, verbatim, and the protocol's declarations it reads.
+        files.push(OutFile::new("src/stream_machine.rs", format!("{header}{STREAM_MACHINE}")));
+        let lib_name = m.package.crate_name.replace('-', "_");
+        let declarations = crate::stream::declarations(m, p).to_string();
+        let glue = STREAM.replace("session_wire::", &format!("{lib_name}::"));
+        files.push(OutFile::new(
+            "src/stream.rs",
+            format!(
+                "{header}{glue}\n/// The protocol's sequence declarations (`x-sequence`, as wiregen lowered them), read by \
+                 [`StreamChecker::new`].\nconst DECLARATIONS: &str = {declarations:?};\n"
+            ),
+        ));
     }
     Ok(files)
 }

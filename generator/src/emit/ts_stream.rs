@@ -1,17 +1,14 @@
 //! Emits the TypeScript stream checker `src/stream.ts` of the `session-wire` package.
 //!
 //! The module's logic is a minijinja template (`generator/templates/ts/stream.ts.j2`, strict undefined
-//! behaviour); every rule id, summary, seed sentence, pointer and message template comes from the stream rule
-//! catalogue ([`crate::stream::rules`]), the vocabulary from [`crate::stream::rules::vocab`], and the rollup's
-//! fields ([`crate::stream::Shape`]) and the protocol's names from the model ([`Model`], [`Protocol`]), so nothing
-//! is retyped per language. Data is interpolated
-//! with two filters:
+//! behaviour): one interpreter of the protocol's sequence declarations ([`crate::ir::Sequence`], lowered from
+//! `x-sequence`), which the module embeds as data, the same declarations the Rust checker ([`crate::stream`])
+//! interprets. The template names no event, field or role of any protocol. Data is interpolated with two filters:
 //! - `lit`: any value as a JSON literal (a valid TypeScript expression), with U+2028/U+2029 escaped;
 //! - `doc`: text for a `/** */` comment, with `*/` broken up and line breaks folded.
 //!
-//! The rollup's TypeScript type ([`RollupTypes`]) is written from the model too: the control and configuration
-//! fields with their schema types, one key per `turn-end` status and usage field, and the model's types of the ids
-//! and names the open state holds (`string` where the protocol has no such field).
+//! The rollup's TypeScript type ([`RollupTypes`]) is written from the model too: each declared rollup part with the
+//! schema types of the fields it folds, and each listed scope with the types of its key and recorded values.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -22,9 +19,9 @@ use serde::Serialize;
 use super::ts::js::{ident, type_key, Code};
 use super::ts::types::ty;
 use super::{EmitError, EmitOptions, OutFile};
+use crate::ir::sequence::{AttrSource, FieldRef, RollupKind, Scope};
 use crate::ir::{pascal_case, Field, Model, Protocol, Shape as Node, TypeId};
-use crate::stream::rules::{vocab, StreamRule};
-use crate::stream::Shape;
+use crate::rules::Rule;
 
 const TEMPLATE: &str = include_str!("../../templates/ts/stream.ts.j2");
 
@@ -32,25 +29,34 @@ const TEMPLATE: &str = include_str!("../../templates/ts/stream.ts.j2");
 struct RuleCx {
     key: String,
     id: &'static str,
-    summary: &'static str,
-    seed: &'static str,
-    pointer: &'static str,
-    template: &'static str,
+    summary: String,
+    seed: String,
+    pointer: String,
+    template: String,
 }
 
-/// The stream rule catalogue as the emitters see it (also what the markdown reference can list).
-fn rules() -> Vec<RuleCx> {
-    StreamRule::ALL
+/// The protocol's sequence rules as the template lists them.
+fn rules(p: &Protocol) -> Vec<RuleCx> {
+    p.sequence
+        .rules
         .iter()
         .map(|r| RuleCx {
-            key: pascal_case(r.id()),
-            id: r.id(),
-            summary: r.summary(),
-            seed: r.seed(),
-            pointer: r.pointer(),
-            template: r.template(),
+            key: pascal_case(r.id),
+            id: r.id,
+            summary: r.summary.clone(),
+            seed: r.seed.clone(),
+            pointer: r.pointer.clone(),
+            template: r.message.clone(),
         })
         .collect()
+}
+
+/// One member of a rollup object type: its key, TypeScript type and doc line.
+#[derive(Serialize)]
+struct Member {
+    key: String,
+    ty: String,
+    doc: String,
 }
 
 /// The TypeScript types of the rollup's parts, written from the model (each a type expression).
@@ -58,26 +64,10 @@ fn rules() -> Vec<RuleCx> {
 struct RollupTypes {
     /// The schema types these expressions name (imported from `schemas.ts`).
     imports: Vec<String>,
-    /// `session-control-changed`'s fields: `{ clientType: SessionClientType | null; ... }`.
-    control: String,
-    /// `agent-configuration-changed`'s fields, each `| null`.
-    config: String,
-    /// One count per `turn-end` status.
-    turns: String,
-    /// One sum per numeric usage field.
-    usage: String,
-    /// The envelope's turn id.
-    turn: String,
-    /// The envelope's subagent id.
-    subagent: String,
-    /// `tool-call-start`'s call id and tool name.
-    call: String,
-    name: String,
-    /// `permission-request`'s tool name.
-    tool_name: String,
-    /// `subagent-start`'s id and title.
-    agent_id: String,
-    title: String,
+    /// The declared parts between `messages` and `open`.
+    parts: Vec<Member>,
+    /// The scopes listed under `open`.
+    open: Vec<Member>,
 }
 
 impl RollupTypes {
@@ -91,50 +81,72 @@ impl RollupTypes {
             }
             None => type_key("never"),
         };
-        let disc = p.discriminator(m);
         let fields_of = |id: TypeId| -> Vec<&Field> {
             match &m.ty(id).node.shape {
-                Node::Object(o) => o.fields.iter().filter(|f| f.name != disc).collect(),
+                Node::Object(o) => o.fields.iter().collect(),
                 _ => Vec::new(),
             }
         };
         let event_fields = |tag: &str| p.event(tag).map(|e| fields_of(e.ty)).unwrap_or_default();
-        // The type of one field of an event (or of the envelope, `tag` None), `string` when there is none.
-        let field = |tag: Option<&str>, f: &str| -> Result<String, EmitError> {
-            let fields = match tag {
-                Some(t) => event_fields(t),
-                None => fields_of(p.envelope),
+        // A field read from the envelope or from event `tag`: its type, and whether it may be absent.
+        let field = |tag: Option<&str>, f: &FieldRef| -> Result<(String, bool), EmitError> {
+            let fields = match f {
+                FieldRef::Envelope(_) => fields_of(p.envelope),
+                FieldRef::Event(_) => tag.map(event_fields).unwrap_or_default(),
             };
-            match fields.into_iter().find(|x| x.name == f) {
-                Some(x) => Ok(ty(&x.node, &name)?.to_string()),
-                None => Ok("string".to_string()),
+            match fields.into_iter().find(|x| x.name == f.name()) {
+                Some(x) => Ok((ty(&x.node, &name)?.to_string(), !x.required)),
+                None => Ok(("string".to_string(), true)),
             }
         };
-        let record = |fields: Vec<&Field>| -> Result<String, EmitError> {
+        let disc = p.discriminator(m);
+        let record = |tag: &str| -> Result<String, EmitError> {
             let mut parts = Vec::new();
-            for f in fields {
+            for f in event_fields(tag).into_iter().filter(|f| f.name != disc) {
                 parts.push(format!("{}: {} | null", type_key(&f.name), ty(&f.node, &name)?));
             }
             Ok(braces(&parts))
         };
-        let shape = Shape::of(m, p);
         let counts =
             |keys: &[String]| braces(&keys.iter().map(|k| format!("{}: number", type_key(k))).collect::<Vec<_>>());
-        let out = RollupTypes {
-            control: record(event_fields(vocab::SESSION_CONTROL_CHANGED))?,
-            config: record(event_fields(vocab::AGENT_CONFIGURATION_CHANGED))?,
-            turns: counts(&shape.statuses),
-            usage: counts(&shape.usage_fields),
-            turn: field(None, vocab::TURN)?,
-            subagent: field(None, vocab::SUBAGENT)?,
-            call: field(Some(vocab::TOOL_CALL_START), vocab::CALL)?,
-            name: field(Some(vocab::TOOL_CALL_START), vocab::NAME)?,
-            tool_name: field(Some(vocab::PERMISSION_REQUEST), vocab::TOOL_NAME)?,
-            agent_id: field(Some(vocab::SUBAGENT_START), vocab::AGENT_ID)?,
-            title: field(Some(vocab::SUBAGENT_START), vocab::TITLE)?,
-            imports: Vec::new(),
-        };
-        Ok(RollupTypes { imports: used.into_inner().into_iter().collect(), ..out })
+        let mut parts = Vec::new();
+        for part in &p.sequence.rollup {
+            let ty = match &part.kind {
+                RollupKind::Last { .. } => format!("{} | null", record(&part.event)?),
+                RollupKind::Latest { .. } => record(&part.event)?,
+                RollupKind::Count { values, .. } => counts(values),
+                RollupKind::Sum { fields, .. } => counts(fields),
+            };
+            parts.push(Member { key: type_key(&part.name).to_string(), ty, doc: part.description.clone() });
+        }
+        let scopes = &p.sequence.scopes;
+        let key_ty = |s: &Scope| -> Result<String, EmitError> { Ok(field(s.opened_by.as_deref(), &s.key)?.0) };
+        let mut open = Vec::new();
+        for s in scopes {
+            let Some(r) = &s.rollup else { continue };
+            let mut members = vec![format!("{}: {}", type_key(s.key.name()), key_ty(s)?)];
+            for a in &s.record {
+                let t = match &a.from {
+                    AttrSource::Field(f) => {
+                        let (t, optional) = field(s.opened_by.as_deref(), f)?;
+                        if optional {
+                            format!("{t} | null")
+                        } else {
+                            t
+                        }
+                    }
+                    AttrSource::OpenKey(o) => format!("{} | null", key_ty(&scopes[*o])?),
+                };
+                members.push(format!("{}: {t}", type_key(&a.name)));
+            }
+            for mk in &s.marks {
+                members.push(format!("{}: boolean", type_key(&mk.name)));
+            }
+            let item = braces(&members);
+            let ty = if s.single { format!("{item} | null") } else { format!("{item}[]") };
+            open.push(Member { key: type_key(r).to_string(), ty, doc: s.description.clone() });
+        }
+        Ok(RollupTypes { imports: used.into_inner().into_iter().collect(), parts, open })
     }
 }
 
@@ -170,17 +182,19 @@ pub(crate) fn emit(m: &Model, p: &Protocol, opts: &EmitOptions) -> Result<Vec<Ou
     env.add_filter("lit", lit);
     env.add_filter("doc", doc);
     env.add_template("stream.ts", TEMPLATE)?;
-    let vocab: Vec<(&str, &str)> = vocab::ALL.to_vec();
     let header = format!("// {}", opts.generated_by());
     let out = env.get_template("stream.ts")?.render(context! {
         header,
         package => m.package.npm_name,
-        rules => rules(),
-        vocab,
+        rules => rules(p),
+        sequence => serde_json::to_value(&p.sequence).map_err(|e| {
+            minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "sequence is not JSON").with_source(e)
+        })?,
         role_field => p.role_field,
         union_field => p.union_field,
         tag => p.discriminator(m),
-        shape => Shape::of(m, p),
+        type_rule => Rule::Type.id(),
+        unreadable => [Rule::BlankLine, Rule::InvalidUtf8, Rule::MalformedJson, Rule::TooDeep].map(Rule::id),
         types => RollupTypes::of(m, p)?,
     })?;
     Ok(vec![OutFile::new("src/stream.ts", out)])
@@ -202,9 +216,11 @@ mod tests {
             .expect("schema loads");
         let files = emit(&m, m.protocol.as_ref().expect("a protocol"), &EmitOptions::default()).expect("emits");
         let ts = &files[0].contents;
-        for r in StreamRule::ALL {
-            assert_eq!(ts.matches(&format!("id: \"{}\"", r.id())).count(), 1, "{}", r.id());
-            assert!(ts.contains(&format!("{}: \"{}\"", pascal_case(r.id()), r.id())), "{}", r.id());
+        let p = m.protocol.as_ref().expect("a protocol");
+        assert!(p.sequence.rules.len() >= 19);
+        for r in &p.sequence.rules {
+            assert_eq!(ts.matches(&format!("id: \"{}\",\n", r.id)).count(), 1, "{}", r.id);
+            assert!(ts.contains(&format!("{}: \"{}\"", pascal_case(r.id), r.id)), "{}", r.id);
         }
         assert!(ts.starts_with("// @generated by `cargo run -p wiregen -- generate`"));
     }

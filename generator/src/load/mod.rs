@@ -15,6 +15,7 @@
 mod build;
 mod naming;
 mod protocol;
+mod sequence;
 mod unions;
 pub(crate) mod uri;
 
@@ -121,6 +122,7 @@ pub const ANNOTATIONS: &[&str] = &[
     "x-flows",
     "x-side-channels",
     "x-open-questions",
+    "x-sequence",
     "x-union",
     "x-category",
     "x-order",

@@ -26,7 +26,7 @@ use crate::ir::*;
 
 /// Annotations of the protocol layer, and where each may stand.
 const ENVELOPE_ONLY: &[&str] =
-    &["x-role-property", "x-categories", "x-removed", "x-flows", "x-side-channels", "x-open-questions"];
+    &["x-role-property", "x-categories", "x-removed", "x-flows", "x-side-channels", "x-open-questions", "x-sequence"];
 const EVENT_ONLY: &[&str] = &["x-category", "x-order", "x-status", "x-status-note"];
 const STATUSES: &[&str] = &["existing", "modified", "renamed", "new"];
 
@@ -193,6 +193,18 @@ impl Cx {
             .into_iter()
             .map(|[question, decision]| OpenQuestion { question, decision })
             .collect();
+        let sequence = self.sequence(
+            &super::sequence::SeqCx {
+                types,
+                envelope: &env_obj.fields,
+                union_field: &union_field,
+                discriminator: &u.discriminator,
+                events: &events,
+                roles: &roles,
+            },
+            &env_at,
+            &env_v,
+        );
         if let Some(d) = types.slots[union.0].def.as_mut() {
             d.node.shape = Shape::Union(u);
         }
@@ -212,6 +224,7 @@ impl Cx {
             flows,
             side_channels,
             open_questions,
+            sequence,
         })
     }
 

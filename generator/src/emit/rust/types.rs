@@ -668,10 +668,20 @@ impl<'m> Gen<'m> {
                 } else {
                     TokenStream::new()
                 };
+                let stream = if self.m.protocol.is_some() {
+                    quote!(
+                        #[allow(dead_code)]
+                        mod stream_machine;
+                        pub mod stream;
+                    )
+                } else {
+                    TokenStream::new()
+                };
                 out.extend(quote! {
                     mod rt;
                     #regex
                     #upgrade
+                    #stream
                     pub use rt::{Error, Extra};
                 });
                 out.extend(super::support::rule_tokens());

@@ -74,6 +74,11 @@
 mod rt;
 #[rustfmt::skip]
 mod rt_regex;
+#[allow(dead_code)]
+#[rustfmt::skip]
+mod stream_machine;
+#[rustfmt::skip]
+pub mod stream;
 #[rustfmt::skip]
 pub use rt::{Error, Extra};
 /// The rule a value broke: the same stable ids `wiregen validate` reports.

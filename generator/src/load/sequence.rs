@@ -1,0 +1,697 @@
+//! `x-sequence` on the envelope: the protocol's sequence rules as data, lowered into [`Sequence`].
+//!
+//! ```json
+//! "x-sequence": {
+//!   "scopes": { "<name>": { "key", "opened-by", "closed-by", "single", "within", "marks", "record", "rollup" } },
+//!   "rules": [ { "id", "kind", "scope", ..., "pointer", "message", "summary", "seed" } ],
+//!   "rollup": { "<name>": { "kind", "event", "field" } }
+//! }
+//! ```
+//!
+//! Everything a declaration names is checked here, located at the declaration: an event tag that is no event, a
+//! key or value pointer to a field that the events it is read from do not have, a scope closed but never opened,
+//! an unknown kind, scope or mark, a message placeholder the kind does not fill, a rule id used twice.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use super::build::Types;
+use super::Cx;
+use crate::diag::SchemaErrorKind as K;
+use crate::ir::sequence::*;
+use crate::ir::*;
+
+const SCOPE_KEYS: &[&str] =
+    &["description", "key", "opened-by", "closed-by", "single", "within", "marks", "record", "rollup"];
+const RULE_KEYS: &[&str] = &[
+    "id", "kind", "scope", "role", "on", "when", "pointer", "message", "summary", "seed", "key", "at", "by", "unless",
+    "mark", "field", "equals",
+];
+const ROLLUP_KINDS: &[&str] = &["last", "latest", "count", "sum"];
+
+/// What the lowering reads from the rest of the protocol.
+pub(super) struct SeqCx<'a> {
+    pub(super) types: &'a Types,
+    pub(super) envelope: &'a [Field],
+    pub(super) union_field: &'a str,
+    pub(super) discriminator: &'a str,
+    pub(super) events: &'a [Event],
+    pub(super) roles: &'a [String],
+}
+
+impl SeqCx<'_> {
+    fn event_fields(&self, tag: &str) -> Option<&[Field]> {
+        let e = self.events.iter().find(|e| e.tag == tag)?;
+        match self.types.slots[e.ty.0].def.as_ref().map(|d| &d.node.shape) {
+            Some(Shape::Object(o)) => Some(&o.fields),
+            _ => None,
+        }
+    }
+
+    fn field(&self, tag: Option<&str>, f: &FieldRef) -> Option<&Field> {
+        match f {
+            FieldRef::Envelope(n) => self.envelope.iter().find(|x| &x.name == n),
+            FieldRef::Event(n) => self.event_fields(tag?)?.iter().find(|x| &x.name == n),
+        }
+    }
+
+    fn resolve<'s>(&'s self, mut s: &'s Shape) -> Option<&'s Shape> {
+        for _ in 0..=self.types.slots.len() {
+            match s {
+                Shape::Ref(id) => s = &self.types.slots[id.0].def.as_ref()?.node.shape,
+                other => return Some(other),
+            }
+        }
+        None
+    }
+}
+
+impl Cx {
+    /// Lowers `x-sequence` (absent: no sequence rules, an empty rollup).
+    pub(super) fn sequence(&mut self, sx: &SeqCx<'_>, env_at: &Origin, env_v: &Value) -> Sequence {
+        let Some(v) = env_v.get("x-sequence") else { return Sequence::default() };
+        let at = env_at.join("x-sequence");
+        let Some(o) = v.as_object() else {
+            self.err(&at, K::InvalidValue, "`x-sequence` is an object: `{\"scopes\", \"rules\", \"rollup\"}`");
+            return Sequence::default();
+        };
+        for k in o.keys().filter(|k| !["scopes", "rules", "rollup"].contains(&k.as_str())) {
+            self.err(
+                &at.join(k),
+                K::InvalidValue,
+                format!("`{k}` is not part of `x-sequence` (scopes, rules, rollup)"),
+            );
+        }
+        let empty = Map::new();
+        let scopes_v = self.seq_object(&at, o, "scopes").unwrap_or(&empty);
+        let names: Vec<String> = scopes_v.keys().cloned().collect();
+        let mut scopes = Vec::new();
+        for (i, (name, def)) in scopes_v.iter().enumerate() {
+            if let Some(s) = self.scope(sx, &at.join("scopes").join(name), name, def, &names, i) {
+                scopes.push(s);
+            }
+        }
+        if scopes.len() != names.len() {
+            // A broken scope has its errors; the rules that name it would only repeat them.
+            return Sequence::default();
+        }
+        for i in 0..scopes.len() {
+            let refs: Vec<usize> = scopes[i]
+                .record
+                .iter()
+                .filter_map(|a| match a.from {
+                    AttrSource::OpenKey(s) => Some(s),
+                    AttrSource::Field(_) => None,
+                })
+                .collect();
+            for s in refs {
+                if !scopes[s].single {
+                    let rat = at.join("scopes").join(&names[i]).join("record");
+                    self.err(
+                        &rat,
+                        K::InvalidValue,
+                        format!("`{}` is not `single`: it has no one open key to record", names[s]),
+                    );
+                }
+            }
+        }
+        let mut seq = Sequence { scopes, rules: Vec::new(), rollup: Vec::new() };
+        match o.get("rules") {
+            None => {}
+            Some(Value::Array(rules)) => {
+                let mut ids = BTreeSet::new();
+                for (i, r) in rules.iter().enumerate() {
+                    let rat = at.join("rules").join(&i.to_string());
+                    if let Some(rule) = self.rule(sx, &rat, r, &mut seq.scopes) {
+                        if !ids.insert(rule.id) {
+                            self.err(&rat.join("id"), K::InvalidValue, format!("rule id `{}` is used twice", rule.id));
+                        }
+                        seq.rules.push(rule);
+                    }
+                }
+            }
+            Some(_) => self.err(&at.join("rules"), K::InvalidValue, "`rules` is an array of rules, in check order"),
+        }
+        let rollup_v = self.seq_object(&at, o, "rollup").unwrap_or(&empty);
+        let mut taken: BTreeSet<String> = ["messages", "open"].into_iter().map(String::from).collect();
+        for (name, def) in rollup_v {
+            let pat = at.join("rollup").join(name);
+            if !taken.insert(name.clone()) {
+                self.err(&pat, K::InvalidValue, format!("`{name}` is already a key of the rollup"));
+                continue;
+            }
+            if let Some(p) = self.rollup_part(sx, &pat, name, def) {
+                seq.rollup.push(p);
+            }
+        }
+        for s in &seq.scopes {
+            if let Some(r) = &s.rollup {
+                if !taken.insert(r.clone()) {
+                    let sat = at.join("scopes").join(&s.name).join("rollup");
+                    self.err(&sat, K::InvalidValue, format!("`{r}` is already a key of the rollup's `open`"));
+                }
+            }
+        }
+        seq
+    }
+
+    fn seq_object<'v>(&mut self, at: &Origin, o: &'v Map<String, Value>, key: &str) -> Option<&'v Map<String, Value>> {
+        match o.get(key) {
+            None => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(_) => {
+                self.err(&at.join(key), K::InvalidValue, format!("`{key}` is an object keyed by name"));
+                None
+            }
+        }
+    }
+
+    fn unknown_keys(&mut self, at: &Origin, o: &Map<String, Value>, known: &[&str], what: &str) -> bool {
+        let mut ok = true;
+        for k in o.keys().filter(|k| !known.contains(&k.as_str())) {
+            self.err(&at.join(k), K::InvalidValue, format!("`{k}` means nothing in {what} ({})", known.join(", ")));
+            ok = false;
+        }
+        ok
+    }
+
+    fn seq_str(&mut self, at: &Origin, o: &Map<String, Value>, key: &str, required: bool) -> Option<String> {
+        match o.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            None if !required => None,
+            None => {
+                self.err(at, K::Missing, format!("`{key}` is required here"));
+                None
+            }
+            Some(_) => {
+                self.err(&at.join(key), K::InvalidValue, format!("`{key}` must be a non-empty string"));
+                None
+            }
+        }
+    }
+
+    fn seq_event(&mut self, sx: &SeqCx<'_>, at: &Origin, o: &Map<String, Value>, key: &str) -> Option<String> {
+        let tag = self.seq_str(at, o, key, false)?;
+        if sx.events.iter().any(|e| e.tag == tag) {
+            Some(tag)
+        } else {
+            self.err(&at.join(key), K::InvalidValue, format!("`{tag}` is not an event of this protocol"));
+            None
+        }
+    }
+
+    /// A pointer to a value of a message: `/<envelope property>` or `/<union property>/<event property>`, which
+    /// must exist on the envelope or on every one of `tags` (some event when `tags` is empty).
+    fn seq_field(&mut self, sx: &SeqCx<'_>, at: &Origin, v: Option<&Value>, tags: &[&str]) -> Option<FieldRef> {
+        let p = v.and_then(Value::as_str).unwrap_or_default();
+        let toks: Vec<&str> = p.split('/').skip(1).collect();
+        let f = match (p.starts_with('/'), toks.as_slice()) {
+            (true, [f]) if !f.is_empty() => FieldRef::Envelope((*f).to_string()),
+            (true, [u, f]) if *u == sx.union_field && !f.is_empty() => FieldRef::Event((*f).to_string()),
+            _ => {
+                let u = sx.union_field;
+                self.err(
+                    at,
+                    K::InvalidValue,
+                    format!("`{p}` is not `/<envelope property>` or `/{u}/<event property>`"),
+                );
+                return None;
+            }
+        };
+        let missing: Vec<&str> = match &f {
+            FieldRef::Envelope(_) if sx.field(None, &f).is_none() => vec!["the envelope"],
+            FieldRef::Envelope(_) => Vec::new(),
+            FieldRef::Event(_) if tags.is_empty() => {
+                if sx.events.iter().any(|e| sx.field(Some(&e.tag), &f).is_some()) {
+                    Vec::new()
+                } else {
+                    vec!["any event"]
+                }
+            }
+            FieldRef::Event(_) => tags.iter().copied().filter(|t| sx.field(Some(t), &f).is_none()).collect(),
+        };
+        if missing.is_empty() {
+            Some(f)
+        } else {
+            let list = missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ").replace("``", "`");
+            self.err(at, K::InvalidValue, format!("`{p}`: no such field in {list}"));
+            None
+        }
+    }
+
+    fn scope(
+        &mut self,
+        sx: &SeqCx<'_>,
+        at: &Origin,
+        name: &str,
+        def: &Value,
+        names: &[String],
+        index: usize,
+    ) -> Option<Scope> {
+        let Some(o) = def.as_object() else {
+            self.err(at, K::InvalidValue, "a scope is an object: `{\"key\", \"opened-by\", \"closed-by\", ...}`");
+            return None;
+        };
+        let mut ok = self.unknown_keys(at, o, SCOPE_KEYS, "a scope");
+        let description = self.seq_str(at, o, "description", true).unwrap_or_default();
+        let opened_by = self.seq_event(sx, at, o, "opened-by");
+        let closed_by = self.seq_event(sx, at, o, "closed-by");
+        if o.get("opened-by").is_none() {
+            let what = if o.get("closed-by").is_some() { "a scope closed by an event" } else { "a scope" };
+            self.err(at, K::Missing, format!("{what} needs `opened-by` (the event that opens it)"));
+            ok = false;
+        }
+        let tags: Vec<&str> = opened_by.iter().chain(closed_by.iter()).map(String::as_str).collect();
+        let key = self.seq_field(sx, &at.join("key"), o.get("key"), &tags);
+        let single = match o.get("single") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                self.err(&at.join("single"), K::InvalidValue, "`single` is a boolean");
+                false
+            }
+        };
+        let scope_index = |cx: &mut Cx, at: &Origin, v: Option<&Value>| -> Option<usize> {
+            let n = v.and_then(Value::as_str).unwrap_or_default();
+            let i = names.iter().position(|x| x == n);
+            if i.is_none() {
+                cx.err(at, K::InvalidValue, format!("`{n}` is not a scope (scopes: {})", names.join(", ")));
+            }
+            i
+        };
+        let within = match o.get("within") {
+            None => None,
+            Some(v) => {
+                let w = scope_index(self, &at.join("within"), Some(v));
+                if w.is_some_and(|w| w >= index) {
+                    self.err(&at.join("within"), K::InvalidValue, "`within` names a scope declared before this one");
+                    ok = false;
+                }
+                if w.is_none() {
+                    ok = false;
+                }
+                w
+            }
+        };
+        let mut marks = Vec::new();
+        if let Some(m) = o.get("marks") {
+            let mat = at.join("marks");
+            match m.as_object() {
+                Some(m) if single => {
+                    for (mname, d) in m {
+                        let dat = mat.join(mname);
+                        let Some(d) = d.as_object() else {
+                            self.err(&dat, K::InvalidValue, "a mark is `{\"by\": <event>, \"role\"?: <role>}`");
+                            ok = false;
+                            continue;
+                        };
+                        self.unknown_keys(&dat, d, &["by", "role"], "a mark");
+                        let by = self.seq_event(sx, &dat, d, "by");
+                        let role = self.seq_role(sx, &dat, d);
+                        match by {
+                            Some(by) => marks.push(Mark { name: mname.clone(), by, role }),
+                            None => {
+                                if d.get("by").is_none() {
+                                    self.err(&dat, K::Missing, "`by` (the event that sets the mark) is required");
+                                }
+                                ok = false;
+                            }
+                        }
+                    }
+                }
+                Some(_) => {
+                    self.err(&mat, K::InvalidValue, "only a `single` scope has marks (the open one gets them)");
+                    ok = false;
+                }
+                None => {
+                    self.err(&mat, K::InvalidValue, "`marks` is an object keyed by mark name");
+                    ok = false;
+                }
+            }
+        }
+        let mut record = Vec::new();
+        if let Some(r) = o.get("record") {
+            let rat = at.join("record");
+            match r.as_object() {
+                Some(r) => {
+                    let opener: Vec<&str> = opened_by.iter().map(String::as_str).collect();
+                    for (aname, src) in r {
+                        let aat = rat.join(aname);
+                        let from = match src {
+                            Value::Object(s) if s.len() == 1 && s.contains_key("scope") => {
+                                scope_index(self, &aat.join("scope"), s.get("scope")).map(AttrSource::OpenKey)
+                            }
+                            _ => self.seq_field(sx, &aat, Some(src), &opener).map(AttrSource::Field),
+                        };
+                        match from {
+                            Some(from) => record.push(Attr { name: aname.clone(), from }),
+                            None => ok = false,
+                        }
+                    }
+                }
+                None => {
+                    self.err(&rat, K::InvalidValue, "`record` is an object: name -> pointer or `{\"scope\": <name>}`");
+                    ok = false;
+                }
+            }
+        }
+        let rollup = self.seq_str(at, o, "rollup", false);
+        (ok && key.is_some() && opened_by.is_some() && (o.get("closed-by").is_none() || closed_by.is_some())).then(
+            || Scope {
+                name: name.to_string(),
+                description,
+                key: key.unwrap_or(FieldRef::Envelope(String::new())),
+                opened_by,
+                closed_by,
+                single,
+                within,
+                marks,
+                record,
+                rollup,
+                remember_closed: false,
+            },
+        )
+    }
+
+    fn seq_role(&mut self, sx: &SeqCx<'_>, at: &Origin, o: &Map<String, Value>) -> Option<String> {
+        let r = self.seq_str(at, o, "role", false)?;
+        if sx.roles.contains(&r) {
+            Some(r)
+        } else {
+            self.err(
+                &at.join("role"),
+                K::InvalidValue,
+                format!("`{r}` is not a role (roles: {})", sx.roles.join(", ")),
+            );
+            None
+        }
+    }
+
+    fn rule(&mut self, sx: &SeqCx<'_>, at: &Origin, r: &Value, scopes: &mut [Scope]) -> Option<SeqRule> {
+        let Some(o) = r.as_object() else {
+            self.err(at, K::InvalidValue, "a rule is an object: `{\"id\", \"kind\", ..., \"pointer\", \"message\"}`");
+            return None;
+        };
+        let mut ok = self.unknown_keys(at, o, RULE_KEYS, "a rule");
+        let id = self.seq_str(at, o, "id", true);
+        if let Some(id) = &id {
+            if crate::rules::Rule::from_id(id).is_some() {
+                self.err(&at.join("id"), K::InvalidValue, format!("`{id}` is a message-level rule id"));
+                ok = false;
+            }
+        }
+        let kind_name = self.seq_str(at, o, "kind", true).unwrap_or_default();
+        let pointer = self.seq_str(at, o, "pointer", true);
+        let message = self.seq_str(at, o, "message", true);
+        let summary = self.seq_str(at, o, "summary", true);
+        let seed = self.seq_str(at, o, "seed", true);
+        let role = self.seq_role(sx, at, o);
+        if o.get("role").is_some() && role.is_none() {
+            ok = false;
+        }
+        let mut on = Vec::new();
+        match o.get("on") {
+            None => {}
+            Some(Value::Array(a)) if !a.is_empty() => {
+                for (i, t) in a.iter().enumerate() {
+                    match t.as_str().filter(|t| sx.events.iter().any(|e| &e.tag == t)) {
+                        Some(t) => on.push(t.to_string()),
+                        None => {
+                            self.err(
+                                &at.join("on").join(&i.to_string()),
+                                K::InvalidValue,
+                                "not an event of this protocol",
+                            );
+                            ok = false;
+                        }
+                    }
+                }
+            }
+            Some(_) => {
+                self.err(&at.join("on"), K::InvalidValue, "`on` is a non-empty array of events");
+                ok = false;
+            }
+        }
+        let on_tags: Vec<&str> = on.iter().map(String::as_str).collect();
+        let mut when = Vec::new();
+        match o.get("when") {
+            None => {}
+            Some(Value::Object(w)) => {
+                for (p, v) in w {
+                    match self.seq_field(sx, &at.join("when").join(p), Some(&Value::String(p.clone())), &on_tags) {
+                        Some(f) => when.push((f, v.clone())),
+                        None => ok = false,
+                    }
+                }
+            }
+            Some(_) => {
+                self.err(&at.join("when"), K::InvalidValue, "`when` is an object: pointer -> value");
+                ok = false;
+            }
+        }
+        let names: Vec<String> = scopes.iter().map(|s| s.name.clone()).collect();
+        let scope_of = |cx: &mut Cx, key: &str| -> Option<usize> {
+            let Some(n) = o.get(key).and_then(Value::as_str) else {
+                cx.err(at, K::Missing, format!("`{key}` (a scope) is required for a `{kind_name}` rule"));
+                return None;
+            };
+            let i = scopes.iter().position(|s| s.name == n);
+            if i.is_none() {
+                cx.err(&at.join(key), K::InvalidValue, format!("`{n}` is not a scope (scopes: {})", names.join(", ")));
+            }
+            i
+        };
+        let kind = match kind_name.as_str() {
+            "unique" => self.seq_field(sx, &at.join("key"), o.get("key"), &on_tags).map(|key| RuleKind::Unique { key }),
+            "open-without-key" => scope_of(self, "scope").map(|scope| RuleKind::OpenWithoutKey { scope }),
+            "open-while-open" => scope_of(self, "scope").map(|scope| RuleKind::OpenWhileOpen { scope }),
+            "open-reused" => scope_of(self, "scope").map(|scope| RuleKind::OpenReused { scope }),
+            "key-missing" => scope_of(self, "scope").map(|scope| RuleKind::KeyMissing { scope }),
+            "key-mismatch" => scope_of(self, "scope").map(|scope| RuleKind::KeyMismatch { scope }),
+            "close-not-open" => scope_of(self, "scope").map(|scope| RuleKind::CloseNotOpen { scope }),
+            "needs-open" => scope_of(self, "scope").map(|scope| RuleKind::NeedsOpen { scope }),
+            "names-open" => {
+                let scope = scope_of(self, "scope");
+                let field = self.seq_field(sx, &at.join("at"), o.get("at"), &on_tags);
+                scope.zip(field).map(|(scope, at)| RuleKind::NamesOpen { scope, at })
+            }
+            "close-blocked" => {
+                let scope = scope_of(self, "scope");
+                let by = scope_of(self, "by");
+                let unless = match o.get("unless") {
+                    None => Some(None),
+                    Some(u) => {
+                        let uat = at.join("unless");
+                        let s = u
+                            .get("scope")
+                            .and_then(Value::as_str)
+                            .and_then(|n| scopes.iter().position(|s| s.name == n));
+                        let m = s.and_then(|s| {
+                            let mark = u.get("mark").and_then(Value::as_str)?;
+                            scopes[s].marks.iter().position(|m| m.name == mark).map(|m| (s, m))
+                        });
+                        if m.is_none() {
+                            self.err(
+                                &uat,
+                                K::InvalidValue,
+                                "`unless` is `{\"scope\": <single scope>, \"mark\": <one of its marks>}`",
+                            );
+                        }
+                        m.map(Some)
+                    }
+                };
+                match (scope, by, unless) {
+                    (Some(scope), Some(by), Some(unless)) => {
+                        let linked = scopes[by].within == Some(scope)
+                            || scopes[by].record.iter().any(|a| a.from == AttrSource::OpenKey(scope));
+                        if !linked {
+                            self.err(
+                                &at.join("by"),
+                                K::InvalidValue,
+                                format!(
+                                    "`{}` is not opened in `{}`: give it `within: \"{}\"` or a record `{{\"scope\": \"{}\"}}`",
+                                    scopes[by].name, scopes[scope].name, scopes[scope].name, scopes[scope].name
+                                ),
+                            );
+                            None
+                        } else {
+                            Some(RuleKind::CloseBlocked { scope, by, unless })
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            "close-requires" => {
+                let scope = scope_of(self, "scope");
+                let mark = scope.and_then(|s| {
+                    let m = o.get("mark").and_then(Value::as_str).unwrap_or_default();
+                    let i = scopes[s].marks.iter().position(|x| x.name == m);
+                    if i.is_none() {
+                        self.err(
+                            &at.join("mark"),
+                            K::InvalidValue,
+                            format!("`{m}` is not a mark of `{}`", scopes[s].name),
+                        );
+                    }
+                    i
+                });
+                let closer: Vec<&str> = scope.and_then(|s| scopes[s].closed_by.as_deref()).into_iter().collect();
+                let field = self.seq_field(sx, &at.join("field"), o.get("field"), &closer);
+                let equals = o.get("equals").cloned();
+                if equals.is_none() {
+                    self.err(at, K::Missing, "`equals` (the value the closing event must hold) is required");
+                }
+                match (scope, mark, field, equals) {
+                    (Some(scope), Some(mark), Some(field), Some(equals)) => {
+                        Some(RuleKind::CloseRequires { scope, mark, field, equals })
+                    }
+                    _ => None,
+                }
+            }
+            other => {
+                if !other.is_empty() {
+                    self.err(
+                        &at.join("kind"),
+                        K::InvalidValue,
+                        format!("`{other}` is not a kind of sequence rule ({})", RuleKind::NAMES.join(", ")),
+                    );
+                }
+                None
+            }
+        };
+        let kind = kind?;
+        // What the kind needs of its scope.
+        if let Some(s) = kind.scope() {
+            let sc = &scopes[s];
+            let need = match &kind {
+                RuleKind::OpenWithoutKey { .. } | RuleKind::OpenWhileOpen { .. } | RuleKind::OpenReused { .. } => None,
+                RuleKind::CloseNotOpen { .. } | RuleKind::CloseBlocked { .. } | RuleKind::CloseRequires { .. }
+                    if sc.closed_by.is_none() =>
+                {
+                    Some("a scope with `closed-by`")
+                }
+                RuleKind::KeyMissing { .. } | RuleKind::KeyMismatch { .. } | RuleKind::NeedsOpen { .. }
+                    if !sc.single =>
+                {
+                    Some("a `single` scope")
+                }
+                _ => None,
+            };
+            if let Some(need) = need {
+                self.err(&at.join("scope"), K::InvalidValue, format!("a `{kind_name}` rule needs {need}"));
+                ok = false;
+            }
+        }
+        if let RuleKind::OpenReused { scope } = kind {
+            scopes[scope].remember_closed = true;
+        }
+        let message = message?;
+        let params = params(&kind, scopes);
+        for p in crate::stream::rules::placeholders(&message) {
+            if !params.iter().any(|x| x == p) {
+                self.err(
+                    &at.join("message"),
+                    K::InvalidValue,
+                    format!("`{{{p}}}` is not filled by a `{kind_name}` rule (it fills: {})", params.join(", ")),
+                );
+                ok = false;
+            }
+        }
+        let pointer = pointer?;
+        if !pointer.starts_with('/') {
+            self.err(&at.join("pointer"), K::InvalidValue, "`pointer` is a JSON Pointer into the message (`/…`)");
+            ok = false;
+        }
+        (ok && id.is_some() && summary.is_some() && seed.is_some()).then(|| SeqRule {
+            id: crate::stream::rules::intern(&id.unwrap_or_default()),
+            kind,
+            role,
+            on,
+            when,
+            pointer,
+            message,
+            summary: summary.unwrap_or_default(),
+            seed: seed.unwrap_or_default(),
+            origin: at.clone(),
+        })
+    }
+
+    fn rollup_part(&mut self, sx: &SeqCx<'_>, at: &Origin, name: &str, def: &Value) -> Option<RollupPart> {
+        let Some(o) = def.as_object() else {
+            self.err(at, K::InvalidValue, "a rollup part is `{\"kind\", \"event\", \"field\"?}`");
+            return None;
+        };
+        self.unknown_keys(at, o, &["kind", "event", "field", "description"], "a rollup part");
+        let kind = self.seq_str(at, o, "kind", true)?;
+        if o.get("event").is_none() {
+            self.err(at, K::Missing, "`event` (the event this part folds) is required");
+        }
+        let event = self.seq_event(sx, at, o, "event")?;
+        let fields = |f: Option<&[Field]>| -> Vec<String> {
+            f.unwrap_or_default().iter().filter(|f| f.name != sx.discriminator).map(|f| f.name.clone()).collect()
+        };
+        let kind = match kind.as_str() {
+            "last" => RollupKind::Last { fields: fields(sx.event_fields(&event)) },
+            "latest" => RollupKind::Latest { fields: fields(sx.event_fields(&event)) },
+            "count" | "sum" => {
+                let field = self.seq_field(sx, &at.join("field"), o.get("field"), &[event.as_str()])?;
+                let shape = sx.field(Some(&event), &field).and_then(|f| sx.resolve(&f.node.shape));
+                match (kind.as_str(), shape) {
+                    ("count", Some(Shape::Enum(vs))) if vs.iter().all(Value::is_string) => RollupKind::Count {
+                        field,
+                        values: vs.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+                    },
+                    ("sum", Some(Shape::Object(ob))) => RollupKind::Sum {
+                        field,
+                        fields: ob
+                            .fields
+                            .iter()
+                            .filter(|f| matches!(sx.resolve(&f.node.shape), Some(Shape::Number(_))))
+                            .map(|f| f.name.clone())
+                            .collect(),
+                    },
+                    _ => {
+                        let need = if kind == "count" { "an enum of strings" } else { "an object of numbers" };
+                        self.err(&at.join("field"), K::InvalidValue, format!("a `{kind}` part reads {need}"));
+                        return None;
+                    }
+                }
+            }
+            other => {
+                self.err(
+                    &at.join("kind"),
+                    K::InvalidValue,
+                    format!("`{other}` is not a kind of rollup part ({})", ROLLUP_KINDS.join(", ")),
+                );
+                return None;
+            }
+        };
+        let description = self.seq_str(at, o, "description", false).unwrap_or_default();
+        Some(RollupPart { name: name.to_string(), event, description, kind })
+    }
+}
+
+/// The placeholders a rule of this kind fills: its scope's key name (the value the rule is about) and `open`
+/// (the open key of a single scope); `close-blocked` adds the blocking scope's key name, `close-requires` the
+/// field's name, `unique` has only its key's name.
+pub(crate) fn params(kind: &RuleKind, scopes: &[Scope]) -> Vec<String> {
+    let mut out = Vec::new();
+    match kind {
+        RuleKind::Unique { key } => out.push(key.name().to_string()),
+        _ => {
+            if let Some(s) = kind.scope() {
+                out.push(scopes[s].key.name().to_string());
+                if scopes[s].single {
+                    out.push("open".to_string());
+                }
+            }
+            match kind {
+                RuleKind::CloseBlocked { by, .. } => out.push(scopes[*by].key.name().to_string()),
+                RuleKind::CloseRequires { field, .. } => out.push(field.name().to_string()),
+                _ => {}
+            }
+        }
+    }
+    out
+}
