@@ -156,8 +156,8 @@ impl Engine {
 
     /// The fast verdict alone: `true` only when the line is certainly valid (see [`crate::fast`]).
     pub fn is_valid_fast(&self, line: &[u8]) -> bool {
-        let (Some(plan), Ok(text)) = (&self.fast, std::str::from_utf8(line)) else { return false };
-        crate::fast::is_valid(plan, &|src: &str, v: &str| self.regexes.get(src).is_none_or(|re| re.is_match(v)), text)
+        let Some(plan) = &self.fast else { return false };
+        crate::fast::is_valid(plan, &|src: &str, v: &str| self.regexes.get(src).is_none_or(|re| re.is_match(v)), line)
     }
 
     /// Parses one line (without its newline) and checks it. Returns the parsed value when the line is JSON.

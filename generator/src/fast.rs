@@ -1,21 +1,28 @@
 //! The fast path: decides whether a line is valid without building a `serde_json::Value`.
 //!
-//! The model is compiled into an index-based plan ([`FastPlan`]); a `DeserializeSeed` walks the JSON once with it:
-//! keys are matched against an object's fields without allocating, values nobody constrains are skipped without
-//! being built, a union picks its member from the discriminator when it comes first, and the protocol's role rules
-//! are bit masks checked at the end of the envelope. It answers only "certainly valid"; anything else (an error, or
-//! a shape it does not handle fast: combinators, unique items, pattern properties, a discriminator that is not the
-//! first key, duplicate keys) sends the line to the precise path in [`crate::engine`], which explains it. So the
-//! fast path can make validation quicker but never changes a verdict; the conformance test and a fuzz test check
-//! that the two agree.
+//! The model is compiled into an index-based plan ([`FastPlan`]); a hand-written scanner walks the line's bytes
+//! once with it. Keys are matched on their raw bytes through a perfect hash built from the model (an escaped key
+//! is decoded first); values nobody constrains are skipped without being decoded, with their escapes,
+//! control bytes and UTF-8 checked in the same pass that finds the closing quote ([`lex`]); integers are read
+//! straight from their digits; a union picks its member from the discriminator when it comes first; the
+//! protocol's role rules are bit masks checked at the end of the envelope. Outside strings only ASCII is
+//! accepted, so a line the scanner accepts is valid UTF-8 without a separate pass.
+//!
+//! It answers only "certainly valid". Anything else (an error, or a shape it does not decide fast: combinators,
+//! unique items, pattern properties, a discriminator that is not the first key, duplicate keys, an escaped
+//! discriminator key, a lone surrogate escape, nesting deeper than [`MAX_DEPTH`]) sends the line to the precise
+//! path in [`crate::engine`], which parses it with serde_json and explains it. So the fast path can make
+//! validation quicker but never changes a verdict; the conformance test and a fuzz test check that the two agree,
+//! and the tests below hold the scanner to serde_json on the edge cases of the JSON grammar.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::engine::MAX_DEPTH;
 use crate::ir::*;
+
+mod lex;
 
 /// The model compiled for the fast path.
 #[derive(Debug, Clone)]
@@ -41,6 +48,8 @@ enum FNode {
     Num(NumberShape),
     Const(Value),
     Enum(Vec<Value>),
+    /// A `Const` or `Enum` of strings only: the value's index among them, found like a key.
+    Strs(Keys),
     Array {
         prefix: Vec<usize>,
         items: Option<usize>,
@@ -56,7 +65,7 @@ enum FNode {
 
 #[derive(Debug, Clone)]
 struct ObjPlan {
-    names: Vec<String>,
+    names: Keys,
     nodes: Vec<usize>,
     required: u64,
     /// What other keys may be: `None` rejects them, `Some(None)` skips them, `Some(Some(n))` checks them.
@@ -69,7 +78,6 @@ struct ObjPlan {
 struct RolePlan {
     role_field: usize,
     union_field: usize,
-    roles: Vec<String>,
     /// Per role: envelope fields that role may not send.
     env_forbidden: Vec<u64>,
     /// Per member of the event union, per role: whether it may send the event, and the event fields it may not send.
@@ -78,9 +86,145 @@ struct RolePlan {
 
 #[derive(Debug, Clone)]
 struct UnionPlan {
-    tag: String,
-    tags: Vec<Value>,
+    /// The discriminator key.
+    tag: Pat,
+    /// The members' tags (strings).
+    tags: Keys,
     objects: Vec<usize>,
+    /// Per member: the index of the discriminator among the member object's fields.
+    tag_fields: Vec<Option<usize>>,
+}
+
+/// An object's field names (or a union's tags, or an enum's strings), found from a key's raw bytes by a perfect
+/// hash computed from the model: the key's length and first 16 bytes (as two words, see [`lex::short_key`]; the
+/// first and last 8 of a longer key) pick one slot, and one comparison of those words confirms it (of the whole
+/// name when it is longer than 16 bytes).
+#[derive(Debug, Clone)]
+struct Keys {
+    names: Vec<Box<[u8]>>,
+    /// Per field: its first 16 bytes as two words, and its length.
+    words: Vec<(u64, u64, usize)>,
+    /// Field index per slot (`u8::MAX`: empty); empty when no seed separates the names (then a linear search).
+    slots: Vec<u8>,
+    seed: u64,
+    shift: u32,
+    /// Per field: its text as it appears in plain JSON, to check a predicted key in one comparison.
+    pats: Vec<Option<Pat>>,
+}
+
+/// A name of at most 15 plain bytes with its closing quote (`name"`), as two words and masks: the 16 bytes after
+/// an opening quote hold exactly this key when they match (the quote ends it).
+#[derive(Debug, Clone, Copy)]
+struct Pat {
+    /// `name"`, zero-padded.
+    text: [u8; 16],
+    w0: u64,
+    w1: u64,
+    m0: u64,
+    m1: u64,
+    len: usize,
+}
+
+impl Pat {
+    fn new(name: &str) -> Option<Pat> {
+        let plain = name.len() <= 15 && name.bytes().all(|c| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\');
+        if !plain {
+            return None;
+        }
+        let mut text = [0u8; 16];
+        text[..name.len()].copy_from_slice(name.as_bytes());
+        text[name.len()] = b'"';
+        let (w0, w1) = lex::key_words(&text);
+        let (m0, m1) = lex::key_words(&[0xFF; 16][..=name.len()]);
+        Some(Pat { text, w0, w1, m0, m1, len: name.len() })
+    }
+
+    /// Whether the key whose opening quote is at `i` is this name: the index past its closing quote.
+    #[inline(always)]
+    fn at(&self, b: &[u8], i: usize) -> Option<usize> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let end = i + self.len + 2;
+        match lex::words_at(b, i + 1) {
+            Some((w0, w1)) => (w0 & self.m0 == self.w0 && w1 & self.m1 == self.w1).then_some(end),
+            // Near the end of the line: compare the bytes that are there.
+            None => (*b.get(i + 1..end)? == self.text[..=self.len]).then_some(end),
+        }
+    }
+}
+
+impl Keys {
+    fn new<'n>(names: impl Iterator<Item = &'n str>) -> Keys {
+        let names: Vec<Box<[u8]>> = names.map(|n| n.as_bytes().into()).collect();
+        let words = names
+            .iter()
+            .map(|n| {
+                let (w0, w1) = Keys::hash_words(n);
+                (w0, w1, n.len())
+            })
+            .collect();
+        let pats = names.iter().map(|n| std::str::from_utf8(n).ok().and_then(Pat::new)).collect();
+        let mut keys = Keys { names, words, slots: Vec::new(), seed: 0, shift: 0, pats };
+        if keys.names.len() >= usize::from(u8::MAX) {
+            return keys;
+        }
+        for bits in keys.names.len().next_power_of_two().trailing_zeros() + 1..=12 {
+            for k in 0..64u64 {
+                keys.seed = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(2 * k + 1);
+                keys.shift = 64 - bits;
+                let mut slots = vec![u8::MAX; 1 << bits];
+                let placed = keys.words.iter().enumerate().all(|(i, &(w0, w1, len))| {
+                    let s = &mut slots[keys.slot(len, w0, w1)];
+                    let free = *s == u8::MAX;
+                    *s = i as u8;
+                    free
+                });
+                if placed {
+                    keys.slots = slots;
+                    return keys;
+                }
+            }
+        }
+        keys
+    }
+
+    /// What the hash reads of a name: its first 16 bytes, or its first and last 8 when it is longer.
+    fn hash_words(name: &[u8]) -> (u64, u64) {
+        match name.split_last_chunk::<8>() {
+            Some((_, last)) if name.len() > 16 => (lex::key_words(name).0, u64::from_le_bytes(*last)),
+            _ => lex::key_words(name),
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&self, len: usize, w0: u64, w1: u64) -> usize {
+        ((w0 ^ w1.rotate_left(29) ^ len as u64).wrapping_mul(self.seed) >> self.shift) as usize
+    }
+
+    /// The index of the field whose name is at most 16 bytes long and has these length and words.
+    #[inline(always)]
+    fn find_short(&self, len: usize, w0: u64, w1: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return self.words.iter().position(|&w| w == (w0, w1, len));
+        }
+        let i = usize::from(self.slots[self.slot(len, w0, w1)]);
+        (self.words.get(i) == Some(&(w0, w1, len))).then_some(i)
+    }
+
+    /// The index of the field named `key`.
+    #[inline]
+    fn find(&self, key: &[u8]) -> Option<usize> {
+        let (w0, w1) = Keys::hash_words(key);
+        if key.len() <= 16 {
+            return self.find_short(key.len(), w0, w1);
+        }
+        if self.slots.is_empty() {
+            return self.names.iter().position(|n| **n == *key);
+        }
+        let i = usize::from(self.slots[self.slot(key.len(), w0, w1)]);
+        (self.names.get(i).is_some_and(|n| **n == *key)).then_some(i)
+    }
 }
 
 fn mask(n: usize, pick: impl Fn(usize) -> bool) -> u64 {
@@ -158,6 +302,10 @@ impl Compiler<'_> {
                 strict: st.strict_pattern.as_ref().filter(|_| self.strict_ids).map(|p| p.source.clone()),
             },
             Shape::Number(n) => FNode::Num(n.clone()),
+            Shape::Const(Value::String(v)) => FNode::Strs(Keys::new(std::iter::once(v.as_str()))),
+            Shape::Enum(vs) if vs.len() < 255 && vs.iter().all(Value::is_string) => {
+                FNode::Strs(Keys::new(vs.iter().filter_map(Value::as_str)))
+            }
             Shape::Const(v) if !v.is_array() && !v.is_object() => FNode::Const(v.clone()),
             Shape::Enum(vs) if vs.iter().all(|v| !v.is_array() && !v.is_object()) => FNode::Enum(vs.clone()),
             Shape::Array(a) if !a.unique => {
@@ -166,6 +314,10 @@ impl Compiler<'_> {
                 FNode::Array { prefix, items, min: a.min_items, max: a.max_items }
             }
             Shape::Union(u) => {
+                if u.members.len() >= 255 || !u.members.iter().all(|m| m.tag.is_string()) {
+                    return FNode::Unsupported;
+                }
+                let Some(tag) = Pat::new(&u.discriminator) else { return FNode::Unsupported };
                 let mut objects = Vec::new();
                 for m in &u.members {
                     let n = self.ty(m.ty);
@@ -174,8 +326,10 @@ impl Compiler<'_> {
                         _ => return FNode::Unsupported,
                     }
                 }
-                let tags = u.members.iter().map(|m| m.tag.clone()).collect();
-                self.plan.unions.push(UnionPlan { tag: u.discriminator.clone(), tags, objects });
+                let tags = Keys::new(u.members.iter().filter_map(|m| m.tag.as_str()));
+                let tag_fields =
+                    objects.iter().map(|&o| self.plan.objects[o].names.find(u.discriminator.as_bytes())).collect();
+                self.plan.unions.push(UnionPlan { tag, tags, objects, tag_fields });
                 FNode::Union(self.plan.unions.len() - 1)
             }
             Shape::Nullable(inner) => FNode::Nullable(self.node(inner)),
@@ -200,7 +354,7 @@ impl Compiler<'_> {
         }
         let idx = self.plan.objects.len();
         self.plan.objects.push(ObjPlan {
-            names: o.fields.iter().map(|f| f.name.clone()).collect(),
+            names: Keys::new(o.fields.iter().map(|f| f.name.as_str())),
             nodes: Vec::new(),
             required: mask(o.fields.len(), |i| o.fields[i].required),
             other: None,
@@ -252,22 +406,15 @@ impl Compiler<'_> {
                     .collect()
             })
             .collect();
-        Some(RolePlan { role_field, union_field, roles: p.roles.clone(), env_forbidden, events })
+        Some(RolePlan { role_field, union_field, env_forbidden, events })
     }
 }
 
 /// The fast verdict: `true` only when the line is certainly valid. `pattern(source, value)` matches a string
 /// against one of the model's patterns.
-pub fn is_valid(plan: &FastPlan, pattern: &dyn Fn(&str, &str) -> bool, text: &str) -> bool {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let cx = Cx { plan, pattern };
-    let seed = NodeSeed { cx: &cx, node: plan.root, out: None };
-    seed.deserialize(&mut de).is_ok() && de.end().is_ok()
-}
-
-struct Cx<'a> {
-    plan: &'a FastPlan,
-    pattern: &'a dyn Fn(&str, &str) -> bool,
+pub fn is_valid(plan: &FastPlan, pattern: &dyn Fn(&str, &str) -> bool, line: &[u8]) -> bool {
+    let mut s = Scan { b: line, i: lex::ws(line, 0), depth: 0, plan, pattern, buf: Vec::new() };
+    s.value(plan.root, None).is_some() && lex::ws(line, s.i) == line.len()
 }
 
 /// What a union member reports to the envelope around it: which member, and which of its fields were present.
@@ -279,405 +426,639 @@ struct Seen {
     index: Option<usize>,
 }
 
-/// A quiet failure: the precise path will explain it, so no message is built here.
-fn fail<E: de::Error>() -> E {
-    E::custom("")
+/// The scanner over one line. Every method returns `None` for "not certainly valid" (the precise path decides),
+/// and on success leaves `i` just past the value it read.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+    /// Open arrays and objects around `i`.
+    depth: usize,
+    plan: &'a FastPlan,
+    pattern: &'a dyn Fn(&str, &str) -> bool,
+    /// Scratch space for a constrained string that holds escapes.
+    buf: Vec<u8>,
 }
 
-/// Any node of the plan. `out` receives what an envelope needs to know about this value.
-struct NodeSeed<'a, 'c> {
-    cx: &'a Cx<'c>,
-    node: usize,
-    out: Option<&'a mut Seen>,
-}
+impl<'a> Scan<'a> {
+    #[inline(always)]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
 
-impl<'de> DeserializeSeed<'de> for NodeSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        match &self.cx.plan.nodes[self.node] {
-            FNode::Any => Skip.deserialize(d),
-            FNode::Null => d.deserialize_any(self),
-            FNode::Bool => d.deserialize_bool(self),
-            FNode::Str { .. } => d.deserialize_str(self),
-            FNode::Obj(_) | FNode::Union(_) => d.deserialize_map(self),
-            FNode::Array { .. } => d.deserialize_seq(self),
-            FNode::Num(_) | FNode::Const(_) | FNode::Enum(_) | FNode::Nullable(_) => d.deserialize_any(self),
-            FNode::Unsupported => Err(fail()),
+    #[inline(always)]
+    fn ws(&mut self) {
+        self.i = lex::ws(self.b, self.i);
+    }
+
+    /// Consumes `c` after optional whitespace.
+    #[inline(always)]
+    fn expect(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// Consumes the keyword `word` (`true`, `false`, `null`).
+    #[inline]
+    fn word(&mut self, word: &[u8]) -> Option<()> {
+        self.b.get(self.i..)?.starts_with(word).then(|| self.i += word.len())
+    }
+
+    /// Enters an array or object at `i` (its bracket), within serde_json's nesting limit.
+    #[inline(always)]
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        self.i += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// A string at `i`: its raw content's range, and whether it holds escapes.
+    #[inline(always)]
+    fn string(&mut self) -> Option<(usize, usize, bool)> {
+        if self.peek()? != b'"' {
+            return None;
         }
-    }
-}
-
-impl NodeSeed<'_, '_> {
-    fn kind(&self) -> &FNode {
-        &self.cx.plan.nodes[self.node]
+        let start = self.i;
+        let (end, escaped) = lex::string(self.b, start)?;
+        self.i = end;
+        Some((start + 1, end - 1, escaped))
     }
 
-    /// Follows `Nullable` to the node a non-null value must meet.
-    fn non_null(&self) -> &FNode {
-        match self.kind() {
-            FNode::Nullable(i) => &self.cx.plan.nodes[*i],
-            k => k,
+    /// A string's content decoded: the raw bytes when it has no escape, else decoded into the scratch buffer.
+    fn text(&mut self) -> Option<&[u8]> {
+        let (s, e, escaped) = self.string()?;
+        if !escaped {
+            return Some(&self.b[s..e]);
         }
+        lex::decode(&self.b[s..e], &mut self.buf)?;
+        Some(&self.buf)
     }
 
-    fn number<E: de::Error>(&self, v: f64) -> Result<(), E> {
-        let ok = match self.non_null() {
-            FNode::Num(s) => {
-                (!s.integer || v.fract() == 0.0)
+    /// One value at `i` (no whitespace before it) against plan node `node`.
+    fn value(&mut self, node: usize, out: Option<&mut Seen>) -> Option<()> {
+        let plan: &'a FastPlan = self.plan;
+        let c = self.peek()?;
+        match &plan.nodes[node] {
+            FNode::Any => self.skip(),
+            FNode::Nullable(inner) => match c {
+                b'n' => self.word(b"null"),
+                _ => self.value(*inner, out),
+            },
+            FNode::Null => self.word(b"null"),
+            FNode::Bool => match c {
+                b't' => self.word(b"true"),
+                _ => self.word(b"false"),
+            },
+            FNode::Str { min, max, pattern, strict } if c == b'"' => {
+                if min.is_none() && max.is_none() && pattern.is_none() && strict.is_none() {
+                    return self.string().map(drop);
+                }
+                let pat = self.pattern;
+                let v = self.text()?;
+                if min.is_some() || max.is_some() {
+                    // Byte length bounds the character count from above: count characters only when it matters.
+                    let bytes = v.len() as u64;
+                    let chars = || v.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64;
+                    if min.is_some_and(|m| bytes < m || (bytes / 4 < m && chars() < m)) {
+                        return None;
+                    }
+                    if max.is_some_and(|m| bytes > m && chars() > m) {
+                        return None;
+                    }
+                }
+                if pattern.is_some() || strict.is_some() {
+                    let v = std::str::from_utf8(v).ok()?;
+                    if !pattern.iter().chain(strict.iter()).all(|p| pat(p, v)) {
+                        return None;
+                    }
+                }
+                Some(())
+            }
+            FNode::Num(s) if c == b'-' || c.is_ascii_digit() => {
+                let (end, v, whole) = lex::number(self.b, self.i)?;
+                self.i = end;
+                let ok = (!s.integer || whole || v.fract() == 0.0)
                     && s.minimum.is_none_or(|m| v >= m)
                     && s.exclusive_minimum.is_none_or(|m| v > m)
                     && s.maximum.is_none_or(|m| v <= m)
                     && s.exclusive_maximum.is_none_or(|m| v < m)
-                    && s.multiple_of.is_none_or(|m| crate::engine::is_multiple(v, m))
+                    && s.multiple_of.is_none_or(|m| crate::engine::is_multiple(v, m));
+                ok.then_some(())
             }
-            FNode::Const(c) => c.as_f64() == Some(v),
-            FNode::Enum(vs) => vs.iter().any(|c| c.as_f64() == Some(v)),
-            FNode::Any => true,
-            _ => false,
-        };
-        if ok {
-            Ok(())
+            FNode::Strs(keys) => {
+                let i = self.str_index(keys)??;
+                if let Some(out) = out {
+                    out.index = Some(i);
+                }
+                Some(())
+            }
+            FNode::Const(v) => self.one_of(std::slice::from_ref(v), out),
+            FNode::Enum(vs) => self.one_of(vs, out),
+            FNode::Array { prefix, items, min, max } if c == b'[' => {
+                self.enter()?;
+                let mut n = 0u64;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.i += 1;
+                } else {
+                    loop {
+                        match prefix.get(n as usize).or(items.as_ref()) {
+                            Some(&node) => self.value(node, None)?,
+                            None => self.skip()?,
+                        }
+                        n += 1;
+                        self.ws();
+                        match self.peek()? {
+                            b',' => {
+                                self.i += 1;
+                                self.ws();
+                            }
+                            b']' => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                self.depth -= 1;
+                (!min.is_some_and(|m| n < m) && !max.is_some_and(|m| n > m)).then_some(())
+            }
+            FNode::Obj(o) if c == b'{' => {
+                self.enter()?;
+                self.object(*o, out)?;
+                self.depth -= 1;
+                Some(())
+            }
+            FNode::Union(u) if c == b'{' => {
+                self.enter()?;
+                self.union(*u, out)?;
+                self.depth -= 1;
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// A scalar that must equal one of `values` (JSON equality: numbers by value); reports the string's index.
+    fn one_of(&mut self, values: &[Value], out: Option<&mut Seen>) -> Option<()> {
+        let found = match self.peek()? {
+            b'"' => {
+                let v = self.text()?;
+                values.iter().position(|c| c.as_str().is_some_and(|c| c.as_bytes() == v))
+            }
+            b'n' => self.word(b"null").and_then(|()| values.iter().position(Value::is_null)),
+            b't' => self.word(b"true").and_then(|()| values.iter().position(|c| c.as_bool() == Some(true))),
+            b'f' => self.word(b"false").and_then(|()| values.iter().position(|c| c.as_bool() == Some(false))),
+            c if c == b'-' || c.is_ascii_digit() => {
+                let (end, v, _) = lex::number(self.b, self.i)?;
+                self.i = end;
+                values.iter().position(|c| c.as_f64() == Some(v))
+            }
+            _ => None,
+        }?;
+        if let Some(out) = out {
+            out.index = Some(found);
+        }
+        Some(())
+    }
+
+    /// A string at `i` looked up in `names`: `Some(Some(index))`, or `Some(None)` for a string that is not
+    /// among them. An escaped string is decoded first.
+    #[inline(always)]
+    fn str_index(&mut self, names: &Keys) -> Option<Option<usize>> {
+        if let Some((len, w0, w1)) = lex::short_key(self.b, self.i) {
+            self.i += len + 2;
+            return Some(names.find_short(len, w0, w1));
+        }
+        let (s, e, escaped) = self.string()?;
+        Some(if escaped {
+            lex::decode(&self.b[s..e], &mut self.buf)?;
+            names.find(&self.buf)
         } else {
-            Err(fail())
-        }
+            names.find(&self.b[s..e])
+        })
     }
-}
 
-impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a value")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        match self.kind() {
-            FNode::Null | FNode::Nullable(_) => Ok(()),
-            FNode::Const(Value::Null) => Ok(()),
-            FNode::Enum(vs) if vs.iter().any(Value::is_null) => Ok(()),
-            _ => Err(fail()),
-        }
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        match self.non_null() {
-            FNode::Bool => Ok(()),
-            FNode::Const(Value::Bool(b)) if *b == v => Ok(()),
-            FNode::Enum(vs) if vs.iter().any(|c| c.as_bool() == Some(v)) => Ok(()),
-            _ => Err(fail()),
-        }
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        self.number(v as f64)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        self.number(v as f64)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        self.number(v)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        match self.non_null() {
-            FNode::Str { min, max, pattern, strict } => {
-                if min.is_some() || max.is_some() {
-                    // Byte length bounds the character count from above: count characters only when it matters.
-                    let bytes = v.len() as u64;
-                    let chars = || v.chars().count() as u64;
-                    if min.is_some_and(|m| bytes < m || (bytes / 4 < m && chars() < m)) {
-                        return Err(fail());
-                    }
-                    if max.is_some_and(|m| bytes > m && chars() > m) {
-                        return Err(fail());
-                    }
-                }
-                for p in pattern.iter().chain(strict.iter()) {
-                    if !(self.cx.pattern)(p, v) {
-                        return Err(fail());
-                    }
-                }
-                Ok(())
+    /// A key at `i` (after whitespace) and its colon: the index of the field it names in `names` (`Some(None)`
+    /// for another key). `expect` is the field a producer that follows the schema's order sends next: it is
+    /// checked first, in one comparison.
+    #[inline(always)]
+    fn key(&mut self, names: &Keys, expect: usize) -> Option<Option<usize>> {
+        let found = match names.pats.get(expect).copied().flatten().and_then(|p| p.at(self.b, self.i)) {
+            Some(end) => {
+                self.i = end;
+                Some(expect)
             }
-            FNode::Const(Value::String(c)) if c == v => Ok(()),
-            FNode::Enum(vs) => match vs.iter().position(|c| c.as_str() == Some(v)) {
-                Some(i) => {
-                    if let Some(out) = self.out {
-                        out.index = Some(i);
-                    }
-                    Ok(())
-                }
-                None => Err(fail()),
-            },
-            _ => Err(fail()),
-        }
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let FNode::Array { prefix, items, min, max } = self.non_null() else { return Err(fail()) };
-        let mut n = 0u64;
-        loop {
-            let node = prefix.get(n as usize).copied().or(*items);
-            let more = match node {
-                Some(node) => seq.next_element_seed(NodeSeed { cx: self.cx, node, out: None })?.is_some(),
-                None => seq.next_element_seed(Skip)?.is_some(),
-            };
-            if !more {
-                break;
-            }
-            n += 1;
-        }
-        if min.is_some_and(|m| n < m) || max.is_some_and(|m| n > m) {
-            return Err(fail());
-        }
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        match self.non_null() {
-            FNode::Obj(o) => {
-                let o = *o;
-                object(self.cx, o, map, None, self.out)
-            }
-            FNode::Union(u) => {
-                let u = *u;
-                union(self.cx, u, map, self.out)
-            }
-            FNode::Any => {
-                let mut map = map;
-                while map.next_key::<IgnoredAny>()?.is_some() {
-                    map.next_value_seed(Skip)?;
-                }
-                Ok(())
-            }
-            _ => Err(fail()),
-        }
-    }
-}
-
-/// The fields of an object (already past its first key when `first` is given).
-fn object<'de, A: MapAccess<'de>>(
-    cx: &Cx<'_>,
-    o: usize,
-    mut map: A,
-    first: Option<usize>,
-    out: Option<&mut Seen>,
-) -> Result<(), A::Error> {
-    let plan = &cx.plan.objects[o];
-    let mut present = 0u64;
-    let mut role = None;
-    let mut event = Seen::default();
-    let mut pending = first;
-    loop {
-        let i = match pending.take() {
-            Some(i) => i,
-            None => match map.next_key_seed(KeySeed(&plan.names))? {
-                Some(i) => i,
-                None => break,
-            },
+            None => self.str_index(names)?,
         };
-        if i == usize::MAX {
-            match plan.other {
-                None => return Err(fail()),
-                Some(None) => map.next_value_seed(Skip)?,
-                Some(Some(n)) => map.next_value_seed(NodeSeed { cx, node: n, out: None })?,
+        self.colon()?;
+        Some(found)
+    }
+
+    /// The colon after a key, and the whitespace after it.
+    #[inline(always)]
+    fn colon(&mut self) -> Option<()> {
+        if self.peek() == Some(b':') {
+            self.i += 1;
+        } else {
+            self.expect(b':')?;
+        }
+        self.ws();
+        Some(())
+    }
+
+    /// After a member's value: `Some(true)` past a comma (and the whitespace after it), `Some(false)` past the
+    /// closing brace.
+    #[inline(always)]
+    fn next_member(&mut self) -> Option<bool> {
+        self.ws();
+        let c = self.peek()?;
+        self.i += 1;
+        match c {
+            b',' => {
+                self.ws();
+                Some(true)
             }
-            continue;
+            b'}' => Some(false),
+            _ => None,
         }
-        if present & (1 << i) != 0 {
-            return Err(fail());
+    }
+
+    /// The members of object `o` from just past `{`, then its required fields and (for the envelope) role rules.
+    fn object(&mut self, o: usize, out: Option<&mut Seen>) -> Option<()> {
+        let plan: &'a FastPlan = self.plan;
+        let op = &plan.objects[o];
+        let mut role = None;
+        let mut event = Seen::default();
+        self.ws();
+        let present = if self.peek()? == b'}' {
+            self.i += 1;
+            0
+        } else {
+            self.members(op, 0, |s, i, node| match &op.roles {
+                Some(r) if i == r.role_field => {
+                    let mut seen = Seen::default();
+                    s.value(node, Some(&mut seen))?;
+                    role = seen.index;
+                    Some(())
+                }
+                Some(r) if i == r.union_field => s.value(node, Some(&mut event)),
+                _ => s.value(node, None),
+            })?
+        };
+        if present & op.required != op.required {
+            return None;
         }
-        present |= 1 << i;
-        let node = plan.nodes[i];
-        match &plan.roles {
-            Some(r) if i == r.role_field => {
-                let mut seen = Seen::default();
-                map.next_value_seed(NodeSeed { cx, node, out: Some(&mut seen) })?;
-                role = seen.index;
+        if let Some(r) = &op.roles {
+            let (role, member) = (role?, event.member?);
+            let (allowed, forbidden) = r.events[member][role];
+            if !allowed || present & r.env_forbidden[role] != 0 || event.present & forbidden != 0 {
+                return None;
             }
-            Some(r) if i == r.union_field => map.next_value_seed(NodeSeed { cx, node, out: Some(&mut event) })?,
-            _ => map.next_value_seed(NodeSeed { cx, node, out: None })?,
         }
-    }
-    if present & plan.required != plan.required {
-        return Err(fail());
-    }
-    if let Some(r) = &plan.roles {
-        let (Some(role), Some(member)) = (role, event.member) else { return Err(fail()) };
-        let (allowed, forbidden) = r.events[member][role];
-        if !allowed || present & r.env_forbidden[role] != 0 || event.present & forbidden != 0 {
-            return Err(fail());
+        if let Some(out) = out {
+            out.present = present;
         }
-        let _ = &r.roles;
+        Some(())
     }
-    if let Some(out) = out {
-        out.present = present;
-    }
-    Ok(())
-}
 
-/// A union: the discriminator must be the first key (else the precise path decides).
-fn union<'de, A: MapAccess<'de>>(cx: &Cx<'_>, u: usize, mut map: A, out: Option<&mut Seen>) -> Result<(), A::Error> {
-    let plan = &cx.plan.unions[u];
-    if map.next_key_seed(NameSeed(&plan.tag))? != Some(true) {
-        return Err(fail());
-    }
-    let member = map.next_value_seed(TagSeed(&plan.tags))?;
-    let o = plan.objects[member];
-    // The member object has the discriminator among its fields: count it as present.
-    let tag_field = cx.plan.objects[o].names.iter().position(|n| *n == plan.tag);
-    let mut seen = Seen::default();
-    let first_done = match tag_field {
-        Some(i) => i,
-        None => return Err(fail()),
-    };
-    object_after_tag(cx, o, map, first_done, &mut seen)?;
-    if let Some(out) = out {
-        out.member = Some(member);
-        out.present = seen.present;
-    }
-    Ok(())
-}
-
-/// Like [`object`], with the discriminator field (index `tag`) already read and checked.
-fn object_after_tag<'de, A: MapAccess<'de>>(
-    cx: &Cx<'_>,
-    o: usize,
-    mut map: A,
-    tag: usize,
-    out: &mut Seen,
-) -> Result<(), A::Error> {
-    let plan = &cx.plan.objects[o];
-    let mut present = 1u64 << tag;
-    while let Some(i) = map.next_key_seed(KeySeed(&plan.names))? {
-        if i == usize::MAX {
-            match plan.other {
-                None => return Err(fail()),
-                Some(None) => map.next_value_seed(Skip)?,
-                Some(Some(n)) => map.next_value_seed(NodeSeed { cx, node: n, out: None })?,
+    /// Reads members up to and past the closing brace, from the first key (`i` at its quote). `field(scan, index,
+    /// node)` reads a declared field's value; other keys follow the object's rule for them. Returns the fields
+    /// present (a duplicate declared key is refused).
+    #[inline(always)]
+    fn members(
+        &mut self,
+        op: &'a ObjPlan,
+        mut present: u64,
+        mut field: impl FnMut(&mut Self, usize, usize) -> Option<()>,
+    ) -> Option<u64> {
+        let mut expect = (present.trailing_ones() as usize).min(64);
+        loop {
+            match self.key(&op.names, expect)? {
+                Some(i) => {
+                    expect = i + 1;
+                    let bit = 1u64 << i;
+                    if present & bit != 0 {
+                        return None;
+                    }
+                    present |= bit;
+                    field(self, i, op.nodes[i])?;
+                }
+                None => match op.other? {
+                    None => self.skip()?,
+                    Some(n) => self.value(n, None)?,
+                },
             }
-            continue;
+            if !self.next_member()? {
+                return Some(present);
+            }
         }
-        if present & (1 << i) != 0 {
-            return Err(fail());
+    }
+
+    /// A union from just past `{`: the discriminator must be the first key (else the precise path decides).
+    fn union(&mut self, u: usize, out: Option<&mut Seen>) -> Option<()> {
+        let plan: &'a FastPlan = self.plan;
+        let up = &plan.unions[u];
+        self.ws();
+        self.i = up.tag.at(self.b, self.i)?;
+        self.colon()?;
+        let member = self.str_index(&up.tags)??;
+        let op = &plan.objects[up.objects[member]];
+        let present = 1u64 << up.tag_fields[member]?;
+        let present =
+            if self.next_member()? { self.members(op, present, |s, _, node| s.value(node, None))? } else { present };
+        if present & op.required != op.required || op.roles.is_some() {
+            return None;
         }
-        present |= 1 << i;
-        map.next_value_seed(NodeSeed { cx, node: plan.nodes[i], out: None })?;
-    }
-    if present & plan.required != plan.required || plan.roles.is_some() {
-        return Err(fail());
-    }
-    out.present = present;
-    Ok(())
-}
-
-/// Matches a key against field names without allocating; yields the index, or `usize::MAX` when unknown.
-struct KeySeed<'a>(&'a [String]);
-
-impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = usize;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KeySeed<'_> {
-    type Value = usize;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a property name")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
-        Ok(self.0.iter().position(|f| f == v).unwrap_or(usize::MAX))
-    }
-}
-
-/// Whether a key is exactly `name`.
-struct NameSeed<'a>(&'a str);
-
-impl<'de> DeserializeSeed<'de> for NameSeed<'_> {
-    type Value = bool;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for NameSeed<'_> {
-    type Value = bool;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a property name")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
-        Ok(v == self.0)
-    }
-}
-
-/// A discriminator value: the index of the member whose tag it is.
-struct TagSeed<'a>(&'a [Value]);
-
-impl<'de> DeserializeSeed<'de> for TagSeed<'_> {
-    type Value = usize;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl Visitor<'_> for TagSeed<'_> {
-    type Value = usize;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a discriminator value")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
-        self.0.iter().position(|x| x.as_str() == Some(v)).ok_or_else(fail)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<usize, E> {
-        self.0.iter().position(|x| x.as_bool() == Some(v)).ok_or_else(fail)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
-        self.0.iter().position(|x| x.as_f64() == Some(v as f64)).ok_or_else(fail)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<usize, E> {
-        self.0.iter().position(|x| x.as_f64() == Some(v as f64)).ok_or_else(fail)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<usize, E> {
-        self.0.iter().position(|x| x.as_f64() == Some(v)).ok_or_else(fail)
-    }
-}
-
-/// Skips any value through `deserialize_any`, so that serde_json's nesting limit applies exactly as when the
-/// precise path parses the line into a `Value` (`IgnoredAny` would skip arbitrarily deep input).
-struct Skip;
-
-impl<'de> DeserializeSeed<'de> for Skip {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Skip {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(Skip)?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value_seed(Skip)?;
+        if let Some(out) = out {
+            out.member = Some(member);
+            out.present = present;
         }
-        Ok(())
+        Some(())
+    }
+
+    /// Any JSON value at `i`, checked as serde_json would parse it but not looked into.
+    fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => {
+                self.enter()?;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.i += 1;
+                } else {
+                    loop {
+                        self.string()?;
+                        self.expect(b':')?;
+                        self.ws();
+                        self.skip()?;
+                        if !self.next_member()? {
+                            break;
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Some(())
+            }
+            b'[' => {
+                self.enter()?;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.i += 1;
+                } else {
+                    loop {
+                        self.skip()?;
+                        self.ws();
+                        match self.peek()? {
+                            b',' => {
+                                self.i += 1;
+                                self.ws();
+                            }
+                            b']' => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Some(())
+            }
+            b't' => self.word(b"true"),
+            b'f' => self.word(b"false"),
+            b'n' => self.word(b"null"),
+            _ => {
+                self.i = lex::skip_number(self.b, self.i)?;
+                Some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lex, Keys, Pat};
+    use crate::engine::{Engine, EngineOptions};
+
+    #[test]
+    fn keys_find_exactly_their_names() {
+        let names = [
+            "",
+            "t",
+            "id",
+            "ev",
+            "time",
+            "turn",
+            "role",
+            "description",
+            "descriptiom",
+            "fifteen_bytes_x",
+            "sixteen_bytes_xy",
+            "seventeen_bytes_x",
+            "a_name_longer_than_sixteen_bytes_1",
+            "a_name_longer_than_sixteen_bytes_2",
+            "é→",
+        ];
+        let keys = Keys::new(names.iter().copied());
+        assert!(!keys.slots.is_empty(), "a perfect hash separates these names");
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(keys.find(n.as_bytes()), Some(i), "{n}");
+            // As a key in a line, read through the short-key load when it fits.
+            let line = format!("\"{n}\":1,\"padding after the key\":2");
+            let b = line.as_bytes();
+            if let Some((len, w0, w1)) = lex::short_key(b, 0) {
+                assert_eq!(keys.find_short(len, w0, w1), Some(i), "{n}");
+            }
+            if let Some(p) = Pat::new(n) {
+                assert_eq!(p.at(b, 0), Some(n.len() + 2), "{n}");
+                assert_eq!(p.at(format!("\"{n}\"").as_bytes(), 0), Some(n.len() + 2), "{n} at the end");
+                assert_eq!(p.at(format!("\"{n}x\":1,\"padding after the key\"").as_bytes(), 0), None, "{n}x");
+            }
+        }
+        for other in ["x", "i", "idd", "descriptio", "description_", "a_name_longer_than_sixteen_bytes_3", "Time"] {
+            assert_eq!(keys.find(other.as_bytes()), None, "{other}");
+        }
+        assert!(Pat::new("sixteen_bytes_xy").is_none() && Pat::new("a\"b").is_none() && Pat::new("é").is_none());
+    }
+
+    fn engine() -> Engine {
+        let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema");
+        Engine::new(crate::load::load(&schema).expect("schema"), EngineOptions::default()).expect("root")
+    }
+
+    /// An envelope with `time` and the event's fields spliced in as raw JSON text.
+    fn env(time: &str, ev: &str) -> Vec<u8> {
+        format!(r#"{{"id":"m1","time":{time},"role":"agent","turn":"t1","ev":{{"t":"tool-call-start","call":"c1","name":"grep","title":"T","description":"D","args":{ev}}}}}"#)
+            .into_bytes()
+    }
+
+    fn text(t: &str) -> Vec<u8> {
+        format!(r#"{{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{{"t":"text","text":"{t}"}}}}"#).into_bytes()
+    }
+
+    /// (fast verdict, precise verdict) for each line; the fast one never says valid when the precise one does not.
+    #[track_caller]
+    fn check(e: &Engine, line: &[u8], fast: bool, precise: bool) {
+        let shown = String::from_utf8_lossy(line);
+        let got = (e.is_valid_fast(line), e.check_line(line).1.is_empty());
+        assert!(!got.0 || got.1, "fast path accepted an invalid line: {shown}");
+        assert_eq!(got, (fast, precise), "(fast, precise) for {shown}");
+    }
+
+    #[test]
+    fn plain_lines_take_the_fast_path() {
+        let e = engine();
+        check(&e, &env("1", "{}"), true, true);
+        check(&e, &env("1", r#"{"a":[1,-2.5e3,true,false,null,{"b":"c"}],"d":{}}"#), true, true);
+        check(&e, b" \t{\"id\":\"m1\",\"time\":0,\"role\":\"user\",\"ev\":{\"t\":\"abort\"}} \r", true, true);
+        check(&e, br#"{ "id" : "m1" , "time" : 0 , "role" : "user" , "ev" : { "t" : "abort" } }"#, true, true);
+    }
+
+    #[test]
+    fn escapes_in_keys_and_values() {
+        let e = engine();
+        // An escaped key is decoded before it is looked up.
+        check(&e, br#"{"i\u0064":"m1","time":1,"role":"user","ev":{"t":"abort"}}"#, true, true);
+        check(&e, br#"{"id":"m1","i\u0064":"m2","time":1,"role":"user","ev":{"t":"abort"}}"#, false, true);
+        check(&e, br#"{"i\u0064":"m1","time":1,"role":"user","ev":{"t":"abort"},"\u0078":1}"#, false, false);
+        // An escaped discriminator key is left to the precise path.
+        check(&e, br#"{"id":"m1","time":1,"role":"user","ev":{"\u0074":"abort"}}"#, false, true);
+        check(&e, &env("1", r#"{"k\"ey\u00e9":"v"}"#), true, true);
+        check(&e, &text(r#"line\nbreak \"quoted\" \\ \/ \b\f\r\t \u00e9\u2192 \ud83d\ude00"#), true, true);
+        // Constrained strings are decoded: `\u0061` is one character, `\u0000` too.
+        check(&e, br#"{"id":"\u0061","time":1,"role":"user","ev":{"t":"abort"}}"#, true, true);
+        check(&e, br#"{"id":"\u0000","time":1,"role":"user","ev":{"t":"abort"}}"#, true, true);
+        check(&e, br#"{"id":"","time":1,"role":"user","ev":{"t":"abort"}}"#, false, false);
+        // The role enum and the discriminator compare decoded text.
+        check(&e, br#"{"id":"m1","time":1,"role":"\u0075ser","ev":{"t":"ab\u006frt"}}"#, true, true);
+        check(&e, br#"{"id":"m1","time":1,"role":"user","ev":{"t":"abort\u0000"}}"#, false, false);
+        check(&e, &text(r#"bad \x escape"#), false, false);
+        check(&e, &text(r#"short \u12"#), false, false);
+    }
+
+    #[test]
+    fn control_bytes_and_surrogates() {
+        let e = engine();
+        check(&e, &text("raw\ttab"), false, false);
+        check(&e, &text("raw\u{1}byte"), false, false);
+        check(&e, &text("del\u{7f} is allowed"), true, true);
+        // serde_json refuses lone surrogate escapes when it builds a string, and so does the precise path.
+        check(&e, &text(r#"\ud800"#), false, false);
+        check(&e, &text(r#"\udc00"#), false, false);
+        check(&e, &text(r#"\ud800\u0041"#), false, false);
+        check(&e, &env("1", r#"{"k":"\ud800"}"#), false, false);
+        check(&e, &env("1", r#"{"\udfff":1}"#), false, false);
+    }
+
+    #[test]
+    fn invalid_utf8_and_bom() {
+        let e = engine();
+        let mut line = text("caf");
+        let at = line.len() - 4;
+        for bad in [&b"\xff"[..], b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf"] {
+            let mut l = line.clone();
+            l.splice(at..at, bad.iter().copied());
+            check(&e, &l, false, false);
+        }
+        line.splice(at..at, "é→😀".bytes());
+        check(&e, &line, true, true);
+        let mut bom = "\u{feff}".as_bytes().to_vec();
+        bom.extend_from_slice(&text("x"));
+        check(&e, &bom, false, false);
+        let mut outside = text("x");
+        outside.insert(1, 0xC3);
+        check(&e, &outside, false, false);
+    }
+
+    #[test]
+    fn numbers() {
+        let e = engine();
+        for (time, valid) in [
+            ("0", true),
+            ("-0", true),
+            ("1.0", true),
+            ("1e2", true),
+            ("1E+2", true),
+            ("100e-2", true),
+            ("-0.0", true),
+            ("9007199254740991", true),
+            ("9007199254740992", false),
+            ("9007199254740993", false),
+            ("18446744073709551616", false),
+            ("1.5", false),
+            ("-1", false),
+            ("1e400", false),
+            ("01", false),
+            ("1.", false),
+            ("-", false),
+            ("\"1\"", false),
+        ] {
+            check(&e, &env(time, "{}"), valid, valid);
+        }
+        // In a value nobody constrains, any number serde_json can hold; not one out of `f64` range.
+        check(
+            &e,
+            &env("1", r#"{"n":[0,-0,1.0,1e2,-1.5E-7,9007199254740993,123456789012345678901234567890]}"#),
+            true,
+            true,
+        );
+        check(&e, &env("1", r#"{"n":1e400}"#), false, false);
+        check(&e, &env("1", &format!(r#"{{"n":1{}}}"#, "0".repeat(400))), false, false);
+        check(&e, &env("1", r#"{"n":01}"#), false, false);
+    }
+
+    #[test]
+    fn duplicate_keys_and_discriminator_order() {
+        let e = engine();
+        // serde_json keeps the last of duplicate keys; the fast path leaves them to the precise path.
+        check(&e, br#"{"id":"a","id":"b","time":1,"role":"user","ev":{"t":"abort"}}"#, false, true);
+        check(&e, br#"{"id":"a","id":"","time":1,"role":"user","ev":{"t":"abort"}}"#, false, false);
+        // Duplicates inside a value nobody constrains do not matter.
+        check(&e, &env("1", r#"{"a":1,"a":2}"#), true, true);
+        // The discriminator after other keys: the precise path decides.
+        check(&e, br#"{"id":"m1","time":1,"role":"user","ev":{"text":"hi","t":"text"}}"#, false, true);
+    }
+
+    #[test]
+    fn nesting_depth() {
+        let e = engine();
+        // The envelope and `ev` are two levels, `args` the third: 127 levels in all are accepted, 128 are not.
+        for (levels, valid) in [(127, true), (128, false)] {
+            let inner = levels - 2;
+            let args = format!("{}{}", "[".repeat(inner - 1), "]".repeat(inner - 1));
+            check(&e, &env("1", &format!(r#"{{"a":{args}}}"#)), valid, valid);
+            let objs = format!("{}1{}", r#"{"a":"#.repeat(inner), "}".repeat(inner));
+            check(&e, &env("1", &objs), valid, valid);
+        }
+    }
+
+    #[test]
+    fn structure_and_trailing_bytes() {
+        let e = engine();
+        let good = text("x");
+        for (suffix, valid) in [("", true), ("  ", true), ("\r", true), (" x", false), ("}", false), (",", false)] {
+            let mut l = good.clone();
+            l.extend_from_slice(suffix.as_bytes());
+            check(&e, &l, valid, valid);
+        }
+        for bad in [
+            &br#"{"id":"m1","time":1,"role":"user","ev":{"t":"abort"},}"#[..],
+            br#"{"id":"m1","time":1,"role":"user","ev":{"t":"abort"}"#,
+            br#"{"id":"m1" "time":1,"role":"user","ev":{"t":"abort"}}"#,
+            br#"{"id":"m1","time":1,"role":"user","ev":{"t":"abort"}}}"#,
+            br#"{"id":"m1","time":1,"role":"user","ev":{"t":"abort"},"x":1}"#,
+            br#"{"id":"m1","time":1,"role":"user","ev":{"t":"abort","x":1}}"#,
+            br#"{"id":"m1","time":tru,"role":"user","ev":{"t":"abort"}}"#,
+            b"",
+            b"   ",
+        ] {
+            check(&e, bad, false, false);
+        }
+        check(&e, &env("1", r#"{"a":[1,]}"#), false, false);
+        check(&e, &env("1", r#"{"a":nul}"#), false, false);
+        check(&e, &env("1", r#"{"a":truex}"#), false, false);
+        check(&e, &env("1", r#"{"a" 1}"#), false, false);
+        check(&e, &env("1", r#"{"a":1 "b":2}"#), false, false);
     }
 }
