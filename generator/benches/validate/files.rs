@@ -81,3 +81,75 @@ pub fn size(p: &Path) -> u64 {
         std::fs::metadata(p).map_or(0, |m| m.len())
     }
 }
+
+/// The session-shaped corpus: the seed's Realistic Flow (`tests/fixtures/streams/seed-realistic-flow.jsonl`: turns,
+/// tool calls, a permission, a subagent, control and configuration changes) as `sessions` whole sessions one
+/// after another, each with its own ids (message ids, turns, calls and subagents get the session's suffix), and in
+/// every 100th session two mistakes: a `tool-call-end` of a call that is not open (a sequence violation) and a
+/// `turn-end` with an unknown status (a message error). Deterministic.
+pub fn sessions(root: &Path, dir: &Path, sessions: usize) -> PathBuf {
+    use serde_json::Value;
+    let out = dir.join(format!("sessions-{sessions}.jsonl"));
+    if out.exists() {
+        return out;
+    }
+    let flow = std::fs::read_to_string(root.join("tests/fixtures/streams/seed-realistic-flow.jsonl")).expect("flow");
+    let messages: Vec<Value> =
+        flow.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("json")).collect();
+    let mut text = String::new();
+    let suffix = |v: &mut Value, r: usize| {
+        if let Some(s) = v.as_str() {
+            *v = Value::from(format!("{s}s{r}"));
+        }
+    };
+    for r in 0..sessions {
+        for (i, m) in messages.iter().enumerate() {
+            let mut m = m.clone();
+            for k in ["id", "turn", "subagent"] {
+                if let Some(v) = m.get_mut(k) {
+                    suffix(v, r);
+                }
+            }
+            for k in ["call", "agentId"] {
+                if let Some(v) = m.get_mut("ev").and_then(|e| e.get_mut(k)) {
+                    suffix(v, r);
+                }
+            }
+            if r % 100 == 99 && i == 5 {
+                let mut bad = m.clone();
+                bad["id"] = Value::from(format!("x1s{r}"));
+                bad["ev"] = serde_json::json!({"t": "tool-call-end", "call": format!("nowhere{r}")});
+                text.push_str(&bad.to_string());
+                text.push('\n');
+                let mut wrong = m.clone();
+                wrong["id"] = Value::from(format!("x2s{r}"));
+                wrong["ev"] = serde_json::json!({"t": "turn-end", "status": "done"});
+                text.push_str(&wrong.to_string());
+                text.push('\n');
+            }
+            text.push_str(&m.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(&out, text).expect("write the session corpus");
+    out
+}
+
+/// One round of message mode against stream mode on one input, whole process, pinned to one core: seconds of
+/// `wiregen validate --format json INPUT` and of the same with `--stream`.
+pub fn stream_round(wiregen: &str, root: &Path, input: &Path) -> (f64, f64) {
+    let run = |stream: bool| {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "0", wiregen]).current_dir(root).args(["validate", "--format", "json"]);
+        if stream {
+            c.arg("--stream");
+        }
+        c.arg(input);
+        let t = Instant::now();
+        let o = c.output().expect("run wiregen");
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&o.stderr));
+        t.elapsed().as_secs_f64()
+    };
+    let message = run(false);
+    (message, run(true))
+}
