@@ -300,7 +300,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     out: &mut dyn Consumer<T>,
     threads: Threads,
 ) -> io::Result<()> {
-    use std::sync::mpsc::{channel, sync_channel, TryRecvError};
+    use std::sync::mpsc::{channel, sync_channel};
     use std::sync::{Arc, Mutex};
 
     let check = |data: &[u8]| -> Vec<T> { lines_of(data).map(work).collect() };
@@ -382,17 +382,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         let mut pending = BTreeMap::new();
         let mut want = 0;
         'consume: loop {
-            let next = match done_rx.try_recv() {
-                Ok(x) => x,
-                Err(TryRecvError::Disconnected) => break,
-                Err(TryRecvError::Empty) => {
-                    out.idle();
-                    match done_rx.recv() {
-                        Ok(x) => x,
-                        Err(_) => break,
-                    }
-                }
-            };
+            let Some(next) = recv_or_idle(&done_rx, || out.idle()) else { break };
             let (seq, data, results) = next;
             pending.insert(seq, (data, results));
             while let Some((data, results)) = pending.remove(&want) {
@@ -410,6 +400,19 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         drop(free_tx);
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
+}
+
+/// The next message of `rx`, calling `idle` first when none is ready (the moment to flush output); `None` once
+/// every sender is gone.
+fn recv_or_idle<T>(rx: &std::sync::mpsc::Receiver<T>, idle: impl FnOnce()) -> Option<T> {
+    match rx.try_recv() {
+        Ok(x) => Some(x),
+        Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+        Err(std::sync::mpsc::TryRecvError::Empty) => {
+            idle();
+            rx.recv().ok()
+        }
+    }
 }
 
 /// The inputs of a `validate` run: `-` (stdin) and files as given, and for a directory every `*.jsonl` file below
@@ -514,7 +517,7 @@ pub fn in_order<R: Send>(
     sink: &mut dyn OrderedSink<R>,
 ) {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::mpsc::{sync_channel, TryRecvError};
+    use std::sync::mpsc::sync_channel;
     use std::sync::Mutex;
 
     let mut receivers = Vec::with_capacity(jobs);
@@ -545,17 +548,7 @@ pub fn in_order<R: Send>(
         }
         'jobs: for (i, rx) in receivers.iter().enumerate() {
             loop {
-                let piece = match rx.try_recv() {
-                    Ok(p) => p,
-                    Err(TryRecvError::Disconnected) => break,
-                    Err(TryRecvError::Empty) => {
-                        sink.idle();
-                        match rx.recv() {
-                            Ok(p) => p,
-                            Err(_) => break,
-                        }
-                    }
-                };
+                let Some(piece) = recv_or_idle(rx, || sink.idle()) else { break };
                 if sink.piece(i, piece).is_break() {
                     break 'jobs;
                 }

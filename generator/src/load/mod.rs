@@ -183,17 +183,15 @@ pub fn load_with_sources(path: &Path) -> Result<(Model, Sources), SchemaErrors> 
         cx.dir = path.to_path_buf();
         cx.read_dir(path, "");
         if cx.files.is_empty() && cx.errors.is_empty() {
-            cx.errors.push(SchemaError {
-                kind: K::Io,
-                file: path.to_path_buf(),
-                line: 0,
-                col: 0,
-                pointer: String::new(),
-                message: "the schema directory has no `.json` files".into(),
-            });
+            cx.errors.push(io_error(path, "the schema directory has no `.json` files".into()));
         }
     }
     finish(cx)
+}
+
+/// A problem with a file or directory as a whole (it cannot be read, or holds no schema): no line or pointer.
+fn io_error(file: &Path, message: String) -> SchemaError {
+    SchemaError { kind: K::Io, file: file.to_path_buf(), line: 0, col: 0, pointer: String::new(), message }
 }
 
 /// Loads a schema directory held in memory (`files`: relative path with `/` separators, text), such as one
@@ -219,14 +217,7 @@ pub(crate) fn load_memory(
         cx.add_file(&dir.join(&rel), &rel, text);
     }
     if cx.files.is_empty() && cx.errors.is_empty() {
-        cx.errors.push(SchemaError {
-            kind: K::Io,
-            file: dir.to_path_buf(),
-            line: 0,
-            col: 0,
-            pointer: String::new(),
-            message: "no schema files were given".into(),
-        });
+        cx.errors.push(io_error(dir, "no schema files were given".into()));
     }
     finish(cx)
 }
@@ -301,14 +292,10 @@ impl Cx {
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
-                self.errors.push(SchemaError {
-                    kind: K::Io,
-                    file: dir.to_path_buf(),
-                    line: 0,
-                    col: 0,
-                    pointer: String::new(),
-                    message: format!("cannot read the schema directory: {e} (pass the schema with --schema)"),
-                });
+                self.errors.push(io_error(
+                    dir,
+                    format!("cannot read the schema directory: {e} (pass the schema with --schema)"),
+                ));
                 return;
             }
         };
@@ -326,16 +313,8 @@ impl Cx {
     }
 
     fn read_file(&mut self, p: &Path, rel: &str) {
-        let io = |message: String| SchemaError {
-            kind: K::Io,
-            file: p.to_path_buf(),
-            line: 0,
-            col: 0,
-            pointer: String::new(),
-            message,
-        };
         match std::fs::read_to_string(p) {
-            Err(e) => self.errors.push(io(format!("cannot read: {e}"))),
+            Err(e) => self.errors.push(io_error(p, format!("cannot read: {e}"))),
             Ok(text) => self.add_file(p, rel, text),
         }
     }
