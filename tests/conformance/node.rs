@@ -20,7 +20,7 @@ pub fn ensure_npm_deps(dir: &Path) {
 }
 
 /// Runs `node <args>` in `dir` with `input` on stdin and returns stdout, panicking with stderr on failure.
-pub fn run_node(dir: &Path, args: &[&str], input: &str) -> String {
+pub fn run_node<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S], input: impl AsRef<[u8]>) -> String {
     let mut child = Command::new("node")
         .current_dir(dir)
         .args(args)
@@ -30,11 +30,17 @@ pub fn run_node(dir: &Path, args: &[&str], input: &str) -> String {
         .spawn()
         .unwrap_or_else(|e| panic!("node: {e}"));
     let mut stdin = child.stdin.take().expect("stdin");
-    let data = input.to_string();
-    let w = std::thread::spawn(move || stdin.write_all(data.as_bytes()));
+    let data = input.as_ref().to_vec();
+    let w = std::thread::spawn(move || stdin.write_all(&data));
     let out = child.wait_with_output().expect("node runs");
     w.join().expect("writer").expect("write stdin");
-    assert!(out.status.success(), "node {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
+    assert!(
+        out.status.success(),
+        "node {shown:?} in {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8")
 }
 

@@ -14,9 +14,8 @@
 //!
 //! One npm cache (the user's) serves every install; the three projects are set up in parallel, once per test run.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
@@ -107,21 +106,8 @@ fn pack(into: &Path) -> PathBuf {
 }
 
 fn node_with_input(dir: &Path, script: &str, input: &str) -> Value {
-    let mut child = Command::new("node")
-        .current_dir(dir)
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let data = input.to_string();
-    let w = std::thread::spawn(move || stdin.write_all(data.as_bytes()));
-    let out = child.wait_with_output().expect("node runs");
-    w.join().expect("writer").expect("write stdin");
-    assert!(out.status.success(), "{script} in {} failed: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script}: one JSON report ({e})"))
+    let out = crate::node::run_node(dir, &[script], input);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{script}: one JSON report ({e})"))
 }
 
 /// Installs the tarball and `zod@spec` into a fresh project, type-checks and runs the consumers, bundles.
@@ -248,16 +234,6 @@ fn brief(e: &Value) -> Value {
     }
 }
 
-/// JSON numbers compared by value (JavaScript prints `0`, serde_json may print `0.0`).
-fn normalize(v: &Value) -> Value {
-    match v {
-        Value::Number(n) => json!(n.as_f64()),
-        Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
-        other => other.clone(),
-    }
-}
-
 #[test]
 fn the_packed_package_installs_next_to_every_supported_zod() {
     let pj: Value =
@@ -303,7 +279,7 @@ fn esm_and_commonjs_consumers_build_and_check_the_realistic_flow() {
             if got != want {
                 failures.push(format!("{at}: createEnvelope built another flow:\n{got:?}"));
             }
-            if normalize(&r["rollup"]) != normalize(&rollup) {
+            if crate::streams::normalize(&r["rollup"]) != crate::streams::normalize(&rollup) {
                 failures.push(format!("{at}: rollup {} != the Rust checker's {rollup}", r["rollup"]));
             }
             if r["typed"] != json!({ "controller": "browser", "model": "claude-sonnet-4-6", "cancelled": 1 }) {

@@ -201,7 +201,7 @@ fn ts_with(dist: &Path, pkg: &Path, fx: &[StreamFixture]) -> Vec<Outcome> {
     let out = crate::node::run_node(
         pkg,
         &[script.to_str().expect("utf-8 path"), dist.to_str().expect("utf-8 path")],
-        &serde_json::to_string(&files).expect("json"),
+        serde_json::to_string(&files).expect("json"),
     );
     let results: Vec<Value> = serde_json::from_str(&out).expect("node prints JSON");
     assert_eq!(results.len(), fx.len());
@@ -241,7 +241,7 @@ fn ts_with(dist: &Path, pkg: &Path, fx: &[StreamFixture]) -> Vec<Outcome> {
 }
 
 /// JSON numbers compared by value (JavaScript prints `0`, serde_json may print `0.0`).
-fn normalize(v: &Value) -> Value {
+pub fn normalize(v: &Value) -> Value {
     match v {
         Value::Number(n) => json!(n.as_f64()),
         Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),

@@ -6,9 +6,8 @@
 //! lockfile (`npm ci`) when `node_modules/` is missing, runs `npm run build` once per test process, then runs one
 //! node process for a whole corpus (`zod-runner.mjs`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -62,24 +61,12 @@ pub fn run_runner(runner: &str, args: &[&std::ffi::OsStr], lines: &[Vec<u8>]) ->
         input.push(b'\n');
     }
     let runner = root().join("tests/conformance").join(runner);
-    let mut child = Command::new("node")
-        .arg(&runner)
-        .arg(index)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().expect("node runs");
-    writer.join().expect("writer").expect("write stdin");
-    assert!(out.status.success(), "{} failed: {}", runner.display(), String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).expect("utf-8 output");
+    let mut argv: Vec<&std::ffi::OsStr> = vec![runner.as_os_str(), std::ffi::OsStr::new(index)];
+    argv.extend_from_slice(args);
+    let text = crate::node::run_node(&root(), &argv, &input);
     let answers: Vec<Value> =
         text.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
-    assert_eq!(answers.len(), lines.len(), "one verdict per line; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(answers.len(), lines.len(), "one verdict per line");
     answers
 }
 
