@@ -64,6 +64,8 @@ pub struct Engine {
     strict_ids: bool,
     max_errors: usize,
     fast: Option<crate::fast::FastPlan>,
+    /// The protocol's sequence declarations, compiled on first use (shared by clones).
+    sequence: Arc<std::sync::OnceLock<crate::stream::Compiled>>,
 }
 
 /// The deepest nesting accepted (arrays and objects, the envelope itself included): serde_json's own recursion
@@ -132,7 +134,7 @@ impl Engine {
         });
         let fast = crate::fast::FastPlan::new(&model, root, opts.strict_ids);
         let max_errors = opts.max_errors.unwrap_or(usize::MAX).max(1);
-        Engine { model, root, regexes, strict_ids: opts.strict_ids, max_errors, fast }
+        Engine { model, root, regexes, strict_ids: opts.strict_ids, max_errors, fast, sequence: Arc::default() }
     }
 
     /// The model this engine checks.
@@ -158,6 +160,28 @@ impl Engine {
     pub fn is_valid_fast(&self, line: &[u8]) -> bool {
         let Some(plan) = &self.fast else { return false };
         crate::fast::is_valid(plan, &|src: &str, v: &str| self.regexes.get(src).is_none_or(|re| re.is_match(v)), line)
+    }
+
+    /// The fast verdict of a line, recording where the values `cap` asks for are when it is certainly valid.
+    pub(crate) fn capture_fast(
+        &self,
+        line: &[u8],
+        cap: &crate::fast::CapturePlan,
+        out: &mut crate::fast::Captured,
+    ) -> bool {
+        let Some(plan) = &self.fast else { return false };
+        let pattern = |src: &str, v: &str| self.regexes.get(src).is_none_or(|re| re.is_match(v));
+        crate::fast::capture(plan, &pattern, line, cap, out)
+    }
+
+    /// The capture plan of the fast path for these values ([`crate::fast::FastPlan::capture_plan`]).
+    pub(crate) fn capture_plan(&self, reads: &[(bool, String)]) -> Option<crate::fast::CapturePlan> {
+        self.fast.as_ref()?.capture_plan(reads)
+    }
+
+    /// The protocol's sequence declarations, compiled once for this engine (and its clones).
+    pub(crate) fn sequence(&self) -> &crate::stream::Compiled {
+        self.sequence.get_or_init(|| crate::stream::Compiled::new(self))
     }
 
     /// Parses one line (without its newline) and checks it. Returns the parsed value when the line is JSON.

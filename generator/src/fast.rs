@@ -227,6 +227,14 @@ impl Keys {
     }
 }
 
+/// Records a captured value's range in its slot.
+#[inline(always)]
+fn put(out: &mut Captured, slot: u16, start: usize, end: usize) {
+    if let Some(s) = out.spans.get_mut(usize::from(slot)) {
+        *s = (start as u32, end as u32);
+    }
+}
+
 fn mask(n: usize, pick: impl Fn(usize) -> bool) -> u64 {
     (0..n).filter(|i| pick(*i)).fold(0, |m, i| m | (1 << i))
 }
@@ -413,8 +421,94 @@ impl Compiler<'_> {
 /// The fast verdict: `true` only when the line is certainly valid. `pattern(source, value)` matches a string
 /// against one of the model's patterns.
 pub fn is_valid(plan: &FastPlan, pattern: &dyn Fn(&str, &str) -> bool, line: &[u8]) -> bool {
-    let mut s = Scan { b: line, i: lex::ws(line, 0), depth: 0, plan, pattern, buf: Vec::new() };
-    s.value(plan.root, None).is_some() && lex::ws(line, s.i) == line.len()
+    Scan::new(plan, pattern, line, None).all()
+}
+
+/// A slot number that takes no value.
+const NO_SLOT: u16 = u16::MAX;
+
+/// Which values of an envelope a capturing scan ([`capture`]) records, and where: the plan for a list of
+/// envelope and event properties (a caller's slots), made with [`FastPlan::capture_plan`].
+#[derive(Debug, Clone)]
+pub struct CapturePlan {
+    /// Per field of the envelope: the slot of its value; and whether an unknown key sends the line to the
+    /// precise path (it may be a property read that the envelope does not declare).
+    env: (Vec<u16>, bool),
+    /// The same per member of the event union.
+    ev: Vec<(Vec<u16>, bool)>,
+    slots: usize,
+    /// The role property's values, by the index a scan reports ([`Captured::role`]).
+    pub roles: Vec<String>,
+    /// The event union's tags, by member ([`Captured::member`]).
+    pub tags: Vec<String>,
+}
+
+/// What a capturing scan found in a line it accepted: per slot, the byte range of that value (`(0, 0)` when the
+/// line does not hold it), the role's index and the event's member.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    pub spans: Vec<(u32, u32)>,
+    pub role: Option<usize>,
+    pub member: Option<usize>,
+}
+
+impl FastPlan {
+    /// The capture plan for `reads` (per slot: an envelope property?, its name), when the root is an envelope the
+    /// scanner decides with its event union. Where an object may hold unknown keys but does not declare every
+    /// property read, a line with an unknown key there goes to the precise path (the key may be one read).
+    pub fn capture_plan(&self, reads: &[(bool, String)]) -> Option<CapturePlan> {
+        let FNode::Obj(env) = self.nodes[self.root] else { return None };
+        let eo = &self.objects[env];
+        let r = eo.roles.as_ref()?;
+        let FNode::Union(u) = self.nodes[eo.nodes[r.union_field]] else { return None };
+        let up = &self.unions[u];
+        if reads.len() >= usize::from(NO_SLOT) {
+            return None;
+        }
+        let slots_of = |op: &ObjPlan, envelope: bool| -> (Vec<u16>, bool) {
+            let mut slots = vec![NO_SLOT; op.nodes.len()];
+            let mut unknown = false;
+            for (k, (_, name)) in reads.iter().enumerate().filter(|(_, (e, _))| *e == envelope) {
+                match op.names.find(name.as_bytes()) {
+                    Some(i) => slots[i] = k as u16,
+                    None => unknown |= op.other.is_some(),
+                }
+            }
+            (slots, unknown)
+        };
+        let text = |k: &Keys| k.names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect();
+        let roles = match &self.nodes[eo.nodes[r.role_field]] {
+            FNode::Strs(k) => text(k),
+            FNode::Const(v) => vec![v.as_str().unwrap_or_default().to_string()],
+            FNode::Enum(vs) => vs.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
+            _ => return None,
+        };
+        Some(CapturePlan {
+            env: slots_of(eo, true),
+            ev: up.objects.iter().map(|&o| slots_of(&self.objects[o], false)).collect(),
+            slots: reads.len(),
+            roles,
+            tags: text(&up.tags),
+        })
+    }
+}
+
+/// [`is_valid`], recording in `out` where the values `cap` asks for are when the line is certainly valid.
+pub fn capture(
+    plan: &FastPlan,
+    pattern: &dyn Fn(&str, &str) -> bool,
+    line: &[u8],
+    cap: &CapturePlan,
+    out: &mut Captured,
+) -> bool {
+    if u32::try_from(line.len()).is_err() {
+        return false;
+    }
+    out.spans.clear();
+    out.spans.resize(cap.slots, (0, 0));
+    out.role = None;
+    out.member = None;
+    Scan::new(plan, pattern, line, Some((cap, out))).all()
 }
 
 /// What a union member reports to the envelope around it: which member, and which of its fields were present.
@@ -437,9 +531,30 @@ struct Scan<'a> {
     pattern: &'a dyn Fn(&str, &str) -> bool,
     /// Scratch space for a constrained string that holds escapes.
     buf: Vec<u8>,
+    /// A capturing scan's plan and findings.
+    cap: Option<(&'a CapturePlan, &'a mut Captured)>,
+    /// Set while the envelope's event union is entered by a capturing scan.
+    event: bool,
+    /// The depth at which an unknown key ends the scan (in a capturing scan, an object that may hide a value read
+    /// under a key it does not declare); 0 for none.
+    unknown_stops: usize,
 }
 
 impl<'a> Scan<'a> {
+    fn new(
+        plan: &'a FastPlan,
+        pattern: &'a dyn Fn(&str, &str) -> bool,
+        b: &'a [u8],
+        cap: Option<(&'a CapturePlan, &'a mut Captured)>,
+    ) -> Self {
+        Scan { b, i: lex::ws(b, 0), depth: 0, plan, pattern, buf: Vec::new(), cap, event: false, unknown_stops: 0 }
+    }
+
+    /// Whether the whole line is one value the plan's root certainly accepts.
+    fn all(mut self) -> bool {
+        self.value(self.plan.root, None).is_some() && lex::ws(self.b, self.i) == self.b.len()
+    }
+
     #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
@@ -690,20 +805,37 @@ impl<'a> Scan<'a> {
         let op = &plan.objects[o];
         let mut role = None;
         let mut event = Seen::default();
+        if self.depth == 1 && op.roles.is_some() {
+            if let Some((cap, _)) = &self.cap {
+                self.unknown_stops = if cap.env.1 { 1 } else { 0 };
+            }
+        }
         self.ws();
         let present = if self.peek()? == b'}' {
             self.i += 1;
             0
         } else {
-            self.members(op, 0, |s, i, node| match &op.roles {
-                Some(r) if i == r.role_field => {
-                    let mut seen = Seen::default();
-                    s.value(node, Some(&mut seen))?;
-                    role = seen.index;
-                    Some(())
+            self.members(op, 0, |s, i, node| {
+                let start = s.i;
+                match &op.roles {
+                    Some(r) if i == r.role_field => {
+                        let mut seen = Seen::default();
+                        s.value(node, Some(&mut seen))?;
+                        role = seen.index;
+                    }
+                    Some(r) if i == r.union_field => {
+                        s.event = s.cap.is_some() && s.depth == 1;
+                        s.value(node, Some(&mut event))?;
+                        s.event = false;
+                    }
+                    _ => s.value(node, None)?,
                 }
-                Some(r) if i == r.union_field => s.value(node, Some(&mut event)),
-                _ => s.value(node, None),
+                if s.depth == 1 && op.roles.is_some() {
+                    if let Some((cap, out)) = &mut s.cap {
+                        put(out, cap.env.0[i], start, s.i);
+                    }
+                }
+                Some(())
             })?
         };
         if present & op.required != op.required {
@@ -714,6 +846,10 @@ impl<'a> Scan<'a> {
             let (allowed, forbidden) = r.events[member][role];
             if !allowed || present & r.env_forbidden[role] != 0 || event.present & forbidden != 0 {
                 return None;
+            }
+            if let Some((_, out)) = self.cap.as_mut().filter(|_| self.depth == 1) {
+                out.role = Some(role);
+                out.member = Some(member);
             }
         }
         if let Some(out) = out {
@@ -744,6 +880,7 @@ impl<'a> Scan<'a> {
                     present |= bit;
                     field(self, i, op.nodes[i])?;
                 }
+                None if self.unknown_stops == self.depth => return None,
                 None => match op.other? {
                     None => self.skip()?,
                     Some(n) => self.value(n, None)?,
@@ -762,11 +899,37 @@ impl<'a> Scan<'a> {
         self.ws();
         self.i = up.tag.at(self.b, self.i)?;
         self.colon()?;
+        let start = self.i;
         let member = self.str_index(&up.tags)??;
         let op = &plan.objects[up.objects[member]];
-        let present = 1u64 << up.tag_fields[member]?;
-        let present =
-            if self.next_member()? { self.members(op, present, |s, _, node| s.value(node, None))? } else { present };
+        let tag_field = up.tag_fields[member]?;
+        let present = 1u64 << tag_field;
+        // The envelope's event, in a capturing scan: its members' values are recorded.
+        let outer_stops = self.unknown_stops;
+        let slots = match (std::mem::take(&mut self.event), &mut self.cap) {
+            (true, Some((cap, out))) => {
+                let (slots, unknown): &'a (Vec<u16>, bool) = &cap.ev[member];
+                put(out, slots[tag_field], start, self.i);
+                self.unknown_stops = if *unknown { self.depth } else { 0 };
+                Some(slots.as_slice())
+            }
+            _ => None,
+        };
+        let present = if !self.next_member()? {
+            present
+        } else if let Some(slots) = slots {
+            self.members(op, present, |s, i, node| {
+                let start = s.i;
+                s.value(node, None)?;
+                if let Some((_, out)) = &mut s.cap {
+                    put(out, slots[i], start, s.i);
+                }
+                Some(())
+            })?
+        } else {
+            self.members(op, present, |s, _, node| s.value(node, None))?
+        };
+        self.unknown_stops = outer_stops;
         if present & op.required != op.required || op.roles.is_some() {
             return None;
         }

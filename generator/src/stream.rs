@@ -45,76 +45,51 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::{Engine, Issue};
+use crate::fast::{CapturePlan, Captured};
 use crate::ir::{Model, Protocol};
 use crate::validate::{read_line, Record, RecordSink, Summary};
-use machine::{Machine, State};
+use machine::{Machine, Msg, Spans, State};
 
 /// Checks the protocol's sequence rules over a stream of messages.
 pub struct StreamChecker<'e> {
     engine: &'e Engine,
-    /// The protocol (none for a package without a protocol layer: no stream rules apply).
-    proto: Option<&'e Protocol>,
-    machine: Machine,
+    compiled: &'e Compiled,
     state: State,
+    /// Where the values the rules read are in the current line (a capturing fast scan), and those values.
+    captured: Captured,
+    spans: Spans,
+}
+
+/// A protocol's sequence declarations, compiled once per engine ([`Engine`] keeps it): the interpreter's machine,
+/// the rule ids, and how the fast scanner finds what the rules read in a valid line's one pass.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Compiled {
+    /// Whether the model has a protocol (without one, no stream rules apply).
+    proto: bool,
+    machine: Machine,
     /// The rule ids, in check order (what [`Issue::rule`] holds).
     ids: Vec<&'static str>,
-    /// What the rules read: a valid line is parsed into these properties only ([`project`]).
-    reads: Reads,
+    /// Where the fast scanner records the values of [`Machine::reads`] (none: every line is parsed).
+    capture: Option<CapturePlan>,
+    /// The machine's symbols of the capture plan's roles and tags, and of a message without a role.
+    roles: Vec<u32>,
+    tags: Vec<u32>,
+    no_role: u32,
 }
 
-/// The envelope and event properties the sequence rules read (sorted), and the union property.
-#[derive(Debug, Clone, Default)]
-struct Reads {
-    env: Vec<String>,
-    ev: Vec<String>,
-    union: String,
-}
-
-/// Parses a line into the envelope reduced to what the rules read: every other property is skipped without
-/// building it (a long text or a large `args` costs a scan, not a tree). `None` when the line is not a JSON
-/// object (the caller then parses it whole).
-fn project(reads: &Reads, bytes: &[u8]) -> Option<Value> {
-    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
-    struct Obj<'r> {
-        keep: &'r [String],
-        /// The property whose value is itself projected (with `inner`), at the envelope level.
-        nested: Option<(&'r str, &'r [String])>,
+impl Compiled {
+    pub(crate) fn new(engine: &Engine) -> Compiled {
+        let m: &Model = engine.model();
+        let Some(p) = m.protocol.as_ref() else { return Compiled::default() };
+        // The loader's own lowering always reads back.
+        let machine = Machine::from_json(&declarations(m, p)).unwrap_or_default();
+        let ids = p.sequence.rules.iter().map(|r| r.id).collect();
+        let capture = engine.capture_plan(machine.reads());
+        let syms = |names: &[String]| names.iter().map(|n| machine.sym(n)).collect();
+        let (roles, tags) = capture.as_ref().map(|c| (syms(&c.roles), syms(&c.tags))).unwrap_or_default();
+        let no_role = machine.sym("");
+        Compiled { proto: true, machine, ids, capture, roles, tags, no_role }
     }
-    impl<'de> DeserializeSeed<'de> for Obj<'_> {
-        type Value = Value;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-            d.deserialize_map(self)
-        }
-    }
-    impl<'de> Visitor<'de> for Obj<'_> {
-        type Value = Value;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-            let mut out = Map::new();
-            while let Some(k) = map.next_key::<String>()? {
-                match self.nested {
-                    Some((n, inner)) if n == k => {
-                        let v = map.next_value_seed(Obj { keep: inner, nested: None })?;
-                        out.insert(k, v);
-                    }
-                    _ if self.keep.binary_search(&k).is_ok() => {
-                        let v = map.next_value::<Value>()?;
-                        out.insert(k, v);
-                    }
-                    _ => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(Value::Object(out))
-        }
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let v = Obj { keep: &reads.env, nested: Some((reads.union.as_str(), &reads.ev)) }.deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(v)
 }
 
 /// The declarations [`machine::Machine::from_json`] reads for a protocol: its sequence with the envelope's role,
@@ -155,34 +130,33 @@ pub struct MessageCounts {
 impl<'e> StreamChecker<'e> {
     /// A checker at the start of a stream.
     pub fn new(engine: &'e Engine) -> Self {
-        let m: &'e Model = engine.model();
-        let proto = m.protocol.as_ref();
-        // The loader's own lowering always reads back; a package without a protocol has no rules.
-        let machine = proto.and_then(|p| Machine::from_json(&declarations(m, p))).unwrap_or_default();
-        let ids = proto.map(|p| p.sequence.rules.iter().map(|r| r.id).collect()).unwrap_or_default();
-        let (env, ev) = machine.reads();
-        let reads = Reads {
-            env: env.into_iter().map(String::from).collect(),
-            ev: ev.into_iter().map(String::from).collect(),
-            union: proto.map(|p| p.union_field.clone()).unwrap_or_default(),
-        };
-        StreamChecker { engine, proto, state: State::new(&machine), machine, ids, reads }
+        let compiled = engine.sequence();
+        let state = State::new(&compiled.machine);
+        StreamChecker { engine, compiled, state, captured: Captured::default(), spans: Spans::default() }
     }
 
     /// Checks the next record (`line` is 1-based; `bytes` is the line without its newline).
     pub fn check(&mut self, line: usize, bytes: &[u8]) -> Record {
-        // The fast path vouches for the message; the rules still need the values they read (only those are
-        // parsed into a tree).
-        if self.engine.is_valid_fast(bytes) {
-            if let Some(v) = project(&self.reads, bytes) {
-                return self.check_valid(line, &v);
+        let c = self.compiled;
+        // The fast path vouches for the message and finds the values the rules read in the same pass.
+        if let Some(cap) = &c.capture {
+            if self.engine.capture_fast(bytes, cap, &mut self.captured) && self.spans.read(bytes, &self.captured.spans)
+            {
+                let k = &self.captured;
+                let role = k.role.and_then(|r| c.roles.get(r)).copied().unwrap_or(c.no_role);
+                let Some(t) = k.member.and_then(|t| c.tags.get(t)).copied() else {
+                    return self.not_an_envelope(line);
+                };
+                let msg = Msg::of_spans(role, t, bytes, &self.spans);
+                let found = self.state.check_msg(&c.machine, line, &msg);
+                return self.record(line, found);
             }
         }
         let (value, errors) = self.engine.check_line(bytes);
         match value {
             Some(v) if errors.is_empty() => self.check_valid(line, &v),
             v => {
-                self.state.reject(&self.machine, line, v.as_ref());
+                self.state.reject(&c.machine, line, v.as_ref());
                 Record::new(line, errors)
             }
         }
@@ -194,22 +168,36 @@ impl<'e> StreamChecker<'e> {
         if errors.is_empty() {
             self.check_valid(line, value)
         } else {
-            self.state.reject(&self.machine, line, Some(value));
+            self.state.reject(&self.compiled.machine, line, Some(value));
             Record::new(line, errors)
         }
     }
 
     fn check_valid(&mut self, line: usize, v: &Value) -> Record {
-        let enveloped = self.proto.is_some_and(|p| v.get(&p.union_field).is_some_and(Value::is_object));
-        if self.proto.is_some() && !enveloped {
-            // Unreachable for a message the engine accepted; reported rather than trusted.
-            self.state.reject(&self.machine, line, None);
-            return Record::new(line, vec![Issue::new(crate::rules::Rule::Type, "", "expected an envelope")]);
+        let c = self.compiled;
+        if !c.proto {
+            return Record::new(line, Vec::new());
         }
-        match self.state.check(&self.machine, line, v) {
+        match Msg::of_value(&c.machine, v) {
+            Some(msg) => {
+                let found = self.state.check_msg(&c.machine, line, &msg);
+                self.record(line, found)
+            }
+            None => self.not_an_envelope(line),
+        }
+    }
+
+    /// Unreachable for a message the engine accepted; reported rather than trusted.
+    fn not_an_envelope(&mut self, line: usize) -> Record {
+        self.state.reject(&self.compiled.machine, line, None);
+        Record::new(line, vec![Issue::new(crate::rules::Rule::Type, "", "expected an envelope")])
+    }
+
+    fn record(&self, line: usize, found: Option<machine::Violation>) -> Record {
+        match found {
             None => Record::new(line, Vec::new()),
             Some(x) => {
-                let rule = self.ids.get(x.rule).copied().unwrap_or_default();
+                let rule = self.compiled.ids.get(x.rule).copied().unwrap_or_default();
                 let issue =
                     Issue { pointer: x.pointer, rule, message: x.message, related: x.related, caused_by: x.caused_by };
                 Record::new(line, vec![issue])
@@ -220,7 +208,7 @@ impl<'e> StreamChecker<'e> {
     /// The rollup of everything checked so far.
     pub fn rollup(&self) -> Rollup {
         let (accepted, rejected) = self.state.counts();
-        let (parts, open) = self.state.rollup(&self.machine);
+        let (parts, open) = self.state.rollup(&self.compiled.machine);
         Rollup { messages: MessageCounts { accepted, rejected }, parts, open }
     }
 }
@@ -369,6 +357,107 @@ mod tests {
         assert!(r.valid, "no unique rule is declared");
         let roll = serde_json::to_value(c.rollup()).expect("json");
         assert_eq!(roll, serde_json::json!({"messages": {"accepted": 2, "rejected": 0}, "open": {}}));
+    }
+
+    /// Writes `v` as JSON with every character of every string value escaped (`\u00XX`), keys as they are.
+    fn escaped(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push('"');
+                for u in s.encode_utf16() {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+                out.push('"');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    escaped(x, out);
+                }
+                out.push(']');
+            }
+            Value::Object(o) => {
+                out.push('{');
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    escaped(x, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+
+    /// The one-pass path (the fast scanner finds the values the rules read) and the parsed path (the rules read a
+    /// `serde_json::Value`) give the same records and rollup, on every stream of both protocols and on the same
+    /// streams with every string value escaped; and the one-pass path is taken for the plain lines.
+    #[test]
+    fn the_one_pass_path_reads_what_the_parsed_path_reads() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for (schema, streams) in
+            [("schema", "tests/fixtures/streams"), ("examples/happy-wire/schema", "examples/happy-wire/streams")]
+        {
+            let e = Engine::new(crate::load::load(&dir.join(schema)).expect("schema loads"), EngineOptions::default())
+                .expect("a root type");
+            let c = e.sequence();
+            assert!(c.capture.is_some(), "{schema}: the scanner can find what the rules read");
+            let mut files: Vec<_> = std::fs::read_dir(dir.join(streams))
+                .expect("streams")
+                .map(|f| f.expect("entry").path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect();
+            files.sort();
+            assert!(files.len() > 3, "{streams}");
+            let (mut lines, mut one_pass) = (0, 0);
+            for f in files {
+                let text = std::fs::read_to_string(&f).expect("stream");
+                let plain: Vec<Vec<u8>> =
+                    text.lines().filter(|l| !l.trim().is_empty()).map(|l| l.as_bytes().to_vec()).collect();
+                let escapes: Vec<Vec<u8>> = plain
+                    .iter()
+                    .map(|l| match serde_json::from_slice::<Value>(l) {
+                        Ok(v) => {
+                            let mut s = String::new();
+                            escaped(&v, &mut s);
+                            s.into_bytes()
+                        }
+                        Err(_) => l.clone(),
+                    })
+                    .collect();
+                let run = |lines: &[Vec<u8>], parsed: bool| {
+                    let mut k = StreamChecker::new(&e);
+                    let recs: Vec<Value> = lines
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| {
+                            let r = match serde_json::from_slice::<Value>(l) {
+                                Ok(v) if parsed => k.check_value(i + 1, &v),
+                                _ => k.check(i + 1, l),
+                            };
+                            serde_json::to_value(r).expect("json")
+                        })
+                        .collect();
+                    (recs, serde_json::to_value(k.rollup()).expect("json"))
+                };
+                let want = run(&plain, true);
+                assert_eq!(run(&plain, false), want, "{}: one pass against parsed", f.display());
+                assert_eq!(run(&escapes, false), want, "{}: escaped, one pass", f.display());
+                assert_eq!(run(&escapes, true), want, "{}: escaped, parsed", f.display());
+                let mut scan = Captured::default();
+                for l in &plain {
+                    lines += 1;
+                    one_pass += usize::from(e.capture_fast(l, c.capture.as_ref().expect("plan"), &mut scan));
+                }
+            }
+            assert!(one_pass * 10 >= lines * 8, "{schema}: {one_pass} of {lines} lines took the one pass");
+        }
     }
 
     /// The protocol vocabulary of a schema: event tags, envelope and event field names, roles and enum values.

@@ -7,24 +7,31 @@
 //! same file serves the `wiregen` library (`wiregen::stream`) and is copied into every generated Rust crate
 //! (`<crate>::stream`). Messages reach it already checked against the message-level rules.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
-/// Where a value of a message is.
+/// Where a value of a message is: an envelope or an event property, and its slot among what the rules read
+/// ([`Machine::reads`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum FieldRef {
-    Envelope(String),
-    Event(String),
+struct FieldRef {
+    envelope: bool,
+    name: String,
+    slot: usize,
 }
 
 impl FieldRef {
     fn name(&self) -> &str {
-        match self {
-            FieldRef::Envelope(n) | FieldRef::Event(n) => n,
-        }
+        &self.name
     }
 }
+
+/// An event tag or a role, as an index into [`Machine`]'s names (`NONE` for one the declarations never name).
+type Sym = u32;
+
+/// The symbol of a tag or role the declarations never name.
+pub const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Clone, PartialEq)]
 enum AttrSource {
@@ -35,15 +42,15 @@ enum AttrSource {
 #[derive(Debug, Clone)]
 struct Mark {
     name: String,
-    by: String,
-    role: Option<String>,
+    by: Sym,
+    role: Option<Sym>,
 }
 
 #[derive(Debug, Clone)]
 struct Scope {
     key: FieldRef,
-    opened_by: Option<String>,
-    closed_by: Option<String>,
+    opened_by: Option<Sym>,
+    closed_by: Option<Sym>,
     single: bool,
     within: Option<usize>,
     marks: Vec<Mark>,
@@ -73,8 +80,8 @@ struct Rule {
     kind: Kind,
     /// The scope (every kind but `unique`).
     scope: usize,
-    role: Option<String>,
-    on: Vec<String>,
+    role: Option<Sym>,
+    on: Vec<Sym>,
     when: Vec<(FieldRef, Value)>,
     pointer: String,
     message: String,
@@ -82,8 +89,8 @@ struct Rule {
 
 #[derive(Debug, Clone)]
 enum PartKind {
-    Last(Vec<String>),
-    Latest(Vec<String>),
+    Last(Vec<FieldRef>),
+    Latest(Vec<FieldRef>),
     Count(FieldRef, Vec<String>),
     Sum(FieldRef, Vec<String>),
 }
@@ -91,7 +98,7 @@ enum PartKind {
 #[derive(Debug, Clone)]
 struct Part {
     name: String,
-    event: String,
+    event: Sym,
     kind: PartKind,
 }
 
@@ -104,6 +111,12 @@ pub struct Machine {
     scopes: Vec<Scope>,
     rules: Vec<Rule>,
     parts: Vec<Part>,
+    /// The tags and roles the declarations name, each with its symbol.
+    syms: HashMap<String, Sym>,
+    /// What the rules read, by slot: (an envelope property?, its name).
+    reads: Vec<(bool, String)>,
+    /// Per (role, tag) pair of symbols ([`Machine::pair`]): the rules whose `role` and `on` filters select it.
+    by_pair: Vec<Vec<usize>>,
 }
 
 fn s(v: &Value, k: &str) -> Option<String> {
@@ -128,10 +141,38 @@ fn strings(v: &Value, k: &str) -> Option<Vec<String>> {
 
 fn field_ref(v: &Value) -> Option<FieldRef> {
     let name = s(v, "property")?;
-    match v.get("in")?.as_str()? {
-        "envelope" => Some(FieldRef::Envelope(name)),
-        "event" => Some(FieldRef::Event(name)),
-        _ => None,
+    let envelope = match v.get("in")?.as_str()? {
+        "envelope" => true,
+        "event" => false,
+        _ => return None,
+    };
+    Some(FieldRef { envelope, name, slot: usize::MAX })
+}
+
+fn event_ref(name: &str) -> FieldRef {
+    FieldRef { envelope: false, name: name.to_string(), slot: usize::MAX }
+}
+
+/// Interns tags and roles while the declarations are read.
+#[derive(Default)]
+struct Names {
+    names: Vec<String>,
+    syms: HashMap<String, Sym>,
+}
+
+impl Names {
+    fn sym(&mut self, name: String) -> Sym {
+        if let Some(&s) = self.syms.get(&name) {
+            return s;
+        }
+        let s = self.names.len() as Sym;
+        self.names.push(name.clone());
+        self.syms.insert(name, s);
+        s
+    }
+
+    fn opt(&mut self, name: Option<String>) -> Option<Sym> {
+        name.map(|n| self.sym(n))
     }
 }
 
@@ -141,13 +182,17 @@ impl Machine {
     /// when they are not in that form.
     pub fn from_json(v: &Value) -> Option<Machine> {
         let seq = v.get("sequence")?;
+        let mut names = Names::default();
         let mut scopes = Vec::new();
         for sc in seq.get("scopes")?.as_array()? {
             let marks = sc
                 .get("marks")?
                 .as_array()?
                 .iter()
-                .map(|m| Some(Mark { name: s(m, "mark")?, by: s(m, "by")?, role: opt_s(m, "sender")? }))
+                .map(|m| {
+                    let (by, role) = (s(m, "by")?, opt_s(m, "sender")?);
+                    Some(Mark { name: s(m, "mark")?, by: names.sym(by), role: names.opt(role) })
+                })
                 .collect::<Option<Vec<_>>>()?;
             let record = sc
                 .get("record")?
@@ -165,8 +210,8 @@ impl Machine {
                 .collect::<Option<Vec<_>>>()?;
             scopes.push(Scope {
                 key: field_ref(sc.get("key")?)?,
-                opened_by: opt_s(sc, "openedBy")?,
-                closed_by: opt_s(sc, "closedBy")?,
+                opened_by: names.opt(opt_s(sc, "openedBy")?),
+                closed_by: names.opt(opt_s(sc, "closedBy")?),
                 single: sc.get("single")?.as_bool()?,
                 within: idx(sc, "within"),
                 marks,
@@ -217,8 +262,8 @@ impl Machine {
                 id: s(r, "rule")?,
                 kind,
                 scope,
-                role: opt_s(r, "sender")?,
-                on: strings(r, "on")?,
+                role: names.opt(opt_s(r, "sender")?),
+                on: strings(r, "on")?.into_iter().map(|t| names.sym(t)).collect(),
                 when,
                 pointer: s(r, "pointer")?,
                 message: s(r, "template")?,
@@ -228,23 +273,38 @@ impl Machine {
         for p in seq.get("rollup")?.as_array()? {
             let k = p;
             let kind = match k.get("fold")?.as_str()? {
-                "last" => PartKind::Last(strings(k, "fields")?),
-                "latest" => PartKind::Latest(strings(k, "fields")?),
+                "last" => PartKind::Last(strings(k, "fields")?.iter().map(|f| event_ref(f)).collect()),
+                "latest" => PartKind::Latest(strings(k, "fields")?.iter().map(|f| event_ref(f)).collect()),
                 "count" => PartKind::Count(field_ref(k.get("field")?)?, strings(k, "values")?),
                 "sum" => PartKind::Sum(field_ref(k.get("field")?)?, strings(k, "fields")?),
                 _ => return None,
             };
-            parts.push(Part { name: s(p, "part")?, event: s(p, "event")?, kind });
+            parts.push(Part { name: s(p, "part")?, event: names.sym(s(p, "event")?), kind });
         }
-        let m = Machine {
+        let mut m = Machine {
             role: s(v, "roleProperty")?,
             union: s(v, "unionProperty")?,
             tag: s(v, "discriminator")?,
             scopes,
             rules,
             parts,
+            syms: names.syms,
+            reads: Vec::new(),
+            by_pair: Vec::new(),
         };
-        m.indices_hold().then_some(m)
+        m.assign_slots();
+        if !m.indices_hold() {
+            return None;
+        }
+        let n = m.syms.len() as Sym + 1;
+        m.by_pair = (0..n * n)
+            .map(|p| {
+                let (role, t) = (p / n, p % n);
+                let (role, t) = (if role + 1 == n { NONE } else { role }, if t + 1 == n { NONE } else { t });
+                m.rules.iter().enumerate().filter(|(_, r)| m.may_break(r, role, t)).map(|(i, _)| i).collect()
+            })
+            .collect();
+        Some(m)
     }
 
     /// Every index in the declarations points at something (a hand-made document cannot make the checker panic).
@@ -265,51 +325,89 @@ impl Machine {
         self.scopes.iter().all(scope_ok) && self.rules.iter().all(rule_ok)
     }
 
-    /// What the rules and the rollup read of a message: the envelope properties and the event properties (with
-    /// the role, union and discriminator names). A message reduced to these ([`State::check`] reads nothing else)
-    /// gets the same verdict and folds the same way.
-    pub fn reads(&self) -> (Vec<&str>, Vec<&str>) {
-        let mut env = vec![self.role.as_str(), self.union.as_str()];
-        let mut ev = vec![self.tag.as_str()];
-        let mut refs: Vec<&FieldRef> = Vec::new();
-        for sc in &self.scopes {
-            refs.push(&sc.key);
-            for (_, a) in &sc.record {
+    /// Every value the rules and the rollup read, in a fixed visiting order.
+    fn refs_mut(&mut self) -> Vec<&mut FieldRef> {
+        let mut refs: Vec<&mut FieldRef> = Vec::new();
+        for sc in &mut self.scopes {
+            refs.push(&mut sc.key);
+            for (_, a) in &mut sc.record {
                 if let AttrSource::Field(f) = a {
                     refs.push(f);
                 }
             }
         }
-        for r in &self.rules {
-            match &r.kind {
+        for r in &mut self.rules {
+            match &mut r.kind {
                 Kind::Unique { key } => refs.push(key),
                 Kind::NamesOpen { at } => refs.push(at),
                 Kind::CloseRequires { field, .. } => refs.push(field),
                 _ => {}
             }
-            for (f, _) in &r.when {
+            for (f, _) in &mut r.when {
                 refs.push(f);
             }
         }
-        let mut fields: Vec<&str> = Vec::new();
-        for p in &self.parts {
-            match &p.kind {
-                PartKind::Last(fs) | PartKind::Latest(fs) => fields.extend(fs.iter().map(String::as_str)),
+        for p in &mut self.parts {
+            match &mut p.kind {
+                PartKind::Last(fs) | PartKind::Latest(fs) => refs.extend(fs.iter_mut()),
                 PartKind::Count(f, _) | PartKind::Sum(f, _) => refs.push(f),
             }
         }
-        for f in refs {
-            match f {
-                FieldRef::Envelope(n) => env.push(n.as_str()),
-                FieldRef::Event(n) => ev.push(n.as_str()),
-            }
+        refs
+    }
+
+    /// Gives every value read a slot: one per distinct (envelope or event, name), in first-read order.
+    fn assign_slots(&mut self) {
+        let mut reads: Vec<(bool, String)> = Vec::new();
+        for f in self.refs_mut() {
+            f.slot = match reads.iter().position(|(e, n)| *e == f.envelope && *n == f.name) {
+                Some(i) => i,
+                None => {
+                    reads.push((f.envelope, f.name.clone()));
+                    reads.len() - 1
+                }
+            };
         }
-        ev.extend(fields);
-        env.sort_unstable();
-        env.dedup();
-        ev.sort_unstable();
-        ev.dedup();
-        (env, ev)
+        self.reads = reads;
+    }
+
+    /// What the rules and the rollup read of a message besides its role and tag, by slot: (an envelope property?,
+    /// its name). A [`Msg`] gives these values ([`Msg::of_spans`] takes them by slot) and nothing else.
+    pub fn reads(&self) -> &[(bool, String)] {
+        &self.reads
+    }
+
+    /// The envelope's role, union and discriminator property names.
+    pub fn envelope_names(&self) -> (&str, &str, &str) {
+        (&self.role, &self.union, &self.tag)
+    }
+
+    /// Whether a message of this role and tag can break rule `r`: the rule's `role` and `on` filters select it,
+    /// and it is its scope's opening or closing message where only those can break the rule.
+    fn may_break(&self, r: &Rule, role: Sym, t: Sym) -> bool {
+        let scope = self.scopes.get(r.scope);
+        let kind = match r.kind {
+            Kind::OpenWithoutKey | Kind::OpenWhileOpen | Kind::OpenReused => {
+                scope.is_some_and(|s| s.opened_by == Some(t))
+            }
+            Kind::CloseNotOpen | Kind::CloseBlocked { .. } | Kind::CloseRequires { .. } => {
+                scope.is_some_and(|s| s.closed_by == Some(t))
+            }
+            _ => true,
+        };
+        kind && r.role.is_none_or(|x| x == role) && (r.on.is_empty() || r.on.contains(&t))
+    }
+
+    /// The rules a message of this role and tag may break, in check order (their `when` filters still apply).
+    fn candidates(&self, role: Sym, t: Sym) -> &[usize] {
+        let n = self.syms.len() + 1;
+        let i = |s: Sym| if s == NONE { n - 1 } else { (s as usize).min(n - 1) };
+        self.by_pair.get(i(role) * n + i(t)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The symbol of a tag or role ([`NONE`] when the declarations never name it).
+    pub fn sym(&self, name: &str) -> u32 {
+        self.syms.get(name).copied().unwrap_or(NONE)
     }
 
     /// The id of rule `i` (a [`Violation::rule`]).
@@ -397,46 +495,151 @@ enum PartState {
     Sum(Vec<f64>),
 }
 
-/// A message, as the rules read it.
-struct Msg<'v> {
-    role: &'v str,
-    t: &'v str,
-    env: &'v Map<String, Value>,
-    ev: &'v Map<String, Value>,
+/// A value's byte range in a line: `start..end` (`(0, 0)` when the message does not hold it).
+pub type Span = (u32, u32);
+
+/// One value a rule reads, of a parsed message.
+enum Got<'v> {
+    Str(&'v str),
+    Other(&'v Value),
+}
+
+/// One value a rule reads, of a message read from its bytes ([`Spans`]).
+#[derive(Debug, Clone, Copy)]
+enum At {
+    Absent,
+    /// A string, decoded into [`Spans`]'s text: its range there.
+    Str(usize, usize),
+    /// Another value: its JSON text's range in the line.
+    Raw(usize, usize),
+}
+
+/// The values of a message read from its bytes ([`Msg::of_spans`]), in buffers kept from one message to the next
+/// (reading a message allocates nothing once they have grown).
+#[derive(Debug, Clone, Default)]
+pub struct Spans {
+    text: String,
+    at: Vec<At>,
+}
+
+impl Spans {
+    /// Reads the values at `spans` (per slot of [`Machine::reads`], the range in `line` of exactly one JSON value;
+    /// `(0, 0)` when absent). `false` when one is not what a scanner that accepted the line would give.
+    pub fn read(&mut self, line: &[u8], spans: &[Span]) -> bool {
+        self.text.clear();
+        self.at.clear();
+        for &(start, end) in spans {
+            let (start, end) = (start as usize, end as usize);
+            let Some(b) = line.get(start..end).filter(|_| end > start) else {
+                self.at.push(At::Absent);
+                continue;
+            };
+            let Some(inner) = b.strip_prefix(b"\"").and_then(|b| b.strip_suffix(b"\"")) else {
+                self.at.push(At::Raw(start, end));
+                continue;
+            };
+            let from = self.text.len();
+            if inner.contains(&b'\\') {
+                let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
+                self.text.push_str(&s);
+            } else {
+                let Ok(s) = std::str::from_utf8(inner) else { return false };
+                self.text.push_str(s);
+            }
+            self.at.push(At::Str(from, self.text.len()));
+        }
+        true
+    }
+}
+
+/// Where a [`Msg`]'s values are.
+enum Src<'v> {
+    /// Per slot of [`Machine::reads`], in a parsed message.
+    Tree(Vec<Option<Got<'v>>>),
+    /// Read from the message's bytes.
+    Raw { line: &'v [u8], spans: &'v Spans },
+}
+
+/// A message, as the rules read it: its role, its tag and the values the declarations name (per slot of
+/// [`Machine::reads`], each found once). Only built for a message that passed the message-level rules.
+pub struct Msg<'v> {
+    role: Sym,
+    t: Sym,
+    src: Src<'v>,
 }
 
 impl<'v> Msg<'v> {
-    fn of(m: &Machine, v: &'v Value) -> Option<Msg<'v>> {
+    /// A parsed message; `None` when it is not an object whose union property is an object.
+    pub fn of_value(m: &Machine, v: &'v Value) -> Option<Msg<'v>> {
         let env = v.as_object()?;
         let ev = env.get(&m.union)?.as_object()?;
-        Some(Msg {
-            role: env.get(&m.role).and_then(Value::as_str).unwrap_or_default(),
-            t: ev.get(&m.tag).and_then(Value::as_str).unwrap_or_default(),
-            env,
-            ev,
-        })
+        let name = |o: &Map<String, Value>, k: &str| m.sym(o.get(k).and_then(Value::as_str).unwrap_or_default());
+        let vals = m
+            .reads
+            .iter()
+            .map(|(envelope, n)| {
+                if *envelope { env } else { ev }.get(n).map(|v| match v {
+                    Value::String(s) => Got::Str(s),
+                    other => Got::Other(other),
+                })
+            })
+            .collect();
+        Some(Msg { role: name(env, &m.role), t: name(ev, &m.tag), src: Src::Tree(vals) })
     }
 
-    fn get(&self, f: &FieldRef) -> Option<&'v Value> {
-        match f {
-            FieldRef::Envelope(n) => self.env.get(n),
-            FieldRef::Event(n) => self.ev.get(n),
+    /// A message read from its bytes: its role and tag as symbols ([`Machine::sym`]; the role of a message
+    /// without one is `sym("")`), and its values as [`Spans::read`] found them in `line`.
+    pub fn of_spans(role: u32, t: u32, line: &'v [u8], spans: &'v Spans) -> Msg<'v> {
+        Msg { role, t, src: Src::Raw { line, spans } }
+    }
+
+    fn get(&self, f: &FieldRef) -> Option<Cow<'_, Value>> {
+        match &self.src {
+            Src::Tree(vals) => match vals.get(f.slot)?.as_ref()? {
+                Got::Str(s) => Some(Cow::Owned(Value::String(s.to_string()))),
+                Got::Other(v) => Some(Cow::Borrowed(*v)),
+            },
+            Src::Raw { line, spans } => match *spans.at.get(f.slot)? {
+                At::Absent => None,
+                At::Str(a, b) => spans.text.get(a..b).map(|s| Cow::Owned(Value::String(s.to_string()))),
+                At::Raw(a, b) => serde_json::from_slice(line.get(a..b)?).ok().map(Cow::Owned),
+            },
         }
     }
 
-    fn str(&self, f: &FieldRef) -> Option<&'v str> {
-        self.get(f).and_then(Value::as_str)
+    /// A string value.
+    fn str(&self, f: &FieldRef) -> Option<&str> {
+        match &self.src {
+            Src::Tree(vals) => match vals.get(f.slot)?.as_ref()? {
+                Got::Str(s) => Some(s),
+                Got::Other(_) => None,
+            },
+            Src::Raw { spans, .. } => match *spans.at.get(f.slot)? {
+                At::Str(a, b) => spans.text.get(a..b),
+                _ => None,
+            },
+        }
     }
 
-    fn is(&self, tag: Option<&str>) -> bool {
+    fn equals(&self, f: &FieldRef, v: &Value) -> bool {
+        match v {
+            Value::String(x) => self.str(f).is_some_and(|s| *s == **x),
+            _ => self.get(f).is_some_and(|g| *g == *v),
+        }
+    }
+
+    fn is(&self, tag: Option<Sym>) -> bool {
         tag == Some(self.t)
     }
 
     /// Whether the rule's filters (`role`, `on`, `when`) select this message.
     fn selected(&self, r: &Rule) -> bool {
-        r.role.as_deref().is_none_or(|x| x == self.role)
-            && (r.on.is_empty() || r.on.iter().any(|t| t == self.t))
-            && r.when.iter().all(|(f, v)| self.get(f) == Some(v))
+        r.role.is_none_or(|x| x == self.role) && (r.on.is_empty() || r.on.contains(&self.t)) && self.when(r)
+    }
+
+    /// Whether the rule's `when` filters select this message.
+    fn when(&self, r: &Rule) -> bool {
+        r.when.iter().all(|(f, v)| self.equals(f, v))
     }
 }
 
@@ -486,11 +689,88 @@ pub fn format_message(template: &str, params: &[(&str, &str)]) -> String {
     out
 }
 
+/// Strings remembered with a line each (what a `unique` rule has seen), built for one insert per message: the
+/// bytes live in one buffer, found through a table keyed by their SipHash under this process's random keys (so
+/// crafted input cannot make them collide); entries with equal hashes are chained and compared in full.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    keys: std::hash::RandomState,
+    /// Per hash: the newest entry with that hash.
+    by_hash: HashMap<u64, u32, std::hash::BuildHasherDefault<HashOnce>>,
+    /// Per entry: where its text is (start, end), its line, and the previous entry with the same hash.
+    entries: Vec<(usize, usize, usize, u32)>,
+    text: String,
+    /// The hash of the value the current message was checked with (so it is inserted without hashing again).
+    pending: std::cell::Cell<Option<u64>>,
+}
+
+/// The hasher of a key that is a hash already.
+#[derive(Debug, Default)]
+struct HashOnce(u64);
+
+impl std::hash::Hasher for HashOnce {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+impl Seen {
+    fn find(&self, h: u64, key: &str) -> Option<usize> {
+        let mut at = *self.by_hash.get(&h)?;
+        while let Some(&(start, end, line, prev)) = self.entries.get(at as usize) {
+            if self.text.get(start..end) == Some(key) {
+                return Some(line);
+            }
+            at = prev;
+        }
+        None
+    }
+
+    /// The line `key` was seen on. The current message's value: [`Seen::insert`] takes the same one next.
+    fn get(&self, key: &str) -> Option<usize> {
+        let h = std::hash::BuildHasher::hash_one(&self.keys, key);
+        self.pending.set(Some(h));
+        self.find(h, key)
+    }
+
+    /// Remembers the current message's `key` with `line` (it was not seen: [`Seen::get`] said so, or this finds).
+    fn insert(&mut self, key: &str, line: usize) {
+        let h = match self.pending.take() {
+            Some(h) => h,
+            None => {
+                let h = std::hash::BuildHasher::hash_one(&self.keys, key);
+                if self.find(h, key).is_some() {
+                    return;
+                }
+                h
+            }
+        };
+        if self.entries.len() >= u32::MAX as usize {
+            return;
+        }
+        let start = self.text.len();
+        self.text.push_str(key);
+        let prev = self.by_hash.insert(h, self.entries.len() as u32).unwrap_or(u32::MAX);
+        self.entries.push((start, self.text.len(), line, prev));
+    }
+}
+
 /// The state of one stream: what is open, what the rules remember, the rollup parts and the message counts.
 #[derive(Debug, Clone)]
 pub struct State {
     next: u64,
-    seen: Vec<HashMap<String, usize>>,
+    /// Per rule (only `unique` rules fill theirs): the values seen, with the line of each.
+    seen: Vec<Seen>,
     scopes: Vec<ScopeState>,
     parts: Vec<PartState>,
     accepted: u64,
@@ -502,7 +782,7 @@ impl State {
     pub fn new(m: &Machine) -> State {
         State {
             next: 0,
-            seen: vec![HashMap::new(); m.rules.len()],
+            seen: vec![Seen::default(); m.rules.len()],
             scopes: vec![ScopeState::default(); m.scopes.len()],
             parts: m
                 .parts
@@ -523,17 +803,31 @@ impl State {
     /// in declaration order (the message is then rejected and leaves the state alone, but for what it would have
     /// opened or closed), or `None` (it is accepted and folded into the state).
     pub fn check(&mut self, m: &Machine, line: usize, v: &Value) -> Option<Violation> {
-        let Some(msg) = Msg::of(m, v) else {
-            self.rejected += 1;
-            return None;
-        };
-        let found =
-            m.rules.iter().enumerate().filter(|(_, r)| msg.selected(r)).find_map(|(i, r)| self.broken(m, i, r, &msg));
+        match Msg::of_value(m, v) {
+            Some(msg) => self.check_msg(m, line, &msg),
+            None => {
+                self.rejected += 1;
+                None
+            }
+        }
+    }
+
+    /// [`State::check`] of a message already reduced to what the rules read.
+    pub fn check_msg(&mut self, m: &Machine, line: usize, msg: &Msg<'_>) -> Option<Violation> {
+        for s in &self.seen {
+            s.pending.set(None);
+        }
+        let found = m
+            .candidates(msg.role, msg.t)
+            .iter()
+            .map(|&i| (i, &m.rules[i]))
+            .filter(|(_, r)| msg.when(r))
+            .find_map(|(i, r)| self.broken(m, i, r, msg));
         if found.is_some() {
-            self.note_rejected(m, line, &msg);
+            self.note_rejected(m, line, msg);
             self.rejected += 1;
         } else {
-            self.apply(m, line, &msg);
+            self.apply(m, line, msg);
             self.accepted += 1;
         }
         found
@@ -542,7 +836,7 @@ impl State {
     /// A message the message-level rules rejected (`value` when it is at least JSON): it counts as rejected, and
     /// what it would have opened or closed is remembered for `caused_by`.
     pub fn reject(&mut self, m: &Machine, line: usize, value: Option<&Value>) {
-        if let Some(msg) = value.and_then(|v| Msg::of(m, v)) {
+        if let Some(msg) = value.and_then(|v| Msg::of_value(m, v)) {
             self.note_rejected(m, line, &msg);
         }
         self.rejected += 1;
@@ -552,10 +846,10 @@ impl State {
         for (s, sc) in m.scopes.iter().enumerate() {
             let key = msg.str(&sc.key);
             let st = &mut self.scopes[s];
-            if let Some(k) = key.filter(|_| msg.is(sc.opened_by.as_deref())) {
+            if let Some(k) = key.filter(|_| msg.is(sc.opened_by)) {
                 remember(&mut st.rejected_open, k, line);
             }
-            if msg.is(sc.closed_by.as_deref()) {
+            if msg.is(sc.closed_by) {
                 let k = if sc.single { st.the_open().map(|(k, _)| k.clone()) } else { key.map(String::from) };
                 if let Some(k) = k.filter(|k| st.has(k)) {
                     remember(&mut st.rejected_close, &k, line);
@@ -583,7 +877,7 @@ impl State {
         };
         if let Kind::Unique { key } = &r.kind {
             let v = msg.str(key)?;
-            return self.seen[i].get(v).and_then(|l| fire(&[(key.name(), v)], Some(*l), None));
+            return self.seen[i].get(v).and_then(|l| fire(&[(key.name(), v)], Some(l), None));
         }
         let s = r.scope;
         let (sc, st) = (&m.scopes[s], &self.scopes[s]);
@@ -599,8 +893,8 @@ impl State {
             fire(&params, related, caused_by)
         };
         let rejected_open = |k: Option<&str>| k.and_then(|k| st.rejected_open.get(k).copied());
-        let opener = msg.is(sc.opened_by.as_deref());
-        let closer = msg.is(sc.closed_by.as_deref());
+        let opener = msg.is(sc.opened_by);
+        let closer = msg.is(sc.closed_by);
         match &r.kind {
             Kind::Unique { .. } => None,
             Kind::OpenWithoutKey => (opener && key.is_none()).then(|| with(key, &[], None, None))?,
@@ -667,6 +961,7 @@ impl State {
                 let (closing, it) = self.closing(s, sc, msg)?;
                 let marked = it.marks.get(*mark).copied().flatten();
                 let value = msg.get(field);
+                let value = value.as_deref();
                 (marked.is_some() && value != Some(equals))
                     .then(|| with(Some(closing), &[(field.name(), &text(value))], marked, None))?
             }
@@ -680,13 +975,13 @@ impl State {
         for (i, r) in m.rules.iter().enumerate() {
             if let Kind::Unique { key } = &r.kind {
                 if let Some(v) = msg.str(key).filter(|_| msg.selected(r)) {
-                    self.seen[i].entry(v.to_string()).or_insert(line);
+                    self.seen[i].insert(v, line);
                 }
             }
         }
         // Closes, in declaration order (what lives within a closed one closes with it).
         for (s, sc) in m.scopes.iter().enumerate() {
-            if !msg.is(sc.closed_by.as_deref()) {
+            if !msg.is(sc.closed_by) {
                 continue;
             }
             let closed: Option<String> = if sc.single {
@@ -710,12 +1005,12 @@ impl State {
         }
         // Opens.
         for (s, sc) in m.scopes.iter().enumerate() {
-            let Some(key) = msg.str(&sc.key).filter(|_| msg.is(sc.opened_by.as_deref())) else { continue };
+            let Some(key) = msg.str(&sc.key).filter(|_| msg.is(sc.opened_by)) else { continue };
             let attrs: Vec<Value> = sc
                 .record
                 .iter()
                 .map(|(_, a)| match a {
-                    AttrSource::Field(f) => msg.get(f).cloned().unwrap_or(Value::Null),
+                    AttrSource::Field(f) => msg.get(f).map_or(Value::Null, Cow::into_owned),
                     AttrSource::OpenKey(o) => {
                         self.scopes[*o].the_open().map_or(Value::Null, |(k, _)| Value::String(k.clone()))
                     }
@@ -744,7 +1039,7 @@ impl State {
         // Marks.
         for (s, sc) in m.scopes.iter().enumerate() {
             for (j, mk) in sc.marks.iter().enumerate() {
-                if msg.t == mk.by && mk.role.as_deref().is_none_or(|r| r == msg.role) {
+                if msg.t == mk.by && mk.role.is_none_or(|r| r == msg.role) {
                     if let Some(it) = self.scopes[s].open.values_mut().next() {
                         if let Some(slot) = it.marks.get_mut(j) {
                             slot.get_or_insert(line);
@@ -761,23 +1056,26 @@ impl State {
             match (&part.kind, st) {
                 (PartKind::Last(fields), PartState::Last(last)) => {
                     *last = Some(
-                        fields.iter().map(|f| (f.clone(), msg.ev.get(f).cloned().unwrap_or(Value::Null))).collect(),
+                        fields
+                            .iter()
+                            .map(|f| (f.name.clone(), msg.get(f).map_or(Value::Null, Cow::into_owned)))
+                            .collect(),
                     );
                 }
                 (PartKind::Latest(fields), PartState::Latest(vals)) => {
                     for (f, v) in fields.iter().zip(vals.iter_mut()) {
-                        if let Some(x) = msg.ev.get(f) {
-                            *v = Some(x.clone());
+                        if let Some(x) = msg.get(f) {
+                            *v = Some(x.into_owned());
                         }
                     }
                 }
                 (PartKind::Count(field, values), PartState::Count(n)) => {
-                    if let Some(i) = msg.str(field).and_then(|v| values.iter().position(|x| x == v)) {
+                    if let Some(i) = msg.str(field).and_then(|v| values.iter().position(|x| *x == *v)) {
                         n[i] += 1;
                     }
                 }
                 (PartKind::Sum(field, fields), PartState::Sum(sums)) => {
-                    if let Some(o) = msg.get(field).and_then(Value::as_object) {
+                    if let Some(o) = msg.get(field).as_deref().and_then(Value::as_object) {
                         for (f, sum) in fields.iter().zip(sums.iter_mut()) {
                             *sum += o.get(f).and_then(Value::as_f64).unwrap_or(0.0);
                         }
@@ -801,7 +1099,7 @@ impl State {
             let v = match (&part.kind, st) {
                 (PartKind::Last(_), PartState::Last(last)) => last.clone().map_or(Value::Null, Value::Object),
                 (PartKind::Latest(fields), PartState::Latest(vals)) => Value::Object(
-                    fields.iter().zip(vals).map(|(f, v)| (f.clone(), v.clone().unwrap_or(Value::Null))).collect(),
+                    fields.iter().zip(vals).map(|(f, v)| (f.name.clone(), v.clone().unwrap_or(Value::Null))).collect(),
                 ),
                 (PartKind::Count(_, values), PartState::Count(n)) => {
                     Value::Object(values.iter().zip(n).map(|(k, n)| (k.clone(), Value::from(*n))).collect())
