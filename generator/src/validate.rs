@@ -132,56 +132,76 @@ fn lines_of(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// A batch of whole lines, and whether the input ended with it.
+/// A batch of whole lines (`data[..len]`; the buffer past `len` is room for reading), and whether the input ended
+/// with it.
 struct Batch {
     data: Vec<u8>,
+    len: usize,
     eof: bool,
 }
 
-/// Reads the next batch of whole lines: at least one line, cut after [`BATCH_LINES`] lines or once past
-/// [`BATCH_BYTES`], or earlier when the input has nothing more to give right now (so a slow pipe still sees its
-/// records promptly). `carry` holds what follows the cut between calls. Every byte is scanned once, so a long
-/// line costs time in proportion to its length, wherever it is.
+impl Batch {
+    fn lines(&self) -> &[u8] {
+        &self.data[..self.len]
+    }
+}
+
+/// Room left free for each read: at least a `BufReader`'s whole buffer, so that once the reader's buffer is drained
+/// a read goes from the source straight into the batch (no copy through the reader's buffer).
+const READ_ROOM: usize = 64 << 10;
+
+/// Reads the next batch of whole lines into `buf` (a buffer from [`batch_buffer`] or an earlier batch): at least
+/// one line, cut after [`BATCH_LINES`] lines or once past [`BATCH_BYTES`], or earlier when the input has nothing
+/// more to give right now (so a slow pipe still sees its records promptly). `carry` holds what follows the cut
+/// between calls. Every byte is scanned once, so a long line costs time in proportion to its length, wherever it is.
 fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>) -> io::Result<Option<Batch>> {
-    buf.clear();
-    buf.append(carry);
+    let mut len = carry.len();
+    if buf.len() < len + READ_ROOM {
+        buf.resize(len + READ_ROOM, 0);
+    }
+    buf[..len].copy_from_slice(carry);
+    carry.clear();
     let (mut scanned, mut lines, mut last) = (0usize, 0usize, None::<usize>);
     let (mut eof, mut short) = (false, false);
     loop {
-        for off in memchr::memchr_iter(b'\n', &buf[scanned..]) {
+        for off in memchr::memchr_iter(b'\n', &buf[scanned..len]) {
             lines += 1;
             last = Some(scanned + off);
             if lines == BATCH_LINES {
                 break;
             }
         }
-        scanned = buf.len();
+        scanned = len;
         let cut = match last {
-            Some(p) if lines >= BATCH_LINES || (!eof && (buf.len() >= BATCH_BYTES || short)) => Some(p),
+            Some(p) if lines >= BATCH_LINES || (!eof && (len >= BATCH_BYTES || short)) => Some(p),
             _ => None,
         };
         if let Some(p) = cut {
-            carry.extend_from_slice(&buf[p + 1..]);
-            buf.truncate(p + 1);
-            return Ok(Some(Batch { data: buf, eof: false }));
+            carry.extend_from_slice(&buf[p + 1..len]);
+            return Ok(Some(Batch { data: buf, len: p + 1, eof: false }));
         }
         if eof {
-            return Ok((!buf.is_empty()).then_some(Batch { data: buf, eof: true }));
+            return Ok((len > 0).then_some(Batch { data: buf, len, eof: true }));
         }
-        let n = {
-            let avail = reader.fill_buf()?;
-            buf.extend_from_slice(avail);
-            avail.len()
+        if buf.len() - len < READ_ROOM {
+            // A long line: the room doubles, so reading it costs time in proportion to its length.
+            buf.resize(len + READ_ROOM.max(len), 0);
+        }
+        let n = match reader.read(&mut buf[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
         };
-        reader.consume(n);
+        len += n;
         eof = n == 0;
         short = n < 8192;
     }
 }
 
-/// A batch buffer with room for a whole batch, so that reading never grows it.
+/// A batch buffer with room for a whole batch and a read past it, so that reading never grows it (zeroed once, when
+/// it is made; batches reuse it).
 fn batch_buffer() -> Vec<u8> {
-    Vec::with_capacity(BATCH_BYTES + (64 << 10))
+    vec![0; BATCH_BYTES + READ_ROOM]
 }
 
 /// Where [`validate_into`] sends its records.
@@ -309,7 +329,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     out.idle();
     let Some(head) = next_batch(&mut reader, &mut carry, batch_buffer())? else { return Ok(()) };
     if head.eof {
-        for r in check(&head.data) {
+        for r in check(head.lines()) {
             if out.consume(r).is_break() {
                 break;
             }
@@ -317,23 +337,23 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         return Ok(());
     }
     if threads == Threads::One {
-        let mut data = head.data;
+        let mut batch = head;
         loop {
-            for r in check(&data) {
+            for r in check(batch.lines()) {
                 if out.consume(r).is_break() {
                     return Ok(());
                 }
             }
             out.idle();
-            match next_batch(&mut reader, &mut carry, data)? {
-                Some(b) => data = b.data,
+            match next_batch(&mut reader, &mut carry, batch.data)? {
+                Some(b) => batch = b,
                 None => return Ok(()),
             }
         }
     }
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
-    let (work_tx, work_rx) = sync_channel::<(usize, Vec<u8>)>(workers);
+    let (work_tx, work_rx) = sync_channel::<(usize, Batch)>(workers);
     // Only the workers hold the receiver: when they are gone, the reader's next send fails and it stops.
     let work_rx = Arc::new(Mutex::new(work_rx));
     // At most this many batch buffers exist: the reader waits for a checked one when all are in flight.
@@ -342,7 +362,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = channel::<(usize, Vec<u8>, Vec<T>)>();
         let producer = scope.spawn(move || {
-            let mut data = Some(head.data);
+            let mut data = Some(head);
             let mut seq = 0;
             let mut allocated = 1;
             while let Some(d) = data {
@@ -362,7 +382,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
                         Err(_) => break,
                     },
                 };
-                data = next_batch(&mut reader, &mut carry, buf)?.map(|b| b.data);
+                data = next_batch(&mut reader, &mut carry, buf)?;
             }
             Ok::<(), io::Error>(())
         });
@@ -370,9 +390,9 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
             let (work_rx, done_tx, check) = (work_rx.clone(), done_tx.clone(), &check);
             scope.spawn(move || loop {
                 let next = work_rx.lock().map(|rx| rx.recv());
-                let Ok(Ok((seq, data))) = next else { break };
-                let results = check(&data);
-                if done_tx.send((seq, data, results)).is_err() {
+                let Ok(Ok((seq, batch))) = next else { break };
+                let results = check(batch.lines());
+                if done_tx.send((seq, batch.data, results)).is_err() {
                     break;
                 }
             });
@@ -674,7 +694,7 @@ mod tests {
         let mut carry = Vec::new();
         let mut lines = 0;
         while let Some(b) = next_batch(&mut reader, &mut carry, batch_buffer()).expect("read") {
-            lines += lines_of(&b.data).count();
+            lines += lines_of(b.lines()).count();
         }
         assert_eq!(lines, 3);
         assert!(start.elapsed() < std::time::Duration::from_secs(10), "took {:?}", start.elapsed());
@@ -687,7 +707,7 @@ mod tests {
         let mut carry = Vec::new();
         let mut sizes = Vec::new();
         while let Some(b) = next_batch(&mut reader, &mut carry, batch_buffer()).expect("read") {
-            sizes.push(lines_of(&b.data).count());
+            sizes.push(lines_of(b.lines()).count());
         }
         assert_eq!(sizes, vec![BATCH_LINES, BATCH_LINES, BATCH_LINES, 5]);
     }
