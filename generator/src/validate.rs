@@ -336,7 +336,9 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         }
         return Ok(());
     }
-    if threads == Threads::One {
+    // With one core, a reader thread and one worker would only take turns with this thread.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads == Threads::One || workers == 1 {
         let mut batch = head;
         loop {
             for r in check(batch.lines()) {
@@ -351,7 +353,6 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
             }
         }
     }
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
     let (work_tx, work_rx) = sync_channel::<(usize, Batch)>(workers);
     // Only the workers hold the receiver: when they are gone, the reader's next send fails and it stops.
