@@ -8,6 +8,10 @@
 //! protocol's role rules are bit masks checked at the end of the envelope. Outside strings only ASCII is
 //! accepted, so a line the scanner accepts is valid UTF-8 without a separate pass.
 //!
+//! A capturing scan ([`capture`]) does the same and also records the byte ranges of the values a caller names
+//! (the envelope and event properties the sequence rules read, [`crate::stream`]), with the role and the event
+//! member it found: stream mode reads them from the one validating pass instead of parsing the line again.
+//!
 //! It answers only "certainly valid". Anything else (an error, or a shape it does not decide fast: combinators,
 //! unique items, pattern properties, a discriminator that is not the first key, duplicate keys, an escaped
 //! discriminator key, a lone surrogate escape, nesting deeper than [`MAX_DEPTH`]) sends the line to the precise

@@ -473,7 +473,7 @@ struct Item {
 impl ScopeState {
     /// The open one of a single scope (the only entry).
     fn the_open(&self) -> Option<(&String, &Item)> {
-        self.open.iter().next()
+        self.open.first_key_value()
     }
 
     fn has(&self, key: &str) -> bool {
@@ -630,11 +630,6 @@ impl<'v> Msg<'v> {
 
     fn is(&self, tag: Option<Sym>) -> bool {
         tag == Some(self.t)
-    }
-
-    /// Whether the rule's filters (`role`, `on`, `when`) select this message.
-    fn selected(&self, r: &Rule) -> bool {
-        r.role.is_none_or(|x| x == self.role) && (r.on.is_empty() || r.on.contains(&self.t)) && self.when(r)
     }
 
     /// Whether the rule's `when` filters select this message.
@@ -972,9 +967,9 @@ impl State {
     fn apply(&mut self, m: &Machine, line: usize, msg: &Msg<'_>) {
         let seq = self.next;
         self.next += 1;
-        for (i, r) in m.rules.iter().enumerate() {
-            if let Kind::Unique { key } = &r.kind {
-                if let Some(v) = msg.str(key).filter(|_| msg.selected(r)) {
+        for &i in m.candidates(msg.role, msg.t) {
+            if let Kind::Unique { key } = &m.rules[i].kind {
+                if let Some(v) = msg.str(key).filter(|_| msg.when(&m.rules[i])) {
                     self.seen[i].insert(v, line);
                 }
             }
@@ -1005,7 +1000,10 @@ impl State {
         }
         // Opens.
         for (s, sc) in m.scopes.iter().enumerate() {
-            let Some(key) = msg.str(&sc.key).filter(|_| msg.is(sc.opened_by)) else { continue };
+            if !msg.is(sc.opened_by) {
+                continue;
+            }
+            let Some(key) = msg.str(&sc.key) else { continue };
             let attrs: Vec<Value> = sc
                 .record
                 .iter()
