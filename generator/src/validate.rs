@@ -198,10 +198,10 @@ fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>)
     }
 }
 
-/// A batch buffer with room for a whole batch and a read past it, so that reading never grows it (zeroed once, when
-/// it is made; batches reuse it).
+/// A new batch buffer: room for the first read. It grows (and is zeroed) only as far as the batches read into it
+/// need, once; batches reuse it, so a small input does not pay for a whole batch's buffer.
 fn batch_buffer() -> Vec<u8> {
-    vec![0; BATCH_BYTES + READ_ROOM]
+    vec![0; 2 * READ_ROOM]
 }
 
 /// Where [`validate_into`] sends its records.
@@ -337,7 +337,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         return Ok(());
     }
     // With one core, a reader thread and one worker would only take turns with this thread.
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores();
     if threads == Threads::One || workers == 1 {
         let mut batch = head;
         loop {
@@ -421,6 +421,12 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         drop(free_tx);
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
+}
+
+/// The cores this process may use, asked once (the answer reads cgroup files: too slow to ask per input).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The next message of `rx`, calling `idle` first when none is ready (the moment to flush output); `None` once
