@@ -86,12 +86,22 @@ pub fn size(p: &Path) -> u64 {
 /// tool calls, a permission, a subagent, control and configuration changes) as `sessions` whole sessions one
 /// after another, each with its own ids (message ids, turns, calls and subagents get the session's suffix), and in
 /// every 100th session two mistakes: a `tool-call-end` of a call that is not open (a sequence violation) and a
-/// `turn-end` with an unknown status (a message error). Deterministic.
-pub fn sessions(root: &Path, dir: &Path, sessions: usize) -> PathBuf {
+/// `turn-end` with an unknown status (a message error). Deterministic. One stream in one file, or with `per_file`
+/// a directory with one file per session (how stored sessions are usually kept: each file one stream).
+pub fn sessions(root: &Path, dir: &Path, sessions: usize, per_file: bool) -> PathBuf {
     use serde_json::Value;
-    let out = dir.join(format!("sessions-{sessions}.jsonl"));
-    if out.exists() {
+    let out = if per_file {
+        dir.join(format!("sessions-{sessions}-files"))
+    } else {
+        dir.join(format!("sessions-{sessions}.jsonl"))
+    };
+    let last = out.join(format!("{:04}.jsonl", sessions.saturating_sub(1)));
+    if (per_file && last.exists()) || (!per_file && out.exists()) {
         return out;
+    }
+    if per_file {
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).expect("mkdir");
     }
     let flow = std::fs::read_to_string(root.join("tests/fixtures/streams/seed-realistic-flow.jsonl")).expect("flow");
     let messages: Vec<Value> =
@@ -130,8 +140,13 @@ pub fn sessions(root: &Path, dir: &Path, sessions: usize) -> PathBuf {
             text.push_str(&m.to_string());
             text.push('\n');
         }
+        if per_file {
+            std::fs::write(out.join(format!("{r:04}.jsonl")), std::mem::take(&mut text)).expect("write a session");
+        }
     }
-    std::fs::write(&out, text).expect("write the session corpus");
+    if !per_file {
+        std::fs::write(&out, text).expect("write the session corpus");
+    }
     out
 }
 
