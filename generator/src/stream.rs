@@ -359,6 +359,28 @@ mod tests {
         assert_eq!(roll, serde_json::json!({"messages": {"accepted": 2, "rejected": 0}, "open": {}}));
     }
 
+    /// The numbers a rollup sum reads from a captured object are what the parsed object gives: the last of duplicate
+    /// keys, nothing for a value that is not a number, escaped keys decoded; not an object gives nothing.
+    #[test]
+    fn sums_read_a_captured_object_as_the_parsed_object() {
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        for text in [
+            r#"{"a":1,"b":2.5,"c":-3}"#,
+            r#"{"a":1,"a":7,"x":{"a":100},"b":"2"}"#,
+            r#"{"\u0061":4,"b":null,"c":[1]}"#,
+            r#"{}"#,
+            r#"{"c":1e3,"z":[{"a":1}],"b":0}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).expect("json");
+            let want: Vec<Option<f64>> =
+                names.iter().map(|n| v.as_object().and_then(|o| o.get(n)).and_then(Value::as_f64)).collect();
+            assert_eq!(machine::numbers_at(text.as_bytes(), &names), Some(want), "{text}");
+        }
+        for text in ["[1]", "3", "\"a\"", "{\"a\":1} x"] {
+            assert_eq!(machine::numbers_at(text.as_bytes(), &names), None, "{text}");
+        }
+    }
+
     /// Writes `v` as JSON with every character of every string value escaped (`\u00XX`), keys as they are.
     fn escaped(v: &Value, out: &mut String) {
         match v {

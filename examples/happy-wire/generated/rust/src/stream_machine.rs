@@ -2,7 +2,7 @@
 //! The sequence-rule interpreter: the one piece of Rust that checks a protocol's `x-sequence` declarations over
 //! a stream of messages and folds the session rollup.
 //!
-//! It depends on `serde_json` and `std` only, and knows no event, field or role of any protocol: it reads the
+//! It depends on `serde`, `serde_json` and `std` only, and knows no event, field or role of any protocol: it reads the
 //! declarations as JSON (the lowered `ir::Sequence` with the envelope's role, union and discriminator names), so the
 //! same file serves the `wiregen` library (`wiregen::stream`) and is copied into every generated Rust crate
 //! (`<crate>::stream`). Messages reach it already checked against the message-level rules.
@@ -489,7 +489,8 @@ impl ScopeState {
 
 #[derive(Debug, Clone)]
 enum PartState {
-    Last(Option<Map<String, Value>>),
+    /// The fields' values of the last such event (in the part's field order).
+    Last(Option<Vec<Value>>),
     Latest(Vec<Option<Value>>),
     Count(Vec<u64>),
     Sum(Vec<f64>),
@@ -621,6 +622,31 @@ impl<'v> Msg<'v> {
         }
     }
 
+    /// Adds to `sums` the numbers at `names` of an object value (0 for one that is absent or not a number; nothing
+    /// when the value is not an object), reading a captured object without building it.
+    fn add_numbers(&self, f: &FieldRef, names: &[String], sums: &mut [f64]) {
+        let add = |o: &Map<String, Value>, sums: &mut [f64]| {
+            for (n, sum) in names.iter().zip(sums.iter_mut()) {
+                *sum += o.get(n).and_then(Value::as_f64).unwrap_or(0.0);
+            }
+        };
+        let raw = match &self.src {
+            Src::Tree(vals) => match vals.get(f.slot) {
+                Some(Some(Got::Other(Value::Object(o)))) => return add(o, sums),
+                _ => return,
+            },
+            Src::Raw { line, spans } => match spans.at.get(f.slot) {
+                Some(At::Raw(a, b)) => line.get(*a..*b),
+                _ => None,
+            },
+        };
+        if let Some(found) = raw.and_then(|b| numbers_at(b, names)) {
+            for (v, sum) in found.iter().zip(sums.iter_mut()) {
+                *sum += v.unwrap_or(0.0);
+            }
+        }
+    }
+
     fn equals(&self, f: &FieldRef, v: &Value) -> bool {
         match v {
             Value::String(x) => self.str(f).is_some_and(|s| *s == **x),
@@ -636,6 +662,51 @@ impl<'v> Msg<'v> {
     fn when(&self, r: &Rule) -> bool {
         r.when.iter().all(|(f, v)| self.equals(f, v))
     }
+}
+
+/// The numbers at `names` in the JSON object `text` (per name: the last occurrence's number, `None` when absent or
+/// not a number), as the same object parsed into a `Value` gives them; `None` when `text` is not an object.
+pub(crate) fn numbers_at(text: &[u8], names: &[String]) -> Option<Vec<Option<f64>>> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Key<'n>(&'n [String]);
+    impl<'de> DeserializeSeed<'de> for Key<'_> {
+        type Value = Option<usize>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl Visitor<'_> for Key<'_> {
+        type Value = Option<usize>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E>(self, k: &str) -> Result<Option<usize>, E> {
+            Ok(self.0.iter().position(|n| n == k))
+        }
+    }
+    struct Obj<'n>(&'n [String]);
+    impl<'de> Visitor<'de> for Obj<'_> {
+        type Value = Vec<Option<f64>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = vec![None; self.0.len()];
+            while let Some(k) = map.next_key_seed(Key(self.0))? {
+                match k {
+                    Some(i) => found[i] = Some(map.next_value::<Value>()?.as_f64()),
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(found.into_iter().map(Option::flatten).collect())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let found = de.deserialize_map(Obj(names)).ok()?;
+    de.end().ok()?;
+    Some(found)
 }
 
 /// A value as message text: a string as it is, anything else as JSON.
@@ -1053,12 +1124,7 @@ impl State {
             }
             match (&part.kind, st) {
                 (PartKind::Last(fields), PartState::Last(last)) => {
-                    *last = Some(
-                        fields
-                            .iter()
-                            .map(|f| (f.name.clone(), msg.get(f).map_or(Value::Null, Cow::into_owned)))
-                            .collect(),
-                    );
+                    *last = Some(fields.iter().map(|f| msg.get(f).map_or(Value::Null, Cow::into_owned)).collect());
                 }
                 (PartKind::Latest(fields), PartState::Latest(vals)) => {
                     for (f, v) in fields.iter().zip(vals.iter_mut()) {
@@ -1072,13 +1138,7 @@ impl State {
                         n[i] += 1;
                     }
                 }
-                (PartKind::Sum(field, fields), PartState::Sum(sums)) => {
-                    if let Some(o) = msg.get(field).as_deref().and_then(Value::as_object) {
-                        for (f, sum) in fields.iter().zip(sums.iter_mut()) {
-                            *sum += o.get(f).and_then(Value::as_f64).unwrap_or(0.0);
-                        }
-                    }
-                }
+                (PartKind::Sum(field, fields), PartState::Sum(sums)) => msg.add_numbers(field, fields, sums),
                 _ => {}
             }
         }
@@ -1095,7 +1155,9 @@ impl State {
         let mut parts = Map::new();
         for (part, st) in m.parts.iter().zip(&self.parts) {
             let v = match (&part.kind, st) {
-                (PartKind::Last(_), PartState::Last(last)) => last.clone().map_or(Value::Null, Value::Object),
+                (PartKind::Last(fields), PartState::Last(last)) => last.as_ref().map_or(Value::Null, |vals| {
+                    Value::Object(fields.iter().zip(vals).map(|(f, v)| (f.name.clone(), v.clone())).collect())
+                }),
                 (PartKind::Latest(fields), PartState::Latest(vals)) => Value::Object(
                     fields.iter().zip(vals).map(|(f, v)| (f.name.clone(), v.clone().unwrap_or(Value::Null))).collect(),
                 ),
