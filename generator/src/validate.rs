@@ -181,7 +181,11 @@ fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>)
             return Ok(Some(Batch { data: buf, len: p + 1, eof: false }));
         }
         if eof {
-            return Ok((len > 0).then_some(Batch { data: buf, len, eof: true }));
+            if len == 0 {
+                spare(buf);
+                return Ok(None);
+            }
+            return Ok(Some(Batch { data: buf, len, eof: true }));
         }
         if buf.len() - len < READ_ROOM {
             // A long line: the room doubles, so reading it costs time in proportion to its length.
@@ -198,10 +202,27 @@ fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>)
     }
 }
 
-/// A new batch buffer: room for the first read. It grows (and is zeroed) only as far as the batches read into it
-/// need, once; batches reuse it, so a small input does not pay for a whole batch's buffer.
+thread_local! {
+    /// Batch buffers this thread is done with, for its next input: a directory of small files reuses them instead
+    /// of allocating, zeroing and (when the allocator gives the memory back) faulting in new ones for every file.
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A batch buffer: one this thread kept ([`spare`]), or a new one with room for the first read. It grows (and is
+/// zeroed) only as far as the batches read into it need, once; batches reuse it, so a small input does not pay
+/// for a whole batch's buffer.
 fn batch_buffer() -> Vec<u8> {
-    vec![0; 2 * READ_ROOM]
+    SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_else(|| vec![0; 2 * READ_ROOM])
+}
+
+/// Keeps a batch buffer for this thread's next input (two at most, so memory stays bounded).
+fn spare(buf: Vec<u8>) {
+    SPARE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < 2 {
+            s.push(buf);
+        }
+    });
 }
 
 /// Where [`validate_into`] sends its records.
@@ -334,6 +355,7 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
                 break;
             }
         }
+        spare(head.data);
         return Ok(());
     }
     // With one core, a reader thread and one worker would only take turns with this thread.
@@ -488,10 +510,19 @@ pub enum Piece<R> {
 }
 
 /// Where an [`in_order`] job writes: chunks go through a bounded channel, so a job that runs ahead of the output
-/// waits instead of piling up memory. A write fails (`BrokenPipe`) once the output has stopped.
-pub struct JobOutput<R> {
+/// waits instead of piling up memory (or, with one thread, straight to the sink). A write fails (`BrokenPipe`) once
+/// the output has stopped.
+pub struct JobOutput<'s, R> {
     buf: Vec<u8>,
-    tx: std::sync::mpsc::SyncSender<Piece<R>>,
+    to: To<'s, R>,
+}
+
+/// Where a [`JobOutput`]'s pieces go.
+enum To<'s, R> {
+    /// Through a bounded channel to the thread that delivers them in job order.
+    Channel(std::sync::mpsc::SyncSender<Piece<R>>),
+    /// Straight to the sink: the jobs run one after another on the calling thread.
+    Sink { sink: &'s mut dyn OrderedSink<R>, job: usize, stopped: bool },
 }
 
 /// Bytes a job buffers before handing them on.
@@ -499,17 +530,33 @@ const CHUNK: usize = 64 << 10;
 /// Chunks a job may have waiting: memory is bounded by threads x this x [`CHUNK`].
 const CHUNKS_AHEAD: usize = 16;
 
-impl<R> JobOutput<R> {
+impl<R> JobOutput<'_, R> {
     fn send(&mut self) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-        self.tx.send(Piece::Bytes(chunk)).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the output stopped"))
+        let chunk = std::mem::take(&mut self.buf);
+        self.deliver(Piece::Bytes(chunk))
+    }
+
+    fn deliver(&mut self, piece: Piece<R>) -> io::Result<()> {
+        let stopped = || io::Error::new(io::ErrorKind::BrokenPipe, "the output stopped");
+        match &mut self.to {
+            To::Channel(tx) => tx.send(piece).map_err(|_| stopped()),
+            To::Sink { stopped: true, .. } => Err(stopped()),
+            To::Sink { sink, job, stopped: s } => {
+                *s = sink.piece(*job, piece).is_break();
+                if *s {
+                    Err(stopped())
+                } else {
+                    Ok(())
+                }
+            }
+        }
     }
 }
 
-impl<R> io::Write for JobOutput<R> {
+impl<R> io::Write for JobOutput<'_, R> {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         self.buf.extend_from_slice(b);
         if self.buf.len() >= CHUNK {
@@ -520,7 +567,11 @@ impl<R> io::Write for JobOutput<R> {
 
     /// Hands on what is buffered (a job flushes when its input is idle, so a live stream's records are seen).
     fn flush(&mut self) -> io::Result<()> {
-        self.send()
+        self.send()?;
+        if let To::Sink { sink, .. } = &mut self.to {
+            sink.idle();
+        }
+        Ok(())
     }
 }
 
@@ -536,16 +587,29 @@ pub trait OrderedSink<R> {
 /// Runs `run(0) .. run(jobs - 1)` on up to `threads` threads (in order of starting), and delivers what each
 /// writes and returns to `sink` in job order, as it comes: the output is byte for byte what running the jobs one
 /// after another into one writer gives, while the jobs run side by side. A job ahead of the one being delivered
-/// buffers at most a few chunks, then waits.
+/// buffers at most a few chunks, then waits. With one thread the jobs run one after another on the calling thread,
+/// writing straight to the sink (no thread to hand each piece to).
 pub fn in_order<R: Send>(
     jobs: usize,
     threads: usize,
-    run: &(dyn Fn(usize, &mut JobOutput<R>) -> R + Sync),
+    run: &(dyn Fn(usize, &mut JobOutput<'_, R>) -> R + Sync),
     sink: &mut dyn OrderedSink<R>,
 ) {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::mpsc::sync_channel;
     use std::sync::Mutex;
+
+    if threads <= 1 {
+        for i in 0..jobs {
+            let mut out = JobOutput { buf: Vec::new(), to: To::Sink { sink: &mut *sink, job: i, stopped: false } };
+            let r = run(i, &mut out);
+            // A job's last bytes, then its result; a stopped sink takes nothing more.
+            if out.send().is_err() || out.deliver(Piece::Done(r)).is_err() {
+                break;
+            }
+        }
+        return;
+    }
 
     let mut receivers = Vec::with_capacity(jobs);
     let mut senders = Vec::with_capacity(jobs);
@@ -564,10 +628,10 @@ pub fn in_order<R: Send>(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(tx) = senders.get(i).and_then(|s| s.lock().ok().and_then(|mut t| t.take())) else { break };
-                let mut out = JobOutput { buf: Vec::with_capacity(CHUNK), tx };
+                let mut out = JobOutput { buf: Vec::new(), to: To::Channel(tx) };
                 let r = run(i, &mut out);
                 // A job's last bytes, then its result; a closed channel means the output stopped.
-                if out.send().is_err() || out.tx.send(Piece::Done(r)).is_err() {
+                if out.send().is_err() || out.deliver(Piece::Done(r)).is_err() {
                     stop.store(true, Ordering::Relaxed);
                     break;
                 }
@@ -646,10 +710,12 @@ mod tests {
 
     #[test]
     fn a_sink_that_stops_stops_the_jobs() {
-        let mut c = Collect { bytes: Vec::new(), done: Vec::new(), stop_after: Some(100_000) };
-        in_order(1000, 2, &job, &mut c);
-        assert!(c.bytes.len() >= 100_000 && c.bytes.len() < 100_000 + 2 * CHUNK, "{}", c.bytes.len());
-        assert!(c.done.len() < 10, "jobs went on after the stop: {:?}", c.done.len());
+        for threads in [1, 2] {
+            let mut c = Collect { bytes: Vec::new(), done: Vec::new(), stop_after: Some(100_000) };
+            in_order(1000, threads, &job, &mut c);
+            assert!(c.bytes.len() >= 100_000 && c.bytes.len() < 100_000 + 2 * CHUNK, "{threads}: {}", c.bytes.len());
+            assert!(c.done.len() < 10, "{threads}: jobs went on after the stop: {:?}", c.done.len());
+        }
     }
 
     #[test]
