@@ -509,7 +509,7 @@ fn main() {
         ] {
             let mut s = files::Scaling { name, bytes: files::size(&input), one: Vec::new(), all: Vec::new() };
             for r in 0..rounds {
-                files::round(wiregen, &root(), &input, &mut s, r % 2 == 0);
+                files::round(wiregen, &root(), &dir, &input, &mut s, r % 2 == 0);
             }
             scaling.push(s);
         }
@@ -586,7 +586,7 @@ fn main() {
         report.push_str("\n(scaling skipped: `taskset -c 0` cannot pin a process here)\n");
     } else {
         report.push_str(
-            "\nScaling, whole process (`wiregen validate --format json INPUT`, pinned with `taskset -c 0` vs all cores; both print the same bytes):\n\n| input | MB | 1 core (pinned) MB/s | all cores MB/s | all / one |\n|---|---:|---:|---:|---:|\n",
+            "\nScaling, whole process (`wiregen validate --format json INPUT > FILE`, pinned with `taskset -c 0` vs all cores; both write the same bytes):\n\n| input | MB | 1 core (pinned) MB/s | all cores MB/s | all / one |\n|---|---:|---:|---:|---:|\n",
         );
         for s in &scaling {
             let (one, all) = (median(&s.one), median(&s.all));
