@@ -159,7 +159,7 @@ impl Engine {
     /// The fast verdict alone: `true` only when the line is certainly valid (see [`crate::fast`]).
     pub fn is_valid_fast(&self, line: &[u8]) -> bool {
         let Some(plan) = &self.fast else { return false };
-        crate::fast::is_valid(plan, &|src: &str, v: &str| self.regexes.get(src).is_none_or(|re| re.is_match(v)), line)
+        crate::fast::is_valid(plan, &|src: &str, v: &str| self.matches(src, v), line)
     }
 
     /// The fast verdict of a line, recording where the values `cap` asks for are when it is certainly valid.
@@ -170,8 +170,12 @@ impl Engine {
         out: &mut crate::fast::Captured,
     ) -> bool {
         let Some(plan) = &self.fast else { return false };
-        let pattern = |src: &str, v: &str| self.regexes.get(src).is_none_or(|re| re.is_match(v));
-        crate::fast::capture(plan, &pattern, line, cap, out)
+        crate::fast::capture(plan, &|src: &str, v: &str| self.matches(src, v), line, cap, out)
+    }
+
+    /// Whether `v` matches the model's pattern with ECMA-262 source `src` (the fast path's pattern check).
+    fn matches(&self, src: &str, v: &str) -> bool {
+        self.regexes.get(src).is_none_or(|re| re.is_match(v))
     }
 
     /// The capture plan of the fast path for these values ([`crate::fast::FastPlan::capture_plan`]).

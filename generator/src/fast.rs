@@ -673,33 +673,10 @@ impl<'a> Scan<'a> {
             FNode::Const(v) => self.one_of(std::slice::from_ref(v), out),
             FNode::Enum(vs) => self.one_of(vs, out),
             FNode::Array { prefix, items, min, max } if c == b'[' => {
-                self.enter()?;
-                let mut n = 0u64;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.i += 1;
-                } else {
-                    loop {
-                        match prefix.get(n as usize).or(items.as_ref()) {
-                            Some(&node) => self.value(node, None)?,
-                            None => self.skip()?,
-                        }
-                        n += 1;
-                        self.ws();
-                        match self.peek()? {
-                            b',' => {
-                                self.i += 1;
-                                self.ws();
-                            }
-                            b']' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
-                        }
-                    }
-                }
-                self.depth -= 1;
+                let n = self.elements(|s, n| match prefix.get(n as usize).or(items.as_ref()) {
+                    Some(&node) => s.value(node, None),
+                    None => s.skip(),
+                })?;
                 (!min.is_some_and(|m| n < m) && !max.is_some_and(|m| n > m)).then_some(())
             }
             FNode::Obj(o) if c == b'{' => {
@@ -788,8 +765,17 @@ impl<'a> Scan<'a> {
 
     /// After a member's value: `Some(true)` past a comma (and the whitespace after it), `Some(false)` past the
     /// closing brace.
+    /// After an object member: `Some(true)` past a comma and the whitespace after it, `Some(false)` past the
+    /// closing brace.
     #[inline(always)]
     fn next_member(&mut self) -> Option<bool> {
+        self.next_in(b'}')
+    }
+
+    /// After a member or element: `Some(true)` past a comma and the whitespace after it, `Some(false)` past
+    /// `close`.
+    #[inline(always)]
+    fn next_in(&mut self, close: u8) -> Option<bool> {
         self.ws();
         let c = self.peek()?;
         self.i += 1;
@@ -798,9 +784,30 @@ impl<'a> Scan<'a> {
                 self.ws();
                 Some(true)
             }
-            b'}' => Some(false),
+            _ if c == close => Some(false),
             _ => None,
         }
+    }
+
+    /// An array at `i` (its bracket), each element read by `each` (given its index): how many there were.
+    #[inline(always)]
+    fn elements(&mut self, mut each: impl FnMut(&mut Self, u64) -> Option<()>) -> Option<u64> {
+        self.enter()?;
+        self.ws();
+        let mut n = 0u64;
+        if self.peek()? == b']' {
+            self.i += 1;
+        } else {
+            loop {
+                each(self, n)?;
+                n += 1;
+                if !self.next_in(b']')? {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(n)
     }
 
     /// The members of object `o` from just past `{`, then its required fields and (for the envelope) role rules.
@@ -967,31 +974,7 @@ impl<'a> Scan<'a> {
                 self.depth -= 1;
                 Some(())
             }
-            b'[' => {
-                self.enter()?;
-                self.ws();
-                if self.peek()? == b']' {
-                    self.i += 1;
-                } else {
-                    loop {
-                        self.skip()?;
-                        self.ws();
-                        match self.peek()? {
-                            b',' => {
-                                self.i += 1;
-                                self.ws();
-                            }
-                            b']' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
-                        }
-                    }
-                }
-                self.depth -= 1;
-                Some(())
-            }
+            b'[' => self.elements(|s, _| s.skip()).map(drop),
             b't' => self.word(b"true"),
             b'f' => self.word(b"false"),
             b'n' => self.word(b"null"),

@@ -6,6 +6,8 @@
 
 #[path = "support/golden.rs"]
 mod golden;
+#[path = "support/v1_fixtures.rs"]
+mod v1_fixtures;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -118,22 +120,8 @@ fn lossy_lines_are_reported_with_rule_and_pointer_and_never_invented() {
     golden::check_golden(&fixtures().join("v1-lossy.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// The `value` of every valid envelope fixture of the v1 example, one per line, with the fixture's name.
 fn v1_envelope_fixtures() -> Vec<(String, Value)> {
-    let dir = root().join("examples/happy-wire/fixtures");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("fixtures")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("sessionEnvelopeSchema.") && n.contains(".valid."))
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|n| {
-            let f: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&n)).expect("read")).expect("json");
-            (n, f["value"].clone())
-        })
-        .collect()
+    v1_fixtures::v1_envelope_fixtures(&root())
 }
 
 #[test]

@@ -21,6 +21,8 @@ mod rng;
 mod rust_types;
 mod streams;
 mod upgrade;
+#[path = "../../generator/tests/support/v1_fixtures.rs"]
+mod v1_fixtures;
 mod zod;
 
 use checkers::{Checker, Verdict};

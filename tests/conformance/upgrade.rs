@@ -24,17 +24,7 @@ fn v1_lines() -> Vec<(String, Value)> {
             }
         }
     }
-    let dir = root().join("examples/happy-wire/fixtures");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("fixtures")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("sessionEnvelopeSchema.") && n.contains(".valid."))
-        .collect();
-    names.sort();
-    for n in names {
-        let f: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&n)).expect("read")).expect("json");
-        out.push((n, f["value"].clone()));
-    }
+    out.extend(crate::v1_fixtures::v1_envelope_fixtures(&root()));
     out
 }
 

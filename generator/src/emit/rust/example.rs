@@ -244,11 +244,13 @@ fn main(g: &Gen<'_>, p: &Protocol) -> Result<TokenStream, EmitError> {
             return Err(EmitError::at(&g.m.ty(p.envelope).origin, "the envelope is not an object"));
         };
         let plans = g.field_plans(p.envelope, o);
-        plans
-            .iter()
-            .find(|x| x.field.name == p.union_field)
-            .map(|x| x.ident.clone())
-            .unwrap_or_else(|| format_ident!("ev"))
+        match plans.iter().find(|x| x.field.name == p.union_field) {
+            Some(x) => x.ident.clone(),
+            None => {
+                let at = &g.m.ty(p.envelope).origin;
+                return Err(EmitError::at(at, format!("the envelope has no `{}` property", p.union_field)));
+            }
+        }
     };
     let role_variants = {
         let Shape::Enum(values) = &g.m.ty(p.role_enum).node.shape else {
