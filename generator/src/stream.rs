@@ -47,7 +47,7 @@ use serde_json::{Map, Value};
 use crate::engine::{Engine, Issue};
 use crate::fast::{CapturePlan, Captured};
 use crate::ir::{Model, Protocol};
-use crate::validate::{read_line, Record, RecordSink, Summary};
+use crate::validate::{Consumer, Record, RecordSink, Summary};
 use machine::{Machine, Msg, Spans, State};
 
 /// Checks the protocol's sequence rules over a stream of messages.
@@ -278,38 +278,34 @@ impl StreamSummary {
 
 /// Checks every line of `reader` as one stream (each line one message; no pretty-printed documents), handing
 /// each record to `sink` in order (a closure, or a [`RecordSink`] that can stop the run and flush while the input
-/// is idle). Reads one line at a time: memory stays bounded by the stream state.
+/// is idle). Reads a batch of lines at a time: memory stays bounded by the stream state and one batch.
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
 pub fn check_reader<R: BufRead>(
     engine: &Engine,
-    reader: R,
-    mut sink: impl RecordSink,
+    mut reader: R,
+    sink: impl RecordSink,
 ) -> io::Result<(Summary, Rollup)> {
-    // Our own buffer, to see when the input has nothing more to give right now (then the sink may flush).
-    let mut reader = io::BufReader::with_capacity(64 << 10, reader);
-    let mut checker = StreamChecker::new(engine);
-    let mut summary = Summary::default();
-    let mut buf = Vec::new();
-    let mut line = 0;
-    loop {
-        if reader.buffer().is_empty() {
-            sink.idle();
+    struct Lines<'e, S> {
+        checker: StreamChecker<'e>,
+        summary: Summary,
+        sink: S,
+    }
+    impl<S: RecordSink> Consumer<&[u8]> for Lines<'_, S> {
+        fn consume(&mut self, bytes: &[u8]) -> ControlFlow<()> {
+            let rec = self.checker.check(self.summary.records + 1, bytes);
+            self.summary.records += 1;
+            self.summary.invalid += usize::from(!rec.valid);
+            self.sink.record(rec)
         }
-        if read_line(&mut reader, &mut buf)? == 0 {
-            break;
-        }
-        line += 1;
-        let rec = checker.check(line, &buf);
-        summary.records += 1;
-        if !rec.valid {
-            summary.invalid += 1;
-        }
-        if sink.record(rec).is_break() {
-            break;
+        fn idle(&mut self) {
+            self.sink.idle();
         }
     }
+    let mut lines = Lines { checker: StreamChecker::new(engine), summary: Summary::default(), sink };
+    crate::validate::each_line_here(&mut reader, &mut lines)?;
+    let Lines { checker, summary, .. } = lines;
     Ok((summary, checker.rollup()))
 }
 
@@ -379,6 +375,45 @@ mod tests {
         for text in ["[1]", "3", "\"a\"", "{\"a\":1} x"] {
             assert_eq!(machine::numbers_at(text.as_bytes(), &names), None, "{text}");
         }
+    }
+
+    /// The state's tables tell keys apart by every byte and by length (a hash reads a short key in one word and a
+    /// long one in overlapping words): keys that differ only by a trailing or leading NUL, by one byte at any
+    /// position, or by length are distinct; each repeated key is found, with the line it was first used on.
+    #[test]
+    fn keys_that_differ_by_one_byte_or_in_length_are_told_apart() {
+        let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
+        let mut ids: Vec<String> = Vec::new();
+        for n in 1..=20 {
+            let base: String = "abcdefghijklmnopqrstuvwxyz".chars().take(n).collect();
+            ids.push(base.clone());
+            ids.push(format!("{base}\\u0000"));
+            ids.push(format!("\\u0000{base}"));
+            for at in [0, n / 2, n - 1] {
+                let mut b: Vec<char> = base.chars().collect();
+                b[at] = 'Z';
+                ids.push(b.into_iter().collect());
+            }
+        }
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        let mut c = StreamChecker::new(&e);
+        let line = |id: &str| format!(r#"{{"id":"{id}","time":1,"role":"user","ev":{{"t":"text","text":"x"}}}}"#);
+        let mut first = std::collections::HashMap::new();
+        for (i, id) in ids.iter().chain(unique.iter()).enumerate() {
+            let r = c.check(i + 1, line(id).as_bytes());
+            match first.get(id) {
+                None => {
+                    assert!(r.valid, "{id}: {r:?}");
+                    first.insert(id.clone(), i + 1);
+                }
+                Some(&l) => {
+                    assert_eq!((r.errors[0].rule, r.errors[0].related), ("id.duplicate", Some(l)), "{id}");
+                }
+            }
+        }
+        assert_eq!(c.rollup().messages.rejected as usize, ids.len() + unique.len() - first.len());
     }
 
     /// Writes `v` as JSON with every character of every string value escaped (`\u00XX`), keys as they are.

@@ -104,6 +104,27 @@ pub(crate) fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<
     Ok(n)
 }
 
+/// Hands every line of `reader` (JSONL: each line without its `\n` or `\r\n`) to `out` in order on the calling
+/// thread, until it says stop. The input is read in batches straight into a buffer (no copy per line);
+/// [`Consumer::idle`] is called before each read, when everything so far has been handed over (the moment to flush
+/// output, so a live stream's records are seen as they come).
+///
+/// # Errors
+/// Only I/O errors while reading.
+pub(crate) fn each_line_here<R: BufRead>(reader: &mut R, out: &mut dyn for<'l> Consumer<&'l [u8]>) -> io::Result<()> {
+    let (mut carry, mut buf) = (Vec::new(), batch_buffer());
+    loop {
+        out.idle();
+        let Some(batch) = next_batch(reader, &mut carry, buf)? else { return Ok(()) };
+        let stopped = lines_of(batch.lines()).any(|line| out.consume(line).is_break());
+        if stopped || batch.eof {
+            spare(batch.data);
+            return Ok(());
+        }
+        buf = batch.data;
+    }
+}
+
 /// Bytes per batch handed to the worker threads: bounds memory to a few batches whatever the input size.
 pub(crate) const BATCH_BYTES: usize = 1 << 20;
 
@@ -344,6 +365,23 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
     use std::sync::mpsc::{channel, sync_channel};
     use std::sync::{Arc, Mutex};
 
+    // With one core, a reader thread and one worker would only take turns with this thread.
+    let workers = cores();
+    if threads == Threads::One || workers == 1 {
+        struct Here<'a, T> {
+            work: &'a (dyn Fn(&[u8]) -> T + Sync),
+            out: &'a mut dyn Consumer<T>,
+        }
+        impl<T> Consumer<&[u8]> for Here<'_, T> {
+            fn consume(&mut self, line: &[u8]) -> ControlFlow<()> {
+                self.out.consume((self.work)(line))
+            }
+            fn idle(&mut self) {
+                self.out.idle();
+            }
+        }
+        return each_line_here(&mut reader, &mut Here { work, out });
+    }
     let check = |data: &[u8]| -> Vec<T> { lines_of(data).map(work).collect() };
     let mut carry = Vec::new();
     // Reading may wait on a slow pipe: what came before is handed over first.
@@ -357,23 +395,6 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         }
         spare(head.data);
         return Ok(());
-    }
-    // With one core, a reader thread and one worker would only take turns with this thread.
-    let workers = cores();
-    if threads == Threads::One || workers == 1 {
-        let mut batch = head;
-        loop {
-            for r in check(batch.lines()) {
-                if out.consume(r).is_break() {
-                    return Ok(());
-                }
-            }
-            out.idle();
-            match next_batch(&mut reader, &mut carry, batch.data)? {
-                Some(b) => batch = b,
-                None => return Ok(()),
-            }
-        }
     }
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
     let (work_tx, work_rx) = sync_channel::<(usize, Batch)>(workers);

@@ -8,7 +8,8 @@
 //! (`<crate>::stream`). Messages reach it already checked against the message-level rules.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use serde_json::{Map, Value};
 
@@ -115,8 +116,25 @@ pub struct Machine {
     syms: HashMap<String, Sym>,
     /// What the rules read, by slot: (an envelope property?, its name).
     reads: Vec<(bool, String)>,
-    /// Per (role, tag) pair of symbols ([`Machine::pair`]): the rules whose `role` and `on` filters select it.
+    /// Per (role, tag) pair of symbols ([`Machine::candidates`]): the rules whose `role` and `on` filters select it.
     by_pair: Vec<Vec<usize>>,
+    /// Per tag symbol ([`Machine::ops`]): what a message with that tag does to the state.
+    by_tag: Vec<TagOps>,
+    /// Per scope: the scopes within it (they close with it).
+    inner: Vec<Vec<usize>>,
+}
+
+/// What an accepted message with one tag does, each list in declaration order.
+#[derive(Debug, Clone, Default)]
+struct TagOps {
+    /// The scopes it closes.
+    closes: Vec<usize>,
+    /// The scopes it opens.
+    opens: Vec<usize>,
+    /// The marks it sets: (scope, mark).
+    marks: Vec<(usize, usize)>,
+    /// The rollup parts it folds into.
+    parts: Vec<usize>,
 }
 
 fn s(v: &Value, k: &str) -> Option<String> {
@@ -291,6 +309,8 @@ impl Machine {
             syms: names.syms,
             reads: Vec::new(),
             by_pair: Vec::new(),
+            by_tag: Vec::new(),
+            inner: Vec::new(),
         };
         m.assign_slots();
         if !m.indices_hold() {
@@ -304,14 +324,40 @@ impl Machine {
                 m.rules.iter().enumerate().filter(|(_, r)| m.may_break(r, role, t)).map(|(i, _)| i).collect()
             })
             .collect();
+        m.by_tag = (0..n)
+            .map(|t| {
+                let t = if t + 1 == n { NONE } else { t };
+                let scopes = |f: &dyn Fn(&Scope) -> bool| -> Vec<usize> {
+                    m.scopes.iter().enumerate().filter(|(_, sc)| f(sc)).map(|(s, _)| s).collect()
+                };
+                TagOps {
+                    closes: scopes(&|sc| sc.closed_by == Some(t)),
+                    opens: scopes(&|sc| sc.opened_by == Some(t)),
+                    marks: m
+                        .scopes
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(s, sc)| sc.marks.iter().enumerate().map(move |(j, mk)| (s, j, mk.by)))
+                        .filter(|&(_, _, by)| by == t)
+                        .map(|(s, j, _)| (s, j))
+                        .collect(),
+                    parts: m.parts.iter().enumerate().filter(|(_, p)| p.event == t).map(|(i, _)| i).collect(),
+                }
+            })
+            .collect();
+        m.inner = (0..m.scopes.len())
+            .map(|s| m.scopes.iter().enumerate().filter(|(_, w)| w.within == Some(s)).map(|(w, _)| w).collect())
+            .collect();
         Some(m)
     }
 
-    /// Every index in the declarations points at something (a hand-made document cannot make the checker panic).
+    /// Every index in the declarations points at something (a hand-made document cannot make the checker panic),
+    /// and only single scopes have marks (the loader's rule: the open one gets them).
     fn indices_hold(&self) -> bool {
         let n = self.scopes.len();
         let scope_ok = |sc: &Scope| {
-            sc.within.is_none_or(|w| w < n)
+            (sc.single || sc.marks.is_empty())
+                && sc.within.is_none_or(|w| w < n)
                 && sc.record.iter().all(|(_, a)| !matches!(a, AttrSource::OpenKey(o) if *o >= n))
         };
         let rule_ok = |r: &Rule| match &r.kind {
@@ -405,6 +451,14 @@ impl Machine {
         self.by_pair.get(i(role) * n + i(t)).map_or(&[], Vec::as_slice)
     }
 
+    /// What an accepted message with tag `t` does.
+    fn ops(&self, t: Sym) -> &TagOps {
+        static NOTHING: TagOps = TagOps { closes: Vec::new(), opens: Vec::new(), marks: Vec::new(), parts: Vec::new() };
+        let n = self.by_tag.len();
+        let i = if t == NONE { n.wrapping_sub(1) } else { t as usize };
+        self.by_tag.get(i).unwrap_or(&NOTHING)
+    }
+
     /// The symbol of a tag or role ([`NONE`] when the declarations never name it).
     pub fn sym(&self, name: &str) -> u32 {
         self.syms.get(name).copied().unwrap_or(NONE)
@@ -440,27 +494,194 @@ pub struct Violation {
 /// state without bound; past it, later echoes simply have no `caused_by`).
 const REJECTED_KEYS: usize = 4096;
 
-fn remember(map: &mut HashMap<String, usize>, key: &str, line: usize) {
-    if map.len() < REJECTED_KEYS || map.contains_key(key) {
-        map.insert(key.to_string(), line);
+/// The secret keys of the state's hash tables, drawn from the standard library's per-process randomness: input
+/// crafted to make keys collide cannot know them.
+#[derive(Debug, Clone, Copy)]
+struct Keyed(u64, u64);
+
+impl Default for Keyed {
+    fn default() -> Self {
+        let r = std::hash::RandomState::new();
+        Keyed(r.hash_one(0x5eed_u64), r.hash_one(0xc0de_u64))
     }
 }
 
-#[derive(Debug, Clone, Default)]
+/// The folded 128-bit product (the mixing step of foldhash and wyhash).
+fn fold(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// Mixes `bytes` into `h` under the secret `k`, eight bytes at a time (the last word overlapping the one before;
+/// a key under eight bytes in one word, as foldhash reads them: the length is mixed in by the caller).
+fn mix(mut h: u64, k: u64, b: &[u8]) -> u64 {
+    let n = b.len();
+    let word = |i: usize| {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(x)
+    };
+    let half = |i: usize| {
+        let mut x = [0u8; 4];
+        x.copy_from_slice(&b[i..i + 4]);
+        u64::from(u32::from_le_bytes(x))
+    };
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            h = fold(h ^ word(i), k);
+            i += 8;
+        }
+        fold(h ^ word(n - 8), k)
+    } else if n >= 4 {
+        fold(h ^ (half(0) | half(n - 4) << 32), k)
+    } else if n > 0 {
+        fold(h ^ (u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16), k)
+    } else {
+        h
+    }
+}
+
+impl Keyed {
+    /// The hash of one key.
+    fn hash(self, key: &[u8]) -> u64 {
+        fold(mix(self.0 ^ key.len() as u64, self.1, key), self.0 ^ 0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+/// A [`Keyed`] hasher for the state's tables (a byte key hashes as its length, then its bytes).
+#[derive(Debug, Clone, Copy)]
+struct KeyedHasher {
+    keys: Keyed,
+    h: u64,
+}
+
+impl std::hash::Hasher for KeyedHasher {
+    fn finish(&self) -> u64 {
+        fold(self.h, self.keys.0 ^ 0x9e37_79b9_7f4a_7c15)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.h = mix(self.h, self.keys.1, bytes);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.h = fold(self.h ^ n as u64, self.keys.1);
+    }
+}
+
+impl std::hash::BuildHasher for Keyed {
+    type Hasher = KeyedHasher;
+
+    fn build_hasher(&self) -> KeyedHasher {
+        KeyedHasher { keys: *self, h: self.0 }
+    }
+}
+
+/// Values by byte key (open scopes, closed keys, keys of rejected lines).
+type Table<V> = HashMap<Box<[u8]>, V, Keyed>;
+
+/// `key`'s value (no hashing when the table is empty, as most are most of the time).
+fn find<'t, V>(t: &'t Table<V>, key: &[u8]) -> Option<&'t V> {
+    if t.is_empty() {
+        None
+    } else {
+        t.get(key)
+    }
+}
+
+/// Forgets `key` (no hashing when the table is empty).
+fn forget<V>(t: &mut Table<V>, key: &[u8]) {
+    if !t.is_empty() {
+        t.remove(key);
+    }
+}
+
+fn remember(map: &mut Table<usize>, key: &[u8], line: usize) {
+    if map.len() < REJECTED_KEYS || map.contains_key(key) {
+        map.insert(key.into(), line);
+    }
+}
+
+/// The open ones of a scope, by key: a single scope's one in place (it is read by most rules on every message),
+/// any other's in a table.
+#[derive(Debug, Clone)]
+struct Open {
+    single: bool,
+    one: Option<(Box<[u8]>, Item)>,
+    many: Table<Item>,
+}
+
+impl Open {
+    fn is_empty(&self) -> bool {
+        self.one.is_none() && self.many.is_empty()
+    }
+
+    /// The open one of a single scope.
+    fn first(&self) -> Option<(&[u8], &Item)> {
+        self.one.as_ref().map(|(k, it)| (&**k, it))
+    }
+
+    fn get(&self, key: &[u8]) -> Option<(&[u8], &Item)> {
+        match &self.one {
+            Some((k, it)) if **k == *key => Some((k, it)),
+            _ if self.many.is_empty() => None,
+            _ => self.many.get_key_value(key).map(|(k, it)| (&**k, it)),
+        }
+    }
+
+    fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
+        match &mut self.one {
+            Some((k, it)) if **k == *key => Some(it),
+            _ if self.many.is_empty() => None,
+            _ => self.many.get_mut(key),
+        }
+    }
+
+    /// Closes `key`, giving its key back.
+    fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
+        if self.one.as_ref().is_some_and(|(k, _)| **k == *key) {
+            return self.one.take().map(|(k, _)| k);
+        }
+        if self.many.is_empty() {
+            return None;
+        }
+        self.many.remove_entry(key).map(|(k, _)| k)
+    }
+
+    /// Closes a single scope's open one, giving its key back.
+    fn take(&mut self) -> Option<Box<[u8]>> {
+        self.one.take().map(|(k, _)| k)
+    }
+
+    fn insert(&mut self, key: Box<[u8]>, item: Item) {
+        if self.single {
+            self.one = Some((key, item));
+        } else {
+            self.many.insert(key, item);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &Item)> {
+        self.one.iter().map(|(k, it)| (&**k, it)).chain(self.many.iter().map(|(k, it)| (&**k, it)))
+    }
+}
+
+#[derive(Debug, Clone)]
 struct ScopeState {
-    open: BTreeMap<String, Item>,
+    open: Open,
     /// Keys of closed ones, with the line that closed each (only when a rule forbids reopening).
-    closed: HashMap<String, usize>,
+    closed: Table<usize>,
     /// Keys a rejected line would have opened, with that line (until an accepted line opens the key).
-    rejected_open: HashMap<String, usize>,
+    rejected_open: Table<usize>,
     /// Keys a rejected line would have closed, with that line (until an accepted line closes the key).
-    rejected_close: HashMap<String, usize>,
+    rejected_close: Table<usize>,
 }
 
 /// An open scope.
 #[derive(Debug, Clone)]
 struct Item {
-    /// When it opened (a scope `within` another: when that one opened).
+    /// When it opened (a scope `within` another: when that one opened). Distinct within a scope.
     seq: u64,
     /// The line that opened it.
     line: usize,
@@ -471,16 +692,25 @@ struct Item {
 }
 
 impl ScopeState {
-    /// The open one of a single scope (the only entry).
-    fn the_open(&self) -> Option<(&String, &Item)> {
-        self.open.first_key_value()
+    fn new(single: bool, keys: Keyed) -> ScopeState {
+        ScopeState {
+            open: Open { single, one: None, many: HashMap::with_hasher(keys) },
+            closed: HashMap::with_hasher(keys),
+            rejected_open: HashMap::with_hasher(keys),
+            rejected_close: HashMap::with_hasher(keys),
+        }
     }
 
-    fn has(&self, key: &str) -> bool {
-        self.open.contains_key(key)
+    /// The open one of a single scope.
+    fn the_open(&self) -> Option<(&[u8], &Item)> {
+        self.open.first()
     }
 
-    fn in_order(&self) -> Vec<(&String, &Item)> {
+    fn has(&self, key: &[u8]) -> bool {
+        self.open.get(key).is_some()
+    }
+
+    fn in_order(&self) -> Vec<(&[u8], &Item)> {
         let mut v: Vec<_> = self.open.iter().collect();
         v.sort_by_key(|(_, i)| i.seq);
         v
@@ -509,8 +739,10 @@ enum Got<'v> {
 #[derive(Debug, Clone, Copy)]
 enum At {
     Absent,
-    /// A string, decoded into [`Spans`]'s text: its range there.
-    Str(usize, usize),
+    /// A string without escapes: its content's range in the line (no copy).
+    Line(usize, usize),
+    /// A string with escapes, decoded into [`Spans`]'s text: its range there.
+    Text(usize, usize),
     /// Another value: its JSON text's range in the line.
     Raw(usize, usize),
 }
@@ -525,7 +757,8 @@ pub struct Spans {
 
 impl Spans {
     /// Reads the values at `spans` (per slot of [`Machine::reads`], the range in `line` of exactly one JSON value;
-    /// `(0, 0)` when absent). `false` when one is not what a scanner that accepted the line would give.
+    /// `(0, 0)` when absent) of a line a scanner accepted (so its strings are valid UTF-8). `false` when one is
+    /// not what such a scanner would give.
     pub fn read(&mut self, line: &[u8], spans: &[Span]) -> bool {
         self.text.clear();
         self.at.clear();
@@ -535,19 +768,21 @@ impl Spans {
                 self.at.push(At::Absent);
                 continue;
             };
-            let Some(inner) = b.strip_prefix(b"\"").and_then(|b| b.strip_suffix(b"\"")) else {
+            if b[0] != b'"' {
                 self.at.push(At::Raw(start, end));
                 continue;
-            };
-            let from = self.text.len();
-            if inner.contains(&b'\\') {
-                let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
-                self.text.push_str(&s);
-            } else {
-                let Ok(s) = std::str::from_utf8(inner) else { return false };
-                self.text.push_str(s);
             }
-            self.at.push(At::Str(from, self.text.len()));
+            let Some(inner) = b.get(1..b.len() - 1).filter(|_| b.len() >= 2 && b[b.len() - 1] == b'"') else {
+                return false;
+            };
+            if !inner.contains(&b'\\') {
+                self.at.push(At::Line(start + 1, end - 1));
+                continue;
+            }
+            let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
+            let from = self.text.len();
+            self.text.push_str(&s);
+            self.at.push(At::Text(from, self.text.len()));
         }
         true
     }
@@ -602,21 +837,22 @@ impl<'v> Msg<'v> {
             },
             Src::Raw { line, spans } => match *spans.at.get(f.slot)? {
                 At::Absent => None,
-                At::Str(a, b) => spans.text.get(a..b).map(|s| Cow::Owned(Value::String(s.to_string()))),
+                At::Line(..) | At::Text(..) => self.str(f).map(|s| Cow::Owned(Value::String(text_of(s).into_owned()))),
                 At::Raw(a, b) => serde_json::from_slice(line.get(a..b)?).ok().map(Cow::Owned),
             },
         }
     }
 
-    /// A string value.
-    fn str(&self, f: &FieldRef) -> Option<&str> {
+    /// A string value, as its UTF-8 bytes.
+    fn str(&self, f: &FieldRef) -> Option<&[u8]> {
         match &self.src {
             Src::Tree(vals) => match vals.get(f.slot)?.as_ref()? {
-                Got::Str(s) => Some(s),
+                Got::Str(s) => Some(s.as_bytes()),
                 Got::Other(_) => None,
             },
-            Src::Raw { spans, .. } => match *spans.at.get(f.slot)? {
-                At::Str(a, b) => spans.text.get(a..b),
+            Src::Raw { line, spans } => match *spans.at.get(f.slot)? {
+                At::Line(a, b) => line.get(a..b),
+                At::Text(a, b) => spans.text.as_bytes().get(a..b),
                 _ => None,
             },
         }
@@ -649,7 +885,7 @@ impl<'v> Msg<'v> {
 
     fn equals(&self, f: &FieldRef, v: &Value) -> bool {
         match v {
-            Value::String(x) => self.str(f).is_some_and(|s| *s == **x),
+            Value::String(x) => self.str(f) == Some(x.as_bytes()),
             _ => self.get(f).is_some_and(|g| *g == *v),
         }
     }
@@ -709,6 +945,11 @@ pub(crate) fn numbers_at(text: &[u8], names: &[String]) -> Option<Vec<Option<f64
     Some(found)
 }
 
+/// A key or string value as text (the bytes of a JSON string: valid UTF-8).
+fn text_of(b: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
 /// A value as message text: a string as it is, anything else as JSON.
 fn text(v: Option<&Value>) -> String {
     match v {
@@ -756,18 +997,27 @@ pub fn format_message(template: &str, params: &[(&str, &str)]) -> String {
 }
 
 /// Strings remembered with a line each (what a `unique` rule has seen), built for one insert per message: the
-/// bytes live in one buffer, found through a table keyed by their SipHash under this process's random keys (so
-/// crafted input cannot make them collide); entries with equal hashes are chained and compared in full.
-#[derive(Debug, Clone, Default)]
+/// bytes live in one buffer, found through a table keyed by their [`Keyed`] hash (so crafted input cannot make
+/// them collide); entries with equal hashes are chained and compared in full.
+#[derive(Debug, Clone)]
 struct Seen {
-    keys: std::hash::RandomState,
+    keys: Keyed,
     /// Per hash: the newest entry with that hash.
     by_hash: HashMap<u64, u32, std::hash::BuildHasherDefault<HashOnce>>,
-    /// Per entry: where its text is (start, end), its line, and the previous entry with the same hash.
-    entries: Vec<(usize, usize, usize, u32)>,
-    text: String,
-    /// The hash of the value the current message was checked with (so it is inserted without hashing again).
-    pending: std::cell::Cell<Option<u64>>,
+    entries: Vec<Entry>,
+    text: Vec<u8>,
+    /// The number of the message last checked ([`State::check_msg`]) and its value's hash (so the value is inserted
+    /// without hashing again).
+    pending: std::cell::Cell<Option<(u64, u64)>>,
+}
+
+/// A [`Seen`] value: where its bytes are, its line, and the previous entry with the same hash.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    start: u32,
+    end: u32,
+    prev: u32,
+    line: usize,
 }
 
 /// The hasher of a key that is a hash already.
@@ -791,43 +1041,58 @@ impl std::hash::Hasher for HashOnce {
 }
 
 impl Seen {
-    fn find(&self, h: u64, key: &str) -> Option<usize> {
+    fn new(keys: Keyed) -> Seen {
+        Seen { keys, by_hash: HashMap::default(), entries: Vec::new(), text: Vec::new(), pending: Default::default() }
+    }
+
+    fn find(&self, h: u64, key: &[u8]) -> Option<usize> {
         let mut at = *self.by_hash.get(&h)?;
-        while let Some(&(start, end, line, prev)) = self.entries.get(at as usize) {
-            if self.text.get(start..end) == Some(key) {
-                return Some(line);
+        while let Some(e) = self.entries.get(at as usize) {
+            if self.text.get(e.start as usize..e.end as usize) == Some(key) {
+                return Some(e.line);
             }
-            at = prev;
+            at = e.prev;
         }
         None
     }
 
-    /// The line `key` was seen on. The current message's value: [`Seen::insert`] takes the same one next.
-    fn get(&self, key: &str) -> Option<usize> {
-        let h = std::hash::BuildHasher::hash_one(&self.keys, key);
-        self.pending.set(Some(h));
+    /// The line `key` was seen on. `key` is message `n`'s value: [`Seen::insert`] of the same message takes its hash.
+    fn get(&self, key: &[u8], n: u64) -> Option<usize> {
+        let h = self.keys.hash(key);
+        self.pending.set(Some((n, h)));
+        if self.entries.is_empty() {
+            return None;
+        }
         self.find(h, key)
     }
 
-    /// Remembers the current message's `key` with `line` (it was not seen: [`Seen::get`] said so, or this finds).
-    fn insert(&mut self, key: &str, line: usize) {
+    /// Remembers message `n`'s `key` with `line` (it was not seen: [`Seen::get`] of that message said so, or this
+    /// finds).
+    fn insert(&mut self, key: &[u8], line: usize, n: u64) {
         let h = match self.pending.take() {
-            Some(h) => h,
-            None => {
-                let h = std::hash::BuildHasher::hash_one(&self.keys, key);
+            Some((m, h)) if m == n => h,
+            _ => {
+                let h = self.keys.hash(key);
                 if self.find(h, key).is_some() {
                     return;
                 }
                 h
             }
         };
-        if self.entries.len() >= u32::MAX as usize {
+        // Positions are 32-bit: past 4 GiB of values (or 4 billion of them), later ones are not remembered.
+        let (Ok(start), Ok(end), Ok(at)) = (
+            u32::try_from(self.text.len()),
+            u32::try_from(self.text.len() + key.len()),
+            u32::try_from(self.entries.len()),
+        ) else {
+            return;
+        };
+        if at == u32::MAX {
             return;
         }
-        let start = self.text.len();
-        self.text.push_str(key);
-        let prev = self.by_hash.insert(h, self.entries.len() as u32).unwrap_or(u32::MAX);
-        self.entries.push((start, self.text.len(), line, prev));
+        self.text.extend_from_slice(key);
+        let prev = self.by_hash.insert(h, at).unwrap_or(u32::MAX);
+        self.entries.push(Entry { start, end, prev, line });
     }
 }
 
@@ -846,10 +1111,11 @@ pub struct State {
 impl State {
     /// The state at the start of a stream.
     pub fn new(m: &Machine) -> State {
+        let keys = Keyed::default();
         State {
             next: 0,
-            seen: vec![Seen::default(); m.rules.len()],
-            scopes: vec![ScopeState::default(); m.scopes.len()],
+            seen: vec![Seen::new(keys); m.rules.len()],
+            scopes: m.scopes.iter().map(|sc| ScopeState::new(sc.single, keys)).collect(),
             parts: m
                 .parts
                 .iter()
@@ -880,9 +1146,6 @@ impl State {
 
     /// [`State::check`] of a message already reduced to what the rules read.
     pub fn check_msg(&mut self, m: &Machine, line: usize, msg: &Msg<'_>) -> Option<Violation> {
-        for s in &self.seen {
-            s.pending.set(None);
-        }
         let found = m
             .candidates(msg.role, msg.t)
             .iter()
@@ -909,28 +1172,32 @@ impl State {
     }
 
     fn note_rejected(&mut self, m: &Machine, line: usize, msg: &Msg<'_>) {
-        for (s, sc) in m.scopes.iter().enumerate() {
-            let key = msg.str(&sc.key);
-            let st = &mut self.scopes[s];
-            if let Some(k) = key.filter(|_| msg.is(sc.opened_by)) {
-                remember(&mut st.rejected_open, k, line);
+        let ops = m.ops(msg.t);
+        for &s in &ops.opens {
+            if let Some(k) = msg.str(&m.scopes[s].key) {
+                remember(&mut self.scopes[s].rejected_open, k, line);
             }
-            if msg.is(sc.closed_by) {
-                let k = if sc.single { st.the_open().map(|(k, _)| k.clone()) } else { key.map(String::from) };
-                if let Some(k) = k.filter(|k| st.has(k)) {
-                    remember(&mut st.rejected_close, &k, line);
-                }
+        }
+        for &s in &ops.closes {
+            let st = &mut self.scopes[s];
+            let k: Option<Box<[u8]>> = if m.scopes[s].single {
+                st.the_open().map(|(k, _)| k.into())
+            } else {
+                msg.str(&m.scopes[s].key).filter(|k| st.has(k)).map(Into::into)
+            };
+            if let Some(k) = k {
+                remember(&mut st.rejected_close, &k, line);
             }
         }
     }
 
     /// The open one a closing message closes: the open one of a single scope, else the message's key if open.
-    fn closing<'s>(&'s self, s: usize, scope: &Scope, msg: &Msg<'_>) -> Option<(&'s String, &'s Item)> {
+    fn closing<'s>(&'s self, s: usize, scope: &Scope, msg: &Msg<'_>) -> Option<(&'s [u8], &'s Item)> {
         let st = &self.scopes[s];
         if scope.single {
             st.the_open()
         } else {
-            st.open.get_key_value(msg.str(&scope.key)?)
+            st.open.get(msg.str(&scope.key)?)
         }
     }
 
@@ -943,22 +1210,24 @@ impl State {
         };
         if let Kind::Unique { key } = &r.kind {
             let v = msg.str(key)?;
-            return self.seen[i].get(v).and_then(|l| fire(&[(key.name(), v)], Some(l), None));
+            return self.seen[i]
+                .get(v, self.accepted + self.rejected)
+                .and_then(|l| fire(&[(key.name(), &text_of(v))], Some(l), None));
         }
         let s = r.scope;
         let (sc, st) = (&m.scopes[s], &self.scopes[s]);
         let kname = sc.key.name();
         let key = msg.str(&sc.key);
         let the_open = if sc.single { st.the_open() } else { None };
-        let open = the_open.map(|(k, _)| k.as_str());
+        let open = the_open.map(|(k, _)| k);
         let open_line = the_open.map(|(_, it)| it.line);
-        let with = |k: Option<&str>, extra: &[(&str, &str)], related: Option<usize>, caused_by: Option<usize>| {
-            let mut params: Vec<(&str, &str)> =
-                vec![(kname, k.unwrap_or_default()), ("open", open.unwrap_or_default())];
+        let with = |k: Option<&[u8]>, extra: &[(&str, &str)], related: Option<usize>, caused_by: Option<usize>| {
+            let (k, o) = (text_of(k.unwrap_or_default()), text_of(open.unwrap_or_default()));
+            let mut params: Vec<(&str, &str)> = vec![(kname, &k), ("open", &o)];
             params.extend_from_slice(extra);
             fire(&params, related, caused_by)
         };
-        let rejected_open = |k: Option<&str>| k.and_then(|k| st.rejected_open.get(k).copied());
+        let rejected_open = |k: Option<&[u8]>| k.and_then(|k| find(&st.rejected_open, k).copied());
         let opener = msg.is(sc.opened_by);
         let closer = msg.is(sc.closed_by);
         match &r.kind {
@@ -968,12 +1237,12 @@ impl State {
                 if !opener {
                     return None;
                 }
-                let held = if sc.single { the_open } else { key.and_then(|k| st.open.get_key_value(k)) };
+                let held = if sc.single { the_open } else { key.and_then(|k| st.open.get(k)) };
                 let (k, it) = held?;
-                with(key, &[], Some(it.line), st.rejected_close.get(k).copied())
+                with(key, &[], Some(it.line), find(&st.rejected_close, k).copied())
             }
             Kind::OpenReused => {
-                let ended = key.filter(|_| opener).and_then(|k| st.closed.get(k))?;
+                let ended = key.filter(|_| opener).and_then(|k| find(&st.closed, k))?;
                 with(key, &[], Some(*ended), None)
             }
             Kind::KeyMissing => {
@@ -1001,6 +1270,10 @@ impl State {
                 if !closer {
                     return None;
                 }
+                let bst = &self.scopes[*by];
+                if bst.open.is_empty() {
+                    return None;
+                }
                 let (closing, _) = self.closing(s, sc, msg)?;
                 if let Some((u, mark)) = *unless {
                     let marked = |it: &Item| it.marks.get(mark).is_some_and(Option::is_some);
@@ -1010,26 +1283,30 @@ impl State {
                 }
                 let bsc = &m.scopes[*by];
                 let link = bsc.record.iter().position(|(_, a)| *a == AttrSource::OpenKey(s));
-                let bst = &self.scopes[*by];
                 let blocking = bst.in_order().into_iter().find(|(k, it)| match link {
                     Some(j) if bsc.within != Some(s) => {
-                        it.attrs.get(j).and_then(Value::as_str) == Some(closing.as_str())
+                        it.attrs.get(j).and_then(Value::as_str).map(str::as_bytes) == Some(closing)
                     }
                     _ => *k == closing,
                 });
                 let (b, it) = blocking?;
-                with(Some(closing), &[(bsc.key.name(), b)], Some(it.line), bst.rejected_close.get(b).copied())
+                with(
+                    Some(closing),
+                    &[(bsc.key.name(), &text_of(b))],
+                    Some(it.line),
+                    find(&bst.rejected_close, b).copied(),
+                )
             }
             Kind::CloseRequires { mark, field, equals } => {
                 if !closer {
                     return None;
                 }
                 let (closing, it) = self.closing(s, sc, msg)?;
-                let marked = it.marks.get(*mark).copied().flatten();
+                let marked = it.marks.get(*mark).copied().flatten()?;
                 let value = msg.get(field);
                 let value = value.as_deref();
-                (marked.is_some() && value != Some(equals))
-                    .then(|| with(Some(closing), &[(field.name(), &text(value))], marked, None))?
+                (value != Some(equals))
+                    .then(|| with(Some(closing), &[(field.name(), &text(value))], Some(marked), None))?
             }
         }
     }
@@ -1041,39 +1318,31 @@ impl State {
         for &i in m.candidates(msg.role, msg.t) {
             if let Kind::Unique { key } = &m.rules[i].kind {
                 if let Some(v) = msg.str(key).filter(|_| msg.when(&m.rules[i])) {
-                    self.seen[i].insert(v, line);
+                    self.seen[i].insert(v, line, self.accepted + self.rejected);
                 }
             }
         }
+        let ops = m.ops(msg.t);
         // Closes, in declaration order (what lives within a closed one closes with it).
-        for (s, sc) in m.scopes.iter().enumerate() {
-            if !msg.is(sc.closed_by) {
-                continue;
-            }
-            let closed: Option<String> = if sc.single {
-                let k = self.scopes[s].the_open().map(|(k, _)| k.clone());
-                self.scopes[s].open.clear();
-                k
-            } else {
-                msg.str(&sc.key).and_then(|k| self.scopes[s].open.remove_entry(k)).map(|(k, _)| k)
-            };
+        for &s in &ops.closes {
+            let sc = &m.scopes[s];
+            let st = &mut self.scopes[s];
+            let closed: Option<Box<[u8]>> =
+                if sc.single { st.open.take() } else { msg.str(&sc.key).and_then(|k| st.open.remove(k)) };
             if let Some(k) = closed {
-                for (w, wsc) in m.scopes.iter().enumerate() {
-                    if wsc.within == Some(s) {
-                        self.scopes[w].open.remove(&k);
-                    }
+                for &w in &m.inner[s] {
+                    self.scopes[w].open.remove(&k);
                 }
-                self.scopes[s].rejected_close.remove(&k);
+                let st = &mut self.scopes[s];
+                forget(&mut st.rejected_close, &k);
                 if sc.remember_closed {
-                    self.scopes[s].closed.insert(k, line);
+                    st.closed.insert(k, line);
                 }
             }
         }
         // Opens.
-        for (s, sc) in m.scopes.iter().enumerate() {
-            if !msg.is(sc.opened_by) {
-                continue;
-            }
+        for &s in &ops.opens {
+            let sc = &m.scopes[s];
             let Some(key) = msg.str(&sc.key) else { continue };
             let attrs: Vec<Value> = sc
                 .record
@@ -1081,48 +1350,43 @@ impl State {
                 .map(|(_, a)| match a {
                     AttrSource::Field(f) => msg.get(f).map_or(Value::Null, Cow::into_owned),
                     AttrSource::OpenKey(o) => {
-                        self.scopes[*o].the_open().map_or(Value::Null, |(k, _)| Value::String(k.clone()))
+                        self.scopes[*o].the_open().map_or(Value::Null, |(k, _)| Value::String(text_of(k).into_owned()))
                     }
                 })
                 .collect();
             let at = match sc.within {
                 Some(p) => match self.scopes[p].open.get(key) {
-                    Some(parent) => parent.seq,
+                    Some((_, parent)) => parent.seq,
                     None => continue,
                 },
                 None => seq,
             };
             let st = &mut self.scopes[s];
             if sc.single {
-                st.open.clear();
+                st.open.take();
             }
-            st.rejected_open.remove(key);
+            forget(&mut st.rejected_open, key);
             match st.open.get_mut(key) {
                 Some(it) => it.attrs = attrs,
                 None => {
                     let marks = vec![None; sc.marks.len()];
-                    st.open.insert(key.to_string(), Item { seq: at, line, attrs, marks });
+                    st.open.insert(key.into(), Item { seq: at, line, attrs, marks });
                 }
             }
         }
-        // Marks.
-        for (s, sc) in m.scopes.iter().enumerate() {
-            for (j, mk) in sc.marks.iter().enumerate() {
-                if msg.t == mk.by && mk.role.is_none_or(|r| r == msg.role) {
-                    if let Some(it) = self.scopes[s].open.values_mut().next() {
-                        if let Some(slot) = it.marks.get_mut(j) {
-                            slot.get_or_insert(line);
-                        }
+        // Marks (only single scopes have them: the open one gets them).
+        for &(s, j) in &ops.marks {
+            if m.scopes[s].marks[j].role.is_none_or(|r| r == msg.role) {
+                if let Some((_, it)) = self.scopes[s].open.one.as_mut() {
+                    if let Some(slot) = it.marks.get_mut(j) {
+                        slot.get_or_insert(line);
                     }
                 }
             }
         }
         // Rollup parts.
-        for (part, st) in m.parts.iter().zip(&mut self.parts) {
-            if msg.t != part.event {
-                continue;
-            }
-            match (&part.kind, st) {
+        for &p in &ops.parts {
+            match (&m.parts[p].kind, &mut self.parts[p]) {
                 (PartKind::Last(fields), PartState::Last(last)) => {
                     *last = Some(fields.iter().map(|f| msg.get(f).map_or(Value::Null, Cow::into_owned)).collect());
                 }
@@ -1134,7 +1398,7 @@ impl State {
                     }
                 }
                 (PartKind::Count(field, values), PartState::Count(n)) => {
-                    if let Some(i) = msg.str(field).and_then(|v| values.iter().position(|x| *x == *v)) {
+                    if let Some(i) = msg.str(field).and_then(|v| values.iter().position(|x| x.as_bytes() == v)) {
                         n[i] += 1;
                     }
                 }
@@ -1174,9 +1438,9 @@ impl State {
         let mut open = Map::new();
         for (sc, st) in m.scopes.iter().zip(&self.scopes) {
             let Some(name) = &sc.rollup else { continue };
-            let item = |k: &String, it: &Item| -> Value {
+            let item = |k: &[u8], it: &Item| -> Value {
                 let mut o = Map::new();
-                o.insert(sc.key.name().to_string(), Value::String(k.clone()));
+                o.insert(sc.key.name().to_string(), Value::String(text_of(k).into_owned()));
                 for ((a, _), v) in sc.record.iter().zip(&it.attrs) {
                     o.insert(a.clone(), v.clone());
                 }
