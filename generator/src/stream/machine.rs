@@ -750,40 +750,56 @@ enum At {
 /// (reading a message allocates nothing once they have grown).
 #[derive(Debug, Clone, Default)]
 pub struct Spans {
+    /// Per slot: the value's range in the line (`(0, 0)`: absent).
+    spans: Vec<Span>,
+    /// The strings with escapes, decoded.
     text: String,
-    at: Vec<At>,
+    /// Per string with escapes: its slot and its range in `text` (most messages have none).
+    decoded: Vec<(usize, usize, usize)>,
 }
 
 impl Spans {
     /// Reads the values at `spans` (per slot of [`Machine::reads`], the range in `line` of exactly one JSON value;
-    /// `(0, 0)` when absent) of a line a scanner accepted (so its strings are valid UTF-8). `false` when one is
-    /// not what such a scanner would give.
+    /// `(0, 0)` when absent) of a line a scanner accepted (so its strings are valid UTF-8): only strings with
+    /// escapes are decoded, the others are read in place. `false` when a value is not what such a scanner would
+    /// give.
     pub fn read(&mut self, line: &[u8], spans: &[Span]) -> bool {
+        self.spans.clear();
+        self.spans.extend_from_slice(spans);
         self.text.clear();
-        self.at.clear();
-        for &(start, end) in spans {
+        self.decoded.clear();
+        for (slot, &(start, end)) in spans.iter().enumerate() {
             let (start, end) = (start as usize, end as usize);
-            let Some(b) = line.get(start..end).filter(|_| end > start) else {
-                self.at.push(At::Absent);
+            let Some(b) = line.get(start..end).filter(|b| b.first() == Some(&b'"')) else {
                 continue;
             };
-            if b[0] != b'"' {
-                self.at.push(At::Raw(start, end));
-                continue;
-            }
             let Some(inner) = b.get(1..b.len() - 1).filter(|_| b.len() >= 2 && b[b.len() - 1] == b'"') else {
                 return false;
             };
-            if !inner.contains(&b'\\') {
-                self.at.push(At::Line(start + 1, end - 1));
-                continue;
+            if inner.contains(&b'\\') {
+                let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
+                let from = self.text.len();
+                self.text.push_str(&s);
+                self.decoded.push((slot, from, self.text.len()));
             }
-            let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
-            let from = self.text.len();
-            self.text.push_str(&s);
-            self.at.push(At::Text(from, self.text.len()));
         }
         true
+    }
+
+    /// Where the value of `slot` is.
+    fn at(&self, line: &[u8], slot: usize) -> At {
+        let Some(&(start, end)) = self.spans.get(slot) else { return At::Absent };
+        let (start, end) = (start as usize, end as usize);
+        if end <= start {
+            return At::Absent;
+        }
+        if line.get(start) != Some(&b'"') {
+            return At::Raw(start, end);
+        }
+        match self.decoded.iter().find(|d| d.0 == slot) {
+            Some(&(_, from, to)) => At::Text(from, to),
+            None => At::Line(start + 1, end - 1),
+        }
     }
 }
 
@@ -834,7 +850,7 @@ impl<'v> Msg<'v> {
                 Got::Str(s) => Some(Cow::Owned(Value::String(s.to_string()))),
                 Got::Other(v) => Some(Cow::Borrowed(*v)),
             },
-            Src::Raw { line, spans } => match *spans.at.get(f.slot)? {
+            Src::Raw { line, spans } => match spans.at(line, f.slot) {
                 At::Absent => None,
                 At::Line(..) | At::Text(..) => self.str(f).map(|s| Cow::Owned(Value::String(text_of(s).into_owned()))),
                 At::Raw(a, b) => serde_json::from_slice(line.get(a..b)?).ok().map(Cow::Owned),
@@ -849,7 +865,7 @@ impl<'v> Msg<'v> {
                 Got::Str(s) => Some(s.as_bytes()),
                 Got::Other(_) => None,
             },
-            Src::Raw { line, spans } => match *spans.at.get(f.slot)? {
+            Src::Raw { line, spans } => match spans.at(line, f.slot) {
                 At::Line(a, b) => line.get(a..b),
                 At::Text(a, b) => spans.text.as_bytes().get(a..b),
                 _ => None,
@@ -870,8 +886,8 @@ impl<'v> Msg<'v> {
                 Some(Some(Got::Other(Value::Object(o)))) => return add(o, sums),
                 _ => return,
             },
-            Src::Raw { line, spans } => match spans.at.get(f.slot) {
-                Some(At::Raw(a, b)) => line.get(*a..*b),
+            Src::Raw { line, spans } => match spans.at(line, f.slot) {
+                At::Raw(a, b) => line.get(a..b),
                 _ => None,
             },
         };
@@ -995,31 +1011,32 @@ pub fn format_message(template: &str, params: &[(&str, &str)]) -> String {
     out
 }
 
-/// Strings remembered with a line each (what a `unique` rule has seen), built for one insert per message: the
-/// bytes live in one buffer, found through a table keyed by their [`Keyed`] hash (so crafted input cannot make
-/// them collide); entries with equal hashes are chained and compared in full.
+/// Strings remembered with a line each (what a `unique` rule has seen), built for one insert per message in little
+/// memory (a stream may hold millions, and every page the table grows into costs a fault): the bytes live in one
+/// buffer, found through a table keyed by 32 bits of their [`Keyed`] hash (so crafted input cannot make them
+/// collide); entries with equal keys are chained and compared in full.
 #[derive(Debug, Clone)]
 struct Seen {
     keys: Keyed,
-    /// Per hash: the newest entry with that hash.
-    by_hash: HashMap<u64, u32, std::hash::BuildHasherDefault<HashOnce>>,
+    /// Per key: the newest entry with that key.
+    by_hash: HashMap<u32, u32, std::hash::BuildHasherDefault<HashOnce>>,
     entries: Vec<Entry>,
     text: Vec<u8>,
-    /// The number of the message last checked ([`State::check_msg`]) and its value's hash (so the value is inserted
+    /// The number of the message last checked ([`State::check_msg`]) and its value's key (so the value is inserted
     /// without hashing again).
-    pending: std::cell::Cell<Option<(u64, u64)>>,
+    pending: std::cell::Cell<Option<(u64, u32)>>,
 }
 
-/// A [`Seen`] value: where its bytes are, its line, and the previous entry with the same hash.
+/// A [`Seen`] value: where its bytes end (they start where the previous entry's end), its line, and the previous
+/// entry with the same key.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    start: u32,
     end: u32,
+    line: u32,
     prev: u32,
-    line: usize,
 }
 
-/// The hasher of a key that is a hash already.
+/// The hasher of a key that is (32 bits of) a hash already.
 #[derive(Debug, Default)]
 struct HashOnce(u64);
 
@@ -1034,8 +1051,8 @@ impl std::hash::Hasher for HashOnce {
         }
     }
 
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n) << 32 | u64::from(n);
     }
 }
 
@@ -1044,24 +1061,34 @@ impl Seen {
         Seen { keys, by_hash: HashMap::default(), entries: Vec::new(), text: Vec::new(), pending: Default::default() }
     }
 
-    fn find(&self, h: u64, key: &[u8]) -> Option<usize> {
-        let mut at = *self.by_hash.get(&h)?;
-        while let Some(e) = self.entries.get(at as usize) {
-            if self.text.get(e.start as usize..e.end as usize) == Some(key) {
-                return Some(e.line);
+    /// The table key of `key`.
+    fn key(&self, key: &[u8]) -> u32 {
+        (self.keys.hash(key) >> 32) as u32
+    }
+
+    fn find(&self, h: u32, key: &[u8]) -> Option<usize> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let mut at = *self.by_hash.get(&h)? as usize;
+        while let Some(e) = self.entries.get(at) {
+            let start = match at.checked_sub(1) {
+                Some(p) => self.entries.get(p).map_or(0, |p| p.end as usize),
+                None => 0,
+            };
+            if self.text.get(start..e.end as usize) == Some(key) {
+                return Some(e.line as usize);
             }
-            at = e.prev;
+            at = e.prev as usize;
         }
         None
     }
 
-    /// The line `key` was seen on. `key` is message `n`'s value: [`Seen::insert`] of the same message takes its hash.
+    /// The line `key` was seen on. `key` is message `n`'s value: [`Seen::insert`] of the same message takes its
+    /// table key.
     fn get(&self, key: &[u8], n: u64) -> Option<usize> {
-        let h = self.keys.hash(key);
+        let h = self.key(key);
         self.pending.set(Some((n, h)));
-        if self.entries.is_empty() {
-            return None;
-        }
         self.find(h, key)
     }
 
@@ -1071,19 +1098,18 @@ impl Seen {
         let h = match self.pending.take() {
             Some((m, h)) if m == n => h,
             _ => {
-                let h = self.keys.hash(key);
+                let h = self.key(key);
                 if self.find(h, key).is_some() {
                     return;
                 }
                 h
             }
         };
-        // Positions are 32-bit: past 4 GiB of values (or 4 billion of them), later ones are not remembered.
-        let (Ok(start), Ok(end), Ok(at)) = (
-            u32::try_from(self.text.len()),
-            u32::try_from(self.text.len() + key.len()),
-            u32::try_from(self.entries.len()),
-        ) else {
+        // Positions are 32-bit: past 4 GiB of values, 4 billion of them or line 4 billion, later ones are not
+        // remembered.
+        let (Ok(end), Ok(at), Ok(line)) =
+            (u32::try_from(self.text.len() + key.len()), u32::try_from(self.entries.len()), u32::try_from(line))
+        else {
             return;
         };
         if at == u32::MAX {
@@ -1091,7 +1117,7 @@ impl Seen {
         }
         self.text.extend_from_slice(key);
         let prev = self.by_hash.insert(h, at).unwrap_or(u32::MAX);
-        self.entries.push(Entry { start, end, prev, line });
+        self.entries.push(Entry { end, line, prev });
     }
 }
 
