@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use wiregen::emit::Output;
 use wiregen::engine::{Engine, EngineOptions};
 use wiregen::stream::StreamSummary;
-use wiregen::validate::{validate_reader_with, Piece, Record, Summary, Threads};
+use wiregen::validate::{validate_reader_into, Piece, Record, Summary, Threads};
 
 /// Schema-first codegen and validation for the agent session protocol.
 ///
@@ -782,7 +782,15 @@ fn check_input(
         }
     };
     let mut write_err = None;
-    let sink = CliSink { out, format: a.format, shown: &shown, name_file, quiet: a.summary, error: &mut write_err };
+    let mut sink = CliSink {
+        out,
+        format: a.format,
+        shown: &shown,
+        name_file,
+        quiet: a.summary,
+        error: &mut write_err,
+        buf: Vec::new(),
+    };
     let res = if a.stream {
         StreamSummary::of_reader(engine, &shown, reader, sink).map(|s| {
             if a.summary {
@@ -797,7 +805,9 @@ fn check_input(
             s.counts()
         })
     } else {
-        validate_reader_with(engine, reader, sink, threads)
+        // Records are written on the threads that check them.
+        let format = RecordFormat { format: a.format, shown: &shown, name_file };
+        validate_reader_into(engine, reader, &|rec, out| format.write(rec, out), &mut sink, threads)
     };
     match (res, write_err) {
         (_, Some(e)) => Err(Failed::Output(e)),
@@ -818,27 +828,40 @@ struct CliSink<'a, W: Write> {
     /// Only the summary is printed (`--stream --summary`).
     quiet: bool,
     error: &'a mut Option<std::io::Error>,
+    /// A record's bytes, kept from one record to the next.
+    buf: Vec<u8>,
 }
 
-impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
-    fn record(&mut self, rec: Record) -> std::ops::ControlFlow<()> {
-        if self.quiet {
-            return std::ops::ControlFlow::Continue(());
-        }
-        let r = match self.format {
+/// How `validate` writes a record: a JSON line (naming its file when more than one is checked), or text lines whose
+/// input-derived parts are escaped.
+#[derive(Clone, Copy)]
+struct RecordFormat<'a> {
+    format: Format,
+    shown: &'a str,
+    name_file: bool,
+}
+
+impl RecordFormat<'_> {
+    fn write(&self, rec: &Record, out: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail (string keys, no I/O).
+        let _ = match self.format {
             Format::Json if self.name_file => {
                 // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
-                serde_json::to_vec(&rec).map_err(std::io::Error::from).and_then(|json| {
-                    self.out.write_all(b"{\"file\":")?;
-                    serde_json::to_writer(&mut *self.out, self.shown)?;
-                    self.out.write_all(b",")?;
-                    self.out.write_all(&json[1..])?;
-                    self.out.write_all(b"\n")
-                })
+                out.extend_from_slice(b"{\"file\":");
+                let _ = serde_json::to_writer(&mut *out, self.shown);
+                out.push(b',');
+                let at = out.len();
+                let r = serde_json::to_writer(&mut *out, rec);
+                // The record's own opening brace goes: the file is its first member.
+                out.remove(at);
+                out.push(b'\n');
+                r.map_err(std::io::Error::from)
             }
-            Format::Json => serde_json::to_writer(&mut *self.out, &rec)
-                .map_err(std::io::Error::from)
-                .and_then(|_| self.out.write_all(b"\n")),
+            Format::Json => {
+                let r = serde_json::to_writer(&mut *out, rec);
+                out.push(b'\n');
+                r.map_err(std::io::Error::from)
+            }
             Format::Text => rec.errors.iter().try_for_each(|e| {
                 let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
                 let mut links = Vec::new();
@@ -850,7 +873,7 @@ impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
                 }
                 let links = if links.is_empty() { String::new() } else { format!(" ({})", links.join("; ")) };
                 writeln!(
-                    self.out,
+                    out,
                     "{}:{}: {}: {} [{}]{links}",
                     printable(self.shown),
                     rec.line,
@@ -860,7 +883,30 @@ impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
                 )
             }),
         };
-        match r {
+    }
+}
+
+impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
+    fn record(&mut self, rec: Record) -> std::ops::ControlFlow<()> {
+        if self.quiet {
+            return std::ops::ControlFlow::Continue(());
+        }
+        let mut bytes = std::mem::take(&mut self.buf);
+        bytes.clear();
+        RecordFormat { format: self.format, shown: self.shown, name_file: self.name_file }.write(&rec, &mut bytes);
+        let flow = wiregen::validate::ByteSink::write(self, &bytes);
+        self.buf = bytes;
+        flow
+    }
+
+    fn idle(&mut self) {
+        wiregen::validate::ByteSink::idle(self);
+    }
+}
+
+impl<W: Write> wiregen::validate::ByteSink for CliSink<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> std::ops::ControlFlow<()> {
+        match self.out.write_all(bytes) {
             Ok(()) => std::ops::ControlFlow::Continue(()),
             Err(e) => {
                 *self.error = Some(e);

@@ -153,11 +153,12 @@ fn lines_of(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// A batch of whole lines (`data[..len]`; the buffer past `len` is room for reading), and whether the input ended
-/// with it.
+/// A batch of whole lines (`data[..len]`; the buffer past `len` is room for reading), how many lines it holds (as
+/// [`lines_of`] gives them), and whether the input ended with it.
 struct Batch {
     data: Vec<u8>,
     len: usize,
+    lines: usize,
     eof: bool,
 }
 
@@ -199,14 +200,16 @@ fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>)
         };
         if let Some(p) = cut {
             carry.extend_from_slice(&buf[p + 1..len]);
-            return Ok(Some(Batch { data: buf, len: p + 1, eof: false }));
+            return Ok(Some(Batch { data: buf, len: p + 1, lines, eof: false }));
         }
         if eof {
             if len == 0 {
                 spare(buf);
                 return Ok(None);
             }
-            return Ok(Some(Batch { data: buf, len, eof: true }));
+            // Every newline is counted (no cut came before the end); a last line without one is a line too.
+            let lines = lines + usize::from(buf[len - 1] != b'\n');
+            return Ok(Some(Batch { data: buf, len, lines, eof: true }));
         }
         if buf.len() - len < READ_ROOM {
             // A long line: the room doubles, so reading it costs time in proportion to its length.
@@ -297,9 +300,22 @@ pub fn validate_reader_with<R: BufRead + Send>(
     threads: Threads,
 ) -> io::Result<Summary> {
     let mut out = Numbered { sink, next_line: 1, summary: Summary::default() };
+    if start(engine, &mut reader, &mut out)?.is_continue() {
+        for_each_line(reader, &|line| engine.check_line_fast(line), &mut out, threads)?;
+    }
+    Ok(out.summary)
+}
+
+/// Checks the first line, or the whole input when it is one pretty-printed document: `Continue` when the rest is
+/// to be checked line by line (from line 2).
+fn start<R: BufRead>(
+    engine: &Engine,
+    reader: &mut R,
+    out: &mut dyn Consumer<Vec<Issue>>,
+) -> io::Result<ControlFlow<()>> {
     let mut first = Vec::new();
-    if read_line(&mut reader, &mut first)? == 0 {
-        return Ok(out.summary);
+    if read_line(reader, &mut first)? == 0 {
+        return Ok(ControlFlow::Break(()));
     }
     if first_line_incomplete(&first) {
         let mut stopped = false;
@@ -308,10 +324,81 @@ pub fn validate_reader_with<R: BufRead + Send>(
                 stopped = out.consume(engine.check_line_fast(&bytes)).is_break();
             }
         })?;
-        return Ok(out.summary);
+        return Ok(ControlFlow::Break(()));
     }
-    if out.consume(engine.check_line_fast(&first)).is_continue() {
-        for_each_line(reader, &|line| engine.check_line_fast(line), &mut out, threads)?;
+    Ok(out.consume(engine.check_line_fast(&first)))
+}
+
+/// Where [`validate_reader_into`] writes: the records' bytes, in input order.
+pub trait ByteSink {
+    /// The next records, written; [`ControlFlow::Break`] stops the run (as [`RecordSink::record`]).
+    fn write(&mut self, bytes: &[u8]) -> ControlFlow<()>;
+
+    /// As [`RecordSink::idle`]: the moment to flush.
+    fn idle(&mut self) {}
+}
+
+/// Writes one record as output bytes (on the thread that checked it).
+pub type Format<'a> = &'a (dyn Fn(&Record, &mut Vec<u8>) + Sync);
+
+/// [`validate_reader_with`] for output that is bytes: each record is written by `format` on the thread that checked
+/// it (with all cores, writing the records is spread over them as checking is), and `sink` gets the bytes in input
+/// order, byte for byte what formatting the records of [`validate_reader_with`] one after another gives.
+///
+/// # Errors
+/// Only I/O errors while reading; every problem with the data is a record.
+pub fn validate_reader_into<R: BufRead + Send>(
+    engine: &Engine,
+    mut reader: R,
+    format: Format<'_>,
+    sink: &mut dyn ByteSink,
+    threads: Threads,
+) -> io::Result<Summary> {
+    struct Written<'a> {
+        sink: &'a mut dyn ByteSink,
+        format: Format<'a>,
+        next_line: usize,
+        summary: Summary,
+    }
+    impl Consumer<Vec<Issue>> for Written<'_> {
+        fn consume(&mut self, errors: Vec<Issue>) -> ControlFlow<()> {
+            let rec = Record::new(self.next_line, errors);
+            self.next_line += 1;
+            self.summary.records += 1;
+            self.summary.invalid += usize::from(!rec.valid);
+            let mut bytes = Vec::new();
+            (self.format)(&rec, &mut bytes);
+            self.sink.write(&bytes)
+        }
+        fn idle(&mut self) {
+            self.sink.idle();
+        }
+    }
+    impl Consumer<(Vec<u8>, Summary)> for Written<'_> {
+        fn consume(&mut self, (bytes, s): (Vec<u8>, Summary)) -> ControlFlow<()> {
+            self.next_line += s.records;
+            self.summary.records += s.records;
+            self.summary.invalid += s.invalid;
+            self.sink.write(&bytes)
+        }
+        fn idle(&mut self) {
+            self.sink.idle();
+        }
+    }
+    let mut out = Written { sink, format, next_line: 1, summary: Summary::default() };
+    if start(engine, &mut reader, &mut out)?.is_continue() {
+        let work = |first: usize, data: &[u8]| {
+            let (mut bytes, mut s) = (Vec::new(), Summary::default());
+            for (i, line) in lines_of(data).enumerate() {
+                let rec = Record::new(first + i, engine.check_line_fast(line));
+                s.records += 1;
+                s.invalid += usize::from(!rec.valid);
+                format(&rec, &mut bytes);
+            }
+            (bytes, s)
+        };
+        let next = out.next_line;
+        for_each_batch(reader, next, &work, &mut out, threads)?;
     }
     Ok(out.summary)
 }
@@ -345,76 +432,71 @@ impl<S: RecordSink> Consumer<Vec<Issue>> for Numbered<S> {
     }
 }
 
-/// Runs `work` on every line of `reader` (JSONL: each line without its `\n` or `\r\n`) on all cores, and hands the
+/// Runs `work` on every batch of lines of `reader` (JSONL: each line without its `\n` or `\r\n`, as [`lines_of`]
+/// gives them, with the number of the batch's first line, counting from `first_line`) on all cores, and hands the
 /// results to `out` in input order, until it says stop.
 ///
 /// A reader thread cuts the input into batches of whole lines, one worker thread per core runs `work` over a batch
 /// at a time, and the calling thread consumes the results in order while the workers go on with the next batches;
-/// [`Consumer::idle`] is called whenever the calling thread has consumed everything so far and must wait. At most a few batch
-/// buffers exist (they are recycled), so memory stays bounded even when `consume` is slow. Input that ends within
-/// one batch runs on the calling thread, without starting threads.
+/// [`Consumer::idle`] is called whenever the calling thread has consumed everything so far and must wait. At most a
+/// few batch buffers exist (they are recycled), so memory stays bounded even when `consume` is slow. With
+/// [`Threads::One`], on one core, or for input that ends within one batch, everything runs on the calling thread.
 ///
 /// # Errors
 /// Only I/O errors while reading.
-pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
+pub(crate) fn for_each_batch<R: BufRead + Send, B: Send>(
     mut reader: R,
-    work: &(dyn Fn(&[u8]) -> T + Sync),
-    out: &mut dyn Consumer<T>,
+    first_line: usize,
+    work: &(dyn Fn(usize, &[u8]) -> B + Sync),
+    out: &mut dyn Consumer<B>,
     threads: Threads,
 ) -> io::Result<()> {
     use std::sync::mpsc::{channel, sync_channel};
     use std::sync::{Arc, Mutex};
 
-    // With one core, a reader thread and one worker would only take turns with this thread.
-    let workers = cores();
-    if threads == Threads::One || workers == 1 {
-        struct Here<'a, T> {
-            work: &'a (dyn Fn(&[u8]) -> T + Sync),
-            out: &'a mut dyn Consumer<T>,
-        }
-        impl<T> Consumer<&[u8]> for Here<'_, T> {
-            fn consume(&mut self, line: &[u8]) -> ControlFlow<()> {
-                self.out.consume((self.work)(line))
-            }
-            fn idle(&mut self) {
-                self.out.idle();
-            }
-        }
-        return each_line_here(&mut reader, &mut Here { work, out });
-    }
-    let check = |data: &[u8]| -> Vec<T> { lines_of(data).map(work).collect() };
     let mut carry = Vec::new();
     // Reading may wait on a slow pipe: what came before is handed over first.
     out.idle();
     let Some(head) = next_batch(&mut reader, &mut carry, batch_buffer())? else { return Ok(()) };
-    if head.eof {
-        for r in check(head.lines()) {
-            if out.consume(r).is_break() {
-                break;
+    // With one core, a reader thread and one worker would only take turns with this thread.
+    let workers = cores();
+    if head.eof || threads == Threads::One || workers == 1 {
+        let (mut batch, mut line) = (head, first_line);
+        loop {
+            let r = work(line, batch.lines());
+            line += batch.lines;
+            if out.consume(r).is_break() || batch.eof {
+                spare(batch.data);
+                return Ok(());
+            }
+            out.idle();
+            match next_batch(&mut reader, &mut carry, batch.data)? {
+                Some(b) => batch = b,
+                None => return Ok(()),
             }
         }
-        spare(head.data);
-        return Ok(());
     }
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
-    let (work_tx, work_rx) = sync_channel::<(usize, Batch)>(workers);
+    let (work_tx, work_rx) = sync_channel::<(usize, usize, Batch)>(workers);
     // Only the workers hold the receiver: when they are gone, the reader's next send fails and it stops.
     let work_rx = Arc::new(Mutex::new(work_rx));
     // At most this many batch buffers exist: the reader waits for a checked one when all are in flight.
     let buffers = 2 * workers + 2;
     let (free_tx, free_rx) = sync_channel::<Vec<u8>>(buffers);
     std::thread::scope(|scope| {
-        let (done_tx, done_rx) = channel::<(usize, Vec<u8>, Vec<T>)>();
+        let (done_tx, done_rx) = channel::<(usize, Vec<u8>, B)>();
         let producer = scope.spawn(move || {
             let mut data = Some(head);
-            let mut seq = 0;
+            let (mut seq, mut line) = (0, first_line);
             let mut allocated = 1;
             while let Some(d) = data {
+                let lines = d.lines;
                 // A closed channel means the consumer stopped; the rest of the input is not needed.
-                if work_tx.send((seq, d)).is_err() {
+                if work_tx.send((seq, line, d)).is_err() {
                     break;
                 }
                 seq += 1;
+                line += lines;
                 let buf = match free_rx.try_recv() {
                     Ok(b) => b,
                     Err(_) if allocated < buffers => {
@@ -431,12 +513,12 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
             Ok::<(), io::Error>(())
         });
         for _ in 0..workers {
-            let (work_rx, done_tx, check) = (work_rx.clone(), done_tx.clone(), &check);
+            let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
             scope.spawn(move || loop {
                 let next = work_rx.lock().map(|rx| rx.recv());
-                let Ok(Ok((seq, batch))) = next else { break };
-                let results = check(batch.lines());
-                if done_tx.send((seq, batch.data, results)).is_err() {
+                let Ok(Ok((seq, line, batch))) = next else { break };
+                let result = work(line, batch.lines());
+                if done_tx.send((seq, batch.data, result)).is_err() {
                     break;
                 }
             });
@@ -447,13 +529,11 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         let mut want = 0;
         'consume: loop {
             let Some(next) = recv_or_idle(&done_rx, || out.idle()) else { break };
-            let (seq, data, results) = next;
-            pending.insert(seq, (data, results));
-            while let Some((data, results)) = pending.remove(&want) {
-                for r in results {
-                    if out.consume(r).is_break() {
-                        break 'consume;
-                    }
+            let (seq, data, result) = next;
+            pending.insert(seq, (data, result));
+            while let Some((data, result)) = pending.remove(&want) {
+                if out.consume(result).is_break() {
+                    break 'consume;
                 }
                 let _ = free_tx.send(data);
                 want += 1;
@@ -464,6 +544,25 @@ pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
         drop(free_tx);
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     })
+}
+
+/// [`for_each_batch`] with `work` run on every line, its results consumed one by one.
+pub(crate) fn for_each_line<R: BufRead + Send, T: Send>(
+    reader: R,
+    work: &(dyn Fn(&[u8]) -> T + Sync),
+    out: &mut dyn Consumer<T>,
+    threads: Threads,
+) -> io::Result<()> {
+    struct Each<'a, T>(&'a mut dyn Consumer<T>);
+    impl<T> Consumer<Vec<T>> for Each<'_, T> {
+        fn consume(&mut self, results: Vec<T>) -> ControlFlow<()> {
+            results.into_iter().try_for_each(|r| self.0.consume(r))
+        }
+        fn idle(&mut self) {
+            self.0.idle();
+        }
+    }
+    for_each_batch(reader, 0, &|_, data| lines_of(data).map(work).collect::<Vec<T>>(), &mut Each(out), threads)
 }
 
 /// The cores this process may use, asked once (the answer reads cgroup files: too slow to ask per input).
@@ -788,7 +887,8 @@ mod tests {
         let mut carry = Vec::new();
         let mut lines = 0;
         while let Some(b) = next_batch(&mut reader, &mut carry, batch_buffer()).expect("read") {
-            lines += lines_of(b.lines()).count();
+            assert_eq!(b.lines, lines_of(b.lines()).count(), "a batch counts its lines");
+            lines += b.lines;
         }
         assert_eq!(lines, 3);
         assert!(start.elapsed() < std::time::Duration::from_secs(10), "took {:?}", start.elapsed());
@@ -801,7 +901,8 @@ mod tests {
         let mut carry = Vec::new();
         let mut sizes = Vec::new();
         while let Some(b) = next_batch(&mut reader, &mut carry, batch_buffer()).expect("read") {
-            sizes.push(lines_of(b.lines()).count());
+            assert_eq!(b.lines, lines_of(b.lines()).count(), "a batch counts its lines");
+            sizes.push(b.lines);
         }
         assert_eq!(sizes, vec![BATCH_LINES, BATCH_LINES, BATCH_LINES, 5]);
     }

@@ -237,6 +237,14 @@ fn records_keep_their_line_numbers_across_batches_and_threads() {
     let invalid: Vec<usize> =
         recs.iter().filter(|r| r["valid"] == false).map(|r| r["line"].as_u64().expect("line") as usize).collect();
     assert_eq!(invalid, bad_at);
+    // Text records are written on the threads that check them too: the same lines, in order.
+    let out = wiregen(&["validate", "--format", "text", "-"], input.as_bytes());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let lines: Vec<usize> = text
+        .lines()
+        .map(|l| l.strip_prefix("<stdin>:").and_then(|r| r.split(':').next()).expect(l).parse().expect(l))
+        .collect();
+    assert_eq!(lines, bad_at, "{text}");
 }
 
 /// A broken schema: exit 2 with located diagnostics, as JSON objects on stdout with `--format json`, exactly the
