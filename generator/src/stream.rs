@@ -416,6 +416,38 @@ mod tests {
         assert_eq!(c.rollup().messages.rejected as usize, ids.len() + unique.len() - first.len());
     }
 
+    /// A crafted stream cannot make the checker quadratic: with 20,000 tool calls open in one turn, each of 20,000
+    /// `turn-end`s finds the first-opened open call through an index (a scan and sort of the open calls per
+    /// `turn-end` took minutes on such a stream), and names it.
+    #[test]
+    fn many_open_calls_and_as_many_turn_ends_stay_linear() {
+        let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
+        let mut c = StreamChecker::new(&e);
+        let n = 20_000;
+        let start = std::time::Instant::now();
+        let turn = br#"{"id":"s","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-start"}}"#;
+        assert!(c.check(1, turn).valid);
+        for i in 0..n {
+            let l = format!(
+                r#"{{"id":"c{i}","time":1,"role":"agent","turn":"t1","ev":{{"t":"tool-call-start","call":"k{i}","name":"x","title":"t","description":"d","args":{{}}}}}}"#
+            );
+            assert!(c.check(i + 2, l.as_bytes()).valid);
+        }
+        let end = |i: usize| {
+            format!(r#"{{"id":"e{i}","time":1,"role":"agent","turn":"t1","ev":{{"t":"tool-call-end","call":"k{i}"}}}}"#)
+        };
+        assert!(c.check(n + 2, end(0).as_bytes()).valid);
+        for i in 0..n {
+            let l = format!(
+                r#"{{"id":"x{i}","time":1,"role":"agent","turn":"t1","ev":{{"t":"turn-end","status":"completed"}}}}"#
+            );
+            let r = c.check(n + 3 + i, l.as_bytes());
+            assert_eq!((r.errors[0].rule, r.errors[0].related), ("turn.end-open-call", Some(3)), "{r:?}");
+            assert!(r.errors[0].message.contains("`k1`"), "{r:?}");
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "took {:?}", start.elapsed());
+    }
+
     /// Writes `v` as JSON with every character of every string value escaped (`\u00XX`), keys as they are.
     fn escaped(v: &Value, out: &mut String) {
         match v {

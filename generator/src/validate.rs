@@ -249,7 +249,7 @@ fn spare(buf: Vec<u8>) {
     });
 }
 
-/// Where [`validate_into`] sends its records.
+/// Where [`validate_reader`] sends its records.
 pub trait RecordSink {
     /// Takes the next record (in input order); [`ControlFlow::Break`] stops the run (say, the reader of the
     /// output went away): no more input is read than is already on its way.

@@ -8,7 +8,7 @@
 //! (`<crate>::stream`). Messages reach it already checked against the message-level rules.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 
 use serde_json::{Map, Value};
@@ -604,12 +604,17 @@ fn remember(map: &mut Table<usize>, key: &[u8], line: usize) {
 }
 
 /// The open ones of a scope, by key: a single scope's one in place (it is read by most rules on every message),
-/// any other's in a table.
+/// any other's in a table. Each value recorded from another scope's open key (a call's turn) is indexed, so the
+/// first-opened one recorded under a given key is found without a scan (a turn cannot end while a call it started
+/// is open: with thousands of calls open, a scan per `turn-end` made a crafted stream quadratic).
 #[derive(Debug, Clone)]
 struct Open {
     single: bool,
     one: Option<(Box<[u8]>, Item)>,
     many: Table<Item>,
+    /// Per recorded value taken from another scope's open key (its position in the record): the open ones by that
+    /// value, in the order they opened.
+    links: Vec<(usize, Table<BTreeMap<u64, Box<[u8]>>>)>,
 }
 
 impl Open {
@@ -630,31 +635,76 @@ impl Open {
         }
     }
 
-    fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
-        match &mut self.one {
-            Some((k, it)) if **k == *key => Some(it),
-            _ if self.many.is_empty() => None,
-            _ => self.many.get_mut(key),
+    /// The first-opened one whose recorded value at `attr` (taken from another scope's open key) is `value`.
+    fn first_linked(&self, attr: usize, value: &[u8]) -> Option<(&[u8], &Item)> {
+        let (_, by) = self.links.iter().find(|(j, _)| *j == attr)?;
+        let (_, key) = find(by, value)?.first_key_value()?;
+        self.get(key)
+    }
+
+    /// Adds `it` (opened under `key`) to the link indexes, or takes it out.
+    fn index(&mut self, key: &[u8], it: &Item, add: bool) {
+        for (j, by) in &mut self.links {
+            let Some(Value::String(v)) = it.attrs.get(*j) else { continue };
+            if add {
+                by.entry(v.as_bytes().into()).or_default().insert(it.seq, key.into());
+            } else if let Some(m) = by.get_mut(v.as_bytes()) {
+                m.remove(&it.seq);
+                if m.is_empty() {
+                    by.remove(v.as_bytes());
+                }
+            }
         }
+    }
+
+    /// Replaces the recorded values of the open `key`.
+    fn set_attrs(&mut self, key: &[u8], attrs: Vec<Value>) -> bool {
+        let Some(it) = (match &mut self.one {
+            Some((k, it)) if **k == *key => Some(it.clone()),
+            _ => self.many.get(key).cloned(),
+        }) else {
+            return false;
+        };
+        self.index(key, &it, false);
+        let it = Item { attrs, ..it };
+        self.index(key, &it, true);
+        match &mut self.one {
+            Some((k, one)) if **k == *key => *one = it,
+            _ => {
+                self.many.insert(key.into(), it);
+            }
+        }
+        true
     }
 
     /// Closes `key`, giving its key back.
     fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
-        if self.one.as_ref().is_some_and(|(k, _)| **k == *key) {
-            return self.one.take().map(|(k, _)| k);
-        }
-        if self.many.is_empty() {
+        let (k, it) = if self.one.as_ref().is_some_and(|(k, _)| **k == *key) {
+            self.one.take()?
+        } else if self.many.is_empty() {
             return None;
-        }
-        self.many.remove_entry(key).map(|(k, _)| k)
+        } else {
+            self.many.remove_entry(key)?
+        };
+        self.index(&k, &it, false);
+        Some(k)
     }
 
     /// Closes a single scope's open one, giving its key back.
     fn take(&mut self) -> Option<Box<[u8]>> {
-        self.one.take().map(|(k, _)| k)
+        let (k, it) = self.one.take()?;
+        self.index(&k, &it, false);
+        Some(k)
     }
 
+    /// Opens `key` (a single scope's open one, or one under the same key, closes first).
     fn insert(&mut self, key: Box<[u8]>, item: Item) {
+        if self.single {
+            self.take();
+        } else {
+            self.remove(&key);
+        }
+        self.index(&key, &item, true);
         if self.single {
             self.one = Some((key, item));
         } else {
@@ -692,9 +742,16 @@ struct Item {
 }
 
 impl ScopeState {
-    fn new(single: bool, keys: Keyed) -> ScopeState {
+    fn new(sc: &Scope, keys: Keyed) -> ScopeState {
+        let links = sc
+            .record
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, a))| matches!(a, AttrSource::OpenKey(_)))
+            .map(|(j, _)| (j, HashMap::with_hasher(keys)))
+            .collect();
         ScopeState {
-            open: Open { single, one: None, many: HashMap::with_hasher(keys) },
+            open: Open { single: sc.single, one: None, many: HashMap::with_hasher(keys), links },
             closed: HashMap::with_hasher(keys),
             rejected_open: HashMap::with_hasher(keys),
             rejected_close: HashMap::with_hasher(keys),
@@ -1141,7 +1198,7 @@ impl State {
         State {
             next: 0,
             seen: vec![Seen::new(keys); m.rules.len()],
-            scopes: m.scopes.iter().map(|sc| ScopeState::new(sc.single, keys)).collect(),
+            scopes: m.scopes.iter().map(|sc| ScopeState::new(sc, keys)).collect(),
             parts: m
                 .parts
                 .iter()
@@ -1309,12 +1366,11 @@ impl State {
                 }
                 let bsc = &m.scopes[*by];
                 let link = bsc.record.iter().position(|(_, a)| *a == AttrSource::OpenKey(s));
-                let blocking = bst.in_order().into_iter().find(|(k, it)| match link {
-                    Some(j) if bsc.within != Some(s) => {
-                        it.attrs.get(j).and_then(Value::as_str).map(str::as_bytes) == Some(closing)
-                    }
-                    _ => *k == closing,
-                });
+                // The first one opened that the closing one holds: by the recorded key, or by the same key.
+                let blocking = match link {
+                    Some(j) if bsc.within != Some(s) => bst.open.first_linked(j, closing),
+                    _ => bst.open.get(closing),
+                };
                 let (b, it) = blocking?;
                 with(
                     Some(closing),
@@ -1392,13 +1448,12 @@ impl State {
                 st.open.take();
             }
             forget(&mut st.rejected_open, key);
-            match st.open.get_mut(key) {
-                Some(it) => it.attrs = attrs,
-                None => {
-                    let marks = vec![None; sc.marks.len()];
-                    st.open.insert(key.into(), Item { seq: at, line, attrs, marks });
-                }
-            }
+            let Err(attrs) = (if st.open.get(key).is_some() { Ok(st.open.set_attrs(key, attrs)) } else { Err(attrs) })
+            else {
+                continue;
+            };
+            let marks = vec![None; sc.marks.len()];
+            st.open.insert(key.into(), Item { seq: at, line, attrs, marks });
         }
         // Marks (only single scopes have them: the open one gets them).
         for &(s, j) in &ops.marks {

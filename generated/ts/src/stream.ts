@@ -407,6 +407,10 @@ interface Item {
 
 interface ScopeState {
   open: Map<string, Item>;
+  /** Per recorded value taken from another scope's open key (by its position in the record): the open ones with
+   * that value, in the order they were indexed, and whether that is the order they opened (so the first-opened one
+   * is the first entry; a crafted stream with thousands of open calls and as many `turn-end`s stays linear). */
+  links: Map<number, Map<string, { items: Map<string, number>; ordered: boolean; last: number }>>;
   /** Keys of closed ones, with the line that closed each (only when a rule forbids reopening). */
   closed: Map<string, number>;
   /** Keys a rejected line would have opened or closed, with that line. */
@@ -429,6 +433,57 @@ function theOpen(st: ScopeState): [string, Item] | undefined {
   return undefined;
 }
 
+/** Adds an open one to its scope's link indexes, or takes it out. */
+function index(st: ScopeState, key: string, it: Item, add: boolean): void {
+  for (const [j, by] of st.links) {
+    const v = it.attrs[j];
+    if (typeof v !== "string") continue;
+    let set = by.get(v);
+    if (add) {
+      if (set === undefined) {
+        set = { items: new Map<string, number>(), ordered: true, last: it.seq };
+        by.set(v, set);
+      }
+      if (it.seq < set.last) set.ordered = false;
+      set.last = it.seq;
+      set.items.set(key, it.seq);
+    } else if (set !== undefined) {
+      set.items.delete(key);
+      if (set.items.size === 0) by.delete(v);
+    }
+  }
+}
+
+function openItem(st: ScopeState, key: string, it: Item): void {
+  closeItem(st, key);
+  index(st, key, it, true);
+  st.open.set(key, it);
+}
+
+function closeItem(st: ScopeState, key: string): boolean {
+  const it = st.open.get(key);
+  if (it === undefined) return false;
+  index(st, key, it, false);
+  return st.open.delete(key);
+}
+
+function clearOpen(st: ScopeState): void {
+  for (const k of [...st.open.keys()]) closeItem(st, k);
+}
+
+/** The first-opened open one whose recorded value at `attr` is `value`. */
+function firstLinked(st: ScopeState, attr: number, value: string): [string, Item] | undefined {
+  const set = st.links.get(attr)?.get(value);
+  if (set === undefined) return undefined;
+  let best: [string, number] | undefined;
+  for (const e of set.items) {
+    if (best === undefined || e[1] < best[1]) best = e;
+    if (set.ordered) break;
+  }
+  const it = best === undefined ? undefined : st.open.get(best[0]);
+  return best === undefined || it === undefined ? undefined : [best[0], it];
+}
+
 function inOrder(st: ScopeState): [string, Item][] {
   return [...st.open].sort((a, b) => a[1].seq - b[1].seq);
 }
@@ -443,8 +498,11 @@ export class SessionStreamChecker {
   #line = 0;
   #next = 0;
   #seen: Map<string, number>[] = SEQUENCE.rules.map(() => new Map<string, number>());
-  #scopes: ScopeState[] = SEQUENCE.scopes.map(() => ({
+  #scopes: ScopeState[] = SEQUENCE.scopes.map((sc) => ({
     open: new Map<string, Item>(),
+    links: new Map(
+      sc.record.flatMap((a, j) => (a.from.source === "open-key" ? [[j, new Map()] as const] : [])),
+    ),
     closed: new Map<string, number>(),
     rejectedOpen: new Map<string, number>(),
     rejectedClose: new Map<string, number>(),
@@ -612,9 +670,14 @@ export class SessionStreamChecker {
         const bsc = SEQUENCE.scopes[k.by] as Scope;
         const bst = this.#scopes[k.by] as ScopeState;
         const link = bsc.record.findIndex((a) => a.from.source === "open-key" && a.from.of === k.scope);
-        const blocking = inOrder(bst).find(([bk, it]) =>
-          link >= 0 && bsc.within !== k.scope ? it.attrs[link] === c[0] : bk === c[0],
-        );
+        // The first one opened that the closing one holds: by the recorded key, or by the same key.
+        const same = bst.open.get(c[0]);
+        const blocking =
+          link >= 0 && bsc.within !== k.scope
+            ? firstLinked(bst, link, c[0])
+            : same === undefined
+              ? undefined
+              : ([c[0], same] as const);
         if (blocking === undefined) return undefined;
         return withKey(c[0], { [bsc.key.property]: blocking[0] }, blocking[1].line, bst.rejectedClose.get(blocking[0]));
       }
@@ -645,14 +708,14 @@ export class SessionStreamChecker {
       let closed: string | undefined;
       if (sc.single) {
         closed = theOpen(st)?.[0];
-        st.open.clear();
+        clearOpen(st);
       } else {
         const k = str(m, sc.key);
-        if (k !== undefined && st.open.delete(k)) closed = k;
+        if (k !== undefined && closeItem(st, k)) closed = k;
       }
       if (closed === undefined) return;
       SEQUENCE.scopes.forEach((w, wi) => {
-        if (w.within === s) (this.#scopes[wi] as ScopeState).open.delete(closed);
+        if (w.within === s) closeItem(this.#scopes[wi] as ScopeState, closed);
       });
       st.rejectedClose.delete(closed);
       if (sc.rememberClosed) st.closed.set(closed, line);
@@ -676,11 +739,11 @@ export class SessionStreamChecker {
         at = parent.seq;
       }
       const st = this.#scopes[s] as ScopeState;
-      if (sc.single) st.open.clear();
+      if (sc.single) clearOpen(st);
       st.rejectedOpen.delete(key);
       const it = st.open.get(key);
-      if (it !== undefined) it.attrs = attrs;
-      else st.open.set(key, { seq: at, line, attrs, marks: sc.marks.map(() => null) });
+      if (it !== undefined) openItem(st, key, { ...it, attrs });
+      else openItem(st, key, { seq: at, line, attrs, marks: sc.marks.map(() => null) });
     });
     // Marks.
     SEQUENCE.scopes.forEach((sc, s) => {
