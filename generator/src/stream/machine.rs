@@ -613,8 +613,11 @@ struct Open {
     many: Table<Item>,
     /// Per recorded value taken from another scope's open key (its position in the record): the open ones by that
     /// value, in the order they opened.
-    links: Vec<(usize, Table<BTreeMap<u64, Box<[u8]>>>)>,
+    links: Vec<(usize, Table<ByOpening>)>,
 }
+
+/// Open ones by when they opened (their `seq`), giving their keys.
+type ByOpening = BTreeMap<u64, Box<[u8]>>;
 
 impl Open {
     fn is_empty(&self) -> bool {
