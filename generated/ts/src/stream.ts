@@ -409,7 +409,7 @@ interface ScopeState {
   open: Map<string, Item>;
   /** Per recorded value taken from another scope's open key (by its position in the record): the open ones with
    * that value, in the order they were indexed, and whether that is the order they opened (so the first-opened one
-   * is the first entry; a crafted stream with thousands of open calls and as many `turn-end`s stays linear). */
+   * is the first entry; a crafted stream with thousands open and as many closing messages stays linear). */
   links: Map<number, Map<string, { items: Map<string, number>; ordered: boolean; last: number }>>;
   /** Keys of closed ones, with the line that closed each (only when a rule forbids reopening). */
   closed: Map<string, number>;

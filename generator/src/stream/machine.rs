@@ -603,9 +603,9 @@ fn remember(map: &mut Table<usize>, key: &[u8], line: usize) {
 }
 
 /// The open ones of a scope, by key: a single scope's one in place (it is read by most rules on every message),
-/// any other's in a table. Each value recorded from another scope's open key (a call's turn) is indexed, so the
-/// first-opened one recorded under a given key is found without a scan (a turn cannot end while a call it started
-/// is open: with thousands of calls open, a scan per `turn-end` made a crafted stream quadratic).
+/// any other's in a table. Each value recorded from another scope's open key is indexed, so the first-opened one
+/// recorded under a given key is found without a scan (a `close-blocked` rule asks for it on every closing message:
+/// with thousands open, a scan per closing message made a crafted stream quadratic).
 #[derive(Debug, Clone)]
 struct Open {
     single: bool,
