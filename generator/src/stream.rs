@@ -448,6 +448,44 @@ mod tests {
         assert!(start.elapsed() < std::time::Duration::from_secs(60), "took {:?}", start.elapsed());
     }
 
+    /// A message that needs an open turn while none is open names the latest rejected line that would have opened
+    /// one, without a scan of the (up to 4,096) remembered ones per message: 4,096 rejected `turn-start`s, then
+    /// 50,000 permission requests outside a turn; the latest is still found after accepted lines take keys away.
+    #[test]
+    fn the_latest_rejected_opening_is_found_without_a_scan() {
+        let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
+        let mut c = StreamChecker::new(&e);
+        let k = 4096;
+        let start = std::time::Instant::now();
+        let bad_start = |i: usize| {
+            format!(r#"{{"id":"a{i}","time":1,"role":"agent","turn":"t{i}","ev":{{"t":"turn-start","bogus":1}}}}"#)
+        };
+        for i in 0..k {
+            assert!(!c.check(i + 1, bad_start(i).as_bytes()).valid);
+        }
+        let request = |i: usize| {
+            format!(
+                r#"{{"id":"p{i}","time":1,"role":"agent","ev":{{"t":"permission-request","call":"c1","toolName":"b","title":"x","description":"d","args":{{}}}}}}"#
+            )
+        };
+        let mut line = k;
+        for i in 0..50_000 {
+            line += 1;
+            let r = c.check(line, request(i).as_bytes());
+            assert_eq!((r.errors[0].rule, r.errors[0].caused_by), ("permission.outside-turn", Some(k)), "{r:?}");
+        }
+        // The latest one's key opens and closes for real: the one before it is the latest now.
+        let last = k - 1;
+        for ev in [r#"{"t":"turn-start"}"#, r#"{"t":"turn-end","status":"completed"}"#] {
+            line += 1;
+            let l = format!(r#"{{"id":"o{line}","time":1,"role":"agent","turn":"t{last}","ev":{ev}}}"#);
+            assert!(c.check(line, l.as_bytes()).valid);
+        }
+        let r = c.check(line + 1, request(99_999).as_bytes());
+        assert_eq!(r.errors[0].caused_by, Some(k - 1), "{r:?}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "took {:?}", start.elapsed());
+    }
+
     /// Writes `v` as JSON with every character of every string value escaped (`\u00XX`), keys as they are.
     fn escaped(v: &Value, out: &mut String) {
         match v {

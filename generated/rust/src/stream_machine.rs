@@ -727,6 +727,10 @@ struct ScopeState {
     closed: Table<usize>,
     /// Keys a rejected line would have opened, with that line (until an accepted line opens the key).
     rejected_open: Table<usize>,
+    /// The lines of `rejected_open`, each with how many keys have it (the latest is asked for on every message
+    /// that needs an open one while none is: a scan of up to [`REJECTED_KEYS`] lines each time was slow on a
+    /// crafted stream).
+    rejected_open_lines: BTreeMap<usize, u32>,
     /// Keys a rejected line would have closed, with that line (until an accepted line closes the key).
     rejected_close: Table<usize>,
 }
@@ -745,6 +749,40 @@ struct Item {
 }
 
 impl ScopeState {
+    /// Remembers that rejected `line` would have opened `key` ([`remember`], keeping the line index).
+    fn remember_rejected_open(&mut self, key: &[u8], line: usize) {
+        let before = find(&self.rejected_open, key).copied();
+        remember(&mut self.rejected_open, key, line);
+        let now = find(&self.rejected_open, key).copied();
+        if now != before {
+            if let Some(old) = before {
+                self.drop_rejected_line(old);
+            }
+            if let Some(l) = now {
+                *self.rejected_open_lines.entry(l).or_default() += 1;
+            }
+        }
+    }
+
+    /// An accepted line opened `key`: no rejected line stands for it any more.
+    fn forget_rejected_open(&mut self, key: &[u8]) {
+        if self.rejected_open.is_empty() {
+            return;
+        }
+        if let Some(old) = self.rejected_open.remove(key) {
+            self.drop_rejected_line(old);
+        }
+    }
+
+    fn drop_rejected_line(&mut self, line: usize) {
+        if let Some(n) = self.rejected_open_lines.get_mut(&line) {
+            *n -= 1;
+            if *n == 0 {
+                self.rejected_open_lines.remove(&line);
+            }
+        }
+    }
+
     fn new(sc: &Scope, keys: Keyed) -> ScopeState {
         let links = sc
             .record
@@ -757,6 +795,7 @@ impl ScopeState {
             open: Open { single: sc.single, one: None, many: HashMap::with_hasher(keys), links },
             closed: HashMap::with_hasher(keys),
             rejected_open: HashMap::with_hasher(keys),
+            rejected_open_lines: BTreeMap::new(),
             rejected_close: HashMap::with_hasher(keys),
         }
     }
@@ -1261,7 +1300,7 @@ impl State {
         let ops = m.ops(msg.t);
         for &s in &ops.opens {
             if let Some(k) = msg.str(&m.scopes[s].key) {
-                remember(&mut self.scopes[s].rejected_open, k, line);
+                self.scopes[s].remember_rejected_open(k, line);
             }
         }
         for &s in &ops.closes {
@@ -1350,7 +1389,8 @@ impl State {
                 (!st.has(v)).then(|| with(Some(v), &[], None, rejected_open(Some(v))))?
             }
             Kind::NeedsOpen => {
-                st.open.is_empty().then(|| with(key, &[], None, st.rejected_open.values().max().copied()))?
+                let latest = st.rejected_open_lines.last_key_value().map(|(l, _)| *l);
+                st.open.is_empty().then(|| with(key, &[], None, latest))?
             }
             Kind::CloseBlocked { by, unless } => {
                 if !closer {
@@ -1450,7 +1490,7 @@ impl State {
             if sc.single {
                 st.open.take();
             }
-            forget(&mut st.rejected_open, key);
+            st.forget_rejected_open(key);
             let Err(attrs) = (if st.open.get(key).is_some() { Ok(st.open.set_attrs(key, attrs)) } else { Err(attrs) })
             else {
                 continue;

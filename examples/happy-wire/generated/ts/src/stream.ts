@@ -334,6 +334,9 @@ interface ScopeState {
   closed: Map<string, number>;
   /** Keys a rejected line would have opened or closed, with that line. */
   rejectedOpen: Map<string, number>;
+  /** `rejectedOpen`'s entries as they were remembered (lines only grow): the latest still remembered is found by
+   * dropping stale ones from the end, not by a scan per message (a crafted stream made that slow). */
+  rejectedOpenOrder: [string, number][];
   rejectedClose: Map<string, number>;
 }
 
@@ -424,6 +427,7 @@ export class SessionStreamChecker {
     ),
     closed: new Map<string, number>(),
     rejectedOpen: new Map<string, number>(),
+    rejectedOpenOrder: [],
     rejectedClose: new Map<string, number>(),
   }));
   #parts: PartState[] = SEQUENCE.rollup.map((p): PartState => {
@@ -468,7 +472,16 @@ export class SessionStreamChecker {
     SEQUENCE.scopes.forEach((sc, s) => {
       const st = this.#scopes[s] as ScopeState;
       const key = str(m, sc.key);
-      if (m.t === sc.openedBy && key !== undefined) remember(st.rejectedOpen, key, line);
+      if (m.t === sc.openedBy && key !== undefined) {
+        remember(st.rejectedOpen, key, line);
+        if (st.rejectedOpen.get(key) === line) {
+          st.rejectedOpenOrder.push([key, line]);
+          // Stale entries are dropped when they outnumber the live ones.
+          if (st.rejectedOpenOrder.length > 2 * st.rejectedOpen.size + 16) {
+            st.rejectedOpenOrder = st.rejectedOpenOrder.filter(([k, l]) => st.rejectedOpen.get(k) === l);
+          }
+        }
+      }
       if (m.t === sc.closedBy) {
         const k = sc.single ? theOpen(st)?.[0] : key;
         if (k !== undefined && st.open.has(k)) remember(st.rejectedClose, k, line);
@@ -574,8 +587,13 @@ export class SessionStreamChecker {
       }
       case "needs-open": {
         if (st.open.size !== 0) return undefined;
-        const lines = [...st.rejectedOpen.values()];
-        return withKey(key, {}, undefined, lines.length === 0 ? undefined : Math.max(...lines));
+        const order = st.rejectedOpenOrder;
+        let last = order[order.length - 1];
+        while (last !== undefined && st.rejectedOpen.get(last[0]) !== last[1]) {
+          order.pop();
+          last = order[order.length - 1];
+        }
+        return withKey(key, {}, undefined, last?.[1]);
       }
       case "close-blocked": {
         if (!closer) return undefined;
