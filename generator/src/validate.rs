@@ -860,6 +860,52 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// The bytes of [`validate_reader_into`] are the records of [`validate_reader_with`], formatted one after
+    /// another, with all cores and with one, across many batches (lines cut by count and by size, `\r\n`, a last
+    /// line without a newline); a sink that says stop gets nothing more.
+    #[test]
+    fn written_records_are_the_records_formatted_in_order() {
+        let engine =
+            Engine::new(crate::builtin::load().expect("the built-in schema"), Default::default()).expect("a root type");
+        let good = r#"{"id":"m","time":1,"role":"user","ev":{"t":"text","text":"hi"}}"#;
+        let bad = r#"{"id":"m","time":1,"role":"user","ev":{"t":"turn-start"}}"#;
+        let mut input = String::new();
+        for i in 0..3 * BATCH_LINES {
+            input.push_str(if i % 997 == 0 { bad } else { good });
+            input.push_str(if i % 5 == 0 { "\r\n" } else { "\n" });
+            if i == BATCH_LINES + 7 {
+                input.push_str(&format!("{{\"pad\":\"{}\"}}\n", "x".repeat(BATCH_BYTES)));
+            }
+        }
+        input.push_str(bad);
+        let format = |rec: &Record, out: &mut Vec<u8>| {
+            out.extend_from_slice(format!("{}:{}:{}\n", rec.line, rec.valid, rec.errors.len()).as_bytes());
+        };
+        let mut want = Vec::new();
+        let counts = validate_reader_with(&engine, input.as_bytes(), |r: Record| format(&r, &mut want), Threads::One)
+            .expect("read");
+        struct Bytes(Vec<u8>, Option<usize>);
+        impl ByteSink for Bytes {
+            fn write(&mut self, b: &[u8]) -> ControlFlow<()> {
+                self.0.extend_from_slice(b);
+                match self.1 {
+                    Some(n) if self.0.len() >= n => ControlFlow::Break(()),
+                    _ => ControlFlow::Continue(()),
+                }
+            }
+        }
+        for threads in [Threads::AllCores, Threads::One] {
+            let mut got = Bytes(Vec::new(), None);
+            let s = validate_reader_into(&engine, input.as_bytes(), &format, &mut got, threads).expect("read");
+            assert_eq!((s.records, s.invalid), (counts.records, counts.invalid), "{threads:?}");
+            assert!(got.0 == want, "{threads:?}: the bytes differ");
+            let mut stopped = Bytes(Vec::new(), Some(100));
+            validate_reader_into(&engine, input.as_bytes(), &format, &mut stopped, threads).expect("read");
+            assert!(stopped.0.len() < want.len() && want.starts_with(&stopped.0), "{threads:?}: went on after a stop");
+        }
+        assert_eq!(counts.records, 3 * BATCH_LINES + 2);
+    }
+
     /// A reader that gives at most `step` bytes per read, like a pipe that is slower than its reader.
     struct Trickle<'a> {
         data: &'a [u8],
