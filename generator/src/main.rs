@@ -843,46 +843,47 @@ struct RecordFormat<'a> {
 
 impl RecordFormat<'_> {
     fn write(&self, rec: &Record, out: &mut Vec<u8>) {
-        // Writing into a Vec cannot fail (string keys, no I/O).
-        let _ = match self.format {
-            Format::Json if self.name_file => {
-                // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
-                out.extend_from_slice(b"{\"file\":");
-                let _ = serde_json::to_writer(&mut *out, self.shown);
-                out.push(b',');
-                let at = out.len();
-                let r = serde_json::to_writer(&mut *out, rec);
-                // The record's own opening brace goes: the file is its first member.
-                out.remove(at);
-                out.push(b'\n');
-                r.map_err(std::io::Error::from)
-            }
+        // Writing into a Vec cannot fail (string keys, no I/O): the results are not looked at.
+        match self.format {
             Format::Json => {
-                let r = serde_json::to_writer(&mut *out, rec);
+                let at = out.len();
+                if self.name_file {
+                    // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
+                    out.extend_from_slice(b"{\"file\":");
+                    let _ = serde_json::to_writer(&mut *out, self.shown);
+                    out.push(b',');
+                }
+                let start = out.len();
+                let _ = serde_json::to_writer(&mut *out, rec);
+                if start > at {
+                    // The record's own opening brace goes: the file is its first member.
+                    out.remove(start);
+                }
                 out.push(b'\n');
-                r.map_err(std::io::Error::from)
             }
-            Format::Text => rec.errors.iter().try_for_each(|e| {
-                let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
-                let mut links = Vec::new();
-                if let Some(l) = e.related {
-                    links.push(format!("see line {l}"));
+            Format::Text => {
+                for e in &rec.errors {
+                    let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
+                    let mut links = Vec::new();
+                    if let Some(l) = e.related {
+                        links.push(format!("see line {l}"));
+                    }
+                    if let Some(l) = e.caused_by {
+                        links.push(format!("follows from rejected line {l}"));
+                    }
+                    let links = if links.is_empty() { String::new() } else { format!(" ({})", links.join("; ")) };
+                    let _ = writeln!(
+                        out,
+                        "{}:{}: {}: {} [{}]{links}",
+                        printable(self.shown),
+                        rec.line,
+                        printable(ptr),
+                        printable(&e.message),
+                        e.rule
+                    );
                 }
-                if let Some(l) = e.caused_by {
-                    links.push(format!("follows from rejected line {l}"));
-                }
-                let links = if links.is_empty() { String::new() } else { format!(" ({})", links.join("; ")) };
-                writeln!(
-                    out,
-                    "{}:{}: {}: {} [{}]{links}",
-                    printable(self.shown),
-                    rec.line,
-                    printable(ptr),
-                    printable(&e.message),
-                    e.rule
-                )
-            }),
-        };
+            }
+        }
     }
 }
 
