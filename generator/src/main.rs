@@ -782,32 +782,28 @@ fn check_input(
         }
     };
     let mut write_err = None;
-    let mut sink = CliSink {
-        out,
-        format: a.format,
-        shown: &shown,
-        name_file,
-        quiet: a.summary,
-        error: &mut write_err,
-        buf: Vec::new(),
-    };
-    let res = if a.stream {
-        StreamSummary::of_reader(engine, &shown, reader, sink).map(|s| {
-            if a.summary {
-                let r = match a.format {
-                    Format::Json => serde_json::to_writer(&mut *out, &s),
-                    Format::Text => serde_json::to_writer_pretty(&mut *out, &s),
-                };
-                if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
-                    write_err.get_or_insert(e);
-                }
+    // How a record is written: by the thread that checks it, into a buffer the sink writes whole.
+    let format = RecordFormat { format: a.format, shown: &shown, name_file };
+    let write = |rec: &Record, out: &mut Vec<u8>| format.write(rec, out);
+    let res = if a.stream && a.summary {
+        // Only the summary is printed.
+        StreamSummary::of_reader(engine, &shown, reader, |_: Record| {}).map(|s| {
+            let r = match a.format {
+                Format::Json => serde_json::to_writer(&mut *out, &s),
+                Format::Text => serde_json::to_writer_pretty(&mut *out, &s),
+            };
+            if let Err(e) = r.map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")) {
+                write_err.get_or_insert(e);
             }
             s.counts()
         })
     } else {
-        // Records are written on the threads that check them.
-        let format = RecordFormat { format: a.format, shown: &shown, name_file };
-        validate_reader_into(engine, reader, &|rec, out| format.write(rec, out), &mut sink, threads)
+        let mut sink = CliSink { out, error: &mut write_err };
+        if a.stream {
+            wiregen::stream::check_reader_into(engine, reader, &write, &mut sink).map(|(s, _)| s)
+        } else {
+            validate_reader_into(engine, reader, &write, &mut sink, threads)
+        }
     };
     match (res, write_err) {
         (_, Some(e)) => Err(Failed::Output(e)),
@@ -816,20 +812,12 @@ fn check_input(
     }
 }
 
-/// Where `validate` writes its records: JSON lines, or text lines whose input-derived parts are escaped. A write
-/// error stops the run (a reader that went away, as with `| head -1`, stops the validation too); while the input
-/// is idle, the output is flushed, so `tail -f log | wiregen validate -` shows each record as its line arrives.
+/// Where `validate` writes its records' bytes. A write error stops the run (a reader that went away, as with
+/// `| head -1`, stops the validation too); while the input is idle, the output is flushed, so
+/// `tail -f log | wiregen validate -` shows each record as its line arrives.
 struct CliSink<'a, W: Write> {
     out: &'a mut W,
-    format: Format,
-    shown: &'a str,
-    /// JSON records name their file (`"file"`): more than one file is checked.
-    name_file: bool,
-    /// Only the summary is printed (`--stream --summary`).
-    quiet: bool,
     error: &'a mut Option<std::io::Error>,
-    /// A record's bytes, kept from one record to the next.
-    buf: Vec<u8>,
 }
 
 /// How `validate` writes a record: a JSON line (naming its file when more than one is checked), or text lines whose
@@ -884,24 +872,6 @@ impl RecordFormat<'_> {
                 }
             }
         }
-    }
-}
-
-impl<W: Write> wiregen::validate::RecordSink for CliSink<'_, W> {
-    fn record(&mut self, rec: Record) -> std::ops::ControlFlow<()> {
-        if self.quiet {
-            return std::ops::ControlFlow::Continue(());
-        }
-        let mut bytes = std::mem::take(&mut self.buf);
-        bytes.clear();
-        RecordFormat { format: self.format, shown: self.shown, name_file: self.name_file }.write(&rec, &mut bytes);
-        let flow = wiregen::validate::ByteSink::write(self, &bytes);
-        self.buf = bytes;
-        flow
-    }
-
-    fn idle(&mut self) {
-        wiregen::validate::ByteSink::idle(self);
     }
 }
 

@@ -47,7 +47,7 @@ use serde_json::{Map, Value};
 use crate::engine::{Engine, Issue};
 use crate::fast::{CapturePlan, Captured};
 use crate::ir::{Model, Protocol};
-use crate::validate::{Consumer, Record, RecordSink, Summary};
+use crate::validate::{ByteSink, Consumer, Format, Record, RecordSink, Summary};
 use machine::{Machine, Msg, Spans, State};
 
 /// Checks the protocol's sequence rules over a stream of messages.
@@ -309,6 +309,71 @@ pub fn check_reader<R: BufRead>(
     Ok((summary, checker.rollup()))
 }
 
+/// [`check_reader`] for output that is bytes: each record is written by `format` into one buffer, which goes to
+/// `sink` once per batch of input, whenever the input is idle (so a live stream's records are seen as they come)
+/// and at most 64 KiB at a time, byte for byte what formatting the records of [`check_reader`] one after another
+/// gives.
+///
+/// # Errors
+/// Only I/O errors while reading; every problem with the data is a record.
+pub fn check_reader_into<R: BufRead>(
+    engine: &Engine,
+    mut reader: R,
+    format: Format<'_>,
+    sink: &mut dyn ByteSink,
+) -> io::Result<(Summary, Rollup)> {
+    struct Lines<'e, 'a> {
+        checker: StreamChecker<'e>,
+        summary: Summary,
+        format: Format<'a>,
+        sink: &'a mut dyn ByteSink,
+        buf: Vec<u8>,
+        stopped: bool,
+    }
+    impl Lines<'_, '_> {
+        fn flush(&mut self) -> ControlFlow<()> {
+            if !self.buf.is_empty() && !self.stopped {
+                self.stopped = self.sink.write(&self.buf).is_break();
+                self.buf.clear();
+            }
+            if self.stopped {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    impl Consumer<&[u8]> for Lines<'_, '_> {
+        fn consume(&mut self, bytes: &[u8]) -> ControlFlow<()> {
+            let rec = self.checker.check(self.summary.records + 1, bytes);
+            self.summary.records += 1;
+            self.summary.invalid += usize::from(!rec.valid);
+            (self.format)(&rec, &mut self.buf);
+            if self.buf.len() >= 64 << 10 {
+                return self.flush();
+            }
+            ControlFlow::Continue(())
+        }
+        fn idle(&mut self) {
+            if self.flush().is_continue() {
+                self.sink.idle();
+            }
+        }
+    }
+    let mut lines = Lines {
+        checker: StreamChecker::new(engine),
+        summary: Summary::default(),
+        format,
+        sink,
+        buf: Vec::new(),
+        stopped: false,
+    };
+    crate::validate::each_line_here(&mut reader, &mut lines)?;
+    let _ = lines.flush();
+    let Lines { checker, summary, .. } = lines;
+    Ok((summary, checker.rollup()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,6 +549,45 @@ mod tests {
         let r = c.check(line + 1, request(99_999).as_bytes());
         assert_eq!(r.errors[0].caused_by, Some(k - 1), "{r:?}");
         assert!(start.elapsed() < std::time::Duration::from_secs(60), "took {:?}", start.elapsed());
+    }
+
+    /// The bytes of [`check_reader_into`] are the records of [`check_reader`] formatted one after another, over
+    /// more than one batch of input and past the 64 KiB flush; a sink that says stop gets nothing more.
+    #[test]
+    fn written_stream_records_are_the_records_formatted_in_order() {
+        let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/streams");
+        let mut input = Vec::new();
+        for _ in 0..400 {
+            for f in ["seed-realistic-flow.jsonl", "invalid-echoes-point-to-their-cause.jsonl"] {
+                input.extend(std::fs::read(dir.join(f)).expect("fixture"));
+            }
+        }
+        let format = |rec: &Record, out: &mut Vec<u8>| {
+            let _ = serde_json::to_writer(&mut *out, rec);
+            out.push(b'\n');
+        };
+        let mut want = Vec::new();
+        let (counts, rollup) = check_reader(&e, input.as_slice(), |r: Record| format(&r, &mut want)).expect("read");
+        struct Bytes(Vec<u8>, Option<usize>);
+        impl ByteSink for Bytes {
+            fn write(&mut self, b: &[u8]) -> ControlFlow<()> {
+                self.0.extend_from_slice(b);
+                match self.1 {
+                    Some(n) if self.0.len() >= n => ControlFlow::Break(()),
+                    _ => ControlFlow::Continue(()),
+                }
+            }
+        }
+        let mut got = Bytes(Vec::new(), None);
+        let (s, r) = check_reader_into(&e, input.as_slice(), &format, &mut got).expect("read");
+        assert!(want.len() > 1 << 20, "more than one batch: {}", want.len());
+        assert!(got.0 == want, "the bytes differ");
+        assert_eq!((s, r), (counts, rollup));
+        let mut stopped = Bytes(Vec::new(), Some(100));
+        check_reader_into(&e, input.as_slice(), &format, &mut stopped).expect("read");
+        // The first write (at the 64 KiB flush) said stop: nothing after it.
+        assert!(stopped.0.len() < (64 << 10) + 4096 && want.starts_with(&stopped.0), "went on after a stop");
     }
 
     /// Writes `v` as JSON with every character of every string value escaped (`\u00XX`), keys as they are.
