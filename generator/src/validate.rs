@@ -865,8 +865,9 @@ mod tests {
     /// line without a newline); a sink that says stop gets nothing more.
     #[test]
     fn written_records_are_the_records_formatted_in_order() {
-        let engine =
-            Engine::new(crate::builtin::load().expect("the built-in schema"), Default::default()).expect("a root type");
+        let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema");
+        let engine = Engine::new(crate::load::load(&schema).expect("the schema loads"), Default::default())
+            .expect("a root type");
         let good = r#"{"id":"m","time":1,"role":"user","ev":{"t":"text","text":"hi"}}"#;
         let bad = r#"{"id":"m","time":1,"role":"user","ev":{"t":"turn-start"}}"#;
         let mut input = String::new();
