@@ -800,7 +800,7 @@ fn check_input(
     } else {
         let mut sink = CliSink { out, error: &mut write_err };
         if a.stream {
-            wiregen::stream::check_reader_into(engine, reader, &write, &mut sink).map(|(s, _)| s)
+            wiregen::stream::check_reader_into(engine, reader, &write, &mut sink)
         } else {
             validate_reader_into(engine, reader, &write, &mut sink, threads)
         }
