@@ -568,16 +568,7 @@ mod tests {
         };
         let mut want = Vec::new();
         let (counts, rollup) = check_reader(&e, input.as_slice(), |r: Record| format(&r, &mut want)).expect("read");
-        struct Bytes(Vec<u8>, Option<usize>);
-        impl ByteSink for Bytes {
-            fn write(&mut self, b: &[u8]) -> ControlFlow<()> {
-                self.0.extend_from_slice(b);
-                match self.1 {
-                    Some(n) if self.0.len() >= n => ControlFlow::Break(()),
-                    _ => ControlFlow::Continue(()),
-                }
-            }
-        }
+        use crate::validate::Bytes;
         let mut got = Bytes(Vec::new(), None);
         let s = check_reader_into(&e, input.as_slice(), &format, &mut got).expect("read");
         assert!(want.len() > 1 << 20, "more than one batch: {}", want.len());

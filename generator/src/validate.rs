@@ -771,6 +771,21 @@ pub fn in_order<R: Send>(
     });
 }
 
+/// A [`ByteSink`] for tests: keeps what it is given, and says stop once it holds `.1` bytes (when set).
+#[cfg(test)]
+pub(crate) struct Bytes(pub Vec<u8>, pub Option<usize>);
+
+#[cfg(test)]
+impl ByteSink for Bytes {
+    fn write(&mut self, b: &[u8]) -> ControlFlow<()> {
+        self.0.extend_from_slice(b);
+        match self.1 {
+            Some(n) if self.0.len() >= n => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -885,16 +900,6 @@ mod tests {
         let mut want = Vec::new();
         let counts = validate_reader_with(&engine, input.as_bytes(), |r: Record| format(&r, &mut want), Threads::One)
             .expect("read");
-        struct Bytes(Vec<u8>, Option<usize>);
-        impl ByteSink for Bytes {
-            fn write(&mut self, b: &[u8]) -> ControlFlow<()> {
-                self.0.extend_from_slice(b);
-                match self.1 {
-                    Some(n) if self.0.len() >= n => ControlFlow::Break(()),
-                    _ => ControlFlow::Continue(()),
-                }
-            }
-        }
         for threads in [Threads::AllCores, Threads::One] {
             let mut got = Bytes(Vec::new(), None);
             let s = validate_reader_into(&engine, input.as_bytes(), &format, &mut got, threads).expect("read");
