@@ -282,11 +282,17 @@ impl StreamSummary {
 ///
 /// # Errors
 /// Only I/O errors while reading; every problem with the data is a [`Record`].
-pub fn check_reader<R: BufRead>(
-    engine: &Engine,
+pub fn check_reader<R: BufRead>(engine: &Engine, reader: R, sink: impl RecordSink) -> io::Result<(Summary, Rollup)> {
+    let (summary, checker, _) = check_lines(engine, reader, sink)?;
+    Ok((summary, checker.rollup()))
+}
+
+/// Checks every line of `reader` as one stream into `sink`: the counts, the checker at the end, and the sink.
+fn check_lines<'e, R: BufRead, S: RecordSink>(
+    engine: &'e Engine,
     mut reader: R,
-    sink: impl RecordSink,
-) -> io::Result<(Summary, Rollup)> {
+    sink: S,
+) -> io::Result<(Summary, StreamChecker<'e>, S)> {
     struct Lines<'e, S> {
         checker: StreamChecker<'e>,
         summary: Summary,
@@ -295,8 +301,7 @@ pub fn check_reader<R: BufRead>(
     impl<S: RecordSink> Consumer<&[u8]> for Lines<'_, S> {
         fn consume(&mut self, bytes: &[u8]) -> ControlFlow<()> {
             let rec = self.checker.check(self.summary.records + 1, bytes);
-            self.summary.records += 1;
-            self.summary.invalid += usize::from(!rec.valid);
+            self.summary.add(&rec);
             self.sink.record(rec)
         }
         fn idle(&mut self) {
@@ -305,8 +310,7 @@ pub fn check_reader<R: BufRead>(
     }
     let mut lines = Lines { checker: StreamChecker::new(engine), summary: Summary::default(), sink };
     crate::validate::each_line_here(&mut reader, &mut lines)?;
-    let Lines { checker, summary, .. } = lines;
-    Ok((summary, checker.rollup()))
+    Ok((lines.summary, lines.checker, lines.sink))
 }
 
 /// [`check_reader`] for output that is bytes: each record is written by `format` into one buffer, which goes to
@@ -318,19 +322,18 @@ pub fn check_reader<R: BufRead>(
 /// Only I/O errors while reading; every problem with the data is a record.
 pub fn check_reader_into<R: BufRead>(
     engine: &Engine,
-    mut reader: R,
+    reader: R,
     format: Format<'_>,
     sink: &mut dyn ByteSink,
 ) -> io::Result<Summary> {
-    struct Lines<'e, 'a> {
-        checker: StreamChecker<'e>,
-        summary: Summary,
+    /// Records written into one buffer, handed to the byte sink when the input is idle or the buffer is full.
+    struct Buffered<'a> {
         format: Format<'a>,
         sink: &'a mut dyn ByteSink,
         buf: Vec<u8>,
         stopped: bool,
     }
-    impl Lines<'_, '_> {
+    impl Buffered<'_> {
         fn flush(&mut self) -> ControlFlow<()> {
             if !self.buf.is_empty() && !self.stopped {
                 self.stopped = self.sink.write(&self.buf).is_break();
@@ -343,11 +346,8 @@ pub fn check_reader_into<R: BufRead>(
             }
         }
     }
-    impl Consumer<&[u8]> for Lines<'_, '_> {
-        fn consume(&mut self, bytes: &[u8]) -> ControlFlow<()> {
-            let rec = self.checker.check(self.summary.records + 1, bytes);
-            self.summary.records += 1;
-            self.summary.invalid += usize::from(!rec.valid);
+    impl RecordSink for Buffered<'_> {
+        fn record(&mut self, rec: Record) -> ControlFlow<()> {
             (self.format)(&rec, &mut self.buf);
             if self.buf.len() >= 64 << 10 {
                 return self.flush();
@@ -360,17 +360,10 @@ pub fn check_reader_into<R: BufRead>(
             }
         }
     }
-    let mut lines = Lines {
-        checker: StreamChecker::new(engine),
-        summary: Summary::default(),
-        format,
-        sink,
-        buf: Vec::new(),
-        stopped: false,
-    };
-    crate::validate::each_line_here(&mut reader, &mut lines)?;
-    let _ = lines.flush();
-    Ok(lines.summary)
+    let (summary, _, mut out) =
+        check_lines(engine, reader, Buffered { format, sink, buf: Vec::new(), stopped: false })?;
+    let _ = out.flush();
+    Ok(summary)
 }
 
 #[cfg(test)]

@@ -36,6 +36,14 @@ pub struct Summary {
     pub invalid: usize,
 }
 
+impl Summary {
+    /// Counts one record.
+    pub(crate) fn add(&mut self, rec: &Record) {
+        self.records += 1;
+        self.invalid += usize::from(!rec.valid);
+    }
+}
+
 /// How much input after an incomplete first line is buffered to see whether it is one pretty-printed document.
 pub(crate) const PRETTY_DOCUMENT_LIMIT: u64 = 16 << 20;
 
@@ -112,16 +120,47 @@ pub(crate) fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<
 /// # Errors
 /// Only I/O errors while reading.
 pub(crate) fn each_line_here<R: BufRead>(reader: &mut R, out: &mut dyn for<'l> Consumer<&'l [u8]>) -> io::Result<()> {
-    let (mut carry, mut buf) = (Vec::new(), batch_buffer());
+    struct Each<'a>(&'a mut dyn for<'l> Consumer<&'l [u8]>);
+    impl<'l> Consumer<(usize, &'l [u8])> for Each<'_> {
+        fn consume(&mut self, (_, data): (usize, &'l [u8])) -> ControlFlow<()> {
+            lines_of(data).try_for_each(|line| self.0.consume(line))
+        }
+        fn idle(&mut self) {
+            self.0.idle();
+        }
+    }
+    batches_here(reader, &mut Vec::new(), None, 0, &mut Each(out))
+}
+
+/// Hands every batch of `reader` (its whole lines, with the number of its first line, counting from `line`) to
+/// `out` in order on the calling thread, from `head` when it was read already, until it says stop;
+/// [`Consumer::idle`] is called before each read. `carry` holds what follows the last batch cut.
+fn batches_here<R: BufRead>(
+    reader: &mut R,
+    carry: &mut Vec<u8>,
+    head: Option<Batch>,
+    mut line: usize,
+    out: &mut dyn for<'l> Consumer<(usize, &'l [u8])>,
+) -> io::Result<()> {
+    let (mut next, mut buf) = (head, None);
     loop {
-        out.idle();
-        let Some(batch) = next_batch(reader, &mut carry, buf)? else { return Ok(()) };
-        let stopped = lines_of(batch.lines()).any(|line| out.consume(line).is_break());
+        let batch = match next.take() {
+            Some(b) => b,
+            None => {
+                out.idle();
+                match next_batch(reader, carry, buf.take().unwrap_or_else(batch_buffer))? {
+                    Some(b) => b,
+                    None => return Ok(()),
+                }
+            }
+        };
+        let stopped = out.consume((line, batch.lines())).is_break();
+        line += batch.lines;
         if stopped || batch.eof {
             spare(batch.data);
             return Ok(());
         }
-        buf = batch.data;
+        buf = Some(batch.data);
     }
 }
 
@@ -364,8 +403,7 @@ pub fn validate_reader_into<R: BufRead + Send>(
         fn consume(&mut self, errors: Vec<Issue>) -> ControlFlow<()> {
             let rec = Record::new(self.next_line, errors);
             self.next_line += 1;
-            self.summary.records += 1;
-            self.summary.invalid += usize::from(!rec.valid);
+            self.summary.add(&rec);
             let mut bytes = Vec::new();
             (self.format)(&rec, &mut bytes);
             self.sink.write(&bytes)
@@ -391,8 +429,7 @@ pub fn validate_reader_into<R: BufRead + Send>(
             let (mut bytes, mut s) = (Vec::new(), Summary::default());
             for (i, line) in lines_of(data).enumerate() {
                 let rec = Record::new(first + i, engine.check_line_fast(line));
-                s.records += 1;
-                s.invalid += usize::from(!rec.valid);
+                s.add(&rec);
                 format(&rec, &mut bytes);
             }
             (bytes, s)
@@ -422,8 +459,7 @@ impl<S: RecordSink> Consumer<Vec<Issue>> for Numbered<S> {
     fn consume(&mut self, errors: Vec<Issue>) -> ControlFlow<()> {
         let rec = Record::new(self.next_line, errors);
         self.next_line += 1;
-        self.summary.records += 1;
-        self.summary.invalid += usize::from(!rec.valid);
+        self.summary.add(&rec);
         self.sink.record(rec)
     }
 
@@ -461,20 +497,19 @@ pub(crate) fn for_each_batch<R: BufRead + Send, B: Send>(
     // With one core, a reader thread and one worker would only take turns with this thread.
     let workers = cores();
     if head.eof || threads == Threads::One || workers == 1 {
-        let (mut batch, mut line) = (head, first_line);
-        loop {
-            let r = work(line, batch.lines());
-            line += batch.lines;
-            if out.consume(r).is_break() || batch.eof {
-                spare(batch.data);
-                return Ok(());
+        struct Here<'a, B> {
+            work: &'a (dyn Fn(usize, &[u8]) -> B + Sync),
+            out: &'a mut dyn Consumer<B>,
+        }
+        impl<'l, B> Consumer<(usize, &'l [u8])> for Here<'_, B> {
+            fn consume(&mut self, (line, data): (usize, &'l [u8])) -> ControlFlow<()> {
+                self.out.consume((self.work)(line, data))
             }
-            out.idle();
-            match next_batch(&mut reader, &mut carry, batch.data)? {
-                Some(b) => batch = b,
-                None => return Ok(()),
+            fn idle(&mut self) {
+                self.out.idle();
             }
         }
+        return batches_here(&mut reader, &mut carry, Some(head), first_line, &mut Here { work, out });
     }
     // reader -> workers: numbered batches; workers -> here: results, put back in order; here -> reader: buffers.
     let (work_tx, work_rx) = sync_channel::<(usize, usize, Batch)>(workers);

@@ -512,7 +512,7 @@ fn fold(a: u64, b: u64) -> u64 {
 }
 
 /// Mixes `bytes` into `h` under the secret `k`, eight bytes at a time (the last word overlapping the one before;
-/// a key under eight bytes in one word, as foldhash reads them: the length is mixed in by the caller).
+/// a key under eight bytes in one word, as foldhash reads them: a byte key's length is mixed in first, by `Hash`).
 fn mix(mut h: u64, k: u64, b: &[u8]) -> u64 {
     let n = b.len();
     let word = |i: usize| {
@@ -538,13 +538,6 @@ fn mix(mut h: u64, k: u64, b: &[u8]) -> u64 {
         fold(h ^ (u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16), k)
     } else {
         h
-    }
-}
-
-impl Keyed {
-    /// The hash of one key.
-    fn hash(self, key: &[u8]) -> u64 {
-        fold(mix(self.0 ^ key.len() as u64, self.1, key), self.0 ^ 0x9e37_79b9_7f4a_7c15)
     }
 }
 
@@ -596,10 +589,9 @@ fn forget<V>(t: &mut Table<V>, key: &[u8]) {
     }
 }
 
-fn remember(map: &mut Table<usize>, key: &[u8], line: usize) {
-    if map.len() < REJECTED_KEYS || map.contains_key(key) {
-        map.insert(key.into(), line);
-    }
+/// Remembers `key` with `line` unless the table is full: `Some` of the line it replaced when it did.
+fn remember(map: &mut Table<usize>, key: &[u8], line: usize) -> Option<Option<usize>> {
+    (map.len() < REJECTED_KEYS || map.contains_key(key)).then(|| map.insert(key.into(), line))
 }
 
 /// The open ones of a scope, by key: a single scope's one in place (it is read by most rules on every message),
@@ -659,28 +651,8 @@ impl Open {
         }
     }
 
-    /// Replaces the recorded values of the open `key`.
-    fn set_attrs(&mut self, key: &[u8], attrs: Vec<Value>) -> bool {
-        let Some(it) = (match &mut self.one {
-            Some((k, it)) if **k == *key => Some(it.clone()),
-            _ => self.many.get(key).cloned(),
-        }) else {
-            return false;
-        };
-        self.index(key, &it, false);
-        let it = Item { attrs, ..it };
-        self.index(key, &it, true);
-        match &mut self.one {
-            Some((k, one)) if **k == *key => *one = it,
-            _ => {
-                self.many.insert(key.into(), it);
-            }
-        }
-        true
-    }
-
-    /// Closes `key`, giving its key back.
-    fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
+    /// Closes `key`, giving it back with what was open under it.
+    fn remove_entry(&mut self, key: &[u8]) -> Option<(Box<[u8]>, Item)> {
         let (k, it) = if self.one.as_ref().is_some_and(|(k, _)| **k == *key) {
             self.one.take()?
         } else if self.many.is_empty() {
@@ -689,7 +661,12 @@ impl Open {
             self.many.remove_entry(key)?
         };
         self.index(&k, &it, false);
-        Some(k)
+        Some((k, it))
+    }
+
+    /// Closes `key`, giving its key back.
+    fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
+        self.remove_entry(key).map(|(k, _)| k)
     }
 
     /// Closes a single scope's open one, giving its key back.
@@ -750,16 +727,11 @@ struct Item {
 impl ScopeState {
     /// Remembers that rejected `line` would have opened `key` ([`remember`], keeping the line index).
     fn remember_rejected_open(&mut self, key: &[u8], line: usize) {
-        let before = find(&self.rejected_open, key).copied();
-        remember(&mut self.rejected_open, key, line);
-        let now = find(&self.rejected_open, key).copied();
-        if now != before {
-            if let Some(old) = before {
+        if let Some(replaced) = remember(&mut self.rejected_open, key, line) {
+            if let Some(old) = replaced {
                 self.drop_rejected_line(old);
             }
-            if let Some(l) = now {
-                *self.rejected_open_lines.entry(l).or_default() += 1;
-            }
+            *self.rejected_open_lines.entry(line).or_default() += 1;
         }
     }
 
@@ -1162,7 +1134,7 @@ impl Seen {
 
     /// The table key of `key`.
     fn key(&self, key: &[u8]) -> u32 {
-        (self.keys.hash(key) >> 32) as u32
+        (self.keys.hash_one(key) >> 32) as u32
     }
 
     fn find(&self, h: u32, key: &[u8]) -> Option<usize> {
@@ -1310,7 +1282,7 @@ impl State {
                 msg.str(&m.scopes[s].key).filter(|k| st.has(k)).map(Into::into)
             };
             if let Some(k) = k {
-                remember(&mut st.rejected_close, &k, line);
+                let _ = remember(&mut st.rejected_close, &k, line);
             }
         }
     }
@@ -1490,12 +1462,11 @@ impl State {
                 st.open.take();
             }
             st.forget_rejected_open(key);
-            let Err(attrs) = (if st.open.get(key).is_some() { Ok(st.open.set_attrs(key, attrs)) } else { Err(attrs) })
-            else {
-                continue;
-            };
-            let marks = vec![None; sc.marks.len()];
-            st.open.insert(key.into(), Item { seq: at, line, attrs, marks });
+            // Opened again while open: the same one, with the new recorded values.
+            match st.open.remove_entry(key) {
+                Some((k, it)) => st.open.insert(k, Item { attrs, ..it }),
+                None => st.open.insert(key.into(), Item { seq: at, line, attrs, marks: vec![None; sc.marks.len()] }),
+            }
         }
         // Marks (only single scopes have them: the open one gets them).
         for &(s, j) in &ops.marks {
