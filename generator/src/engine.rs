@@ -11,11 +11,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::diag::push_ptr;
 use crate::ir::*;
 use crate::rules::Rule;
+
+mod json;
+pub use json::{Json, Object};
 
 /// One error in one message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -153,7 +156,12 @@ impl Engine {
         if self.is_valid_fast(line) {
             return Vec::new();
         }
-        self.check_line(line).1
+        self.check_text(line).unwrap_or_else(|issue| vec![issue])
+    }
+
+    /// The precise path on one line: its errors, or the one issue that it is not JSON.
+    fn check_text(&self, line: &[u8]) -> Result<Vec<Issue>, Issue> {
+        Ok(self.check_json(&parse_json(line)?))
     }
 
     /// The fast verdict alone: `true` only when the line is certainly valid (see [`crate::fast`]).
@@ -190,17 +198,20 @@ impl Engine {
 
     /// Parses one line (without its newline) and checks it. Returns the parsed value when the line is JSON.
     pub fn check_line(&self, line: &[u8]) -> (Option<Value>, Vec<Issue>) {
-        match parse_line(line) {
-            Ok(v) => {
-                let issues = self.check_value(&v);
-                (Some(v), issues)
-            }
+        match self.check_text(line) {
+            // The checked tree is gone before the `Value` is built: a line costs one tree at a time.
+            Ok(issues) => (serde_json::from_slice(line).ok(), issues),
             Err(issue) => (None, vec![issue]),
         }
     }
 
     /// Checks a parsed value against the engine's type: every error, the canonical first error first.
     pub fn check_value(&self, v: &Value) -> Vec<Issue> {
+        self.check_json(&Json::from_value(v))
+    }
+
+    /// [`Engine::check_value`] on the tree the precise path parses lines into ([`parse_json`]).
+    pub fn check_json(&self, v: &Json<'_>) -> Vec<Issue> {
         let mut out = Vec::new();
         self.check_type(self.root, v, &Ptr::ROOT, &mut out);
         out.truncate(self.max_errors);
@@ -213,13 +224,13 @@ impl Engine {
     }
 
     /// Whether a value is valid for a node (no error list is built).
-    fn valid(&self, n: &Node, v: &Value) -> bool {
+    fn valid(&self, n: &Node, v: &Json<'_>) -> bool {
         let mut out = Vec::new();
         self.check(n, v, &Ptr::ROOT, &mut out);
         out.is_empty()
     }
 
-    fn check_type(&self, id: TypeId, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+    fn check_type(&self, id: TypeId, v: &Json<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         let t = self.model.ty(id);
         let before = out.len();
         self.check(&t.node, v, ptr, out);
@@ -230,7 +241,7 @@ impl Engine {
         }
     }
 
-    fn check(&self, n: &Node, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+    fn check(&self, n: &Node, v: &Json<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         match &n.shape {
             Shape::Any => {}
             Shape::Never => out.push(Issue::new(Rule::Never, ptr.render(), "no value is allowed here")),
@@ -251,18 +262,18 @@ impl Engine {
             }
             Shape::Number(s) => self.number(s, v, ptr, out),
             Shape::Const(c) => {
-                if !json_equal(c, v) {
-                    out.push(Issue::new(Rule::Const, ptr.render(), format!("must be {}", short_json(c))));
+                if !equals(c, v) {
+                    out.push(Issue::new(Rule::Const, ptr.render(), format!("must be {}", short_json(c.to_string()))));
                 }
             }
             Shape::Enum(values) => {
                 if values.iter().all(Value::is_string) && !v.is_string() {
                     return out.push(type_issue(ptr, "a string", v));
                 }
-                if !values.iter().any(|x| json_equal(x, v)) {
+                if !values.iter().any(|x| equals(x, v)) {
                     let shown = match v.as_str() {
                         Some(s) => format!("`{s}`"),
-                        None => short_json(v),
+                        None => short_json(v.to_json_string()),
                     };
                     out.push(Issue::new(
                         Rule::Enum,
@@ -375,7 +386,7 @@ impl Engine {
         }
     }
 
-    fn number(&self, s: &NumberShape, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+    fn number(&self, s: &NumberShape, v: &Json<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         let Some(n) = v.as_number().and_then(serde_json::Number::as_f64) else {
             return out.push(type_issue(ptr, if s.integer { "an integer" } else { "a number" }, v));
         };
@@ -400,7 +411,7 @@ impl Engine {
         }
     }
 
-    fn array(&self, a: &ArrayShape, items: &[Value], ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+    fn array(&self, a: &ArrayShape, items: &[Json<'_>], ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         let mut idx = String::new();
         for (i, item) in items.iter().enumerate() {
             if self.full(out) {
@@ -430,7 +441,9 @@ impl Engine {
         }
     }
 
-    fn object(&self, o: &ObjectShape, obj: &Map<String, Value>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+    fn object(&self, o: &ObjectShape, obj: &Object<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        // How many members are declared properties: when all are, the loop over the other members has none.
+        let mut declared_present = 0;
         for f in &o.fields {
             if self.full(out) {
                 return;
@@ -441,7 +454,10 @@ impl Engine {
                     out.push(Issue::new(Rule::Required, fp.render(), format!("missing required property `{}`", f.name)))
                 }
                 None => {}
-                Some(v) => self.check(&f.node, v, &fp, out),
+                Some(v) => {
+                    declared_present += 1;
+                    self.check(&f.node, v, &fp, out);
+                }
             }
         }
         for r in &o.required_only {
@@ -451,7 +467,7 @@ impl Engine {
         }
         for (k, deps) in &o.dependent_required {
             if obj.contains_key(k) {
-                for d in deps.iter().filter(|d| !obj.contains_key(*d)) {
+                for d in deps.iter().filter(|d| !obj.contains_key(d)) {
                     out.push(Issue::new(
                         Rule::DependentRequired,
                         ptr.key(d).render(),
@@ -460,11 +476,12 @@ impl Engine {
                 }
             }
         }
-        for (k, v) in obj {
+        let others = declared_present < obj.len() || !o.pattern_properties.is_empty();
+        for (k, v) in obj.iter().filter(|_| others) {
             if self.full(out) {
                 return;
             }
-            let declared = o.fields.iter().any(|f| &f.name == k);
+            let declared = o.fields.iter().any(|f| f.name == k);
             let mut matched = false;
             for (p, node) in &o.pattern_properties {
                 if self.regexes.get(&p.source).is_some_and(|re| re.is_match(k)) {
@@ -478,7 +495,7 @@ impl Engine {
             match &o.additional {
                 Additional::Open | Additional::Strip => {}
                 Additional::Schema(n) => self.check(n, v, &ptr.key(k), out),
-                Additional::Closed => match o.removed.iter().find(|r| &r.name == k) {
+                Additional::Closed => match o.removed.iter().find(|r| r.name == k) {
                     Some(r) => out.push(Issue::new(
                         Rule::RemovedProperty,
                         ptr.key(k).render(),
@@ -501,7 +518,7 @@ impl Engine {
                     return;
                 }
                 let mut inner = Vec::new();
-                self.check(names, &Value::String(k.clone()), &Ptr::ROOT, &mut inner);
+                self.check(names, &Json::String(k.into()), &Ptr::ROOT, &mut inner);
                 if let Some(first) = inner.first() {
                     out.push(Issue::new(
                         Rule::PropertyNames,
@@ -519,7 +536,7 @@ impl Engine {
         }
     }
 
-    fn union(&self, u: &UnionShape, v: &Value, obj: &Map<String, Value>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+    fn union(&self, u: &UnionShape, v: &Json<'_>, obj: &Object<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         let tp = ptr.key(&u.discriminator);
         let Some(t) = obj.get(&u.discriminator) else {
             return out.push(Issue::new(
@@ -528,15 +545,15 @@ impl Engine {
                 format!("missing required property `{}`", u.discriminator),
             ));
         };
-        if let Some(m) = u.members.iter().find(|m| json_equal(&m.tag, t)) {
+        if let Some(m) = u.members.iter().find(|m| equals(&m.tag, t)) {
             return self.check_type(m.ty, v, ptr, out);
         }
         // A value of the wrong JSON type for every member is a type error; else an unknown member.
         if !u.members.iter().any(|m| same_kind(&m.tag, t)) {
-            let expected = u.members.first().map_or("a string", |m| kind(&m.tag));
+            let expected = u.members.first().map_or("a string", |m| kind(&Json::from_value(&m.tag)));
             return out.push(type_issue(&tp, expected, t));
         }
-        let text = t.as_str().map_or_else(|| t.to_string(), String::from);
+        let text = t.as_str().map_or_else(|| t.to_json_string(), String::from);
         if let Some((_, rep)) = u.removed.iter().find(|(old, _)| Some(old.as_str()) == t.as_str()) {
             return out.push(Issue::new(
                 Rule::RemovedEvent,
@@ -561,12 +578,12 @@ impl Engine {
     }
 
     /// The protocol's role rules on an envelope whose shape is valid, in [`Protocol::role_rules`] order.
-    fn roles(&self, p: &Protocol, v: &Value, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+    fn roles(&self, p: &Protocol, v: &Json<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         let Some(env) = v.as_object() else { return };
-        let Some(role) = env.get(&p.role_field).and_then(Value::as_str) else { return };
-        let Some(ev) = env.get(&p.union_field).and_then(Value::as_object) else { return };
+        let Some(role) = env.get(&p.role_field).and_then(Json::as_str) else { return };
+        let Some(ev) = env.get(&p.union_field).and_then(Json::as_object) else { return };
         let disc = p.discriminator(&self.model);
-        let Some(event) = ev.get(disc).and_then(Value::as_str).and_then(|t| p.event(t)) else { return };
+        let Some(event) = ev.get(disc).and_then(Json::as_str).and_then(|t| p.event(t)) else { return };
         for rule in p.role_rules(event) {
             match rule {
                 RoleRule::Event { allowed } => {
@@ -612,8 +629,8 @@ fn num(f: f64) -> String {
     }
 }
 
-fn short_json(v: &Value) -> String {
-    let s = v.to_string();
+/// A value's compact JSON text for a message, cut after 57 characters.
+fn short_json(s: String) -> String {
     if s.chars().count() > 60 {
         let cut: String = s.chars().take(57).collect();
         format!("`{cut}...`")
@@ -632,27 +649,21 @@ fn value_list(vals: &[Value]) -> String {
         .join(", ")
 }
 
-/// JSON equality as JSON Schema defines it: numbers by value (`1` equals `1.0`), objects by their members
-/// whatever the key order, arrays element by element.
+/// JSON equality as JSON Schema defines it ([`json::equal`]), between two values.
 pub fn json_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
-            (Some(p), Some(q)) => p == q,
-            _ => false,
-        },
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
-        }
-        _ => a == b,
-    }
+    json::equal(&Json::from_value(a), &Json::from_value(b))
+}
+
+/// Whether a message value equals a schema's constant ([`json::equal`]).
+fn equals(c: &Value, v: &Json<'_>) -> bool {
+    json::equal(&Json::from_value(c), v)
 }
 
 /// The first pair of equal items (by [`json_equal`]), if any.
-fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
+fn first_duplicate(items: &[Json<'_>]) -> Option<(usize, usize)> {
     for j in 1..items.len() {
         for i in 0..j {
-            if json_equal(&items[i], &items[j]) {
+            if json::equal(&items[i], &items[j]) {
                 return Some((i, j));
             }
         }
@@ -660,15 +671,15 @@ fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
     None
 }
 
-fn same_kind(a: &Value, b: &Value) -> bool {
+fn same_kind(a: &Value, b: &Json<'_>) -> bool {
     matches!(
         (a, b),
-        (Value::String(_), Value::String(_)) | (Value::Bool(_), Value::Bool(_)) | (Value::Number(_), Value::Number(_))
+        (Value::String(_), Json::String(_)) | (Value::Bool(_), Json::Bool(_)) | (Value::Number(_), Json::Number(_))
     )
 }
 
 /// Whether a member of [`Shape::Kinds`] takes a value of this JSON kind.
-fn kind_matches(model: &Model, s: &Shape, v: &Value) -> bool {
+fn kind_matches(model: &Model, s: &Shape, v: &Json<'_>) -> bool {
     match s {
         Shape::Null => v.is_null(),
         Shape::Boolean => v.is_boolean(),
@@ -725,25 +736,25 @@ fn field_role_issue(name: &str, allowed: &[String], ptr: &str, role: &str) -> Is
     Issue::new(Rule::RoleField, ptr, format!("`{name}` may be sent only by {}, not by {role}", allowed.join(" or ")))
 }
 
-fn type_issue(ptr: &Ptr<'_>, expected: &str, got: &Value) -> Issue {
+fn type_issue(ptr: &Ptr<'_>, expected: &str, got: &Json<'_>) -> Issue {
     Issue::new(Rule::Type, ptr.render(), format!("expected {expected}, got {}", kind(got)))
 }
 
 /// The JSON type name of a value, for messages.
-pub fn kind(v: &Value) -> &'static str {
+pub fn kind(v: &Json<'_>) -> &'static str {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a number",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(n) if n.is_f64() => "a number",
+        Json::Number(_) => "an integer",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
     }
 }
 
 /// The value of an integer as JSON Schema sees it (`1.0` and `1e3` are integers), or `None`.
-pub fn integer_value(v: &Value) -> Option<f64> {
+pub fn integer_value(v: &Json<'_>) -> Option<f64> {
     let f = v.as_number()?.as_f64()?;
     (f.is_finite() && f.fract() == 0.0).then_some(f)
 }
@@ -753,6 +764,19 @@ pub fn integer_value(v: &Value) -> Option<f64> {
 /// # Errors
 /// [`Rule::BlankLine`], [`Rule::InvalidUtf8`], [`Rule::TooDeep`] or [`Rule::MalformedJson`] at the root pointer.
 pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
+    serde_json::from_str::<Value>(line_text(line)?).map_err(parse_issue)
+}
+
+/// [`parse_line`] into the tree the precise path walks ([`Json`]): the same errors, a cheaper value.
+///
+/// # Errors
+/// As [`parse_line`].
+pub fn parse_json(line: &[u8]) -> Result<Json<'_>, Issue> {
+    Json::parse(line_text(line)?).map_err(parse_issue)
+}
+
+/// A line's text, when it is UTF-8 and not blank.
+fn line_text(line: &[u8]) -> Result<&str, Issue> {
     let text = match std::str::from_utf8(line) {
         Ok(t) => t,
         Err(e) => {
@@ -762,22 +786,17 @@ pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
     if text.trim().is_empty() {
         return Err(Issue::new(Rule::BlankLine, "", "blank line: expected one JSON value per line"));
     }
-    serde_json::from_str::<Value>(text).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("recursion limit exceeded") {
-            Issue::new(
-                Rule::TooDeep,
-                "",
-                format!("JSON nests deeper than {MAX_DEPTH} levels (at column {})", e.column()),
-            )
-        } else if e.is_eof() {
-            Issue::new(
-                Rule::MalformedJson,
-                "",
-                format!("malformed JSON: unexpected end of input at column {}", e.column()),
-            )
-        } else {
-            Issue::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
-        }
-    })
+    Ok(text)
+}
+
+/// The issue for a line serde_json cannot parse.
+fn parse_issue(e: serde_json::Error) -> Issue {
+    let msg = e.to_string();
+    if msg.contains("recursion limit exceeded") {
+        Issue::new(Rule::TooDeep, "", format!("JSON nests deeper than {MAX_DEPTH} levels (at column {})", e.column()))
+    } else if e.is_eof() {
+        Issue::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at column {}", e.column()))
+    } else {
+        Issue::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
+    }
 }

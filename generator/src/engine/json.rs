@@ -1,0 +1,419 @@
+//! The parsed message the precise engine walks: a JSON tree that borrows its strings from the line it was read
+//! from (only a string with an escape is copied) and keeps an object's members in a plain list, in input order.
+//!
+//! It is what [`serde_json::Value`] (with `preserve_order`) would hold for the same text, read by the same
+//! parser: the same syntax errors, numbers, recursion limit, and a repeated key keeps its first position with its
+//! last value. It only costs less to build, walk and drop: no hashing and no copy per key, one allocation per
+//! array or object. An object of many members also gets a hash index, so neither a repeated-key check while
+//! parsing nor a lookup afterwards turns quadratic on a hostile message.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Number, Value};
+
+/// A JSON value borrowed from the text it was parsed from (or from a [`Value`]).
+#[derive(Debug, Clone)]
+pub enum Json<'a> {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number, as serde_json reads it.
+    Number(Number),
+    /// A string: borrowed unless it held an escape.
+    String(Cow<'a, str>),
+    /// An array.
+    Array(Vec<Json<'a>>),
+    /// An object, its members in input order.
+    Object(Object<'a>),
+}
+
+/// An object's members in input order, each key once.
+#[derive(Debug, Clone, Default)]
+pub struct Object<'a> {
+    members: Vec<(Cow<'a, str>, Json<'a>)>,
+    /// Key -> position, kept once the object has more than [`INDEXED`] members. Boxed: it keeps an object, and
+    /// so every value, at 32 bytes instead of 72.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<Box<str>, usize>>>,
+}
+
+/// Up to this many members an object is searched by a scan, which beats hashing at that size.
+const INDEXED: usize = 16;
+
+impl<'a> Object<'a> {
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.position(key).map(|i| &self.members[i].1)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// The members, in input order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Json<'a>)> {
+        self.members.iter().map(|(k, v)| (&**k, v))
+    }
+
+    /// The keys, in input order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.members.iter().map(|(k, _)| &**k)
+    }
+
+    /// How many members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether there is no member.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            // Length and first byte first: most members are told apart without a call to compare bytes.
+            None => self.members.iter().position(|(k, _)| {
+                k.len() == key.len() && k.as_bytes().first() == key.as_bytes().first() && **k == *key
+            }),
+        }
+    }
+
+    /// Adds a member; a key already present keeps its position and takes the new value (as `Value` does).
+    fn insert(&mut self, key: Cow<'a, str>, value: Json<'a>) {
+        if let Some(i) = self.position(&key) {
+            self.members[i].1 = value;
+            return;
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(Box::from(&*key), self.members.len());
+        }
+        self.members.push((key, value));
+        if self.index.is_none() && self.members.len() > INDEXED {
+            self.index =
+                Some(Box::new(self.members.iter().enumerate().map(|(i, (k, _))| (Box::from(&**k), i)).collect()));
+        }
+    }
+}
+
+impl<'a> Json<'a> {
+    /// Parses one JSON text exactly as `serde_json::from_str::<Value>` would (same errors, same values).
+    ///
+    /// # Errors
+    /// serde_json's error for the text.
+    pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let v = Json::deserialize(&mut de)?;
+        de.end()?;
+        Ok(v)
+    }
+
+    /// A view of a [`Value`] (its strings borrowed).
+    pub fn from_value(v: &'a Value) -> Self {
+        match v {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Number(n) => Json::Number(n.clone()),
+            Value::String(s) => Json::String(Cow::Borrowed(s)),
+            Value::Array(items) => Json::Array(items.iter().map(Json::from_value).collect()),
+            Value::Object(map) => {
+                let mut o = Object { members: Vec::with_capacity(map.len()), index: None };
+                for (k, v) in map {
+                    o.insert(Cow::Borrowed(k), Json::from_value(v));
+                }
+                Json::Object(o)
+            }
+        }
+    }
+
+    /// Whether this is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Json::Null)
+    }
+
+    /// Whether this is `true` or `false`.
+    pub fn is_boolean(&self) -> bool {
+        matches!(self, Json::Bool(_))
+    }
+
+    /// Whether this is a number.
+    pub fn is_number(&self) -> bool {
+        matches!(self, Json::Number(_))
+    }
+
+    /// Whether this is a string.
+    pub fn is_string(&self) -> bool {
+        matches!(self, Json::String(_))
+    }
+
+    /// Whether this is an array.
+    pub fn is_array(&self) -> bool {
+        matches!(self, Json::Array(_))
+    }
+
+    /// Whether this is an object.
+    pub fn is_object(&self) -> bool {
+        matches!(self, Json::Object(_))
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is one.
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Json::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is an array.
+    pub fn as_array(&self) -> Option<&[Json<'a>]> {
+        match self {
+            Json::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The members, if this is an object.
+    pub fn as_object(&self) -> Option<&Object<'a>> {
+        match self {
+            Json::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The compact JSON text of this value, byte for byte what serde_json writes for the same `Value`.
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// JSON equality as JSON Schema defines it: numbers by value (`1` equals `1.0`), objects by their members
+/// whatever the key order, arrays element by element.
+pub fn equal(a: &Json<'_>, b: &Json<'_>) -> bool {
+    match (a, b) {
+        (Json::Null, Json::Null) => true,
+        (Json::Bool(x), Json::Bool(y)) => x == y,
+        (Json::Number(x), Json::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => false,
+        },
+        (Json::String(x), Json::String(y)) => x == y,
+        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q)),
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => false,
+    }
+}
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Json::Null => s.serialize_unit(),
+            Json::Bool(b) => s.serialize_bool(*b),
+            Json::Number(n) => n.serialize(s),
+            Json::String(v) => s.serialize_str(v),
+            Json::Array(items) => s.collect_seq(items),
+            Json::Object(o) => s.collect_map(o.iter()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Json<'de>, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Json<'de>, E> {
+        // As `Value` does: a non-finite float (which the parser never yields) would be null.
+        Ok(Number::from_f64(v).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let mut o = Object::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let value = map.next_value()?;
+            o.insert(key, value);
+        }
+        Ok(Json::Object(o))
+    }
+}
+
+/// Reads an object key, borrowed unless it held an escape.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts the tree must read exactly as `Value` does: escapes, numbers at the edges, repeated keys (few and
+    /// many), nesting, whitespace, and broken texts whose errors must be the same.
+    const TEXTS: &[&str] = &[
+        r#"{"a":1,"b":[true,false,null],"c":{"d":"e\"\\\u00e9\ud83d\ude00"}}"#,
+        r#"  [1, -1, 1.5, 1e400, -0, 0.1, 18446744073709551615, 18446744073709551616, -9223372036854775809, 1E2]  "#,
+        r#"{"k":1,"k":"two","j":3,"k":[4]}"#,
+        r#"{"a\u0062":1,"ab":2}"#,
+        r#"[[[[[]]]]]"#,
+        r#""plain""#,
+        r#"{"a":1,}"#,
+        r#"{"a":1} x"#,
+        r#"[1,2"#,
+        r#"{"a":tru}"#,
+        r#"01"#,
+        "\"tab\there\"",
+        "",
+    ];
+
+    fn same_as_value(text: &str) {
+        let value = serde_json::from_str::<Value>(text);
+        let json = Json::parse(text);
+        match (&value, &json) {
+            (Ok(v), Ok(j)) => {
+                assert_eq!(serde_json::to_string(v).unwrap(), j.to_json_string(), "{text}");
+                assert!(equal(&Json::from_value(v), j), "{text}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+            _ => panic!("{text}: Value gave {value:?}, the tree gave {json:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_every_text_as_value_does() {
+        for text in TEXTS {
+            same_as_value(text);
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        same_as_value(&deep);
+    }
+
+    #[test]
+    fn many_repeated_keys_keep_first_positions_and_last_values_through_the_index() {
+        let mut text = String::from("{");
+        for round in 0..3 {
+            for k in 0..100 {
+                text.push_str(&format!("\"k{k}\":{},", round * 1000 + k));
+            }
+        }
+        text.push_str("\"last\":true}");
+        same_as_value(&text);
+        let j = Json::parse(&text).unwrap();
+        let o = j.as_object().unwrap();
+        assert_eq!(o.len(), 101);
+        assert_eq!(o.keys().next(), Some("k0"));
+        assert_eq!(o.get("k7").and_then(Json::as_number).and_then(Number::as_u64), Some(2007));
+        assert!(o.contains_key("last") && !o.contains_key("k100"));
+    }
+
+    #[test]
+    fn unescaped_strings_and_keys_are_borrowed_escaped_ones_copied() {
+        let text = r#"{"plain":"text","esc\n":"a\tb"}"#;
+        let j = Json::parse(text).unwrap();
+        let o = j.as_object().unwrap();
+        let (k0, v0) = (&o.members[0].0, &o.members[0].1);
+        assert!(matches!(k0, Cow::Borrowed(_)) && matches!(v0, Json::String(Cow::Borrowed("text"))));
+        let (k1, v1) = (&o.members[1].0, &o.members[1].1);
+        assert!(matches!(k1, Cow::Owned(_)) && matches!(v1, Json::String(Cow::Owned(_))));
+    }
+
+    #[test]
+    fn equality_is_json_schemas() {
+        let p = |t: &'static str| Json::parse(t).unwrap();
+        assert!(equal(&p("1"), &p("1.0")));
+        assert!(equal(&p(r#"{"a":1,"b":[2]}"#), &p(r#"{"b":[2.0],"a":1}"#)));
+        assert!(!equal(&p(r#"{"a":1}"#), &p(r#"{"a":1,"b":1}"#)));
+        assert!(!equal(&p("[1,2]"), &p("[2,1]")));
+        assert!(!equal(&p("0"), &p("false")) && !equal(&p("null"), &p("\"\"")));
+    }
+}
