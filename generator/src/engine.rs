@@ -772,7 +772,9 @@ pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
 /// # Errors
 /// As [`parse_line`].
 pub fn parse_json(line: &[u8]) -> Result<Json<'_>, Issue> {
-    Json::parse(line_text(line)?).map_err(parse_issue)
+    // serde_json checks UTF-8 inside strings and takes only ASCII outside them, so a line it reads is UTF-8 and not
+    // blank: the whole-line checks run only on a line it refuses, to say why exactly as `parse_line` does.
+    Json::parse(line).map_err(|e| line_text(line).err().unwrap_or_else(|| parse_issue(e)))
 }
 
 /// A line's text, when it is UTF-8 and not blank.
@@ -798,5 +800,38 @@ fn parse_issue(e: serde_json::Error) -> Issue {
         Issue::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at column {}", e.column()))
     } else {
         Issue::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `parse_json` checks the whole line only when serde_json refuses it; it must still refuse every line as
+    /// `parse_line` does, and with the same issue: invalid UTF-8 before or after a syntax error, blank lines (Unicode
+    /// whitespace included), depth, broken JSON.
+    #[test]
+    fn the_tree_refuses_lines_as_parse_line_does() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let lines: &[&[u8]] = &[
+            b"",
+            b"   ",
+            "\u{a0}".as_bytes(),
+            "\u{2028} ".as_bytes(),
+            b"{\"a\":\"\xff\"}",
+            b"\xff{",
+            b"{,\xff",
+            b"{\"a\":1",
+            b"{\"a\":1}}",
+            b"nul",
+            b"\"\\ud800\"",
+            deep.as_bytes(),
+            b"{\"a\":[1,2,{\"b\":null}]}",
+        ];
+        for line in lines {
+            let by_value = parse_line(line).map(|v| v.to_string());
+            let by_tree = parse_json(line).map(|j| j.to_json_string());
+            assert_eq!(by_tree, by_value, "{}", String::from_utf8_lossy(line));
+        }
     }
 }

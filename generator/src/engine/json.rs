@@ -104,12 +104,12 @@ impl<'a> Object<'a> {
 }
 
 impl<'a> Json<'a> {
-    /// Parses one JSON text exactly as `serde_json::from_str::<Value>` would (same errors, same values).
+    /// Parses one JSON text exactly as `serde_json::from_slice::<Value>` would (same errors, same values).
     ///
     /// # Errors
     /// serde_json's error for the text.
-    pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
-        let mut de = serde_json::Deserializer::from_str(text);
+    pub fn parse(text: &'a [u8]) -> Result<Self, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_slice(text);
         let v = Json::deserialize(&mut de)?;
         de.end()?;
         Ok(v)
@@ -294,7 +294,8 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
-        let mut o = Object::default();
+        // Room for a typical message object's members at once, instead of growing through 4 and 8.
+        let mut o = Object { members: Vec::with_capacity(8), index: None };
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let value = map.next_value()?;
             o.insert(key, value);
@@ -358,7 +359,7 @@ mod tests {
 
     fn same_as_value(text: &str) {
         let value = serde_json::from_str::<Value>(text);
-        let json = Json::parse(text);
+        let json = Json::parse(text.as_bytes());
         match (&value, &json) {
             (Ok(v), Ok(j)) => {
                 assert_eq!(serde_json::to_string(v).unwrap(), j.to_json_string(), "{text}");
@@ -388,7 +389,7 @@ mod tests {
         }
         text.push_str("\"last\":true}");
         same_as_value(&text);
-        let j = Json::parse(&text).unwrap();
+        let j = Json::parse(text.as_bytes()).unwrap();
         let o = j.as_object().unwrap();
         assert_eq!(o.len(), 101);
         assert_eq!(o.keys().next(), Some("k0"));
@@ -399,7 +400,7 @@ mod tests {
     #[test]
     fn unescaped_strings_and_keys_are_borrowed_escaped_ones_copied() {
         let text = r#"{"plain":"text","esc\n":"a\tb"}"#;
-        let j = Json::parse(text).unwrap();
+        let j = Json::parse(text.as_bytes()).unwrap();
         let o = j.as_object().unwrap();
         let (k0, v0) = (&o.members[0].0, &o.members[0].1);
         assert!(matches!(k0, Cow::Borrowed(_)) && matches!(v0, Json::String(Cow::Borrowed("text"))));
@@ -409,7 +410,7 @@ mod tests {
 
     #[test]
     fn equality_is_json_schemas() {
-        let p = |t: &'static str| Json::parse(t).unwrap();
+        let p = |t: &'static str| Json::parse(t.as_bytes()).unwrap();
         assert!(equal(&p("1"), &p("1.0")));
         assert!(equal(&p(r#"{"a":1,"b":[2]}"#), &p(r#"{"b":[2.0],"a":1}"#)));
         assert!(!equal(&p(r#"{"a":1}"#), &p(r#"{"a":1,"b":1}"#)));
