@@ -35,7 +35,7 @@ pub enum Json<'a> {
 /// An object's members in input order, each key once.
 #[derive(Debug, Clone, Default)]
 pub struct Object<'a> {
-    members: Vec<(Cow<'a, str>, Json<'a>)>,
+    members: Vec<Member<'a>>,
     /// Key -> position, kept once the object has more than [`INDEXED`] members. Boxed: it keeps an object, and
     /// so every value, at 32 bytes instead of 72.
     #[allow(clippy::box_collection)]
@@ -45,10 +45,24 @@ pub struct Object<'a> {
 /// Up to this many members an object is searched by a scan, which beats hashing at that size.
 const INDEXED: usize = 16;
 
+/// One member of an object.
+#[derive(Debug, Clone)]
+struct Member<'a> {
+    /// The key's [`tag`]: a scan compares it before it reads the key.
+    tag: u32,
+    key: Cow<'a, str>,
+    value: Json<'a>,
+}
+
+/// A key's length and first byte in one number: two keys that differ in either are told apart by one compare.
+fn tag(key: &str) -> u32 {
+    (key.len().min(0xFF_FFFF) as u32) << 8 | u32::from(key.as_bytes().first().copied().unwrap_or(0))
+}
+
 impl<'a> Object<'a> {
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
-        self.position(key).map(|i| &self.members[i].1)
+        self.position(key).map(|i| &self.members[i].value)
     }
 
     /// Whether `key` is present.
@@ -58,12 +72,12 @@ impl<'a> Object<'a> {
 
     /// The members, in input order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Json<'a>)> {
-        self.members.iter().map(|(k, v)| (&**k, v))
+        self.members.iter().map(|m| (&*m.key, &m.value))
     }
 
     /// The keys, in input order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.members.iter().map(|(k, _)| &**k)
+        self.members.iter().map(|m| &*m.key)
     }
 
     /// How many members.
@@ -79,26 +93,26 @@ impl<'a> Object<'a> {
     fn position(&self, key: &str) -> Option<usize> {
         match &self.index {
             Some(index) => index.get(key).copied(),
-            // Length and first byte first: most members are told apart without a call to compare bytes.
-            None => self.members.iter().position(|(k, _)| {
-                k.len() == key.len() && k.as_bytes().first() == key.as_bytes().first() && **k == *key
-            }),
+            None => {
+                let t = tag(key);
+                self.members.iter().position(|m| m.tag == t && *m.key == *key)
+            }
         }
     }
 
     /// Adds a member; a key already present keeps its position and takes the new value (as `Value` does).
     fn insert(&mut self, key: Cow<'a, str>, value: Json<'a>) {
         if let Some(i) = self.position(&key) {
-            self.members[i].1 = value;
+            self.members[i].value = value;
             return;
         }
         if let Some(index) = &mut self.index {
             index.insert(Box::from(&*key), self.members.len());
         }
-        self.members.push((key, value));
+        self.members.push(Member { tag: tag(&key), key, value });
         if self.index.is_none() && self.members.len() > INDEXED {
             self.index =
-                Some(Box::new(self.members.iter().enumerate().map(|(i, (k, _))| (Box::from(&**k), i)).collect()));
+                Some(Box::new(self.members.iter().enumerate().map(|(i, m)| (Box::from(&*m.key), i)).collect()));
         }
     }
 }
@@ -345,6 +359,7 @@ mod tests {
         r#"{"a":1,"b":[true,false,null],"c":{"d":"e\"\\\u00e9\ud83d\ude00"}}"#,
         r#"  [1, -1, 1.5, 1e400, -0, 0.1, 18446744073709551615, 18446744073709551616, -9223372036854775809, 1E2]  "#,
         r#"{"k":1,"k":"two","j":3,"k":[4]}"#,
+        r#"{"ab":1,"ac":2,"ab":3,"a":4,"":5,"":6}"#,
         r#"{"a\u0062":1,"ab":2}"#,
         r#"[[[[[]]]]]"#,
         r#""plain""#,
@@ -402,9 +417,9 @@ mod tests {
         let text = r#"{"plain":"text","esc\n":"a\tb"}"#;
         let j = Json::parse(text.as_bytes()).unwrap();
         let o = j.as_object().unwrap();
-        let (k0, v0) = (&o.members[0].0, &o.members[0].1);
+        let (k0, v0) = (&o.members[0].key, &o.members[0].value);
         assert!(matches!(k0, Cow::Borrowed(_)) && matches!(v0, Json::String(Cow::Borrowed("text"))));
-        let (k1, v1) = (&o.members[1].0, &o.members[1].1);
+        let (k1, v1) = (&o.members[1].key, &o.members[1].value);
         assert!(matches!(k1, Cow::Owned(_)) && matches!(v1, Json::String(Cow::Owned(_))));
     }
 
