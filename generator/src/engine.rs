@@ -756,12 +756,6 @@ pub fn kind(v: &Json<'_>) -> &'static str {
     }
 }
 
-/// The value of an integer as JSON Schema sees it (`1.0` and `1e3` are integers), or `None`.
-pub fn integer_value(v: &Json<'_>) -> Option<f64> {
-    let f = v.as_number()?.as_f64()?;
-    (f.is_finite() && f.fract() == 0.0).then_some(f)
-}
-
 /// Parses one line of input into JSON, mapping every failure to a located message-level issue.
 ///
 /// # Errors
