@@ -32,6 +32,8 @@ mod lex;
 #[derive(Debug, Clone)]
 pub struct FastPlan {
     nodes: Vec<FNode>,
+    /// Per node: whether it is a string nobody constrains (the most common value, read without the dispatch).
+    plain: Vec<bool>,
     objects: Vec<ObjPlan>,
     unions: Vec<UnionPlan>,
     root: usize,
@@ -255,12 +257,18 @@ impl FastPlan {
     pub fn new(model: &Model, root: TypeId, strict_ids: bool) -> Option<FastPlan> {
         let mut c = Compiler {
             model,
-            plan: FastPlan { nodes: Vec::new(), objects: Vec::new(), unions: Vec::new(), root: 0 },
+            plan: FastPlan { nodes: Vec::new(), plain: Vec::new(), objects: Vec::new(), unions: Vec::new(), root: 0 },
             by_type: BTreeMap::new(),
             strict_ids,
         };
         let root = c.ty(root);
         c.plan.root = root;
+        c.plan.plain = c
+            .plan
+            .nodes
+            .iter()
+            .map(|n| matches!(n, FNode::Str { min: None, max: None, pattern: None, strict: None }))
+            .collect();
         Some(c.plan)
     }
 }
@@ -616,6 +624,9 @@ impl<'a> Scan<'a> {
     fn value(&mut self, node: usize, out: Option<&mut Seen>) -> Option<()> {
         let plan: &'a FastPlan = self.plan;
         let c = self.peek()?;
+        if c == b'"' && plan.plain[node] {
+            return self.string().map(drop);
+        }
         match &plan.nodes[node] {
             FNode::Any => self.skip(),
             FNode::Nullable(inner) => match c {
