@@ -109,6 +109,18 @@ pub(super) fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
         loop {
+            // Two chunks at a time while they last (a long text has few special bytes), then one.
+            if let Some(pair) = b.get(i..).and_then(<[u8]>::first_chunk::<32>) {
+                let (lo, hi) = pair.split_at(16);
+                let lo = special_mask16(lo.try_into().unwrap_or(&[0; 16]));
+                let m = if lo != 0 { lo } else { special_mask16(hi.try_into().unwrap_or(&[0; 16])) << 16 };
+                if m != 0 {
+                    i += m.trailing_zeros() as usize;
+                    break;
+                }
+                i += 32;
+                continue;
+            }
             if let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<16>) {
                 if let Some(at) = first_special16(chunk) {
                     i += at;
@@ -473,14 +485,34 @@ mod tests {
 
     #[test]
     fn control_bytes_are_refused_at_every_offset() {
-        for at in 0..20 {
-            for c in [0u8, 0x1F, b'\n'] {
-                let mut s = vec![b'a'; 20];
-                s[at] = c;
-                let mut q = b"\"".to_vec();
-                q.extend_from_slice(&s);
-                q.push(b'"');
-                assert_eq!(string(&q, 0), None, "byte {c:#x} at {at}");
+        // Lengths that end inside the first chunk, in a pair of chunks, and past two pairs.
+        for len in [20, 40, 70] {
+            for at in 0..len {
+                for c in [0u8, 0x1F, b'\n'] {
+                    let mut s = vec![b'a'; len];
+                    s[at] = c;
+                    let mut q = b"\"".to_vec();
+                    q.extend_from_slice(&s);
+                    q.push(b'"');
+                    assert_eq!(string(&q, 0), None, "byte {c:#x} at {at} of {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_closing_quote_and_an_escape_are_found_at_every_offset() {
+        for len in 0..100 {
+            // A plain string followed by more line, so the scan's chunks reach past the closing quote.
+            let mut q = b"\"".to_vec();
+            q.extend(std::iter::repeat_n(b'x', len));
+            q.extend_from_slice(b"\",\"after\":\"more text after the string\"}");
+            assert_eq!(string(&q, 0), Some((len + 2, false)), "plain, {len} bytes");
+            if len > 0 {
+                let mut e = q.clone();
+                e[len] = b'\\';
+                e.insert(len + 1, b'n');
+                assert_eq!(string(&e, 0), Some((len + 3, true)), "escape at {len}");
             }
         }
     }
