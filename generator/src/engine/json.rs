@@ -118,12 +118,12 @@ impl<'a> Object<'a> {
 }
 
 impl<'a> Json<'a> {
-    /// Parses one JSON text exactly as `serde_json::from_slice::<Value>` would (same errors, same values).
+    /// Parses one JSON text exactly as `serde_json::from_str::<Value>` would (same errors, same values).
     ///
     /// # Errors
     /// serde_json's error for the text.
-    pub fn parse(text: &'a [u8]) -> Result<Self, serde_json::Error> {
-        let mut de = serde_json::Deserializer::from_slice(text);
+    pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(text);
         let v = Json::deserialize(&mut de)?;
         de.end()?;
         Ok(v)
@@ -374,7 +374,7 @@ mod tests {
 
     fn same_as_value(text: &str) {
         let value = serde_json::from_str::<Value>(text);
-        let json = Json::parse(text.as_bytes());
+        let json = Json::parse(text);
         match (&value, &json) {
             (Ok(v), Ok(j)) => {
                 assert_eq!(serde_json::to_string(v).unwrap(), j.to_json_string(), "{text}");
@@ -404,7 +404,7 @@ mod tests {
         }
         text.push_str("\"last\":true}");
         same_as_value(&text);
-        let j = Json::parse(text.as_bytes()).unwrap();
+        let j = Json::parse(&text).unwrap();
         let o = j.as_object().unwrap();
         assert_eq!(o.len(), 101);
         assert_eq!(o.keys().next(), Some("k0"));
@@ -415,7 +415,7 @@ mod tests {
     #[test]
     fn unescaped_strings_and_keys_are_borrowed_escaped_ones_copied() {
         let text = r#"{"plain":"text","esc\n":"a\tb"}"#;
-        let j = Json::parse(text.as_bytes()).unwrap();
+        let j = Json::parse(text).unwrap();
         let o = j.as_object().unwrap();
         let (k0, v0) = (&o.members[0].key, &o.members[0].value);
         assert!(matches!(k0, Cow::Borrowed(_)) && matches!(v0, Json::String(Cow::Borrowed("text"))));
@@ -425,7 +425,7 @@ mod tests {
 
     #[test]
     fn equality_is_json_schemas() {
-        let p = |t: &'static str| Json::parse(t.as_bytes()).unwrap();
+        let p = |t: &'static str| Json::parse(t).unwrap();
         assert!(equal(&p("1"), &p("1.0")));
         assert!(equal(&p(r#"{"a":1,"b":[2]}"#), &p(r#"{"b":[2.0],"a":1}"#)));
         assert!(!equal(&p(r#"{"a":1}"#), &p(r#"{"a":1,"b":1}"#)));
