@@ -783,7 +783,14 @@ fn check_input(
     };
     let mut write_err = None;
     // How a record is written: by the thread that checks it, into a buffer the sink writes whole.
-    let format = RecordFormat { format: a.format, shown: &shown, name_file };
+    // A JSON record naming its file starts `{"file":"a.jsonl",`: written once here, copied into each record.
+    let mut file = Vec::new();
+    if name_file {
+        file.extend_from_slice(b"{\"file\":");
+        let _ = serde_json::to_writer(&mut file, &shown);
+        file.push(b',');
+    }
+    let format = RecordFormat { format: a.format, shown: &shown, file: &file };
     let write = |rec: &Record, out: &mut Vec<u8>| format.write(rec, out);
     let res = if a.stream && a.summary {
         // Only the summary is printed.
@@ -826,7 +833,8 @@ struct CliSink<'a, W: Write> {
 struct RecordFormat<'a> {
     format: Format,
     shown: &'a str,
-    name_file: bool,
+    /// The opening of a JSON record that names its file (empty when records do not name it).
+    file: &'a [u8],
 }
 
 impl RecordFormat<'_> {
@@ -834,16 +842,11 @@ impl RecordFormat<'_> {
         // Writing into a Vec cannot fail (string keys, no I/O): the results are not looked at.
         match self.format {
             Format::Json => {
-                let at = out.len();
-                if self.name_file {
-                    // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
-                    out.extend_from_slice(b"{\"file\":");
-                    let _ = serde_json::to_writer(&mut *out, self.shown);
-                    out.push(b',');
-                }
+                // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
+                out.extend_from_slice(self.file);
                 let start = out.len();
                 let _ = serde_json::to_writer(&mut *out, rec);
-                if start > at {
+                if !self.file.is_empty() {
                     // The record's own opening brace goes: the file is its first member.
                     out.remove(start);
                 }
