@@ -692,12 +692,12 @@ fn validate(a: ValidateArgs) -> ExitCode {
         }
     }
     if let Err(e) = out.flush() {
-        return output_failed(&e, tally.any_invalid);
+        return output_failed(&e, tally.any_invalid());
     }
     if a.format == Format::Text {
-        eprintln!("wiregen validate: {} record(s), {} invalid", tally.records, tally.invalid);
+        eprintln!("wiregen validate: {} record(s), {} invalid", tally.counts.records, tally.counts.invalid);
     }
-    ExitCode::from(if tally.any_invalid { 1 } else { 0 })
+    ExitCode::from(if tally.any_invalid() { 1 } else { 0 })
 }
 
 /// Why checking one input stopped.
@@ -711,26 +711,26 @@ enum Failed {
 /// The counts of a `validate` run so far.
 #[derive(Default)]
 struct Tally {
-    records: usize,
-    invalid: usize,
-    any_invalid: bool,
+    counts: Summary,
 }
 
 impl Tally {
+    fn any_invalid(&self) -> bool {
+        self.counts.invalid > 0
+    }
+
     /// Counts one input's result; the exit status when the run must stop there.
     fn add(&mut self, r: Result<Summary, Failed>) -> Option<ExitCode> {
         match r {
             Ok(s) => {
-                self.records += s.records;
-                self.invalid += s.invalid;
-                self.any_invalid |= s.invalid > 0;
+                self.counts += s;
                 None
             }
             Err(Failed::Input(e)) => {
                 eprintln!("wiregen: {e}");
                 Some(ExitCode::from(2))
             }
-            Err(Failed::Output(e)) => Some(output_failed(&e, self.any_invalid)),
+            Err(Failed::Output(e)) => Some(output_failed(&e, self.any_invalid())),
         }
     }
 }
@@ -745,7 +745,7 @@ struct OrderedOut<'a, W: Write> {
 impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for OrderedOut<'_, W> {
     fn piece(&mut self, _job: usize, piece: Piece<Result<Summary, Failed>>) -> std::ops::ControlFlow<()> {
         let stop = match piece {
-            Piece::Bytes(b) => self.out.write_all(&b).err().map(|e| output_failed(&e, self.tally.any_invalid)),
+            Piece::Bytes(b) => self.out.write_all(&b).err().map(|e| output_failed(&e, self.tally.any_invalid())),
             Piece::Done(r) => self.tally.add(r),
         };
         match stop {
@@ -783,14 +783,7 @@ fn check_input(
     };
     let mut write_err = None;
     // How a record is written: by the thread that checks it, into a buffer the sink writes whole.
-    // A JSON record naming its file starts `{"file":"a.jsonl",`: written once here, copied into each record.
-    let mut file = Vec::new();
-    if name_file {
-        file.extend_from_slice(b"{\"file\":");
-        let _ = serde_json::to_writer(&mut file, &shown);
-        file.push(b',');
-    }
-    let format = RecordFormat { format: a.format, shown: &shown, file: &file };
+    let format = RecordFormat::new(a.format, &shown, name_file);
     let write = |rec: &Record, out: &mut Vec<u8>| format.write(rec, out);
     let res = if a.stream && a.summary {
         // Only the summary is printed.
@@ -829,21 +822,31 @@ struct CliSink<'a, W: Write> {
 
 /// How `validate` writes a record: a JSON line (naming its file when more than one is checked), or text lines whose
 /// input-derived parts are escaped.
-#[derive(Clone, Copy)]
 struct RecordFormat<'a> {
     format: Format,
     shown: &'a str,
-    /// The opening of a JSON record that names its file (empty when records do not name it).
-    file: &'a [u8],
+    /// The opening of a JSON record that names its file, `{"file":"a.jsonl",`, escaped once for all its records
+    /// (empty when records do not name it).
+    file: Vec<u8>,
 }
 
-impl RecordFormat<'_> {
+impl<'a> RecordFormat<'a> {
+    fn new(format: Format, shown: &'a str, name_file: bool) -> Self {
+        let mut file = Vec::new();
+        if name_file && format == Format::Json {
+            file.extend_from_slice(b"{\"file\":");
+            let _ = serde_json::to_writer(&mut file, shown);
+            file.push(b',');
+        }
+        RecordFormat { format, shown, file }
+    }
+
     fn write(&self, rec: &Record, out: &mut Vec<u8>) {
         // Writing into a Vec cannot fail (string keys, no I/O): the results are not looked at.
         match self.format {
             Format::Json => {
                 // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
-                out.extend_from_slice(self.file);
+                out.extend_from_slice(&self.file);
                 let start = out.len();
                 let _ = serde_json::to_writer(&mut *out, rec);
                 if !self.file.is_empty() {

@@ -39,8 +39,15 @@ pub struct Summary {
 impl Summary {
     /// Counts one record.
     pub(crate) fn add(&mut self, rec: &Record) {
-        self.records += 1;
-        self.invalid += usize::from(!rec.valid);
+        *self += Summary { records: 1, invalid: usize::from(!rec.valid) };
+    }
+}
+
+/// The counts of two runs (or parts of one) together.
+impl std::ops::AddAssign for Summary {
+    fn add_assign(&mut self, other: Summary) {
+        self.records += other.records;
+        self.invalid += other.invalid;
     }
 }
 
@@ -415,8 +422,7 @@ pub fn validate_reader_into<R: BufRead + Send>(
     impl Consumer<(Vec<u8>, Summary)> for Written<'_> {
         fn consume(&mut self, (bytes, s): (Vec<u8>, Summary)) -> ControlFlow<()> {
             self.next_line += s.records;
-            self.summary.records += s.records;
-            self.summary.invalid += s.invalid;
+            self.summary += s;
             self.sink.write(&bytes)
         }
         fn idle(&mut self) {
