@@ -110,12 +110,33 @@ impl std::error::Error for SchemaErrors {}
 
 /// Escapes one JSON Pointer reference token (RFC 6901).
 pub(crate) fn escape_token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
+    let mut out = String::with_capacity(s.len());
+    push_escaped(&mut out, s);
+    out
 }
 
 /// Appends a token to a pointer.
 pub(crate) fn push_ptr(base: &str, token: &str) -> String {
-    format!("{base}/{}", escape_token(token))
+    let mut out = String::with_capacity(base.len() + token.len() + 1);
+    out.push_str(base);
+    out.push('/');
+    push_escaped(&mut out, token);
+    out
+}
+
+/// Appends one JSON Pointer reference token to `out`, escaped (`~` as `~0`, `/` as `~1`): the one place the
+/// escape is written.
+pub(crate) fn push_escaped(out: &mut String, token: &str) {
+    if !token.contains(['~', '/']) {
+        return out.push_str(token);
+    }
+    for c in token.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }
 
 /// Finds the 1-based line and column of the value at `pointer` in JSON `text`, or of the nearest existing

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::diag::push_ptr;
+use crate::diag::push_escaped;
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -723,11 +723,20 @@ impl<'a> Ptr<'a> {
         Ptr { parent: Some(self), token }
     }
 
+    /// The pointer as text, built in one string (a pointer is rendered only for an issue).
     fn render(&self) -> String {
-        match self.parent {
-            None => String::new(),
-            Some(p) => push_ptr(&p.render(), self.token),
+        let mut tokens: Vec<&str> = Vec::new();
+        let mut at = self;
+        while let Some(parent) = at.parent {
+            tokens.push(at.token);
+            at = parent;
         }
+        let mut out = String::with_capacity(tokens.iter().map(|t| t.len() + 1).sum());
+        for t in tokens.iter().rev() {
+            out.push('/');
+            push_escaped(&mut out, t);
+        }
+        out
     }
 
     fn render_lazy(&self) -> impl Fn() -> String + '_ {
@@ -828,5 +837,20 @@ mod tests {
             let by_tree = parse_json(line).map(|j| j.to_json_string());
             assert_eq!(by_tree, by_value, "{}", String::from_utf8_lossy(line));
         }
+    }
+
+    /// A pointer escapes `~` and `/` in each token (RFC 6901), at the root and below it.
+    #[test]
+    fn pointers_escape_their_tokens() {
+        let model = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("v2");
+        let e = Engine::new(model, EngineOptions::default()).expect("a root type");
+        let pointers = |line: &str| -> Vec<String> {
+            e.check_line_fast(line.as_bytes()).into_iter().map(|i| format!("{} {}", i.rule, i.pointer)).collect()
+        };
+        let line = r#"{"id":"m1","time":1,"role":"user","a/b~c":1,"ev":{"t":"text","text":"hi","~/":2}}"#;
+        assert_eq!(pointers(line), ["additional-property /ev/~0~1", "additional-property /a~1b~0c"]);
+        assert_eq!(Ptr::ROOT.key("x").key("").key("~~//").render(), "/x//~0~0~1~1");
+        assert_eq!(crate::diag::push_ptr("/a", "b/~"), "/a/b~1~0");
+        assert_eq!(crate::diag::escape_token("plain"), "plain");
     }
 }
