@@ -507,9 +507,13 @@ fn main() {
             (format!("one file ({mb} MB corpus)"), big.clone()),
             ("1,000 files of ~100 KB (a directory)".to_string(), many),
         ] {
-            let mut s = files::Scaling { name, bytes: files::size(&input), one: Vec::new(), all: Vec::new() };
+            let mut s =
+                files::Scaling { name, bytes: files::size(&input), one: Vec::new(), all: Vec::new(), pair: Vec::new() };
             for r in 0..rounds {
-                files::round(wiregen, &root(), &dir, &input, &mut s, r % 2 == 0);
+                let out = files::round(wiregen, &root(), &dir, &input, &mut s, r % 2 == 0);
+                if files::can_pin_to(1) {
+                    files::pair(wiregen, &root(), &dir, &input, &mut s, &out);
+                }
             }
             scaling.push(s);
         }
@@ -586,12 +590,18 @@ fn main() {
         report.push_str("\n(scaling skipped: `taskset -c 0` cannot pin a process here)\n");
     } else {
         report.push_str(
-            "\nScaling, whole process (`wiregen validate --format json INPUT > FILE`, pinned with `taskset -c 0` vs all cores; both write the same bytes):\n\n| input | MB | 1 core (pinned) MB/s | all cores MB/s | all / one |\n|---|---:|---:|---:|---:|\n",
+            "\nScaling, whole process (`wiregen validate --format json INPUT > FILE`, pinned with `taskset -c 0` vs all cores; both write the same bytes). What the two cores do for unrelated jobs, in the same rounds: two pinned processes started together (`taskset -c 0` and `-c 1`), each checking the whole input, nothing shared (twice the work in the time both take), against one pinned process, and the all-core run's throughput against theirs:\n\n| input | MB | 1 core (pinned) MB/s | all cores MB/s | all / one | 2 pinned processes at once / one | all cores / 2 pinned processes |\n|---|---:|---:|---:|---:|---:|---:|\n",
         );
         for s in &scaling {
             let (one, all) = (median(&s.one), median(&s.all));
+            let (ceiling, share) = if s.pair.is_empty() {
+                ("-".to_string(), "-".to_string())
+            } else {
+                let pair = median(&s.pair);
+                (format!("{:.2}x", 2.0 * one / pair), format!("{:.2}x", pair / (2.0 * all)))
+            };
             report.push_str(&format!(
-                "| {} | {:.1} | {:.0} | {:.0} | {:.2}x |\n",
+                "| {} | {:.1} | {:.0} | {:.0} | {:.2}x | {ceiling} | {share} |\n",
                 s.name,
                 s.bytes as f64 / 1e6,
                 s.bytes as f64 / 1e6 / one,
@@ -639,6 +649,14 @@ fn main() {
     for sc in &scaling {
         let name = format!("wiregen validate, all cores vs pinned, {}", sc.name);
         report.push_str(&target(&name, median(&sc.one) / median(&sc.all), 1.7, true));
+        if !sc.pair.is_empty() {
+            let pair = median(&sc.pair);
+            report.push_str(&format!(
+                "  (two unrelated pinned processes at once did {:.2}x one in this run; the all-core run {:.2}x their throughput)\n",
+                2.0 * median(&sc.one) / pair,
+                pair / (2.0 * median(&sc.all))
+            ));
+        }
     }
     report.push_str(&target("whole process 1k lines vs floor process", ratio(wps, fps), 2.0, false));
     report.push_str(&format!(

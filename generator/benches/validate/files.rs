@@ -1,6 +1,9 @@
 //! Scaling of `wiregen validate` as a user runs it (whole process): pinned to one core (`taskset -c 0`) against
 //! all cores, on one big file and on many files (a directory of 1,000 files of ~100 KB), interleaved round by
-//! round. Both runs of an input must print the same bytes.
+//! round. Both runs of an input must print the same bytes. Beside them, the machine's own ceiling for the same
+//! work: two pinned processes started together, one per core, each checking the whole input (nothing shared
+//! between them, no reader thread, no ordered writer): two inputs' worth in the time they take, against one
+//! pinned process alone.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,24 +34,59 @@ pub fn many_files(big: &Path, dir: &Path, files: usize, each: usize) -> PathBuf 
     out
 }
 
-/// One measured input: seconds per round pinned and on all cores.
+/// One measured input: seconds per round pinned, on all cores, and for two pinned processes at once (one per core,
+/// each checking the whole input; empty when there is no second core to pin to).
 pub struct Scaling {
     pub name: String,
     pub bytes: u64,
     pub one: Vec<f64>,
     pub all: Vec<f64>,
+    pub pair: Vec<f64>,
+}
+
+/// Whether `taskset` can pin a process to CPU `cpu` here.
+pub fn can_pin_to(cpu: usize) -> bool {
+    Command::new("taskset").args(["-c", &cpu.to_string(), "true"]).status().is_ok_and(|s| s.success())
 }
 
 /// Whether `taskset` can pin a process here.
 pub fn can_pin() -> bool {
-    Command::new("taskset").args(["-c", "0", "true"]).status().is_ok_and(|s| s.success())
+    can_pin_to(0)
+}
+
+/// `wiregen validate --format json INPUT > FILE` pinned to `cpu`, started (not waited for).
+fn start_pinned(wiregen: &str, root: &Path, dir: &Path, input: &Path, cpu: usize) -> (std::process::Child, PathBuf) {
+    let path = dir.join(format!("scaling-out-cpu{cpu}.jsonl"));
+    let out = std::fs::File::create(&path).expect("create the output file");
+    let child = Command::new("taskset")
+        .args(["-c", &cpu.to_string(), wiregen, "validate", "--format", "json"])
+        .arg(input)
+        .current_dir(root)
+        .stdout(out)
+        .spawn()
+        .expect("run wiregen");
+    (child, path)
+}
+
+/// The machine's ceiling for this input: two pinned processes started together on CPUs 0 and 1, each checking the
+/// whole input; the seconds until both are done, added to `s`. Panics unless both print what the pinned run of
+/// [`round`] printed (`expect`).
+pub fn pair(wiregen: &str, root: &Path, dir: &Path, input: &Path, s: &mut Scaling, expect: &[u8]) {
+    let t = Instant::now();
+    let runs = [0, 1].map(|cpu| start_pinned(wiregen, root, dir, input, cpu));
+    for (mut child, path) in runs {
+        let status = child.wait().expect("wait for wiregen");
+        assert!(matches!(status.code(), Some(0 | 1)), "{}: a paired run failed", s.name);
+        assert!(std::fs::read(&path).expect("read the output file") == expect, "{}: a paired run differs", s.name);
+    }
+    s.pair.push(t.elapsed().as_secs_f64());
 }
 
 /// Runs one round of `wiregen validate --format json INPUT > FILE`, pinned and on all cores (alternating which goes
 /// first), adding the times to `s`; panics when the two outputs differ. The output goes to a file in `dir`, as a
 /// user saving a report would: read through a pipe, this process's own reading would share the cores with the
 /// all-core run (it measured ~10% lower there) but not with the pinned one, which has the other core to itself.
-pub fn round(wiregen: &str, root: &Path, dir: &Path, input: &Path, s: &mut Scaling, pinned_first: bool) {
+pub fn round(wiregen: &str, root: &Path, dir: &Path, input: &Path, s: &mut Scaling, pinned_first: bool) -> Vec<u8> {
     let run = |pinned: bool| {
         let mut c = if pinned {
             let mut c = Command::new("taskset");
@@ -76,6 +114,7 @@ pub fn round(wiregen: &str, root: &Path, dir: &Path, input: &Path, s: &mut Scali
     assert!(a.1 == b.1, "{}: the pinned and the all-cores run printed different output", s.name);
     s.one.push(a.0);
     s.all.push(b.0);
+    a.1
 }
 
 /// Total size of a file or of the `*.jsonl` files in a directory.
