@@ -662,7 +662,7 @@ fn equals(c: &Value, v: &Json<'_>) -> bool {
     }
 }
 
-/// The first pair of equal items (by [`json_equal`]), if any.
+/// The first pair of equal items (by [`json::equal`]), if any.
 fn first_duplicate(items: &[Json<'_>]) -> Option<(usize, usize)> {
     for j in 1..items.len() {
         for i in 0..j {

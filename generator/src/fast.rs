@@ -638,10 +638,8 @@ impl<'a> Scan<'a> {
                 b't' => self.word(b"true"),
                 _ => self.word(b"false"),
             },
+            // A string nobody constrains was read above (`plain`): this one has a bound or a pattern.
             FNode::Str { min, max, pattern, strict } if c == b'"' => {
-                if min.is_none() && max.is_none() && pattern.is_none() && strict.is_none() {
-                    return self.string().map(drop);
-                }
                 let pat = self.pattern;
                 let v = self.text()?;
                 if min.is_some() || max.is_some() {

@@ -54,18 +54,28 @@ pub fn can_pin() -> bool {
     can_pin_to(0)
 }
 
-/// `wiregen validate --format json INPUT > FILE` pinned to `cpu`, started (not waited for).
-fn start_pinned(wiregen: &str, root: &Path, dir: &Path, input: &Path, cpu: usize) -> (std::process::Child, PathBuf) {
-    let path = dir.join(format!("scaling-out-cpu{cpu}.jsonl"));
+/// `wiregen validate --format json INPUT > dir/NAME`, pinned to `cpu` (with `taskset`) or on all cores: the command
+/// and the output file's path.
+fn validate_command(
+    wiregen: &str,
+    root: &Path,
+    dir: &Path,
+    input: &Path,
+    cpu: Option<usize>,
+    name: &str,
+) -> (Command, PathBuf) {
+    let mut c = match cpu {
+        Some(cpu) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &cpu.to_string(), wiregen]);
+            c
+        }
+        None => Command::new(wiregen),
+    };
+    let path = dir.join(name);
     let out = std::fs::File::create(&path).expect("create the output file");
-    let child = Command::new("taskset")
-        .args(["-c", &cpu.to_string(), wiregen, "validate", "--format", "json"])
-        .arg(input)
-        .current_dir(root)
-        .stdout(out)
-        .spawn()
-        .expect("run wiregen");
-    (child, path)
+    c.current_dir(root).args(["validate", "--format", "json"]).arg(input).stdout(out);
+    (c, path)
 }
 
 /// The machine's ceiling for this input: two pinned processes started together on CPUs 0 and 1, each checking the
@@ -73,7 +83,11 @@ fn start_pinned(wiregen: &str, root: &Path, dir: &Path, input: &Path, cpu: usize
 /// [`round`] printed (`expect`).
 pub fn pair(wiregen: &str, root: &Path, dir: &Path, input: &Path, s: &mut Scaling, expect: &[u8]) {
     let t = Instant::now();
-    let runs = [0, 1].map(|cpu| start_pinned(wiregen, root, dir, input, cpu));
+    let runs = [0, 1].map(|cpu| {
+        let (mut c, path) =
+            validate_command(wiregen, root, dir, input, Some(cpu), &format!("scaling-out-cpu{cpu}.jsonl"));
+        (c.spawn().expect("run wiregen"), path)
+    });
     for (mut child, path) in runs {
         let status = child.wait().expect("wait for wiregen");
         assert!(matches!(status.code(), Some(0 | 1)), "{}: a paired run failed", s.name);
@@ -88,16 +102,8 @@ pub fn pair(wiregen: &str, root: &Path, dir: &Path, input: &Path, s: &mut Scalin
 /// all-core run (it measured ~10% lower there) but not with the pinned one, which has the other core to itself.
 pub fn round(wiregen: &str, root: &Path, dir: &Path, input: &Path, s: &mut Scaling, pinned_first: bool) -> Vec<u8> {
     let run = |pinned: bool| {
-        let mut c = if pinned {
-            let mut c = Command::new("taskset");
-            c.args(["-c", "0", wiregen]);
-            c
-        } else {
-            Command::new(wiregen)
-        };
-        let path = dir.join(if pinned { "scaling-out-pinned.jsonl" } else { "scaling-out-all.jsonl" });
-        let out = std::fs::File::create(&path).expect("create the output file");
-        c.current_dir(root).args(["validate", "--format", "json"]).arg(input).stdout(out);
+        let (cpu, name) = if pinned { (Some(0), "scaling-out-pinned.jsonl") } else { (None, "scaling-out-all.jsonl") };
+        let (mut c, path) = validate_command(wiregen, root, dir, input, cpu, name);
         let t = Instant::now();
         let o = c.output().expect("run wiregen");
         let secs = t.elapsed().as_secs_f64();
