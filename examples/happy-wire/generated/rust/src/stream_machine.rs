@@ -822,12 +822,10 @@ enum At {
 /// (reading a message allocates nothing once they have grown).
 #[derive(Debug, Clone, Default)]
 pub struct Spans {
-    /// Per slot: the value's range in the line (`(0, 0)`: absent).
-    spans: Vec<Span>,
+    /// Per slot: where its value is, found once per message (the rules ask for some values several times).
+    at: Vec<At>,
     /// The strings with escapes, decoded.
     text: String,
-    /// Per string with escapes: its slot and its range in `text` (most messages have none).
-    decoded: Vec<(usize, usize, usize)>,
 }
 
 impl Spans {
@@ -836,42 +834,38 @@ impl Spans {
     /// escapes are decoded, the others are read in place. `false` when a value is not what such a scanner would
     /// give.
     pub fn read(&mut self, line: &[u8], spans: &[Span]) -> bool {
-        self.spans.clear();
-        self.spans.extend_from_slice(spans);
+        self.at.clear();
         self.text.clear();
-        self.decoded.clear();
-        for (slot, &(start, end)) in spans.iter().enumerate() {
+        for &(start, end) in spans {
             let (start, end) = (start as usize, end as usize);
-            let Some(b) = line.get(start..end).filter(|b| b.first() == Some(&b'"')) else {
-                continue;
+            let at = if end <= start {
+                At::Absent
+            } else {
+                match line.get(start..end).filter(|b| b.first() == Some(&b'"')) {
+                    None => At::Raw(start, end),
+                    Some(b) => {
+                        if b.len() < 2 || b[b.len() - 1] != b'"' {
+                            return false;
+                        }
+                        if b[1..b.len() - 1].contains(&b'\\') {
+                            let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
+                            let from = self.text.len();
+                            self.text.push_str(&s);
+                            At::Text(from, self.text.len())
+                        } else {
+                            At::Line(start + 1, end - 1)
+                        }
+                    }
+                }
             };
-            let Some(inner) = b.get(1..b.len() - 1).filter(|_| b.len() >= 2 && b[b.len() - 1] == b'"') else {
-                return false;
-            };
-            if inner.contains(&b'\\') {
-                let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
-                let from = self.text.len();
-                self.text.push_str(&s);
-                self.decoded.push((slot, from, self.text.len()));
-            }
+            self.at.push(at);
         }
         true
     }
 
     /// Where the value of `slot` is.
-    fn at(&self, line: &[u8], slot: usize) -> At {
-        let Some(&(start, end)) = self.spans.get(slot) else { return At::Absent };
-        let (start, end) = (start as usize, end as usize);
-        if end <= start {
-            return At::Absent;
-        }
-        if line.get(start) != Some(&b'"') {
-            return At::Raw(start, end);
-        }
-        match self.decoded.iter().find(|d| d.0 == slot) {
-            Some(&(_, from, to)) => At::Text(from, to),
-            None => At::Line(start + 1, end - 1),
-        }
+    fn at(&self, slot: usize) -> At {
+        self.at.get(slot).copied().unwrap_or(At::Absent)
     }
 }
 
@@ -922,7 +916,7 @@ impl<'v> Msg<'v> {
                 Got::Str(s) => Some(Cow::Owned(Value::String(s.to_string()))),
                 Got::Other(v) => Some(Cow::Borrowed(*v)),
             },
-            Src::Raw { line, spans } => match spans.at(line, f.slot) {
+            Src::Raw { line, spans } => match spans.at(f.slot) {
                 At::Absent => None,
                 At::Line(..) | At::Text(..) => self.str(f).map(|s| Cow::Owned(Value::String(text_of(s).into_owned()))),
                 At::Raw(a, b) => serde_json::from_slice(line.get(a..b)?).ok().map(Cow::Owned),
@@ -937,7 +931,7 @@ impl<'v> Msg<'v> {
                 Got::Str(s) => Some(s.as_bytes()),
                 Got::Other(_) => None,
             },
-            Src::Raw { line, spans } => match spans.at(line, f.slot) {
+            Src::Raw { line, spans } => match spans.at(f.slot) {
                 At::Line(a, b) => line.get(a..b),
                 At::Text(a, b) => spans.text.as_bytes().get(a..b),
                 _ => None,
@@ -958,7 +952,7 @@ impl<'v> Msg<'v> {
                 Some(Some(Got::Other(Value::Object(o)))) => return add(o, sums),
                 _ => return,
             },
-            Src::Raw { line, spans } => match spans.at(line, f.slot) {
+            Src::Raw { line, spans } => match spans.at(f.slot) {
                 At::Raw(a, b) => line.get(a..b),
                 _ => None,
             },
