@@ -76,7 +76,8 @@ pub(crate) struct Opts {
 }
 
 /// Emits `Cargo.toml`, `src/lib.rs`, `src/rt.rs` (and `src/rt_regex.rs` when the schema has patterns), and
-/// `examples/basic.rs` when the schema has a protocol layer.
+/// `examples/<crate>.rs` when the schema has a protocol layer (named after the crate: two generated crates in one
+/// workspace would otherwise build examples of the same name, which cargo warns is an output filename collision).
 ///
 /// # Errors
 /// When the model holds something this output cannot express (located), or a name is reserved.
@@ -117,7 +118,7 @@ pub(crate) fn emit_model(m: &Model, emit: &EmitOptions) -> Result<Vec<OutFile>, 
     }
     if let Some(p) = &m.protocol {
         let example = example::source(&g, p, Layout::RustfmtSkip)?;
-        files.push(OutFile::new("examples/basic.rs", format!("{header}{example}")));
+        files.push(OutFile::new(format!("examples/{}.rs", m.package.crate_name), format!("{header}{example}")));
         // The stream checker: wiregen's own interpreter, verbatim, and the protocol's declarations it reads.
         files.push(OutFile::new("src/stream_machine.rs", format!("{header}{STREAM_MACHINE}")));
         let lib_name = m.package.crate_name.replace('-', "_");

@@ -1,4 +1,4 @@
-//! The example program (`examples/basic.rs`, also the crate docs' doctest), built from the schema's own event
+//! The example program (`examples/<crate>.rs`, also the crate docs' doctest), built from the schema's own event
 //! examples: parse an envelope, match on every event type, build one with the constructor, and show a refusal.
 //! Every message it uses is checked with the reference engine first, so the program cannot fail; a part that
 //! cannot be built from the schema's examples is left out.
