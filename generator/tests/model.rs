@@ -242,3 +242,35 @@ fn x_aliases_give_a_type_other_names_in_every_language() {
     let sa = out("ts-standalone");
     assert!(sa.contains("export type OldStatus = Status;"), "{sa}");
 }
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_a_schema_file() {
+    // Some editors save JSON with a UTF-8 byte order mark; RFC 8259 lets a parser ignore it. The model is the same
+    // as without it, and positions are counted without it (as those editors show them).
+    let plain =
+        schema_dir("bom", &[("t.schema.json", json!({"type": "object", "properties": {"n": {"type": "integer"}}}))]);
+    let file = plain.join("t.schema.json");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let without = wiregen::load::load(&file).expect("loads");
+    std::fs::write(&file, format!("\u{feff}{text}")).expect("write");
+    let with = wiregen::load::load(&file).expect("loads with a byte order mark");
+    assert_eq!(with, without);
+    let broken = format!("\u{feff}{}", text.replacen("\"integer\"", "\"integer\" \"number\"", 1));
+    std::fs::write(&file, &broken).expect("write");
+    let errs = wiregen::load::load(&file).expect_err("not JSON");
+    let e = &errs.0[0];
+    let line = broken.trim_start_matches('\u{feff}').lines().nth(e.line - 1).expect("the line");
+    assert!(line[e.col - 1..].starts_with("\"number\""), "{}:{} in {line:?}", e.line, e.col);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_reached_again_through_a_symbolic_link_is_read_once() {
+    let dir = schema_dir("symlink", &[("a.schema.json", json!({"type": "object", "x-root": true}))]);
+    // A cycle (`sub/back` is the schema directory again) and a second way into it (`here`).
+    std::fs::create_dir(dir.join("sub")).expect("mkdir");
+    std::os::unix::fs::symlink("..", dir.join("sub/back")).expect("symlink");
+    std::os::unix::fs::symlink(".", dir.join("here")).expect("symlink");
+    let (_, sources) = wiregen::load::load_with_sources(&dir).expect("loads");
+    assert_eq!(sources.files.keys().collect::<Vec<_>>(), ["a.schema.json"]);
+}

@@ -54,7 +54,24 @@ fn break_schema(case: &Value, schema: &Path) {
         std::fs::copy(schema.join(case["from"].as_str().expect("from")), &file).expect("copy");
         return;
     }
+    if op == "replace-bytes" {
+        // Raw bytes (possibly not UTF-8) in place of the first occurrence of `from`.
+        let bytes = std::fs::read(&file).expect("read schema file");
+        let from = case["from"].as_str().expect("from").as_bytes();
+        let at = bytes.windows(from.len()).position(|w| w == from).expect("`from` occurs");
+        let new: Vec<u8> =
+            case["value"].as_array().expect("bytes").iter().map(|b| b.as_u64().expect("byte") as u8).collect();
+        std::fs::write(&file, [&bytes[..at], &new[..], &bytes[at + from.len()..]].concat()).expect("write");
+        return;
+    }
     let text = std::fs::read_to_string(&file).expect("read schema file");
+    if op == "replace" {
+        // A text edit that no `Value` can express (a repeated key).
+        let from = case["from"].as_str().expect("from");
+        assert!(text.contains(from), "`from` occurs in {}", file.display());
+        std::fs::write(&file, text.replacen(from, case["value"].as_str().expect("value"), 1)).expect("write");
+        return;
+    }
     if op == "truncate" {
         let n = case["value"].as_u64().expect("length") as usize;
         std::fs::write(&file, &text[..n]).expect("write");

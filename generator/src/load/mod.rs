@@ -2,7 +2,7 @@
 //! and builds the [`Model`].
 //!
 //! Steps, each in its own module:
-//! 1. read the files and check every schema node's keywords against the supported set ([`KEYWORDS`], the known
+//! 1. read the files ([`document`]: JSON text to a `Value`, refusing a repeated key) and check every schema node's keywords against the supported set ([`KEYWORDS`], the known
 //!    `x-` annotations); anything else is a located error, never silently dropped;
 //! 2. index `$id`s and `$anchor`s and resolve every `$ref` ([`uri`]);
 //! 3. build the types ([`build`]): every file root, every `$defs` entry and every `$ref` target is a named
@@ -13,6 +13,7 @@
 //! 6. give every type its export names, once, for every language ([`naming`]).
 
 mod build;
+mod document;
 mod naming;
 mod protocol;
 mod sequence;
@@ -21,7 +22,7 @@ pub(crate) mod uri;
 
 pub(crate) use build::is_type_root;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -267,6 +268,9 @@ pub(crate) struct Cx {
     pub(crate) refs: BTreeMap<Origin, Origin>,
     /// Compiled patterns by source, so a pattern used many times is translated and checked once.
     pub(crate) patterns: BTreeMap<String, Result<String, String>>,
+    /// The directories read so far, by canonical path: one reached again through a symbolic link is not read
+    /// twice (a link to a directory above it would otherwise be followed until the path grows too long).
+    dirs_read: HashSet<PathBuf>,
 }
 
 impl Cx {
@@ -289,6 +293,11 @@ impl Cx {
     }
 
     fn read_dir(&mut self, dir: &Path, prefix: &str) {
+        if let Ok(canonical) = std::fs::canonicalize(dir) {
+            if !self.dirs_read.insert(canonical) {
+                return;
+            }
+        }
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
@@ -313,25 +322,47 @@ impl Cx {
     }
 
     fn read_file(&mut self, p: &Path, rel: &str) {
-        match std::fs::read_to_string(p) {
+        match std::fs::read(p).map(String::from_utf8) {
             Err(e) => self.errors.push(io_error(p, format!("cannot read: {e}"))),
-            Ok(text) => self.add_file(p, rel, text),
+            Ok(Ok(text)) => self.add_file(p, rel, text),
+            Ok(Err(e)) => {
+                // Located at the first byte that is not UTF-8 (JSON text is UTF-8, RFC 8259).
+                let at = e.utf8_error().valid_up_to();
+                let bytes = e.as_bytes();
+                let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+                let (line, col) = crate::diag::line_col(before, at);
+                let byte = bytes.get(at).copied().unwrap_or_default();
+                self.errors.push(SchemaError {
+                    kind: K::InvalidJson,
+                    file: p.to_path_buf(),
+                    line,
+                    col,
+                    pointer: String::new(),
+                    message: format!("not UTF-8: byte 0x{byte:02x} at offset {at} (JSON text is UTF-8)"),
+                });
+            }
         }
     }
 
-    /// Parses one file's text (`p` is where diagnostics say it is).
+    /// Parses one file's text (`p` is where diagnostics say it is). A leading UTF-8 byte order mark, which some
+    /// editors write, is not part of the text (RFC 8259 lets a parser ignore it): positions are counted without
+    /// it, as such editors show them.
     fn add_file(&mut self, p: &Path, rel: &str, text: String) {
-        match serde_json::from_str::<Value>(&text) {
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        };
+        match document::parse(&text) {
             Ok(value) => {
                 self.files.insert(rel.to_string(), SourceFile { rel: rel.to_string(), text, value: Arc::new(value) });
             }
-            Err(e) => self.errors.push(SchemaError {
+            Err(r) => self.errors.push(SchemaError {
                 kind: K::InvalidJson,
                 file: p.to_path_buf(),
-                line: e.line(),
-                col: e.column(),
-                pointer: String::new(),
-                message: format!("not valid JSON: {e}"),
+                line: r.line,
+                col: r.col,
+                pointer: r.pointer,
+                message: r.message,
             }),
         }
     }
