@@ -58,7 +58,12 @@ pub struct SchemaError {
 }
 
 impl fmt::Display for SchemaError {
+    /// `file:line:col: error[code]: pointer: message`; a problem with a file or directory as a whole (line 0: it
+    /// cannot be read, or holds no schema) is `file: error[code]: message`, as compilers print such errors.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 && self.pointer.is_empty() {
+            return write!(f, "{}: error[{}]: {}", self.file.display(), self.kind.code(), self.message);
+        }
         let ptr = if self.pointer.is_empty() { "(root)" } else { &self.pointer };
         write!(
             f,
@@ -294,6 +299,22 @@ fn skip_value(b: &[u8], p: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_diagnostic_without_a_position_prints_no_position() {
+        let at = |line, col, pointer: &str| SchemaError {
+            kind: SchemaErrorKind::InvalidJson,
+            file: "s/a.json".into(),
+            line,
+            col,
+            pointer: pointer.into(),
+            message: "what".into(),
+        };
+        assert_eq!(at(3, 7, "/x").to_string(), "s/a.json:3:7: error[schema.invalid-json]: /x: what");
+        assert_eq!(at(3, 7, "").to_string(), "s/a.json:3:7: error[schema.invalid-json]: (root): what");
+        assert_eq!(at(0, 0, "").to_string(), "s/a.json: error[schema.invalid-json]: what");
+        assert_eq!(at(0, 0, "").to_json()["line"], 0);
+    }
 
     #[test]
     fn locates_nested_values() {

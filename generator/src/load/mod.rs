@@ -180,6 +180,8 @@ pub fn load_with_sources(path: &Path) -> Result<(Model, Sources), SchemaErrors> 
         cx.dir = dir;
         cx.read_file(path, &name);
         cx.single = Some(name);
+    } else if !path.exists() {
+        cx.errors.push(io_error(path, "no such schema file or directory".into()));
     } else {
         cx.dir = path.to_path_buf();
         cx.read_dir(path, "");
