@@ -226,11 +226,17 @@ async fn overloaded() -> ApiError {
     ApiError::new(ErrorCode::Overloaded, "every connection slot is taken; retry shortly")
 }
 
-/// Parses the query of a POST route: only `allowed` names; returns whether `stream` is on.
+/// Parses the query of a POST route: only `allowed` names, each at most once (`?stream=true&stream=false` does
+/// not say which it means); returns whether `stream` is on.
 fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
     let mut stream = false;
+    let mut seen: Vec<&str> = Vec::new();
     for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if seen.contains(&k) {
+            return Err(ApiError::new(ErrorCode::BadQuery, format!("query parameter `{k}` given twice")));
+        }
+        seen.push(k);
         if !allowed.contains(&k) {
             let expected = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
             return Err(ApiError::new(
@@ -464,5 +470,8 @@ mod tests {
         assert_eq!(stream_flag(&u("/v1/validate?stream=0"), &["stream"]), Ok(false));
         assert_eq!(stream_flag(&u("/v1/validate?stream=maybe"), &["stream"]).unwrap_err().code, ErrorCode::BadQuery);
         assert_eq!(stream_flag(&u("/v1/validate?steam=1"), &["stream"]).unwrap_err().code, ErrorCode::BadQuery);
+        let twice = stream_flag(&u("/v1/validate?stream=true&stream=false"), &["stream"]).unwrap_err();
+        assert_eq!((twice.code, twice.message.as_str()), (ErrorCode::BadQuery, "query parameter `stream` given twice"));
+        assert_eq!(stream_flag(&u("/v1/validate?stream&stream"), &["stream"]).unwrap_err().code, ErrorCode::BadQuery);
     }
 }

@@ -15,7 +15,7 @@ catalogue! {
         fn id;
         /// The error code with this id.
         fn from_id;
-        /// 400: an unknown query parameter or a bad value.
+        /// 400: an unknown or repeated query parameter, or a bad value.
         BadQuery = "bad-query",
         /// 400: the body could not be read: cut short, broken chunking, or (for `application/json`) not UTF-8.
         UnreadableBody = "unreadable-body",
