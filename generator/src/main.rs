@@ -249,6 +249,7 @@ fn serve(a: ServeArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(wiregen::serve::ServeError::Schema(errs)) => {
             eprintln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
+            name_the_schema(&errs, Format::Text);
             ExitCode::from(2)
         }
         Err(e) => {
@@ -503,6 +504,14 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Schema diagnostics as `--format` asks: JSON objects on stdout (one per line), or text on stderr.
+/// For the commands with `--schema`: when the schema could not be read at all (no such path, not a directory, no
+/// `.json` file in it), which flag names another.
+fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format) {
+    if format == Format::Text && errs.0.iter().any(|e| e.kind == wiregen::diag::SchemaErrorKind::Io) {
+        eprintln!("wiregen: name the schema directory (or one schema file) with --schema");
+    }
+}
+
 fn report_schema_errors(errs: &wiregen::diag::SchemaErrors, format: Format) {
     match format {
         Format::Json => {
@@ -530,6 +539,7 @@ fn report_error(e: &wiregen::Error, format: Format) {
             if format == Format::Text {
                 eprintln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
             }
+            name_the_schema(errs, format);
         }
         (e, Format::Json) => println!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
         (e, Format::Text) => eprintln!("wiregen: {}; nothing was written", chain(e)),
@@ -644,6 +654,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
         Ok(p) => p,
         Err(errs) => {
             report_schema_errors(&errs, a.format);
+            name_the_schema(&errs, a.format);
             return ExitCode::from(2);
         }
     };

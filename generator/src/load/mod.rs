@@ -303,10 +303,7 @@ impl Cx {
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
-                self.errors.push(io_error(
-                    dir,
-                    format!("cannot read the schema directory: {e} (pass the schema with --schema)"),
-                ));
+                self.errors.push(io_error(dir, format!("cannot read the schema directory: {e}")));
                 return;
             }
         };
