@@ -504,6 +504,18 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Schema diagnostics as `--format` asks: JSON objects on stdout (one per line), or text on stderr.
+/// The model's type names (base names, sorted), for a message that asks for one: at most 40, then how many more.
+fn type_names(model: &wiregen::ir::Model) -> String {
+    let mut names: Vec<&str> = model.types.iter().map(|t| t.names.base.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let shown: Vec<String> = names.iter().take(40).map(|n| format!("`{n}`")).collect();
+    match names.len().saturating_sub(40) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
 /// For the commands with `--schema`: when the schema could not be read at all (no such path, not a directory, no
 /// `.json` file in it), which flag names another.
 fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format) {
@@ -658,18 +670,23 @@ fn validate(a: ValidateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let proto = std::sync::Arc::new(proto);
     let opts = EngineOptions { strict_ids: a.strict_ids, max_errors: Some(wiregen::engine::REPORTED_ERRORS) };
     let engine = match &a.type_name {
-        Some(t) => Engine::for_type_named(proto, t, opts),
-        None => Engine::new(proto, opts),
+        Some(t) => Engine::for_type_named(proto.clone(), t, opts),
+        None => Engine::new(proto.clone(), opts),
     };
     let engine = match engine {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("wiregen: {e} (use --type NAME)");
+            eprintln!("wiregen: {e}; --type NAME takes one of its types: {}", type_names(&proto));
             return ExitCode::from(2);
         }
     };
+    let rules = proto.protocol.as_ref().map_or(0, |p| p.sequence.rules.len());
+    if a.stream && rules == 0 && a.format == Format::Text {
+        eprintln!("wiregen validate: --stream: the schema declares no sequence rules (`x-sequence`), so each line is checked on its own");
+    }
     let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
     let paths = match wiregen::validate::expand_inputs(&paths) {
         Ok(p) => p,

@@ -554,3 +554,43 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A type name that is not there is answered with the names that are; `--stream` on a schema without sequence
+/// rules says that it checks each line on its own (it used to do so without a word).
+#[test]
+fn a_wrong_type_lists_the_types_and_a_stream_without_rules_says_so() {
+    let dir = std::env::temp_dir().join(format!("wiregen-types-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("two")).expect("mkdir");
+    std::fs::write(dir.join("two/a.json"), r#"{"type": "object"}"#).expect("write");
+    std::fs::write(dir.join("two/b.json"), r#"{"type": "string"}"#).expect("write");
+    std::fs::write(dir.join("plain.json"), r#"{"type": "object", "properties": {"a": {"type": "integer"}}}"#)
+        .expect("write");
+    std::fs::write(dir.join("in.jsonl"), "{\"a\": 1}\n{\"a\": \"x\"}\n").expect("write");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(&dir).args(args).output().expect("run wiregen")
+    };
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let wrong = run(&["validate", "--schema", "two", "--type", "Nope", "in.jsonl"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        stderr(&wrong).contains("no type named `Nope`; --type NAME takes one of its types: `A`, `B`"),
+        "{}",
+        stderr(&wrong)
+    );
+    let no_root = run(&["validate", "--schema", "two", "in.jsonl"]);
+    assert_eq!(no_root.status.code(), Some(2));
+    assert!(stderr(&no_root).contains("`A`, `B`"), "{}", stderr(&no_root));
+    let named = run(&["validate", "--schema", "two", "--type", "A", "in.jsonl"]);
+    assert_eq!(named.status.code(), Some(0), "{}", stderr(&named));
+    let stream = run(&["validate", "--schema", "plain.json", "--stream", "in.jsonl"]);
+    assert_eq!(stream.status.code(), Some(1));
+    assert!(stderr(&stream).contains("declares no sequence rules"), "{}", stderr(&stream));
+    assert!(String::from_utf8_lossy(&stream.stdout).contains("in.jsonl:2: /a:"));
+    // The protocol compiled in has rules: no such note.
+    std::fs::copy(root().join("tests/fixtures/streams/seed-realistic-flow.jsonl"), dir.join("s.jsonl")).expect("copy");
+    let proto = run(&["validate", "--stream", "s.jsonl"]);
+    assert_eq!(proto.status.code(), Some(0), "{}", stderr(&proto));
+    assert!(!stderr(&proto).contains("sequence rules"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
