@@ -176,6 +176,7 @@ impl<'e> StreamChecker<'e> {
     fn check_valid(&mut self, line: usize, v: &Value) -> Record {
         let c = self.compiled;
         if !c.proto {
+            self.state.accept_unread();
             return Record::new(line, Vec::new());
         }
         match Msg::of_value(&c.machine, v) {

@@ -587,6 +587,10 @@ fn a_wrong_type_lists_the_types_and_a_stream_without_rules_says_so() {
     assert_eq!(stream.status.code(), Some(1));
     assert!(stderr(&stream).contains("declares no sequence rules"), "{}", stderr(&stream));
     assert!(String::from_utf8_lossy(&stream.stdout).contains("in.jsonl:2: /a:"));
+    // Its rollup counts the valid line as accepted (it counted only the rejected one).
+    let summary = run(&["validate", "--schema", "plain.json", "--stream", "--summary", "--format", "json", "in.jsonl"]);
+    let summary: Value = serde_json::from_slice(&summary.stdout).expect("one JSON summary");
+    assert_eq!(summary["rollup"]["messages"], serde_json::json!({"accepted": 1, "rejected": 1}));
     // The protocol compiled in has rules: no such note.
     std::fs::copy(root().join("tests/fixtures/streams/seed-realistic-flow.jsonl"), dir.join("s.jsonl")).expect("copy");
     let proto = run(&["validate", "--stream", "s.jsonl"]);

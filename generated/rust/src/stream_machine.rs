@@ -1253,6 +1253,13 @@ impl State {
         found
     }
 
+    /// A message that passed the message-level rules where no rule reads messages (a schema without a protocol
+    /// layer): it counts as accepted, and changes nothing else.
+    pub fn accept_unread(&mut self) {
+        self.next += 1;
+        self.accepted += 1;
+    }
+
     /// A message the message-level rules rejected (`value` when it is at least JSON): it counts as rejected, and
     /// what it would have opened or closed is remembered for `caused_by`.
     pub fn reject(&mut self, m: &Machine, line: usize, value: Option<&Value>) {
