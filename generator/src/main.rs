@@ -245,11 +245,14 @@ fn serve(a: ServeArgs) -> ExitCode {
         let _ = writeln!(out, "listening on http://{addr}");
         let _ = out.flush();
     };
+    let schema = a.schema.clone();
     match wiregen::serve::run(&a.into(), announce) {
         Ok(()) => ExitCode::SUCCESS,
         Err(wiregen::serve::ServeError::Schema(errs)) => {
             eprintln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
-            name_the_schema(&errs, Format::Text);
+            if let Some(schema) = &schema {
+                name_the_schema(&errs, Format::Text, schema);
+            }
             ExitCode::from(2)
         }
         Err(e) => {
@@ -516,10 +519,11 @@ fn type_names(model: &wiregen::ir::Model) -> String {
     }
 }
 
-/// For the commands with `--schema`: when the schema could not be read at all (no such path, not a directory, no
-/// `.json` file in it), which flag names another.
-fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format) {
-    if format == Format::Text && errs.0.iter().any(|e| e.kind == wiregen::diag::SchemaErrorKind::Io) {
+/// For the commands with `--schema`: when the schema path itself could not be read (no such path, not a directory,
+/// no `.json` file in it; not a file inside it), which flag names another.
+fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format, schema: &Path) {
+    let whole = |e: &wiregen::diag::SchemaError| e.kind == wiregen::diag::SchemaErrorKind::Io && e.file == schema;
+    if format == Format::Text && errs.0.iter().any(whole) {
         eprintln!("wiregen: name the schema directory (or one schema file) with --schema");
     }
 }
@@ -544,14 +548,14 @@ fn options(a: &GenArgs) -> wiregen::Options {
     o
 }
 
-fn report_error(e: &wiregen::Error, format: Format) {
+fn report_error(e: &wiregen::Error, format: Format, schema: &Path) {
     match (e, format) {
         (wiregen::Error::Schema(errs), _) => {
             report_schema_errors(errs, format);
             if format == Format::Text {
                 eprintln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
             }
-            name_the_schema(errs, format);
+            name_the_schema(errs, format, schema);
         }
         (e, Format::Json) => println!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
         (e, Format::Text) => eprintln!("wiregen: {}; nothing was written", chain(e)),
@@ -563,7 +567,7 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
     if check_only {
         match wiregen::check(&opts) {
             Err(e) => {
-                report_error(&e, a.format);
+                report_error(&e, a.format, &a.schema);
                 ExitCode::from(2)
             }
             Ok(r) if r.is_clean() => {
@@ -604,7 +608,7 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
     } else {
         match wiregen::generate(&opts) {
             Err(e) => {
-                report_error(&e, a.format);
+                report_error(&e, a.format, &a.schema);
                 ExitCode::from(2)
             }
             Ok(r) => {
@@ -666,7 +670,9 @@ fn validate(a: ValidateArgs) -> ExitCode {
         Ok(p) => p,
         Err(errs) => {
             report_schema_errors(&errs, a.format);
-            name_the_schema(&errs, a.format);
+            if let Some(schema) = &a.schema {
+                name_the_schema(&errs, a.format, schema);
+            }
             return ExitCode::from(2);
         }
     };
