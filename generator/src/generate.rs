@@ -175,7 +175,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
         }
-        let tmp = tmp_name(path);
+        let tmp = staged_name(path);
         if let Err(source) = std::fs::write(&tmp, f.contents.as_bytes()) {
             for t in &staged {
                 let _ = std::fs::remove_file(t);
@@ -195,7 +195,8 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     Ok(report)
 }
 
-fn tmp_name(path: &Path) -> PathBuf {
+/// The name a file is staged under beside `path` before it replaces it (a rename within one directory).
+pub(crate) fn staged_name(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     path.with_file_name(format!(".{name}.wiregen-tmp"))
 }

@@ -355,7 +355,8 @@ struct MigrateArgs {
     /// Report format on stderr: text (one line per note and a summary) or json (one document).
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Write the migrated stream here instead of stdout.
+    /// Write the migrated stream here instead of stdout (replaced once the whole input is migrated, so it may be
+    /// FILE itself).
     #[arg(long)]
     out: Option<PathBuf>,
     /// The JSONL file to migrate (`-` for stdin).
@@ -371,7 +372,7 @@ enum OnLossArg {
 
 fn migrate(a: MigrateArgs) -> ExitCode {
     use wiregen::diff::{DiffError, Side};
-    use wiregen::migrate::{migrate_reader, OnLoss, Outcome};
+    use wiregen::migrate::{migrate_file, migrate_reader, FileError, OnLoss, Outcome};
     let load = |spec: &str| match Side::load(spec) {
         Ok(s) => Some(s),
         Err(DiffError::Schema { spec, errors }) => {
@@ -401,21 +402,23 @@ fn migrate(a: MigrateArgs) -> ExitCode {
             }
         }
     };
-    let out: Box<dyn Write> = match &a.out {
-        Some(p) => match std::fs::File::create(p) {
-            Ok(f) => Box::new(std::io::BufWriter::new(f)),
-            Err(e) => {
-                eprintln!("wiregen migrate: {}: {e}", p.display());
-                return ExitCode::from(2);
-            }
-        },
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
     let on_loss = if a.on_loss == OnLossArg::Drop { OnLoss::Drop } else { OnLoss::Refuse };
-    let s = match migrate_reader(&old.model, &new.model, input, out, on_loss) {
+    let migrated = match &a.out {
+        // Staged and renamed at the end: `--out` may be the input file, and a failure leaves it as it was.
+        Some(p) => migrate_file(&old.model, &new.model, input, p, on_loss),
+        None => {
+            let out = std::io::BufWriter::new(std::io::stdout().lock());
+            migrate_reader(&old.model, &new.model, input, out, on_loss).map_err(FileError::Migrate)
+        }
+    };
+    let s = match migrated {
         Ok(s) => s,
-        Err(e) => {
+        Err(FileError::Migrate(e)) => {
             eprintln!("wiregen migrate: {shown}: {e}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("wiregen migrate: {e}");
             return ExitCode::from(2);
         }
     };

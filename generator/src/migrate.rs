@@ -36,6 +36,7 @@
 //! Only reading the input and writing the output fail ([`std::io::Error`]); what is wrong with a line is a note.
 
 use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -172,6 +173,60 @@ pub fn migrate_value(
         }
         return (None, notes);
     }
+}
+
+/// Why [`migrate_file`] failed.
+#[derive(Debug)]
+pub enum FileError {
+    /// Reading the input or writing the staged output failed ([`migrate_reader`]'s error).
+    Migrate(std::io::Error),
+    /// The output file could not be staged or put in place (its path).
+    Output(PathBuf, std::io::Error),
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Migrate(e) => write!(f, "{e}"),
+            FileError::Output(p, e) => write!(f, "{}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// [`migrate_reader`] into the file `out`, which is replaced only once the whole input is migrated: the output is
+/// staged beside it and renamed over it at the end, so `out` may be the input file itself (a file migrated in
+/// place is read whole before it is replaced), and a failure leaves it as it was. A symbolic link at `out` is
+/// followed (its target is replaced), and a file that is replaced keeps its permissions.
+///
+/// # Errors
+/// [`FileError::Migrate`] as [`migrate_reader`]; [`FileError::Output`] when `out` is a directory or the staged
+/// file cannot be created or renamed.
+pub fn migrate_file(
+    old: &Model,
+    new: &Model,
+    input: impl BufRead,
+    out: &Path,
+    on_loss: OnLoss,
+) -> Result<Summary, FileError> {
+    let target = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
+    if target.is_dir() {
+        let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory, not a file");
+        return Err(FileError::Output(out.to_path_buf(), e));
+    }
+    let staged = crate::generate::staged_name(&target);
+    let file = std::fs::File::create(&staged).map_err(|e| FileError::Output(out.to_path_buf(), e))?;
+    if let Ok(meta) = std::fs::metadata(&target) {
+        let _ = std::fs::set_permissions(&staged, meta.permissions());
+    }
+    let put = migrate_reader(old, new, input, std::io::BufWriter::new(file), on_loss)
+        .map_err(FileError::Migrate)
+        .and_then(|s| std::fs::rename(&staged, &target).map(|()| s).map_err(|e| FileError::Output(target.clone(), e)));
+    if put.is_err() {
+        let _ = std::fs::remove_file(&staged);
+    }
+    put
 }
 
 /// Migrates a JSONL stream from OLD to NEW (both loaded protocols), writing the migrated lines to `out`.

@@ -146,3 +146,56 @@ fn every_valid_v1_envelope_fixture_migrates_or_is_refused_with_its_reasons() {
     }
     golden::check_golden(&fixtures().join("v1-example-fixtures.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// `--out` is replaced only once the whole input is migrated, so a file can be migrated in place (it used to be
+/// truncated before it was read: zero lines, exit 0, the history gone), a link is written through, and an output
+/// that cannot be written leaves nothing behind.
+#[test]
+fn out_may_be_the_input_and_is_replaced_only_at_the_end() {
+    let dir = std::env::temp_dir().join(format!("wiregen-migrate-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let flow = root().join("tests/fixtures/migrate/v1-realistic-flow.jsonl");
+    let (code, expected, err) = wiregen(&["migrate", "--from", V1, "--to", V2, flow.to_str().expect("path")], None);
+    assert_eq!(code, 0, "{err}");
+    let in_place = dir.join("session.jsonl");
+    std::fs::copy(&flow, &in_place).expect("copy");
+    let p = in_place.to_str().expect("path");
+    let (code, _, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "--out", p, p], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&in_place).expect("read"), expected);
+    #[cfg(unix)]
+    {
+        let target = dir.join("target.jsonl");
+        std::fs::copy(&flow, &target).expect("copy");
+        let link = dir.join("link.jsonl");
+        std::os::unix::fs::symlink("target.jsonl", &link).expect("symlink");
+        let (code, _, err) = wiregen(
+            &[
+                "migrate",
+                "--from",
+                V1,
+                "--to",
+                V2,
+                "--out",
+                link.to_str().expect("path"),
+                target.to_str().expect("path"),
+            ],
+            None,
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(std::fs::symlink_metadata(&link).expect("link").file_type().is_symlink(), "the link stays a link");
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), expected);
+    }
+    let nowhere = dir.join("no-such-dir/out.jsonl");
+    let (code, _, err) =
+        wiregen(&["migrate", "--from", V1, "--to", V2, "--out", nowhere.to_str().expect("path"), p], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no-such-dir/out.jsonl"), "{err}");
+    let (code, _, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "--out", dir.to_str().expect("path"), p], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is a directory"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir).expect("list").filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().contains("wiregen-tmp")), "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
