@@ -58,6 +58,15 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// An output `.json` file (the bundled schema, the TypeScript package's `package.json`) would be written into
+    /// the schema directory (an output root in it, or that holds it, such as the directory above `schema/`), where
+    /// the next load would read it as a schema file. Nothing was written.
+    IntoSchema {
+        /// The first such output file.
+        path: PathBuf,
+        /// The schema directory.
+        schema: PathBuf,
+    },
 }
 
 impl fmt::Display for Error {
@@ -66,6 +75,13 @@ impl fmt::Display for Error {
             Error::Schema(e) => write!(f, "the schema has {} error(s)", e.0.len()),
             Error::Emit(_) => f.write_str("an emitter failed"),
             Error::Io { path, .. } => write!(f, "cannot update {}", path.display()),
+            Error::IntoSchema { path, schema } => write!(
+                f,
+                "{} would be written into the schema directory {} (the next load would read it as a schema \
+                 file); choose an output directory outside it",
+                path.display(),
+                schema.display()
+            ),
         }
     }
 }
@@ -76,6 +92,7 @@ impl std::error::Error for Error {
             Error::Schema(e) => Some(e),
             Error::Emit(e) => Some(e),
             Error::Io { source, .. } => Some(source),
+            Error::IntoSchema { .. } => None,
         }
     }
 }
@@ -158,6 +175,14 @@ fn stale(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
 /// A broken schema or a failing emitter (then nothing is written), or an I/O error while writing.
 pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     let files = render(opts)?;
+    if opts.schema_dir.is_dir() {
+        let schema = absolute(&opts.schema_dir);
+        let read_back =
+            |f: &&OutFile| f.path.ends_with(".json") && absolute(&opts.out_dir.join(&f.path)).starts_with(&schema);
+        if let Some(f) = files.iter().find(read_back) {
+            return Err(Error::IntoSchema { path: opts.out_dir.join(&f.path), schema: opts.schema_dir.clone() });
+        }
+    }
     // Read the old manifests before the new ones replace them.
     let stale_files = stale(opts, &files);
     let mut report = GenerateReport::default();
@@ -193,6 +218,25 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
         report.deleted.push(path);
     }
     Ok(report)
+}
+
+/// `p` made absolute with symbolic links resolved as far as it exists (the rest appended as it is), so two paths
+/// to one place compare equal.
+fn absolute(p: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = p;
+    loop {
+        if let Ok(found) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(found, |acc, c| acc.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
 }
 
 /// The name a file is staged under beside `path` before it replaces it (a rename within one directory).

@@ -123,3 +123,32 @@ fn a_hand_built_model_with_undefined_types_does_not_panic() {
     );
     assert!(!issues.is_empty(), "an undefined enum allows no value");
 }
+
+/// An output root that holds the schema directory (`generate --out .` beside `schema/`) would write the bundled
+/// schema into it, and the next load would read that as a schema file (98 name collisions): refused, nothing
+/// written, the schema directory as it was.
+#[test]
+fn outputs_are_never_written_into_the_schema_directory() {
+    let base = tmp("into-schema");
+    let schema = base.join("schema");
+    copy_dir(&root().join("schema"), &schema);
+    let files = |d: &Path| {
+        let mut v: Vec<PathBuf> =
+            std::fs::read_dir(d).expect("list").filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        v.sort();
+        v
+    };
+    let before = files(&schema);
+    for out in [base.clone(), schema.join(".."), schema.join("inner")] {
+        let err = wiregen::generate(&wiregen::Options::new(&schema, &out)).expect_err("refused");
+        assert!(matches!(err, wiregen::Error::IntoSchema { .. }), "{}", assert_no_repeats(&err));
+        assert!(err.to_string().contains("would be written into the schema directory"), "{err}");
+        assert_eq!(files(&schema), before, "{}", out.display());
+        assert_eq!(files(&base), std::slice::from_ref(&schema), "nothing written beside it");
+    }
+    let ok =
+        wiregen::generate(&wiregen::Options::new(&schema, base.join("generated"))).expect("an output root beside it");
+    assert!(!ok.written.is_empty());
+    assert_eq!(files(&schema), before);
+    let _ = std::fs::remove_dir_all(&base);
+}

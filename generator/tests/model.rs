@@ -91,11 +91,14 @@ fn a_schema_file_nothing_references_becomes_a_type() {
     let engine = Engine::for_type_named(model, "Point", EngineOptions::default()).expect("a type named Point");
     assert_eq!(first(&engine, json!({"b": 1})), None);
     assert_eq!(first(&engine, json!({"b": 1.5})), Some(("type".into(), "/b".into())));
-    let out = wiregen(&dir, &["generate", "--only", "rust,ts", "--schema", ".", "--out", "out"]);
+    // Outside the schema directory: the TypeScript package's `package.json` would be read back as a schema file.
+    let out_dir = dir.with_extension("out");
+    let out =
+        wiregen(&dir, &["generate", "--only", "rust,ts", "--schema", ".", "--out", out_dir.to_str().expect("path")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rust = std::fs::read_to_string(dir.join("out/rust/src/lib.rs")).expect("lib.rs");
+    let rust = std::fs::read_to_string(out_dir.join("rust/src/lib.rs")).expect("lib.rs");
     assert!(rust.contains("pub struct Point"), "the Rust crate exports Point");
-    let zod = std::fs::read_to_string(dir.join("out/ts/src/schemas.ts")).expect("schemas.ts");
+    let zod = std::fs::read_to_string(out_dir.join("ts/src/schemas.ts")).expect("schemas.ts");
     assert!(zod.contains("export const pointSchema"), "the Zod module exports pointSchema");
 }
 
