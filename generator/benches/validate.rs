@@ -594,11 +594,9 @@ fn main() {
         );
         for s in &scaling {
             let (one, all) = (median(&s.one), median(&s.all));
-            let (ceiling, share) = if s.pair.is_empty() {
-                ("-".to_string(), "-".to_string())
-            } else {
-                let pair = median(&s.pair);
-                (format!("{:.2}x", 2.0 * one / pair), format!("{:.2}x", pair / (2.0 * all)))
+            let (ceiling, share) = match s.pair_ratios() {
+                Some((ceiling, share)) => (format!("{ceiling:.2}x"), format!("{share:.2}x")),
+                None => ("-".to_string(), "-".to_string()),
             };
             report.push_str(&format!(
                 "| {} | {:.1} | {:.0} | {:.0} | {:.2}x | {ceiling} | {share} |\n",
@@ -649,12 +647,9 @@ fn main() {
     for sc in &scaling {
         let name = format!("wiregen validate, all cores vs pinned, {}", sc.name);
         report.push_str(&target(&name, median(&sc.one) / median(&sc.all), 1.7, true));
-        if !sc.pair.is_empty() {
-            let pair = median(&sc.pair);
+        if let Some((ceiling, share)) = sc.pair_ratios() {
             report.push_str(&format!(
-                "  (two unrelated pinned processes at once did {:.2}x one in this run; the all-core run {:.2}x their throughput)\n",
-                2.0 * median(&sc.one) / pair,
-                pair / (2.0 * median(&sc.all))
+                "  (two unrelated pinned processes at once did {ceiling:.2}x one in this run; the all-core run {share:.2}x their throughput)\n"
             ));
         }
     }

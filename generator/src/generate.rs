@@ -178,7 +178,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     if opts.schema_dir.is_dir() {
         let schema = absolute(&opts.schema_dir);
         let read_back =
-            |f: &&OutFile| f.path.ends_with(".json") && absolute(&opts.out_dir.join(&f.path)).starts_with(&schema);
+            |f: &&OutFile| load::is_schema_file(&f.path) && absolute(&opts.out_dir.join(&f.path)).starts_with(&schema);
         if let Some(f) = files.iter().find(read_back) {
             return Err(Error::IntoSchema { path: opts.out_dir.join(&f.path), schema: opts.schema_dir.clone() });
         }

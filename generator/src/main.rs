@@ -509,7 +509,6 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Schema diagnostics as `--format` asks: JSON objects on stdout (one per line), or text on stderr.
 /// The model's type names (base names, sorted), for a message that asks for one: at most 40, then how many more.
 fn type_names(model: &wiregen::ir::Model) -> String {
     let mut names: Vec<&str> = model.types.iter().map(|t| t.names.base.as_str()).collect();
@@ -531,6 +530,7 @@ fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format, schema: &
     }
 }
 
+/// Schema diagnostics as `--format` asks: JSON objects on stdout (one per line), or text on stderr.
 fn report_schema_errors(errs: &wiregen::diag::SchemaErrors, format: Format) {
     match format {
         Format::Json => {

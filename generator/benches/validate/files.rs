@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use super::median;
+
 /// The many-files corpus: `files` files of about `each` bytes, cut from the big corpus at line ends.
 pub fn many_files(big: &Path, dir: &Path, files: usize, each: usize) -> PathBuf {
     let out = dir.join(format!("many-{files}x{}k", each >> 10));
@@ -42,6 +44,18 @@ pub struct Scaling {
     pub one: Vec<f64>,
     pub all: Vec<f64>,
     pub pair: Vec<f64>,
+}
+
+impl Scaling {
+    /// From the paired runs (`None` without them): what two unrelated pinned processes did as a multiple of one
+    /// pinned process, and the all-core run's throughput against theirs (medians of the rounds).
+    pub fn pair_ratios(&self) -> Option<(f64, f64)> {
+        if self.pair.is_empty() {
+            return None;
+        }
+        let (one, all, pair) = (median(&self.one), median(&self.all), median(&self.pair));
+        Some((2.0 * one / pair, pair / (2.0 * all)))
+    }
 }
 
 /// Whether `taskset` can pin a process to CPU `cpu` here.

@@ -9,7 +9,7 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess,
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
-use crate::diag::{line_col, push_ptr};
+use crate::diag::{line_col, push_ptr, SchemaError, SchemaErrorKind};
 
 /// Why a text is not a schema document: where (1-based line and column, in characters), the JSON Pointer of a
 /// repeated member (empty for a syntax error), and what.
@@ -19,6 +19,30 @@ pub(crate) struct Refused {
     pub col: usize,
     pub pointer: String,
     pub message: String,
+}
+
+impl Refused {
+    /// The diagnostic, for the file at `file` (`schema.invalid-json`).
+    pub(crate) fn at(self, file: &std::path::Path) -> SchemaError {
+        let Refused { line, col, pointer, message } = self;
+        SchemaError { kind: SchemaErrorKind::InvalidJson, file: file.to_path_buf(), line, col, pointer, message }
+    }
+}
+
+/// A schema file's bytes as its text: UTF-8 (RFC 8259), refused at the first byte that is not.
+pub(crate) fn text(bytes: Vec<u8>) -> Result<String, Refused> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let (line, col) = line_col(std::str::from_utf8(&bytes[..at]).unwrap_or_default(), at);
+        let byte = bytes.get(at).copied().unwrap_or_default();
+        Refused {
+            line,
+            col,
+            pointer: String::new(),
+            message: format!("not UTF-8: byte 0x{byte:02x} at offset {at} (JSON text is UTF-8)"),
+        }
+    })
 }
 
 /// Parses one schema file's text (a leading UTF-8 byte order mark is not part of it: see the loader).

@@ -2,8 +2,9 @@
 //! and builds the [`Model`].
 //!
 //! Steps, each in its own module:
-//! 1. read the files ([`document`]: JSON text to a `Value`, refusing a repeated key) and check every schema node's keywords against the supported set ([`KEYWORDS`], the known
-//!    `x-` annotations); anything else is a located error, never silently dropped;
+//! 1. read the files ([`document`]: JSON text to a `Value`, refusing a repeated key) and check every schema
+//!    node's keywords against the supported set ([`KEYWORDS`], the known `x-` annotations); anything else is a
+//!    located error, never silently dropped;
 //! 2. index `$id`s and `$anchor`s and resolve every `$ref` ([`uri`]);
 //! 3. build the types ([`build`]): every file root, every `$defs` entry and every `$ref` target is a named
 //!    type; inline objects, unions and string enums are named from their path ([`naming`]);
@@ -192,6 +193,12 @@ pub fn load_with_sources(path: &Path) -> Result<(Model, Sources), SchemaErrors> 
     finish(cx)
 }
 
+/// Whether a schema directory's file named `name` is one of its schema files (what [`load`] reads from a
+/// directory, `wiregen diff` from a git tree, and `generate` must not write into one).
+pub fn is_schema_file(name: &str) -> bool {
+    name.ends_with(".json")
+}
+
 /// A problem with a file or directory as a whole (it cannot be read, or holds no schema): no line or pointer.
 fn io_error(file: &Path, message: String) -> SchemaError {
     SchemaError { kind: K::Io, file: file.to_path_buf(), line: 0, col: 0, pointer: String::new(), message }
@@ -314,32 +321,17 @@ impl Cx {
             let rel = format!("{prefix}{name}");
             if p.is_dir() {
                 self.read_dir(&p, &format!("{rel}/"));
-            } else if name.ends_with(".json") {
+            } else if is_schema_file(&name) {
                 self.read_file(&p, &rel);
             }
         }
     }
 
     fn read_file(&mut self, p: &Path, rel: &str) {
-        match std::fs::read(p).map(String::from_utf8) {
+        match std::fs::read(p).map(document::text) {
             Err(e) => self.errors.push(io_error(p, format!("cannot read: {e}"))),
             Ok(Ok(text)) => self.add_file(p, rel, text),
-            Ok(Err(e)) => {
-                // Located at the first byte that is not UTF-8 (JSON text is UTF-8, RFC 8259).
-                let at = e.utf8_error().valid_up_to();
-                let bytes = e.as_bytes();
-                let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
-                let (line, col) = crate::diag::line_col(before, at);
-                let byte = bytes.get(at).copied().unwrap_or_default();
-                self.errors.push(SchemaError {
-                    kind: K::InvalidJson,
-                    file: p.to_path_buf(),
-                    line,
-                    col,
-                    pointer: String::new(),
-                    message: format!("not UTF-8: byte 0x{byte:02x} at offset {at} (JSON text is UTF-8)"),
-                });
-            }
+            Ok(Err(r)) => self.errors.push(r.at(p)),
         }
     }
 
@@ -355,14 +347,7 @@ impl Cx {
             Ok(value) => {
                 self.files.insert(rel.to_string(), SourceFile { rel: rel.to_string(), text, value: Arc::new(value) });
             }
-            Err(r) => self.errors.push(SchemaError {
-                kind: K::InvalidJson,
-                file: p.to_path_buf(),
-                line: r.line,
-                col: r.col,
-                pointer: r.pointer,
-                message: r.message,
-            }),
+            Err(r) => self.errors.push(r.at(p)),
         }
     }
 
