@@ -8,10 +8,39 @@ use std::process::Command;
 use serde_json::{json, Value};
 use wiregen::engine::{Engine, EngineOptions};
 
+/// A test's scratch directory (and the `.out` directory beside it, where a test generates), removed when the
+/// test ends, whether it passed or not.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let s = Scratch(std::env::temp_dir().join(format!("wiregen-model-{}-{name}", std::process::id())));
+        s.remove();
+        s
+    }
+
+    fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_dir_all(self.0.with_extension("out"));
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
 /// A fresh directory holding the given schema files.
-fn schema_dir(name: &str, files: &[(&str, Value)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wiregen-model-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn schema_dir(name: &str, files: &[(&str, Value)]) -> Scratch {
+    let dir = Scratch::new(name);
     for (file, v) in files {
         let path = dir.join(file);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -132,8 +161,7 @@ fn a_recursive_type_through_ref_is_supported() {
 fn an_envelope_time_of_type_number_is_filled_by_the_constructor() {
     // It used to load and then fail in an emitter, unlocated. With `x-auto: "now"` on a number every output
     // generates; without `x-auto` it is the located `constructor-default` golden case.
-    let dir = std::env::temp_dir().join(format!("wiregen-model-{}-time", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = Scratch::new("time");
     let schema = dir.join("schema");
     std::fs::create_dir_all(schema.join("events")).expect("mkdir");
     for e in std::fs::read_dir(repo().join("schema"))

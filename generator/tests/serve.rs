@@ -255,10 +255,9 @@ fn cli_records(path: &Path, strict: bool) -> Vec<Value> {
         .collect()
 }
 
+/// A file in the temporary directory, named after this process (the caller removes it).
 fn tmp_file(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wiregen-serve-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join(name);
+    let p = std::env::temp_dir().join(format!("wiregen-serve-test-{}-{name}", std::process::id()));
     std::fs::write(&p, contents).expect("write temp file");
     p
 }
@@ -326,6 +325,7 @@ fn results_equal_wiregen_validate_on_every_message_fixture() {
         jsonl.push('\n');
         let file = tmp_file(&format!("fixtures-{strict}.jsonl"), jsonl.as_bytes());
         let want = cli_records(&file, strict);
+        let _ = std::fs::remove_file(&file);
         assert_eq!(want.len(), mine.len(), "one CLI record per fixture");
         let r = server.post("/v1/validate", NDJSON, jsonl.as_bytes());
         assert_eq!(r.status, 200);
