@@ -879,13 +879,12 @@ impl<'a> RecordFormat<'a> {
     }
 
     fn write(&self, rec: &Record, out: &mut Vec<u8>) {
-        // Writing into a Vec cannot fail (string keys, no I/O): the results are not looked at.
         match self.format {
             Format::Json => {
                 // `{"file":"a.jsonl","line":...}`: the record's own object with the file first.
                 out.extend_from_slice(&self.file);
                 let start = out.len();
-                let _ = serde_json::to_writer(&mut *out, rec);
+                rec.write_json(out);
                 if !self.file.is_empty() {
                     // The record's own opening brace goes: the file is its first member.
                     out.remove(start);

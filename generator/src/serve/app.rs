@@ -313,8 +313,7 @@ impl Results {
         if before > 0 {
             self.json.push(b',');
         }
-        // Serializing a Record into a Vec cannot fail (string keys, no I/O).
-        let _ = serde_json::to_writer(&mut self.json, rec);
+        rec.write_json(&mut self.json);
         if self.json.len() > self.max {
             // Past the limit: this record and every later one are counted, not listed.
             self.json.truncate(before);
