@@ -416,14 +416,17 @@ impl<'m> Standalone<'m> {
             kw(w, format!("{v}.length > {k}"), Rule::MaxItems, msg(&format!("must have at most {k} item(s)")));
         }
         if a.unique {
+            // Only when the counts hold (the engine stops at a count): after one, in an `else` block.
             let d = self.fresh("d");
+            if !first {
+                w.open("else {");
+            }
             w.line(format!("const {d} = $dup({v});"));
             let m = format!("\"items \" + {d}[0] + \" and \" + {d}[1] + \" are equal\"");
-            w.line(format!(
-                "{}if ({d} !== null) {}",
-                if first { "" } else { "else " },
-                push(&pe, Rule::UniqueItems, &m)
-            ));
+            w.line(format!("if ({d} !== null) {}", push(&pe, Rule::UniqueItems, &m)));
+            if !first {
+                w.close("}");
+            }
         }
         w.close("}");
         Ok(())

@@ -14,7 +14,7 @@
 //! | string | `z.string()` + `minChars`/`maxChars` (code points) + `pattern` (`u` flag) |
 //! | number / integer | `z.number()` (`z.int()` when inclusive bounds within ±(2^53-1) are given, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
 //! | const / enum | `z.literal` for scalars (`z.enum` for strings); `constValue`/`enumValues` (JSON equality) otherwise |
-//! | array / tuple | `z.array` / `z.tuple([...optional], rest)` + `minItems`, `maxItems`, `uniqueItems` |
+//! | array / tuple | `z.array` / `z.tuple([...optional], rest)` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems` |
 //! | nullable, several JSON kinds | `.nullable()`, `kinds([...])` |
 //! | `allOf`, `anyOf`, `oneOf`, `not`, `if` | `allOf`, `anyOf`, `oneOf`, `not`, `cond` (checks on the input) |
 //! | a type in a reference cycle | `z.lazy` for the back references, a declared type ([`super::types`]) |
@@ -76,6 +76,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "minItems",
     "maxItems",
     "uniqueItems",
+    "uniqueInput",
     "jsonEqual",
     "constValue",
     "enumValues",
@@ -489,7 +490,8 @@ impl<'m> ZodEmit<'m> {
             out.push_str(&format!(".check(maxItems({}))", count(n, k)?));
         }
         if a.unique {
-            out.push_str(".check(uniqueItems)");
+            // Compared as the input holds them: a parsed item may have dropped keys.
+            out = format!("uniqueInput({out})");
         }
         Ok(out)
     }
@@ -627,9 +629,11 @@ impl<'m> ZodEmit<'m> {
                 u.events
             ))
         };
-        // `z.discriminatedUnion` takes objects that declare the discriminator, declared before the union.
+        // `z.discriminatedUnion` takes objects that declare the discriminator, declared before the union, and typed
+        // as objects (a member on a reference cycle is declared as a plain `z.ZodType<T>`).
         let direct = u.members.iter().all(|m| {
             !self.is_lazy(m.ty)
+                && !self.order.cyclic.get(m.ty.0).copied().unwrap_or(false)
                 && matches!(&self.m.ty(m.ty).node.shape, Shape::Object(o)
                     if o.fields.iter().any(|f| f.name == u.discriminator && f.required))
         });

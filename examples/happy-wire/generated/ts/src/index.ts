@@ -31,6 +31,7 @@ export {
   minItems,
   maxItems,
   uniqueItems,
+  uniqueInput,
   jsonEqual,
   constValue,
   enumValues,

@@ -206,6 +206,21 @@ export function uniqueItems(ctx: Payload<readonly unknown[]>): void {
   }
 }
 
+/**
+ * An array with `uniqueItems: true`: `array` (its items and counts) parses the value, then, if it accepted it, no
+ * two items *of the input* may be equal ({@link uniqueItems}). The parsed items are not what to compare: an item
+ * that drops unknown keys (`x-unknown-keys: strip`) could turn two different items into equal ones.
+ */
+export function uniqueInput<T extends z.ZodType>(array: T): z.ZodType<z.output<T>, unknown> {
+  return z.unknown().transform((v, ctx): z.output<T> => {
+    const c = ctx as unknown as Payload<unknown>;
+    const r = sub(array, v, [], c);
+    if (!r.success) return v as z.output<T>;
+    uniqueItems({ value: v as readonly unknown[], issues: c.issues } as Payload<readonly unknown[]>);
+    return r.data as z.output<T>;
+  });
+}
+
 /** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
