@@ -104,7 +104,7 @@ fn cases() -> Vec<Case> {
 /// outputs treat specially (a boxed struct; unions holding each other with string, boolean and integer tags;
 /// nullable optional properties; constants; maps; strip objects, in arrays with `uniqueItems` too). Every checker
 /// must accept each schema and give every instance its expected verdict; they are not counted in the report.
-const WIREGEN_CASES: &str = "tests/jsts/wiregen-cases.json";
+pub const WIREGEN_CASES: &str = "tests/jsts/wiregen-cases.json";
 
 /// The keyword of [`WIREGEN_CASES`]'s cases.
 pub const WIREGEN: &str = "wiregen";

@@ -181,9 +181,10 @@ fn mutations(v: &Value, probes: &[Value], out: &mut Vec<Value>) {
     }
 }
 
-/// Beyond the suite's own instances: every instance mutated part by part (every probe value in every place, keys
-/// removed and added, items added and removed), and the engine's verdict is the oracle for Zod and the standalone
-/// validator on each. Values with a `__proto__` key are not made (Zod never reads one; see the README).
+/// Beyond the suite's own instances (and wiregen's own cases): every instance mutated part by part (every probe
+/// value in every place, keys removed and added, items added and removed), and the engine's verdict is the oracle
+/// for Zod and the standalone validator on each, and its errors for the same value read as a line by the byte
+/// scanner. Values with a `__proto__` key are not made (Zod never reads one; see the README).
 #[test]
 fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
     let package = crate::root().join("generated/ts");
@@ -200,6 +201,7 @@ fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
+    files.push(crate::root().join(crate::WIREGEN_CASES));
     let probes = probe_values();
     let mut manifest = Vec::new();
     let mut oracle: Vec<(String, Vec<Value>, Vec<bool>)> = Vec::new();
@@ -208,6 +210,7 @@ fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
         let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&f).expect("read")).expect("JSON");
         for (i, g) in groups.iter().enumerate() {
             let id = format!("{keyword}-{i}");
+            let id = if f.ends_with(crate::WIREGEN_CASES) { format!("{}-{i}", crate::WIREGEN) } else { id };
             let file = dir.join(format!("{id}.json"));
             std::fs::write(&file, serde_json::to_string_pretty(&g["schema"]).expect("JSON")).expect("write");
             let Ok(model) = wiregen::load::load(&file) else { continue };
@@ -223,7 +226,16 @@ fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
             }
             values.retain(|v| !v.to_string().contains("__proto__"));
             values.dedup();
-            let verdicts: Vec<bool> = values.iter().map(|v| engine.check_value(v).is_empty()).collect();
+            let verdicts: Vec<bool> = values
+                .iter()
+                .map(|v| {
+                    let issues = engine.check_value(v);
+                    // The byte scanner's path says the same of the value as a line.
+                    let line = serde_json::to_vec(v).expect("JSON");
+                    assert_eq!(engine.check_line_fast(&line), issues, "{id}: {v}");
+                    issues.is_empty()
+                })
+                .collect();
             manifest.push(json!({
                 "id": id, "zod": true, "standalone": true,
                 "data": values.iter().map(|v| Value::String(v.to_string())).collect::<Vec<_>>(),
