@@ -430,7 +430,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         Format::Text => {
             for n in &s.notes {
                 let what = if n.outcome == Outcome::Refused { "refused" } else { "warning: dropped" };
-                let at = if n.pointer.is_empty() { "(message)".to_string() } else { n.pointer.clone() };
+                let at = shown_pointer(&n.pointer);
                 eprintln!("{shown}:{}: {what}: {at} [{}] ({}): {}", n.line, n.rule, n.side, printable(&n.message));
             }
             eprintln!(
@@ -893,7 +893,7 @@ impl<'a> RecordFormat<'a> {
             }
             Format::Text => {
                 for e in &rec.errors {
-                    let ptr = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
+                    let ptr = shown_pointer(&e.pointer);
                     let mut links = Vec::new();
                     if let Some(l) = e.related {
                         links.push(format!("see line {l}"));
@@ -907,7 +907,7 @@ impl<'a> RecordFormat<'a> {
                         "{}:{}: {}: {} [{}]{links}",
                         printable(self.shown),
                         rec.line,
-                        printable(ptr),
+                        ptr,
                         printable(&e.message),
                         e.rule
                     );
@@ -932,6 +932,16 @@ impl<W: Write> wiregen::validate::ByteSink for CliSink<'_, W> {
         if let Err(e) = self.out.flush() {
             self.error.get_or_insert(e);
         }
+    }
+}
+
+/// A message's JSON Pointer for a terminal: `(root)` for the whole message, else [`printable`] (a key may hold any
+/// character).
+fn shown_pointer(p: &str) -> std::borrow::Cow<'_, str> {
+    if p.is_empty() {
+        std::borrow::Cow::Borrowed("(root)")
+    } else {
+        printable(p)
     }
 }
 

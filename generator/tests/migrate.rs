@@ -199,3 +199,19 @@ fn out_may_be_the_input_and_is_replaced_only_at_the_end() {
     assert!(left.iter().all(|n| !n.to_string_lossy().contains("wiregen-tmp")), "{left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The text report is safe to print: a key holding control characters (a terminal escape, a newline) is written
+/// escaped, so input cannot forge report lines; an error about the whole message is at `(root)`, as `validate`
+/// says it.
+#[test]
+fn the_text_report_escapes_pointers_and_names_the_root() {
+    let input = b"{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"text\",\"text\":\"hi\",\"\\u001b[31mx\\n\":1}}\n[1]\n";
+    let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "-"], Some(input));
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty());
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines[0].starts_with("<stdin>:1: refused: /ev/\\u{001B}[31mx\\u{000A} [additional-property]"), "{err}");
+    assert!(!err.contains('\u{1b}'), "no raw escape reaches the terminal");
+    assert!(lines[1].starts_with("<stdin>:2: refused: (root) [type]"), "{err}");
+}
