@@ -1,5 +1,6 @@
 //! Located diagnostics for problems in schema files, and JSON Pointer helpers.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -57,24 +58,50 @@ pub struct SchemaError {
     pub message: String,
 }
 
+/// Text for a terminal: control characters (a newline in a key included), bidirectional overrides and marks, and
+/// line or paragraph separators are written as `\u{..}` escapes, so input (a message's keys, a schema's names)
+/// cannot forge output lines or reach the terminal as escape sequences. Every text report goes through it.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+            || ('\u{202A}'..='\u{202E}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A JSON Pointer for a terminal: `(root)` for the whole document, else [`printable`].
+pub fn shown_pointer(p: &str) -> Cow<'_, str> {
+    if p.is_empty() {
+        Cow::Borrowed("(root)")
+    } else {
+        printable(p)
+    }
+}
+
 impl fmt::Display for SchemaError {
     /// `file:line:col: error[code]: pointer: message`; a problem with a file or directory as a whole (line 0: it
     /// cannot be read, or holds no schema) is `file: error[code]: message`, as compilers print such errors.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (file, message) = (self.file.display().to_string(), printable(&self.message));
+        let file = printable(&file);
         if self.line == 0 && self.pointer.is_empty() {
-            return write!(f, "{}: error[{}]: {}", self.file.display(), self.kind.code(), self.message);
+            return write!(f, "{file}: error[{}]: {message}", self.kind.code());
         }
-        let ptr = if self.pointer.is_empty() { "(root)" } else { &self.pointer };
-        write!(
-            f,
-            "{}:{}:{}: error[{}]: {}: {}",
-            self.file.display(),
-            self.line,
-            self.col,
-            self.kind.code(),
-            ptr,
-            self.message
-        )
+        let ptr = shown_pointer(&self.pointer);
+        write!(f, "{file}:{}:{}: error[{}]: {ptr}: {message}", self.line, self.col, self.kind.code())
     }
 }
 

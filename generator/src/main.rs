@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use wiregen::diag::{printable, shown_pointer};
 use wiregen::emit::Output;
 use wiregen::engine::{Engine, EngineOptions};
 use wiregen::stream::StreamSummary;
@@ -933,40 +934,6 @@ impl<W: Write> wiregen::validate::ByteSink for CliSink<'_, W> {
             self.error.get_or_insert(e);
         }
     }
-}
-
-/// A message's JSON Pointer for a terminal: `(root)` for the whole message, else [`printable`] (a key may hold any
-/// character).
-fn shown_pointer(p: &str) -> std::borrow::Cow<'_, str> {
-    if p.is_empty() {
-        std::borrow::Cow::Borrowed("(root)")
-    } else {
-        printable(p)
-    }
-}
-
-/// Text for a terminal: control characters (a newline in a key included), bidirectional overrides and line or
-/// paragraph separators are written as `\u{..}` escapes, so input cannot forge output lines or reach the
-/// terminal as escape sequences.
-fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
-            || ('\u{202A}'..='\u{202E}').contains(&c)
-            || ('\u{2066}'..='\u{2069}').contains(&c)
-    };
-    if !s.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if unsafe_char(c) {
-            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// The exit status after the output could not be written: a reader that went away (broken pipe) is not an error

@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{Change, ChangeRule, Location, Policy, Report, Row};
+use crate::diag::{printable, shown_pointer};
 use crate::emit::docs::{code, markdown_environment};
 
 const TEMPLATE: &str = include_str!("../../templates/diff/changelog.md.j2");
@@ -54,7 +55,7 @@ pub fn render(r: &Report, format: Format, policy: Policy) -> Result<String, Rend
 }
 
 fn loc_text(l: &Location) -> String {
-    format!("{}:{}:{} {}", l.file, l.line, l.col, if l.pointer.is_empty() { "(root)" } else { &l.pointer })
+    format!("{}:{}:{} {}", l.file, l.line, l.col, shown_pointer(&l.pointer))
 }
 
 fn breaks_text(c: &Change) -> String {
@@ -259,7 +260,7 @@ struct MdView {
 }
 
 fn md_loc(l: &Location) -> String {
-    format!("{}:{} {}", l.file, l.line, if l.pointer.is_empty() { "(root)" } else { &l.pointer })
+    format!("{}:{} {}", l.file, l.line, shown_pointer(&l.pointer))
 }
 
 fn markdown(r: &Report, policy: Policy) -> Result<String, minijinja::Error> {
@@ -328,18 +329,4 @@ fn markdown(r: &Report, policy: Policy) -> Result<String, minijinja::Error> {
         s.push('\n');
     }
     Ok(s)
-}
-
-/// Text for a terminal: control characters and line or paragraph separators become `\u{..}` escapes, so a name
-/// in a schema cannot forge output lines.
-fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || ('\u{202A}'..='\u{202E}').contains(&c) {
-                format!("\\u{{{:04X}}}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }

@@ -183,10 +183,11 @@ impl fmt::Display for EmitError {
         match self {
             EmitError::Template(_) => f.write_str("a template failed to render"),
             EmitError::RustSyntax(_) => f.write_str("the generated Rust does not parse"),
-            EmitError::Unsupported(s) => write!(f, "cannot emit: {s}"),
+            EmitError::Unsupported(s) => write!(f, "cannot emit: {}", crate::diag::printable(s)),
             EmitError::UnsupportedAt { origin, message } => {
-                let ptr = if origin.pointer.is_empty() { "(root)" } else { &origin.pointer };
-                write!(f, "{}: {ptr}: cannot emit: {message}", origin.file)
+                let ptr = crate::diag::shown_pointer(&origin.pointer);
+                let (file, message) = (crate::diag::printable(&origin.file), crate::diag::printable(message));
+                write!(f, "{file}: {ptr}: cannot emit: {message}")
             }
         }
     }
