@@ -578,3 +578,172 @@ fn cli_text_format_and_flags() {
     // Without --stream the sequence rules are not applied.
     assert_eq!(run(&["validate", f]).status.code(), Some(0));
 }
+
+/// The values the sequence rules read, wherever a line holds them, gathered from every line of `streams`: a
+/// mutation puts one line's value into another (a call id into another call, a turn id into another turn).
+const READ_POINTERS: &[&str] =
+    &["/turn", "/subagent", "/ev/call", "/ev/agentId", "/ev/status", "/role", "/id", "/ev/t"];
+
+/// One mutation of a session, in place: delete a line, repeat one later, swap two neighbours, move one, give a
+/// field another line's value, drop an optional field, or insert a line of another session. Most results still
+/// pass the message-level rules, so the sequence rules decide them.
+fn mutate_session(lines: &mut Vec<Value>, pool: &[Value], rng: &mut crate::rng::Rng) {
+    if lines.is_empty() {
+        lines.push(rng.pick(pool).clone());
+        return;
+    }
+    let n = lines.len() as u64;
+    let i = rng.below(n) as usize;
+    match rng.below(7) {
+        0 => {
+            lines.remove(i);
+        }
+        1 => {
+            let at = i + rng.below(n - i as u64) as usize + 1;
+            let copy = lines[i].clone();
+            lines.insert(at.min(lines.len()), copy);
+        }
+        2 if i + 1 < lines.len() => lines.swap(i, i + 1),
+        3 => {
+            let l = lines.remove(i);
+            let at = rng.below(lines.len() as u64 + 1) as usize;
+            lines.insert(at, l);
+        }
+        4 | 5 => {
+            let held: Vec<&str> = READ_POINTERS.iter().copied().filter(|p| lines[i].pointer(p).is_some()).collect();
+            if held.is_empty() {
+                return;
+            }
+            let p = *rng.pick(&held);
+            let values: Vec<&Value> = pool.iter().filter_map(|l| l.pointer(p)).collect();
+            let v = (*rng.pick(&values)).clone();
+            if let Some(slot) = lines[i].pointer_mut(p) {
+                *slot = v;
+            }
+        }
+        6 => {
+            if rng.below(2) == 0 {
+                for p in ["turn", "subagent"] {
+                    if let Some(o) = lines[i].as_object_mut() {
+                        o.shift_remove(p);
+                    }
+                }
+            } else {
+                let at = rng.below(n + 1) as usize;
+                lines.insert(at, rng.pick(pool).clone());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Sessions made from the valid fixtures of `dir` by one to three [`mutate_session`] steps each, `per_base` from
+/// every valid fixture, written to `out` as stream files (their expectations are the Rust checker's).
+fn mutated_sessions(dir: &Path, out: &Path, per_base: usize, seed: u64) -> Vec<StreamFixture> {
+    let _ = std::fs::remove_dir_all(out);
+    std::fs::create_dir_all(out).expect("mkdir");
+    let read = |f: &StreamFixture| -> Vec<Value> {
+        file_lines(&f.path).iter().map(|l| serde_json::from_slice(l).expect("a valid fixture line is JSON")).collect()
+    };
+    let bases: Vec<Vec<Value>> = fixtures_in(dir).iter().filter(|f| f.valid).map(read).collect();
+    assert!(!bases.is_empty(), "{}: valid streams to mutate", dir.display());
+    let pool: Vec<Value> = bases.iter().flatten().cloned().collect();
+    let mut rng = crate::rng::Rng(seed);
+    let mut fx = Vec::new();
+    for (b, base) in bases.iter().enumerate() {
+        for k in 0..per_base {
+            let mut lines = base.clone();
+            for _ in 0..=rng.below(3) {
+                mutate_session(&mut lines, &pool, &mut rng);
+            }
+            let name = format!("mutant-{b}-{k}");
+            let path = out.join(format!("{name}.jsonl"));
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            std::fs::write(&path, text).expect("write a mutant");
+            fx.push(StreamFixture { name, path, valid: true, invalid: Vec::new() });
+        }
+    }
+    fx
+}
+
+/// A checker of streams, as the mutation tests call it.
+type Checks<'a> = &'a dyn Fn(&[StreamFixture]) -> Vec<Outcome>;
+
+/// Checks the mutants of the valid fixtures of a protocol through every checker: the Rust checker is the
+/// reference, the CLI, the TypeScript checker and the generated crate's checker must give the same records
+/// (first errors, their links) and rollups. Returns the failures and how many mutants had a sequence violation.
+fn mutants_agree(
+    reference: Checks<'_>,
+    others: &[(&str, Checks<'_>)],
+    fx: &mut [StreamFixture],
+) -> (Vec<String>, usize) {
+    let want = reference(fx);
+    for (f, o) in fx.iter_mut().zip(&want) {
+        f.valid = o.invalid.is_empty();
+        f.invalid = o.invalid.iter().map(|(l, r, p, _)| (*l, r.clone(), p.clone())).collect();
+    }
+    let sequence = want.iter().filter(|o| o.invalid.iter().any(|(_, r, _, _)| r.contains('.'))).count();
+    let mut failures = Vec::new();
+    for (name, check) in others {
+        let got = check(fx);
+        assert_eq!(got.len(), fx.len());
+        for ((f, r), o) in fx.iter().zip(&want).zip(&got) {
+            let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
+                o.invalid
+                    .iter()
+                    .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), r.contains('.').then(|| m.clone())))
+                    .collect()
+            };
+            if key(r) != key(o) || r.links != o.links || normalize(&r.rollup) != normalize(&o.rollup) {
+                let text = std::fs::read_to_string(&f.path).unwrap_or_default();
+                failures.push(format!(
+                    "{name:<10} {}:\n  rust:  {:?} {:?} {}\n  other: {:?} {:?} {}\n{text}",
+                    f.name,
+                    key(r),
+                    r.links,
+                    r.rollup,
+                    key(o),
+                    o.links,
+                    o.rollup
+                ));
+            }
+        }
+    }
+    (failures, sequence)
+}
+
+/// Beyond the fixtures: every valid v2 stream mutated (lines dropped, repeated, swapped, moved, ids crossed
+/// between lines, optional fields dropped, lines of other sessions inserted), and the CLI, the TypeScript checker
+/// and the generated crate's checker give each mutant the Rust checker's records and rollup.
+#[test]
+fn mutated_sessions_get_the_same_records_from_every_checker() {
+    let out = crate::fixtures::root().join("target/conformance/stream-mutants");
+    let mut fx = mutated_sessions(&dir(), &out, 24, 0x5EED_57AE);
+    let krate = |fx: &[StreamFixture]| crate_outcomes!(session_wire, fx);
+    let others: [(&str, Checks<'_>); 3] = [("cli", &|fx| cli(fx)), ("ts", &|fx| ts(fx)), ("rust-crate", &krate)];
+    let (failures, sequence) = mutants_agree(&|fx| rust(fx), &others, &mut fx);
+    eprintln!("{} mutated v2 sessions, {sequence} with a sequence violation", fx.len());
+    assert!(sequence * 2 > fx.len(), "most mutants break a sequence rule ({sequence} of {})", fx.len());
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The same for the v1 example's streams, through its own sequence rules and its own generated checkers.
+#[test]
+fn mutated_v1_sessions_get_the_same_records_from_every_checker() {
+    let out = crate::fixtures::root().join("target/conformance/stream-mutants-v1");
+    let schema = crate::example::schema_dir();
+    let mut fx = mutated_sessions(&root().join("examples/happy-wire/streams"), &out, 40, 0x0001_5EED);
+    let schema_arg = schema.to_str().expect("utf-8 path").to_string();
+    let pkg = crate::example::ts_package();
+    let reference = |fx: &[StreamFixture]| rust_with(wiregen::load::load(&schema).expect("the example loads"), fx);
+    let cli = |fx: &[StreamFixture]| cli_with(&["--schema", &schema_arg], fx);
+    let ts = |fx: &[StreamFixture]| ts_with(crate::example::built_ts_package(), &pkg, fx);
+    let krate = |fx: &[StreamFixture]| crate_outcomes!(happy_wire, fx);
+    let others: [(&str, Checks<'_>); 3] = [("cli", &cli), ("ts", &ts), ("rust-crate", &krate)];
+    let (failures, sequence) = mutants_agree(&reference, &others, &mut fx);
+    eprintln!("{} mutated v1 sessions, {sequence} with a sequence violation", fx.len());
+    assert!(sequence * 2 > fx.len(), "most mutants break a sequence rule ({sequence} of {})", fx.len());
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    let _ = std::fs::remove_dir_all(&out);
+}
