@@ -124,7 +124,7 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>) {
 }
 
 /// Values put in place of every part of the suite's instances by the probe test.
-fn probe_values() -> Vec<Value> {
+pub(crate) fn probe_values() -> Vec<Value> {
     serde_json::from_str(
         r#"[null, true, false, 0, -0.0, 1, 1.0, 1.5, -1, 10, 9007199254740992, 1e308, -1e308, 0.0075, "", "a", "ab",
             "abc", "💩", "💩💩", "\u0000", "1", [], [1], [1, 1], [1, "1"], [[]], {}, {"a": 1}, {"foo": null},
@@ -134,7 +134,7 @@ fn probe_values() -> Vec<Value> {
 }
 
 /// The instance with one part replaced: every part (in pre-order) by every probe value, keys removed, a key added.
-fn mutations(v: &Value, probes: &[Value], out: &mut Vec<Value>) {
+pub(crate) fn mutations(v: &Value, probes: &[Value], out: &mut Vec<Value>) {
     for p in probes {
         out.push(p.clone());
     }

@@ -1,0 +1,347 @@
+//! Random schemas: a seeded generator of schemas from the keywords wiregen supports, nested and combined as no
+//! test suite writes them, each with instances made to fit it and then mutated. The engine's verdict is the
+//! expectation; every other checker (the byte scanner, the bundled schema under the `jsonschema` crate, the Rust
+//! types, Zod, the standalone validator) must give the same verdict or refuse the schema.
+
+use serde_json::{json, Map, Value};
+
+use crate::rng::Rng;
+use crate::Case;
+
+/// The keyword of the random cases.
+pub const RANDOM: &str = "random";
+
+/// Property names: plain ones, and ones every output must quote or escape.
+const NAMES: &[&str] = &["a", "b", "id", "kind", "a-b", "a b", "x/y", "m~n", "", "é", "1", "__x"];
+
+/// Patterns that mean the same in ECMA-262 and in Rust's `regex`.
+const PATTERNS: &[&str] = &["^a", "b$", "^[a-c]*$", "\\d", "^.{2}$", "é|💩"];
+
+/// A random JSON value of depth at most `depth`.
+fn any_value(rng: &mut Rng, depth: u32) -> Value {
+    match rng.below(if depth == 0 { 6 } else { 8 }) {
+        0 => Value::Null,
+        1 => json!(rng.below(2) == 0),
+        2 => json!(rng.below(7) as i64 - 3),
+        3 => json!([0.5, -1.5, 1e3, 2.0, 9007199254740993.0][rng.below(5) as usize]),
+        4 => json!(["", "a", "ab", "abc", "💩", "é"][rng.below(6) as usize]),
+        5 => json!(*rng.pick(NAMES)),
+        6 => Value::Array((0..rng.below(3)).map(|_| any_value(rng, depth - 1)).collect()),
+        _ => {
+            let mut o = Map::new();
+            for _ in 0..rng.below(3) {
+                o.insert(rng.pick(NAMES).to_string(), any_value(rng, depth - 1));
+            }
+            Value::Object(o)
+        }
+    }
+}
+
+/// Generates schemas and values that fit them (when it can).
+struct Gen {
+    rng: Rng,
+    /// `$defs` of the schema being built.
+    defs: Map<String, Value>,
+}
+
+impl Gen {
+    fn chance(&mut self, one_in: u64) -> bool {
+        self.rng.below(one_in) == 0
+    }
+
+    fn count(&mut self) -> u64 {
+        self.rng.below(4)
+    }
+
+    /// A schema of depth at most `depth`.
+    fn schema(&mut self, depth: u32) -> Value {
+        let kind = self.rng.below(if depth == 0 { 7 } else { 16 });
+        match kind {
+            0 => {
+                let mut s = json!({"type": "string"});
+                if self.chance(2) {
+                    s["minLength"] = json!(self.count());
+                }
+                if self.chance(3) {
+                    s["maxLength"] = json!(self.count() + 1);
+                }
+                if self.chance(3) {
+                    s["pattern"] = json!(*self.rng.pick(PATTERNS));
+                }
+                s
+            }
+            1 => {
+                let mut s = json!({"type": if self.chance(2) { "integer" } else { "number" }});
+                if self.chance(2) {
+                    s["minimum"] = json!(self.rng.below(5) as i64 - 2);
+                }
+                if self.chance(3) {
+                    s["exclusiveMaximum"] = json!(self.rng.below(20) as f64 / 2.0);
+                }
+                if self.chance(4) {
+                    s["multipleOf"] = json!([0.5, 2.0, 3.0, 0.25][self.rng.below(4) as usize]);
+                }
+                s
+            }
+            2 => json!({"type": if self.chance(2) { "boolean" } else { "null" }}),
+            3 => json!({"const": any_value(&mut self.rng, 2)}),
+            4 => {
+                let n = 1 + self.rng.below(4);
+                let mut values: Vec<Value> = Vec::new();
+                for _ in 0..n {
+                    let v = any_value(&mut self.rng, 1);
+                    if !values.contains(&v) {
+                        values.push(v);
+                    }
+                }
+                json!({"enum": values})
+            }
+            5 => json!(*self.rng.pick(&[json!({}), json!(true), json!({"type": "string", "minLength": 1})])),
+            6 => {
+                // A named type: a bounded integer, or any schema (an object, a union, ...) one level down; sometimes
+                // a reference back to the root, which makes the schema recursive.
+                if depth > 1 && self.chance(5) {
+                    return json!({"$ref": "#"});
+                }
+                let name = format!("D{}", self.defs.len());
+                self.defs.insert(name.clone(), Value::Null);
+                let body = if self.chance(2) {
+                    json!({"type": "integer", "maximum": self.rng.below(9)})
+                } else {
+                    self.schema(depth.saturating_sub(1))
+                };
+                self.defs.insert(name.clone(), body);
+                json!({"$ref": format!("#/$defs/{name}")})
+            }
+            7..=9 => self.object(depth),
+            10 | 11 => {
+                let mut s = json!({"type": "array"});
+                if self.chance(3) {
+                    let n = 1 + self.rng.below(2);
+                    s["prefixItems"] = Value::Array((0..n).map(|_| self.schema(depth - 1)).collect());
+                }
+                if !self.chance(4) {
+                    s["items"] = if self.chance(6) { json!(false) } else { self.schema(depth - 1) };
+                }
+                if self.chance(3) {
+                    s["minItems"] = json!(self.count());
+                }
+                if self.chance(3) {
+                    s["maxItems"] = json!(self.count() + 1);
+                }
+                if self.chance(3) {
+                    s["uniqueItems"] = json!(true);
+                }
+                s
+            }
+            12 => {
+                // Nullable: `type: [T, "null"]` or `anyOf` with null.
+                let inner = self.schema(depth - 1);
+                match inner.get("type").and_then(Value::as_str) {
+                    Some(t) if self.chance(2) => {
+                        let mut s = inner.clone();
+                        s["type"] = json!([t, "null"]);
+                        s
+                    }
+                    _ => json!({"anyOf": [inner, {"type": "null"}]}),
+                }
+            }
+            13 => {
+                let word = *self.rng.pick(&["allOf", "anyOf", "oneOf"]);
+                let n = 1 + self.rng.below(3);
+                json!({ word: (0..n).map(|_| self.schema(depth - 1)).collect::<Vec<_>>() })
+            }
+            14 => {
+                if self.chance(2) {
+                    json!({"not": self.schema(depth - 1)})
+                } else {
+                    let mut s = json!({"if": self.schema(depth - 1)});
+                    if !self.chance(3) {
+                        s["then"] = self.schema(depth - 1);
+                    }
+                    if !self.chance(3) {
+                        s["else"] = self.schema(depth - 1);
+                    }
+                    s
+                }
+            }
+            _ => self.union(depth),
+        }
+    }
+
+    fn object(&mut self, depth: u32) -> Value {
+        let mut props = Map::new();
+        for _ in 0..1 + self.rng.below(4) {
+            props.insert(self.rng.pick(NAMES).to_string(), self.schema(depth - 1));
+        }
+        let names: Vec<String> = props.keys().cloned().collect();
+        let mut s = json!({"type": "object", "properties": props});
+        let required: Vec<&String> = names.iter().filter(|_| self.chance(2)).collect();
+        if !required.is_empty() {
+            s["required"] = json!(required);
+        }
+        match self.rng.below(5) {
+            0 => s["additionalProperties"] = json!(false),
+            1 => s["additionalProperties"] = self.schema(depth - 1),
+            2 => s["x-unknown-keys"] = json!("strip"),
+            _ => {}
+        }
+        if self.chance(5) {
+            s["patternProperties"] = json!({ *self.rng.pick(PATTERNS): self.schema(depth - 1) });
+        }
+        if self.chance(6) {
+            s["propertyNames"] = json!({"maxLength": 1 + self.rng.below(3)});
+        }
+        if self.chance(5) {
+            s["minProperties"] = json!(self.count());
+        }
+        if self.chance(6) {
+            s["maxProperties"] = json!(self.count() + 1);
+        }
+        if self.chance(6) && names.len() >= 2 {
+            s["dependentRequired"] = json!({ names[0].clone(): [names[1].clone()] });
+        }
+        s
+    }
+
+    /// A discriminated union: objects that fix `kind` (a string, a boolean or an integer each).
+    fn union(&mut self, depth: u32) -> Value {
+        let tags: Vec<Value> = match self.rng.below(3) {
+            0 => vec![json!("x"), json!("y"), json!("z")],
+            1 => vec![json!(true), json!(false)],
+            _ => vec![json!(1), json!(-2), json!(30)],
+        };
+        let n = 2 + self.rng.below(tags.len() as u64 - 1) as usize;
+        let members: Vec<Value> = tags[..n]
+            .iter()
+            .map(|t| {
+                let mut o = self.object(depth.max(1));
+                o["properties"]["kind"] = json!({"const": t});
+                let mut req: Vec<Value> = o["required"].as_array().cloned().unwrap_or_default();
+                if !req.contains(&json!("kind")) {
+                    req.push(json!("kind"));
+                }
+                o["required"] = Value::Array(req);
+                o
+            })
+            .collect();
+        json!({ *self.rng.pick(&["oneOf", "anyOf"]): members })
+    }
+
+    /// A value made to fit `s` where the generator knows how (else any value), of depth at most `depth`.
+    fn value(&mut self, s: &Value, root: &Value, depth: u32) -> Value {
+        if depth == 0 {
+            return any_value(&mut self.rng, 0);
+        }
+        let Some(o) = s.as_object() else { return any_value(&mut self.rng, 1) };
+        if let Some(r) = o.get("$ref").and_then(Value::as_str) {
+            let target = root.pointer(r.trim_start_matches('#')).cloned().unwrap_or(Value::Null);
+            return self.value(&target, root, depth - 1);
+        }
+        if let Some(c) = o.get("const") {
+            return c.clone();
+        }
+        if let Some(Value::Array(e)) = o.get("enum") {
+            if !e.is_empty() {
+                return self.rng.pick(e).clone();
+            }
+        }
+        for w in ["oneOf", "anyOf", "allOf"] {
+            if let Some(Value::Array(ms)) = o.get(w) {
+                if !ms.is_empty() {
+                    let m = self.rng.pick(ms).clone();
+                    return self.value(&m, root, depth - 1);
+                }
+            }
+        }
+        let t = match o.get("type") {
+            Some(Value::String(t)) => t.clone(),
+            Some(Value::Array(ts)) if !ts.is_empty() => self.rng.pick(ts).as_str().unwrap_or("null").to_string(),
+            _ => return any_value(&mut self.rng, 2),
+        };
+        match t.as_str() {
+            "string" => json!(*self.rng.pick(&["a", "ab", "abc", "b", "💩", "é", "1"])),
+            "integer" => json!(self.rng.below(8) as i64 - 2),
+            "number" => json!(self.rng.below(12) as f64 / 2.0 - 1.0),
+            "boolean" => json!(self.chance(2)),
+            "null" => Value::Null,
+            "array" => {
+                let mut items = Vec::new();
+                if let Some(Value::Array(p)) = o.get("prefixItems") {
+                    for x in p {
+                        items.push(self.value(x, root, depth - 1));
+                    }
+                }
+                if let Some(rest) = o.get("items").filter(|i| **i != json!(false)) {
+                    for _ in 0..self.rng.below(3) {
+                        items.push(self.value(rest, root, depth - 1));
+                    }
+                }
+                Value::Array(items)
+            }
+            _ => {
+                let mut m = Map::new();
+                if let Some(Value::Object(props)) = o.get("properties") {
+                    for (k, ps) in props {
+                        if !self.chance(4) {
+                            m.insert(k.clone(), self.value(ps, root, depth - 1));
+                        }
+                    }
+                }
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+/// `n` random cases (schema files written into `dir`), each with a few fitted instances and their mutations; the
+/// expected verdicts are left to the caller (the engine's).
+pub fn cases(dir: &std::path::Path, n: usize, seed: u64) -> Vec<Case> {
+    let mut g = Gen { rng: Rng(seed), defs: Map::new() };
+    let probes = crate::ts::probe_values();
+    (0..n)
+        .map(|i| {
+            g.defs = Map::new();
+            let mut schema = g.schema(3);
+            if !g.defs.is_empty() {
+                if let Some(o) = schema.as_object_mut() {
+                    o.insert("$defs".into(), Value::Object(g.defs.clone()));
+                } else {
+                    schema = json!({"allOf": [schema], "$defs": g.defs.clone()});
+                }
+            }
+            let id = format!("{RANDOM}-{i}");
+            let file = dir.join(format!("{id}.json"));
+            std::fs::write(&file, serde_json::to_string_pretty(&schema).expect("JSON")).expect("write");
+            let mut values = Vec::new();
+            for _ in 0..3 {
+                let v = g.value(&schema, &schema, 5);
+                if !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+            let mut all = values.clone();
+            for v in &values {
+                let mut m = Vec::new();
+                crate::ts::mutations(v, &probes, &mut m);
+                for x in m {
+                    if g.chance(4) && !all.contains(&x) && !x.to_string().contains("__proto__") {
+                        all.push(x);
+                    }
+                }
+            }
+            let tests = all.into_iter().enumerate().map(|(k, v)| (format!("instance {k}"), v, false)).collect();
+            Case { keyword: RANDOM.into(), id, description: schema.to_string(), file, tests }
+        })
+        .collect()
+}
+
+/// Whether `v` holds a number beyond 2^53 in magnitude (where doubles and exact integers part).
+pub fn has_big_number(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.as_f64().is_some_and(|x| x.abs() > 9_007_199_254_740_992.0),
+        Value::Array(a) => a.iter().any(has_big_number),
+        Value::Object(o) => o.values().any(has_big_number),
+        _ => false,
+    }
+}
