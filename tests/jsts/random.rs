@@ -345,3 +345,16 @@ pub fn has_big_number(v: &Value) -> bool {
         _ => false,
     }
 }
+
+/// Whether an object in `v` has a key that looks like an array index (`"1"`): JavaScript lists such keys first, so
+/// Zod checks such a property before the others (the README's known limits).
+pub fn has_index_like_key(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a.iter().any(has_index_like_key),
+        Value::Object(o) => o.iter().any(|(k, x)| {
+            (k == "0" || (!k.starts_with('0') && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())))
+                || has_index_like_key(x)
+        }),
+        _ => false,
+    }
+}

@@ -6,7 +6,8 @@
 // usage: node ts-runner.mjs <dir> <typescript module path>
 //   <dir>/cases.json: [{ id, zod: bool, standalone: bool, data: [instance, ...] }] (instances as JSON text, so an
 //   own "__proto__" key stays a key); writes one JSON object to stdout:
-//   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, errors: [string...] } }
+//   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, zodFirst, standaloneFirst: [[rule, pointer] |
+//   null, ...] (each instance's first error), errors: [string...] } }
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -24,6 +25,9 @@ async function load(file) {
   return import(pathToFileURL(out).href);
 }
 
+/** A first error as [rule, pointer]. */
+const first = (errors) => [errors[0].rule, errors[0].pointer];
+
 const result = {};
 for (const c of cases) {
   const r = { zod: null, standalone: null, errors: [] };
@@ -31,7 +35,9 @@ for (const c of cases) {
   if (c.zod) {
     try {
       const m = await load(c.id + ".zod");
-      r.zod = data.map((d) => m.rootSchema.safeParse(d).success);
+      const parsed = data.map((d) => m.rootSchema.safeParse(d));
+      r.zod = parsed.map((p) => p.success);
+      r.zodFirst = parsed.map((p) => (p.success ? null : first(m.toWireErrors(p.error))));
     } catch (e) {
       r.errors.push(`zod: ${e && e.stack ? e.stack : e}`);
     }
@@ -39,7 +45,9 @@ for (const c of cases) {
   if (c.standalone) {
     try {
       const m = await load(c.id + ".standalone");
-      r.standalone = data.map((d) => m.validateRoot(d).length === 0);
+      const errors = data.map((d) => m.validateRoot(d));
+      r.standalone = errors.map((e) => e.length === 0);
+      r.standaloneFirst = errors.map((e) => (e.length === 0 ? null : first(e)));
     } catch (e) {
       r.errors.push(`standalone: ${e && e.stack ? e.stack : e}`);
     }

@@ -5,6 +5,7 @@
 //! Zod comes from `generated/ts/node_modules` (installed
 //! with `npm ci` when missing, as the conformance tests do).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -37,8 +38,12 @@ fn manifest_files(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Outcomes for Zod and for the standalone validator.
-pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>) {
+/// Each instance's first error (rule id, JSON Pointer), `None` when valid, per case id: from Zod and from the
+/// standalone validator.
+pub type Firsts = BTreeMap<String, [Vec<Option<(String, String)>>; 2]>;
+
+/// Outcomes for Zod and for the standalone validator, and their first errors.
+pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
     let package = crate::root().join("generated/ts");
     ensure_npm_deps(&package);
     let dir = crate::work_dir().join("ts");
@@ -106,21 +111,49 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>) {
             .collect()
     };
     // The modules are TypeScript: every one must also type-check under `strict` (one compiler run for all).
+    // Every module carries the runtime's types: several hundred of them need more than node's default heap.
     let tsc = Command::new("node")
         .current_dir(&dir)
+        .arg("--max-old-space-size=8192")
         .arg(package.join("node_modules/typescript/bin/tsc"))
         .args(["--noEmit", "--strict", "--target", "ES2022", "--lib", "ES2022", "--module", "NodeNext"])
         .args(["--moduleResolution", "NodeNext", "--skipLibCheck"])
         .args(manifest_files(&dir))
         .output()
         .expect("tsc runs");
-    assert!(tsc.status.success(), "the generated modules do not type-check:\n{}", String::from_utf8_lossy(&tsc.stdout));
+    assert!(
+        tsc.status.success(),
+        "the generated modules do not type-check:\n{}{}",
+        String::from_utf8_lossy(&tsc.stdout),
+        String::from_utf8_lossy(&tsc.stderr)
+            .chars()
+            .rev()
+            .take(2000)
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect::<String>()
+    );
     let z = finish(zod, "zod");
     let s = finish(standalone, "standalone");
     for e in &errors {
         eprintln!("module failed to load: {e}");
     }
-    (z, s)
+    let firsts_of = |v: &Value| -> Vec<Option<(String, String)>> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e.as_array().map(|p| (p[0].as_str().unwrap_or("").into(), p[1].as_str().unwrap_or("").into())))
+            .collect()
+    };
+    let firsts = cases
+        .iter()
+        .map(|c| {
+            let r = &result[&c.id];
+            (c.id.clone(), [firsts_of(&r["zodFirst"]), firsts_of(&r["standaloneFirst"])])
+        })
+        .collect();
+    (z, s, firsts)
 }
 
 /// Values put in place of every part of the suite's instances by the probe test.

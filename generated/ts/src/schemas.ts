@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, isInt, unknownKeys, closed, not, unionMessage, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, isInt, unknownKeys, closed, unionMessage, roleIssue } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export const sessionCuid2Schema = z.string($T).min(1, $C)

@@ -114,8 +114,9 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         None => None,
     };
     let names = exported_names(m)?;
+    let code = without_comments_and_strings(&body);
     let imports: Vec<&str> =
-        zod::RUNTIME_NAMES.iter().copied().filter(|n| !zod::RUNTIME_PRIVATE.contains(n) && uses(&body, n)).collect();
+        zod::RUNTIME_NAMES.iter().copied().filter(|n| !zod::RUNTIME_PRIVATE.contains(n) && uses(&code, n)).collect();
     let imports = if imports.is_empty() { vec!["$T"] } else { imports };
     let title = if m.title.is_empty() { m.package.npm_name.clone() } else { m.title.clone() };
     let schemas = env.get_template("schemas.ts")?.render(minijinja::context! {
@@ -183,6 +184,42 @@ fn upgrade_plan_json(p: &crate::upgrade::Plan) -> serde_json::Value {
 }
 
 /// Whether `code` mentions the identifier `name` (as a whole word).
+/// Generated TypeScript with its comments and string literals blanked out (each byte a space, so nothing else
+/// moves): a description that says "present" or "not" does not make the module import `present` or `not`.
+fn without_comments_and_strings(code: &str) -> String {
+    let b = code.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    while i < b.len() {
+        let end = match (b[i], b.get(i + 1)) {
+            (b'/', Some(b'/')) => b[i..].iter().position(|c| *c == b'\n').map_or(b.len(), |n| i + n),
+            (b'/', Some(b'*')) => code[i + 2..].find("*/").map_or(b.len(), |n| i + 2 + n + 2),
+            (q @ (b'"' | b'\''), _) => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != q {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                (j + 1).min(b.len())
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        blank(&mut out, i, end);
+        i = end;
+    }
+    // Every blanked byte (a multi-byte character's too) became an ASCII space: the text is still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 fn uses(code: &str, name: &str) -> bool {
     let bytes = code.as_bytes();
     let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
@@ -578,6 +615,18 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A runtime name in a comment or a string is not a use of it; in code it is.
+    #[test]
+    fn names_in_comments_and_strings_are_not_uses() {
+        let code = "/** Present when `not` set. */\nconst a = z.string().describe(\"not \\\"present\\\" é\"); // present\nconst b = not(a);";
+        let blanked = without_comments_and_strings(code);
+        assert_eq!(blanked.len(), code.len());
+        assert!(!uses(&blanked, "present"), "{blanked}");
+        assert!(uses(&blanked, "not"), "{blanked}");
+        assert!(blanked.contains("const b = not(a);"));
+        assert!(uses(&blanked, "z") && !uses(&blanked, "describe"));
+    }
 
     #[test]
     fn whole_word_uses() {

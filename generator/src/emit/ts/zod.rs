@@ -14,7 +14,7 @@
 //! | string | `z.string()` + `minChars`/`maxChars` (code points) + `pattern` (`u` flag) |
 //! | number / integer | `z.number()` (`z.int()` when inclusive bounds within ±(2^53-1) are given, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
 //! | const / enum | `z.literal` for scalars (`z.enum` for strings); `constValue`/`enumValues` (JSON equality) otherwise |
-//! | array / tuple | `z.array` / `z.tuple([...optional], rest)` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems` |
+//! | array / tuple | `z.array` / `ordered(z.tuple([...optional], rest))` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems` |
 //! | nullable, several JSON kinds | `.nullable()`, `kinds([...])` |
 //! | `allOf`, `anyOf`, `oneOf`, `not`, `if` | `allOf`, `anyOf`, `oneOf`, `not`, `cond` (checks on the input) |
 //! | a type in a reference cycle | `z.lazy` for the back references, a declared type ([`super::types`]) |
@@ -77,6 +77,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "maxItems",
     "uniqueItems",
     "uniqueInput",
+    "ordered",
     "jsonEqual",
     "constValue",
     "enumValues",
@@ -88,6 +89,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "objectWith",
     "looseObjectWith",
     "allOf",
+    "present",
     "anyOf",
     "oneOf",
     "not",
@@ -481,7 +483,7 @@ impl<'m> ZodEmit<'m> {
         } else {
             let items: Vec<String> =
                 self.nodes(&a.prefix, indent)?.into_iter().map(|c| format!("{c}.optional()")).collect();
-            format!("z.tuple([{}], {rest}, $T)", items.join(", "))
+            format!("ordered(z.tuple([{}], {rest}, $T))", items.join(", "))
         };
         if let Some(k) = a.min_items {
             out.push_str(&format!(".check(minItems({}))", count(n, k)?));
@@ -509,20 +511,15 @@ impl<'m> ZodEmit<'m> {
                     ),
                 ));
             }
-            // `patternProperties` whose pattern matches a declared name apply to it too (the name is known now).
-            let mut extra = Vec::new();
-            for (p, pn) in &o.pattern_properties {
-                let re = regex::Regex::new(&p.rust).map_err(|e| at(n, format!("pattern `{}`: {e}", p.source)))?;
-                if re.is_match(&f.name) {
-                    extra.push(self.node(pn, indent + 4)?.to_string());
-                }
-            }
+            // `patternProperties` that match a declared name are checked by the object's rest, after the declared
+            // properties, as the engine orders them.
             let mut expr = self.node(&f.node, indent + 4)?.to_string();
-            if !extra.is_empty() {
-                expr = format!("allOf({expr}, [{}])", extra.join(", "));
-            }
             if !f.required {
                 expr.push_str(".optional()");
+            } else if !self.absent_is_required(&f.node) {
+                // Its schema would judge an absent value itself (`z.unknown()` takes it, an applicator reports its
+                // own rule): absent is `required` first, as for every other property.
+                expr = format!("present({}, {expr})", string_lit(&f.name));
             }
             let doc = f.description.as_deref().filter(|d| !d.trim().is_empty()).map(str::to_string);
             let doc = doc.unwrap_or_else(|| format!("The `{}` property.", f.name));
@@ -599,6 +596,33 @@ impl<'m> ZodEmit<'m> {
             Additional::Open | Additional::Schema(_) => "looseObjectWith",
         };
         Ok(format!("{f}(\n{pad}  {shape},\n{pad}  {rest},\n{pad})"))
+    }
+
+    /// Whether the Zod schema of `n` reports an absent value as `required` (Zod's `invalid_type` on `undefined`,
+    /// which the error map names `required`): the typed schemas do; `z.unknown()`, the applicators and the checks
+    /// built on them judge `undefined` themselves. A reference is what it refers to.
+    fn absent_is_required(&self, n: &Node) -> bool {
+        let mut node = n;
+        for _ in 0..=self.m.types.len() {
+            match &node.shape {
+                // A reference not declared yet is a `z.lazy`, which judges `undefined` by its target's error map.
+                Shape::Ref(id) if self.is_lazy(*id) => return false,
+                Shape::Ref(id) => node = &self.m.ty(*id).node,
+                Shape::String(_)
+                | Shape::Number(_)
+                | Shape::Boolean
+                | Shape::Null
+                | Shape::Never
+                | Shape::Object(_) => return true,
+                Shape::Nullable(inner) => node = inner,
+                Shape::Array(a) => return !a.unique,
+                Shape::Const(v) => return scalar(v).is_some(),
+                Shape::Enum(values) => return values.iter().all(|v| scalar(v).is_some()),
+                Shape::Union(_) => return true,
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// The name an object is called by in messages: its type's TypeScript name.

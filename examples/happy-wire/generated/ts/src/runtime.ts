@@ -207,6 +207,30 @@ export function uniqueItems(ctx: Payload<readonly unknown[]>): void {
 }
 
 /**
+ * `prefixItems` (with `items` for the rest): `tuple` (a `z.tuple` of optional items) checks each item in input
+ * order, its issues in that order as the engine reports them (`z.tuple` itself reports the rest's issues before
+ * the prefix's). Its type is the tuple's.
+ */
+export function ordered<T extends z.ZodTuple>(tuple: T): z.ZodType<z.output<T>, unknown> {
+  const { items, rest } = tuple._zod.def;
+  return z.unknown().transform((v, ctx): z.output<T> => {
+    const c = ctx as unknown as Payload<unknown>;
+    if (!Array.isArray(v)) {
+      sub(tuple, v, [], c);
+      return v as z.output<T>;
+    }
+    const out: unknown[] = [];
+    v.forEach((x: unknown, i: number) => {
+      const s = i < items.length ? items[i] : rest;
+      if (s === null || s === undefined) return void out.push(x);
+      const r = sub(s as z.ZodType, x, [i], c);
+      out.push(r.success ? r.data : x);
+    });
+    return out as z.output<T>;
+  });
+}
+
+/**
  * An array with `uniqueItems: true`: `array` (its items and counts) parses the value, then, if it accepted it, no
  * two items *of the input* may be equal ({@link uniqueItems}). The parsed items are not what to compare: an item
  * that drops unknown keys (`x-unknown-keys: strip`) could turn two different items into equal ones.
@@ -331,7 +355,7 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
     }
     const drop: string[] = [];
     for (const k of keys) {
-      if (declared.has(k)) continue;
+      // A pattern applies to a declared property too, after the declared ones, as the engine checks it.
       let matched = false;
       for (const [re, s] of rest.patterns) {
         if (re.test(k)) {
@@ -339,7 +363,7 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
           sub(s, o[k], [k], c);
         }
       }
-      if (matched) continue;
+      if (matched || declared.has(k)) continue;
       const a = rest.additional;
       if (a === "open") continue;
       if (a === "strip") {
@@ -386,6 +410,22 @@ export function allOf<F extends z.ZodType>(first: F, rest: readonly z.ZodType[])
     const r = sub(first, v, [], c);
     for (const s of rest) sub(s, v, [], c);
     return (r.success ? r.data : v) as z.output<F>;
+  });
+}
+
+/**
+ * A required property whose schema would judge an absent value itself (`z.unknown()` takes it; an applicator
+ * reports its own rule): absent is `required`, as the engine says it, before the schema sees anything.
+ */
+export function present<T extends z.ZodType>(key: string, schema: T): z.ZodType<z.output<T>, unknown> {
+  return z.unknown().transform((v, ctx): z.output<T> => {
+    const c = ctx as unknown as Payload<unknown>;
+    if (v === undefined) {
+      fail(c, "required", `missing required property \`${key}\``, [], undefined);
+      return v as z.output<T>;
+    }
+    const r = sub(schema, v, [], c);
+    return (r.success ? r.data : v) as z.output<T>;
   });
 }
 

@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, isInt, minChars, maxChars, pattern, not, kinds, unionMessage, union, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, isInt, minChars, maxChars, pattern, kinds, unionMessage, roleIssue } from "./runtime.js";
 
 /** The user's text. */
 export const UserMessageContentSchema = z.object(
