@@ -294,15 +294,9 @@ macro_rules! crate_outcomes {
 
 /// The same outcome, as far as this checker can be held to it: message-level messages are each checker's own.
 fn differs(reference: &Outcome, other: &Outcome) -> Option<String> {
-    let ids = sequence_rule_ids();
-    let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
-        o.invalid
-            .iter()
-            .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), ids.contains(&r.as_str()).then(|| m.clone())))
-            .collect()
-    };
-    if key(reference) != key(other) {
-        return Some(format!("rejected lines differ:\n  rust:  {:?}\n  other: {:?}", key(reference), key(other)));
+    let (a, b) = (record_keys(reference), record_keys(other));
+    if a != b {
+        return Some(format!("rejected lines differ:\n  rust:  {a:?}\n  other: {b:?}"));
     }
     if reference.links != other.links {
         return Some(format!("related/causedBy differ:\n  rust:  {:?}\n  other: {:?}", reference.links, other.links));
@@ -324,6 +318,8 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
     let fx = fixtures();
     let reference = rust(&fx);
     let mut failures = Vec::new();
+    assert!(sequence_rule_ids().iter().all(|r| r.contains('.')), "a sequence rule id has a dot");
+    assert!(wiregen::rules::Rule::ALL.iter().all(|r| !r.id().contains('.')), "a message-level rule id has none");
 
     // The Rust checker against the fixtures' expectations, and the pinned rollups.
     for (f, o) in fx.iter().zip(&reference) {
@@ -408,6 +404,18 @@ fn every_stream_fixture_gets_the_same_verdict_and_rollup_from_every_checker() {
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
 
+/// The rejected lines of an outcome as two checkers can be held to them: line, rule and pointer, and the message
+/// of a sequence rule (its id has a dot, a message-level rule's never does: the fixture test checks both); a
+/// message-level rule's message is each checker's own.
+fn record_keys(o: &Outcome) -> Vec<(u64, String, String, Option<String>)> {
+    o.invalid.iter().map(|(l, r, p, m)| (*l, r.clone(), p.clone(), r.contains('.').then(|| m.clone()))).collect()
+}
+
+/// Whether two outcomes agree: [`record_keys`], the links of each first error, and the rollup.
+fn same_records(a: &Outcome, b: &Outcome) -> bool {
+    record_keys(a) == record_keys(b) && a.links == b.links && normalize(&a.rollup) == normalize(&b.rollup)
+}
+
 /// happy-wire's v1 protocol declares its own sequence rules (`x-sequence` in
 /// `examples/happy-wire/schema/sessionProtocol.schema.json`: `start`/`stop` with the subagent id on the envelope):
 /// its streams in `examples/happy-wire/streams/` (the seed's Realistic Flow rendered in v1, and invalid v1 streams)
@@ -445,15 +453,15 @@ fn happy_wire_streams_are_checked_by_its_own_sequence_rules() {
     ];
     for (name, outcomes) in outcomes {
         for ((f, r), o) in fx.iter().zip(&reference).zip(&outcomes) {
-            // Message-level messages are each checker's own; stream-rule records must agree in full.
-            let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
-                o.invalid
-                    .iter()
-                    .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), r.contains('.').then(|| m.clone())))
-                    .collect()
-            };
-            if key(r) != key(o) || r.links != o.links || normalize(&r.rollup) != normalize(&o.rollup) {
-                failures.push(format!("{name:<9} {}: {:?} {} / {:?} {}", f.name, key(r), r.rollup, key(o), o.rollup));
+            if !same_records(r, o) {
+                failures.push(format!(
+                    "{name:<9} {}: {:?} {} / {:?} {}",
+                    f.name,
+                    record_keys(r),
+                    r.rollup,
+                    record_keys(o),
+                    o.rollup
+                ));
             }
         }
     }
@@ -688,21 +696,15 @@ fn mutants_agree(
         let got = check(fx);
         assert_eq!(got.len(), fx.len());
         for ((f, r), o) in fx.iter().zip(&want).zip(&got) {
-            let key = |o: &Outcome| -> Vec<(u64, String, String, Option<String>)> {
-                o.invalid
-                    .iter()
-                    .map(|(l, r, p, m)| (*l, r.clone(), p.clone(), r.contains('.').then(|| m.clone())))
-                    .collect()
-            };
-            if key(r) != key(o) || r.links != o.links || normalize(&r.rollup) != normalize(&o.rollup) {
+            if !same_records(r, o) {
                 let text = std::fs::read_to_string(&f.path).unwrap_or_default();
                 failures.push(format!(
                     "{name:<10} {}:\n  rust:  {:?} {:?} {}\n  other: {:?} {:?} {}\n{text}",
                     f.name,
-                    key(r),
+                    record_keys(r),
                     r.links,
                     r.rollup,
-                    key(o),
+                    record_keys(o),
                     o.links,
                     o.rollup
                 ));
