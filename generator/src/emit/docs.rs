@@ -120,8 +120,11 @@ pub(crate) fn code(s: String) -> String {
 
 /// A literal as an inline code span, outside a table: [`code`] without escaping `|`.
 fn code_span(s: &str) -> String {
+    // Line breaks become spaces (a span is one line); other control characters and bidirectional overrides are
+    // written as `\u{..}` escapes, as on a terminal, so a name cannot hide itself or its neighbours in the page.
     let flat: String =
         s.chars().map(|c| if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') { ' ' } else { c }).collect();
+    let flat = crate::diag::printable(&flat).into_owned();
     if flat.is_empty() {
         return "` `".into();
     }
@@ -1339,6 +1342,8 @@ mod tests {
         assert_eq!(code("`x".into()), "`` `x ``");
         assert_eq!(code("a|b\nc".into()), "`a\\|b c`");
         assert_eq!(code(String::new()), "` `");
+        // A terminal escape or a bidirectional override in a name is shown, not obeyed.
+        assert_eq!(code("a\u{1b}[31mb\u{202E}c".into()), "`a\\u{001B}[31mb\\u{202E}c`");
     }
 
     #[test]
