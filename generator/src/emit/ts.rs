@@ -183,7 +183,6 @@ fn upgrade_plan_json(p: &crate::upgrade::Plan) -> serde_json::Value {
     })
 }
 
-/// Whether `code` mentions the identifier `name` (as a whole word).
 /// Generated TypeScript with its comments and string literals blanked out (each byte a space, so nothing else
 /// moves): a description that says "present" or "not" does not make the module import `present` or `not`.
 fn without_comments_and_strings(code: &str) -> String {
@@ -220,6 +219,7 @@ fn without_comments_and_strings(code: &str) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// Whether `code` mentions the identifier `name` (as a whole word).
 fn uses(code: &str, name: &str) -> bool {
     let bytes = code.as_bytes();
     let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';

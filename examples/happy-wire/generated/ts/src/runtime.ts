@@ -213,20 +213,12 @@ export function uniqueItems(ctx: Payload<readonly unknown[]>): void {
  */
 export function ordered<T extends z.ZodTuple>(tuple: T): z.ZodType<z.output<T>, unknown> {
   const { items, rest } = tuple._zod.def;
-  return z.unknown().transform((v, ctx): z.output<T> => {
-    const c = ctx as unknown as Payload<unknown>;
-    if (!Array.isArray(v)) {
-      sub(tuple, v, [], c);
-      return v as z.output<T>;
-    }
-    const out: unknown[] = [];
-    v.forEach((x: unknown, i: number) => {
+  return onInput((v, c) => {
+    if (!Array.isArray(v)) return parsedOr(tuple, v, [], c) as z.output<T>;
+    return v.map((x: unknown, i: number) => {
       const s = i < items.length ? items[i] : rest;
-      if (s === null || s === undefined) return void out.push(x);
-      const r = sub(s as z.ZodType, x, [i], c);
-      out.push(r.success ? r.data : x);
-    });
-    return out as z.output<T>;
+      return s === null || s === undefined ? x : parsedOr(s as z.ZodType, x, [i], c);
+    }) as z.output<T>;
   });
 }
 
@@ -236,8 +228,7 @@ export function ordered<T extends z.ZodTuple>(tuple: T): z.ZodType<z.output<T>, 
  * that drops unknown keys (`x-unknown-keys: strip`) could turn two different items into equal ones.
  */
 export function uniqueInput<T extends z.ZodType>(array: T): z.ZodType<z.output<T>, unknown> {
-  return z.unknown().transform((v, ctx): z.output<T> => {
-    const c = ctx as unknown as Payload<unknown>;
+  return onInput((v, c) => {
     const r = sub(array, v, [], c);
     if (!r.success) return v as z.output<T>;
     uniqueItems({ value: v as readonly unknown[], issues: c.issues } as Payload<readonly unknown[]>);
@@ -285,6 +276,20 @@ function sub(schema: z.ZodType, value: unknown, path: PropertyKey[], ctx: Payloa
     for (const iss of r.error.issues) ctx.issues.push({ ...iss, path: [...path, ...iss.path], input: value } as unknown as RawIssue);
   }
   return r;
+}
+
+/** `schema`'s value for `v` when it takes it, else `v` as it is ({@link sub} adds the issues, at `path`). */
+function parsedOr(schema: z.ZodType, v: unknown, path: PropertyKey[], ctx: Payload<unknown>): unknown {
+  const r = sub(schema, v, path, ctx);
+  return r.success ? r.data : v;
+}
+
+/**
+ * A schema that takes any input and gives what `f` makes of it, `f` adding its issues to the payload (through
+ * {@link sub} or {@link fail}): the checks that must see the input as it is, or in the engine's order, are built on it.
+ */
+function onInput<O>(f: (v: unknown, ctx: Payload<unknown>) => O): z.ZodType<O, unknown> {
+  return z.unknown().transform((v, ctx): O => f(v, ctx as unknown as Payload<unknown>));
 }
 
 /**
@@ -375,8 +380,7 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
           fail(c, "additional-property", `unknown property \`${k}\``, [k], o[k]);
         }
       } else {
-        const r = sub(a, o[k], [k], c);
-        if (r.success) o[k] = r.data;
+        o[k] = parsedOr(a, o[k], [k], c);
       }
     }
     if (rest.names !== null) {
@@ -405,11 +409,10 @@ export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectR
  * in order. The value is the first part's output (a schema's typed part comes first).
  */
 export function allOf<F extends z.ZodType>(first: F, rest: readonly z.ZodType[]): z.ZodType<z.output<F>, unknown> {
-  return z.unknown().transform((v, ctx): z.output<F> => {
-    const c = ctx as unknown as Payload<unknown>;
-    const r = sub(first, v, [], c);
+  return onInput((v, c) => {
+    const value = parsedOr(first, v, [], c);
     for (const s of rest) sub(s, v, [], c);
-    return (r.success ? r.data : v) as z.output<F>;
+    return value as z.output<F>;
   });
 }
 
@@ -418,14 +421,12 @@ export function allOf<F extends z.ZodType>(first: F, rest: readonly z.ZodType[])
  * reports its own rule): absent is `required`, as the engine says it, before the schema sees anything.
  */
 export function present<T extends z.ZodType>(key: string, schema: T): z.ZodType<z.output<T>, unknown> {
-  return z.unknown().transform((v, ctx): z.output<T> => {
-    const c = ctx as unknown as Payload<unknown>;
+  return onInput((v, c) => {
     if (v === undefined) {
       fail(c, "required", `missing required property \`${key}\``, [], undefined);
       return v as z.output<T>;
     }
-    const r = sub(schema, v, [], c);
-    return (r.success ? r.data : v) as z.output<T>;
+    return parsedOr(schema, v, [], c) as z.output<T>;
   });
 }
 
@@ -475,16 +476,14 @@ function jsonKind(v: unknown): string {
  * a value of no listed kind is a `type` error.
  */
 export function kinds(members: readonly (readonly [string, z.ZodType])[], expected: string): z.ZodType<unknown, unknown> {
-  return z.unknown().transform((v, ctx) => {
-    const c = ctx as unknown as Payload<unknown>;
+  return onInput((v, c) => {
     const k = jsonKind(v);
     const m = members.find(([mk]) => mk === k);
     if (m === undefined) {
       fail(c, "type", `expected ${expected}, got ${kind(v)}`, [], v);
       return v;
     }
-    const r = sub(m[1], v, [], c);
-    return r.success ? r.data : v;
+    return parsedOr(m[1], v, [], c);
   });
 }
 
@@ -543,8 +542,7 @@ function badTag(tag: string, t: unknown, removed: Readonly<Record<string, string
  * the whole value; a bad discriminator is reported at it, as by {@link unionMessage}.
  */
 export function union(tag: string, members: readonly (readonly [unknown, z.ZodType])[], removed: Readonly<Record<string, string>>, tags: UnionTags): z.ZodType<unknown, unknown> {
-  return z.unknown().transform((v, ctx) => {
-    const c = ctx as unknown as Payload<unknown>;
+  return onInput((v, c) => {
     if (v === null || typeof v !== "object" || Array.isArray(v)) {
       fail(c, "type", `expected an object, got ${kind(v)}`, [], v);
       return v;
@@ -556,8 +554,7 @@ export function union(tag: string, members: readonly (readonly [unknown, z.ZodTy
       fail(c, id, message, [tag], t);
       return v;
     }
-    const r = sub(m[1], v, [], c);
-    return r.success ? r.data : v;
+    return parsedOr(m[1], v, [], c);
   });
 }
 
