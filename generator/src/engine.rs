@@ -436,7 +436,13 @@ impl Engine {
         }
         if a.unique {
             if let Some((i, j)) = first_duplicate(items) {
-                out.push(Issue::new(Rule::UniqueItems, ptr.render(), format!("items {i} and {j} are equal")));
+                return out.push(Issue::new(Rule::UniqueItems, ptr.render(), format!("items {i} and {j} are equal")));
+            }
+        }
+        if let Some(c) = &a.contains {
+            let matching = items.iter().filter(|item| self.valid(&c.node, item)).count() as u64;
+            if let Some(message) = contains_message(c, matching) {
+                out.push(Issue::new(Rule::Contains, ptr.render(), message));
             }
         }
     }
@@ -615,10 +621,26 @@ fn never_regex() -> regex::Regex {
     regex::Regex::new(r"[^\x{0}-\x{10FFFF}]").unwrap_or_else(|_| unreachable!("a valid regex"))
 }
 
-/// `value / m` is a finite integer (IEEE division, as JavaScript computes it).
+/// What is wrong with an array of which `matching` items match its `contains` schema, if anything.
+pub fn contains_message(c: &Contains, matching: u64) -> Option<String> {
+    if matching < c.min {
+        Some(format!("must contain at least {} item(s) matching `contains` ({matching} found)", c.min))
+    } else if c.max.is_some_and(|m| matching > m) {
+        Some(format!("must contain at most {} item(s) matching `contains` ({matching} found)", c.max?))
+    } else {
+        None
+    }
+}
+
+/// `value / m` is an integer (IEEE division, as JavaScript computes it); when that quotient overflows, the exact
+/// remainder `value % m` is 0.
 pub fn is_multiple(value: f64, m: f64) -> bool {
     let q = value / m;
-    q.is_finite() && q.fract() == 0.0
+    if q.is_finite() {
+        q.fract() == 0.0
+    } else {
+        value.is_finite() && value % m == 0.0
+    }
 }
 
 fn num(f: f64) -> String {

@@ -13,7 +13,7 @@
 //! member it found: stream mode reads them from the one validating pass instead of parsing the line again.
 //!
 //! It answers only "certainly valid". Anything else (an error, or a shape it does not decide fast: combinators,
-//! unique items, pattern properties, a discriminator that is not the first key, duplicate keys, an escaped
+//! unique items, `contains`, pattern properties, a discriminator that is not the first key, duplicate keys, an escaped
 //! discriminator key, a lone surrogate escape, nesting deeper than [`MAX_DEPTH`]) sends the line to the precise
 //! path in [`crate::engine`], which parses it with serde_json and explains it. So the fast path can make
 //! validation quicker but never changes a verdict; the conformance test and a fuzz test check that the two agree,
@@ -328,7 +328,7 @@ impl Compiler<'_> {
             }
             Shape::Const(v) if !v.is_array() && !v.is_object() => FNode::Const(v.clone()),
             Shape::Enum(vs) if vs.iter().all(|v| !v.is_array() && !v.is_object()) => FNode::Enum(vs.clone()),
-            Shape::Array(a) if !a.unique => {
+            Shape::Array(a) if !a.unique && a.contains.is_none() => {
                 let prefix = a.prefix.iter().map(|n| self.node(n)).collect();
                 let items = a.items.as_ref().map(|n| self.node(n));
                 FNode::Array { prefix, items, min: a.min_items, max: a.max_items }

@@ -218,6 +218,19 @@ pub struct ArrayShape {
     pub max_items: Option<u64>,
     /// `uniqueItems: true`.
     pub unique: bool,
+    /// `contains`, with `minContains` and `maxContains`.
+    pub contains: Option<Contains>,
+}
+
+/// `contains`: how many of an array's items must match a schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contains {
+    /// The schema the items are counted against.
+    pub node: Box<Node>,
+    /// `minContains`: at least this many items match (1 when not given; 0 leaves only `max`).
+    pub min: u64,
+    /// `maxContains`: at most this many items match.
+    pub max: Option<u64>,
 }
 
 /// An object and its constraints.
@@ -547,6 +560,9 @@ impl Node {
                 a.prefix.iter().for_each(|n| n.visit(f));
                 if let Some(n) = &a.items {
                     n.visit(f);
+                }
+                if let Some(c) = &a.contains {
+                    c.node.visit(f);
                 }
             }
             Shape::Object(o) => {

@@ -81,6 +81,8 @@ catalogue! {
         MaxItems = "max-items",
         /// An array holds two equal items.
         UniqueItems = "unique-items",
+        /// An array has too few or too many items matching its `contains` schema.
+        Contains = "contains",
         /// An object has too few properties.
         MinProperties = "min-properties",
         /// An object has too many properties.
@@ -136,6 +138,9 @@ impl Rule {
             Rule::MinItems => "An array has fewer items than `minItems`.",
             Rule::MaxItems => "An array has more items than `maxItems`.",
             Rule::UniqueItems => "Two items of an array with `uniqueItems` are equal.",
+            Rule::Contains => {
+                "An array has fewer items matching `contains` than `minContains` (1 by default), or more than `maxContains`."
+            }
             Rule::MinProperties => "An object has fewer properties than `minProperties`.",
             Rule::MaxProperties => "An object has more properties than `maxProperties`.",
             Rule::PropertyNames => "A property name does not meet `propertyNames` (reported at the property).",

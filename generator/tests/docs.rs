@@ -515,6 +515,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
                     "na|me": { "type": "string", "pattern": "^a|`b`$", "maxLength": 3, "description": "x | y\nz" },
                     "kind": { "enum": ["odd|`value`", "plain"], "description": "Kind." },
                     "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true, "maxItems": 4 },
+                    "marks": { "type": "array", "contains": { "type": "string", "minLength": 2 }, "minContains": 2 },
                     "extra": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } }
                 },
                 "examples": [{ "na|me": "```", "kind": "plain" }]
@@ -557,7 +558,10 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     assert_eq!(shape.rows.len(), 2);
     let rules = ts.iter().find(|t| t.heading == "Message Rules").expect("rules");
     let ids: Vec<&str> = rules.rows.iter().map(|r| r[0].as_str()).collect();
-    for id in ["`pattern`", "`max-length`", "`enum`", "`unique-items`", "`max-items`", "`unknown-variant`"] {
+    assert!(md.contains("array? (at least 2 items matching string (at least 2 characters))"), "{md}");
+    for id in
+        ["`pattern`", "`max-length`", "`enum`", "`unique-items`", "`max-items`", "`contains`", "`unknown-variant`"]
+    {
         assert!(ids.contains(&id), "{id} is missing: {ids:?}");
     }
     assert!(!ids.contains(&"`role-event`") && !ids.contains(&"`unknown-event`"));

@@ -305,3 +305,39 @@ fn a_directory_reached_again_through_a_symbolic_link_is_read_once() {
     let (_, sources) = wiregen::load::load_with_sources(&dir).expect("loads");
     assert_eq!(sources.files.keys().collect::<Vec<_>>(), ["a.schema.json"]);
 }
+
+#[test]
+fn contains_counts_matching_items_after_the_items_counts_and_uniqueness() {
+    let dir = schema_dir(
+        "contains",
+        &[(
+            "a.schema.json",
+            json!({"type": "array", "items": {"type": "integer"}, "uniqueItems": true, "maxItems": 5,
+                   "contains": {"minimum": 10}, "minContains": 2, "maxContains": 3}),
+        )],
+    );
+    let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    let all = |v: Value| -> Vec<String> {
+        e.check_value(&v).into_iter().map(|i| format!("{} {} {}", i.rule, i.pointer, i.message)).collect()
+    };
+    assert_eq!(all(json!([10, 11, 1])), Vec::<String>::new());
+    assert_eq!(all(json!([10, 1])), ["contains  must contain at least 2 item(s) matching `contains` (1 found)"]);
+    assert_eq!(
+        all(json!([10, 11, 12, 13])),
+        ["contains  must contain at most 3 item(s) matching `contains` (4 found)"]
+    );
+    // An item's error comes first; the count is still checked (a string meets `minimum`, so it matches). A count
+    // or a duplicate is the array's one error.
+    assert_eq!(
+        all(json!(["x", 1])),
+        [
+            "type /0 expected an integer, got a string",
+            "contains  must contain at least 2 item(s) matching `contains` (1 found)"
+        ]
+    );
+    assert_eq!(all(json!([1, 1])), ["unique-items  items 0 and 1 are equal"]);
+    assert_eq!(all(json!([1, 2, 3, 4, 5, 6])), ["max-items  must have at most 5 item(s)"]);
+    // Not an array: `contains` says nothing of it (the type does).
+    assert_eq!(all(json!("x")), ["type  expected an array, got a string"]);
+}

@@ -132,6 +132,15 @@ impl Gen {
                 if self.chance(3) {
                     s["uniqueItems"] = json!(true);
                 }
+                if self.chance(4) {
+                    s["contains"] = self.schema(depth - 1);
+                    if self.chance(3) {
+                        s["minContains"] = json!(self.count());
+                    }
+                    if self.chance(3) {
+                        s["maxContains"] = json!(self.count() + 1);
+                    }
+                }
                 s
             }
             12 => {
@@ -275,6 +284,11 @@ impl Gen {
                 if let Some(rest) = o.get("items").filter(|i| **i != json!(false)) {
                     for _ in 0..self.rng.below(3) {
                         items.push(self.value(rest, root, depth - 1));
+                    }
+                }
+                if let Some(c) = o.get("contains") {
+                    for _ in 0..self.rng.below(3) {
+                        items.push(self.value(c, root, depth - 1));
                     }
                 }
                 Value::Array(items)

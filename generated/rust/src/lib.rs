@@ -139,6 +139,8 @@ pub enum Rule {
     MaxItems,
     /// `unique-items`: Two items of an array with `uniqueItems` are equal.
     UniqueItems,
+    /// `contains`: An array has fewer items matching `contains` than `minContains` (1 by default), or more than `maxContains`.
+    Contains,
     /// `min-properties`: An object has fewer properties than `minProperties`.
     MinProperties,
     /// `max-properties`: An object has more properties than `maxProperties`.
@@ -188,6 +190,7 @@ impl Rule {
         Rule::MinItems,
         Rule::MaxItems,
         Rule::UniqueItems,
+        Rule::Contains,
         Rule::MinProperties,
         Rule::MaxProperties,
         Rule::PropertyNames,
@@ -227,6 +230,7 @@ impl Rule {
             Rule::MinItems => "min-items",
             Rule::MaxItems => "max-items",
             Rule::UniqueItems => "unique-items",
+            Rule::Contains => "contains",
             Rule::MinProperties => "min-properties",
             Rule::MaxProperties => "max-properties",
             Rule::PropertyNames => "property-names",
@@ -297,6 +301,9 @@ impl Rule {
             Rule::MinItems => "An array has fewer items than `minItems`.",
             Rule::MaxItems => "An array has more items than `maxItems`.",
             Rule::UniqueItems => "Two items of an array with `uniqueItems` are equal.",
+            Rule::Contains => {
+                "An array has fewer items matching `contains` than `minContains` (1 by default), or more than `maxContains`."
+            }
             Rule::MinProperties => "An object has fewer properties than `minProperties`.",
             Rule::MaxProperties => "An object has more properties than `maxProperties`.",
             Rule::PropertyNames => {

@@ -10,7 +10,7 @@
 import * as z from "zod";
 
 /** Every message-level rule id, in catalogue order (from wiregen's `rules.rs`). */
-export const RULES = ["malformed-json","invalid-utf8","blank-line","too-deep","type","required","additional-property","enum","min-length","minimum","maximum","unknown-event","removed-event","removed-property","role-event","role-field","strict-id","max-length","pattern","exclusive-minimum","exclusive-maximum","multiple-of","const","min-items","max-items","unique-items","min-properties","max-properties","property-names","dependent-required","any-of","one-of","not","never","unknown-variant"] as const;
+export const RULES = ["malformed-json","invalid-utf8","blank-line","too-deep","type","required","additional-property","enum","min-length","minimum","maximum","unknown-event","removed-event","removed-property","role-event","role-field","strict-id","max-length","pattern","exclusive-minimum","exclusive-maximum","multiple-of","const","min-items","max-items","unique-items","contains","min-properties","max-properties","property-names","dependent-required","any-of","one-of","not","never","unknown-variant"] as const;
 
 /** A stable rule id, identical in every checker (Rust engine, CLI, generated Rust, Zod). */
 export type RuleId = (typeof RULES)[number];
@@ -181,9 +181,12 @@ export function pattern(re: RegExp): (ctx: Payload<string>) => void {
   return rule<string>("pattern", `does not match the pattern \`${re.source}\``, (s) => re.test(s));
 }
 
-/** `multipleOf`: `value / m` is a finite integer (IEEE division, like the engine; Zod's `.multipleOf()` differs). */
+/**
+ * `multipleOf`: `value / m` is an integer (IEEE division, like the engine; Zod's `.multipleOf()` differs), or, when
+ * that quotient overflows, `value % m` is 0.
+ */
 export function multipleOf(m: number): (ctx: Payload<number>) => void {
-  return rule<number>("multiple-of", `must be a multiple of ${m}`, (v) => Number.isInteger(v / m));
+  return rule<number>("multiple-of", `must be a multiple of ${m}`, (v) => (Number.isFinite(v / m) ? Number.isInteger(v / m) : v % m === 0));
 }
 
 /** `minItems`. */
@@ -232,6 +235,21 @@ export function uniqueInput<T extends z.ZodType>(array: T): z.ZodType<z.output<T
     const r = sub(array, v, [], c);
     if (!r.success) return v as z.output<T>;
     uniqueItems({ value: v as readonly unknown[], issues: c.issues } as Payload<readonly unknown[]>);
+    return r.data as z.output<T>;
+  });
+}
+
+/**
+ * An array with `contains`: `array` (its items, counts and uniqueness) parses the value, then, if it accepted it,
+ * at least `min` and at most `max` (`null`: no bound) of the input's items must match `schema`.
+ */
+export function containsInput<T extends z.ZodType>(array: T, schema: z.ZodType, min: number, max: number | null): z.ZodType<z.output<T>, unknown> {
+  return onInput((v, c) => {
+    const r = sub(array, v, [], c);
+    if (!r.success) return v as z.output<T>;
+    const n = (v as readonly unknown[]).filter((x) => schema.safeParse(x).success).length;
+    const bound = n < min ? `least ${min}` : max !== null && n > max ? `most ${max}` : null;
+    if (bound !== null) fail({ value: v, issues: c.issues } as Payload<unknown>, "contains", `must contain at ${bound} item(s) matching \`contains\` (${n} found)`);
     return r.data as z.output<T>;
   });
 }

@@ -237,6 +237,17 @@ impl<'a> Walk<'a> {
         self.shape(at, o, n);
     }
 
+    /// Whether two nodes differ in anything the walk reports, without reporting it: for a schema whose change
+    /// can break either side whichever way it goes (`not`, `contains`), which is then reported once.
+    fn differs(&mut self, at: &At, o: &Node, n: &Node) -> bool {
+        let (len, seen) = (self.out.len(), self.seen.clone());
+        self.node(at, o, n);
+        let differs = self.out.len() > len;
+        self.out.truncate(len);
+        self.seen = seen;
+        differs
+    }
+
     fn shape(&mut self, at: &At, o: &Node, n: &Node) {
         let (oo, no) = (&o.origin, &n.origin);
         match (&o.shape, &n.shape) {
@@ -287,7 +298,7 @@ impl<'a> Walk<'a> {
                 }
             }
             (Shape::Not(a), Shape::Not(b)) => {
-                if self.describe(&a.shape, self.om) != self.describe(&b.shape, self.nm) {
+                if self.differs(at, a, b) {
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), "`not` changed".into(), Breaks::BOTH);
                 }
             }
@@ -865,6 +876,30 @@ impl<'a> Walk<'a> {
                 self.push(R::BoundLoosened, at, Some(oo), Some(no), "items may repeat".into(), Breaks::WIDER)
             }
             _ => {}
+        }
+        match (&a.contains, &b.contains) {
+            (None, Some(_)) => {
+                let msg = "`contains` added".to_string();
+                self.push(R::BoundTightened, at, Some(oo), Some(no), msg, Breaks::NARROWER);
+            }
+            (Some(_), None) => {
+                let msg = "`contains` removed".to_string();
+                self.push(R::BoundLoosened, at, Some(oo), Some(no), msg, Breaks::WIDER);
+            }
+            (Some(x), Some(y)) => {
+                // A schema that more items match makes `minContains` easier and `maxContains` harder to meet.
+                if self.differs(at, &x.node, &y.node) {
+                    let msg = "`contains` changed".to_string();
+                    self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+                }
+                self.bounds(
+                    at,
+                    oo,
+                    no,
+                    &[("minContains", Some(x.min), Some(y.min), true), ("maxContains", x.max, y.max, false)],
+                );
+            }
+            (None, None) => {}
         }
     }
 

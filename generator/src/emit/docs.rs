@@ -957,6 +957,21 @@ impl<'m> Describer<'m> {
                 if a.unique {
                     parts.push(vec![text("unique items")]);
                 }
+                if let Some(c) = &a.contains {
+                    let count = match (c.min, c.max) {
+                        (0, None) => None,
+                        (1, None) => Some("some item".to_string()),
+                        (x, None) => Some(format!("at least {x} items")),
+                        (0, Some(y)) => Some(format!("at most {y} items")),
+                        (x, Some(y)) if x == y => Some(format!("exactly {x} items")),
+                        (x, Some(y)) => Some(format!("{x} to {y} items")),
+                    };
+                    if let Some(count) = count {
+                        let mut part = vec![text(format!("{count} matching "))];
+                        part.extend(self.phrase(&c.node, linked).all());
+                        parts.push(part);
+                    }
+                }
                 tail.extend(parenthesized(parts));
                 Phrase { head: vec![text("array")], tail, values: None }
             }
@@ -1252,6 +1267,9 @@ fn node_rules(s: &Shape, set: &mut BTreeSet<Rule>) {
             }
             if a.unique {
                 add(Rule::UniqueItems);
+            }
+            if a.contains.as_ref().is_some_and(|c| c.min > 0 || c.max.is_some()) {
+                add(Rule::Contains);
             }
         }
         Shape::Object(o) => {

@@ -356,6 +356,15 @@ impl<'m> Writer<'m> {
                 if a.unique {
                     m.insert("uniqueItems".into(), json!(true));
                 }
+                if let Some(c) = &a.contains {
+                    m.insert("contains".into(), Value::Object(self.node(&c.node)));
+                    if c.min != 1 {
+                        m.insert("minContains".into(), json!(c.min));
+                    }
+                    if let Some(n) = c.max {
+                        m.insert("maxContains".into(), json!(n));
+                    }
+                }
                 m
             }
             Shape::Object(o) => self.object(o, None),

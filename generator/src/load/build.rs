@@ -77,7 +77,8 @@ impl Kind {
 
 const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "x-strict-pattern"];
 const NUMBER_KEYWORDS: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
-const ARRAY_KEYWORDS: &[&str] = &["items", "prefixItems", "minItems", "maxItems", "uniqueItems"];
+const ARRAY_KEYWORDS: &[&str] =
+    &["items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains"];
 const OBJECT_KEYWORDS: &[&str] = &[
     "properties",
     "required",
@@ -638,12 +639,20 @@ impl Cx {
                 false
             }
         };
+        // `minContains` and `maxContains` without `contains` mean nothing (the spec ignores them).
+        let (min, max) = (self.count(at, o, "minContains"), self.count(at, o, "maxContains"));
+        let contains = o.get("contains").map(|s| Contains {
+            node: Box::new(self.node(types, &at.join("contains"), s, false)),
+            min: min.unwrap_or(1),
+            max,
+        });
         ArrayShape {
             prefix,
             items: items.filter(|n| !matches!(n.shape, Shape::Any)),
             min_items: self.count(at, o, "minItems"),
             max_items: self.count(at, o, "maxItems"),
             unique,
+            contains,
         }
     }
 

@@ -67,6 +67,9 @@ pub const KEYWORDS: &[&str] = &[
     "minItems",
     "maxItems",
     "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
     "minimum",
     "maximum",
     "exclusiveMinimum",
@@ -87,9 +90,6 @@ pub const KEYWORDS: &[&str] = &[
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
     ("format", "`format` is not checked by every output; use `pattern`"),
-    ("contains", "`contains` is not supported"),
-    ("minContains", "`minContains` is not supported"),
-    ("maxContains", "`maxContains` is not supported"),
     ("unevaluatedItems", "`unevaluatedItems` is not supported"),
     ("dependentSchemas", "`dependentSchemas` is not supported; `dependentRequired` is"),
     ("$dynamicRef", "`$dynamicRef` is not supported"),
@@ -571,8 +571,17 @@ fn is_anchor(s: &str) -> bool {
 }
 
 /// Keywords whose value is one subschema.
-const ONE_KEYWORDS: &[&str] =
-    &["additionalProperties", "propertyNames", "items", "not", "if", "then", "else", "unevaluatedProperties"];
+const ONE_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "propertyNames",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedProperties",
+];
 /// Keywords whose value is an object of subschemas.
 const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs"];
 /// Keywords whose value is an array of subschemas.

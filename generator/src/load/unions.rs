@@ -91,6 +91,9 @@ impl Cx {
                 if let Some(it) = &mut a.items {
                     self.unions_in(types, consts, it, false);
                 }
+                if let Some(c) = &mut a.contains {
+                    self.unions_in(types, consts, &mut c.node, false);
+                }
             }
             Shape::Object(o) => {
                 for f in &mut o.fields {

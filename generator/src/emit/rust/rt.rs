@@ -681,8 +681,9 @@ pub(crate) fn number(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<f64, Error> {
         return Err(Error::new(Rule::ExclusiveMaximum, at.render(), format!("must be less than {}", num(m))));
     }
     if let Some(m) = rule.multiple_of {
+        // An integer quotient, or (when the quotient overflows) no remainder: the engine's test.
         let q = n / m;
-        if !(q.is_finite() && q.fract() == 0.0) {
+        if !(if q.is_finite() { q.fract() == 0.0 } else { n.is_finite() && n % m == 0.0 }) {
             return Err(Error::new(Rule::MultipleOf, at.render(), format!("must be a multiple of {}", num(m))));
         }
     }
@@ -837,6 +838,14 @@ pub(crate) struct Arr {
     pub(crate) min_items: Option<u64>,
     pub(crate) max_items: Option<u64>,
     pub(crate) unique: bool,
+    pub(crate) contains: Option<Contains>,
+}
+
+/// `contains`: how many items must pass `check`.
+pub(crate) struct Contains {
+    pub(crate) check: Check,
+    pub(crate) min: u64,
+    pub(crate) max: Option<u64>,
 }
 
 fn array_items<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j [Json], Error> {
@@ -846,7 +855,7 @@ fn array_items<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j [Json], Error> {
     }
 }
 
-/// The counts of an array, then its uniqueness (checked after its items).
+/// The counts of an array, then its uniqueness, then how many items match `contains` (checked after its items).
 fn array_counts(items: &[Json], at: Ptr<'_>, rule: &Arr) -> Result<(), Error> {
     let len = items.len() as u64;
     if let Some(m) = rule.min_items.filter(|m| len < *m) {
@@ -863,6 +872,20 @@ fn array_counts(items: &[Json], at: Ptr<'_>, rule: &Arr) -> Result<(), Error> {
                 }
             }
         }
+    }
+    if let Some(c) = &rule.contains {
+        let matching =
+            items.iter().enumerate().filter(|(i, item)| (c.check)(item, at.index(*i)).is_ok()).count() as u64;
+        let (word, bound) = match c.max {
+            _ if matching < c.min => ("least", c.min),
+            Some(m) if matching > m => ("most", m),
+            _ => return Ok(()),
+        };
+        return Err(Error::new(
+            Rule::Contains,
+            at.render(),
+            format!("must contain at {word} {bound} item(s) matching `contains` ({matching} found)"),
+        ));
     }
     Ok(())
 }

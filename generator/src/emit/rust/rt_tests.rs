@@ -106,7 +106,7 @@ fn ints(v: &Json, at: Ptr<'_>) -> Result<u64, Error> {
 
 #[test]
 fn arrays_check_items_first_then_counts_then_uniqueness() {
-    let rule = Arr { min_items: Some(3), max_items: None, unique: true };
+    let rule = Arr { min_items: Some(3), max_items: None, unique: true, contains: None };
     let at = Ptr::ROOT;
     assert_eq!(err(vec(&json("[1, \"x\"]"), at, &rule, boolean)), (Rule::Type, "/0".into()));
     assert_eq!(err(vec(&json("[1, 1]"), at, &rule, ints)).0, Rule::MinItems);
@@ -116,7 +116,7 @@ fn arrays_check_items_first_then_counts_then_uniqueness() {
     assert!(tuple(
         &json("[true, 1, 2, 3]"),
         at,
-        &Arr { min_items: None, max_items: None, unique: false },
+        &Arr { min_items: None, max_items: None, unique: false, contains: None },
         &prefix,
         None
     )
@@ -125,7 +125,7 @@ fn arrays_check_items_first_then_counts_then_uniqueness() {
         err(tuple(
             &json("[true, 1, \"x\"]"),
             at,
-            &Arr { min_items: None, max_items: None, unique: false },
+            &Arr { min_items: None, max_items: None, unique: false, contains: None },
             &prefix,
             Some(|v, at| ints(v, at).map(drop))
         )),

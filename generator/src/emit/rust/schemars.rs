@@ -149,6 +149,15 @@ fn node(g: &Gen<'_>, n: &Node) -> Result<J, EmitError> {
             if a.unique {
                 o.push(("uniqueItems".into(), J::V(json!(true))));
             }
+            if let Some(c) = &a.contains {
+                o.push(("contains".into(), node(g, &c.node)?));
+                if c.min != 1 {
+                    o.push(("minContains".into(), J::V(json!(c.min))));
+                }
+                if let Some(m) = c.max {
+                    o.push(("maxContains".into(), J::V(json!(m))));
+                }
+            }
             J::O(o)
         }
         Shape::Object(o) if is_bare_map(o) => J::V(json!({"type": "object"})),

@@ -489,9 +489,17 @@ impl<'m> Gen<'m> {
         quote!(rt::Num { integer: #integer, minimum: #a, exclusive_minimum: #b, maximum: #c, exclusive_maximum: #d, multiple_of: #e })
     }
 
-    fn arr_rule(a: &ArrayShape) -> TokenStream {
+    fn arr_rule(&mut self, a: &ArrayShape) -> Result<TokenStream, EmitError> {
         let (min, max, unique) = (opt_u64(a.min_items), opt_u64(a.max_items), a.unique);
-        quote!(rt::Arr { min_items: #min, max_items: #max, unique: #unique })
+        let contains = match &a.contains {
+            Some(c) => {
+                let check = self.check(&c.node)?.func();
+                let (cmin, cmax) = (c.min, opt_u64(c.max));
+                quote!(::std::option::Option::Some(rt::Contains { check: #check, min: #cmin, max: #cmax }))
+            }
+            None => quote!(::std::option::Option::None),
+        };
+        Ok(quote!(rt::Arr { min_items: #min, max_items: #max, unique: #unique, contains: #contains }))
     }
 
     // ---- decoders and checks ----
@@ -532,7 +540,7 @@ impl<'m> Gen<'m> {
                     Some(n) => self.decode(n)?.func(),
                     None => quote!(rt::any_value),
                 };
-                let r = Self::arr_rule(a);
+                let r = self.arr_rule(a)?;
                 Code::Body(quote!(rt::vec(v, at, &#r, #item)))
             }
             Shape::Nullable(inner) => {
@@ -593,7 +601,7 @@ impl<'m> Gen<'m> {
                     }
                     None => quote!(::std::option::Option::None),
                 };
-                let r = Self::arr_rule(a);
+                let r = self.arr_rule(a)?;
                 Code::Body(quote!(rt::tuple(v, at, &#r, &[#(#prefix),*], #rest)))
             }
             Shape::Object(o) if is_bare_map(o) => Code::Body(quote!(rt::object(v, at).map(drop))),

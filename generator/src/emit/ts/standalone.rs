@@ -274,9 +274,10 @@ impl<'m> Standalone<'m> {
                 }
                 if let Some(mo) = s.multiple_of {
                     let m = msg(&format!("must be a multiple of {}", num_text(mo)));
+                    // The engine's test: an integer quotient, or (when the quotient overflows) no remainder.
+                    let mo = lit(mo)?;
                     w.line(format!(
-                        "else if (!Number.isInteger({v} / {})) {}",
-                        lit(mo)?,
+                        "else if (!(Number.isFinite({v} / {mo}) ? Number.isInteger({v} / {mo}) : {v} % {mo} === 0)) {}",
                         push(&pe, Rule::MultipleOf, &m)
                     ));
                 }
@@ -415,18 +416,54 @@ impl<'m> Standalone<'m> {
             let k = count(n, k)?;
             kw(w, format!("{v}.length > {k}"), Rule::MaxItems, msg(&format!("must have at most {k} item(s)")));
         }
+        // Uniqueness, then `contains`, only when what comes before holds (the engine stops at the first): after a
+        // count, in an `else` block.
+        let later = a.unique || a.contains.is_some();
+        if later && !first {
+            w.open("else {");
+        }
+        let mut opened = 0;
         if a.unique {
-            // Only when the counts hold (the engine stops at a count): after one, in an `else` block.
             let d = self.fresh("d");
-            if !first {
-                w.open("else {");
-            }
             w.line(format!("const {d} = $dup({v});"));
             let m = format!("\"items \" + {d}[0] + \" and \" + {d}[1] + \" are equal\"");
-            w.line(format!("if ({d} !== null) {}", push(&pe, Rule::UniqueItems, &m)));
-            if !first {
-                w.close("}");
+            if a.contains.is_some() {
+                w.open(format!("if ({d} !== null) {{"));
+                w.line(push(&pe, Rule::UniqueItems, &m));
+                w.depth -= 1;
+                w.open("} else {");
+                opened += 1;
+            } else {
+                w.line(format!("if ({d} !== null) {}", push(&pe, Rule::UniqueItems, &m)));
             }
+        }
+        if let Some(c) = &a.contains {
+            let f = self.helper(&c.node)?;
+            let (k, x) = (self.fresh("n"), self.fresh("x"));
+            w.line(format!("let {k} = 0;"));
+            w.line(format!("for (const {x} of {v}) if ($ok({f}, {x})) {k}++;"));
+            let found = |bound: &str| {
+                format!(
+                    "{} + {k} + \" found)\"",
+                    msg(&format!("must contain at {bound} item(s) matching `contains` ("))
+                )
+            };
+            let min = count(n, c.min)?;
+            let mut cond = format!("if ({k} < {min}) {}", push(&pe, Rule::Contains, &found(&format!("least {min}"))));
+            if let Some(max) = c.max {
+                let max = count(n, max)?;
+                cond.push_str(&format!(
+                    " else if ({k} > {max}) {}",
+                    push(&pe, Rule::Contains, &found(&format!("most {max}")))
+                ));
+            }
+            w.line(cond);
+        }
+        for _ in 0..opened {
+            w.close("}");
+        }
+        if later && !first {
+            w.close("}");
         }
         w.close("}");
         Ok(())

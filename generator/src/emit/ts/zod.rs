@@ -14,7 +14,7 @@
 //! | string | `z.string()` + `minChars`/`maxChars` (code points) + `pattern` (`u` flag) |
 //! | number / integer | `z.number()` (`z.int()` when inclusive bounds within ±(2^53-1) are given, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
 //! | const / enum | `z.literal` for scalars (`z.enum` for strings); `constValue`/`enumValues` (JSON equality) otherwise |
-//! | array / tuple | `z.array` / `ordered(z.tuple([...optional], rest))` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems` |
+//! | array / tuple | `z.array` / `ordered(z.tuple([...optional], rest))` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems`; `containsInput(...)` for `contains` |
 //! | nullable, several JSON kinds | `.nullable()`, `kinds([...])` |
 //! | `allOf`, `anyOf`, `oneOf`, `not`, `if` | `allOf`, `anyOf`, `oneOf`, `not`, `cond` (checks on the input) |
 //! | a type in a reference cycle | `z.lazy` for the back references, a declared type ([`super::types`]) |
@@ -77,6 +77,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "maxItems",
     "uniqueItems",
     "uniqueInput",
+    "containsInput",
     "ordered",
     "jsonEqual",
     "constValue",
@@ -499,6 +500,14 @@ impl<'m> ZodEmit<'m> {
             // Compared as the input holds them: a parsed item may have dropped keys.
             out = format!("uniqueInput({out})");
         }
+        if let Some(c) = &a.contains {
+            // Counted on the input's items, once the array parsed (the engine counts after the items and counts).
+            let max = match c.max {
+                Some(m) => count(n, m)?.to_string(),
+                None => "null".to_string(),
+            };
+            out = format!("containsInput({out}, {}, {}, {max})", self.node(&c.node, indent)?, count(n, c.min)?);
+        }
         Ok(out)
     }
 
@@ -619,7 +628,7 @@ impl<'m> ZodEmit<'m> {
                 | Shape::Never
                 | Shape::Object(_) => return true,
                 Shape::Nullable(inner) => node = inner,
-                Shape::Array(a) => return !a.unique,
+                Shape::Array(a) => return !a.unique && a.contains.is_none(),
                 Shape::Const(v) => return scalar(v).is_some(),
                 Shape::Enum(values) => return values.iter().all(|v| scalar(v).is_some()),
                 Shape::Union(_) => return true,

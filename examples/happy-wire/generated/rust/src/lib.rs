@@ -137,6 +137,8 @@ pub enum Rule {
     MaxItems,
     /// `unique-items`: Two items of an array with `uniqueItems` are equal.
     UniqueItems,
+    /// `contains`: An array has fewer items matching `contains` than `minContains` (1 by default), or more than `maxContains`.
+    Contains,
     /// `min-properties`: An object has fewer properties than `minProperties`.
     MinProperties,
     /// `max-properties`: An object has more properties than `maxProperties`.
@@ -186,6 +188,7 @@ impl Rule {
         Rule::MinItems,
         Rule::MaxItems,
         Rule::UniqueItems,
+        Rule::Contains,
         Rule::MinProperties,
         Rule::MaxProperties,
         Rule::PropertyNames,
@@ -225,6 +228,7 @@ impl Rule {
             Rule::MinItems => "min-items",
             Rule::MaxItems => "max-items",
             Rule::UniqueItems => "unique-items",
+            Rule::Contains => "contains",
             Rule::MinProperties => "min-properties",
             Rule::MaxProperties => "max-properties",
             Rule::PropertyNames => "property-names",
@@ -295,6 +299,9 @@ impl Rule {
             Rule::MinItems => "An array has fewer items than `minItems`.",
             Rule::MaxItems => "An array has more items than `maxItems`.",
             Rule::UniqueItems => "Two items of an array with `uniqueItems` are equal.",
+            Rule::Contains => {
+                "An array has fewer items matching `contains` than `minContains` (1 by default), or more than `maxContains`."
+            }
             Rule::MinProperties => "An object has fewer properties than `minProperties`.",
             Rule::MaxProperties => "An object has more properties than `maxProperties`.",
             Rule::PropertyNames => {
@@ -1213,6 +1220,7 @@ impl rt::Decode for MessageMeta {
                             min_items: ::std::option::Option::None,
                             max_items: ::std::option::Option::None,
                             unique: false,
+                            contains: ::std::option::Option::None,
                         },
                         |v, at| rt::string(
                             v,
@@ -1240,6 +1248,7 @@ impl rt::Decode for MessageMeta {
                             min_items: ::std::option::Option::None,
                             max_items: ::std::option::Option::None,
                             unique: false,
+                            contains: ::std::option::Option::None,
                         },
                         |v, at| rt::string(
                             v,
@@ -3255,6 +3264,7 @@ impl rt::Decode for RigModel {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     |v, at| rt::string(
                         v,
@@ -3278,6 +3288,7 @@ impl rt::Decode for RigModel {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     |v, at| rt::string(
                         v,
@@ -3743,6 +3754,7 @@ impl rt::Decode for RigCapabilities {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     |v, at| rt::string(
                         v,
@@ -4128,6 +4140,7 @@ impl rt::Decode for RigMetadataV1 {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     <RigProvider as rt::Decode>::decode,
                 ),
@@ -4145,6 +4158,7 @@ impl rt::Decode for RigMetadataV1 {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     <RigModel as rt::Decode>::decode,
                 ),
@@ -4216,6 +4230,7 @@ impl rt::Decode for RigMetadataV1 {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     <RigOperatingMode as rt::Decode>::decode,
                 ),
@@ -4247,6 +4262,7 @@ impl rt::Decode for RigMetadataV1 {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     <RigMetadataV1ThoughtLevel as rt::Decode>::decode,
                 ),
@@ -4268,6 +4284,7 @@ impl rt::Decode for RigMetadataV1 {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     <RigMetadataV1McpServer as rt::Decode>::decode,
                 ),
@@ -4283,6 +4300,7 @@ impl rt::Decode for RigMetadataV1 {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     |v, at| rt::string(
                         v,
@@ -4306,6 +4324,7 @@ impl rt::Decode for RigMetadataV1 {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     |v, at| rt::string(
                         v,
@@ -7296,6 +7315,7 @@ impl rt::Decode for RigCapabilitiesAttachments {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     |v, at| rt::string(
                         v,
@@ -8269,6 +8289,7 @@ impl rt::Decode for RigMetadataV1Reasoning {
                         min_items: ::std::option::Option::None,
                         max_items: ::std::option::Option::None,
                         unique: false,
+                        contains: ::std::option::Option::None,
                     },
                     |v, at| rt::string(
                         v,

@@ -32,6 +32,7 @@ export {
   maxItems,
   uniqueItems,
   uniqueInput,
+  containsInput,
   ordered,
   jsonEqual,
   constValue,
