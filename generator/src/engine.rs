@@ -343,6 +343,11 @@ impl Engine {
                     self.check(b, v, ptr, out);
                 }
             }
+            Shape::Dependent { property, then } => {
+                if v.as_object().is_some_and(|o| o.contains_key(property)) {
+                    self.check(then, v, ptr, out);
+                }
+            }
         }
     }
 

@@ -164,6 +164,14 @@ pub enum Shape {
         /// Checked when it does not.
         otherwise: Option<Box<Node>>,
     },
+    /// One entry of `dependentSchemas`: when the value is an object holding `property`, `then` must hold (of the
+    /// whole object).
+    Dependent {
+        /// The property whose presence applies `then`.
+        property: String,
+        /// Checked when the property is present.
+        then: Box<Node>,
+    },
 }
 
 /// A string and its constraints.
@@ -583,6 +591,7 @@ impl Node {
                 cond.visit(f);
                 then.iter().chain(otherwise.iter()).for_each(|n| n.visit(f));
             }
+            Shape::Dependent { then, .. } => then.visit(f),
             _ => {}
         }
     }

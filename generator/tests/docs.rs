@@ -516,6 +516,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
                     "kind": { "enum": ["odd|`value`", "plain"], "description": "Kind." },
                     "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true, "maxItems": 4 },
                     "marks": { "type": "array", "contains": { "type": "string", "minLength": 2 }, "minContains": 2 },
+                    "card": { "type": "object", "properties": { "number": { "type": "string" } }, "dependentSchemas": { "number": { "required": ["cvc"] } } },
                     "extra": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } }
                 },
                 "examples": [{ "na|me": "```", "kind": "plain" }]
@@ -559,6 +560,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     let rules = ts.iter().find(|t| t.heading == "Message Rules").expect("rules");
     let ids: Vec<&str> = rules.rows.iter().map(|r| r[0].as_str()).collect();
     assert!(md.contains("array? (at least 2 items matching string (at least 2 characters))"), "{md}");
+    assert!(md.contains("; if it has `number` then (null or boolean"), "{md}");
     for id in
         ["`pattern`", "`max-length`", "`enum`", "`unique-items`", "`max-items`", "`contains`", "`unknown-variant`"]
     {

@@ -341,3 +341,34 @@ fn contains_counts_matching_items_after_the_items_counts_and_uniqueness() {
     // Not an array: `contains` says nothing of it (the type does).
     assert_eq!(all(json!("x")), ["type  expected an array, got a string"]);
 }
+
+#[test]
+fn dependent_schemas_apply_to_the_whole_object_after_its_own_keywords() {
+    let dir = schema_dir(
+        "dependent-schemas",
+        &[(
+            "a.schema.json",
+            json!({"type": "object", "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
+                   "additionalProperties": false,
+                   "dependentSchemas": {"card": {"required": ["billing"], "properties": {"billing": {"minLength": 3}}},
+                                        "billing": false}}),
+        )],
+    );
+    let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    let all = |v: Value| -> Vec<String> {
+        e.check_value(&v).into_iter().map(|i| format!("{} {} {}", i.rule, i.pointer, i.message)).collect()
+    };
+    assert_eq!(all(json!({})), Vec::<String>::new());
+    assert_eq!(all(json!({"card": "c"})), ["required /billing missing required property `billing`"]);
+    // The object's own errors first, then each dependent schema's, in schema order.
+    assert_eq!(
+        all(json!({"card": 1, "billing": "ab", "x": 0})),
+        [
+            "type /card expected a string, got an integer",
+            "additional-property /x unknown property `x`",
+            "min-length /billing must be at least 3 character(s) long",
+            "never  no value is allowed here"
+        ]
+    );
+}

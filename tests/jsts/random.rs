@@ -210,6 +210,11 @@ impl Gen {
         if self.chance(6) && names.len() >= 2 {
             s["dependentRequired"] = json!({ names[0].clone(): [names[1].clone()] });
         }
+        if depth >= 2 && self.chance(6) && !names.is_empty() {
+            // The dependent schema applies to the whole object: another object schema, or any schema.
+            let then = if self.chance(2) { self.object(depth - 1) } else { self.schema(depth - 1) };
+            s["dependentSchemas"] = json!({ names[self.rng.below(names.len() as u64) as usize].clone(): then });
+        }
         s
     }
 

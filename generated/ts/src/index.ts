@@ -32,6 +32,7 @@ export {
   maxItems,
   uniqueItems,
   uniqueInput,
+  dependent,
   containsInput,
   ordered,
   jsonEqual,

@@ -302,6 +302,12 @@ impl<'a> Walk<'a> {
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), "`not` changed".into(), Breaks::BOTH);
                 }
             }
+            (Shape::Dependent { property: p, then: a }, Shape::Dependent { property: q, then: b }) => {
+                if p != q || self.differs(at, a, b) {
+                    let msg = format!("{} changed", self.describe(&n.shape, self.nm));
+                    self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+                }
+            }
             (Shape::Cond { .. }, Shape::Cond { .. })
             | (Shape::AllOf(_), Shape::AllOf(_))
             | (Shape::AnyOf(_), Shape::AnyOf(_))
@@ -359,6 +365,7 @@ impl<'a> Walk<'a> {
             Shape::OneOf(_) => "`oneOf`".into(),
             Shape::Not(n) => format!("not {}", self.describe(&n.shape, m)),
             Shape::Cond { .. } => "`if`/`then`/`else`".into(),
+            Shape::Dependent { property, .. } => format!("`dependentSchemas` of `{property}`"),
         }
     }
 

@@ -1007,6 +1007,12 @@ impl<'m> Describer<'m> {
                 }
                 split_first_word(head)
             }
+            Shape::Dependent { property, then } => {
+                let mut head = vec![text("if it has "), lit(property.clone()), text(" then (")];
+                head.extend(self.phrase(then, linked).all());
+                head.push(text(")"));
+                split_first_word(head)
+            }
         }
     }
 
@@ -1217,7 +1223,12 @@ fn node_rules(s: &Shape, set: &mut BTreeSet<Rule>) {
         set.insert(r);
     };
     match s {
-        Shape::Any | Shape::Ref(_) | Shape::Nullable(_) | Shape::AllOf(_) | Shape::Cond { .. } => {}
+        Shape::Any
+        | Shape::Ref(_)
+        | Shape::Nullable(_)
+        | Shape::AllOf(_)
+        | Shape::Cond { .. }
+        | Shape::Dependent { .. } => {}
         Shape::Never => add(Rule::Never),
         Shape::Null | Shape::Boolean | Shape::Kinds(_) => add(Rule::Type),
         Shape::String(st) => {

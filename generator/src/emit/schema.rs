@@ -407,6 +407,11 @@ impl<'m> Writer<'m> {
                 }
                 m
             }
+            Shape::Dependent { property, then } => {
+                let mut deps = Map::new();
+                deps.insert(property.clone(), Value::Object(self.node(then)));
+                obj(json!({ "dependentSchemas": deps }))
+            }
         }
     }
 

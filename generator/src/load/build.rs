@@ -8,7 +8,7 @@
 //!
 //! A schema object is the conjunction of its parts, in this order (which is also the order errors are
 //! reported in): the typed part (`type`, `const`, `enum` and the keywords of each JSON kind), `$ref`, the
-//! members of `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`. One part is that part's node; several are
+//! members of `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, then each `dependentSchemas` entry. One part is that part's node; several are
 //! [`Shape::AllOf`].
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -376,6 +376,23 @@ impl Cx {
                 });
             }
         }
+        match o.get("dependentSchemas") {
+            None => {}
+            Some(Value::Object(deps)) => {
+                for (property, s) in deps {
+                    let then = self.node(types, &at.join("dependentSchemas").join(property), s, false);
+                    if !matches!(then.shape, Shape::Any) {
+                        let shape = Shape::Dependent { property: property.clone(), then: Box::new(then) };
+                        parts.push(Node { origin: at.clone(), description: None, shape });
+                    }
+                }
+            }
+            Some(_) => self.err(
+                &at.join("dependentSchemas"),
+                K::InvalidValue,
+                "`dependentSchemas` maps property names to schemas",
+            ),
+        }
         if o.contains_key("x-discriminator") && !o.contains_key("oneOf") && !o.contains_key("anyOf") {
             self.err(
                 &at.join("x-discriminator"),
@@ -741,7 +758,7 @@ impl Cx {
             }
         };
         if let Some(u) = o.get("unevaluatedProperties") {
-            let applicators = ["$ref", "allOf", "anyOf", "oneOf", "not", "if"];
+            let applicators = ["$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas"];
             if let Some(k) = applicators.iter().find(|k| o.contains_key(**k)) {
                 self.err(
                     &at.join("unevaluatedProperties"),

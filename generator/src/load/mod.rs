@@ -85,13 +85,13 @@ pub const KEYWORDS: &[&str] = &[
     "if",
     "then",
     "else",
+    "dependentSchemas",
 ];
 
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
     ("format", "`format` is not checked by every output; use `pattern`"),
     ("unevaluatedItems", "`unevaluatedItems` is not supported"),
-    ("dependentSchemas", "`dependentSchemas` is not supported; `dependentRequired` is"),
     ("$dynamicRef", "`$dynamicRef` is not supported"),
     ("$dynamicAnchor", "`$dynamicAnchor` is not supported"),
     ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported"),
@@ -583,7 +583,7 @@ const ONE_KEYWORDS: &[&str] = &[
     "unevaluatedProperties",
 ];
 /// Keywords whose value is an object of subschemas.
-const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs"];
+const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs", "dependentSchemas"];
 /// Keywords whose value is an array of subschemas.
 const LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 

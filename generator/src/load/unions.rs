@@ -86,6 +86,7 @@ impl Cx {
                     self.unions_in(types, consts, e, false);
                 }
             }
+            Shape::Dependent { then, .. } => self.unions_in(types, consts, then, false),
             Shape::Array(a) => {
                 a.prefix.iter_mut().for_each(|m| self.unions_in(types, consts, m, false));
                 if let Some(it) = &mut a.items {
@@ -219,6 +220,8 @@ fn unguarded_refs(n: &Node, out: &mut Vec<(TypeId, Origin)>) {
             unguarded_refs(cond, out);
             then.iter().chain(otherwise.iter()).for_each(|m| unguarded_refs(m, out));
         }
+        // Applied to the same object, not to a value inside it.
+        Shape::Dependent { then, .. } => unguarded_refs(then, out),
         _ => {}
     }
 }

@@ -1009,6 +1009,14 @@ pub(crate) fn not(v: &Json, at: Ptr<'_>, inner: Check) -> Result<(), Error> {
 }
 
 /// `if`/`then`/`else`.
+/// One entry of `dependentSchemas`: when `v` is an object holding `property`, `then` holds.
+pub(crate) fn dependent_schema(v: &Json, at: Ptr<'_>, property: &str, then: Check) -> Result<(), Error> {
+    match v.as_object() {
+        Some(o) if o.has(property) => then(v, at),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn cond(
     v: &Json,
     at: Ptr<'_>,

@@ -187,6 +187,9 @@ fn node(g: &Gen<'_>, n: &Node) -> Result<J, EmitError> {
             }
             J::O(o)
         }
+        Shape::Dependent { property, then } => {
+            J::O(vec![("dependentSchemas".into(), J::O(vec![(property.clone(), node(g, then)?)]))])
+        }
     })
 }
 

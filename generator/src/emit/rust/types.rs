@@ -651,6 +651,11 @@ impl<'m> Gen<'m> {
                 let (t, e) = (branch(then)?, branch(otherwise)?);
                 Code::Body(quote!(rt::cond(v, at, #c, #t, #e)))
             }
+            Shape::Dependent { property, then } => {
+                let c = self.check(then)?.func();
+                let p = lit(property);
+                Code::Body(quote!(rt::dependent_schema(v, at, #p, #c)))
+            }
         })
     }
 

@@ -378,6 +378,11 @@ impl<'m> Standalone<'m> {
                 }
                 w.close("}");
             }
+            Shape::Dependent { property, then } => {
+                w.open(format!("if ($isObject({v}) && Object.hasOwn({v}, {})) {{", string_lit(property)));
+                self.node(w, then, v, ptr)?;
+                w.close("}");
+            }
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use crate::ir::*;
 /// The TypeScript type of a node; `name` gives a referenced type's name.
 pub(crate) fn ty(n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<Code, EmitError> {
     let s = match &n.shape {
-        Shape::Any | Shape::Not(_) | Shape::Cond { .. } => "unknown".to_string(),
+        Shape::Any | Shape::Not(_) | Shape::Cond { .. } | Shape::Dependent { .. } => "unknown".to_string(),
         Shape::Never => "never".to_string(),
         Shape::Ref(id) => name(*id).to_string(),
         Shape::Null => "null".to_string(),

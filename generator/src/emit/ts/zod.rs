@@ -77,6 +77,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "maxItems",
     "uniqueItems",
     "uniqueInput",
+    "dependent",
     "containsInput",
     "ordered",
     "jsonEqual",
@@ -473,6 +474,9 @@ impl<'m> ZodEmit<'m> {
                     })
                 };
                 format!("cond({}, {}, {})", self.node(cond, indent)?, opt(then)?, opt(otherwise)?)
+            }
+            Shape::Dependent { property, then } => {
+                format!("dependent({}, {})", string_lit(property), self.node(then, indent)?)
             }
         };
         Ok(Code::from_pieces(s))

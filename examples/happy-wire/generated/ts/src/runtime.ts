@@ -474,6 +474,14 @@ export function not(inner: z.ZodType): z.ZodUnknown {
   });
 }
 
+/** One entry of `dependentSchemas`: when the value is an object holding `property`, `then` must hold. */
+export function dependent(property: string, then: z.ZodType): z.ZodUnknown {
+  return z.unknown().check((ctx) => {
+    const v = ctx.value;
+    if (typeof v === "object" && v !== null && !Array.isArray(v) && Object.hasOwn(v, property)) sub(then, v, [], ctx);
+  });
+}
+
 /** `if`/`then`/`else`: when `cond` holds, `then` must (if any); otherwise `otherwise` must (if any). */
 export function cond(test: z.ZodType, then: z.ZodType | null, otherwise: z.ZodType | null): z.ZodUnknown {
   return z.unknown().check((ctx) => {
