@@ -67,6 +67,8 @@ pub struct Engine {
     strict_ids: bool,
     max_errors: usize,
     fast: Option<crate::fast::FastPlan>,
+    /// The evaluation plan of each `unevaluatedProperties`' inner node, by the node's address in the model.
+    evaluations: Arc<std::collections::HashMap<usize, Evaluation>>,
     /// The protocol's sequence declarations, compiled on first use (shared by clones).
     sequence: Arc<std::sync::OnceLock<crate::stream::Compiled>>,
 }
@@ -137,7 +139,25 @@ impl Engine {
         });
         let fast = crate::fast::FastPlan::new(&model, root, opts.strict_ids);
         let max_errors = opts.max_errors.unwrap_or(usize::MAX).max(1);
-        Engine { model, root, regexes, strict_ids: opts.strict_ids, max_errors, fast, sequence: Arc::default() }
+        let mut evaluations = std::collections::HashMap::new();
+        for t in &model.types {
+            t.node.visit(&mut |n: &Node| {
+                if let Shape::Unevaluated { inner, .. } = &n.shape {
+                    evaluations.insert(node_key(inner), model.evaluation(inner));
+                }
+            });
+        }
+        let evaluations = Arc::new(evaluations);
+        Engine {
+            model,
+            root,
+            regexes,
+            strict_ids: opts.strict_ids,
+            max_errors,
+            fast,
+            evaluations,
+            sequence: Arc::default(),
+        }
     }
 
     /// The model this engine checks.
@@ -346,6 +366,64 @@ impl Engine {
             Shape::Dependent { property, then } => {
                 if v.as_object().is_some_and(|o| o.contains_key(property)) {
                     self.check(then, v, ptr, out);
+                }
+            }
+            Shape::Unevaluated { inner, rest } => {
+                self.check(inner, v, ptr, out);
+                let Some(obj) = v.as_object() else { return };
+                let mut seen = vec![false; obj.len()];
+                match self.evaluations.get(&node_key(inner)) {
+                    Some(plan) => self.evaluate(plan, v, obj, &mut seen),
+                    // A node copied out of the model (a plan's own nodes): its plan is made here.
+                    None => self.evaluate(&self.model.evaluation(inner), v, obj, &mut seen),
+                }
+                for ((k, value), seen) in obj.iter().zip(seen) {
+                    if seen {
+                        continue;
+                    }
+                    if self.full(out) {
+                        return;
+                    }
+                    match rest.shape {
+                        Shape::Never => out.push(Issue::new(
+                            Rule::AdditionalProperty,
+                            ptr.key(k).render(),
+                            format!("unknown property `{k}`"),
+                        )),
+                        _ => self.check(rest, value, &ptr.key(k), out),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks in `seen` (one flag per member of `obj`, the value `v`) the properties `plan` evaluates.
+    fn evaluate(&self, plan: &Evaluation, v: &Json<'_>, obj: &Object<'_>, seen: &mut [bool]) {
+        match plan {
+            Evaluation::None => {}
+            Evaluation::Every => seen.fill(true),
+            Evaluation::Keys { names, patterns, rest } => {
+                for ((k, _), s) in obj.iter().zip(seen.iter_mut()) {
+                    if *rest || names.iter().any(|n| n == k) || patterns.iter().any(|p| self.matches(&p.source, k)) {
+                        *s = true;
+                    }
+                }
+            }
+            Evaluation::All(plans) => plans.iter().for_each(|p| self.evaluate(p, v, obj, seen)),
+            Evaluation::Valid(plans) => {
+                for (n, p) in plans {
+                    if self.valid(n, v) {
+                        self.evaluate(p, v, obj, seen);
+                    }
+                }
+            }
+            Evaluation::Cond { cond, then, otherwise } => {
+                let p = if self.valid(cond, v) { then } else { otherwise };
+                self.evaluate(p, v, obj, seen);
+            }
+            Evaluation::Dependent { property, then } => {
+                if obj.contains_key(property) {
+                    self.evaluate(then, v, obj, seen);
                 }
             }
         }
@@ -620,6 +698,11 @@ impl Engine {
             }
         }
     }
+}
+
+/// A node's identity in the model (its address; the model is shared and never moves).
+fn node_key(n: &Node) -> usize {
+    std::ptr::from_ref(n) as usize
 }
 
 fn never_regex() -> regex::Regex {

@@ -20,7 +20,9 @@
 //! - `const`, `enum` and `uniqueItems` compare JSON values structurally (numbers by value, object keys unordered);
 //! - optional means "may be absent"; `null` is a value, allowed only where the schema says so ([`Shape::Nullable`]).
 
+pub mod evaluation;
 pub mod sequence;
+pub use evaluation::Evaluation;
 pub use sequence::Sequence;
 
 use serde_json::Value;
@@ -172,6 +174,14 @@ pub enum Shape {
         /// Checked when the property is present.
         then: Box<Node>,
     },
+    /// `unevaluatedProperties` beside applicators: `inner` holds, and every property of an object that `inner`
+    /// does not evaluate ([`Model::evaluation`]) meets `rest` (`Never` for `false`).
+    Unevaluated {
+        /// The rest of the schema object.
+        inner: Box<Node>,
+        /// The schema of the properties `inner` does not evaluate.
+        rest: Box<Node>,
+    },
 }
 
 /// A string and its constraints.
@@ -250,6 +260,9 @@ pub struct ObjectShape {
     pub required_only: Vec<String>,
     /// What other properties may be.
     pub additional: Additional,
+    /// Whether `additionalProperties` (or an `unevaluatedProperties` that means it) is written: an open object
+    /// then *evaluates* its other properties, for an `unevaluatedProperties` around it ([`Model::evaluation`]).
+    pub additional_written: bool,
     /// `patternProperties`: a property whose name matches is checked against the node (and is not additional).
     pub pattern_properties: Vec<(Pattern, Node)>,
     /// `propertyNames`: every property name must be a string this node accepts.
@@ -592,6 +605,10 @@ impl Node {
                 then.iter().chain(otherwise.iter()).for_each(|n| n.visit(f));
             }
             Shape::Dependent { then, .. } => then.visit(f),
+            Shape::Unevaluated { inner, rest } => {
+                inner.visit(f);
+                rest.visit(f);
+            }
             _ => {}
         }
     }

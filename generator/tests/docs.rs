@@ -517,6 +517,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
                     "tags": { "type": "array", "items": { "type": "string" }, "uniqueItems": true, "maxItems": 4 },
                     "marks": { "type": "array", "contains": { "type": "string", "minLength": 2 }, "minContains": 2 },
                     "card": { "type": "object", "properties": { "number": { "type": "string" } }, "dependentSchemas": { "number": { "required": ["cvc"] } } },
+                    "sealed": { "type": "object", "allOf": [{ "properties": { "x": { "type": "integer" } } }], "unevaluatedProperties": false },
                     "extra": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } }
                 },
                 "examples": [{ "na|me": "```", "kind": "plain" }]
@@ -561,6 +562,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     let ids: Vec<&str> = rules.rows.iter().map(|r| r[0].as_str()).collect();
     assert!(md.contains("array? (at least 2 items matching string (at least 2 characters))"), "{md}");
     assert!(md.contains("; if it has `number` then (null or boolean"), "{md}");
+    assert!(md.contains(" (no other properties)"), "{md}");
     for id in
         ["`pattern`", "`max-length`", "`enum`", "`unique-items`", "`max-items`", "`contains`", "`unknown-variant`"]
     {

@@ -372,3 +372,38 @@ fn dependent_schemas_apply_to_the_whole_object_after_its_own_keywords() {
         ]
     );
 }
+
+#[test]
+fn unevaluated_properties_see_what_the_applicators_beside_them_evaluate() {
+    let dir = schema_dir(
+        "unevaluated",
+        &[(
+            "a.schema.json",
+            json!({"type": "object", "properties": {"id": {"type": "string"}},
+                   "anyOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                             {"properties": {"b": {"type": "integer"}}, "required": ["b"]}],
+                   "unevaluatedProperties": false}),
+        )],
+    );
+    let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    let all = |v: Value| -> Vec<String> {
+        e.check_value(&v).into_iter().map(|i| format!("{} {} {}", i.rule, i.pointer, i.message)).collect()
+    };
+    assert_eq!(all(json!({"id": "x", "a": 1})), Vec::<String>::new());
+    // Only a branch the value passes evaluates: `b` is a string here, so the second branch fails and `b` is
+    // unevaluated; `c` never is. The schema's own errors first, then the unevaluated properties in input order.
+    assert_eq!(
+        all(json!({"a": 1, "b": "s", "c": 0})),
+        ["additional-property /b unknown property `b`", "additional-property /c unknown property `c`"]
+    );
+    assert_eq!(
+        all(json!({"id": 1, "z": 0})),
+        [
+            "type /id expected a string, got an integer",
+            "any-of  matches none of the 2 alternatives",
+            "additional-property /z unknown property `z`"
+        ]
+    );
+    assert!(all(json!([1])).iter().all(|m| m.starts_with("type ")), "a non-object is only the type's business");
+}

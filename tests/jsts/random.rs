@@ -113,6 +113,14 @@ impl Gen {
                 self.defs.insert(name.clone(), body);
                 json!({"$ref": format!("#/$defs/{name}")})
             }
+            7 | 8 if depth >= 2 && self.chance(4) => {
+                // `unevaluatedProperties` around an object in `allOf` (and a property of its own).
+                let inner = self.object(depth - 1);
+                let own = self.rng.pick(NAMES).to_string();
+                let rest = if self.chance(2) { json!(false) } else { self.schema(0) };
+                json!({"type": "object", "properties": {own: self.schema(depth - 1)}, "allOf": [inner],
+                       "unevaluatedProperties": rest})
+            }
             7..=9 => self.object(depth),
             10 | 11 => {
                 let mut s = json!({"type": "array"});
@@ -300,7 +308,11 @@ impl Gen {
             }
             _ => {
                 let mut m = Map::new();
-                if let Some(Value::Object(props)) = o.get("properties") {
+                // Its properties and those of the objects in its `allOf`.
+                let inner = o.get("allOf").and_then(Value::as_array).into_iter().flatten();
+                let all: Vec<Map<String, Value>> =
+                    std::iter::once(s).chain(inner).filter_map(|x| x.get("properties")?.as_object().cloned()).collect();
+                for props in &all {
                     for (k, ps) in props {
                         if !self.chance(4) {
                             m.insert(k.clone(), self.value(ps, root, depth - 1));

@@ -32,6 +32,7 @@ export {
   maxItems,
   uniqueItems,
   uniqueInput,
+  unevaluated,
   dependent,
   containsInput,
   ordered,

@@ -302,6 +302,14 @@ impl<'a> Walk<'a> {
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), "`not` changed".into(), Breaks::BOTH);
                 }
             }
+            (Shape::Unevaluated { inner: a, rest: x }, Shape::Unevaluated { inner: b, rest: y }) => {
+                // Which properties the inner schema evaluates decides which ones `rest` sees: a change to either
+                // can break both sides.
+                if self.differs(at, a, b) || self.differs(at, x, y) {
+                    let msg = "`unevaluatedProperties` or the schema beside it changed".to_string();
+                    self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+                }
+            }
             (Shape::Dependent { property: p, then: a }, Shape::Dependent { property: q, then: b }) => {
                 if p != q || self.differs(at, a, b) {
                     let msg = format!("{} changed", self.describe(&n.shape, self.nm));
@@ -366,6 +374,9 @@ impl<'a> Walk<'a> {
             Shape::Not(n) => format!("not {}", self.describe(&n.shape, m)),
             Shape::Cond { .. } => "`if`/`then`/`else`".into(),
             Shape::Dependent { property, .. } => format!("`dependentSchemas` of `{property}`"),
+            Shape::Unevaluated { inner, .. } => {
+                format!("{} with `unevaluatedProperties`", self.describe(&inner.shape, m))
+            }
         }
     }
 

@@ -1007,6 +1007,18 @@ impl<'m> Describer<'m> {
                 }
                 split_first_word(head)
             }
+            Shape::Unevaluated { inner, rest } => {
+                let mut head = self.phrase(inner, linked).all();
+                match rest.shape {
+                    Shape::Never => head.push(text(" (no other properties)")),
+                    _ => {
+                        head.push(text(" (other properties: "));
+                        head.extend(self.phrase(rest, linked).all());
+                        head.push(text(")"));
+                    }
+                }
+                split_first_word(head)
+            }
             Shape::Dependent { property, then } => {
                 let mut head = vec![text("if it has "), lit(property.clone()), text(" then (")];
                 head.extend(self.phrase(then, linked).all());
@@ -1229,6 +1241,11 @@ fn node_rules(s: &Shape, set: &mut BTreeSet<Rule>) {
         | Shape::AllOf(_)
         | Shape::Cond { .. }
         | Shape::Dependent { .. } => {}
+        Shape::Unevaluated { rest, .. } => {
+            if matches!(rest.shape, Shape::Never) {
+                add(Rule::AdditionalProperty);
+            }
+        }
         Shape::Never => add(Rule::Never),
         Shape::Null | Shape::Boolean | Shape::Kinds(_) => add(Rule::Type),
         Shape::String(st) => {

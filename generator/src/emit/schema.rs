@@ -393,18 +393,28 @@ impl<'m> Writer<'m> {
             Shape::OneOf(ms) => self.list("oneOf", ms),
             Shape::Not(inner) => obj(json!({ "not": Value::Object(self.node(inner)) })),
             Shape::Cond { cond, then, otherwise } => {
-                if then.is_none() && otherwise.is_none() {
-                    // `if` alone constrains nothing (and ajv's strict mode refuses it).
-                    return Map::new();
-                }
                 let mut m = Map::new();
                 m.insert("if".into(), Value::Object(self.node(cond)));
+                if then.is_none() && otherwise.is_none() {
+                    // `if` alone (kept for what it evaluates, beside `unevaluatedProperties`): ajv's strict mode
+                    // refuses it without a branch, so it gets one that accepts anything.
+                    m.insert("then".into(), json!({}));
+                }
                 if let Some(t) = then {
                     m.insert("then".into(), Value::Object(self.node(t)));
                 }
                 if let Some(e) = otherwise {
                     m.insert("else".into(), Value::Object(self.node(e)));
                 }
+                m
+            }
+            Shape::Unevaluated { inner, rest } => {
+                // Beside the inner schema's keywords (they are in place: `unevaluatedProperties` sees into them).
+                let mut m = self.node(inner);
+                if m.contains_key("unevaluatedProperties") {
+                    m = obj(json!({ "allOf": [Value::Object(m)] }));
+                }
+                m.insert("unevaluatedProperties".into(), Value::Object(self.node(rest)));
                 m
             }
             Shape::Dependent { property, then } => {
@@ -453,6 +463,10 @@ impl<'m> Writer<'m> {
             }
             Additional::Schema(s) => {
                 m.insert("additionalProperties".into(), Value::Object(self.node(s)));
+            }
+            // Written, it evaluates the other properties (for an `unevaluatedProperties` around the object).
+            Additional::Open | Additional::Strip if o.additional_written => {
+                m.insert("additionalProperties".into(), json!(true));
             }
             Additional::Open | Additional::Strip => {}
         }

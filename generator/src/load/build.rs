@@ -92,6 +92,10 @@ const OBJECT_KEYWORDS: &[&str] = &[
     "x-unknown-keys",
 ];
 
+/// The applicators beside which `unevaluatedProperties` reads their evaluated properties ([`Shape::Unevaluated`]);
+/// without any, it means `additionalProperties`.
+const IN_PLACE_APPLICATORS: &[&str] = &["$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas"];
+
 /// Keywords that make a file root only a container of `$defs` when nothing else is there.
 const METADATA: &[&str] = &["$schema", "$id", "$comment", "title", "description", "$defs", "x-naming", "x-package"];
 
@@ -295,6 +299,15 @@ impl Cx {
                 let sfx = suffix(&inner_node.shape);
                 **inner = self.hoist(types, at, sfx, inner_node);
             }
+            Shape::Unevaluated { inner, .. } if inner.origin == *at => {
+                let n = std::mem::replace(&mut **inner, Node::any(at));
+                **inner = if is_named_shape(&n.shape) {
+                    let sfx = suffix(&n.shape);
+                    self.hoist(types, at, sfx, n)
+                } else {
+                    self.settle(types, at, n, true)
+                };
+            }
             Shape::Kinds(members) | Shape::AllOf(members) => {
                 for m in members.iter_mut() {
                     if is_named_shape(&m.shape) && m.origin == *at {
@@ -324,7 +337,18 @@ impl Cx {
             }
         }
         let mut parts: Vec<Node> = Vec::new();
-        if let Some(n) = self.typed(types, at, o) {
+        // `unevaluatedProperties` beside applicators wraps the whole schema object; the typed part does not see it.
+        let unevaluated =
+            o.get("unevaluatedProperties").filter(|_| IN_PLACE_APPLICATORS.iter().any(|k| o.contains_key(*k)));
+        let typed = match unevaluated {
+            Some(_) => self.typed(
+                types,
+                at,
+                &o.iter().filter(|(k, _)| *k != "unevaluatedProperties").map(|(k, v)| (k.clone(), v.clone())).collect(),
+            ),
+            None => self.typed(types, at, o),
+        };
+        if let Some(n) = typed {
             parts.push(n);
         }
         if o.contains_key("$ref") {
@@ -368,7 +392,8 @@ impl Cx {
             let cond = self.node(types, &at.join("if"), c, false);
             let then = o.get("then").map(|t| Box::new(self.node(types, &at.join("then"), t, false)));
             let otherwise = o.get("else").map(|e| Box::new(self.node(types, &at.join("else"), e, false)));
-            if then.is_some() || otherwise.is_some() {
+            // `if` alone constrains nothing, but what it evaluates counts for an `unevaluatedProperties` beside it.
+            if then.is_some() || otherwise.is_some() || unevaluated.is_some() {
                 parts.push(Node {
                     origin: at.clone(),
                     description: None,
@@ -404,6 +429,14 @@ impl Cx {
             0 => Shape::Any,
             1 => parts.pop().map(|p| p.shape).unwrap_or(Shape::Any),
             _ => Shape::AllOf(parts),
+        };
+        let shape = match unevaluated {
+            Some(u) => {
+                let rest = self.node(types, &at.join("unevaluatedProperties"), u, false);
+                let inner = Node { origin: at.clone(), description: None, shape };
+                Shape::Unevaluated { inner: Box::new(inner), rest: Box::new(rest) }
+            }
+            None => shape,
         };
         Node { origin: at.clone(), description, shape }
     }
@@ -757,15 +790,11 @@ impl Cx {
                 }
             }
         };
+        let mut additional_written = o.contains_key("additionalProperties");
+        // Beside applicators, the schema object's node handles it ([`IN_PLACE_APPLICATORS`]).
         if let Some(u) = o.get("unevaluatedProperties") {
-            let applicators = ["$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas"];
-            if let Some(k) = applicators.iter().find(|k| o.contains_key(**k)) {
-                self.err(
-                    &at.join("unevaluatedProperties"),
-                    K::UnsupportedKeyword,
-                    format!("`unevaluatedProperties` beside `{k}` is not supported (only beside properties, patternProperties and additionalProperties, where it means additionalProperties)"),
-                );
-            } else if !o.contains_key("additionalProperties") {
+            if !o.contains_key("additionalProperties") {
+                additional_written = true;
                 additional = match u {
                     Value::Bool(true) => Additional::Open,
                     Value::Bool(false) => Additional::Closed,
@@ -826,6 +855,7 @@ impl Cx {
             fields,
             required_only,
             additional,
+            additional_written,
             pattern_properties,
             property_names: property_names.filter(|n| !matches!(n.shape, Shape::Any)),
             min_properties: self.count(at, o, "minProperties"),

@@ -87,6 +87,10 @@ impl Cx {
                 }
             }
             Shape::Dependent { then, .. } => self.unions_in(types, consts, then, false),
+            Shape::Unevaluated { inner, rest } => {
+                self.unions_in(types, consts, inner, false);
+                self.unions_in(types, consts, rest, false);
+            }
             Shape::Array(a) => {
                 a.prefix.iter_mut().for_each(|m| self.unions_in(types, consts, m, false));
                 if let Some(it) = &mut a.items {
@@ -222,6 +226,8 @@ fn unguarded_refs(n: &Node, out: &mut Vec<(TypeId, Origin)>) {
         }
         // Applied to the same object, not to a value inside it.
         Shape::Dependent { then, .. } => unguarded_refs(then, out),
+        // `rest` applies to the properties, inside the object.
+        Shape::Unevaluated { inner, .. } => unguarded_refs(inner, out),
         _ => {}
     }
 }

@@ -187,6 +187,9 @@ fn node(g: &Gen<'_>, n: &Node) -> Result<J, EmitError> {
             }
             J::O(o)
         }
+        Shape::Unevaluated { inner, rest } => {
+            J::O(vec![("allOf".into(), J::A(vec![node(g, inner)?])), ("unevaluatedProperties".into(), node(g, rest)?)])
+        }
         Shape::Dependent { property, then } => {
             J::O(vec![("dependentSchemas".into(), J::O(vec![(property.clone(), node(g, then)?)]))])
         }
@@ -206,6 +209,9 @@ fn object(g: &Gen<'_>, id: TypeId, o: &ObjectShape) -> Result<J, EmitError> {
     match &o.additional {
         Additional::Closed => out.push(("additionalProperties".into(), J::V(json!(false)))),
         Additional::Schema(n) => out.push(("additionalProperties".into(), node(g, n)?)),
+        Additional::Open | Additional::Strip if o.additional_written => {
+            out.push(("additionalProperties".into(), J::V(json!(true))))
+        }
         Additional::Open | Additional::Strip => {}
     }
     if !o.pattern_properties.is_empty() {

@@ -489,6 +489,42 @@ impl<'m> Gen<'m> {
         quote!(rt::Num { integer: #integer, minimum: #a, exclusive_minimum: #b, maximum: #c, exclusive_maximum: #d, multiple_of: #e })
     }
 
+    /// An evaluation plan ([`Evaluation`]) as the `rt::Eval` the runtime's `unevaluated` runs.
+    fn eval_plan(&mut self, e: &Evaluation) -> Result<TokenStream, EmitError> {
+        Ok(match e {
+            Evaluation::None => quote!(rt::Eval::None),
+            Evaluation::Every => quote!(rt::Eval::Every),
+            Evaluation::Keys { names, patterns, rest } => {
+                let names = names.iter().map(|n| lit(n));
+                let pis: Vec<Ident> = patterns.iter().map(|p| self.pattern(p)).collect();
+                quote!(rt::Eval::Keys { names: &[#(#names),*], patterns: &[#(&#pis),*], rest: #rest })
+            }
+            Evaluation::All(plans) => {
+                let ps = plans.iter().map(|p| self.eval_plan(p)).collect::<Result<Vec<_>, _>>()?;
+                quote!(rt::Eval::All(&[#(#ps),*]))
+            }
+            Evaluation::Valid(plans) => {
+                let mut items = Vec::new();
+                for (n, p) in plans {
+                    let c = self.check(n)?.func();
+                    let p = self.eval_plan(p)?;
+                    items.push(quote!((#c, #p)));
+                }
+                quote!(rt::Eval::Valid(&[#(#items),*]))
+            }
+            Evaluation::Cond { cond, then, otherwise } => {
+                let c = self.check(cond)?.func();
+                let (t, o) = (self.eval_plan(then)?, self.eval_plan(otherwise)?);
+                quote!(rt::Eval::Cond { cond: #c, then: &#t, otherwise: &#o })
+            }
+            Evaluation::Dependent { property, then } => {
+                let p = lit(property);
+                let t = self.eval_plan(then)?;
+                quote!(rt::Eval::Dependent { property: #p, then: &#t })
+            }
+        })
+    }
+
     fn arr_rule(&mut self, a: &ArrayShape) -> Result<TokenStream, EmitError> {
         let (min, max, unique) = (opt_u64(a.min_items), opt_u64(a.max_items), a.unique);
         let contains = match &a.contains {
@@ -650,6 +686,19 @@ impl<'m> Gen<'m> {
                 };
                 let (t, e) = (branch(then)?, branch(otherwise)?);
                 Code::Body(quote!(rt::cond(v, at, #c, #t, #e)))
+            }
+            Shape::Unevaluated { inner, rest } => {
+                let c = self.check(inner)?.func();
+                let ev = self.m.evaluation(inner);
+                let plan = self.eval_plan(&ev)?;
+                let r = match rest.shape {
+                    Shape::Never => quote!(::std::option::Option::None),
+                    _ => {
+                        let c = self.check(rest)?.func();
+                        quote!(::std::option::Option::Some(#c))
+                    }
+                };
+                Code::Body(quote!(rt::unevaluated(v, at, #c, &#plan, #r)))
             }
             Shape::Dependent { property, then } => {
                 let c = self.check(then)?.func();

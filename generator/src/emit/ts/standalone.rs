@@ -18,8 +18,22 @@ use crate::ir::*;
 use crate::rules::Rule;
 
 /// The names the standalone runtime declares.
-pub(crate) const RUNTIME_NAMES: &[&str] =
-    &["$Object", "$isObject", "$own", "$esc", "$chars", "$kind", "$e", "$type", "$equal", "$dup", "$ok", "$Check"];
+pub(crate) const RUNTIME_NAMES: &[&str] = &[
+    "$Object",
+    "$isObject",
+    "$own",
+    "$esc",
+    "$chars",
+    "$kind",
+    "$e",
+    "$type",
+    "$equal",
+    "$dup",
+    "$ok",
+    "$Check",
+    "$Evaluation",
+    "$evaluated",
+];
 
 /// The public names of one type's validator.
 pub(crate) fn names(ts: &str) -> Result<(Code, Code), EmitError> {
@@ -132,6 +146,39 @@ impl<'m> Standalone<'m> {
     fn fresh(&mut self, base: &str) -> String {
         self.var += 1;
         format!("{base}{}", self.var)
+    }
+
+    /// An evaluation plan ([`Evaluation`]) as the literal `$evaluated` runs; validity through helper checks.
+    fn evaluation(&mut self, e: &Evaluation) -> Result<String, EmitError> {
+        Ok(match e {
+            Evaluation::None => "null".to_string(),
+            Evaluation::Every => "true".to_string(),
+            Evaluation::Keys { names, patterns, rest } => {
+                let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
+                let res: Vec<String> = patterns.iter().map(|p| self.regex(p)).collect();
+                format!("{{ names: [{}], patterns: [{}], rest: {rest} }}", names.join(", "), res.join(", "))
+            }
+            Evaluation::All(plans) => {
+                let ps = plans.iter().map(|p| self.evaluation(p)).collect::<Result<Vec<_>, _>>()?;
+                format!("{{ all: [{}] }}", ps.join(", "))
+            }
+            Evaluation::Valid(plans) => {
+                let mut ps = Vec::new();
+                for (n, p) in plans {
+                    let f = self.helper(n)?;
+                    ps.push(format!("[(x: unknown) => $ok({f}, x), {}]", self.evaluation(p)?));
+                }
+                format!("{{ valid: [{}] }}", ps.join(", "))
+            }
+            Evaluation::Cond { cond, then, otherwise } => {
+                let f = self.helper(cond)?;
+                let (t, o) = (self.evaluation(then)?, self.evaluation(otherwise)?);
+                format!("{{ cond: (x: unknown) => $ok({f}, x), then: {t}, otherwise: {o} }}")
+            }
+            Evaluation::Dependent { property, then } => {
+                format!("{{ property: {}, then: {} }}", string_lit(property), self.evaluation(then)?)
+            }
+        })
     }
 
     fn regex(&mut self, p: &Pattern) -> String {
@@ -376,6 +423,31 @@ impl<'m> Standalone<'m> {
                 if let Some(e) = otherwise {
                     self.node(w, e, v, ptr)?;
                 }
+                w.close("}");
+            }
+            Shape::Unevaluated { inner, rest } => {
+                self.node(w, inner, v, ptr)?;
+                let ev = self.m.evaluation(inner);
+                let plan = self.evaluation(&ev)?;
+                let (e, k) = (self.fresh("e"), self.fresh("k"));
+                w.open(format!("if ($isObject({v})) {{"));
+                w.line(format!("const {e} = new Set<string>();"));
+                w.line(format!("$evaluated({plan}, {v}, {e});"));
+                w.open(format!("for (const {k} in {v}) {{"));
+                w.line(format!("if (!Object.hasOwn({v}, {k}) || {e}.has({k})) continue;"));
+                match rest.shape {
+                    Shape::Never => {
+                        let m = format!("\"unknown property `\" + {k} + \"`\"");
+                        w.line(push(&ptr.dynamic(&k), Rule::AdditionalProperty, &m));
+                    }
+                    _ => {
+                        let (x, pv) = (self.fresh("v"), self.fresh("p"));
+                        w.line(format!("const {x}: unknown = {v}[{k}];"));
+                        w.line(format!("const {pv} = {};", ptr.dynamic(&k)));
+                        self.node(w, rest, &x, &Ptr { var: pv, suffix: String::new() })?;
+                    }
+                }
+                w.close("}");
                 w.close("}");
             }
             Shape::Dependent { property, then } => {

@@ -93,6 +93,8 @@ pub(crate) fn ty(n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<Code, EmitEr
             }
             out.join(" | ")
         }
+        // The properties it does not evaluate are checked, not typed: the inner schema's type.
+        Shape::Unevaluated { inner, .. } => ty(inner, name)?.to_string(),
         Shape::AllOf(members) => {
             let mut out = Vec::new();
             for x in members {

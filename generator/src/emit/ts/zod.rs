@@ -77,6 +77,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "maxItems",
     "uniqueItems",
     "uniqueInput",
+    "unevaluated",
     "dependent",
     "containsInput",
     "ordered",
@@ -478,8 +479,51 @@ impl<'m> ZodEmit<'m> {
             Shape::Dependent { property, then } => {
                 format!("dependent({}, {})", string_lit(property), self.node(then, indent)?)
             }
+            Shape::Unevaluated { inner, rest } => {
+                let plan = self.evaluation(&self.m.evaluation(inner), indent)?;
+                let rest = match rest.shape {
+                    Shape::Never => "null".to_string(),
+                    _ => self.node(rest, indent)?.to_string(),
+                };
+                format!("unevaluated({}, {plan}, {rest})", self.node(inner, indent)?)
+            }
         };
         Ok(Code::from_pieces(s))
+    }
+
+    /// An evaluation plan ([`Evaluation`]) as the literal the runtime's `unevaluated` runs; validity through the
+    /// members' schemas.
+    fn evaluation(&self, e: &Evaluation, indent: usize) -> Result<String, EmitError> {
+        Ok(match e {
+            Evaluation::None => "null".to_string(),
+            Evaluation::Every => "true".to_string(),
+            Evaluation::Keys { names, patterns, rest } => {
+                let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
+                let res: Vec<String> =
+                    patterns.iter().map(|p| format!("new RegExp({}, \"u\")", string_lit(&p.source))).collect();
+                format!("{{ names: [{}], patterns: [{}], rest: {rest} }}", names.join(", "), res.join(", "))
+            }
+            Evaluation::All(plans) => {
+                let ps = plans.iter().map(|p| self.evaluation(p, indent)).collect::<Result<Vec<_>, _>>()?;
+                format!("{{ all: [{}] }}", ps.join(", "))
+            }
+            Evaluation::Valid(plans) => {
+                let mut ps = Vec::new();
+                for (n, p) in plans {
+                    let s = self.node(n, indent)?;
+                    ps.push(format!("[(x: unknown) => {s}.safeParse(x).success, {}]", self.evaluation(p, indent)?));
+                }
+                format!("{{ valid: [{}] }}", ps.join(", "))
+            }
+            Evaluation::Cond { cond, then, otherwise } => {
+                let s = self.node(cond, indent)?;
+                let (t, o) = (self.evaluation(then, indent)?, self.evaluation(otherwise, indent)?);
+                format!("{{ cond: (x: unknown) => {s}.safeParse(x).success, then: {t}, otherwise: {o} }}")
+            }
+            Evaluation::Dependent { property, then } => {
+                format!("{{ property: {}, then: {} }}", string_lit(property), self.evaluation(then, indent)?)
+            }
+        })
     }
 
     fn array(&self, n: &Node, a: &ArrayShape, indent: usize) -> Result<String, EmitError> {

@@ -1010,6 +1010,83 @@ pub(crate) fn not(v: &Json, at: Ptr<'_>, inner: Check) -> Result<(), Error> {
 }
 
 /// `if`/`then`/`else`.
+/// Which properties a schema evaluates (for `unevaluatedProperties`): the plan the generator builds from the model.
+pub(crate) enum Eval<'a> {
+    /// No property.
+    None,
+    /// Every property.
+    Every,
+    /// These names, names that match these patterns, and every other one with `rest`.
+    Keys { names: &'a [&'a str], patterns: &'a [&'static dyn Matcher], rest: bool },
+    /// Each of these.
+    All(&'a [Eval<'a>]),
+    /// The plan of each check the value passes.
+    Valid(&'a [(Check, Eval<'a>)]),
+    /// `then` when the value passes `cond`, else `otherwise`.
+    Cond { cond: Check, then: &'a Eval<'a>, otherwise: &'a Eval<'a> },
+    /// `then` when the object holds `property`.
+    Dependent { property: &'a str, then: &'a Eval<'a> },
+}
+
+/// Marks in `seen` (a flag per property of `obj`, the value `v`) the properties `plan` evaluates.
+fn evaluate(plan: &Eval<'_>, v: &Json, obj: &Object, seen: &mut [bool]) {
+    match plan {
+        Eval::None => {}
+        Eval::Every => seen.fill(true),
+        Eval::Keys { names, patterns, rest } => {
+            for ((k, _), s) in obj.iter().zip(seen.iter_mut()) {
+                if *rest || names.contains(&k) || patterns.iter().any(|p| p.is_match(k)) {
+                    *s = true;
+                }
+            }
+        }
+        Eval::All(plans) => plans.iter().for_each(|p| evaluate(p, v, obj, seen)),
+        Eval::Valid(plans) => {
+            for (check, p) in *plans {
+                if check(v, Ptr::ROOT).is_ok() {
+                    evaluate(p, v, obj, seen);
+                }
+            }
+        }
+        Eval::Cond { cond, then, otherwise } => {
+            let p = if cond(v, Ptr::ROOT).is_ok() { then } else { otherwise };
+            evaluate(p, v, obj, seen);
+        }
+        Eval::Dependent { property, then } => {
+            if obj.has(property) {
+                evaluate(then, v, obj, seen);
+            }
+        }
+    }
+}
+
+/// `unevaluatedProperties` beside applicators: `inner` holds, then each property of an object that `plan` does
+/// not evaluate meets `rest` (`None`: no such property may be there), in input order.
+pub(crate) fn unevaluated(
+    v: &Json,
+    at: Ptr<'_>,
+    inner: Check,
+    plan: &Eval<'_>,
+    rest: Option<Check>,
+) -> Result<(), Error> {
+    inner(v, at)?;
+    let Some(obj) = v.as_object() else { return Ok(()) };
+    let mut seen = vec![false; obj.len()];
+    evaluate(plan, v, obj, &mut seen);
+    for ((k, x), seen) in obj.iter().zip(seen) {
+        if seen {
+            continue;
+        }
+        match rest {
+            None => {
+                return Err(Error::new(Rule::AdditionalProperty, at.key(k).render(), format!("unknown property `{k}`")))
+            }
+            Some(check) => check(x, at.key(k))?,
+        }
+    }
+    Ok(())
+}
+
 /// One entry of `dependentSchemas`: when `v` is an object holding `property`, `then` holds.
 pub(crate) fn dependent_schema(v: &Json, at: Ptr<'_>, property: &str, then: Check) -> Result<(), Error> {
     match v.as_object() {

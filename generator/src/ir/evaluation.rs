@@ -1,0 +1,142 @@
+//! Which properties of an object a node *evaluates*: JSON Schema's annotations, as `unevaluatedProperties` beside
+//! applicators reads them. The rule is written here once, as a plan ([`Evaluation`]) built from the model; the
+//! engine and every generated checker run the plan on a value, testing validity with their own checks.
+//!
+//! A node evaluates: of an object, its declared properties, the properties its `patternProperties` match, and
+//! every other property when `additionalProperties` is written (`x-unknown-keys: strip` alone does not); through
+//! `allOf`, every member's; through `anyOf`, `oneOf`, a union or `type: [...]`, those of each member the value is
+//! valid against; through `if`, the condition's and `then`'s when the condition holds, else `else`'s; through
+//! `dependentSchemas`, the entry's when the property is present; through `$ref`, the target's; an
+//! `unevaluatedProperties` inside evaluates every property; `not` and everything else, none.
+
+use std::collections::BTreeSet;
+
+use super::*;
+
+/// A plan for the properties a node evaluates on a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evaluation {
+    /// No property.
+    None,
+    /// Every property.
+    Every,
+    /// The properties named here, those whose name matches one of the patterns, and every other one when `rest`.
+    Keys {
+        /// Declared property names.
+        names: Vec<String>,
+        /// `patternProperties` patterns.
+        patterns: Vec<Pattern>,
+        /// Whether every other property is evaluated too.
+        rest: bool,
+    },
+    /// Each of these.
+    All(Vec<Evaluation>),
+    /// The plan of each node the value is valid against.
+    Valid(Vec<(Node, Evaluation)>),
+    /// When the value is valid against `cond`, `then` (the condition's properties and the branch's), else
+    /// `otherwise`.
+    Cond {
+        /// The condition.
+        cond: Box<Node>,
+        /// The plan when it holds.
+        then: Box<Evaluation>,
+        /// The plan when it does not.
+        otherwise: Box<Evaluation>,
+    },
+    /// When the object holds `property`, `then`.
+    Dependent {
+        /// The property.
+        property: String,
+        /// The plan when it is present.
+        then: Box<Evaluation>,
+    },
+}
+
+impl Model {
+    /// The properties `n` evaluates on a value, as a plan.
+    pub fn evaluation(&self, n: &Node) -> Evaluation {
+        self.evaluation_in(n, &mut BTreeSet::new())
+    }
+
+    fn evaluation_in(&self, n: &Node, refs: &mut BTreeSet<TypeId>) -> Evaluation {
+        let all = |plans: Vec<Evaluation>| {
+            let mut plans: Vec<Evaluation> = plans.into_iter().filter(|p| *p != Evaluation::None).collect();
+            match plans.len() {
+                0 => Evaluation::None,
+                1 => plans.pop().unwrap_or(Evaluation::None),
+                _ => Evaluation::All(plans),
+            }
+        };
+        let valid = |this: &Self, refs: &mut BTreeSet<TypeId>, ms: Vec<Node>| {
+            let plans: Vec<(Node, Evaluation)> = ms
+                .into_iter()
+                .map(|m| {
+                    let p = this.evaluation_in(&m, refs);
+                    (m, p)
+                })
+                .filter(|(_, p)| *p != Evaluation::None)
+                .collect();
+            if plans.is_empty() {
+                Evaluation::None
+            } else {
+                Evaluation::Valid(plans)
+            }
+        };
+        match &n.shape {
+            Shape::Ref(id) => {
+                // A cycle back to a type on the way evaluates nothing more (the loader refuses one that no
+                // object or array breaks, so this only guards).
+                if !refs.insert(*id) {
+                    return Evaluation::None;
+                }
+                let p = self.evaluation_in(&self.ty(*id).node, refs);
+                refs.remove(id);
+                p
+            }
+            Shape::Object(o) => Evaluation::Keys {
+                names: o.fields.iter().map(|f| f.name.clone()).collect(),
+                patterns: o.pattern_properties.iter().map(|(p, _)| p.clone()).collect(),
+                rest: match o.additional {
+                    Additional::Closed | Additional::Schema(_) => true,
+                    Additional::Open | Additional::Strip => o.additional_written,
+                },
+            },
+            Shape::Union(u) => {
+                let ms = u
+                    .members
+                    .iter()
+                    .map(|m| Node { origin: n.origin.clone(), description: None, shape: Shape::Ref(m.ty) })
+                    .collect();
+                valid(self, refs, ms)
+            }
+            Shape::Nullable(inner) => self.evaluation_in(inner, refs),
+            Shape::AllOf(ms) => all(ms.iter().map(|m| self.evaluation_in(m, refs)).collect()),
+            Shape::Kinds(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => valid(self, refs, ms.clone()),
+            Shape::Cond { cond, then, otherwise } => {
+                let c = self.evaluation_in(cond, refs);
+                let t = then.as_ref().map_or(Evaluation::None, |t| self.evaluation_in(t, refs));
+                let e = otherwise.as_ref().map_or(Evaluation::None, |e| self.evaluation_in(e, refs));
+                let then = all(vec![c, t]);
+                if then == Evaluation::None && e == Evaluation::None {
+                    return Evaluation::None;
+                }
+                Evaluation::Cond { cond: cond.clone(), then: Box::new(then), otherwise: Box::new(e) }
+            }
+            Shape::Dependent { property, then } => match self.evaluation_in(then, refs) {
+                Evaluation::None => Evaluation::None,
+                p => Evaluation::Dependent { property: property.clone(), then: Box::new(p) },
+            },
+            Shape::Unevaluated { .. } => Evaluation::Every,
+            Shape::Any
+            | Shape::Never
+            | Shape::Null
+            | Shape::Boolean
+            | Shape::String(_)
+            | Shape::Number(_)
+            | Shape::Const(_)
+            | Shape::Enum(_)
+            | Shape::Array(_)
+            | Shape::Not(_) => Evaluation::None,
+        }
+    }
+}
