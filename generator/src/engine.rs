@@ -368,21 +368,37 @@ impl Engine {
                     self.check(then, v, ptr, out);
                 }
             }
-            Shape::Unevaluated { inner, rest } => {
+            Shape::Unevaluated { inner, rest, items } => {
                 self.check(inner, v, ptr, out);
-                let Some(obj) = v.as_object() else { return };
-                let mut seen = vec![false; obj.len()];
+                let len = match items {
+                    false => v.as_object().map(Object::len),
+                    true => v.as_array().map(<[Json<'_>]>::len),
+                };
+                let Some(len) = len else { return };
+                let mut seen = vec![false; len];
                 match self.evaluations.get(&node_key(inner)) {
-                    Some(plan) => self.evaluate(plan, v, obj, &mut seen),
+                    Some(plan) => self.evaluate(plan, v, &mut seen),
                     // A node copied out of the model (a plan's own nodes): its plan is made here.
-                    None => self.evaluate(&self.model.evaluation(inner), v, obj, &mut seen),
+                    None => self.evaluate(&self.model.evaluation(inner), v, &mut seen),
                 }
-                for ((k, value), seen) in obj.iter().zip(seen) {
+                let mut idx = String::new();
+                let others: Vec<(&str, &Json<'_>)> = match (v.as_object(), v.as_array()) {
+                    (Some(obj), _) if !items => obj.iter().collect(),
+                    (_, Some(arr)) => arr.iter().map(|x| ("", x)).collect(),
+                    _ => Vec::new(),
+                };
+                for (i, ((k, value), seen)) in others.into_iter().zip(seen).enumerate() {
                     if seen {
                         continue;
                     }
                     if self.full(out) {
                         return;
+                    }
+                    if *items {
+                        idx.clear();
+                        idx.push_str(&i.to_string());
+                        self.check(rest, value, &ptr.key(&idx), out);
+                        continue;
                     }
                     match rest.shape {
                         Shape::Never => out.push(Issue::new(
@@ -397,33 +413,41 @@ impl Engine {
         }
     }
 
-    /// Marks in `seen` (one flag per member of `obj`, the value `v`) the properties `plan` evaluates.
-    fn evaluate(&self, plan: &Evaluation, v: &Json<'_>, obj: &Object<'_>, seen: &mut [bool]) {
+    /// Marks in `seen` (a flag per property of `v`, an object, or per item, an array) what `plan` evaluates.
+    fn evaluate(&self, plan: &Evaluation, v: &Json<'_>, seen: &mut [bool]) {
         match plan {
             Evaluation::None => {}
-            Evaluation::Every => seen.fill(true),
             Evaluation::Keys { names, patterns, rest } => {
+                let Some(obj) = v.as_object() else { return };
                 for ((k, _), s) in obj.iter().zip(seen.iter_mut()) {
                     if *rest || names.iter().any(|n| n == k) || patterns.iter().any(|p| self.matches(&p.source, k)) {
                         *s = true;
                     }
                 }
             }
-            Evaluation::All(plans) => plans.iter().for_each(|p| self.evaluate(p, v, obj, seen)),
+            Evaluation::Items { prefix, rest, contains } => {
+                let Some(arr) = v.as_array() else { return };
+                for (i, (item, s)) in arr.iter().zip(seen.iter_mut()).enumerate() {
+                    if *rest || i < *prefix || contains.as_ref().is_some_and(|c| self.valid(c, item)) {
+                        *s = true;
+                    }
+                }
+            }
+            Evaluation::All(plans) => plans.iter().for_each(|p| self.evaluate(p, v, seen)),
             Evaluation::Valid(plans) => {
                 for (n, p) in plans {
                     if self.valid(n, v) {
-                        self.evaluate(p, v, obj, seen);
+                        self.evaluate(p, v, seen);
                     }
                 }
             }
             Evaluation::Cond { cond, then, otherwise } => {
                 let p = if self.valid(cond, v) { then } else { otherwise };
-                self.evaluate(p, v, obj, seen);
+                self.evaluate(p, v, seen);
             }
             Evaluation::Dependent { property, then } => {
-                if obj.contains_key(property) {
-                    self.evaluate(then, v, obj, seen);
+                if v.as_object().is_some_and(|o| o.contains_key(property)) {
+                    self.evaluate(then, v, seen);
                 }
             }
         }

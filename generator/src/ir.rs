@@ -174,13 +174,16 @@ pub enum Shape {
         /// Checked when the property is present.
         then: Box<Node>,
     },
-    /// `unevaluatedProperties` beside applicators: `inner` holds, and every property of an object that `inner`
-    /// does not evaluate ([`Model::evaluation`]) meets `rest` (`Never` for `false`).
+    /// `unevaluatedProperties` (or, with `items`, `unevaluatedItems`) beside applicators: `inner` holds, and every
+    /// property of an object (item of an array) that `inner` does not evaluate ([`Model::evaluation`]) meets
+    /// `rest` (`Never` for `false`).
     Unevaluated {
         /// The rest of the schema object.
         inner: Box<Node>,
-        /// The schema of the properties `inner` does not evaluate.
+        /// The schema of the properties (items) `inner` does not evaluate.
         rest: Box<Node>,
+        /// Whether this is `unevaluatedItems`.
+        items: bool,
     },
 }
 
@@ -236,6 +239,9 @@ pub struct ArrayShape {
     pub max_items: Option<u64>,
     /// `uniqueItems: true`.
     pub unique: bool,
+    /// Whether `items` is written (`true` included): it then *evaluates* the items after the prefix, for an
+    /// `unevaluatedItems` around the array ([`Model::evaluation`]).
+    pub items_written: bool,
     /// `contains`, with `minContains` and `maxContains`.
     pub contains: Option<Contains>,
 }
@@ -605,7 +611,7 @@ impl Node {
                 then.iter().chain(otherwise.iter()).for_each(|n| n.visit(f));
             }
             Shape::Dependent { then, .. } => then.visit(f),
-            Shape::Unevaluated { inner, rest } => {
+            Shape::Unevaluated { inner, rest, .. } => {
                 inner.visit(f);
                 rest.visit(f);
             }

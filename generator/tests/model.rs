@@ -407,3 +407,31 @@ fn unevaluated_properties_see_what_the_applicators_beside_them_evaluate() {
     );
     assert!(all(json!([1])).iter().all(|m| m.starts_with("type ")), "a non-object is only the type's business");
 }
+
+#[test]
+fn unevaluated_items_see_the_prefix_items_and_contains_beside_and_inside() {
+    let dir = schema_dir(
+        "unevaluated-items",
+        &[(
+            "a.schema.json",
+            json!({"allOf": [{"prefixItems": [{"type": "string"}]}], "contains": {"type": "integer"},
+                   "minContains": 0, "unevaluatedItems": {"type": "boolean"}}),
+        )],
+    );
+    let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    let all = |v: Value| -> Vec<String> {
+        e.check_value(&v).into_iter().map(|i| format!("{} {} {}", i.rule, i.pointer, i.message)).collect()
+    };
+    assert_eq!(all(json!(["a", 1, true, 2])), Vec::<String>::new());
+    // The prefix's own error first; then each item neither the prefix nor `contains` evaluated, in order.
+    assert_eq!(
+        all(json!([1, "b", null])),
+        [
+            "type /0 expected a string, got an integer",
+            "type /1 expected a boolean, got a string",
+            "type /2 expected a boolean, got null"
+        ]
+    );
+    assert_eq!(all(json!({"0": "x"})), Vec::<String>::new(), "not an array: nothing to say");
+}

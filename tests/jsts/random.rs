@@ -149,6 +149,10 @@ impl Gen {
                         s["maxContains"] = json!(self.count() + 1);
                     }
                 }
+                if self.chance(5) {
+                    // Beside `contains` it reads what `contains` evaluates; alone, it is `items`.
+                    s["unevaluatedItems"] = if self.chance(2) { json!(false) } else { self.schema(0) };
+                }
                 s
             }
             12 => {

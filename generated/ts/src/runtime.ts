@@ -475,52 +475,63 @@ export function not(inner: z.ZodType): z.ZodUnknown {
 }
 
 /**
- * Which properties a schema evaluates (for `unevaluatedProperties`), as a plan the generator builds from the model:
- * `null` none, `true` every one, names and patterns (and every other one with `rest`), all of several plans, the
- * plan of each schema the value passes, an `if`, a `dependentSchemas` entry.
+ * Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
+ * `unevaluatedItems`), as a plan the generator builds from the model: `null` nothing; of an object, names and
+ * patterns (every other property with `rest`); of an array, the prefix (every later item with `rest`) and the
+ * items `contains` passes; all of several plans, the plan of each schema the value passes, an `if`, a
+ * `dependentSchemas` entry.
  */
 type Evaluation =
   | null
-  | true
   | { readonly names: readonly string[]; readonly patterns: readonly RegExp[]; readonly rest: boolean }
+  | { readonly prefix: number; readonly rest: boolean; readonly contains: ((v: unknown) => boolean) | null }
   | { readonly all: readonly Evaluation[] }
   | { readonly valid: readonly (readonly [(v: unknown) => boolean, Evaluation])[] }
   | { readonly cond: (v: unknown) => boolean; readonly then: Evaluation; readonly otherwise: Evaluation }
   | { readonly property: string; readonly then: Evaluation };
 
-/** Adds to `out` the properties of `v` that `plan` evaluates. */
-function evaluated(plan: Evaluation, v: Record<string, unknown>, out: Set<string>): void {
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Adds to `out` the properties of `v` (the indices of its items, as strings) that `plan` evaluates. */
+function evaluated(plan: Evaluation, v: unknown, out: Set<string>): void {
   if (plan === null) return;
-  if (plan === true || ("rest" in plan && plan.rest)) {
-    for (const k in v) if (Object.hasOwn(v, k)) out.add(k);
-  } else if ("names" in plan) {
-    for (const k in v) if (Object.hasOwn(v, k) && (plan.names.includes(k) || plan.patterns.some((re) => re.test(k)))) out.add(k);
+  if ("names" in plan) {
+    if (!isPlainObject(v)) return;
+    for (const k in v) if (Object.hasOwn(v, k) && (plan.rest || plan.names.includes(k) || plan.patterns.some((re) => re.test(k)))) out.add(k);
+  } else if ("prefix" in plan) {
+    if (!Array.isArray(v)) return;
+    for (let i = 0; i < v.length; i++) if (plan.rest || i < plan.prefix || (plan.contains !== null && plan.contains(v[i]))) out.add(String(i));
   } else if ("all" in plan) {
     for (const p of plan.all) evaluated(p, v, out);
   } else if ("valid" in plan) {
     for (const [ok, p] of plan.valid) if (ok(v)) evaluated(p, v, out);
   } else if ("cond" in plan) {
     evaluated(plan.cond(v) ? plan.then : plan.otherwise, v, out);
-  } else if (Object.hasOwn(v, plan.property)) {
+  } else if (isPlainObject(v) && Object.hasOwn(v, plan.property)) {
     evaluated(plan.then, v, out);
   }
 }
 
 /**
- * `unevaluatedProperties` beside applicators: `inner` parses the value, then each property of an object that
- * `plan` does not evaluate must meet `rest` (`null`: no such property may be there), in input order.
+ * `unevaluatedProperties` (with `items`, `unevaluatedItems`) beside applicators: `inner` parses the value, then
+ * each property of an object (item of an array) that `plan` does not evaluate must meet `rest` (`null`: no such
+ * property may be there), in input order.
  */
-export function unevaluated<T extends z.ZodType>(inner: T, plan: Evaluation, rest: z.ZodType | null): z.ZodType<z.output<T>, unknown> {
+export function unevaluated<T extends z.ZodType>(inner: T, plan: Evaluation, rest: z.ZodType | null, items: boolean): z.ZodType<z.output<T>, unknown> {
   return onInput((v, c) => {
     const r = sub(inner, v, [], c);
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) {
-      const o = v as Record<string, unknown>;
-      const seen = new Set<string>();
-      evaluated(plan, o, seen);
-      for (const k in o) {
-        if (!Object.hasOwn(o, k) || seen.has(k)) continue;
-        if (rest === null) fail({ value: v, issues: c.issues } as Payload<unknown>, "additional-property", `unknown property \`${k}\``, [k], o[k]);
-        else sub(rest, o[k], [k], c);
+    const seen = new Set<string>();
+    if (items && Array.isArray(v)) {
+      evaluated(plan, v, seen);
+      for (let i = 0; i < v.length; i++) if (!seen.has(String(i)) && rest !== null) sub(rest, v[i], [i], c);
+    } else if (!items && isPlainObject(v)) {
+      evaluated(plan, v, seen);
+      for (const k in v) {
+        if (!Object.hasOwn(v, k) || seen.has(k)) continue;
+        if (rest === null) fail({ value: v, issues: c.issues } as Payload<unknown>, "additional-property", `unknown property \`${k}\``, [k], v[k]);
+        else sub(rest, v[k], [k], c);
       }
     }
     return (r.success ? r.data : v) as z.output<T>;

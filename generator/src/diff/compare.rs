@@ -302,11 +302,15 @@ impl<'a> Walk<'a> {
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), "`not` changed".into(), Breaks::BOTH);
                 }
             }
-            (Shape::Unevaluated { inner: a, rest: x }, Shape::Unevaluated { inner: b, rest: y }) => {
-                // Which properties the inner schema evaluates decides which ones `rest` sees: a change to either
-                // can break both sides.
+            (
+                Shape::Unevaluated { inner: a, rest: x, items: i },
+                Shape::Unevaluated { inner: b, rest: y, items: j },
+            ) if i == j => {
+                // Which properties (items) the inner schema evaluates decides which ones `rest` sees: a change to
+                // either can break both sides.
                 if self.differs(at, a, b) || self.differs(at, x, y) {
-                    let msg = "`unevaluatedProperties` or the schema beside it changed".to_string();
+                    let kw = if *i { "unevaluatedItems" } else { "unevaluatedProperties" };
+                    let msg = format!("`{kw}` or the schema beside it changed");
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
                 }
             }
@@ -374,8 +378,9 @@ impl<'a> Walk<'a> {
             Shape::Not(n) => format!("not {}", self.describe(&n.shape, m)),
             Shape::Cond { .. } => "`if`/`then`/`else`".into(),
             Shape::Dependent { property, .. } => format!("`dependentSchemas` of `{property}`"),
-            Shape::Unevaluated { inner, .. } => {
-                format!("{} with `unevaluatedProperties`", self.describe(&inner.shape, m))
+            Shape::Unevaluated { inner, items, .. } => {
+                let kw = if *items { "unevaluatedItems" } else { "unevaluatedProperties" };
+                format!("{} with `{kw}`", self.describe(&inner.shape, m))
             }
         }
     }

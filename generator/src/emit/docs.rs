@@ -1007,12 +1007,13 @@ impl<'m> Describer<'m> {
                 }
                 split_first_word(head)
             }
-            Shape::Unevaluated { inner, rest } => {
+            Shape::Unevaluated { inner, rest, items } => {
                 let mut head = self.phrase(inner, linked).all();
+                let what = if *items { "items" } else { "properties" };
                 match rest.shape {
-                    Shape::Never => head.push(text(" (no other properties)")),
+                    Shape::Never => head.push(text(format!(" (no other {what})"))),
                     _ => {
-                        head.push(text(" (other properties: "));
+                        head.push(text(format!(" (other {what}: ")));
                         head.extend(self.phrase(rest, linked).all());
                         head.push(text(")"));
                     }
@@ -1241,9 +1242,9 @@ fn node_rules(s: &Shape, set: &mut BTreeSet<Rule>) {
         | Shape::AllOf(_)
         | Shape::Cond { .. }
         | Shape::Dependent { .. } => {}
-        Shape::Unevaluated { rest, .. } => {
+        Shape::Unevaluated { rest, items, .. } => {
             if matches!(rest.shape, Shape::Never) {
-                add(Rule::AdditionalProperty);
+                add(if *items { Rule::Never } else { Rule::AdditionalProperty });
             }
         }
         Shape::Never => add(Rule::Never),

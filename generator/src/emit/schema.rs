@@ -346,6 +346,9 @@ impl<'m> Writer<'m> {
                 }
                 if let Some(n) = &a.items {
                     m.insert("items".into(), Value::Object(self.node(n)));
+                } else if a.items_written {
+                    // `items: true` evaluates the items (for an `unevaluatedItems` around the array).
+                    m.insert("items".into(), json!(true));
                 }
                 if let Some(n) = a.min_items {
                     m.insert("minItems".into(), json!(n));
@@ -396,8 +399,8 @@ impl<'m> Writer<'m> {
                 let mut m = Map::new();
                 m.insert("if".into(), Value::Object(self.node(cond)));
                 if then.is_none() && otherwise.is_none() {
-                    // `if` alone (kept for what it evaluates, beside `unevaluatedProperties`): ajv's strict mode
-                    // refuses it without a branch, so it gets one that accepts anything.
+                    // `if` alone (kept for what it evaluates, for `unevaluatedProperties` or `unevaluatedItems`):
+                    // ajv's strict mode refuses it without a branch, so it gets one that accepts anything.
                     m.insert("then".into(), json!({}));
                 }
                 if let Some(t) = then {
@@ -408,13 +411,14 @@ impl<'m> Writer<'m> {
                 }
                 m
             }
-            Shape::Unevaluated { inner, rest } => {
-                // Beside the inner schema's keywords (they are in place: `unevaluatedProperties` sees into them).
+            Shape::Unevaluated { inner, rest, items } => {
+                // Beside the inner schema's keywords (they are in place: the keyword sees into them).
+                let kw = if *items { "unevaluatedItems" } else { "unevaluatedProperties" };
                 let mut m = self.node(inner);
-                if m.contains_key("unevaluatedProperties") {
+                if m.contains_key(kw) {
                     m = obj(json!({ "allOf": [Value::Object(m)] }));
                 }
-                m.insert("unevaluatedProperties".into(), Value::Object(self.node(rest)));
+                m.insert(kw.into(), Value::Object(self.node(rest)));
                 m
             }
             Shape::Dependent { property, then } => {

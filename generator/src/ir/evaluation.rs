@@ -1,25 +1,37 @@
-//! Which properties of an object a node *evaluates*: JSON Schema's annotations, as `unevaluatedProperties` beside
-//! applicators reads them. The rule is written here once, as a plan ([`Evaluation`]) built from the model; the
-//! engine and every generated checker run the plan on a value, testing validity with their own checks.
+//! Which properties of an object, or items of an array, a node *evaluates*: JSON Schema's annotations, as
+//! `unevaluatedProperties` and `unevaluatedItems` beside applicators read them. The rule is written here once, as
+//! a plan ([`Evaluation`]) built from the model; the engine and every generated checker run the plan on a value,
+//! testing validity with their own checks.
 //!
 //! A node evaluates: of an object, its declared properties, the properties its `patternProperties` match, and
-//! every other property when `additionalProperties` is written (`x-unknown-keys: strip` alone does not); through
+//! every other property when `additionalProperties` is written (`x-unknown-keys: strip` alone does not); of an
+//! array, the `prefixItems` positions, every later item when `items` is written, and the items `contains`
+//! matches; through
 //! `allOf`, every member's; through `anyOf`, `oneOf`, a union or `type: [...]`, those of each member the value is
 //! valid against; through `if`, the condition's and `then`'s when the condition holds, else `else`'s; through
 //! `dependentSchemas`, the entry's when the property is present; through `$ref`, the target's; an
-//! `unevaluatedProperties` inside evaluates every property; `not` and everything else, none.
+//! `unevaluatedProperties` (`unevaluatedItems`) inside evaluates every property (item); `not` and everything
+//! else, none.
 
 use std::collections::BTreeSet;
 
 use super::*;
 
-/// A plan for the properties a node evaluates on a value.
+/// A plan for the properties (items) a node evaluates on a value. `Keys` applies to objects, `Items` to arrays;
+/// the others to both.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Evaluation {
-    /// No property.
+    /// Nothing.
     None,
-    /// Every property.
-    Every,
+    /// The items before `prefix`, every later one when `rest`, and those `contains` matches.
+    Items {
+        /// How many `prefixItems`.
+        prefix: usize,
+        /// Whether the items after them are evaluated (`items` is written).
+        rest: bool,
+        /// The `contains` schema.
+        contains: Option<Box<Node>>,
+    },
     /// The properties named here, those whose name matches one of the patterns, and every other one when `rest`.
     Keys {
         /// Declared property names.
@@ -126,7 +138,20 @@ impl Model {
                 Evaluation::None => Evaluation::None,
                 p => Evaluation::Dependent { property: property.clone(), then: Box::new(p) },
             },
-            Shape::Unevaluated { .. } => Evaluation::Every,
+            // Every property (item), and what the inner schema evaluates of the other kind.
+            Shape::Unevaluated { inner, items, .. } => {
+                let every = match items {
+                    false => Evaluation::Keys { names: Vec::new(), patterns: Vec::new(), rest: true },
+                    true => Evaluation::Items { prefix: 0, rest: true, contains: None },
+                };
+                all(vec![every, self.evaluation_in(inner, refs)])
+            }
+            Shape::Array(a) if a.prefix.is_empty() && !a.items_written && a.contains.is_none() => Evaluation::None,
+            Shape::Array(a) => Evaluation::Items {
+                prefix: a.prefix.len(),
+                rest: a.items_written,
+                contains: a.contains.as_ref().map(|c| c.node.clone()),
+            },
             Shape::Any
             | Shape::Never
             | Shape::Null
@@ -135,7 +160,6 @@ impl Model {
             | Shape::Number(_)
             | Shape::Const(_)
             | Shape::Enum(_)
-            | Shape::Array(_)
             | Shape::Not(_) => Evaluation::None,
         }
     }

@@ -77,8 +77,17 @@ impl Kind {
 
 const STRING_KEYWORDS: &[&str] = &["minLength", "maxLength", "pattern", "x-strict-pattern"];
 const NUMBER_KEYWORDS: &[&str] = &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
-const ARRAY_KEYWORDS: &[&str] =
-    &["items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains"];
+const ARRAY_KEYWORDS: &[&str] = &[
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedItems",
+];
 const OBJECT_KEYWORDS: &[&str] = &[
     "properties",
     "required",
@@ -300,6 +309,7 @@ impl Cx {
                 **inner = self.hoist(types, at, sfx, inner_node);
             }
             Shape::Unevaluated { inner, .. } if inner.origin == *at => {
+                // The inner node may be another `Unevaluated` (both keywords): settled the same way.
                 let n = std::mem::replace(&mut **inner, Node::any(at));
                 **inner = if is_named_shape(&n.shape) {
                     let sfx = suffix(&n.shape);
@@ -337,16 +347,21 @@ impl Cx {
             }
         }
         let mut parts: Vec<Node> = Vec::new();
-        // `unevaluatedProperties` beside applicators wraps the whole schema object; the typed part does not see it.
-        let unevaluated =
-            o.get("unevaluatedProperties").filter(|_| IN_PLACE_APPLICATORS.iter().any(|k| o.contains_key(*k)));
-        let typed = match unevaluated {
-            Some(_) => self.typed(
-                types,
-                at,
-                &o.iter().filter(|(k, _)| *k != "unevaluatedProperties").map(|(k, v)| (k.clone(), v.clone())).collect(),
-            ),
-            None => self.typed(types, at, o),
+        // `unevaluatedProperties` beside applicators, `unevaluatedItems` beside them or `contains`, wrap the whole
+        // schema object; the typed part does not see them.
+        let applied = IN_PLACE_APPLICATORS.iter().any(|k| o.contains_key(*k));
+        let unevaluated = o.get("unevaluatedProperties").filter(|_| applied);
+        let unevaluated_items = o.get("unevaluatedItems").filter(|_| applied || o.contains_key("contains"));
+        let typed = if unevaluated.is_some() || unevaluated_items.is_some() {
+            let wrapped = |k: &String| {
+                (k == "unevaluatedProperties" && unevaluated.is_some())
+                    || (k == "unevaluatedItems" && unevaluated_items.is_some())
+            };
+            let rest: Map<String, Value> =
+                o.iter().filter(|(k, _)| !wrapped(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            self.typed(types, at, &rest)
+        } else {
+            self.typed(types, at, o)
         };
         if let Some(n) = typed {
             parts.push(n);
@@ -392,14 +407,13 @@ impl Cx {
             let cond = self.node(types, &at.join("if"), c, false);
             let then = o.get("then").map(|t| Box::new(self.node(types, &at.join("then"), t, false)));
             let otherwise = o.get("else").map(|e| Box::new(self.node(types, &at.join("else"), e, false)));
-            // `if` alone constrains nothing, but what it evaluates counts for an `unevaluatedProperties` beside it.
-            if then.is_some() || otherwise.is_some() || unevaluated.is_some() {
-                parts.push(Node {
-                    origin: at.clone(),
-                    description: None,
-                    shape: Shape::Cond { cond: Box::new(cond), then, otherwise },
-                });
-            }
+            // `if` alone constrains nothing, but what it evaluates counts for an `unevaluatedProperties` or
+            // `unevaluatedItems` beside it or around it.
+            parts.push(Node {
+                origin: at.clone(),
+                description: None,
+                shape: Shape::Cond { cond: Box::new(cond), then, otherwise },
+            });
         }
         match o.get("dependentSchemas") {
             None => {}
@@ -430,14 +444,16 @@ impl Cx {
             1 => parts.pop().map(|p| p.shape).unwrap_or(Shape::Any),
             _ => Shape::AllOf(parts),
         };
-        let shape = match unevaluated {
-            Some(u) => {
-                let rest = self.node(types, &at.join("unevaluatedProperties"), u, false);
+        let mut shape = shape;
+        for (items, key, u) in
+            [(false, "unevaluatedProperties", unevaluated), (true, "unevaluatedItems", unevaluated_items)]
+        {
+            if let Some(u) = u {
+                let rest = self.node(types, &at.join(key), u, false);
                 let inner = Node { origin: at.clone(), description: None, shape };
-                Shape::Unevaluated { inner: Box::new(inner), rest: Box::new(rest) }
+                shape = Shape::Unevaluated { inner: Box::new(inner), rest: Box::new(rest), items };
             }
-            None => shape,
-        };
+        }
         Node { origin: at.clone(), description, shape }
     }
 
@@ -680,7 +696,14 @@ impl Cx {
                 .collect(),
             _ => Vec::new(),
         };
-        let items = o.get("items").map(|s| Box::new(self.node(types, &at.join("items"), s, false)));
+        // `unevaluatedItems` with neither applicators nor `contains` beside it (those are [`Shape::Unevaluated`]):
+        // the items after the prefix, as `items` when there is none.
+        let items = match (o.get("items"), o.get("unevaluatedItems")) {
+            (Some(s), _) => Some(Box::new(self.node(types, &at.join("items"), s, false))),
+            (None, Some(s)) => Some(Box::new(self.node(types, &at.join("unevaluatedItems"), s, false))),
+            (None, None) => None,
+        };
+        let items_written = items.is_some();
         let unique = match o.get("uniqueItems") {
             None => false,
             Some(Value::Bool(b)) => *b,
@@ -703,6 +726,7 @@ impl Cx {
             max_items: self.count(at, o, "maxItems"),
             unique,
             contains,
+            items_written,
         }
     }
 

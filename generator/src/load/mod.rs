@@ -70,6 +70,7 @@ pub const KEYWORDS: &[&str] = &[
     "contains",
     "minContains",
     "maxContains",
+    "unevaluatedItems",
     "minimum",
     "maximum",
     "exclusiveMinimum",
@@ -91,7 +92,6 @@ pub const KEYWORDS: &[&str] = &[
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
     ("format", "`format` is not checked by every output; use `pattern`"),
-    ("unevaluatedItems", "`unevaluatedItems` is not supported"),
     ("$dynamicRef", "`$dynamicRef` is not supported"),
     ("$dynamicAnchor", "`$dynamicAnchor` is not supported"),
     ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported"),
@@ -581,6 +581,7 @@ const ONE_KEYWORDS: &[&str] = &[
     "then",
     "else",
     "unevaluatedProperties",
+    "unevaluatedItems",
 ];
 /// Keywords whose value is an object of subschemas.
 const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs", "dependentSchemas"];

@@ -87,7 +87,7 @@ impl Cx {
                 }
             }
             Shape::Dependent { then, .. } => self.unions_in(types, consts, then, false),
-            Shape::Unevaluated { inner, rest } => {
+            Shape::Unevaluated { inner, rest, .. } => {
                 self.unions_in(types, consts, inner, false);
                 self.unions_in(types, consts, rest, false);
             }

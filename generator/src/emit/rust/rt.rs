@@ -1009,13 +1009,14 @@ pub(crate) fn not(v: &Json, at: Ptr<'_>, inner: Check) -> Result<(), Error> {
 }
 
 /// `if`/`then`/`else`.
-/// Which properties a schema evaluates (for `unevaluatedProperties`): the plan the generator builds from the model.
+/// Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
+/// `unevaluatedItems`): the plan the generator builds from the model.
 pub(crate) enum Eval<'a> {
-    /// No property.
+    /// Nothing.
     None,
-    /// Every property.
-    Every,
-    /// These names, names that match these patterns, and every other one with `rest`.
+    /// Of an array: the items before `prefix`, every later one with `rest`, and those `contains` passes.
+    Items { prefix: usize, rest: bool, contains: Option<Check> },
+    /// Of an object: these names, names that match these patterns, and every other one with `rest`.
     Keys { names: &'a [&'a str], patterns: &'a [&'static dyn Matcher], rest: bool },
     /// Each of these.
     All(&'a [Eval<'a>]),
@@ -1027,51 +1028,72 @@ pub(crate) enum Eval<'a> {
     Dependent { property: &'a str, then: &'a Eval<'a> },
 }
 
-/// Marks in `seen` (a flag per property of `obj`, the value `v`) the properties `plan` evaluates.
-fn evaluate(plan: &Eval<'_>, v: &Json, obj: &Object, seen: &mut [bool]) {
+/// Marks in `seen` (a flag per property of `v`, an object, or per item, an array) what `plan` evaluates.
+fn evaluate(plan: &Eval<'_>, v: &Json, seen: &mut [bool]) {
     match plan {
         Eval::None => {}
-        Eval::Every => seen.fill(true),
+        Eval::Items { prefix, rest, contains } => {
+            let Json::Array(items) = v else { return };
+            for (i, (item, s)) in items.iter().zip(seen.iter_mut()).enumerate() {
+                if *rest || i < *prefix || contains.is_some_and(|c| c(item, Ptr::ROOT).is_ok()) {
+                    *s = true;
+                }
+            }
+        }
         Eval::Keys { names, patterns, rest } => {
+            let Some(obj) = v.as_object() else { return };
             for ((k, _), s) in obj.iter().zip(seen.iter_mut()) {
                 if *rest || names.contains(&k) || patterns.iter().any(|p| p.is_match(k)) {
                     *s = true;
                 }
             }
         }
-        Eval::All(plans) => plans.iter().for_each(|p| evaluate(p, v, obj, seen)),
+        Eval::All(plans) => plans.iter().for_each(|p| evaluate(p, v, seen)),
         Eval::Valid(plans) => {
             for (check, p) in *plans {
                 if check(v, Ptr::ROOT).is_ok() {
-                    evaluate(p, v, obj, seen);
+                    evaluate(p, v, seen);
                 }
             }
         }
         Eval::Cond { cond, then, otherwise } => {
             let p = if cond(v, Ptr::ROOT).is_ok() { then } else { otherwise };
-            evaluate(p, v, obj, seen);
+            evaluate(p, v, seen);
         }
         Eval::Dependent { property, then } => {
-            if obj.has(property) {
-                evaluate(then, v, obj, seen);
+            if v.as_object().is_some_and(|o| o.has(property)) {
+                evaluate(then, v, seen);
             }
         }
     }
 }
 
-/// `unevaluatedProperties` beside applicators: `inner` holds, then each property of an object that `plan` does
-/// not evaluate meets `rest` (`None`: no such property may be there), in input order.
+/// `unevaluatedProperties` (with `items`, `unevaluatedItems`) beside applicators: `inner` holds, then each
+/// property of an object (item of an array) that `plan` does not evaluate meets `rest` (`None`: no such property
+/// may be there), in input order.
 pub(crate) fn unevaluated(
     v: &Json,
     at: Ptr<'_>,
     inner: Check,
     plan: &Eval<'_>,
     rest: Option<Check>,
+    items: bool,
 ) -> Result<(), Error> {
     inner(v, at)?;
+    if items {
+        let Json::Array(all) = v else { return Ok(()) };
+        let mut seen = vec![false; all.len()];
+        evaluate(plan, v, &mut seen);
+        for (i, (x, seen)) in all.iter().zip(seen).enumerate() {
+            if let (false, Some(check)) = (seen, rest) {
+                check(x, at.index(i))?;
+            }
+        }
+        return Ok(());
+    }
     let Some(obj) = v.as_object() else { return Ok(()) };
     let mut seen = vec![false; obj.len()];
-    evaluate(plan, v, obj, &mut seen);
+    evaluate(plan, v, &mut seen);
     for ((k, x), seen) in obj.iter().zip(seen) {
         if seen {
             continue;

@@ -139,6 +139,9 @@ fn node(g: &Gen<'_>, n: &Node) -> Result<J, EmitError> {
             }
             if let Some(i) = &a.items {
                 o.push(("items".into(), node(g, i)?));
+            } else if a.items_written {
+                // `items: true` evaluates the items (for an `unevaluatedItems` around the array).
+                o.push(("items".into(), J::V(json!(true))));
             }
             if let Some(m) = a.min_items {
                 o.push(("minItems".into(), J::V(json!(m))));
@@ -187,8 +190,9 @@ fn node(g: &Gen<'_>, n: &Node) -> Result<J, EmitError> {
             }
             J::O(o)
         }
-        Shape::Unevaluated { inner, rest } => {
-            J::O(vec![("allOf".into(), J::A(vec![node(g, inner)?])), ("unevaluatedProperties".into(), node(g, rest)?)])
+        Shape::Unevaluated { inner, rest, items } => {
+            let kw = if *items { "unevaluatedItems" } else { "unevaluatedProperties" };
+            J::O(vec![("allOf".into(), J::A(vec![node(g, inner)?])), (kw.into(), node(g, rest)?)])
         }
         Shape::Dependent { property, then } => {
             J::O(vec![("dependentSchemas".into(), J::O(vec![(property.clone(), node(g, then)?)]))])

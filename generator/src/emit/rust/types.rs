@@ -493,7 +493,16 @@ impl<'m> Gen<'m> {
     fn eval_plan(&mut self, e: &Evaluation) -> Result<TokenStream, EmitError> {
         Ok(match e {
             Evaluation::None => quote!(rt::Eval::None),
-            Evaluation::Every => quote!(rt::Eval::Every),
+            Evaluation::Items { prefix, rest, contains } => {
+                let c = match contains {
+                    Some(n) => {
+                        let c = self.check(n)?.func();
+                        quote!(::std::option::Option::Some(#c))
+                    }
+                    None => quote!(::std::option::Option::None),
+                };
+                quote!(rt::Eval::Items { prefix: #prefix, rest: #rest, contains: #c })
+            }
             Evaluation::Keys { names, patterns, rest } => {
                 let names = names.iter().map(|n| lit(n));
                 let pis: Vec<Ident> = patterns.iter().map(|p| self.pattern(p)).collect();
@@ -687,18 +696,19 @@ impl<'m> Gen<'m> {
                 let (t, e) = (branch(then)?, branch(otherwise)?);
                 Code::Body(quote!(rt::cond(v, at, #c, #t, #e)))
             }
-            Shape::Unevaluated { inner, rest } => {
+            Shape::Unevaluated { inner, rest, items } => {
                 let c = self.check(inner)?.func();
                 let ev = self.m.evaluation(inner);
                 let plan = self.eval_plan(&ev)?;
                 let r = match rest.shape {
-                    Shape::Never => quote!(::std::option::Option::None),
+                    // A property `false` refuses is an unknown property; an item gets `false`'s own error.
+                    Shape::Never if !items => quote!(::std::option::Option::None),
                     _ => {
                         let c = self.check(rest)?.func();
                         quote!(::std::option::Option::Some(#c))
                     }
                 };
-                Code::Body(quote!(rt::unevaluated(v, at, #c, &#plan, #r)))
+                Code::Body(quote!(rt::unevaluated(v, at, #c, &#plan, #r, #items)))
             }
             Shape::Dependent { property, then } => {
                 let c = self.check(then)?.func();

@@ -152,7 +152,13 @@ impl<'m> Standalone<'m> {
     fn evaluation(&mut self, e: &Evaluation) -> Result<String, EmitError> {
         Ok(match e {
             Evaluation::None => "null".to_string(),
-            Evaluation::Every => "true".to_string(),
+            Evaluation::Items { prefix, rest, contains } => {
+                let c = match contains {
+                    Some(n) => format!("(x: unknown) => $ok({}, x)", self.helper(n)?),
+                    None => "null".to_string(),
+                };
+                format!("{{ prefix: {prefix}, rest: {rest}, contains: {c} }}")
+            }
             Evaluation::Keys { names, patterns, rest } => {
                 let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
                 let res: Vec<String> = patterns.iter().map(|p| self.regex(p)).collect();
@@ -425,7 +431,23 @@ impl<'m> Standalone<'m> {
                 }
                 w.close("}");
             }
-            Shape::Unevaluated { inner, rest } => {
+            Shape::Unevaluated { inner, rest, items: true } => {
+                self.node(w, inner, v, ptr)?;
+                let ev = self.m.evaluation(inner);
+                let plan = self.evaluation(&ev)?;
+                let (e, i, x, pv) = (self.fresh("e"), self.fresh("i"), self.fresh("v"), self.fresh("p"));
+                w.open(format!("if (Array.isArray({v})) {{"));
+                w.line(format!("const {e} = new Set<string>();"));
+                w.line(format!("$evaluated({plan}, {v}, {e});"));
+                w.open(format!("for (let {i} = 0; {i} < {v}.length; {i}++) {{"));
+                w.line(format!("if ({e}.has(String({i}))) continue;"));
+                w.line(format!("const {x}: unknown = {v}[{i}];"));
+                w.line(format!("const {pv} = {} + \"/\" + {i};", ptr.expr()));
+                self.node(w, rest, &x, &Ptr { var: pv, suffix: String::new() })?;
+                w.close("}");
+                w.close("}");
+            }
+            Shape::Unevaluated { inner, rest, items: false } => {
                 self.node(w, inner, v, ptr)?;
                 let ev = self.m.evaluation(inner);
                 let plan = self.evaluation(&ev)?;
@@ -452,7 +474,10 @@ impl<'m> Standalone<'m> {
             }
             Shape::Dependent { property, then } => {
                 w.open(format!("if ($isObject({v}) && Object.hasOwn({v}, {})) {{", string_lit(property)));
-                self.node(w, then, v, ptr)?;
+                // The same value, not narrowed to an object: `then` may test any kind.
+                let x = self.fresh("v");
+                w.line(format!("const {x}: unknown = {v};"));
+                self.node(w, then, &x, ptr)?;
                 w.close("}");
             }
         }

@@ -479,13 +479,14 @@ impl<'m> ZodEmit<'m> {
             Shape::Dependent { property, then } => {
                 format!("dependent({}, {})", string_lit(property), self.node(then, indent)?)
             }
-            Shape::Unevaluated { inner, rest } => {
+            Shape::Unevaluated { inner, rest, items } => {
                 let plan = self.evaluation(&self.m.evaluation(inner), indent)?;
                 let rest = match rest.shape {
-                    Shape::Never => "null".to_string(),
+                    // A property `false` refuses is an unknown property; an item gets `false`'s own issue.
+                    Shape::Never if !items => "null".to_string(),
                     _ => self.node(rest, indent)?.to_string(),
                 };
-                format!("unevaluated({}, {plan}, {rest})", self.node(inner, indent)?)
+                format!("unevaluated({}, {plan}, {rest}, {items})", self.node(inner, indent)?)
             }
         };
         Ok(Code::from_pieces(s))
@@ -496,7 +497,13 @@ impl<'m> ZodEmit<'m> {
     fn evaluation(&self, e: &Evaluation, indent: usize) -> Result<String, EmitError> {
         Ok(match e {
             Evaluation::None => "null".to_string(),
-            Evaluation::Every => "true".to_string(),
+            Evaluation::Items { prefix, rest, contains } => {
+                let c = match contains {
+                    Some(n) => format!("(x: unknown) => {}.safeParse(x).success", self.node(n, indent)?),
+                    None => "null".to_string(),
+                };
+                format!("{{ prefix: {prefix}, rest: {rest}, contains: {c} }}")
+            }
             Evaluation::Keys { names, patterns, rest } => {
                 let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
                 let res: Vec<String> =
