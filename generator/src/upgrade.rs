@@ -87,7 +87,8 @@ impl Plan {
         };
         let mut plan = Plan { union_field: p.union_field.clone(), discriminator: disc, ..Plan::default() };
         let mut stack = vec![p.envelope];
-        walk(m, &m.ty(p.envelope).node, None, &mut Vec::new(), &mut plan.renames, &mut stack);
+        let reached = &mut Vec::new();
+        walk(m, &m.ty(p.envelope).node, None, &mut Vec::new(), &mut plan.renames, &mut stack, reached);
         for e in &p.events {
             if let Some(old) = &e.renamed_from {
                 plan.events.push((old.clone(), e.tag.clone()));
@@ -105,9 +106,32 @@ impl Plan {
                 }
             }
             let mut stack = vec![e.ty];
-            walk(m, &m.ty(e.ty).node, Some(&e.tag), &mut Vec::new(), &mut plan.renames, &mut stack);
+            walk(m, &m.ty(e.ty).node, Some(&e.tag), &mut Vec::new(), &mut plan.renames, &mut stack, reached);
         }
         Some(plan)
+    }
+
+    /// Where a protocol declares a property rename the plan does not follow (inside `allOf`, `anyOf`, `oneOf`,
+    /// `not`, `if`, `dependentSchemas`, `unevaluated*`, a `prefixItems` position or `patternProperties`, or in a type
+    /// no message holds): the properties' locations. The loader refuses them, so a declared rename is never
+    /// silently left out of an upgrade.
+    pub fn unreached_renames(m: &Model) -> Vec<crate::ir::Origin> {
+        let Some(p) = m.protocol.as_ref() else { return Vec::new() };
+        let (mut renames, mut reached) = (Vec::new(), Vec::new());
+        for ty in std::iter::once(p.envelope).chain(p.events.iter().map(|e| e.ty)) {
+            walk(m, &m.ty(ty).node, None, &mut Vec::new(), &mut renames, &mut vec![ty], &mut reached);
+        }
+        let mut out = Vec::new();
+        for t in &m.types {
+            t.node.visit(&mut |n: &Node| {
+                if let Shape::Object(o) = &n.shape {
+                    if !reached.contains(&std::ptr::from_ref(o)) {
+                        out.extend(o.fields.iter().filter(|f| f.renamed_from.is_some()).map(|f| f.node.origin.clone()));
+                    }
+                }
+            });
+        }
+        out
     }
 
     /// Whether the plan does nothing (NEW declares no rename and no move).
@@ -150,14 +174,16 @@ fn walk(
     at: &mut Vec<String>,
     out: &mut Vec<RenameStep>,
     stack: &mut Vec<TypeId>,
+    reached: &mut Vec<*const crate::ir::ObjectShape>,
 ) {
     match &node.shape {
         Shape::Ref(id) if !stack.contains(id) => {
             stack.push(*id);
-            walk(m, &m.ty(*id).node, event, at, out, stack);
+            walk(m, &m.ty(*id).node, event, at, out, stack, reached);
             stack.pop();
         }
         Shape::Object(o) => {
+            reached.push(std::ptr::from_ref(o));
             for f in &o.fields {
                 if let Some(old) = &f.renamed_from {
                     out.push(RenameStep {
@@ -170,30 +196,30 @@ fn walk(
             }
             for f in &o.fields {
                 at.push(f.name.clone());
-                walk(m, &f.node, event, at, out, stack);
+                walk(m, &f.node, event, at, out, stack, reached);
                 at.pop();
             }
             if let Additional::Schema(n) = &o.additional {
                 at.push("*".into());
-                walk(m, n, event, at, out, stack);
+                walk(m, n, event, at, out, stack, reached);
                 at.pop();
             }
         }
         Shape::Array(a) => {
             if let Some(items) = &a.items {
                 at.push("[]".into());
-                walk(m, items, event, at, out, stack);
+                walk(m, items, event, at, out, stack, reached);
                 at.pop();
             }
         }
-        Shape::Nullable(n) => walk(m, n, event, at, out, stack),
+        Shape::Nullable(n) => walk(m, n, event, at, out, stack, reached),
         Shape::Union(u) if !u.events => {
             for mem in &u.members {
                 let Some(tag) = mem.tag.as_str() else { continue };
                 at.push(format!("[{}={tag}]", u.discriminator));
                 if !stack.contains(&mem.ty) {
                     stack.push(mem.ty);
-                    walk(m, &m.ty(mem.ty).node, event, at, out, stack);
+                    walk(m, &m.ty(mem.ty).node, event, at, out, stack, reached);
                     stack.pop();
                 }
                 at.pop();

@@ -162,7 +162,14 @@ impl Cx {
                 d
             })
             .collect();
-        Some(Model { title, description, base_uri, package, types: defs, root, protocol })
+        let model = Model { title, description, base_uri, package, types: defs, root, protocol };
+        for at in crate::upgrade::Plan::unreached_renames(&model) {
+            let msg = "the upgrade does not follow this rename: renames are carried through properties, arrays, \
+                       maps and tagged unions, not inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas`, \
+                       `prefixItems` or `patternProperties`";
+            self.err(&at.join("x-renamed-from"), K::InvalidValue, msg);
+        }
+        self.errors.is_empty().then_some(model)
     }
 
     fn type_def(&mut self, origin: &Origin, v: &Value, node: Node) -> TypeDef {
