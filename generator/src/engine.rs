@@ -370,46 +370,46 @@ impl Engine {
             }
             Shape::Unevaluated { inner, rest, items } => {
                 self.check(inner, v, ptr, out);
-                let len = match items {
-                    false => v.as_object().map(Object::len),
-                    true => v.as_array().map(<[Json<'_>]>::len),
-                };
-                let Some(len) = len else { return };
-                let mut seen = vec![false; len];
-                match self.evaluations.get(&node_key(inner)) {
-                    Some(plan) => self.evaluate(plan, v, &mut seen),
-                    // A node copied out of the model (a plan's own nodes): its plan is made here.
-                    None => self.evaluate(&self.model.evaluation(inner), v, &mut seen),
-                }
-                let mut idx = String::new();
-                let others: Vec<(&str, &Json<'_>)> = match (v.as_object(), v.as_array()) {
-                    (Some(obj), _) if !items => obj.iter().collect(),
-                    (_, Some(arr)) => arr.iter().map(|x| ("", x)).collect(),
-                    _ => Vec::new(),
-                };
-                for (i, ((k, value), seen)) in others.into_iter().zip(seen).enumerate() {
-                    if seen {
-                        continue;
-                    }
+                self.unevaluated(inner, rest, *items, v, ptr, out);
+            }
+        }
+    }
+
+    /// The properties (with `items`, the items) of `v` that `inner` does not evaluate, each against `rest`, in
+    /// input order; a property `false` refuses is an unknown property.
+    fn unevaluated(&self, inner: &Node, rest: &Node, items: bool, v: &Json<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        let len = match (items, v) {
+            (false, Json::Object(o)) => o.len(),
+            (true, Json::Array(a)) => a.len(),
+            _ => return,
+        };
+        let mut seen = vec![false; len];
+        match self.evaluations.get(&node_key(inner)) {
+            Some(plan) => self.evaluate(plan, v, &mut seen),
+            // A node copied out of the model (a plan's own nodes): its plan is made here.
+            None => self.evaluate(&self.model.evaluation(inner), v, &mut seen),
+        }
+        match v {
+            Json::Array(a) => {
+                for (i, item) in a.iter().enumerate().filter(|(i, _)| !seen[*i]) {
                     if self.full(out) {
                         return;
                     }
-                    if *items {
-                        idx.clear();
-                        idx.push_str(&i.to_string());
-                        self.check(rest, value, &ptr.key(&idx), out);
-                        continue;
+                    self.check(rest, item, &ptr.key(&i.to_string()), out);
+                }
+            }
+            Json::Object(o) => {
+                for ((k, value), _) in o.iter().zip(&seen).filter(|(_, s)| !**s) {
+                    if self.full(out) {
+                        return;
                     }
                     match rest.shape {
-                        Shape::Never => out.push(Issue::new(
-                            Rule::AdditionalProperty,
-                            ptr.key(k).render(),
-                            format!("unknown property `{k}`"),
-                        )),
+                        Shape::Never => out.push(unknown_property(ptr, k)),
                         _ => self.check(rest, value, &ptr.key(k), out),
                     }
                 }
             }
+            _ => {}
         }
     }
 
@@ -617,11 +617,7 @@ impl Engine {
                             r.owner, r.replacement
                         ),
                     )),
-                    None => out.push(Issue::new(
-                        Rule::AdditionalProperty,
-                        ptr.key(k).render(),
-                        format!("unknown property `{k}`"),
-                    )),
+                    None => out.push(unknown_property(ptr, k)),
                 },
             }
         }
@@ -724,6 +720,11 @@ impl Engine {
     }
 }
 
+/// A property a closed object does not define.
+fn unknown_property(ptr: &Ptr<'_>, k: &str) -> Issue {
+    Issue::new(Rule::AdditionalProperty, ptr.key(k).render(), format!("unknown property `{k}`"))
+}
+
 /// A node's identity in the model (its address; the model is shared and never moves).
 fn node_key(n: &Node) -> usize {
     std::ptr::from_ref(n) as usize
@@ -734,7 +735,7 @@ fn never_regex() -> regex::Regex {
 }
 
 /// What is wrong with an array of which `matching` items match its `contains` schema, if anything.
-pub fn contains_message(c: &Contains, matching: u64) -> Option<String> {
+fn contains_message(c: &Contains, matching: u64) -> Option<String> {
     if matching < c.min {
         Some(format!("must contain at least {} item(s) matching `contains` ({matching} found)", c.min))
     } else if c.max.is_some_and(|m| matching > m) {

@@ -187,6 +187,15 @@ pub enum Shape {
     },
 }
 
+/// The keyword of a [`Shape::Unevaluated`]: `unevaluatedItems` with `items`, else `unevaluatedProperties`.
+pub fn unevaluated_keyword(items: bool) -> &'static str {
+    if items {
+        "unevaluatedItems"
+    } else {
+        "unevaluatedProperties"
+    }
+}
+
 /// A string and its constraints.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StringShape {

@@ -29,9 +29,11 @@
 #[path = "emit/rust/rt_upgrade.rs"]
 pub(crate) mod rt;
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
-use crate::ir::{Additional, Model, Node, Shape, TypeId};
+use crate::ir::{Additional, Model, Node, ObjectShape, Shape, TypeId};
 
 pub use rt::Loss;
 
@@ -85,10 +87,8 @@ impl Plan {
             Shape::Union(u) => u.discriminator.clone(),
             _ => "t".to_string(),
         };
-        let mut plan = Plan { union_field: p.union_field.clone(), discriminator: disc, ..Plan::default() };
-        let mut stack = vec![p.envelope];
-        let reached = &mut Vec::new();
-        walk(m, &m.ty(p.envelope).node, None, &mut Vec::new(), &mut plan.renames, &mut stack, reached);
+        let renames = renames(m, p, &mut BTreeSet::new());
+        let mut plan = Plan { union_field: p.union_field.clone(), discriminator: disc, renames, ..Plan::default() };
         for e in &p.events {
             if let Some(old) = &e.renamed_from {
                 plan.events.push((old.clone(), e.tag.clone()));
@@ -105,8 +105,6 @@ impl Plan {
                     }
                 }
             }
-            let mut stack = vec![e.ty];
-            walk(m, &m.ty(e.ty).node, Some(&e.tag), &mut Vec::new(), &mut plan.renames, &mut stack, reached);
         }
         Some(plan)
     }
@@ -117,10 +115,8 @@ impl Plan {
     /// silently left out of an upgrade.
     pub fn unreached_renames(m: &Model) -> Vec<crate::ir::Origin> {
         let Some(p) = m.protocol.as_ref() else { return Vec::new() };
-        let (mut renames, mut reached) = (Vec::new(), Vec::new());
-        for ty in std::iter::once(p.envelope).chain(p.events.iter().map(|e| e.ty)) {
-            walk(m, &m.ty(ty).node, None, &mut Vec::new(), &mut renames, &mut vec![ty], &mut reached);
-        }
+        let mut reached = BTreeSet::new();
+        renames(m, p, &mut reached);
         let mut out = Vec::new();
         for t in &m.types {
             t.node.visit(&mut |n: &Node| {
@@ -165,6 +161,17 @@ impl Plan {
     }
 }
 
+/// The property renames of a protocol: the envelope's, then each event's. `reached` gets every object the walk
+/// enters.
+fn renames(m: &Model, p: &crate::ir::Protocol, reached: &mut BTreeSet<*const ObjectShape>) -> Vec<RenameStep> {
+    let mut out = Vec::new();
+    walk(m, &m.ty(p.envelope).node, None, &mut Vec::new(), &mut out, &mut vec![p.envelope], reached);
+    for e in &p.events {
+        walk(m, &m.ty(e.ty).node, Some(&e.tag), &mut Vec::new(), &mut out, &mut vec![e.ty], reached);
+    }
+    out
+}
+
 /// Collects the property renames under `node` (pre-order: an object's own renames before its children's, whose
 /// paths use the current names). The events' union is not entered: each event is walked on its own.
 fn walk(
@@ -174,7 +181,7 @@ fn walk(
     at: &mut Vec<String>,
     out: &mut Vec<RenameStep>,
     stack: &mut Vec<TypeId>,
-    reached: &mut Vec<*const crate::ir::ObjectShape>,
+    reached: &mut BTreeSet<*const ObjectShape>,
 ) {
     match &node.shape {
         Shape::Ref(id) if !stack.contains(id) => {
@@ -183,7 +190,7 @@ fn walk(
             stack.pop();
         }
         Shape::Object(o) => {
-            reached.push(std::ptr::from_ref(o));
+            reached.insert(std::ptr::from_ref(o));
             for f in &o.fields {
                 if let Some(old) = &f.renamed_from {
                     out.push(RenameStep {

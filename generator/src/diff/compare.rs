@@ -309,8 +309,7 @@ impl<'a> Walk<'a> {
                 // Which properties (items) the inner schema evaluates decides which ones `rest` sees: a change to
                 // either can break both sides.
                 if self.differs(at, a, b) || self.differs(at, x, y) {
-                    let kw = if *i { "unevaluatedItems" } else { "unevaluatedProperties" };
-                    let msg = format!("`{kw}` or the schema beside it changed");
+                    let msg = format!("`{}` or the schema beside it changed", unevaluated_keyword(*i));
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
                 }
             }
@@ -379,8 +378,7 @@ impl<'a> Walk<'a> {
             Shape::Cond { .. } => "`if`/`then`/`else`".into(),
             Shape::Dependent { property, .. } => format!("`dependentSchemas` of `{property}`"),
             Shape::Unevaluated { inner, items, .. } => {
-                let kw = if *items { "unevaluatedItems" } else { "unevaluatedProperties" };
-                format!("{} with `{kw}`", self.describe(&inner.shape, m))
+                format!("{} with `{}`", self.describe(&inner.shape, m), unevaluated_keyword(*items))
             }
         }
     }

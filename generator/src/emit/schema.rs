@@ -413,7 +413,7 @@ impl<'m> Writer<'m> {
             }
             Shape::Unevaluated { inner, rest, items } => {
                 // Beside the inner schema's keywords (they are in place: the keyword sees into them).
-                let kw = if *items { "unevaluatedItems" } else { "unevaluatedProperties" };
+                let kw = unevaluated_keyword(*items);
                 let mut m = self.node(inner);
                 if m.contains_key(kw) {
                     m = obj(json!({ "allOf": [Value::Object(m)] }));

@@ -35,6 +35,7 @@ use crate::engine::MAX_DEPTH;
 use crate::ir::*;
 use crate::rules::Rule;
 
+pub(crate) mod evaluation;
 pub(crate) mod js;
 pub(crate) mod package;
 pub(crate) mod standalone;

@@ -101,6 +101,11 @@ const OBJECT_KEYWORDS: &[&str] = &[
     "x-unknown-keys",
 ];
 
+/// Whether `k` is a keyword of one JSON kind (a string's, a number's, an array's or an object's).
+pub(crate) fn is_kind_keyword(k: &str) -> bool {
+    [STRING_KEYWORDS, NUMBER_KEYWORDS, ARRAY_KEYWORDS, OBJECT_KEYWORDS].iter().any(|f| f.contains(&k))
+}
+
 /// The applicators beside which `unevaluatedProperties` reads their evaluated properties ([`Shape::Unevaluated`]);
 /// without any, it means `additionalProperties`.
 const IN_PLACE_APPLICATORS: &[&str] = &["$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas"];

@@ -35,7 +35,8 @@ use crate::ir::*;
 /// The envelope schema's file name inside a protocol's schema directory.
 pub const ENVELOPE_FILE: &str = "envelope.schema.json";
 
-/// The JSON Schema keywords the loader supports; every one maps to something each output expresses exactly.
+/// The JSON Schema keywords the loader supports besides those of each JSON kind (`build::is_kind_keyword`);
+/// every one maps to something each output expresses exactly.
 pub const KEYWORDS: &[&str] = &[
     "$schema",
     "$id",
@@ -53,32 +54,6 @@ pub const KEYWORDS: &[&str] = &[
     "type",
     "enum",
     "const",
-    "properties",
-    "required",
-    "additionalProperties",
-    "patternProperties",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "dependentRequired",
-    "unevaluatedProperties",
-    "items",
-    "prefixItems",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "unevaluatedItems",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
     "allOf",
     "anyOf",
     "oneOf",
@@ -370,7 +345,7 @@ impl Cx {
                 self.err(&kat, K::UnsupportedKeyword, format!("{why} (wiregen refuses what some output would drop)"));
                 continue;
             }
-            if !KEYWORDS.contains(&k.as_str()) {
+            if !KEYWORDS.contains(&k.as_str()) && !build::is_kind_keyword(k) {
                 self.err(
                     &kat,
                     K::UnsupportedKeyword,

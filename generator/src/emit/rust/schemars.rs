@@ -191,7 +191,7 @@ fn node(g: &Gen<'_>, n: &Node) -> Result<J, EmitError> {
             J::O(o)
         }
         Shape::Unevaluated { inner, rest, items } => {
-            let kw = if *items { "unevaluatedItems" } else { "unevaluatedProperties" };
+            let kw = unevaluated_keyword(*items);
             J::O(vec![("allOf".into(), J::A(vec![node(g, inner)?])), (kw.into(), node(g, rest)?)])
         }
         Shape::Dependent { property, then } => {

@@ -137,6 +137,17 @@ fn num_text(f: f64) -> String {
     }
 }
 
+/// Plans check validity with the helper check functions.
+impl super::evaluation::PlanChecks for Standalone<'_> {
+    fn valid_fn(&mut self, n: &Node) -> Result<String, EmitError> {
+        Ok(format!("(x: unknown) => $ok({}, x)", self.helper(n)?))
+    }
+
+    fn regex_expr(&mut self, p: &Pattern) -> String {
+        self.regex(p)
+    }
+}
+
 impl<'m> Standalone<'m> {
     /// A generator for `m`.
     pub fn new(m: &'m Model) -> Self {
@@ -146,45 +157,6 @@ impl<'m> Standalone<'m> {
     fn fresh(&mut self, base: &str) -> String {
         self.var += 1;
         format!("{base}{}", self.var)
-    }
-
-    /// An evaluation plan ([`Evaluation`]) as the literal `$evaluated` runs; validity through helper checks.
-    fn evaluation(&mut self, e: &Evaluation) -> Result<String, EmitError> {
-        Ok(match e {
-            Evaluation::None => "null".to_string(),
-            Evaluation::Items { prefix, rest, contains } => {
-                let c = match contains {
-                    Some(n) => format!("(x: unknown) => $ok({}, x)", self.helper(n)?),
-                    None => "null".to_string(),
-                };
-                format!("{{ prefix: {prefix}, rest: {rest}, contains: {c} }}")
-            }
-            Evaluation::Keys { names, patterns, rest } => {
-                let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
-                let res: Vec<String> = patterns.iter().map(|p| self.regex(p)).collect();
-                format!("{{ names: [{}], patterns: [{}], rest: {rest} }}", names.join(", "), res.join(", "))
-            }
-            Evaluation::All(plans) => {
-                let ps = plans.iter().map(|p| self.evaluation(p)).collect::<Result<Vec<_>, _>>()?;
-                format!("{{ all: [{}] }}", ps.join(", "))
-            }
-            Evaluation::Valid(plans) => {
-                let mut ps = Vec::new();
-                for (n, p) in plans {
-                    let f = self.helper(n)?;
-                    ps.push(format!("[(x: unknown) => $ok({f}, x), {}]", self.evaluation(p)?));
-                }
-                format!("{{ valid: [{}] }}", ps.join(", "))
-            }
-            Evaluation::Cond { cond, then, otherwise } => {
-                let f = self.helper(cond)?;
-                let (t, o) = (self.evaluation(then)?, self.evaluation(otherwise)?);
-                format!("{{ cond: (x: unknown) => $ok({f}, x), then: {t}, otherwise: {o} }}")
-            }
-            Evaluation::Dependent { property, then } => {
-                format!("{{ property: {}, then: {} }}", string_lit(property), self.evaluation(then)?)
-            }
-        })
     }
 
     fn regex(&mut self, p: &Pattern) -> String {
@@ -431,43 +403,30 @@ impl<'m> Standalone<'m> {
                 }
                 w.close("}");
             }
-            Shape::Unevaluated { inner, rest, items: true } => {
+            Shape::Unevaluated { inner, rest, items } => {
                 self.node(w, inner, v, ptr)?;
-                let ev = self.m.evaluation(inner);
-                let plan = self.evaluation(&ev)?;
-                let (e, i, x, pv) = (self.fresh("e"), self.fresh("i"), self.fresh("v"), self.fresh("p"));
-                w.open(format!("if (Array.isArray({v})) {{"));
+                let plan = super::evaluation::literal(&self.m.evaluation(inner), self)?;
+                let (e, k, x, pv) = (self.fresh("e"), self.fresh("k"), self.fresh("v"), self.fresh("p"));
+                let guard = if *items { format!("Array.isArray({v})") } else { format!("$isObject({v})") };
+                w.open(format!("if ({guard}) {{"));
                 w.line(format!("const {e} = new Set<string>();"));
                 w.line(format!("$evaluated({plan}, {v}, {e});"));
-                w.open(format!("for (let {i} = 0; {i} < {v}.length; {i}++) {{"));
-                w.line(format!("if ({e}.has(String({i}))) continue;"));
-                w.line(format!("const {x}: unknown = {v}[{i}];"));
-                w.line(format!("const {pv} = {} + \"/\" + {i};", ptr.expr()));
-                self.node(w, rest, &x, &Ptr { var: pv, suffix: String::new() })?;
-                w.close("}");
-                w.close("}");
-            }
-            Shape::Unevaluated { inner, rest, items: false } => {
-                self.node(w, inner, v, ptr)?;
-                let ev = self.m.evaluation(inner);
-                let plan = self.evaluation(&ev)?;
-                let (e, k) = (self.fresh("e"), self.fresh("k"));
-                w.open(format!("if ($isObject({v})) {{"));
-                w.line(format!("const {e} = new Set<string>();"));
-                w.line(format!("$evaluated({plan}, {v}, {e});"));
-                w.open(format!("for (const {k} in {v}) {{"));
-                w.line(format!("if (!Object.hasOwn({v}, {k}) || {e}.has({k})) continue;"));
-                match rest.shape {
-                    Shape::Never => {
-                        let m = format!("\"unknown property `\" + {k} + \"`\"");
-                        w.line(push(&ptr.dynamic(&k), Rule::AdditionalProperty, &m));
-                    }
-                    _ => {
-                        let (x, pv) = (self.fresh("v"), self.fresh("p"));
-                        w.line(format!("const {x}: unknown = {v}[{k}];"));
-                        w.line(format!("const {pv} = {};", ptr.dynamic(&k)));
-                        self.node(w, rest, &x, &Ptr { var: pv, suffix: String::new() })?;
-                    }
+                if *items {
+                    w.open(format!("for (let {k} = 0; {k} < {v}.length; {k}++) {{"));
+                    w.line(format!("if ({e}.has(String({k}))) continue;"));
+                    w.line(format!("const {pv} = {} + \"/\" + {k};", ptr.expr()));
+                } else {
+                    w.open(format!("for (const {k} in {v}) {{"));
+                    w.line(format!("if (!Object.hasOwn({v}, {k}) || {e}.has({k})) continue;"));
+                    w.line(format!("const {pv} = {};", ptr.dynamic(&k)));
+                }
+                if matches!(rest.shape, Shape::Never) && !items {
+                    // A property `false` refuses is an unknown property; an item gets `false`'s own error.
+                    let m = format!("\"unknown property `\" + {k} + \"`\"");
+                    w.line(push(&pv, Rule::AdditionalProperty, &m));
+                } else {
+                    w.line(format!("const {x}: unknown = {v}[{k}];"));
+                    self.node(w, rest, &x, &Ptr { var: pv, suffix: String::new() })?;
                 }
                 w.close("}");
                 w.close("}");

@@ -16,7 +16,8 @@
 //! | const / enum | `z.literal` for scalars (`z.enum` for strings); `constValue`/`enumValues` (JSON equality) otherwise |
 //! | array / tuple | `z.array` / `ordered(z.tuple([...optional], rest))` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems`; `containsInput(...)` for `contains` |
 //! | nullable, several JSON kinds | `.nullable()`, `kinds([...])` |
-//! | `allOf`, `anyOf`, `oneOf`, `not`, `if` | `allOf`, `anyOf`, `oneOf`, `not`, `cond` (checks on the input) |
+//! | `allOf`, `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas` | `allOf`, `anyOf`, `oneOf`, `not`, `cond`, `dependent` (checks on the input) |
+//! | `unevaluatedProperties`/`unevaluatedItems` beside applicators | `unevaluated(inner, plan, rest, items)`: the plan of [`crate::ir::Evaluation`] ([`super::evaluation`]) |
 //! | a type in a reference cycle | `z.lazy` for the back references, a declared type ([`super::types`]) |
 
 use std::collections::BTreeSet;
@@ -206,6 +207,22 @@ impl Order {
             })
             .collect();
         Order { ids, pos, cyclic }
+    }
+}
+
+/// Plans check validity with the members' schemas (`safeParse`).
+struct ZodPlan<'a, 'm> {
+    z: &'a ZodEmit<'m>,
+    indent: usize,
+}
+
+impl super::evaluation::PlanChecks for ZodPlan<'_, '_> {
+    fn valid_fn(&mut self, n: &Node) -> Result<String, EmitError> {
+        Ok(format!("(x: unknown) => {}.safeParse(x).success", self.z.node(n, self.indent)?))
+    }
+
+    fn regex_expr(&mut self, p: &Pattern) -> String {
+        format!("new RegExp({}, \"u\")", string_lit(&p.source))
     }
 }
 
@@ -480,7 +497,7 @@ impl<'m> ZodEmit<'m> {
                 format!("dependent({}, {})", string_lit(property), self.node(then, indent)?)
             }
             Shape::Unevaluated { inner, rest, items } => {
-                let plan = self.evaluation(&self.m.evaluation(inner), indent)?;
+                let plan = super::evaluation::literal(&self.m.evaluation(inner), &mut ZodPlan { z: self, indent })?;
                 let rest = match rest.shape {
                     // A property `false` refuses is an unknown property; an item gets `false`'s own issue.
                     Shape::Never if !items => "null".to_string(),
@@ -490,47 +507,6 @@ impl<'m> ZodEmit<'m> {
             }
         };
         Ok(Code::from_pieces(s))
-    }
-
-    /// An evaluation plan ([`Evaluation`]) as the literal the runtime's `unevaluated` runs; validity through the
-    /// members' schemas.
-    fn evaluation(&self, e: &Evaluation, indent: usize) -> Result<String, EmitError> {
-        Ok(match e {
-            Evaluation::None => "null".to_string(),
-            Evaluation::Items { prefix, rest, contains } => {
-                let c = match contains {
-                    Some(n) => format!("(x: unknown) => {}.safeParse(x).success", self.node(n, indent)?),
-                    None => "null".to_string(),
-                };
-                format!("{{ prefix: {prefix}, rest: {rest}, contains: {c} }}")
-            }
-            Evaluation::Keys { names, patterns, rest } => {
-                let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
-                let res: Vec<String> =
-                    patterns.iter().map(|p| format!("new RegExp({}, \"u\")", string_lit(&p.source))).collect();
-                format!("{{ names: [{}], patterns: [{}], rest: {rest} }}", names.join(", "), res.join(", "))
-            }
-            Evaluation::All(plans) => {
-                let ps = plans.iter().map(|p| self.evaluation(p, indent)).collect::<Result<Vec<_>, _>>()?;
-                format!("{{ all: [{}] }}", ps.join(", "))
-            }
-            Evaluation::Valid(plans) => {
-                let mut ps = Vec::new();
-                for (n, p) in plans {
-                    let s = self.node(n, indent)?;
-                    ps.push(format!("[(x: unknown) => {s}.safeParse(x).success, {}]", self.evaluation(p, indent)?));
-                }
-                format!("{{ valid: [{}] }}", ps.join(", "))
-            }
-            Evaluation::Cond { cond, then, otherwise } => {
-                let s = self.node(cond, indent)?;
-                let (t, o) = (self.evaluation(then, indent)?, self.evaluation(otherwise, indent)?);
-                format!("{{ cond: (x: unknown) => {s}.safeParse(x).success, then: {t}, otherwise: {o} }}")
-            }
-            Evaluation::Dependent { property, then } => {
-                format!("{{ property: {}, then: {} }}", string_lit(property), self.evaluation(then, indent)?)
-            }
-        })
     }
 
     fn array(&self, n: &Node, a: &ArrayShape, indent: usize) -> Result<String, EmitError> {

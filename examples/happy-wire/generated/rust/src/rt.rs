@@ -1009,7 +1009,6 @@ pub(crate) fn not(v: &Json, at: Ptr<'_>, inner: Check) -> Result<(), Error> {
     }
 }
 
-/// `if`/`then`/`else`.
 /// Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
 /// `unevaluatedItems`): the plan the generator builds from the model.
 pub(crate) enum Eval<'a> {
@@ -1100,9 +1099,7 @@ pub(crate) fn unevaluated(
             continue;
         }
         match rest {
-            None => {
-                return Err(Error::new(Rule::AdditionalProperty, at.key(k).render(), format!("unknown property `{k}`")))
-            }
+            None => return Err(unknown_property(at, k)),
             Some(check) => check(x, at.key(k))?,
         }
     }
@@ -1117,6 +1114,7 @@ pub(crate) fn dependent_schema(v: &Json, at: Ptr<'_>, property: &str, then: Chec
     }
 }
 
+/// `if`/`then`/`else`.
 pub(crate) fn cond(
     v: &Json,
     at: Ptr<'_>,
@@ -1181,6 +1179,11 @@ pub(crate) enum Rest<'r> {
     Schema(Check),
 }
 
+/// A property a closed object does not define.
+fn unknown_property(at: Ptr<'_>, k: &str) -> Error {
+    Error::new(Rule::AdditionalProperty, at.key(k).render(), format!("unknown property `{k}`"))
+}
+
 /// The properties of an object other than `declared`, in input order: each is checked against the pattern
 /// properties it matches (declared ones too), then, when it matches none and is not declared, against `rest`.
 /// Returns the undeclared properties the object keeps (all but the stripped and refused ones).
@@ -1223,7 +1226,7 @@ pub(crate) fn others<'j>(
                         at.key(k).render(),
                         format!("`{k}` was removed from `{owner}` in this version: use `{rep}` instead"),
                     ),
-                    None => Error::new(Rule::AdditionalProperty, at.key(k).render(), format!("unknown property `{k}`")),
+                    None => unknown_property(at, k),
                 });
             }
         }
