@@ -27,14 +27,19 @@ pub(crate) struct Slot {
     /// Whether `x-name` gave the base name.
     pub(crate) explicit: bool,
     pub(crate) def: Option<TypeDef>,
+    /// The dynamic scope the type is built in ([`super::dynamic`]; 0 in a package without `$dynamicRef`).
+    pub(crate) scope: usize,
 }
 
 /// The types of one load.
 #[derive(Default)]
 pub(crate) struct Types {
     pub(crate) slots: Vec<Slot>,
-    /// Named location -> its type.
+    /// Named location -> its type (the first built there).
     pub(crate) named: BTreeMap<Origin, TypeId>,
+    /// Named location and dynamic scope -> its type: a location reached in several dynamic scopes is a type in
+    /// each.
+    scoped: BTreeMap<(Origin, usize), TypeId>,
 }
 
 /// The JSON kinds a `type` keyword can name, in canonical order.
@@ -108,7 +113,8 @@ pub(crate) fn is_kind_keyword(k: &str) -> bool {
 
 /// The applicators beside which `unevaluatedProperties` reads their evaluated properties ([`Shape::Unevaluated`]);
 /// without any, it means `additionalProperties`.
-const IN_PLACE_APPLICATORS: &[&str] = &["$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas"];
+const IN_PLACE_APPLICATORS: &[&str] =
+    &["$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas"];
 
 /// Keywords that make a file root only a container of `$defs` when nothing else is there.
 const METADATA: &[&str] = &["$schema", "$id", "$comment", "title", "description", "$defs", "x-naming", "x-package"];
@@ -122,6 +128,7 @@ impl Cx {
         while i < types.slots.len() {
             if types.slots[i].def.is_none() {
                 let origin = types.slots[i].origin.clone();
+                self.dynamic.current = types.slots[i].scope;
                 let v = self.value_at(&origin).cloned().unwrap_or(Value::Bool(true));
                 let node = self.node(&mut types, &origin, &v, true);
                 let def = self.type_def(&origin, &v, node);
@@ -212,7 +219,7 @@ impl Cx {
 
     /// Finds the named locations, in document order: file roots, `$defs` entries, `$ref` targets.
     fn name_locations(&mut self, types: &mut Types) {
-        let targets: BTreeSet<Origin> = self.refs.values().cloned().collect();
+        let targets: BTreeSet<Origin> = self.refs.values().chain(self.dynamic.targets()).cloned().collect();
         let rels: Vec<String> = self.files.keys().cloned().collect();
         for rel in rels {
             let v = self.files[&rel].value.clone();
@@ -253,9 +260,29 @@ impl Cx {
             Some(n) => (n, true),
             None => (naming::derived_name(self, types, at), false),
         };
+        let base_uri = self.base_at(at);
+        let scope = self.dynamic.enter(0, &base_uri);
         let id = TypeId(types.slots.len());
-        types.slots.push(Slot { origin: at.clone(), base, explicit, def: None });
+        types.slots.push(Slot { origin: at.clone(), base, explicit, def: None, scope });
         types.named.insert(at.clone(), id);
+        types.scoped.insert((at.clone(), scope), id);
+        id
+    }
+
+    /// The type of the named location `at` where the node being built refers to it (by `$ref`, `$dynamicRef` or
+    /// by standing there): built in the current dynamic scope, entering `at`'s resource. A location reached in a
+    /// scope it was not built in yet gets another type (named like the first, numbered).
+    fn instance(&mut self, types: &mut Types, at: &Origin) -> TypeId {
+        let base_uri = self.base_at(at);
+        let scope = self.dynamic.enter(self.dynamic.current, &base_uri);
+        if let Some(id) = types.scoped.get(&(at.clone(), scope)) {
+            return *id;
+        }
+        let first = *types.named.get(at).expect("only named locations are referred to");
+        let base = types.slots[first.0].base.clone();
+        let id = TypeId(types.slots.len());
+        types.slots.push(Slot { origin: at.clone(), base, explicit: false, def: None, scope });
+        types.scoped.insert((at.clone(), scope), id);
         id
     }
 
@@ -273,7 +300,8 @@ impl Cx {
         if !suffix.is_empty() {
             def.examples.clear();
         }
-        types.slots.push(Slot { origin: at.clone(), base, explicit, def: Some(def) });
+        let scope = self.dynamic.current;
+        types.slots.push(Slot { origin: at.clone(), base, explicit, def: Some(def), scope });
         Node { origin, description, shape: Shape::Ref(id) }
     }
 
@@ -290,17 +318,23 @@ impl Cx {
 
     /// The node of the schema `v` at `at`. `own` is true when building the body of the type named at `at`.
     pub(crate) fn node(&mut self, types: &mut Types, at: &Origin, v: &Value, own: bool) -> Node {
-        if !own {
-            if let Some(id) = types.named.get(at) {
-                let description = v.get("description").and_then(Value::as_str).map(String::from);
-                return Node { origin: at.clone(), description, shape: Shape::Ref(*id) };
-            }
+        if !own && types.named.contains_key(at) {
+            let id = self.instance(types, at);
+            let description = v.get("description").and_then(Value::as_str).map(String::from);
+            return Node { origin: at.clone(), description, shape: Shape::Ref(id) };
+        }
+        // A subschema with `$id` enters its resource while it applies.
+        let outer = self.dynamic.current;
+        if !own && v.get("$id").is_some() {
+            let base_uri = self.base_at(at);
+            self.dynamic.current = self.dynamic.enter(outer, &base_uri);
         }
         let node = match v {
             Value::Bool(true) => Node { origin: at.clone(), description: None, shape: Shape::Any },
             Value::Object(o) => self.schema(types, at, o),
             _ => Node { origin: at.clone(), description: None, shape: Shape::Never },
         };
+        self.dynamic.current = outer;
         self.settle(types, at, node, own)
     }
 
@@ -378,11 +412,10 @@ impl Cx {
         if let Some(n) = typed {
             parts.push(n);
         }
-        if o.contains_key("$ref") {
-            if let Some(t) = self.refs.get(at).cloned() {
-                let id = *types.named.get(&t).expect("every $ref target is named");
-                parts.push(Node { origin: at.clone(), description: None, shape: Shape::Ref(id) });
-            }
+        let dynamic = o.contains_key("$dynamicRef").then(|| self.dynamic.target(at)).flatten();
+        for t in self.refs.get(at).cloned().into_iter().chain(dynamic) {
+            let id = self.instance(types, &t);
+            parts.push(Node { origin: at.clone(), description: None, shape: Shape::Ref(id) });
         }
         if let Some(u) = o.get("x-union") {
             if !parts.is_empty() || o.contains_key("allOf") || o.contains_key("anyOf") || o.contains_key("oneOf") {

@@ -5,7 +5,8 @@
 //! 1. read the files ([`document`]: JSON text to a `Value`, refusing a repeated key) and check every schema
 //!    node's keywords against the supported set ([`KEYWORDS`], the known `x-` annotations); anything else is a
 //!    located error, never silently dropped;
-//! 2. index `$id`s and `$anchor`s and resolve every `$ref` ([`uri`]);
+//! 2. index `$id`s and `$anchor`s and resolve every `$ref` ([`uri`]); a `$dynamicRef` resolves per dynamic
+//!    scope while the types are built ([`dynamic`]);
 //! 3. build the types ([`build`]): every file root, every `$defs` entry and every `$ref` target is a named
 //!    type; inline objects, unions and string enums are named from their path ([`naming`]);
 //! 4. recognise discriminated unions among `oneOf`/`anyOf` ([`unions`]) and refuse `$ref` cycles that no object
@@ -15,6 +16,7 @@
 
 mod build;
 mod document;
+mod dynamic;
 mod naming;
 mod protocol;
 mod sequence;
@@ -44,6 +46,8 @@ pub const KEYWORDS: &[&str] = &[
     "$defs",
     "$comment",
     "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
     "title",
     "description",
     "default",
@@ -67,8 +71,6 @@ pub const KEYWORDS: &[&str] = &[
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
     ("format", "`format` is not checked by every output; use `pattern`"),
-    ("$dynamicRef", "`$dynamicRef` is not supported"),
-    ("$dynamicAnchor", "`$dynamicAnchor` is not supported"),
     ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported"),
     ("$recursiveAnchor", "`$recursiveAnchor` (draft 2019-09) is not supported"),
     ("definitions", "`definitions` is the draft-07 name: use `$defs`"),
@@ -250,6 +252,8 @@ pub(crate) struct Cx {
     ids: BTreeMap<Origin, String>,
     /// Each schema holding a `$ref` -> the schema it names.
     pub(crate) refs: BTreeMap<Origin, Origin>,
+    /// `$dynamicAnchor`s and `$dynamicRef`s, and the dynamic scope the types are being built in.
+    pub(crate) dynamic: dynamic::Dynamic,
     /// Compiled patterns by source, so a pattern used many times is translated and checked once.
     pub(crate) patterns: BTreeMap<String, Result<String, String>>,
     /// The directories read so far, by canonical path: one reached again through a symbolic link is not read
@@ -422,12 +426,22 @@ impl Cx {
                 _ => self.err(&at.join("$id"), K::InvalidValue, "`$id` must be a URI reference without a fragment"),
             }
         }
-        if let Some(a) = obj.get("$anchor") {
-            match a.as_str().filter(|s| is_anchor(s)) {
-                Some(name) => {
-                    self.anchors.insert(format!("{base}#{name}"), at.clone());
-                }
-                None => self.err(&at.join("$anchor"), K::InvalidValue, "`$anchor` must be a plain name"),
+        for key in ["$anchor", "$dynamicAnchor"] {
+            let Some(a) = obj.get(key) else { continue };
+            let Some(name) = a.as_str().filter(|s| is_anchor(s)) else {
+                self.err(&at.join(key), K::InvalidValue, format!("`{key}` must be a plain name"));
+                continue;
+            };
+            // A `$dynamicAnchor` is also a plain anchor: a `$ref` to it is an ordinary reference.
+            let abs = format!("{base}#{name}");
+            if let Some(prev) = self.anchors.get(&abs).filter(|p| *p != at) {
+                let msg = format!("`{name}` is already an anchor of this resource, at {}#{}", prev.file, prev.pointer);
+                self.err(&at.join(key), K::InvalidValue, msg);
+                continue;
+            }
+            self.anchors.insert(abs, at.clone());
+            if key == "$dynamicAnchor" {
+                self.dynamic.anchor(&base, name, at);
             }
         }
         for (tok, child) in children(v) {
@@ -437,7 +451,7 @@ impl Cx {
     }
 
     /// The base URI in effect at a location: the nearest enclosing `$id`, else the file's own URI.
-    fn base_at(&self, at: &Origin) -> String {
+    pub(crate) fn base_at(&self, at: &Origin) -> String {
         let mut p = at.pointer.as_str();
         loop {
             if let Some(b) = self.ids.get(&Origin { file: at.file.clone(), pointer: p.to_string() }) {
@@ -461,14 +475,22 @@ impl Cx {
 
     fn resolve_in(&mut self, at: &Origin, v: &Value) {
         let Some(obj) = v.as_object() else { return };
-        if let Some(r) = obj.get("$ref") {
+        for key in ["$ref", "$dynamicRef"] {
+            let Some(r) = obj.get(key) else { continue };
             match r.as_str() {
-                None => self.err(&at.join("$ref"), K::InvalidValue, "`$ref` must be a string"),
+                None => self.err(&at.join(key), K::InvalidValue, format!("`{key}` must be a string")),
                 Some(r) => match self.target(at, r) {
-                    Ok(t) => {
+                    Ok(t) if key == "$ref" => {
                         self.refs.insert(at.clone(), t);
                     }
-                    Err(msg) => self.err(&at.join("$ref"), K::UnresolvableRef, format!("`{r}`: {msg}")),
+                    Ok(t) => {
+                        // Dynamic only when the reference names a `$dynamicAnchor` that is where it leads.
+                        let (_, frag) = uri::split_fragment(r);
+                        let named = self.value_at(&t).and_then(|v| v.get("$dynamicAnchor")).and_then(Value::as_str);
+                        let anchor = (!frag.is_empty() && named == Some(frag)).then(|| frag.to_string());
+                        self.dynamic.reference(at, t, anchor);
+                    }
+                    Err(msg) => self.err(&at.join(key), K::UnresolvableRef, format!("`{r}`: {msg}")),
                 },
             }
         }

@@ -309,10 +309,20 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         let base = bases[i].clone();
         let member = members.contains(&TypeId(i));
         let derived = policy.names(&base, member);
-        let rust = cx.name_override(&s.origin, "x-rust-name", is_type_name).unwrap_or_else(|| base.clone());
-        let ts = cx.name_override(&s.origin, "x-ts-name", is_identifier).unwrap_or(derived.ts);
-        let zod = cx.name_override(&s.origin, "x-zod-name", is_identifier).unwrap_or_else(|| policy.zod(&ts));
-        let aliases = cx.alias_bases(&s.origin).iter().map(|a| policy.names(a, member)).collect();
+        // The type built at the same place in another dynamic scope takes its numbered base, not the overrides.
+        let copy = types.named.get(&s.origin).is_some_and(|f| types.slots[f.0].scope != s.scope);
+        let over = |cx: &mut Cx, key: &str, ok: fn(&str) -> bool| {
+            if copy {
+                None
+            } else {
+                cx.name_override(&s.origin, key, ok)
+            }
+        };
+        let rust = over(cx, "x-rust-name", is_type_name).unwrap_or_else(|| base.clone());
+        let ts = over(cx, "x-ts-name", is_identifier).unwrap_or(derived.ts);
+        let zod = over(cx, "x-zod-name", is_identifier).unwrap_or_else(|| policy.zod(&ts));
+        let aliases =
+            if copy { Vec::new() } else { cx.alias_bases(&s.origin).iter().map(|a| policy.names(a, member)).collect() };
         out.push((Names { base, rust, ts, zod }, aliases));
     }
     cx.stray_aliases(types);

@@ -132,7 +132,8 @@ impl Cx {
             renamed_from: None,
             node: inner,
         };
-        types.slots.push(super::build::Slot { origin: at.clone(), base, explicit, def: Some(def) });
+        let scope = self.dynamic.current;
+        types.slots.push(super::build::Slot { origin: at.clone(), base, explicit, def: Some(def), scope });
         Shape::Ref(id)
     }
 
