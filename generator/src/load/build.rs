@@ -40,6 +40,8 @@ pub(crate) struct Types {
     /// Named location and dynamic scope -> its type: a location reached in several dynamic scopes is a type in
     /// each.
     scoped: BTreeMap<(Origin, usize), TypeId>,
+    /// How many of those are not the first at their location.
+    copies: usize,
 }
 
 /// The JSON kinds a `type` keyword can name, in canonical order.
@@ -279,6 +281,20 @@ impl Cx {
             return *id;
         }
         let first = *types.named.get(at).expect("only named locations are referred to");
+        if types.copies >= super::dynamic::MAX_SCOPED_TYPES {
+            if types.copies == super::dynamic::MAX_SCOPED_TYPES {
+                let msg = format!(
+                    "the dynamic scopes this type is reached in need more than {} types besides the first at each \
+                     place (one per scope): too many resources with their own `$dynamicAnchor` names, entered in too \
+                     many orders",
+                    super::dynamic::MAX_SCOPED_TYPES
+                );
+                self.err(at, K::InvalidValue, msg);
+                types.copies += 1;
+            }
+            return first;
+        }
+        types.copies += 1;
         let base = types.slots[first.0].base.clone();
         let id = TypeId(types.slots.len());
         types.slots.push(Slot { origin: at.clone(), base, explicit: false, def: None, scope });

@@ -15,6 +15,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ir::Origin;
 
+/// A dynamic scope, as what it binds: anchor name -> where the outermost resource declares it.
+type Scope = BTreeMap<String, Origin>;
+
+/// How many types a package may build in dynamic scopes besides the first one at each place: the scopes of `n`
+/// resources that each bind another name can number `2^n`, so a hostile schema is refused, not built.
+pub(crate) const MAX_SCOPED_TYPES: usize = 4096;
+
 /// The dynamic anchors and references of a load, and the dynamic scopes met so far.
 #[derive(Debug, Default)]
 pub(crate) struct Dynamic {
@@ -25,7 +32,9 @@ pub(crate) struct Dynamic {
     /// The anchor names some `$dynamicRef` looks up.
     names: BTreeSet<String>,
     /// Interned scopes: anchor name -> the location of the outermost resource's `$dynamicAnchor`. Scope 0 is empty.
-    scopes: Vec<BTreeMap<String, Origin>>,
+    scopes: Vec<Scope>,
+    /// Each scope's index in `scopes`.
+    index: BTreeMap<Scope, usize>,
     /// The scope the node being built is in.
     pub(crate) current: usize,
 }
@@ -55,7 +64,8 @@ impl Dynamic {
     /// `$dynamicRef` looks up, unless an outer resource already binds the name.
     pub(crate) fn enter(&mut self, scope: usize, base: &str) -> usize {
         if self.scopes.is_empty() {
-            self.scopes.push(BTreeMap::new());
+            self.scopes.push(Scope::new());
+            self.index.insert(Scope::new(), 0);
         }
         let Some(list) = self.anchors.get(base) else { return scope };
         let mut next = self.scopes[scope].clone();
@@ -67,13 +77,12 @@ impl Dynamic {
         if next == self.scopes[scope] {
             return scope;
         }
-        match self.scopes.iter().position(|s| *s == next) {
-            Some(i) => i,
-            None => {
-                self.scopes.push(next);
-                self.scopes.len() - 1
-            }
+        if let Some(i) = self.index.get(&next) {
+            return *i;
         }
+        self.index.insert(next.clone(), self.scopes.len());
+        self.scopes.push(next);
+        self.scopes.len() - 1
     }
 
     /// Where the `$dynamicRef` at `at` leads in the current scope (`None` when there is none at `at`).
@@ -112,5 +121,32 @@ mod tests {
         d.reference(&at("/x"), at("/y"), None);
         assert_eq!(d.target(&at("/x")), Some(at("/y")));
         assert_eq!(d.target(&at("/none")), None);
+    }
+
+    /// One resource per anchor name, each referring to all the others: the scopes are the subsets of the names,
+    /// `2^14`, and the load stops at [`MAX_SCOPED_TYPES`] with a located error instead of building them all.
+    #[test]
+    fn a_schema_with_exponentially_many_scopes_is_refused() {
+        let n = 14;
+        let defs: serde_json::Map<String, serde_json::Value> = (0..n)
+            .map(|i| {
+                let mut props: serde_json::Map<String, serde_json::Value> = (0..n)
+                    .filter(|j| *j != i)
+                    .map(|j| (format!("p{j}"), serde_json::json!({"$ref": format!("r{j}")})))
+                    .collect();
+                props.insert("d".into(), serde_json::json!({"$dynamicRef": format!("#n{i}")}));
+                let r = serde_json::json!({
+                    "$id": format!("r{i}"),
+                    "type": "object",
+                    "properties": props,
+                    "$defs": {"a": {"$dynamicAnchor": format!("n{i}")}}
+                });
+                (format!("r{i}"), r)
+            })
+            .collect();
+        let root = serde_json::json!({"$id": "https://example.com/root", "$ref": "r0", "$defs": defs}).to_string();
+        let errors = crate::load::load_files(std::path::Path::new("mem"), &[("root.json", &root)]).unwrap_err();
+        let e = errors.0.iter().find(|e| e.message.contains("dynamic scopes")).expect("refused for its scopes");
+        assert!(e.pointer.starts_with("/$defs/r"), "located at a resource: {}", e.pointer);
     }
 }
