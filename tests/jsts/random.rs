@@ -121,6 +121,7 @@ impl Gen {
                 json!({"type": "object", "properties": {own: self.schema(depth - 1)}, "allOf": [inner],
                        "unevaluatedProperties": rest})
             }
+            7..=9 if depth >= 2 && self.chance(6) => self.generic_list(),
             7..=9 => self.object(depth),
             10 | 11 => {
                 let mut s = json!({"type": "array"});
@@ -187,6 +188,38 @@ impl Gen {
                 }
             }
             _ => self.union(depth),
+        }
+    }
+
+    /// A list resource whose items are a `$dynamicRef` with its own default item, reached directly or through a
+    /// resource that binds the anchor to another item schema (the same list is then a type in two scopes).
+    fn generic_list(&mut self) -> Value {
+        // Leaves only: a `$ref` inside these resources would resolve against their own `$id`.
+        const LEAVES: &[&str] = &[
+            r#"{"type": "string"}"#,
+            r#"{"type": "integer", "minimum": 0}"#,
+            r#"{"type": "boolean"}"#,
+            r#"{"type": "string", "minLength": 2}"#,
+            r#"{"not": {"type": "null"}}"#,
+            r#"true"#,
+        ];
+        let item = |g: &mut Gen| match serde_json::from_str::<Value>(*g.rng.pick(LEAVES)).expect("leaf") {
+            Value::Object(mut o) => {
+                o.insert("$dynamicAnchor".into(), json!("item"));
+                Value::Object(o)
+            }
+            _ => json!({"$dynamicAnchor": "item"}),
+        };
+        let n = self.defs.len();
+        let list = json!({"$id": format!("list{n}"), "type": "array", "items": {"$dynamicRef": "#item"},
+                          "$defs": {"item": item(self)}});
+        let bound = json!({"$id": format!("bound{n}"), "$ref": format!("list{n}"), "$defs": {"item": item(self)}});
+        self.defs.insert(format!("L{n}"), list);
+        self.defs.insert(format!("B{n}"), bound);
+        if self.chance(3) {
+            json!({"$ref": format!("#/$defs/L{n}")})
+        } else {
+            json!({"$ref": format!("#/$defs/B{n}")})
         }
     }
 
@@ -261,7 +294,9 @@ impl Gen {
         }
         let Some(o) = s.as_object() else { return any_value(&mut self.rng, 1) };
         if let Some(r) = o.get("$ref").and_then(Value::as_str) {
-            let target = root.pointer(r.trim_start_matches('#')).cloned().unwrap_or(Value::Null);
+            // A pointer from the root, or the `$id` of one of its `$defs` (the generic lists).
+            let by_id = || root.get("$defs")?.as_object()?.values().find(|d| d.get("$id") == Some(&json!(r))).cloned();
+            let target = root.pointer(r.trim_start_matches('#')).cloned().or_else(by_id).unwrap_or(Value::Null);
             return self.value(&target, root, depth - 1);
         }
         if let Some(c) = o.get("const") {
