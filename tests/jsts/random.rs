@@ -203,7 +203,7 @@ impl Gen {
             r#"{"not": {"type": "null"}}"#,
             r#"true"#,
         ];
-        let item = |g: &mut Gen| match serde_json::from_str::<Value>(*g.rng.pick(LEAVES)).expect("leaf") {
+        let item = |g: &mut Gen| match serde_json::from_str::<Value>(g.rng.pick::<&str>(LEAVES)).expect("leaf") {
             Value::Object(mut o) => {
                 o.insert("$dynamicAnchor".into(), json!("item"));
                 Value::Object(o)
