@@ -435,3 +435,30 @@ fn unevaluated_items_see_the_prefix_items_and_contains_beside_and_inside() {
     );
     assert_eq!(all(json!({"0": "x"})), Vec::<String>::new(), "not an array: nothing to say");
 }
+
+#[test]
+fn a_remote_reference_resolves_to_a_copy_in_the_directory_with_that_id() {
+    // No fetching: a vendored copy of the remote document, its URI as `$id`, is what the reference names.
+    let remote = "https://schemas.example.com/common.json";
+    let dir = schema_dir(
+        "vendored-remote",
+        &[
+            (
+                "a.schema.json",
+                json!({"x-root": true, "type": "object", "required": ["x"],
+                       "properties": {"x": {"$ref": format!("{remote}#/$defs/pos")}}}),
+            ),
+            ("vendor/common.schema.json", json!({"$id": remote, "$defs": {"pos": {"type": "integer", "minimum": 1}}})),
+        ],
+    );
+    let m = wiregen::load::load(&dir).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    assert_eq!(first(&e, json!({"x": 1})), None);
+    assert_eq!(first(&e, json!({"x": 0})), Some(("minimum".into(), "/x".into())));
+    // Without the copy it is refused, naming the reference.
+    std::fs::remove_file(dir.join("vendor/common.schema.json")).expect("remove");
+    let errors = wiregen::load::load(&dir).expect_err("refused");
+    let e = &errors.0[0];
+    assert_eq!((e.kind.code(), e.pointer.as_str()), ("schema.unresolvable-ref", "/properties/x/$ref"));
+    assert!(e.message.contains("remote references are not fetched"), "{}", e.message);
+}
