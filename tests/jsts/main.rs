@@ -1,6 +1,7 @@
 //! The JSON-Schema-Test-Suite (draft 2020-12, the keywords a protocol uses, and the optional files that are not
-//! about `format` or other drafts; copied in `tests/jsts/suite/`) through the engine and through every generated
-//! output.
+//! about `format` or other drafts; copied in `tests/jsts/suite/` with the suite's remote documents) through the
+//! engine and through every generated output. A case that refers to remote documents is a schema directory with
+//! vendored copies of them ([`with_remotes`]).
 //!
 //! Each case (one schema and its test instances) is run by every checker. A checker either refuses the schema
 //! (a located refusal from the loader or from `wiregen types`) or gives a verdict on every instance. Per keyword
@@ -94,8 +95,14 @@ fn cases() -> Vec<Case> {
         let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&f).expect("read")).expect("JSON");
         for (i, g) in groups.into_iter().enumerate() {
             let id = format!("{keyword}-{i}");
-            let file = cases_dir.join(format!("{id}.json"));
-            std::fs::write(&file, serde_json::to_string_pretty(&g["schema"]).expect("JSON")).expect("write");
+            let file = match with_remotes(&cases_dir.join(&id), &g["schema"]) {
+                Some(dir) => dir,
+                None => {
+                    let file = cases_dir.join(format!("{id}.json"));
+                    std::fs::write(&file, serde_json::to_string_pretty(&g["schema"]).expect("JSON")).expect("write");
+                    file
+                }
+            };
             let tests = g["tests"]
                 .as_array()
                 .expect("tests")
@@ -123,6 +130,65 @@ fn cases() -> Vec<Case> {
         out.push(c);
     }
     out
+}
+
+/// The URI the suite serves its remote documents under (`tests/jsts/suite/remotes/`).
+const REMOTES: &str = "http://localhost:1234/";
+
+/// A case whose schema refers to the suite's remote documents becomes a schema directory, as a package vendors
+/// what it refers to: `dir/root.json` (marked `x-root`) and a copy of each remote document it may refer to (by file
+/// name, transitively) under `dir/remotes/`, carrying its URI as `$id` when it has none. `None` for the others.
+fn with_remotes(dir: &Path, schema: &Value) -> Option<PathBuf> {
+    let text = schema.to_string();
+    let mut top = schema.as_object().filter(|_| text.contains("localhost:1234"))?.clone();
+    top.insert("x-root".into(), json!(true));
+    let remotes = root().join("tests/jsts/suite/remotes");
+    let mut all = Vec::new();
+    let mut stack = vec![remotes.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("the suite's remotes") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(&remotes).expect("below").to_string_lossy().replace('\\', "/");
+                let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("JSON");
+                all.push((rel, doc));
+            }
+        }
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    // The documents whose file name the schema, or a document taken, mentions.
+    let mut taken: Vec<(String, Value)> = Vec::new();
+    let mut seen_text = vec![text];
+    while let Some(t) = seen_text.pop() {
+        for (rel, doc) in &all {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            if t.contains(name) && !taken.iter().any(|(r, _)| r == rel) {
+                taken.push((rel.clone(), doc.clone()));
+                seen_text.push(doc.to_string());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    for (rel, mut doc) in taken {
+        if let Some(o) = doc.as_object_mut() {
+            o.entry("$id").or_insert_with(|| json!(format!("{REMOTES}{rel}")));
+        }
+        let path = dir.join("remotes").join(&rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("JSON")).expect("write");
+    }
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::write(dir.join("root.json"), serde_json::to_string_pretty(&Value::Object(top)).expect("JSON"))
+        .expect("write");
+    Some(dir.to_path_buf())
+}
+
+/// The schema text of a case: its file, or the root file of its directory ([`with_remotes`]).
+pub fn schema_text(c: &Case) -> String {
+    let file = if c.file.is_dir() { c.file.join("root.json") } else { c.file.clone() };
+    std::fs::read_to_string(file).expect("read the case's schema")
 }
 
 /// How many random schemas the harness makes ([`random`]): 150, or `WIREGEN_RANDOM_CASES` for a soak.
@@ -155,13 +221,13 @@ struct Counts {
     wrong: usize,
 }
 
-/// The floor of passed instances per checker (of 1230); `None` while an output is not yet generated.
+/// The floor of passed instances per checker (of 1261); `None` while an output is not yet generated.
 const FLOORS: &[(&str, Option<usize>)] = &[
-    ("engine", Some(1205)),
-    ("bundled", Some(1205)),
-    ("rust", Some(1205)),
-    ("zod", Some(1191)),
-    ("ts-standalone", Some(1205)),
+    ("engine", Some(1245)),
+    ("bundled", Some(1245)),
+    ("rust", Some(1245)),
+    ("zod", Some(1231)),
+    ("ts-standalone", Some(1245)),
 ];
 
 #[test]
@@ -170,7 +236,7 @@ fn the_suite_through_every_checker() {
     let suite_len = all.iter().filter(|c| c.keyword != WIREGEN && c.keyword != random::RANDOM).count();
     let (cases, own) = all.split_at(suite_len);
     let total: usize = cases.iter().map(|c| c.tests.len()).sum();
-    assert_eq!(total, 1230, "the suite copy has 1230 instances");
+    assert_eq!(total, 1261, "the suite copy has 1261 instances");
     assert!(
         own.iter().any(|c| c.keyword == WIREGEN)
             && own.iter().all(|c| c.keyword == WIREGEN || c.keyword == random::RANDOM),
@@ -221,7 +287,7 @@ fn the_suite_through_every_checker() {
         .collect();
     for (c, engine) in all.iter().zip(&engines) {
         let (Some(engine), Some(both)) = (engine, firsts.get(&c.id)) else { continue };
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(&c.file).expect("read")).expect("JSON");
+        let schema: Value = serde_json::from_str(&schema_text(c)).expect("JSON");
         for (checker, got) in ["zod", "ts-standalone"].iter().zip(both) {
             for ((desc, data, _), got) in c.tests.iter().zip(got) {
                 let want = engine.check_value(data).first().map(|e| (e.rule.to_string(), e.pointer.clone()));
