@@ -262,12 +262,13 @@ impl Cx {
             Some(n) => (n, true),
             None => (naming::derived_name(self, types, at), false),
         };
-        let base_uri = self.base_at(at);
-        let scope = self.dynamic.enter(0, &base_uri);
+        let scope = self.entered(0, at);
         let id = TypeId(types.slots.len());
         types.slots.push(Slot { origin: at.clone(), base, explicit, def: None, scope });
         types.named.insert(at.clone(), id);
-        types.scoped.insert((at.clone(), scope), id);
+        if self.dynamic.active() {
+            types.scoped.insert((at.clone(), scope), id);
+        }
         id
     }
 
@@ -275,12 +276,19 @@ impl Cx {
     /// by standing there): built in the current dynamic scope, entering `at`'s resource. A location reached in a
     /// scope it was not built in yet gets another type (named like the first, numbered).
     fn instance(&mut self, types: &mut Types, at: &Origin) -> TypeId {
-        let base_uri = self.base_at(at);
-        let scope = self.dynamic.enter(self.dynamic.current, &base_uri);
+        let first = *types.named.get(at).expect("only named locations are referred to");
+        self.scoped_instance(types, at, first)
+    }
+
+    /// [`Cx::instance`] of `at`, whose first type is `first`.
+    fn scoped_instance(&mut self, types: &mut Types, at: &Origin, first: TypeId) -> TypeId {
+        if !self.dynamic.active() {
+            return first;
+        }
+        let scope = self.entered(self.dynamic.current, at);
         if let Some(id) = types.scoped.get(&(at.clone(), scope)) {
             return *id;
         }
-        let first = *types.named.get(at).expect("only named locations are referred to");
         if types.copies >= super::dynamic::MAX_SCOPED_TYPES {
             if types.copies == super::dynamic::MAX_SCOPED_TYPES {
                 let msg = format!(
@@ -300,6 +308,15 @@ impl Cx {
         types.slots.push(Slot { origin: at.clone(), base, explicit: false, def: None, scope });
         types.scoped.insert((at.clone(), scope), id);
         id
+    }
+
+    /// The dynamic scope `scope` after entering the resource `at` is in.
+    fn entered(&mut self, scope: usize, at: &Origin) -> usize {
+        if !self.dynamic.active() {
+            return scope;
+        }
+        let base_uri = self.base_at(at);
+        self.dynamic.enter(scope, &base_uri)
     }
 
     /// A new type for a node built at a location that is not named.
@@ -334,16 +351,15 @@ impl Cx {
 
     /// The node of the schema `v` at `at`. `own` is true when building the body of the type named at `at`.
     pub(crate) fn node(&mut self, types: &mut Types, at: &Origin, v: &Value, own: bool) -> Node {
-        if !own && types.named.contains_key(at) {
-            let id = self.instance(types, at);
+        if let Some(first) = types.named.get(at).copied().filter(|_| !own) {
+            let id = self.scoped_instance(types, at, first);
             let description = v.get("description").and_then(Value::as_str).map(String::from);
             return Node { origin: at.clone(), description, shape: Shape::Ref(id) };
         }
         // A subschema with `$id` enters its resource while it applies.
         let outer = self.dynamic.current;
-        if !own && v.get("$id").is_some() {
-            let base_uri = self.base_at(at);
-            self.dynamic.current = self.dynamic.enter(outer, &base_uri);
+        if !own && self.dynamic.active() && v.get("$id").is_some() {
+            self.dynamic.current = self.entered(outer, at);
         }
         let node = match v {
             Value::Bool(true) => Node { origin: at.clone(), description: None, shape: Shape::Any },

@@ -60,6 +60,11 @@ impl Dynamic {
         self.refs.values().map(|(t, _)| t).chain(anchors)
     }
 
+    /// Whether some `$dynamicRef` looks up an anchor (else every scope is scope 0).
+    pub(crate) fn active(&self) -> bool {
+        !self.names.is_empty()
+    }
+
     /// The scope `scope` extended by entering the resource with base URI `base`: its anchors that some
     /// `$dynamicRef` looks up, unless an outer resource already binds the name.
     pub(crate) fn enter(&mut self, scope: usize, base: &str) -> usize {
