@@ -161,6 +161,11 @@ impl Plan {
     }
 }
 
+/// Why the loader refuses a rename [`Plan::unreached_renames`] finds: where the walk ([`walk`]) carries renames.
+pub(crate) const UNREACHED_RENAME: &str = "the upgrade does not follow this rename: renames are carried through \
+     properties, arrays, maps and tagged unions, not inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, \
+     `dependentSchemas`, `prefixItems` or `patternProperties`";
+
 /// The property renames of a protocol: the envelope's, then each event's. `reached` gets every object the walk
 /// enters.
 fn renames(m: &Model, p: &crate::ir::Protocol, reached: &mut BTreeSet<*const ObjectShape>) -> Vec<RenameStep> {

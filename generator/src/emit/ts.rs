@@ -56,6 +56,7 @@ pub(crate) const ZOD_DEV_RANGE: &str = "^4.6.7";
 const RUNTIME: &str = include_str!("../../templates/ts/runtime.ts.j2");
 const ZOD_SUPPORT: &str = include_str!("../../templates/ts/zod-support.ts.j2");
 const STANDALONE_SUPPORT: &str = include_str!("../../templates/ts/standalone-support.ts");
+const EVALUATION: &str = include_str!("../../templates/ts/evaluation.ts.j2");
 const SCHEMAS: &str = include_str!("../../templates/ts/schemas.ts.j2");
 const INDEX: &str = include_str!("../../templates/ts/index.ts.j2");
 const ENVELOPE: &str = include_str!("../../templates/ts/envelope.ts.j2");
@@ -139,7 +140,7 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         header => header.clone(),
         protocol => m.protocol.is_some(),
         type_names => Value::from(Code::from_pieces(type_names.join(", "))),
-        support => Value::from(Code::from_pieces(STANDALONE_SUPPORT.trim_end().to_string())),
+        support => Value::from(standalone_support(&env)?),
         body => Value::from(sa_body),
         types => standalone_types(m)?,
     })?;
@@ -352,7 +353,7 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     }
     Ok(env.get_template("standalone-module.ts")?.render(minijinja::context! {
         header => header("wiregen types --lang ts-standalone"),
-        support => Value::from(Code::from_pieces(STANDALONE_SUPPORT.trim_end().to_string())),
+        support => Value::from(standalone_support(&env)?),
         body => Value::from(body),
         types => types_view,
     })?)
@@ -362,6 +363,23 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
 fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     let s = env.get_template("zod-support.ts")?.render(minijinja::context! {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
+        evaluation => Value::from(evaluation_support(env, "", "isPlainObject")?),
+    })?;
+    Ok(Code::from_pieces(s.trim_end().to_string()))
+}
+
+/// The standalone validator's runtime (`standalone-support.ts`), with the evaluation plan's interpreter.
+fn standalone_support(env: &Environment<'static>) -> Result<Code, EmitError> {
+    let evaluation = evaluation_support(env, "$", "$isObject")?;
+    Ok(Code::from_pieces(format!("{}\n\n{}", STANDALONE_SUPPORT.trim_end(), evaluation.as_str())))
+}
+
+/// The interpreter of the evaluation plan literal ([`evaluation`]) that both runtimes run (`evaluation.ts`): its
+/// names prefixed with `prefix`, objects told by the runtime's `object` test.
+fn evaluation_support(env: &Environment<'static>, prefix: &str, object: &str) -> Result<Code, EmitError> {
+    let s = env.get_template("evaluation.ts")?.render(minijinja::context! {
+        p => Value::from(Code::from_pieces(prefix.to_string())),
+        object => Value::from(Code::from_pieces(object.to_string())),
     })?;
     Ok(Code::from_pieces(s.trim_end().to_string()))
 }
@@ -395,6 +413,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_template("runtime.ts", RUNTIME)?;
     env.add_template("upgrade.ts", UPGRADE)?;
     env.add_template("zod-support.ts", ZOD_SUPPORT)?;
+    env.add_template("evaluation.ts", EVALUATION)?;
     env.add_template("schemas.ts", SCHEMAS)?;
     env.add_template("index.ts", INDEX)?;
     env.add_template("envelope.ts", ENVELOPE)?;

@@ -44,6 +44,21 @@ pub(crate) struct Types {
     copies: usize,
 }
 
+impl Types {
+    /// Adds a type at `origin` (its body `def`, or `None` while it is to be built) in dynamic scope `scope`.
+    pub(crate) fn push(
+        &mut self,
+        origin: &Origin,
+        base: String,
+        explicit: bool,
+        def: Option<TypeDef>,
+        scope: usize,
+    ) -> TypeId {
+        self.slots.push(Slot { origin: origin.clone(), base, explicit, def, scope });
+        TypeId(self.slots.len() - 1)
+    }
+}
+
 /// The JSON kinds a `type` keyword can name, in canonical order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
@@ -178,10 +193,7 @@ impl Cx {
             .collect();
         let model = Model { title, description, base_uri, package, types: defs, root, protocol };
         for at in crate::upgrade::Plan::unreached_renames(&model) {
-            let msg = "the upgrade does not follow this rename: renames are carried through properties, arrays, \
-                       maps and tagged unions, not inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas`, \
-                       `prefixItems` or `patternProperties`";
-            self.err(&at.join("x-renamed-from"), K::InvalidValue, msg);
+            self.err(&at.join("x-renamed-from"), K::InvalidValue, crate::upgrade::UNREACHED_RENAME);
         }
         self.errors.is_empty().then_some(model)
     }
@@ -263,8 +275,7 @@ impl Cx {
             None => (naming::derived_name(self, types, at), false),
         };
         let scope = self.entered(0, at);
-        let id = TypeId(types.slots.len());
-        types.slots.push(Slot { origin: at.clone(), base, explicit, def: None, scope });
+        let id = types.push(at, base, explicit, None, scope);
         types.named.insert(at.clone(), id);
         if self.dynamic.active() {
             types.scoped.insert((at.clone(), scope), id);
@@ -304,8 +315,7 @@ impl Cx {
         }
         types.copies += 1;
         let base = types.slots[first.0].base.clone();
-        let id = TypeId(types.slots.len());
-        types.slots.push(Slot { origin: at.clone(), base, explicit: false, def: None, scope });
+        let id = types.push(at, base, false, None, scope);
         types.scoped.insert((at.clone(), scope), id);
         id
     }
@@ -326,15 +336,13 @@ impl Cx {
             (true, Some(n)) => (n, true),
             _ => (format!("{}{suffix}", naming::derived_name(self, types, at)), false),
         };
-        let id = TypeId(types.slots.len());
         let origin = node.origin.clone();
         let description = node.description.clone();
         let mut def = self.type_def(at, &v, node);
         if !suffix.is_empty() {
             def.examples.clear();
         }
-        let scope = self.dynamic.current;
-        types.slots.push(Slot { origin: at.clone(), base, explicit, def: Some(def), scope });
+        let id = types.push(at, base, explicit, Some(def), self.dynamic.current);
         Node { origin, description, shape: Shape::Ref(id) }
     }
 
@@ -428,12 +436,14 @@ impl Cx {
         // `unevaluatedProperties` beside applicators, `unevaluatedItems` beside them or `contains`, wrap the whole
         // schema object; the typed part does not see them.
         let applied = IN_PLACE_APPLICATORS.iter().any(|k| o.contains_key(*k));
-        let unevaluated = o.get("unevaluatedProperties").filter(|_| applied);
-        let unevaluated_items = o.get("unevaluatedItems").filter(|_| applied || o.contains_key("contains"));
-        let typed = if unevaluated.is_some() || unevaluated_items.is_some() {
+        // Per kind (`items`: false, true), the schema of the properties (items) the rest does not evaluate.
+        let wrapping = [false, true].map(|items| {
+            let beside = applied || (items && o.contains_key("contains"));
+            o.get(unevaluated_keyword(items)).filter(|_| beside)
+        });
+        let typed = if wrapping.iter().any(Option::is_some) {
             let wrapped = |k: &String| {
-                (k == "unevaluatedProperties" && unevaluated.is_some())
-                    || (k == "unevaluatedItems" && unevaluated_items.is_some())
+                [false, true].into_iter().zip(&wrapping).any(|(i, u)| u.is_some() && k == unevaluated_keyword(i))
             };
             let rest: Map<String, Value> =
                 o.iter().filter(|(k, _)| !wrapped(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -522,11 +532,9 @@ impl Cx {
             _ => Shape::AllOf(parts),
         };
         let mut shape = shape;
-        for (items, key, u) in
-            [(false, "unevaluatedProperties", unevaluated), (true, "unevaluatedItems", unevaluated_items)]
-        {
+        for (items, u) in [false, true].into_iter().zip(wrapping) {
             if let Some(u) = u {
-                let rest = self.node(types, &at.join(key), u, false);
+                let rest = self.node(types, &at.join(unevaluated_keyword(items)), u, false);
                 let inner = Node { origin: at.clone(), description: None, shape };
                 shape = Shape::Unevaluated { inner: Box::new(inner), rest: Box::new(rest), items };
             }

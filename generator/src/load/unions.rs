@@ -121,7 +121,6 @@ impl Cx {
             Some(n) => (n, true),
             None => (super::naming::derived_name(self, types, at), false),
         };
-        let id = TypeId(types.slots.len());
         let def = TypeDef {
             names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
             aliases: Vec::new(),
@@ -132,9 +131,7 @@ impl Cx {
             renamed_from: None,
             node: inner,
         };
-        let scope = self.dynamic.current;
-        types.slots.push(super::build::Slot { origin: at.clone(), base, explicit, def: Some(def), scope });
-        Shape::Ref(id)
+        Shape::Ref(types.push(at, base, explicit, Some(def), self.dynamic.current))
     }
 
     /// Fills in and checks the tags of an `x-union`.

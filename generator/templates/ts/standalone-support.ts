@@ -81,39 +81,3 @@ function $ok(f: $Check, v: unknown): boolean {
   f(v, "", out);
   return out.length === 0;
 }
-
-/**
- * Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
- * `unevaluatedItems`), as a plan the generator builds from the model: `null` nothing; of an object, names and
- * patterns (every other property with `rest`); of an array, the prefix (every later item with `rest`) and the
- * items `contains` passes; all of several plans, the plan of each check the value passes, an `if`, a
- * `dependentSchemas` entry.
- */
-type $Evaluation =
-  | null
-  | { readonly names: readonly string[]; readonly patterns: readonly RegExp[]; readonly rest: boolean }
-  | { readonly prefix: number; readonly rest: boolean; readonly contains: ((v: unknown) => boolean) | null }
-  | { readonly all: readonly $Evaluation[] }
-  | { readonly valid: readonly (readonly [(v: unknown) => boolean, $Evaluation])[] }
-  | { readonly cond: (v: unknown) => boolean; readonly then: $Evaluation; readonly otherwise: $Evaluation }
-  | { readonly property: string; readonly then: $Evaluation };
-
-/** Adds to `out` the properties of `v` (the indices of its items, as strings) that `plan` evaluates. */
-function $evaluated(plan: $Evaluation, v: unknown, out: Set<string>): void {
-  if (plan === null) return;
-  if ("names" in plan) {
-    if (!$isObject(v)) return;
-    for (const k in v) if (Object.hasOwn(v, k) && (plan.rest || plan.names.includes(k) || plan.patterns.some((re) => re.test(k)))) out.add(k);
-  } else if ("prefix" in plan) {
-    if (!Array.isArray(v)) return;
-    for (let i = 0; i < v.length; i++) if (plan.rest || i < plan.prefix || (plan.contains !== null && plan.contains(v[i]))) out.add(String(i));
-  } else if ("all" in plan) {
-    for (const p of plan.all) $evaluated(p, v, out);
-  } else if ("valid" in plan) {
-    for (const [ok, p] of plan.valid) if (ok(v)) $evaluated(p, v, out);
-  } else if ("cond" in plan) {
-    $evaluated(plan.cond(v) ? plan.then : plan.otherwise, v, out);
-  } else if ($isObject(v) && Object.hasOwn(v, plan.property)) {
-    $evaluated(plan.then, v, out);
-  }
-}

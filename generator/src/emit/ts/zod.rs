@@ -222,7 +222,7 @@ impl super::evaluation::PlanChecks for ZodPlan<'_, '_> {
     }
 
     fn regex_expr(&mut self, p: &Pattern) -> String {
-        format!("new RegExp({}, \"u\")", string_lit(&p.source))
+        regex_lit(p)
     }
 }
 
@@ -412,7 +412,7 @@ impl<'m> ZodEmit<'m> {
                     out.push_str(&format!(".check(maxChars({}))", count(n, k)?));
                 }
                 if let Some(p) = &s.pattern {
-                    out.push_str(&format!(".check(pattern(new RegExp({}, \"u\")))", string_lit(&p.source)));
+                    out.push_str(&format!(".check(pattern({}))", regex_lit(p)));
                 }
                 out
             }
@@ -603,7 +603,7 @@ impl<'m> ZodEmit<'m> {
         }
         let mut patterns = Vec::new();
         for (p, pn) in &o.pattern_properties {
-            patterns.push(format!("[new RegExp({}, \"u\"), {}]", string_lit(&p.source), self.node(pn, indent + 2)?));
+            patterns.push(format!("[{}, {}]", regex_lit(p), self.node(pn, indent + 2)?));
         }
         let additional = match &o.additional {
             Additional::Closed => string_lit("closed").to_string(),
@@ -821,6 +821,11 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
     }
     w.push_str("    }\n  }");
     Ok(Code::from_pieces(w))
+}
+
+/// A pattern as a `u`-mode `RegExp` (the mode the loader checks patterns for).
+fn regex_lit(p: &Pattern) -> String {
+    format!("new RegExp({}, \"u\")", string_lit(&p.source))
 }
 
 #[cfg(test)]

@@ -474,12 +474,16 @@ export function not(inner: z.ZodType): z.ZodUnknown {
   });
 }
 
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 /**
  * Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
- * `unevaluatedItems`), as a plan the generator builds from the model: `null` nothing; of an object, names and
- * patterns (every other property with `rest`); of an array, the prefix (every later item with `rest`) and the
- * items `contains` passes; all of several plans, the plan of each schema the value passes, an `if`, a
- * `dependentSchemas` entry.
+ * `unevaluatedItems`), as a plan the generator builds from the model (`ir::Evaluation`): `null` nothing; of an
+ * object, names and patterns (every other property with `rest`); of an array, the prefix (every later item with
+ * `rest`) and the items `contains` passes; all of several plans, the plan of each schema the value passes, an `if`,
+ * a `dependentSchemas` entry.
  */
 type Evaluation =
   | null
@@ -489,10 +493,6 @@ type Evaluation =
   | { readonly valid: readonly (readonly [(v: unknown) => boolean, Evaluation])[] }
   | { readonly cond: (v: unknown) => boolean; readonly then: Evaluation; readonly otherwise: Evaluation }
   | { readonly property: string; readonly then: Evaluation };
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** Adds to `out` the properties of `v` (the indices of its items, as strings) that `plan` evaluates. */
 function evaluated(plan: Evaluation, v: unknown, out: Set<string>): void {
@@ -542,7 +542,7 @@ export function unevaluated<T extends z.ZodType>(inner: T, plan: Evaluation, res
 export function dependent(property: string, then: z.ZodType): z.ZodUnknown {
   return z.unknown().check((ctx) => {
     const v = ctx.value;
-    if (typeof v === "object" && v !== null && !Array.isArray(v) && Object.hasOwn(v, property)) sub(then, v, [], ctx);
+    if (isPlainObject(v) && Object.hasOwn(v, property)) sub(then, v, [], ctx);
   });
 }
 

@@ -98,10 +98,10 @@ function $ok(f: $Check, v: unknown): boolean {
 
 /**
  * Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
- * `unevaluatedItems`), as a plan the generator builds from the model: `null` nothing; of an object, names and
- * patterns (every other property with `rest`); of an array, the prefix (every later item with `rest`) and the
- * items `contains` passes; all of several plans, the plan of each check the value passes, an `if`, a
- * `dependentSchemas` entry.
+ * `unevaluatedItems`), as a plan the generator builds from the model (`ir::Evaluation`): `null` nothing; of an
+ * object, names and patterns (every other property with `rest`); of an array, the prefix (every later item with
+ * `rest`) and the items `contains` passes; all of several plans, the plan of each schema the value passes, an `if`,
+ * a `dependentSchemas` entry.
  */
 type $Evaluation =
   | null
