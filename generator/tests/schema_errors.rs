@@ -4,6 +4,8 @@
 //!
 //! Update the goldens with `WIREGEN_UPDATE_GOLDEN=1 cargo test -p wiregen --test schema_errors` (ignored under CI).
 
+#[path = "support/files.rs"]
+mod files;
 #[path = "support/golden.rs"]
 mod golden;
 
@@ -30,21 +32,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read_dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let bytes = std::fs::read(&p).expect("read");
-                out.push((p, bytes));
-            }
-        }
-    }
-    out.sort();
-    out
+    files::below(dir).into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("read"))).collect()
 }
 
 fn break_schema(case: &Value, schema: &Path) {

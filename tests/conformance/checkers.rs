@@ -164,24 +164,15 @@ fn source(fx: &[Fixture]) -> Vec<Verdict> {
     let mut resources = Vec::new();
     let mut members: BTreeMap<String, Value> = BTreeMap::new();
     let mut envelope = Value::Null;
-    let mut walk = vec![dir.clone()];
-    while let Some(d) = walk.pop() {
-        for e in std::fs::read_dir(&d).expect("schema dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                walk.push(p);
-                continue;
-            }
-            let v: Value =
-                serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("schema file is JSON");
-            let id = v["$id"].as_str().expect("every schema file has $id").to_string();
-            if p.file_name().is_some_and(|n| n == "envelope.schema.json") {
-                envelope = v.clone();
-            } else if let Some(t) = v["properties"]["t"]["const"].as_str() {
-                members.insert(t.to_string(), v.clone());
-            }
-            resources.push((id, v));
+    for p in crate::files::below(&dir) {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("schema file is JSON");
+        let id = v["$id"].as_str().expect("every schema file has $id").to_string();
+        if p.file_name().is_some_and(|n| n == "envelope.schema.json") {
+            envelope = v.clone();
+        } else if let Some(t) = v["properties"]["t"]["const"].as_str() {
+            members.insert(t.to_string(), v.clone());
         }
+        resources.push((id, v));
     }
     let mut registry = jsonschema::Registry::new();
     for (id, v) in &resources {

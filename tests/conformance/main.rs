@@ -7,6 +7,8 @@ mod checkers;
 mod differential;
 mod example;
 mod example_rust;
+#[path = "../../generator/tests/support/files.rs"]
+mod files;
 mod fixtures;
 mod fuzz;
 #[path = "../../generator/tests/support/golden.rs"]

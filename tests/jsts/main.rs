@@ -16,6 +16,8 @@
 
 mod bundled;
 mod engine;
+#[path = "../../generator/tests/support/files.rs"]
+mod files;
 mod random;
 #[path = "../../generator/tests/support/rng.rs"]
 mod rng;
@@ -142,27 +144,12 @@ fn with_remotes(dir: &Path, schema: &Value) -> Option<PathBuf> {
     let text = schema.to_string();
     let mut top = schema.as_object().filter(|_| text.contains("localhost:1234"))?.clone();
     top.insert("x-root".into(), json!(true));
-    let remotes = root().join("tests/jsts/suite/remotes");
-    let mut all = Vec::new();
-    let mut stack = vec![remotes.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("the suite's remotes") {
-            let p = e.expect("dir entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(&remotes).expect("below").to_string_lossy().replace('\\', "/");
-                let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("JSON");
-                all.push((rel, doc));
-            }
-        }
-    }
-    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let all = remotes();
     // The documents whose file name the schema, or a document taken, mentions.
     let mut taken: Vec<(String, Value)> = Vec::new();
     let mut seen_text = vec![text];
     while let Some(t) = seen_text.pop() {
-        for (rel, doc) in &all {
+        for (rel, doc) in all {
             let name = rel.rsplit('/').next().unwrap_or(rel);
             if t.contains(name) && !taken.iter().any(|(r, _)| r == rel) {
                 taken.push((rel.clone(), doc.clone()));
@@ -183,6 +170,22 @@ fn with_remotes(dir: &Path, schema: &Value) -> Option<PathBuf> {
     std::fs::write(dir.join("root.json"), serde_json::to_string_pretty(&Value::Object(top)).expect("JSON"))
         .expect("write");
     Some(dir.to_path_buf())
+}
+
+/// The suite's remote documents, read once: (path below `remotes/`, document), by path.
+fn remotes() -> &'static [(String, Value)] {
+    static DOCS: std::sync::OnceLock<Vec<(String, Value)>> = std::sync::OnceLock::new();
+    DOCS.get_or_init(|| {
+        let dir = root().join("tests/jsts/suite/remotes");
+        files::below(&dir)
+            .into_iter()
+            .map(|p| {
+                let rel = p.strip_prefix(&dir).expect("below").to_string_lossy().replace('\\', "/");
+                let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("JSON");
+                (rel, doc)
+            })
+            .collect()
+    })
 }
 
 /// The schema text of a case: its file, or the root file of its directory ([`with_remotes`]).
