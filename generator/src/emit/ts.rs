@@ -100,17 +100,7 @@ fn public_runtime() -> (Vec<&'static str>, Vec<&'static str>) {
 pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, EmitError> {
     let env = environment()?;
     let header = Value::from(Code::from_pieces(format!("// {}", opts.generated_by())));
-    let mut zod = zod::ZodEmit::new(m)?;
-    let roles = match &m.protocol {
-        Some(p) => Some((p.envelope, zod::role_check(m, p)?)),
-        None => None,
-    };
-    let mut body = Vec::new();
-    for id in zod.order().ids.clone() {
-        let r = roles.as_ref().filter(|(e, _)| *e == id).map(|(_, c)| c);
-        body.push(zod.decl(id, r)?.code.to_string());
-    }
-    let body = body.join("\n");
+    let body = zod_declarations(m)?;
     let protocol = match &m.protocol {
         Some(p) => Some(protocol_view(m, p)?),
         None => None,
@@ -300,6 +290,16 @@ fn standalone_types(m: &Model) -> Result<Vec<Value>, EmitError> {
 /// When the model holds what the Zod schemas cannot express exactly.
 pub(crate) fn zod_module(m: &Model) -> Result<String, EmitError> {
     let env = environment()?;
+    let body = zod_declarations(m)?;
+    Ok(env.get_template("zod-module.ts")?.render(minijinja::context! {
+        header => header("wiregen types --lang zod"),
+        support => Value::from(zod_support(&env)?),
+        body => Value::from(Code::from_pieces(body.trim_end().to_string())),
+    })?)
+}
+
+/// Every type's Zod declaration (schema and type), in dependency order, the envelope's with the role check.
+fn zod_declarations(m: &Model) -> Result<String, EmitError> {
     let mut zod = zod::ZodEmit::new(m)?;
     let roles = match &m.protocol {
         Some(p) => Some((p.envelope, zod::role_check(m, p)?)),
@@ -310,11 +310,7 @@ pub(crate) fn zod_module(m: &Model) -> Result<String, EmitError> {
         let r = roles.as_ref().filter(|(e, _)| *e == id).map(|(_, c)| c);
         body.push(zod.decl(id, r)?.code.to_string());
     }
-    Ok(env.get_template("zod-module.ts")?.render(minijinja::context! {
-        header => header("wiregen types --lang zod"),
-        support => Value::from(zod_support(&env)?),
-        body => Value::from(Code::from_pieces(body.join("\n").trim_end().to_string())),
-    })?)
+    Ok(body.join("\n"))
 }
 
 /// The standalone module of `wiregen types --lang ts-standalone`: `validate<Type>(value)` and `is<Type>(value)`
