@@ -667,9 +667,9 @@ impl ::schemars::JsonSchema for Cuid2 {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "minLength" : 1u64, "description" :
-            "A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters)."
-            }
+            { "description" :
+            "A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters).",
+            "type" : "string", "minLength" : 1u64 }
         )
     }
 }
@@ -738,8 +738,8 @@ impl ::schemars::JsonSchema for Id {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "minLength" : 1u64, "description" :
-            "A non-empty identifier string." }
+            { "description" : "A non-empty identifier string.", "type" : "string",
+            "minLength" : 1u64 }
         )
     }
 }
@@ -811,9 +811,9 @@ impl ::schemars::JsonSchema for Uint53 {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64,
-            "description" :
-            "A non-negative integer that JavaScript represents exactly (0 to 2^53-1)." }
+            { "description" :
+            "A non-negative integer that JavaScript represents exactly (0 to 2^53-1).",
+            "type" : "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64 }
         )
     }
 }
@@ -890,8 +890,8 @@ impl ::schemars::JsonSchema for Role {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["user", "agent"], "description" :
-            "Who produced this event" }
+            { "description" : "Who produced this event", "type" : "string", "enum" :
+            ["user", "agent"] }
         )
     }
 }
@@ -955,7 +955,7 @@ impl ::schemars::JsonSchema for Args {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "object", "description" : "Tool input arguments: any JSON object."
+            { "description" : "Tool input arguments: any JSON object.", "type" : "object"
             }
         )
     }
@@ -1057,13 +1057,15 @@ impl ::schemars::JsonSchema for Usage {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("Usage")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Token usage for this turn", "type" : "object",
-            "properties" : { "inputTokens" : (generator.subschema_for:: < Uint53 > ()),
-            "outputTokens" : (generator.subschema_for:: < Uint53 > ()), "cost" : { "type"
-            : "number", "minimum" : 0u64 } }, "required" : ["inputTokens",
-            "outputTokens", "cost"], "additionalProperties" : false }
+            { "description" : "Token usage for this turn", "type" : "object", "required"
+            : ["inputTokens", "outputTokens", "cost"], "additionalProperties" : false,
+            "properties" : { "inputTokens" : { "type" : "integer", "minimum" : 0u64,
+            "maximum" : 9007199254740991u64, "description" : "Input tokens consumed" },
+            "outputTokens" : { "type" : "integer", "minimum" : 0u64, "maximum" :
+            9007199254740991u64, "description" : "Output tokens generated" }, "cost" : {
+            "type" : "number", "minimum" : 0f64, "description" : "Cost in USD" } } }
         )
     }
 }
@@ -1246,18 +1248,23 @@ impl ::schemars::JsonSchema for MessageUsage {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("MessageUsage")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" :
             "Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost.",
-            "type" : "object", "properties" : { "inputTokens" : (generator
-            .subschema_for:: < Uint53 > ()), "cacheCreationInputTokens" : (generator
-            .subschema_for:: < Uint53 > ()), "cacheReadInputTokens" : (generator
-            .subschema_for:: < Uint53 > ()), "outputTokens" : (generator.subschema_for::
-            < Uint53 > ()), "contextWindow" : { "type" : "integer", "exclusiveMinimum" :
-            0u64, "maximum" : 9007199254740991u64 }, "serviceTier" : { "type" : "string"
-            } }, "required" : ["inputTokens", "outputTokens"], "additionalProperties" :
-            false }
+            "type" : "object", "required" : ["inputTokens", "outputTokens"],
+            "additionalProperties" : false, "properties" : { "inputTokens" : { "type" :
+            "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64, "description" :
+            "Input tokens" }, "cacheCreationInputTokens" : { "type" : "integer",
+            "minimum" : 0u64, "maximum" : 9007199254740991u64, "description" :
+            "Input tokens written to the prompt cache" }, "cacheReadInputTokens" : {
+            "type" : "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64,
+            "description" : "Input tokens read from the prompt cache" }, "outputTokens" :
+            { "type" : "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64,
+            "description" : "Output tokens" }, "contextWindow" : { "type" : "integer",
+            "exclusiveMinimum" : 0u64, "maximum" : 9007199254740991u64, "description" :
+            "Size of the model's context window in tokens" }, "serviceTier" : { "type" :
+            "string", "description" : "Provider service tier the request ran on" } } }
         )
     }
 }
@@ -1355,13 +1362,16 @@ impl ::schemars::JsonSchema for Image {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("Image")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Optional image metadata", "type" : "object", "properties"
-            : { "width" : (generator.subschema_for:: < Uint53 > ()), "height" :
-            (generator.subschema_for:: < Uint53 > ()), "thumbhash" : { "type" : "string"
-            } }, "required" : ["width", "height", "thumbhash"], "additionalProperties" :
-            false }
+            { "description" : "Optional image metadata", "type" : "object", "required" :
+            ["width", "height", "thumbhash"], "additionalProperties" : false,
+            "properties" : { "width" : { "type" : "integer", "minimum" : 0u64, "maximum"
+            : 9007199254740991u64, "description" : "Image width in pixels" }, "height" :
+            { "type" : "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64,
+            "description" : "Image height in pixels" }, "thumbhash" : { "type" :
+            "string", "description" : "Base64-encoded ThumbHash for instant placeholder"
+            } } }
         )
     }
 }
@@ -1589,91 +1599,42 @@ impl ::schemars::JsonSchema for Envelope {
         ::schemars::json_schema!(
             { "description" :
             "One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format.",
-            "type" : "object", "properties" : { "id" : (generator.subschema_for:: < Cuid2
-            > ()), "time" : (generator.subschema_for:: < Uint53 > ()), "role" :
-            (generator.subschema_for:: < Role > ()), "turn" : (generator.subschema_for::
-            < Cuid2 > ()), "subagent" : (generator.subschema_for:: < Cuid2 > ()),
-            "claudeUuid" : { "type" : "string", "minLength" : 1u64 }, "codexItemId" : {
-            "type" : "string", "minLength" : 1u64 }, "usage" : (generator.subschema_for::
-            < MessageUsage > ()), "ev" : (generator.subschema_for:: < Event > ()) },
-            "required" : ["id", "time", "role", "ev"], "additionalProperties" : false,
-            "allOf" : [{ "if" : { "properties" : { "ev" : { "properties" : { "t" : {
-            "const" : "text" } }, "required" : ["t"] } }, "required" : ["ev", "subagent"]
-            }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if"
-            : { "properties" : { "ev" : { "properties" : { "t" : { "const" : "text" } },
-            "required" : ["t", "thinking"] } }, "required" : ["ev"] }, "then" : {
-            "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "text" } },
-            "required" : ["t", "steer"] } }, "required" : ["ev"] }, "then" : {
-            "properties" : { "role" : { "enum" : ["user"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "file" } },
-            "required" : ["t"] } }, "required" : ["ev", "subagent"] }, "then" : {
-            "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "turn-start" }
-            }, "required" : ["t"] } }, "required" : ["ev"] }, "then" : { "properties" : {
-            "role" : { "enum" : ["agent"] } } } }, { "if" : { "properties" : { "ev" : {
-            "properties" : { "t" : { "const" : "turn-start" } }, "required" : ["t"] } },
-            "required" : ["ev", "subagent"] }, "then" : { "properties" : { "role" : {
-            "enum" : ["agent"] } } } }, { "if" : { "properties" : { "ev" : { "properties"
-            : { "t" : { "const" : "turn-end" } }, "required" : ["t"] } }, "required" :
-            ["ev"] }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } },
-            { "if" : { "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "turn-end" } }, "required" : ["t"] } }, "required" : ["ev", "subagent"] },
-            "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "tool-call-start" } }, "required" : ["t"] } }, "required" : ["ev"] }, "then"
-            : { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "tool-call-start" } }, "required" : ["t"] } }, "required" : ["ev",
-            "subagent"] }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } }
-            } }, { "if" : { "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "tool-call-end" } }, "required" : ["t"] } }, "required" : ["ev"] }, "then" :
-            { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "tool-call-end"
-            } }, "required" : ["t"] } }, "required" : ["ev", "subagent"] }, "then" : {
-            "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "service" } },
+            "type" : "object", "required" : ["id", "time", "role", "ev"],
+            "additionalProperties" : false, "properties" : { "id" : { "type" : "string",
+            "minLength" : 1u64, "description" : "Globally unique message identifier" },
+            "time" : { "type" : "integer", "minimum" : 0u64, "maximum" :
+            9007199254740991u64, "description" : "Unix timestamp in milliseconds" },
+            "role" : { "description" : "Who produced this event", "allOf" : [(generator
+            .subschema_for:: < Role > ())] }, "turn" : { "type" : "string", "minLength" :
+            1u64, "description" :
+            "Turn id established by `turn-start`. Required on all agent messages during a turn"
+            }, "subagent" : { "type" : "string", "minLength" : 1u64, "description" :
+            "Subagent identifier — matches `agentId` from `subagent-start`" },
+            "claudeUuid" : { "type" : "string", "minLength" : 1u64, "description" :
+            "Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate"
+            }, "codexItemId" : { "type" : "string", "minLength" : 1u64, "description" :
+            "Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message"
+            }, "usage" : { "description" :
+            "Model usage carried by the source agent message", "allOf" : [(generator
+            .subschema_for:: < MessageUsage > ())] }, "ev" : { "description" :
+            "Event body, discriminated by `ev.t`", "allOf" : [(generator.subschema_for::
+            < Event > ())] } }, "allOf" : [{ "if" : { "properties" : { "ev" : { "type" :
+            "object", "properties" : { "t" : { "enum" : ["turn-start", "turn-end",
+            "tool-call-start", "tool-call-end", "service", "subagent-start",
+            "subagent-stop", "permission-request"] } }, "required" : ["t"] } },
+            "required" : ["ev"] }, "then" : { "properties" : { "role" : { "const" :
+            "agent" } } } }, { "if" : { "properties" : { "ev" : { "type" : "object",
+            "properties" : { "t" : { "enum" : ["permission-response", "abort"] } },
             "required" : ["t"] } }, "required" : ["ev"] }, "then" : { "properties" : {
-            "role" : { "enum" : ["agent"] } } } }, { "if" : { "properties" : { "ev" : {
-            "properties" : { "t" : { "const" : "service" } }, "required" : ["t"] } },
-            "required" : ["ev", "subagent"] }, "then" : { "properties" : { "role" : {
-            "enum" : ["agent"] } } } }, { "if" : { "properties" : { "ev" : { "properties"
-            : { "t" : { "const" : "subagent-start" } }, "required" : ["t"] } },
-            "required" : ["ev"] }, "then" : { "properties" : { "role" : { "enum" :
-            ["agent"] } } } }, { "if" : { "properties" : { "ev" : { "properties" : { "t"
-            : { "const" : "subagent-start" } }, "required" : ["t"] } }, "required" :
-            ["ev", "subagent"] }, "then" : { "properties" : { "role" : { "enum" :
-            ["agent"] } } } }, { "if" : { "properties" : { "ev" : { "properties" : { "t"
-            : { "const" : "subagent-stop" } }, "required" : ["t"] } }, "required" :
-            ["ev"] }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } },
-            { "if" : { "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "subagent-stop" } }, "required" : ["t"] } }, "required" : ["ev", "subagent"]
-            }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if"
-            : { "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "session-control-changed" } }, "required" : ["t"] } }, "required" : ["ev",
-            "subagent"] }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } }
-            } }, { "if" : { "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "permission-request" } }, "required" : ["t"] } }, "required" : ["ev"] },
-            "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "permission-request" } }, "required" : ["t"] } }, "required" : ["ev",
-            "subagent"] }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } }
-            } }, { "if" : { "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "permission-response" } }, "required" : ["t"] } }, "required" : ["ev"] },
-            "then" : { "properties" : { "role" : { "enum" : ["user"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "permission-response" } }, "required" : ["t"] } }, "required" : ["ev",
-            "subagent"] }, "then" : { "properties" : { "role" : { "enum" : ["agent"] } }
-            } }, { "if" : { "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "abort" } }, "required" : ["t"] } }, "required" : ["ev"] }, "then" : {
-            "properties" : { "role" : { "enum" : ["user"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "abort" } },
-            "required" : ["t"] } }, "required" : ["ev", "subagent"] }, "then" : {
-            "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" :
-            "agent-configuration-changed" } }, "required" : ["t"] } }, "required" :
-            ["ev", "subagent"] }, "then" : { "properties" : { "role" : { "enum" :
-            ["agent"] } } } }] }
+            "role" : { "const" : "user" } } } }, { "if" : { "properties" : { "role" : {
+            "const" : "user" } }, "required" : ["role"] }, "then" : { "properties" : {
+            "subagent" : false, "ev" : { "type" : "object", "allOf" : [{ "if" : {
+            "properties" : { "t" : { "const" : "text" } }, "required" : ["t"] }, "then" :
+            { "properties" : { "thinking" : false } } }] } } } }, { "if" : { "properties"
+            : { "role" : { "const" : "agent" } }, "required" : ["role"] }, "then" : {
+            "properties" : { "ev" : { "type" : "object", "allOf" : [{ "if" : {
+            "properties" : { "t" : { "const" : "text" } }, "required" : ["t"] }, "then" :
+            { "properties" : { "steer" : false } } }] } } } }] }
         )
     }
 }
@@ -1743,10 +1704,11 @@ impl ::schemars::JsonSchema for Abort {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "abort", "description" :
             "Written to the stream when user presses stop. RPC still does real-time delivery. Agent responds with `turn-end { status: \"cancelled\" }`.",
-            "type" : "object", "properties" : { "t" : { "const" : "abort" } }, "required"
-            : ["t"], "additionalProperties" : false }
+            "type" : "object", "required" : ["t"], "additionalProperties" : false,
+            "properties" : { "t" : { "const" : "abort" } }, "examples" : [{ "t" : "abort"
+            }] }
         )
     }
 }
@@ -1914,13 +1876,17 @@ impl ::schemars::JsonSchema for AgentConfigurationChanged {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "agent-configuration-changed", "description" :
             "All fields optional — include only what changed. User sends this when changing config from the app. Agent sends this when entering plan mode, etc. The actual config mechanism stays in session metadata (optimistic concurrency) — this event is the audit trail in the stream.",
-            "type" : "object", "properties" : { "t" : { "const" :
-            "agent-configuration-changed" }, "permissionMode" : (generator
-            .subschema_for:: < PermissionMode > ()), "model" : { "type" : "string" },
-            "thinkingLevel" : { "type" : "string" }, "sandbox" : { "type" : "boolean" }
-            }, "required" : ["t"], "additionalProperties" : false }
+            "type" : "object", "required" : ["t"], "additionalProperties" : false,
+            "properties" : { "t" : { "const" : "agent-configuration-changed" },
+            "permissionMode" : { "description" : "Permission mode", "allOf" : [(generator
+            .subschema_for:: < PermissionMode > ())] }, "model" : { "type" : "string",
+            "description" : "Model identifier" }, "thinkingLevel" : { "type" : "string",
+            "description" : "Thinking budget level" }, "sandbox" : { "type" : "boolean",
+            "description" : "Sandbox enabled" } }, "examples" : [{ "t" :
+            "agent-configuration-changed", "model" : "claude-sonnet-4-6", "thinkingLevel"
+            : "high" }] }
         )
     }
 }
@@ -2078,13 +2044,20 @@ impl ::schemars::JsonSchema for File {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "file", "description" :
             "A file shared by the user or the agent, stored on the server as an upload.",
-            "type" : "object", "properties" : { "t" : { "const" : "file" }, "ref" :
-            (generator.subschema_for:: < Id > ()), "name" : { "type" : "string" }, "size"
-            : (generator.subschema_for:: < Uint53 > ()), "mimeType" : { "type" : "string"
-            }, "image" : (generator.subschema_for:: < Image > ()) }, "required" : ["t",
-            "ref", "name", "size"], "additionalProperties" : false }
+            "type" : "object", "required" : ["t", "ref", "name", "size"],
+            "additionalProperties" : false, "properties" : { "t" : { "const" : "file" },
+            "ref" : { "type" : "string", "minLength" : 1u64, "description" :
+            "Server upload ID" }, "name" : { "type" : "string", "description" :
+            "Display filename" }, "size" : { "type" : "integer", "minimum" : 0u64,
+            "maximum" : 9007199254740991u64, "description" : "File size in bytes" },
+            "mimeType" : { "type" : "string", "description" :
+            "MIME type of the file, e.g. `image/png`" }, "image" : { "description" :
+            "Optional image metadata", "allOf" : [(generator.subschema_for:: < Image >
+            ())] } }, "examples" : [{ "t" : "file", "ref" : "upload_def", "name" :
+            "report.pdf", "size" : 524288u64, "image" : { "width" : 800u64, "height" :
+            600u64, "thumbhash" : "..." } }] }
         )
     }
 }
@@ -2236,16 +2209,25 @@ impl ::schemars::JsonSchema for PermissionRequest {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("PermissionRequest")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "permission-request", "description" :
             "Always during a turn. Appears between `tool-call-start` and `tool-call-end`. The tool does not execute until the user responds. RPC still delivers in real-time, but the message is the permanent record in the stream.",
-            "type" : "object", "properties" : { "t" : { "const" : "permission-request" },
-            "call" : (generator.subschema_for:: < Id > ()), "toolName" : { "type" :
-            "string" }, "title" : { "type" : "string" }, "description" : { "type" :
-            "string" }, "args" : (generator.subschema_for:: < Args > ()) }, "required" :
-            ["t", "call", "toolName", "title", "description", "args"],
-            "additionalProperties" : false }
+            "type" : "object", "required" : ["t", "call", "toolName", "title",
+            "description", "args"], "additionalProperties" : false, "properties" : { "t"
+            : { "const" : "permission-request" }, "call" : { "type" : "string",
+            "minLength" : 1u64, "description" :
+            "Tool call this request is for; matches the `call` of the open `tool-call-start`"
+            }, "toolName" : { "type" : "string", "description" :
+            "Name of the tool asking for permission" }, "title" : { "type" : "string",
+            "description" : "Short summary of what the tool will do (inline markdown)" },
+            "description" : { "type" : "string", "description" :
+            "Full description of what the tool will do (inline markdown)" }, "args" : {
+            "type" : "object", "description" : "Tool input arguments" } }, "examples" :
+            [{ "t" : "permission-request", "call" : "tc_abc", "toolName" : "bash",
+            "title" : "Run `rm -rf node_modules`", "description" :
+            "Delete node_modules directory", "args" : { "command" : "rm -rf node_modules"
+            } }] }
         )
     }
 }
@@ -2336,12 +2318,15 @@ impl ::schemars::JsonSchema for PermissionResponse {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "permission-response", "description" :
             "The user answers a `permission-request`. Matches the `call` from the request.",
-            "type" : "object", "properties" : { "t" : { "const" : "permission-response"
-            }, "call" : (generator.subschema_for:: < Id > ()), "decision" : (generator
-            .subschema_for:: < Decision > ()) }, "required" : ["t", "call", "decision"],
-            "additionalProperties" : false }
+            "type" : "object", "required" : ["t", "call", "decision"],
+            "additionalProperties" : false, "properties" : { "t" : { "const" :
+            "permission-response" }, "call" : { "type" : "string", "minLength" : 1u64,
+            "description" : "Tool call from the matching `permission-request`" },
+            "decision" : { "description" : "The user's answer", "allOf" : [(generator
+            .subschema_for:: < Decision > ())] } }, "examples" : [{ "t" :
+            "permission-response", "call" : "tc_abc", "decision" : "allow-once" }] }
         )
     }
 }
@@ -2429,11 +2414,12 @@ impl ::schemars::JsonSchema for Service {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "service", "description" :
             "System/internal messages — reconnecting, context compacted, process errors. Not from the LLM.",
-            "type" : "object", "properties" : { "t" : { "const" : "service" }, "text" : {
-            "type" : "string" } }, "required" : ["t", "text"], "additionalProperties" :
-            false }
+            "type" : "object", "required" : ["t", "text"], "additionalProperties" :
+            false, "properties" : { "t" : { "const" : "service" }, "text" : { "type" :
+            "string", "description" : "Service message text" } }, "examples" : [{ "t" :
+            "service", "text" : "Context window compacted" }] }
         )
     }
 }
@@ -2538,12 +2524,16 @@ impl ::schemars::JsonSchema for SessionControlChanged {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "session-control-changed", "description" :
             "A client took control of the session. Controlling device is also written to session state (metadata) as a rollup of the stream.",
-            "type" : "object", "properties" : { "t" : { "const" :
-            "session-control-changed" }, "clientType" : (generator.subschema_for:: <
-            ClientType > ()), "tokenId" : (generator.subschema_for:: < Id > ()) },
-            "required" : ["t", "clientType"], "additionalProperties" : false }
+            "type" : "object", "required" : ["t", "clientType"], "additionalProperties" :
+            false, "properties" : { "t" : { "const" : "session-control-changed" },
+            "clientType" : { "description" : "What took control", "allOf" : [(generator
+            .subschema_for:: < ClientType > ())] }, "tokenId" : { "type" : "string",
+            "minLength" : 1u64, "description" :
+            "Auth token identifying the device/session. Used for push notification routing — don't send to phone if browser has control"
+            } }, "examples" : [{ "t" : "session-control-changed", "clientType" : "phone",
+            "tokenId" : "tok_abc123" }] }
         )
     }
 }
@@ -2653,12 +2643,16 @@ impl ::schemars::JsonSchema for SubagentStart {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("SubagentStart")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The agent starts a subagent.", "type" : "object",
-            "properties" : { "t" : { "const" : "subagent-start" }, "agentId" : (generator
-            .subschema_for:: < Cuid2 > ()), "title" : { "type" : "string" } }, "required"
-            : ["t", "agentId"], "additionalProperties" : false }
+            { "title" : "subagent-start", "description" : "The agent starts a subagent.",
+            "type" : "object", "required" : ["t", "agentId"], "additionalProperties" :
+            false, "properties" : { "t" : { "const" : "subagent-start" }, "agentId" : {
+            "type" : "string", "minLength" : 1u64, "description" :
+            "Subagent identifier — same value used in envelope `subagent` field on all messages this subagent produces"
+            }, "title" : { "type" : "string", "description" : "Human-readable label" } },
+            "examples" : [{ "t" : "subagent-start", "agentId" : "sa_abc123", "title" :
+            "Research agent" }] }
         )
     }
 }
@@ -2731,12 +2725,14 @@ impl ::schemars::JsonSchema for SubagentStop {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("SubagentStop")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The agent stops a running subagent.", "type" : "object",
-            "properties" : { "t" : { "const" : "subagent-stop" }, "agentId" : (generator
-            .subschema_for:: < Cuid2 > ()) }, "required" : ["t", "agentId"],
-            "additionalProperties" : false }
+            { "title" : "subagent-stop", "description" :
+            "The agent stops a running subagent.", "type" : "object", "required" : ["t",
+            "agentId"], "additionalProperties" : false, "properties" : { "t" : { "const"
+            : "subagent-stop" }, "agentId" : { "type" : "string", "minLength" : 1u64,
+            "description" : "Subagent identifier from the matching `subagent-start`" } },
+            "examples" : [{ "t" : "subagent-stop", "agentId" : "sa_abc123" }] }
         )
     }
 }
@@ -2858,11 +2854,16 @@ impl ::schemars::JsonSchema for Text {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "text", "description" :
             "Message text from the user or the agent. A user `steer` message is displayed immediately; the app pins it below current agent output until `turn-end` or until the agent emits output that follows the steer (client display logic, no protocol-level ordering).",
-            "type" : "object", "properties" : { "t" : { "const" : "text" }, "text" : {
-            "type" : "string" }, "thinking" : { "type" : "boolean" }, "steer" : { "type"
-            : "boolean" } }, "required" : ["t", "text"], "additionalProperties" : false }
+            "type" : "object", "required" : ["t", "text"], "additionalProperties" :
+            false, "properties" : { "t" : { "const" : "text" }, "text" : { "type" :
+            "string", "description" : "Message text (markdown)" }, "thinking" : { "type"
+            : "boolean", "description" : "Agent only. `true` for internal reasoning" },
+            "steer" : { "type" : "boolean", "description" :
+            "User only. Mid-turn injection — picked up between LLM calls. Default user messages queue for next turn"
+            } }, "examples" : [{ "t" : "text", "text" : "Hello, how can I help?",
+            "thinking" : true }] }
         )
     }
 }
@@ -2935,12 +2936,15 @@ impl ::schemars::JsonSchema for ToolCallEnd {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("ToolCallEnd")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The agent ends a tool call started by `tool-call-start`.",
-            "type" : "object", "properties" : { "t" : { "const" : "tool-call-end" },
-            "call" : (generator.subschema_for:: < Id > ()) }, "required" : ["t", "call"],
-            "additionalProperties" : false }
+            { "title" : "tool-call-end", "description" :
+            "The agent ends a tool call started by `tool-call-start`.", "type" :
+            "object", "required" : ["t", "call"], "additionalProperties" : false,
+            "properties" : { "t" : { "const" : "tool-call-end" }, "call" : { "type" :
+            "string", "minLength" : 1u64, "description" :
+            "Tool call identifier from the matching `tool-call-start`" } }, "examples" :
+            [{ "t" : "tool-call-end", "call" : "tc_abc" }] }
         )
     }
 }
@@ -3092,14 +3096,23 @@ impl ::schemars::JsonSchema for ToolCallStart {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("ToolCallStart")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The agent starts a tool call.", "type" : "object",
-            "properties" : { "t" : { "const" : "tool-call-start" }, "call" : (generator
-            .subschema_for:: < Id > ()), "name" : { "type" : "string" }, "title" : {
-            "type" : "string" }, "description" : { "type" : "string" }, "args" :
-            (generator.subschema_for:: < Args > ()) }, "required" : ["t", "call", "name",
-            "title", "description", "args"], "additionalProperties" : false }
+            { "title" : "tool-call-start", "description" :
+            "The agent starts a tool call.", "type" : "object", "required" : ["t",
+            "call", "name", "title", "description", "args"], "additionalProperties" :
+            false, "properties" : { "t" : { "const" : "tool-call-start" }, "call" : {
+            "type" : "string", "minLength" : 1u64, "description" :
+            "Tool call identifier, matched by `tool-call-end`" }, "name" : { "type" :
+            "string", "description" : "Tool name (lowercase, hyphenated)" }, "title" : {
+            "type" : "string", "description" : "Short summary (inline markdown)" },
+            "description" : { "type" : "string", "description" :
+            "Full description (inline markdown)" }, "args" : { "type" : "object",
+            "description" : "Tool input arguments" } }, "examples" : [{ "t" :
+            "tool-call-start", "call" : "tc_abc", "name" : "grep", "title" :
+            "Searching for handleClick", "description" :
+            "Searching for `handleClick` in **src/**", "args" : { "pattern" :
+            "handleClick" } }] }
         )
     }
 }
@@ -3195,12 +3208,15 @@ impl ::schemars::JsonSchema for TurnEnd {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "turn-end", "description" :
             "Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal.",
-            "type" : "object", "properties" : { "t" : { "const" : "turn-end" }, "status"
-            : (generator.subschema_for:: < TurnStatus > ()), "usage" : (generator
-            .subschema_for:: < Usage > ()) }, "required" : ["t", "status"],
-            "additionalProperties" : false }
+            "type" : "object", "required" : ["t", "status"], "additionalProperties" :
+            false, "properties" : { "t" : { "const" : "turn-end" }, "status" : {
+            "description" : "Final turn outcome", "allOf" : [(generator.subschema_for:: <
+            TurnStatus > ())] }, "usage" : { "description" : "Token usage for this turn",
+            "allOf" : [(generator.subschema_for:: < Usage > ())] } }, "examples" : [{ "t"
+            : "turn-end", "status" : "completed", "usage" : { "inputTokens" : 2400u64,
+            "outputTokens" : 180u64, "cost" : 0.012f64 } }] }
         )
     }
 }
@@ -3270,10 +3286,11 @@ impl ::schemars::JsonSchema for TurnStart {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "turn-start", "description" :
             "Establishes the `turn` id on the envelope. Also serves as the \"agent picked up your message\" signal — the gap between user `text` (sent) and `turn-start` is the \"queued\" window.",
-            "type" : "object", "properties" : { "t" : { "const" : "turn-start" } },
-            "required" : ["t"], "additionalProperties" : false }
+            "type" : "object", "required" : ["t"], "additionalProperties" : false,
+            "properties" : { "t" : { "const" : "turn-start" } }, "examples" : [{ "t" :
+            "turn-start" }] }
         )
     }
 }
@@ -3670,17 +3687,37 @@ impl ::schemars::JsonSchema for Event {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Event body, discriminated by `ev.t`", "oneOf" :
-            [(generator.subschema_for:: < Text > ()), (generator.subschema_for:: < File >
-            ()), (generator.subschema_for:: < TurnStart > ()), (generator.subschema_for::
-            < TurnEnd > ()), (generator.subschema_for:: < ToolCallStart > ()), (generator
-            .subschema_for:: < ToolCallEnd > ()), (generator.subschema_for:: < Service >
-            ()), (generator.subschema_for:: < SubagentStart > ()), (generator
-            .subschema_for:: < SubagentStop > ()), (generator.subschema_for:: <
-            SessionControlChanged > ()), (generator.subschema_for:: < PermissionRequest >
-            ()), (generator.subschema_for:: < PermissionResponse > ()), (generator
-            .subschema_for:: < Abort > ()), (generator.subschema_for:: <
-            AgentConfigurationChanged > ())] }
+            { "description" : "Event body, discriminated by `ev.t`", "type" : "object",
+            "required" : ["t"], "properties" : { "t" : { "type" : "string", "enum" :
+            ["text", "file", "turn-start", "turn-end", "tool-call-start",
+            "tool-call-end", "service", "subagent-start", "subagent-stop",
+            "session-control-changed", "permission-request", "permission-response",
+            "abort", "agent-configuration-changed"] } }, "allOf" : [{ "if" : {
+            "properties" : { "t" : { "const" : "text" } } }, "then" : (generator
+            .subschema_for:: < Text > ()) }, { "if" : { "properties" : { "t" : { "const"
+            : "file" } } }, "then" : (generator.subschema_for:: < File > ()) }, { "if" :
+            { "properties" : { "t" : { "const" : "turn-start" } } }, "then" : (generator
+            .subschema_for:: < TurnStart > ()) }, { "if" : { "properties" : { "t" : {
+            "const" : "turn-end" } } }, "then" : (generator.subschema_for:: < TurnEnd >
+            ()) }, { "if" : { "properties" : { "t" : { "const" : "tool-call-start" } } },
+            "then" : (generator.subschema_for:: < ToolCallStart > ()) }, { "if" : {
+            "properties" : { "t" : { "const" : "tool-call-end" } } }, "then" : (generator
+            .subschema_for:: < ToolCallEnd > ()) }, { "if" : { "properties" : { "t" : {
+            "const" : "service" } } }, "then" : (generator.subschema_for:: < Service >
+            ()) }, { "if" : { "properties" : { "t" : { "const" : "subagent-start" } } },
+            "then" : (generator.subschema_for:: < SubagentStart > ()) }, { "if" : {
+            "properties" : { "t" : { "const" : "subagent-stop" } } }, "then" : (generator
+            .subschema_for:: < SubagentStop > ()) }, { "if" : { "properties" : { "t" : {
+            "const" : "session-control-changed" } } }, "then" : (generator
+            .subschema_for:: < SessionControlChanged > ()) }, { "if" : { "properties" : {
+            "t" : { "const" : "permission-request" } } }, "then" : (generator
+            .subschema_for:: < PermissionRequest > ()) }, { "if" : { "properties" : { "t"
+            : { "const" : "permission-response" } } }, "then" : (generator
+            .subschema_for:: < PermissionResponse > ()) }, { "if" : { "properties" : {
+            "t" : { "const" : "abort" } } }, "then" : (generator.subschema_for:: < Abort
+            > ()) }, { "if" : { "properties" : { "t" : { "const" :
+            "agent-configuration-changed" } } }, "then" : (generator.subschema_for:: <
+            AgentConfigurationChanged > ()) }] }
         )
     }
 }
@@ -3778,8 +3815,8 @@ impl ::schemars::JsonSchema for PermissionMode {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["default", "acceptEdits", "bypassPermissions",
-            "plan"], "description" : "Permission mode" }
+            { "description" : "Permission mode", "type" : "string", "enum" : ["default",
+            "acceptEdits", "bypassPermissions", "plan"] }
         )
     }
 }
@@ -3866,8 +3903,8 @@ impl ::schemars::JsonSchema for Decision {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["allow-once", "allow-always", "deny"],
-            "description" : "The user's answer" }
+            { "description" : "The user's answer", "type" : "string", "enum" :
+            ["allow-once", "allow-always", "deny"] }
         )
     }
 }
@@ -3959,8 +3996,8 @@ impl ::schemars::JsonSchema for ClientType {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["cli", "phone", "browser", "daemon"],
-            "description" : "What took control" }
+            { "description" : "What took control", "type" : "string", "enum" : ["cli",
+            "phone", "browser", "daemon"] }
         )
     }
 }
@@ -4047,8 +4084,8 @@ impl ::schemars::JsonSchema for TurnStatus {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["completed", "failed", "cancelled"],
-            "description" : "Final turn outcome" }
+            { "description" : "Final turn outcome", "type" : "string", "enum" :
+            ["completed", "failed", "cancelled"] }
         )
     }
 }

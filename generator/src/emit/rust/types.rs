@@ -27,6 +27,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use super::{doc_attrs, doc_code_block, field_name, ident, lit, unique, variant_name, Opts, Runtime};
+use crate::emit::schema::keywords::Keywords;
 use crate::emit::EmitError;
 use crate::ir::*;
 
@@ -162,6 +163,8 @@ pub(crate) struct Gen<'m> {
     lit_items: Vec<TokenStream>,
     patterns: BTreeMap<String, Ident>,
     pattern_items: Vec<TokenStream>,
+    /// The types' JSON Schema keywords (for the `JsonSchema` impls).
+    pub(crate) keywords: Keywords<'m>,
 }
 
 /// Type names the output defines itself.
@@ -233,6 +236,7 @@ impl<'m> Gen<'m> {
             lit_items: Vec::new(),
             patterns: BTreeMap::new(),
             pattern_items: Vec::new(),
+            keywords: Keywords::new(m, None),
         };
         g.plan_inlining();
         g.plan_reach();
@@ -800,7 +804,7 @@ impl<'m> Gen<'m> {
             _ => self.newtype_item(id)?,
         };
         if self.opts.schemars && !matches!(self.forms[id.0], Form::Alias(_)) {
-            tokens.extend(super::schemars::json_schema_impl(self, id)?);
+            tokens.extend(super::schemars::json_schema_impl(self, id));
         }
         let name = self.type_ident(id);
         for a in &t.aliases {

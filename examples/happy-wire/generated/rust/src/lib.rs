@@ -709,10 +709,12 @@ impl ::schemars::JsonSchema for UserMessage {
         ::schemars::json_schema!(
             { "description" :
             "Legacy decrypted user message: plain text plus optional metadata.", "type" :
-            "object", "properties" : { "role" : { "const" : "user" }, "content" :
-            (generator.subschema_for:: < UserMessageContent > ()), "localKey" : { "type"
-            : "string" }, "meta" : (generator.subschema_for:: < MessageMeta > ()) },
-            "required" : ["role", "content"] }
+            "object", "required" : ["role", "content"], "properties" : { "role" : {
+            "const" : "user" }, "content" : { "description" : "The user's text.", "allOf"
+            : [(generator.subschema_for:: < UserMessageContent > ())] }, "localKey" : {
+            "type" : "string", "description" : "Client-side key of the message." },
+            "meta" : { "description" : "Message metadata.", "allOf" : [(generator
+            .subschema_for:: < MessageMeta > ())] } } }
         )
     }
 }
@@ -796,9 +798,12 @@ impl ::schemars::JsonSchema for AgentMessage {
         ::schemars::json_schema!(
             { "description" :
             "Legacy decrypted agent message: typed content whose other fields are kept as they are.",
-            "type" : "object", "properties" : { "role" : { "const" : "agent" }, "content"
-            : (generator.subschema_for:: < AgentMessageContent > ()), "meta" : (generator
-            .subschema_for:: < MessageMeta > ()) }, "required" : ["role", "content"] }
+            "type" : "object", "required" : ["role", "content"], "properties" : { "role"
+            : { "const" : "agent" }, "content" : { "description" :
+            "Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked.",
+            "allOf" : [(generator.subschema_for:: < AgentMessageContent > ())] }, "meta"
+            : { "description" : "Message metadata.", "allOf" : [(generator
+            .subschema_for:: < MessageMeta > ())] } } }
         )
     }
 }
@@ -903,9 +908,12 @@ impl ::schemars::JsonSchema for LegacyMessageContent {
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" :
-            "Legacy decrypted message payload, discriminated by `role`.", "oneOf" :
-            [(generator.subschema_for:: < UserMessage > ()), (generator.subschema_for:: <
-            AgentMessage > ())] }
+            "Legacy decrypted message payload, discriminated by `role`.", "type" :
+            "object", "required" : ["role"], "properties" : { "role" : { "type" :
+            "string", "enum" : ["user", "agent"] } }, "allOf" : [{ "if" : { "properties"
+            : { "role" : { "const" : "user" } } }, "then" : (generator.subschema_for:: <
+            UserMessage > ()) }, { "if" : { "properties" : { "role" : { "const" : "agent"
+            } } }, "then" : (generator.subschema_for:: < AgentMessage > ()) }] }
         )
     }
 }
@@ -1371,17 +1379,29 @@ impl ::schemars::JsonSchema for MessageMeta {
         ::schemars::json_schema!(
             { "description" :
             "Metadata sent with a message: where it came from and the agent settings to use for it. Every field is optional.",
-            "type" : "object", "properties" : { "sentFrom" : { "type" : "string" },
-            "permissionMode" : { "type" : "string" }, "model" : { "anyOf" : [{ "type" :
-            "null" }, { "type" : "string" }] }, "modelProviderId" : { "type" : "string"
-            }, "fallbackModel" : { "anyOf" : [{ "type" : "null" }, { "type" : "string" }]
-            }, "customSystemPrompt" : { "anyOf" : [{ "type" : "null" }, { "type" :
-            "string" }] }, "appendSystemPrompt" : { "anyOf" : [{ "type" : "null" }, {
-            "type" : "string" }] }, "allowedTools" : { "anyOf" : [{ "type" : "null" }, {
-            "type" : "array", "items" : { "type" : "string" } }] }, "disallowedTools" : {
-            "anyOf" : [{ "type" : "null" }, { "type" : "array", "items" : { "type" :
-            "string" } }] }, "effort" : { "anyOf" : [{ "type" : "null" }, { "type" :
-            "string" }] }, "displayText" : { "type" : "string" } } }
+            "type" : "object", "properties" : { "sentFrom" : { "type" : "string",
+            "description" :
+            "Which client sent the message (for example `cli`, `mobile`, `web`)." },
+            "permissionMode" : { "type" : "string", "description" :
+            "Permission mode code; open-ended because native clients publish their own codes (for example Rig's auto, workspace_write, read_only, full_access)."
+            }, "model" : { "anyOf" : [{ "type" : "string" }, { "type" : "null" }],
+            "description" : "Model to use; null for the default." }, "modelProviderId" :
+            { "type" : "string", "description" : "Provider that qualifies `model`." },
+            "fallbackModel" : { "anyOf" : [{ "type" : "string" }, { "type" : "null" }],
+            "description" : "Fallback model; null for none." }, "customSystemPrompt" : {
+            "anyOf" : [{ "type" : "string" }, { "type" : "null" }], "description" :
+            "System prompt replacing the default; null for none." }, "appendSystemPrompt"
+            : { "anyOf" : [{ "type" : "string" }, { "type" : "null" }], "description" :
+            "Text appended to the system prompt; null for none." }, "allowedTools" : {
+            "anyOf" : [{ "type" : "array", "items" : { "type" : "string" } }, { "type" :
+            "null" }], "description" :
+            "Tools the agent may use; null for no restriction." }, "disallowedTools" : {
+            "anyOf" : [{ "type" : "array", "items" : { "type" : "string" } }, { "type" :
+            "null" }], "description" : "Tools the agent may not use; null for none." },
+            "effort" : { "anyOf" : [{ "type" : "string" }, { "type" : "null" }],
+            "description" : "Reasoning effort code; null for the default." },
+            "displayText" : { "type" : "string", "description" :
+            "Text to display instead of the message text." } } }
         )
     }
 }
@@ -1461,8 +1481,9 @@ impl ::schemars::JsonSchema for SessionMessageContent {
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "Encrypted message content as stored by the server.",
-            "type" : "object", "properties" : { "c" : { "type" : "string" }, "t" : {
-            "const" : "encrypted" } }, "required" : ["c", "t"] }
+            "type" : "object", "required" : ["c", "t"], "properties" : { "c" : { "type" :
+            "string", "description" : "Ciphertext (base64)." }, "t" : { "const" :
+            "encrypted", "description" : "Content kind; always `encrypted`." } } }
         )
     }
 }
@@ -1660,11 +1681,17 @@ impl ::schemars::JsonSchema for SessionMessage {
         ::schemars::json_schema!(
             { "description" :
             "A stored session message row: encrypted content plus server bookkeeping.",
-            "type" : "object", "properties" : { "id" : { "type" : "string" }, "seq" : {
-            "type" : "number" }, "localId" : { "anyOf" : [{ "type" : "null" }, { "type" :
-            "string" }] }, "content" : (generator.subschema_for:: < SessionMessageContent
-            > ()), "createdAt" : { "type" : "number" }, "updatedAt" : { "type" : "number"
-            } }, "required" : ["id", "seq", "content", "createdAt", "updatedAt"] }
+            "type" : "object", "required" : ["id", "seq", "content", "createdAt",
+            "updatedAt"], "properties" : { "id" : { "type" : "string", "description" :
+            "Message id." }, "seq" : { "type" : "number", "description" :
+            "Sequence number of the message in its session." }, "localId" : { "anyOf" :
+            [{ "type" : "string" }, { "type" : "null" }], "description" :
+            "Client-side id used to deduplicate optimistic sends; absent or null when none."
+            }, "content" : { "description" : "Encrypted content.", "allOf" : [(generator
+            .subschema_for:: < SessionMessageContent > ())] }, "createdAt" : { "type" :
+            "number", "description" : "Creation time (Unix milliseconds)." }, "updatedAt"
+            : { "type" : "number", "description" :
+            "Last update time (Unix milliseconds)." } } }
         )
     }
 }
@@ -1747,9 +1774,11 @@ impl ::schemars::JsonSchema for SessionProtocolMessage {
         ::schemars::json_schema!(
             { "description" :
             "Decrypted modern payload: a session-protocol envelope wrapped with role `session`.",
-            "type" : "object", "properties" : { "role" : { "const" : "session" },
-            "content" : (generator.subschema_for:: < Envelope > ()), "meta" : (generator
-            .subschema_for:: < MessageMeta > ()) }, "required" : ["role", "content"] }
+            "type" : "object", "required" : ["role", "content"], "properties" : { "role"
+            : { "const" : "session" }, "content" : { "description" :
+            "The session-protocol envelope.", "allOf" : [(generator.subschema_for:: <
+            Envelope > ())] }, "meta" : { "description" : "Message metadata.", "allOf" :
+            [(generator.subschema_for:: < MessageMeta > ())] } } }
         )
     }
 }
@@ -1878,9 +1907,13 @@ impl ::schemars::JsonSchema for MessageContent {
         ::schemars::json_schema!(
             { "description" :
             "Top-level decrypted message payload, discriminated by `role`: legacy user, legacy agent or session protocol.",
-            "oneOf" : [(generator.subschema_for:: < UserMessage > ()), (generator
-            .subschema_for:: < AgentMessage > ()), (generator.subschema_for:: <
-            SessionProtocolMessage > ())] }
+            "type" : "object", "required" : ["role"], "properties" : { "role" : { "type"
+            : "string", "enum" : ["user", "agent", "session"] } }, "allOf" : [{ "if" : {
+            "properties" : { "role" : { "const" : "user" } } }, "then" : (generator
+            .subschema_for:: < UserMessage > ()) }, { "if" : { "properties" : { "role" :
+            { "const" : "agent" } } }, "then" : (generator.subschema_for:: < AgentMessage
+            > ()) }, { "if" : { "properties" : { "role" : { "const" : "session" } } },
+            "then" : (generator.subschema_for:: < SessionProtocolMessage > ()) }] }
         )
     }
 }
@@ -1984,8 +2017,9 @@ impl ::schemars::JsonSchema for VersionedEncryptedValue {
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "An encrypted value with its version.", "type" : "object",
-            "properties" : { "version" : { "type" : "number" }, "value" : { "type" :
-            "string" } }, "required" : ["version", "value"] }
+            "required" : ["version", "value"], "properties" : { "version" : { "type" :
+            "number", "description" : "Version of the value." }, "value" : { "type" :
+            "string", "description" : "Encrypted value." } } }
         )
     }
 }
@@ -2090,9 +2124,10 @@ impl ::schemars::JsonSchema for VersionedNullableEncryptedValue {
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "An encrypted value, which may be null, with its version.",
-            "type" : "object", "properties" : { "version" : { "type" : "number" },
-            "value" : { "anyOf" : [{ "type" : "null" }, { "type" : "string" }] } },
-            "required" : ["version", "value"] }
+            "type" : "object", "required" : ["version", "value"], "properties" : {
+            "version" : { "type" : "number", "description" : "Version of the value." },
+            "value" : { "anyOf" : [{ "type" : "string" }, { "type" : "null" }],
+            "description" : "Encrypted value, or null when cleared." } } }
         )
     }
 }
@@ -2180,9 +2215,10 @@ impl ::schemars::JsonSchema for UpdateNewMessageBody {
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "Update: a new message was added to a session.", "type" :
-            "object", "properties" : { "t" : { "const" : "new-message" }, "sid" : {
-            "type" : "string" }, "message" : (generator.subschema_for:: < SessionMessage
-            > ()) }, "required" : ["t", "sid", "message"] }
+            "object", "required" : ["t", "sid", "message"], "properties" : { "t" : {
+            "const" : "new-message" }, "sid" : { "type" : "string", "description" :
+            "Session id." }, "message" : { "description" : "The new message.", "allOf" :
+            [(generator.subschema_for:: < SessionMessage > ())] } } }
         )
     }
 }
@@ -2320,11 +2356,14 @@ impl ::schemars::JsonSchema for UpdateSessionBody {
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "Update: a session's metadata or agent state changed.",
-            "type" : "object", "properties" : { "t" : { "const" : "update-session" },
-            "id" : { "type" : "string" }, "metadata" : { "anyOf" : [{ "type" : "null" },
-            (generator.subschema_for:: < VersionedEncryptedValue > ())] }, "agentState" :
-            { "anyOf" : [{ "type" : "null" }, (generator.subschema_for:: <
-            VersionedNullableEncryptedValue > ())] } }, "required" : ["t", "id"] }
+            "type" : "object", "required" : ["t", "id"], "properties" : { "t" : { "const"
+            : "update-session" }, "id" : { "type" : "string", "description" :
+            "Session id." }, "metadata" : { "anyOf" : [(generator.subschema_for:: <
+            VersionedEncryptedValue > ()), { "type" : "null" }], "description" :
+            "New encrypted session metadata; absent or null when unchanged." },
+            "agentState" : { "anyOf" : [(generator.subschema_for:: <
+            VersionedNullableEncryptedValue > ()), { "type" : "null" }], "description" :
+            "New encrypted agent state; absent or null when unchanged." } } }
         )
     }
 }
@@ -2429,8 +2468,9 @@ impl ::schemars::JsonSchema for VersionedMachineEncryptedValue {
         ::schemars::json_schema!(
             { "description" :
             "An encrypted machine value with its version (same shape as VersionedEncryptedValue, a separate type).",
-            "type" : "object", "properties" : { "version" : { "type" : "number" },
-            "value" : { "type" : "string" } }, "required" : ["version", "value"] }
+            "type" : "object", "required" : ["version", "value"], "properties" : {
+            "version" : { "type" : "number", "description" : "Version of the value." },
+            "value" : { "type" : "string", "description" : "Encrypted value." } } }
         )
     }
 }
@@ -2619,12 +2659,17 @@ impl ::schemars::JsonSchema for UpdateMachineBody {
         ::schemars::json_schema!(
             { "description" :
             "Update: a machine's metadata, daemon state or activity changed.", "type" :
-            "object", "properties" : { "t" : { "const" : "update-machine" }, "machineId"
-            : { "type" : "string" }, "metadata" : { "anyOf" : [{ "type" : "null" },
-            (generator.subschema_for:: < VersionedMachineEncryptedValue > ())] },
-            "daemonState" : { "anyOf" : [{ "type" : "null" }, (generator.subschema_for::
-            < VersionedMachineEncryptedValue > ())] }, "active" : { "type" : "boolean" },
-            "activeAt" : { "type" : "number" } }, "required" : ["t", "machineId"] }
+            "object", "required" : ["t", "machineId"], "properties" : { "t" : { "const" :
+            "update-machine" }, "machineId" : { "type" : "string", "description" :
+            "Machine id." }, "metadata" : { "anyOf" : [(generator.subschema_for:: <
+            VersionedMachineEncryptedValue > ()), { "type" : "null" }], "description" :
+            "New encrypted machine metadata; absent or null when unchanged." },
+            "daemonState" : { "anyOf" : [(generator.subschema_for:: <
+            VersionedMachineEncryptedValue > ()), { "type" : "null" }], "description" :
+            "New encrypted daemon state; absent or null when unchanged." }, "active" : {
+            "type" : "boolean", "description" : "Whether the machine is active." },
+            "activeAt" : { "type" : "number", "description" :
+            "When the machine was last active (Unix milliseconds)." } } }
         )
     }
 }
@@ -2764,10 +2809,15 @@ impl ::schemars::JsonSchema for CoreUpdateBody {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Body of a core update, discriminated by `t`.", "oneOf" :
-            [(generator.subschema_for:: < UpdateNewMessageBody > ()), (generator
-            .subschema_for:: < UpdateSessionBody > ()), (generator.subschema_for:: <
-            UpdateMachineBody > ())] }
+            { "description" : "Body of a core update, discriminated by `t`.", "type" :
+            "object", "required" : ["t"], "properties" : { "t" : { "type" : "string",
+            "enum" : ["new-message", "update-session", "update-machine"] } }, "allOf" :
+            [{ "if" : { "properties" : { "t" : { "const" : "new-message" } } }, "then" :
+            (generator.subschema_for:: < UpdateNewMessageBody > ()) }, { "if" : {
+            "properties" : { "t" : { "const" : "update-session" } } }, "then" :
+            (generator.subschema_for:: < UpdateSessionBody > ()) }, { "if" : {
+            "properties" : { "t" : { "const" : "update-machine" } } }, "then" :
+            (generator.subschema_for:: < UpdateMachineBody > ()) }] }
         )
     }
 }
@@ -2900,10 +2950,12 @@ impl ::schemars::JsonSchema for CoreUpdateContainer {
         ::schemars::json_schema!(
             { "description" :
             "A core update as delivered to clients: id, sequence number, body and creation time.",
-            "type" : "object", "properties" : { "id" : { "type" : "string" }, "seq" : {
-            "type" : "number" }, "body" : (generator.subschema_for:: < CoreUpdateBody >
-            ()), "createdAt" : { "type" : "number" } }, "required" : ["id", "seq",
-            "body", "createdAt"] }
+            "type" : "object", "required" : ["id", "seq", "body", "createdAt"],
+            "properties" : { "id" : { "type" : "string", "description" : "Update id." },
+            "seq" : { "type" : "number", "description" : "Sequence number of the update."
+            }, "body" : { "description" : "The update body.", "allOf" : [(generator
+            .subschema_for:: < CoreUpdateBody > ())] }, "createdAt" : { "type" :
+            "number", "description" : "Creation time (Unix milliseconds)." } } }
         )
     }
 }
@@ -3047,8 +3099,10 @@ impl ::schemars::JsonSchema for RigProvider {
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "A model provider known to Rig.", "type" : "object",
-            "properties" : { "id" : { "type" : "string" }, "kind" : { "type" : "string"
-            }, "name" : { "type" : "string" } }, "required" : ["id", "kind", "name"] }
+            "required" : ["id", "kind", "name"], "properties" : { "id" : { "type" :
+            "string", "description" : "Provider id." }, "kind" : { "type" : "string",
+            "description" : "Provider kind (for example `codex`)." }, "name" : { "type" :
+            "string", "description" : "Human-readable provider name." } } }
         )
     }
 }
@@ -3414,16 +3468,25 @@ impl ::schemars::JsonSchema for RigModel {
         ::schemars::json_schema!(
             { "description" :
             "A model Rig can select, with its provider and the service tiers and thinking levels it supports.",
-            "type" : "object", "properties" : { "id" : { "type" : "string" }, "code" : {
-            "type" : "string" }, "name" : { "type" : "string" }, "value" : { "type" :
-            "string" }, "providerId" : { "type" : "string" }, "providerKind" : { "type" :
-            "string" }, "providerName" : { "type" : "string" }, "provider" : (generator
-            .subschema_for:: < RigProvider > ()), "contextWindow" : { "type" : "number"
-            }, "serviceTiers" : { "type" : "array", "items" : { "type" : "string" } },
-            "thinkingLevels" : { "type" : "array", "items" : { "type" : "string" } },
-            "defaultThinkingLevel" : { "type" : "string" } }, "required" : ["id", "code",
-            "name", "value", "providerId", "providerKind", "providerName", "provider",
-            "serviceTiers", "thinkingLevels", "defaultThinkingLevel"] }
+            "type" : "object", "required" : ["id", "code", "name", "value", "providerId",
+            "providerKind", "providerName", "provider", "serviceTiers", "thinkingLevels",
+            "defaultThinkingLevel"], "properties" : { "id" : { "type" : "string",
+            "description" : "Model id." }, "code" : { "type" : "string", "description" :
+            "Selection code of the model." }, "name" : { "type" : "string", "description"
+            : "Human-readable model name." }, "value" : { "type" : "string",
+            "description" : "Display value of the model." }, "providerId" : { "type" :
+            "string", "description" : "Id of the model's provider." }, "providerKind" : {
+            "type" : "string", "description" : "Kind of the model's provider." },
+            "providerName" : { "type" : "string", "description" :
+            "Name of the model's provider." }, "provider" : { "description" :
+            "The model's provider.", "allOf" : [(generator.subschema_for:: < RigProvider
+            > ())] }, "contextWindow" : { "type" : "number", "description" :
+            "Context window size in tokens." }, "serviceTiers" : { "type" : "array",
+            "items" : { "type" : "string" }, "description" :
+            "Service tiers the model offers." }, "thinkingLevels" : { "type" : "array",
+            "items" : { "type" : "string" }, "description" :
+            "Thinking levels the model supports." }, "defaultThinkingLevel" : { "type" :
+            "string", "description" : "Thinking level used by default." } } }
         )
     }
 }
@@ -3501,8 +3564,9 @@ impl ::schemars::JsonSchema for RigOperatingModeKind {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "description" :
-            "Kind of an operating mode. Any string at runtime; the known kinds are `default`, `read-only`, `safe-yolo` and `yolo` (happy-wire's hand-written TS type RigOperatingModeKind lists only these)."
+            { "description" :
+            "Kind of an operating mode. Any string at runtime; the known kinds are `default`, `read-only`, `safe-yolo` and `yolo` (happy-wire's hand-written TS type RigOperatingModeKind lists only these).",
+            "type" : "string", "examples" : ["default", "read-only", "safe-yolo", "yolo"]
             }
         )
     }
@@ -3648,13 +3712,15 @@ impl ::schemars::JsonSchema for RigOperatingMode {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("RigOperatingMode")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "An operating (permission) mode Rig offers.", "type" :
-            "object", "properties" : { "code" : { "type" : "string" }, "value" : { "type"
-            : "string" }, "description" : { "type" : "string" }, "kind" : (generator
-            .subschema_for:: < RigOperatingModeKind > ()) }, "required" : ["code",
-            "value", "description", "kind"] }
+            "object", "required" : ["code", "value", "description", "kind"], "properties"
+            : { "code" : { "type" : "string", "description" :
+            "Selection code of the mode." }, "value" : { "type" : "string", "description"
+            : "Display value of the mode." }, "description" : { "type" : "string",
+            "description" : "Human-readable description of the mode." }, "kind" : {
+            "type" : "string", "description" : "Kind of the mode." } } }
         )
     }
 }
@@ -3857,16 +3923,24 @@ impl ::schemars::JsonSchema for RigCapabilities {
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "What the Rig client supports.", "type" : "object",
-            "properties" : { "abort" : { "type" : "boolean" }, "attachments" : (generator
-            .subschema_for:: < RigCapabilitiesAttachments > ()), "files" : (generator
-            .subschema_for:: < RigCapabilitiesFiles > ()), "modelSelection" : { "type" :
-            "boolean" }, "reasoningSelection" : { "type" : "boolean" },
-            "permissionModeSelection" : { "type" : "boolean" }, "resume" : { "type" :
-            "boolean" }, "rpcMethods" : { "type" : "array", "items" : { "type" : "string"
-            } }, "shell" : { "type" : "boolean" }, "steering" : { "type" : "boolean" } },
             "required" : ["abort", "attachments", "files", "modelSelection",
             "reasoningSelection", "permissionModeSelection", "resume", "rpcMethods",
-            "shell", "steering"] }
+            "shell", "steering"], "properties" : { "abort" : { "type" : "boolean",
+            "description" : "Whether a running turn can be aborted." }, "attachments" : {
+            "description" : "Attachment support.", "allOf" : [(generator.subschema_for::
+            < RigCapabilitiesAttachments > ())] }, "files" : { "description" :
+            "File access support.", "allOf" : [(generator.subschema_for:: <
+            RigCapabilitiesFiles > ())] }, "modelSelection" : { "type" : "boolean",
+            "description" : "Whether the model can be selected." }, "reasoningSelection"
+            : { "type" : "boolean", "description" :
+            "Whether the reasoning level can be selected." }, "permissionModeSelection" :
+            { "type" : "boolean", "description" :
+            "Whether the permission mode can be selected." }, "resume" : { "type" :
+            "boolean", "description" : "Whether sessions can be resumed." }, "rpcMethods"
+            : { "type" : "array", "items" : { "type" : "string" }, "description" :
+            "RPC methods the client serves." }, "shell" : { "type" : "boolean",
+            "description" : "Whether shell commands can be run." }, "steering" : { "type"
+            : "boolean", "description" : "Whether a running turn can be steered." } } }
         )
     }
 }
@@ -3978,12 +4052,15 @@ impl ::schemars::JsonSchema for RigActivity {
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "Counters of what the Rig client is currently doing.",
-            "type" : "object", "properties" : { "subagents" : (generator.subschema_for::
-            < RigActivitySubagents > ()), "workflows" : (generator.subschema_for:: <
-            RigActivityWorkflows > ()), "processes" : (generator.subschema_for:: <
-            RigActivityProcesses > ()), "tasks" : (generator.subschema_for:: <
-            RigActivityTasks > ()) }, "required" : ["subagents", "workflows",
-            "processes", "tasks"] }
+            "type" : "object", "required" : ["subagents", "workflows", "processes",
+            "tasks"], "properties" : { "subagents" : { "description" :
+            "Subagent counters.", "allOf" : [(generator.subschema_for:: <
+            RigActivitySubagents > ())] }, "workflows" : { "description" :
+            "Workflow counters.", "allOf" : [(generator.subschema_for:: <
+            RigActivityWorkflows > ())] }, "processes" : { "description" :
+            "Process counters.", "allOf" : [(generator.subschema_for:: <
+            RigActivityProcesses > ())] }, "tasks" : { "description" : "Task counters.",
+            "allOf" : [(generator.subschema_for:: < RigActivityTasks > ())] } } }
         )
     }
 }
@@ -4471,31 +4548,47 @@ impl ::schemars::JsonSchema for RigMetadataV1 {
         ::schemars::json_schema!(
             { "description" :
             "Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept).",
-            "type" : "object", "properties" : { "rigMetadataVersion" : { "type" :
-            "integer", "minimum" : 1u64, "maximum" : 9007199254740991u64 }, "client" :
-            (generator.subschema_for:: < RigMetadataV1Client > ()), "provider" :
-            (generator.subschema_for:: < RigProvider > ()), "providers" : { "type" :
-            "array", "items" : (generator.subschema_for:: < RigProvider > ()) }, "model"
-            : (generator.subschema_for:: < RigMetadataV1Model > ()), "models" : { "type"
-            : "array", "items" : (generator.subschema_for:: < RigModel > ()) },
-            "currentModelProviderId" : { "type" : "string" }, "currentModelCode" : {
-            "type" : "string" }, "permissionMode" : { "type" : "string" },
-            "currentOperatingModeCode" : { "type" : "string" }, "operatingModes" : {
-            "type" : "array", "items" : (generator.subschema_for:: < RigOperatingMode >
-            ()) }, "reasoning" : (generator.subschema_for:: < RigMetadataV1Reasoning >
-            ()), "currentThoughtLevelCode" : { "type" : "string" }, "thoughtLevels" : {
-            "type" : "array", "items" : (generator.subschema_for:: <
-            RigMetadataV1ThoughtLevel > ()) }, "session" : (generator.subschema_for:: <
-            RigMetadataV1Session > ()), "capabilities" : (generator.subschema_for:: <
-            RigCapabilities > ()), "activity" : (generator.subschema_for:: < RigActivity
-            > ()), "mcpServers" : { "type" : "array", "items" : (generator
-            .subschema_for:: < RigMetadataV1McpServer > ()) }, "tools" : { "type" :
-            "array", "items" : { "type" : "string" } }, "skills" : { "type" : "array",
-            "items" : { "type" : "string" } } }, "required" : ["rigMetadataVersion",
-            "client", "provider", "providers", "model", "models",
-            "currentModelProviderId", "currentModelCode", "permissionMode",
-            "currentOperatingModeCode", "operatingModes", "reasoning", "thoughtLevels",
-            "session", "capabilities", "activity", "mcpServers", "tools", "skills"] }
+            "type" : "object", "required" : ["rigMetadataVersion", "client", "provider",
+            "providers", "model", "models", "currentModelProviderId", "currentModelCode",
+            "permissionMode", "currentOperatingModeCode", "operatingModes", "reasoning",
+            "thoughtLevels", "session", "capabilities", "activity", "mcpServers",
+            "tools", "skills"], "properties" : { "rigMetadataVersion" : { "type" :
+            "integer", "minimum" : 1u64, "maximum" : 9007199254740991u64, "description" :
+            "Metadata revision (a safe integer >= 1; later revisions are additive)." },
+            "client" : { "description" : "The publishing client.", "allOf" : [(generator
+            .subschema_for:: < RigMetadataV1Client > ())] }, "provider" : { "description"
+            : "The current provider.", "allOf" : [(generator.subschema_for:: <
+            RigProvider > ())] }, "providers" : { "type" : "array", "items" : (generator
+            .subschema_for:: < RigProvider > ()), "description" :
+            "Every available provider." }, "model" : { "description" :
+            "The current model.", "allOf" : [(generator.subschema_for:: <
+            RigMetadataV1Model > ())] }, "models" : { "type" : "array", "items" :
+            (generator.subschema_for:: < RigModel > ()), "description" :
+            "Every available model." }, "currentModelProviderId" : { "type" : "string",
+            "description" : "Provider id of the current model." }, "currentModelCode" : {
+            "type" : "string", "description" : "Selection code of the current model." },
+            "permissionMode" : { "type" : "string", "description" :
+            "Current permission mode code." }, "currentOperatingModeCode" : { "type" :
+            "string", "description" : "Selection code of the current operating mode." },
+            "operatingModes" : { "type" : "array", "items" : (generator.subschema_for:: <
+            RigOperatingMode > ()), "description" : "Every available operating mode." },
+            "reasoning" : { "description" : "Reasoning level selection.", "allOf" :
+            [(generator.subschema_for:: < RigMetadataV1Reasoning > ())] },
+            "currentThoughtLevelCode" : { "type" : "string", "description" :
+            "Selection code of the current thought level." }, "thoughtLevels" : { "type"
+            : "array", "items" : (generator.subschema_for:: < RigMetadataV1ThoughtLevel >
+            ()), "description" : "Available thought levels." }, "session" : {
+            "description" : "State of the Rig session.", "allOf" : [(generator
+            .subschema_for:: < RigMetadataV1Session > ())] }, "capabilities" : {
+            "description" : "What the client supports.", "allOf" : [(generator
+            .subschema_for:: < RigCapabilities > ())] }, "activity" : { "description" :
+            "What the client is currently doing.", "allOf" : [(generator.subschema_for::
+            < RigActivity > ())] }, "mcpServers" : { "type" : "array", "items" :
+            (generator.subschema_for:: < RigMetadataV1McpServer > ()), "description" :
+            "Configured MCP servers." }, "tools" : { "type" : "array", "items" : { "type"
+            : "string" }, "description" : "Available tools." }, "skills" : { "type" :
+            "array", "items" : { "type" : "string" }, "description" : "Available skills."
+            } } }
         )
     }
 }
@@ -4572,8 +4665,8 @@ impl ::schemars::JsonSchema for Role {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["user", "agent"], "description" :
-            "Who produced an envelope: the user or the agent." }
+            { "description" : "Who produced an envelope: the user or the agent.", "type"
+            : "string", "enum" : ["user", "agent"] }
         )
     }
 }
@@ -4676,11 +4769,15 @@ impl ::schemars::JsonSchema for Text {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "text", "description" :
             "Message text from the user or the agent (markdown); `thinking` marks agent reasoning.",
-            "type" : "object", "properties" : { "t" : { "const" : "text" }, "text" : {
-            "type" : "string" }, "thinking" : { "type" : "boolean" } }, "required" :
-            ["t", "text"] }
+            "type" : "object", "required" : ["t", "text"], "properties" : { "t" : {
+            "const" : "text" }, "text" : { "type" : "string", "description" :
+            "Message text (markdown)." }, "thinking" : { "type" : "boolean",
+            "description" :
+            "`true` when the text is the agent's internal reasoning rather than visible output."
+            } }, "examples" : [{ "t" : "text", "text" : "hello" }, { "t" : "text", "text"
+            : "thinking", "thinking" : true }] }
         )
     }
 }
@@ -4952,15 +5049,27 @@ impl ::schemars::JsonSchema for Usage {
         ::schemars::json_schema!(
             { "description" :
             "Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept.",
-            "type" : "object", "properties" : { "input_tokens" : { "type" : "integer",
-            "minimum" : 0u64, "maximum" : 9007199254740991u64 },
-            "cache_creation_input_tokens" : { "type" : "integer", "minimum" : 0u64,
-            "maximum" : 9007199254740991u64 }, "cache_read_input_tokens" : { "type" :
-            "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64 },
+            "type" : "object", "required" : ["input_tokens", "output_tokens"],
+            "properties" : { "input_tokens" : { "type" : "integer", "minimum" : 0u64,
+            "maximum" : 9007199254740991u64, "description" :
+            "Input tokens (non-negative safe integer)." }, "cache_creation_input_tokens"
+            : { "type" : "integer", "minimum" : 0u64, "maximum" : 9007199254740991u64,
+            "description" :
+            "Input tokens written to the prompt cache (non-negative safe integer)." },
+            "cache_read_input_tokens" : { "type" : "integer", "minimum" : 0u64, "maximum"
+            : 9007199254740991u64, "description" :
+            "Input tokens read from the prompt cache (non-negative safe integer)." },
             "output_tokens" : { "type" : "integer", "minimum" : 0u64, "maximum" :
-            9007199254740991u64 }, "context_window" : { "type" : "integer",
-            "exclusiveMinimum" : 0u64, "maximum" : 9007199254740991u64 }, "service_tier"
-            : { "type" : "string" } }, "required" : ["input_tokens", "output_tokens"] }
+            9007199254740991u64, "description" :
+            "Output tokens (non-negative safe integer)." }, "context_window" : { "type" :
+            "integer", "exclusiveMinimum" : 0u64, "maximum" : 9007199254740991u64,
+            "description" :
+            "Size of the model's context window in tokens (positive safe integer)." },
+            "service_tier" : { "type" : "string", "description" :
+            "Provider service tier the request ran on." } }, "examples" : [{
+            "input_tokens" : 1200u64, "cache_creation_input_tokens" : 30u64,
+            "cache_read_input_tokens" : 400u64, "output_tokens" : 80u64, "context_window"
+            : 258400u64 }] }
         )
     }
 }
@@ -5047,10 +5156,13 @@ impl ::schemars::JsonSchema for ServiceMessage {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "service", "description" :
             "Internal or system message from the agent runtime (for example a usage-only update or a service notice). Agent only.",
-            "type" : "object", "properties" : { "t" : { "const" : "service" }, "text" : {
-            "type" : "string" } }, "required" : ["t", "text"] }
+            "type" : "object", "required" : ["t", "text"], "properties" : { "t" : {
+            "const" : "service" }, "text" : { "type" : "string", "description" :
+            "Service message text (markdown); may be empty for usage-only envelopes." }
+            }, "examples" : [{ "t" : "service", "text" :
+            "**Service:** restarting MCP bridge" }] }
         )
     }
 }
@@ -5208,14 +5320,22 @@ impl ::schemars::JsonSchema for ToolCallStart {
     fn schema_name() -> ::std::borrow::Cow<'static, str> {
         ::std::borrow::Cow::Borrowed("ToolCallStart")
     }
-    fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+    fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The agent begins a tool invocation.", "type" : "object",
-            "properties" : { "t" : { "const" : "tool-call-start" }, "call" : { "type" :
-            "string" }, "name" : { "type" : "string" }, "title" : { "type" : "string" },
-            "description" : { "type" : "string" }, "args" : (generator.subschema_for:: <
-            ToolCallStartArgs > ()) }, "required" : ["t", "call", "name", "title",
-            "description", "args"] }
+            { "title" : "tool-call-start", "description" :
+            "The agent begins a tool invocation.", "type" : "object", "required" : ["t",
+            "call", "name", "title", "description", "args"], "properties" : { "t" : {
+            "const" : "tool-call-start" }, "call" : { "type" : "string", "description" :
+            "Tool call id, matched by the `tool-call-end` event." }, "name" : { "type" :
+            "string", "description" : "Tool name." }, "title" : { "type" : "string",
+            "description" : "Short human-readable summary (inline markdown)." },
+            "description" : { "type" : "string", "description" :
+            "Longer human-readable description (inline markdown)." }, "args" : { "type" :
+            "object", "description" :
+            "Tool input arguments: any JSON object (not an array, not null)." } },
+            "examples" : [{ "t" : "tool-call-start", "call" : "call-1", "name" :
+            "CodexBash", "title" : "Run `ls`", "description" :
+            "Run `ls -la` in the repo root", "args" : { "command" : "ls -la" } }] }
         )
     }
 }
@@ -5302,9 +5422,11 @@ impl ::schemars::JsonSchema for ToolCallEnd {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "A tool invocation completes.", "type" : "object",
-            "properties" : { "t" : { "const" : "tool-call-end" }, "call" : { "type" :
-            "string" } }, "required" : ["t", "call"] }
+            { "title" : "tool-call-end", "description" : "A tool invocation completes.",
+            "type" : "object", "required" : ["t", "call"], "properties" : { "t" : {
+            "const" : "tool-call-end" }, "call" : { "type" : "string", "description" :
+            "Id of the tool call that ended (as given in its `tool-call-start`)." } },
+            "examples" : [{ "t" : "tool-call-end", "call" : "call-1" }] }
         )
     }
 }
@@ -5485,13 +5607,22 @@ impl ::schemars::JsonSchema for File {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "file", "description" :
             "A file attachment, uploaded first and referenced by `ref`; images carry their dimensions and a thumbhash.",
-            "type" : "object", "properties" : { "t" : { "const" : "file" }, "ref" : {
-            "type" : "string" }, "name" : { "type" : "string" }, "size" : { "type" :
-            "number" }, "mimeType" : { "type" : "string" }, "image" : (generator
-            .subschema_for:: < FileImage > ()) }, "required" : ["t", "ref", "name",
-            "size"] }
+            "type" : "object", "required" : ["t", "ref", "name", "size"], "properties" :
+            { "t" : { "const" : "file" }, "ref" : { "type" : "string", "description" :
+            "Reference of the uploaded (encrypted) file." }, "name" : { "type" :
+            "string", "description" : "File name." }, "size" : { "type" : "number",
+            "description" :
+            "File size in bytes (any number; not checked to be an integer)." },
+            "mimeType" : { "type" : "string", "description" :
+            "MIME type of the file, e.g. `image/png`." }, "image" : { "description" :
+            "Image metadata, present when the file is an image.", "allOf" : [(generator
+            .subschema_for:: < FileImage > ())] } }, "examples" : [{ "t" : "file", "ref"
+            : "upload-1", "name" : "report.txt", "size" : 1024u64, "mimeType" :
+            "text/plain" }, { "t" : "file", "ref" : "upload-2", "name" : "image.png",
+            "size" : 2048u64, "mimeType" : "image/png", "image" : { "thumbhash" : "abc",
+            "width" : 100u64, "height" : 80u64 } }] }
         )
     }
 }
@@ -5560,8 +5691,10 @@ impl ::schemars::JsonSchema for TurnStart {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The agent begins processing a turn.", "type" : "object",
-            "properties" : { "t" : { "const" : "turn-start" } }, "required" : ["t"] }
+            { "title" : "turn-start", "description" :
+            "The agent begins processing a turn.", "type" : "object", "required" : ["t"],
+            "properties" : { "t" : { "const" : "turn-start" } }, "examples" : [{ "t" :
+            "turn-start" }] }
         )
     }
 }
@@ -5661,10 +5794,12 @@ impl ::schemars::JsonSchema for Start {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "start", "description" :
             "A subagent starts; its envelopes carry the subagent id in `subagent`. Agent only.",
-            "type" : "object", "properties" : { "t" : { "const" : "start" }, "title" : {
-            "type" : "string" } }, "required" : ["t"] }
+            "type" : "object", "required" : ["t"], "properties" : { "t" : { "const" :
+            "start" }, "title" : { "type" : "string", "description" :
+            "Human-readable title of the subagent." } }, "examples" : [{ "t" : "start",
+            "title" : "Research agent" }] }
         )
     }
 }
@@ -5751,8 +5886,8 @@ impl ::schemars::JsonSchema for TurnEndStatus {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["completed", "failed", "cancelled"],
-            "description" : "How a turn ended." }
+            { "description" : "How a turn ended.", "type" : "string", "enum" :
+            ["completed", "failed", "cancelled"] }
         )
     }
 }
@@ -5826,9 +5961,12 @@ impl ::schemars::JsonSchema for TurnEnd {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The agent finishes processing a turn.", "type" : "object",
-            "properties" : { "t" : { "const" : "turn-end" }, "status" : (generator
-            .subschema_for:: < TurnEndStatus > ()) }, "required" : ["t", "status"] }
+            { "title" : "turn-end", "description" :
+            "The agent finishes processing a turn.", "type" : "object", "required" :
+            ["t", "status"], "properties" : { "t" : { "const" : "turn-end" }, "status" :
+            { "description" : "How the turn ended.", "allOf" : [(generator
+            .subschema_for:: < TurnEndStatus > ())] } }, "examples" : [{ "t" :
+            "turn-end", "status" : "completed" }] }
         )
     }
 }
@@ -5897,8 +6035,9 @@ impl ::schemars::JsonSchema for Stop {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "A subagent stops. Agent only.", "type" : "object",
-            "properties" : { "t" : { "const" : "stop" } }, "required" : ["t"] }
+            { "title" : "stop", "description" : "A subagent stops. Agent only.", "type" :
+            "object", "required" : ["t"], "properties" : { "t" : { "const" : "stop" } },
+            "examples" : [{ "t" : "stop" }] }
         )
     }
 }
@@ -6162,13 +6301,25 @@ impl ::schemars::JsonSchema for Event {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Event body of an envelope, discriminated by `t`.", "oneOf"
-            : [(generator.subschema_for:: < Text > ()), (generator.subschema_for:: <
-            ServiceMessage > ()), (generator.subschema_for:: < ToolCallStart > ()),
-            (generator.subschema_for:: < ToolCallEnd > ()), (generator.subschema_for:: <
-            File > ()), (generator.subschema_for:: < TurnStart > ()), (generator
-            .subschema_for:: < Start > ()), (generator.subschema_for:: < TurnEnd > ()),
-            (generator.subschema_for:: < Stop > ())] }
+            { "description" : "Event body of an envelope, discriminated by `t`.", "type"
+            : "object", "required" : ["t"], "properties" : { "t" : { "type" : "string",
+            "enum" : ["text", "service", "tool-call-start", "tool-call-end", "file",
+            "turn-start", "start", "turn-end", "stop"] } }, "allOf" : [{ "if" : {
+            "properties" : { "t" : { "const" : "text" } } }, "then" : (generator
+            .subschema_for:: < Text > ()) }, { "if" : { "properties" : { "t" : { "const"
+            : "service" } } }, "then" : (generator.subschema_for:: < ServiceMessage > ())
+            }, { "if" : { "properties" : { "t" : { "const" : "tool-call-start" } } },
+            "then" : (generator.subschema_for:: < ToolCallStart > ()) }, { "if" : {
+            "properties" : { "t" : { "const" : "tool-call-end" } } }, "then" : (generator
+            .subschema_for:: < ToolCallEnd > ()) }, { "if" : { "properties" : { "t" : {
+            "const" : "file" } } }, "then" : (generator.subschema_for:: < File > ()) }, {
+            "if" : { "properties" : { "t" : { "const" : "turn-start" } } }, "then" :
+            (generator.subschema_for:: < TurnStart > ()) }, { "if" : { "properties" : {
+            "t" : { "const" : "start" } } }, "then" : (generator.subschema_for:: < Start
+            > ()) }, { "if" : { "properties" : { "t" : { "const" : "turn-end" } } },
+            "then" : (generator.subschema_for:: < TurnEnd > ()) }, { "if" : {
+            "properties" : { "t" : { "const" : "stop" } } }, "then" : (generator
+            .subschema_for:: < Stop > ()) }] }
         )
     }
 }
@@ -6394,22 +6545,31 @@ impl ::schemars::JsonSchema for Envelope {
         ::schemars::json_schema!(
             { "description" :
             "One session-protocol message: an envelope carrying one event. Service, start and stop events must use role `agent`.",
-            "type" : "object", "properties" : { "id" : { "type" : "string" }, "time" : {
-            "type" : "number" }, "role" : (generator.subschema_for:: < Role > ()), "turn"
-            : { "type" : "string" }, "subagent" : { "type" : "string", "minLength" :
-            2u64, "maxLength" : 32u64, "pattern" : "^[0-9a-z]+$" }, "claudeUuid" : {
-            "type" : "string", "minLength" : 1u64 }, "codexItemId" : { "type" : "string",
-            "minLength" : 1u64 }, "usage" : (generator.subschema_for:: < Usage > ()),
-            "ev" : (generator.subschema_for:: < Event > ()) }, "required" : ["id",
-            "time", "role", "ev"], "allOf" : [{ "if" : { "properties" : { "ev" : {
-            "properties" : { "t" : { "const" : "service" } }, "required" : ["t"] } },
-            "required" : ["ev"] }, "then" : { "properties" : { "role" : { "enum" :
-            ["agent"] } } } }, { "if" : { "properties" : { "ev" : { "properties" : { "t"
-            : { "const" : "start" } }, "required" : ["t"] } }, "required" : ["ev"] },
-            "then" : { "properties" : { "role" : { "enum" : ["agent"] } } } }, { "if" : {
-            "properties" : { "ev" : { "properties" : { "t" : { "const" : "stop" } },
+            "type" : "object", "required" : ["id", "time", "role", "ev"], "properties" :
+            { "id" : { "type" : "string", "description" :
+            "Message id (any string; createEnvelope uses a fresh cuid2 when none is given)."
+            }, "time" : { "type" : "number", "description" :
+            "Unix timestamp in milliseconds (any number; createEnvelope uses the current time when none is given)."
+            }, "role" : { "description" : "Who produced this event.", "allOf" :
+            [(generator.subschema_for:: < Role > ())] }, "turn" : { "type" : "string",
+            "description" : "Turn id established by `turn-start`." }, "subagent" : {
+            "type" : "string", "minLength" : 2u64, "maxLength" : 32u64, "pattern" :
+            "^[0-9a-z]+$", "description" :
+            "Subagent id; must be a cuid2 value (2 to 32 lowercase letters and digits, as checked by cuid2's isCuid)."
+            }, "claudeUuid" : { "type" : "string", "minLength" : 1u64, "description" :
+            "Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate."
+            }, "codexItemId" : { "type" : "string", "minLength" : 1u64, "description" :
+            "Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message."
+            }, "usage" : { "description" :
+            "Model usage carried by the source agent message.", "allOf" : [(generator
+            .subschema_for:: < Usage > ())] }, "ev" : { "description" :
+            "Event body, discriminated by `ev.t`.", "allOf" : [(generator.subschema_for::
+            < Event > ())] } }, "examples" : [{ "id" : "msg-1", "time" : 1000u64, "role"
+            : "agent", "turn" : "turn-1", "ev" : { "t" : "text", "text" : "hello" } }],
+            "allOf" : [{ "if" : { "properties" : { "ev" : { "type" : "object",
+            "properties" : { "t" : { "enum" : ["service", "start", "stop"] } },
             "required" : ["t"] } }, "required" : ["ev"] }, "then" : { "properties" : {
-            "role" : { "enum" : ["agent"] } } } }] }
+            "role" : { "const" : "agent" } } } }] }
         )
     }
 }
@@ -6602,12 +6762,16 @@ impl ::schemars::JsonSchema for VoiceConversationGranted {
         ::schemars::json_schema!(
             { "description" :
             "A voice conversation was allowed: the conversation credentials and the user's usage.",
-            "type" : "object", "properties" : { "allowed" : { "const" : true },
-            "conversationToken" : { "type" : "string" }, "conversationId" : { "type" :
-            "string" }, "agentId" : { "type" : "string" }, "elevenUserId" : { "type" :
-            "string" }, "usedSeconds" : { "type" : "number" }, "limitSeconds" : { "type"
-            : "number" } }, "required" : ["allowed", "conversationToken",
-            "conversationId", "agentId", "elevenUserId", "usedSeconds", "limitSeconds"] }
+            "type" : "object", "required" : ["allowed", "conversationToken",
+            "conversationId", "agentId", "elevenUserId", "usedSeconds", "limitSeconds"],
+            "properties" : { "allowed" : { "const" : true }, "conversationToken" : {
+            "type" : "string", "description" : "Token for starting the conversation." },
+            "conversationId" : { "type" : "string", "description" : "Conversation id." },
+            "agentId" : { "type" : "string", "description" : "Voice agent id." },
+            "elevenUserId" : { "type" : "string", "description" :
+            "The user's ElevenLabs user id." }, "usedSeconds" : { "type" : "number",
+            "description" : "Voice seconds used so far." }, "limitSeconds" : { "type" :
+            "number", "description" : "Voice seconds allowed." } } }
         )
     }
 }
@@ -6752,11 +6916,14 @@ impl ::schemars::JsonSchema for VoiceConversationDenied {
         ::schemars::json_schema!(
             { "description" :
             "A voice conversation was refused, with the reason and the user's usage.",
-            "type" : "object", "properties" : { "allowed" : { "const" : false }, "reason"
-            : (generator.subschema_for:: < VoiceConversationDeniedReason > ()),
-            "usedSeconds" : { "type" : "number" }, "limitSeconds" : { "type" : "number"
-            }, "agentId" : { "type" : "string" } }, "required" : ["allowed", "reason",
-            "usedSeconds", "limitSeconds", "agentId"] }
+            "type" : "object", "required" : ["allowed", "reason", "usedSeconds",
+            "limitSeconds", "agentId"], "properties" : { "allowed" : { "const" : false },
+            "reason" : { "description" : "Why the conversation was refused.", "allOf" :
+            [(generator.subschema_for:: < VoiceConversationDeniedReason > ())] },
+            "usedSeconds" : { "type" : "number", "description" :
+            "Voice seconds used so far." }, "limitSeconds" : { "type" : "number",
+            "description" : "Voice seconds allowed." }, "agentId" : { "type" : "string",
+            "description" : "Voice agent id." } } }
         )
     }
 }
@@ -6889,8 +7056,12 @@ impl ::schemars::JsonSchema for VoiceConversationResponse {
         ::schemars::json_schema!(
             { "description" :
             "Answer to a voice conversation request, discriminated by the boolean `allowed`.",
-            "oneOf" : [(generator.subschema_for:: < VoiceConversationGranted > ()),
-            (generator.subschema_for:: < VoiceConversationDenied > ())] }
+            "type" : "object", "required" : ["allowed"], "properties" : { "allowed" : {
+            "type" : "boolean", "enum" : [true, false] } }, "allOf" : [{ "if" : {
+            "properties" : { "allowed" : { "const" : true } } }, "then" : (generator
+            .subschema_for:: < VoiceConversationGranted > ()) }, { "if" : { "properties"
+            : { "allowed" : { "const" : false } } }, "then" : (generator.subschema_for::
+            < VoiceConversationDenied > ()) }] }
         )
     }
 }
@@ -7066,11 +7237,14 @@ impl ::schemars::JsonSchema for VoiceUsageResponse {
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "A user's voice usage and limits.", "type" : "object",
-            "properties" : { "usedSeconds" : { "type" : "number" }, "limitSeconds" : {
-            "type" : "number" }, "conversationCount" : { "type" : "number" },
-            "conversationLimit" : { "type" : "number" }, "elevenUserId" : { "type" :
-            "string" } }, "required" : ["usedSeconds", "limitSeconds",
-            "conversationCount", "conversationLimit", "elevenUserId"] }
+            "required" : ["usedSeconds", "limitSeconds", "conversationCount",
+            "conversationLimit", "elevenUserId"], "properties" : { "usedSeconds" : {
+            "type" : "number", "description" : "Voice seconds used so far." },
+            "limitSeconds" : { "type" : "number", "description" :
+            "Voice seconds allowed." }, "conversationCount" : { "type" : "number",
+            "description" : "Conversations started so far." }, "conversationLimit" : {
+            "type" : "number", "description" : "Conversations allowed." }, "elevenUserId"
+            : { "type" : "string", "description" : "The user's ElevenLabs user id." } } }
         )
     }
 }
@@ -7149,9 +7323,10 @@ impl ::schemars::JsonSchema for UserMessageContent {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The user's text.", "type" : "object", "properties" : {
-            "type" : { "const" : "text" }, "text" : { "type" : "string" } }, "required" :
-            ["type", "text"] }
+            { "description" : "The user's text.", "type" : "object", "required" :
+            ["type", "text"], "properties" : { "type" : { "const" : "text", "description"
+            : "Content kind; always `text`." }, "text" : { "type" : "string",
+            "description" : "Message text." } } }
         )
     }
 }
@@ -7238,8 +7413,8 @@ impl ::schemars::JsonSchema for AgentMessageContent {
         ::schemars::json_schema!(
             { "description" :
             "Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked.",
-            "type" : "object", "properties" : { "type" : { "type" : "string" } },
-            "required" : ["type"] }
+            "type" : "object", "required" : ["type"], "properties" : { "type" : { "type"
+            : "string", "description" : "Content kind." } } }
         )
     }
 }
@@ -7375,10 +7550,13 @@ impl ::schemars::JsonSchema for RigCapabilitiesAttachments {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Attachment support.", "type" : "object", "properties" : {
-            "enabled" : { "type" : "boolean" }, "maxBytes" : { "type" : "number" },
-            "mediaTypes" : { "type" : "array", "items" : { "type" : "string" } } },
-            "required" : ["enabled", "maxBytes", "mediaTypes"] }
+            { "description" : "Attachment support.", "type" : "object", "required" :
+            ["enabled", "maxBytes", "mediaTypes"], "properties" : { "enabled" : { "type"
+            : "boolean", "description" : "Whether attachments are accepted." },
+            "maxBytes" : { "type" : "number", "description" :
+            "Largest accepted attachment in bytes." }, "mediaTypes" : { "type" : "array",
+            "items" : { "type" : "string" }, "description" : "Accepted media types." } }
+            }
         )
     }
 }
@@ -7477,10 +7655,13 @@ impl ::schemars::JsonSchema for RigCapabilitiesFiles {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "File access support.", "type" : "object", "properties" : {
-            "browse" : { "type" : "boolean" }, "read" : { "type" : "boolean" }, "search"
-            : { "type" : "boolean" }, "write" : { "type" : "boolean" } }, "required" :
-            ["browse", "read", "search", "write"] }
+            { "description" : "File access support.", "type" : "object", "required" :
+            ["browse", "read", "search", "write"], "properties" : { "browse" : { "type" :
+            "boolean", "description" : "Whether files can be browsed." }, "read" : {
+            "type" : "boolean", "description" : "Whether files can be read." }, "search"
+            : { "type" : "boolean", "description" : "Whether files can be searched." },
+            "write" : { "type" : "boolean", "description" :
+            "Whether files can be written." } } }
         )
     }
 }
@@ -7621,9 +7802,11 @@ impl ::schemars::JsonSchema for RigActivitySubagents {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Subagent counters.", "type" : "object", "properties" : {
-            "running" : { "type" : "number" }, "queued" : { "type" : "number" }, "total"
-            : { "type" : "number" } }, "required" : ["running", "queued", "total"] }
+            { "description" : "Subagent counters.", "type" : "object", "required" :
+            ["running", "queued", "total"], "properties" : { "running" : { "type" :
+            "number", "description" : "Subagents running." }, "queued" : { "type" :
+            "number", "description" : "Subagents queued." }, "total" : { "type" :
+            "number", "description" : "Subagents in total." } } }
         )
     }
 }
@@ -7732,9 +7915,10 @@ impl ::schemars::JsonSchema for RigActivityWorkflows {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Workflow counters.", "type" : "object", "properties" : {
-            "running" : { "type" : "number" }, "total" : { "type" : "number" } },
-            "required" : ["running", "total"] }
+            { "description" : "Workflow counters.", "type" : "object", "required" :
+            ["running", "total"], "properties" : { "running" : { "type" : "number",
+            "description" : "Workflows running." }, "total" : { "type" : "number",
+            "description" : "Workflows in total." } } }
         )
     }
 }
@@ -7822,8 +8006,9 @@ impl ::schemars::JsonSchema for RigActivityProcesses {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Process counters.", "type" : "object", "properties" : {
-            "running" : { "type" : "number" } }, "required" : ["running"] }
+            { "description" : "Process counters.", "type" : "object", "required" :
+            ["running"], "properties" : { "running" : { "type" : "number", "description"
+            : "Processes running." } } }
         )
     }
 }
@@ -7990,10 +8175,12 @@ impl ::schemars::JsonSchema for RigActivityTasks {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Task counters.", "type" : "object", "properties" : {
-            "pending" : { "type" : "number" }, "inProgress" : { "type" : "number" },
-            "completed" : { "type" : "number" }, "total" : { "type" : "number" } },
-            "required" : ["pending", "inProgress", "completed", "total"] }
+            { "description" : "Task counters.", "type" : "object", "required" :
+            ["pending", "inProgress", "completed", "total"], "properties" : { "pending" :
+            { "type" : "number", "description" : "Tasks pending." }, "inProgress" : {
+            "type" : "number", "description" : "Tasks in progress." }, "completed" : {
+            "type" : "number", "description" : "Tasks completed." }, "total" : { "type" :
+            "number", "description" : "Tasks in total." } } }
         )
     }
 }
@@ -8107,9 +8294,11 @@ impl ::schemars::JsonSchema for RigMetadataV1Client {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The publishing client.", "type" : "object", "properties" :
-            { "id" : { "const" : "rig" }, "name" : { "type" : "string" }, "version" : {
-            "type" : "string" } }, "required" : ["id", "name", "version"] }
+            { "description" : "The publishing client.", "type" : "object", "required" :
+            ["id", "name", "version"], "properties" : { "id" : { "const" : "rig",
+            "description" : "Client id; always `rig`." }, "name" : { "type" : "string",
+            "description" : "Client name." }, "version" : { "type" : "string",
+            "description" : "Client version." } } }
         )
     }
 }
@@ -8215,9 +8404,10 @@ impl ::schemars::JsonSchema for RigMetadataV1Model {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The current model.", "type" : "object", "properties" : {
-            "providerId" : { "type" : "string" }, "id" : { "type" : "string" } },
-            "required" : ["providerId", "id"] }
+            { "description" : "The current model.", "type" : "object", "required" :
+            ["providerId", "id"], "properties" : { "providerId" : { "type" : "string",
+            "description" : "Id of the current model's provider." }, "id" : { "type" :
+            "string", "description" : "Id of the current model." } } }
         )
     }
 }
@@ -8337,10 +8527,12 @@ impl ::schemars::JsonSchema for RigMetadataV1Reasoning {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "Reasoning level selection.", "type" : "object",
-            "properties" : { "current" : { "anyOf" : [{ "type" : "null" }, { "type" :
-            "string" }] }, "levels" : { "type" : "array", "items" : { "type" : "string" }
-            } }, "required" : ["current", "levels"] }
+            { "description" : "Reasoning level selection.", "type" : "object", "required"
+            : ["current", "levels"], "properties" : { "current" : { "anyOf" : [{ "type" :
+            "string" }, { "type" : "null" }], "description" :
+            "Current reasoning level; null when none is selected." }, "levels" : { "type"
+            : "array", "items" : { "type" : "string" }, "description" :
+            "Available reasoning levels." } } }
         )
     }
 }
@@ -8446,9 +8638,10 @@ impl ::schemars::JsonSchema for RigMetadataV1ThoughtLevel {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "A thought level.", "type" : "object", "properties" : {
-            "code" : { "type" : "string" }, "value" : { "type" : "string" } }, "required"
-            : ["code", "value"] }
+            { "description" : "A thought level.", "type" : "object", "required" :
+            ["code", "value"], "properties" : { "code" : { "type" : "string",
+            "description" : "Selection code of the thought level." }, "value" : { "type"
+            : "string", "description" : "Display value of the thought level." } } }
         )
     }
 }
@@ -8605,11 +8798,14 @@ impl ::schemars::JsonSchema for RigMetadataV1Session {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "State of the Rig session.", "type" : "object",
-            "properties" : { "status" : { "type" : "string" }, "permissionMode" : {
-            "type" : "string" }, "modelLocked" : { "type" : "boolean" }, "serviceTier" :
-            { "type" : "string" } }, "required" : ["status", "permissionMode",
-            "modelLocked"] }
+            { "description" : "State of the Rig session.", "type" : "object", "required"
+            : ["status", "permissionMode", "modelLocked"], "properties" : { "status" : {
+            "type" : "string", "description" : "Session status (for example `running`)."
+            }, "permissionMode" : { "type" : "string", "description" :
+            "Permission mode of the session." }, "modelLocked" : { "type" : "boolean",
+            "description" : "Whether the model can no longer be changed." },
+            "serviceTier" : { "type" : "string", "description" :
+            "Service tier of the session." } } }
         )
     }
 }
@@ -8715,9 +8911,10 @@ impl ::schemars::JsonSchema for RigMetadataV1McpServer {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "An MCP server.", "type" : "object", "properties" : {
-            "name" : { "type" : "string" }, "status" : { "type" : "string" } },
-            "required" : ["name", "status"] }
+            { "description" : "An MCP server.", "type" : "object", "required" : ["name",
+            "status"], "properties" : { "name" : { "type" : "string", "description" :
+            "Server name." }, "status" : { "type" : "string", "description" :
+            "Server status." } } }
         )
     }
 }
@@ -8781,8 +8978,9 @@ impl ::schemars::JsonSchema for ToolCallStartArgs {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "object", "description" :
-            "Tool input arguments: any JSON object (not an array, not null)." }
+            { "description" :
+            "Tool input arguments: any JSON object (not an array, not null).", "type" :
+            "object" }
         )
     }
 }
@@ -8908,9 +9106,11 @@ impl ::schemars::JsonSchema for FileImage {
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
             { "description" : "Image metadata, present when the file is an image.",
-            "type" : "object", "properties" : { "width" : { "type" : "number" }, "height"
-            : { "type" : "number" }, "thumbhash" : { "type" : "string" } }, "required" :
-            ["width", "height", "thumbhash"] }
+            "type" : "object", "required" : ["width", "height", "thumbhash"],
+            "properties" : { "width" : { "type" : "number", "description" :
+            "Image width in pixels." }, "height" : { "type" : "number", "description" :
+            "Image height in pixels." }, "thumbhash" : { "type" : "string", "description"
+            : "ThumbHash of the image, for an instant placeholder." } } }
         )
     }
 }
@@ -9019,9 +9219,9 @@ impl ::schemars::JsonSchema for VoiceConversationDeniedReason {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "type" : "string", "enum" : ["voice_hard_limit_reached",
-            "subscription_required", "voice_conversation_limit_reached"], "description" :
-            "Why the conversation was refused." }
+            { "description" : "Why the conversation was refused.", "type" : "string",
+            "enum" : ["voice_hard_limit_reached", "subscription_required",
+            "voice_conversation_limit_reached"] }
         )
     }
 }
