@@ -412,9 +412,10 @@ impl Cx {
                         *m = self.hoist(types, at, sfx, n);
                     }
                 }
-                // A Nullable or Kinds inside an AllOf may hold an object of this location too.
+                // A Nullable, Kinds or AllOf inside an AllOf (`$ref` beside `const` and `properties`) may hold an
+                // object of this location too.
                 for m in members.iter_mut() {
-                    if matches!(m.shape, Shape::Nullable(_) | Shape::Kinds(_)) && m.origin == *at {
+                    if matches!(m.shape, Shape::Nullable(_) | Shape::Kinds(_) | Shape::AllOf(_)) && m.origin == *at {
                         let n = std::mem::replace(m, Node::any(at));
                         *m = self.settle(types, at, n, true);
                     }
