@@ -11,7 +11,7 @@
 //! static pointers are escaped at generation time ([`crate::diag::push_ptr`]), dynamic keys at run time (`$esc`).
 
 use super::js::{ident, json_lit, number_lit, string_lit, Code};
-use super::zod::{kind_of, INHERITED, MAX_SAFE};
+use super::zod::{count, kind_of, INHERITED};
 use super::EmitError;
 use crate::diag::push_ptr;
 use crate::ir::*;
@@ -801,11 +801,4 @@ fn not_equal(v: &str, c: &serde_json::Value) -> String {
         },
         other => format!("{v} !== {}", json_lit(other)),
     }
-}
-
-fn count(n: &Node, k: u64) -> Result<u64, EmitError> {
-    if k > MAX_SAFE as u64 {
-        return Err(at(n, format!("the count {k} is beyond what JavaScript counts exactly")));
-    }
-    Ok(k)
 }

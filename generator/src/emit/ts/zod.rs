@@ -621,7 +621,7 @@ impl<'m> ZodEmit<'m> {
         };
         let opt_count = |c: Option<u64>| -> Result<String, EmitError> {
             Ok(match c {
-                Some(k) => count(n, k)?,
+                Some(k) => count(n, k)?.to_string(),
                 None => "null".to_string(),
             })
         };
@@ -732,12 +732,13 @@ fn located_err(n: &Node, e: EmitError) -> EmitError {
     }
 }
 
-/// A count keyword (`minLength`, `minItems`, ...) as a literal; JavaScript counts exactly up to 2^53-1.
-fn count(n: &Node, k: u64) -> Result<String, EmitError> {
-    if k > super::zod::MAX_SAFE as u64 {
+/// A count keyword (`minLength`, `minItems`, ...) of the node `n`, for JavaScript, which counts exactly up to
+/// 2^53-1 (the Zod schemas and the standalone validator); a larger one is refused there.
+pub(crate) fn count(n: &Node, k: u64) -> Result<u64, EmitError> {
+    if k > MAX_SAFE as u64 {
         return Err(at(n, format!("the count {k} is beyond what JavaScript counts exactly")));
     }
-    Ok(k.to_string())
+    Ok(k)
 }
 
 /// A JSON scalar as a JavaScript literal; `None` for arrays and objects.
