@@ -38,6 +38,9 @@ catalogue! {
         RefCycle = "schema.ref-cycle",
         /// Two types would get one name in some language.
         NameCollision = "schema.name-collision",
+        /// An output cannot express what the schema says, though the loader accepted it (a count beyond what
+        /// JavaScript counts exactly, a property name Zod cannot hold): nothing is generated.
+        Unexpressible = "emit.unsupported",
     }
 }
 

@@ -449,7 +449,7 @@ fn parse_lang(s: &str) -> Result<wiregen::emit::Lang, String> {
 }
 
 fn types(a: TypesArgs) -> ExitCode {
-    let model = match wiregen::load::load(&a.schema) {
+    let (model, sources) = match wiregen::load::load_with_sources(&a.schema) {
         Ok(m) => m,
         Err(errs) => {
             report_schema_errors(&errs, a.format);
@@ -468,11 +468,12 @@ fn types(a: TypesArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            match a.format {
-                Format::Json => {
+            match (e.located(&sources), a.format) {
+                (Some(d), format) => report_schema_errors(&wiregen::diag::SchemaErrors(vec![d]), format),
+                (None, Format::Json) => {
                     println!("{}", serde_json::json!({"code": "emit.unsupported", "message": e.to_string()}))
                 }
-                Format::Text => eprintln!("wiregen: {e}"),
+                (None, Format::Text) => eprintln!("wiregen: {e}"),
             }
             ExitCode::from(2)
         }

@@ -97,6 +97,43 @@ fn an_emitter_error_has_no_hidden_cause() {
     assert!(report.contains("`not an identifier` is not a Rust identifier"), "{report}");
 }
 
+/// What the loader accepts but an output cannot express is refused like a broken schema: the file, line, column
+/// and JSON Pointer of the place (code `emit.unsupported`), and nothing written.
+#[test]
+fn an_output_refusal_is_located_like_a_schema_error() {
+    let schema = tmp("unexpressible");
+    std::fs::create_dir_all(&schema).expect("mkdir");
+    let text = r#"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "x-package": { "crate": "big", "npm": "big" },
+  "type": "object",
+  "properties": {
+    "name": { "type": "string", "maxLength": 18446744073709551615 }
+  }
+}
+"#;
+    std::fs::write(schema.join("root.json"), text).expect("write");
+    let out = tmp("unexpressible-out");
+    let mut opts = wiregen::Options::new(&schema, &out);
+    opts.outputs = vec![wiregen::emit::Output::Ts];
+    let err = wiregen::generate(&opts).expect_err("JavaScript does not count that far");
+    let report = assert_no_repeats(&err);
+    let wiregen::Error::Schema(diags) = &err else { panic!("expected a located refusal, got {report}") };
+    let d = &diags.0[0];
+    assert_eq!(
+        (d.kind.code(), d.file.as_path(), d.line, d.col, d.pointer.as_str()),
+        ("emit.unsupported", schema.join("root.json").as_path(), 6, 13, "/properties/name"),
+        "{report}"
+    );
+    assert!(d.message.contains("18446744073709551615"), "{report}");
+    assert!(!out.exists(), "nothing is written");
+    // The outputs that can express it still do.
+    opts.outputs = vec![wiregen::emit::Output::Rust, wiregen::emit::Output::Schema];
+    wiregen::generate(&opts).unwrap_or_else(|e| panic!("{}", assert_no_repeats(&e)));
+    let _ = std::fs::remove_dir_all(&schema);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// The model is public, so a tool can hand the engine and the emitters a model that refers to types it does not
 /// hold. That is an emitter error or a validation verdict, never a panic.
 #[test]

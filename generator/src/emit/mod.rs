@@ -178,6 +178,20 @@ impl EmitError {
     }
 }
 
+impl EmitError {
+    /// The refusal as a located diagnostic of the schema (`emit.unsupported`), when it names a place.
+    pub fn located(&self, sources: &crate::load::Sources) -> Option<crate::diag::SchemaError> {
+        match self {
+            EmitError::UnsupportedAt { origin, message } => Some(sources.error_at(
+                origin,
+                crate::diag::SchemaErrorKind::Unexpressible,
+                format!("cannot emit: {message}"),
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for EmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

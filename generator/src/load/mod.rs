@@ -136,6 +136,20 @@ pub struct Sources {
     pub files: BTreeMap<String, SourceFile>,
 }
 
+impl Sources {
+    /// A diagnostic at a place of these files, such as an output's refusal of what the loader accepted
+    /// ([`crate::emit::EmitError::UnsupportedAt`]), located like the loader's own.
+    pub fn error_at(&self, at: &Origin, kind: K, message: impl Into<String>) -> SchemaError {
+        located(&self.dir, &self.files, at, kind, message.into())
+    }
+}
+
+/// A diagnostic at `at`: the file below `dir`, and the line and column of the pointer in its text.
+fn located(dir: &Path, files: &BTreeMap<String, SourceFile>, at: &Origin, kind: K, message: String) -> SchemaError {
+    let (line, col) = files.get(&at.file).map_or((0, 0), |f| locate(&f.text, &at.pointer));
+    SchemaError { kind, file: dir.join(&at.file), line, col, pointer: at.pointer.clone(), message }
+}
+
 /// Loads and checks a schema directory, or one schema file, returning the model.
 ///
 /// A single file's root type is named `Root` unless it says otherwise (`x-name`).
@@ -264,15 +278,8 @@ pub(crate) struct Cx {
 impl Cx {
     /// Records a located error.
     pub(crate) fn err(&mut self, at: &Origin, kind: K, message: impl Into<String>) {
-        let (line, col) = self.files.get(&at.file).map_or((0, 0), |f| locate(&f.text, &at.pointer));
-        self.errors.push(SchemaError {
-            kind,
-            file: self.dir.join(&at.file),
-            line,
-            col,
-            pointer: at.pointer.clone(),
-            message: message.into(),
-        });
+        let e = located(&self.dir, &self.files, at, kind, message.into());
+        self.errors.push(e);
     }
 
     /// The value at a location.
