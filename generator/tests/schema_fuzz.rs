@@ -1,10 +1,11 @@
 //! Broken and odd schemas never crash wiregen: seeded mutations of real schema packages (the session protocol,
 //! the happy-wire example, and a sample of the JSON-Schema-Test-Suite's schemas), each through the loader, and
-//! when it loads through every output, every `wiregen types` language, the engine (messages and a stream) and
-//! `wiregen diff` both ways against the package as it was. A refusal must be located (file, line and JSON Pointer); a
+//! when it loads through every output, every `wiregen types` language, the engine (messages and a stream, fast
+//! and precise verdicts alike), a suite schema's bundle under the `jsonschema` crate (the engine's verdict on the
+//! case's instances) and `wiregen diff` both ways against the package as it was. A refusal must be located (file, line and JSON Pointer); a
 //! panic or a step that takes too long fails the test, naming the seed and the mutated file.
 //!
-//! `WIREGEN_SCHEMA_FUZZ_CASES` (default 400) and `WIREGEN_SCHEMA_FUZZ_SEED` run a longer or another soak.
+//! `WIREGEN_SCHEMA_FUZZ_CASES` (default 300) and `WIREGEN_SCHEMA_FUZZ_SEED` run a longer or another soak.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use serde_json::{json, Value};
 use wiregen::diff::Side;
 use wiregen::emit::{EmitError, EmitOptions, Lang, Output};
 use wiregen::engine::{Engine, EngineOptions};
+use wiregen::ir::TypeId;
 
 #[path = "support/files.rs"]
 mod files;
@@ -91,7 +93,11 @@ fn packages() -> Vec<Package> {
                 continue;
             }
             let lines = c["tests"].as_array().into_iter().flatten().map(|t| t["data"].to_string()).collect();
-            let schema = serde_json::to_string_pretty(&c["schema"]).expect("schema");
+            // The case's schema is the package's root (a boolean schema has no place for the mark: left out).
+            let mut schema = c["schema"].clone();
+            let Some(top) = schema.as_object_mut() else { continue };
+            top.insert("x-root".into(), json!(true));
+            let schema = serde_json::to_string_pretty(&schema).expect("schema");
             out.push(Package {
                 name: format!("suite {}", p.display()),
                 files: vec![("root.json".into(), schema)],
@@ -317,7 +323,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn mutated_schemas_are_refused_with_a_location_or_handled_by_every_output() {
-    let cases = env_u64("WIREGEN_SCHEMA_FUZZ_CASES", 400);
+    let cases = env_u64("WIREGEN_SCHEMA_FUZZ_CASES", 300);
     let seed = env_u64("WIREGEN_SCHEMA_FUZZ_SEED", 0x5EED_F00D);
     let packages = packages();
     let values = values();
@@ -326,8 +332,13 @@ fn mutated_schemas_are_refused_with_a_location_or_handled_by_every_output() {
     let dir = Path::new("fuzz");
     let tmp = std::env::temp_dir().join(format!("wiregen-schema-fuzz-{}", std::process::id()));
     let (mut loaded, mut refused, mut emit_refused) = (0, 0, Vec::new());
+    let (mut engine_checked, mut bundle_checked) = (0, 0);
     for case in 0..cases {
-        let pkg = &packages[rng.below(packages.len() as u64) as usize];
+        // A third each: the session protocol, the happy-wire example, one of the suite's cases.
+        let pkg = match rng.below(3) {
+            k @ (0 | 1) => &packages[k as usize],
+            _ => &packages[2 + rng.below(packages.len() as u64 - 2) as usize],
+        };
         let mut files = pkg.files.clone();
         let fi = rng.below(files.len() as u64) as usize;
         let mut doc: Value = serde_json::from_str(&files[fi].1).expect("package file is JSON");
@@ -368,15 +379,46 @@ fn mutated_schemas_are_refused_with_a_location_or_handled_by_every_output() {
             }
         });
         guarded(&what, limit, || {
+            // Every line against the root, or against every type of a package without one (happy-wire).
+            let roots: Vec<TypeId> = match model.root {
+                Some(r) => vec![r],
+                None => (0..model.types.len()).map(TypeId).collect(),
+            };
+            for &r in &roots {
+                let e = Engine::for_type(model.clone(), r, EngineOptions::default());
+                for line in &pkg.lines {
+                    let fast = e.check_line_fast(line.as_bytes());
+                    let (_, precise) = e.check_line(line.as_bytes());
+                    assert_eq!(fast.is_empty(), precise.is_empty(), "{what}: fast and precise verdicts of {line}");
+                    engine_checked += 1;
+                }
+            }
             let Ok(engine) = Engine::new(model.clone(), EngineOptions::default()) else { return };
             let mut stream = wiregen::stream::StreamChecker::new(&engine);
             for (n, line) in pkg.lines.iter().enumerate() {
-                let fast = engine.check_line_fast(line.as_bytes());
-                let (_, precise) = engine.check_line(line.as_bytes());
-                assert_eq!(fast.is_empty(), precise.is_empty(), "{what}: fast and precise verdicts of {line}");
                 let _ = stream.check(n + 1, line.as_bytes());
             }
             let _ = stream.rollup();
+            // A suite schema's bundle under the `jsonschema` crate gives the engine's verdict (but where the two
+            // differ by construction: `multipleOf` in exact decimals, integers past 2^53 compared exactly).
+            // (A line with 16 digits or more may hold an integer past 2^53: left out.)
+            let exact = |l: &String| l.chars().filter(char::is_ascii_digit).nth(15).is_none();
+            if pkg.name.starts_with("suite") && !files[fi].1.contains("multipleOf") {
+                let Ok(out) = Output::Schema.emit(&model, &EmitOptions::default()) else { return };
+                let bundle: Value = serde_json::from_str(&out[0].contents).expect("the bundle is JSON");
+                let v = jsonschema::draft202012::new(&bundle)
+                    .unwrap_or_else(|e| panic!("{what}: the bundle does not compile: {e}\n{bundle:#}"));
+                for line in pkg.lines.iter().filter(|l| exact(l)) {
+                    let data: Value = serde_json::from_str(line).expect("an instance");
+                    let engine_valid = engine.check_value(&data).is_empty();
+                    assert_eq!(
+                        v.is_valid(&data),
+                        engine_valid,
+                        "{what}: the bundle and the engine on {line}\n{bundle:#}"
+                    );
+                    bundle_checked += 1;
+                }
+            }
         });
         // `wiregen diff` both ways against the package as it was (one in five cases: it reads the files from disk).
         if case % 5 == 0 {
@@ -392,9 +434,14 @@ fn mutated_schemas_are_refused_with_a_location_or_handled_by_every_output() {
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    println!("{cases} mutated schemas: {loaded} loaded, {refused} refused; {} output refusals:", emit_refused.len());
+    println!(
+        "{cases} mutated schemas: {loaded} loaded, {refused} refused; {engine_checked} instances through the \
+         engine, fast and precise, {bundle_checked} through a suite schema's bundle; {} output refusals:",
+        emit_refused.len()
+    );
     for e in &emit_refused {
         println!("  {e}");
     }
     assert!(loaded * 10 > cases && refused * 10 > cases, "the mutations must reach both outcomes");
+    assert!(engine_checked > 10 * cases && bundle_checked > cases / 5, "the engine and the bundles must see instances");
 }

@@ -165,6 +165,8 @@ pub(crate) struct Keywords<'m> {
     discriminators: BTreeMap<TypeId, Vec<&'m str>>,
     /// Tags of the protocol's events, by type.
     event_tags: BTreeMap<TypeId, &'m str>,
+    /// Whether the model has an `unevaluatedProperties` (which sees what `properties` evaluates).
+    unevaluated_properties: bool,
 }
 
 impl<'m> Keywords<'m> {
@@ -179,7 +181,13 @@ impl<'m> Keywords<'m> {
             }
         }
         let event_tags = m.protocol.iter().flat_map(|p| p.events.iter().map(|e| (e.ty, e.tag.as_str()))).collect();
-        Keywords { m, root, discriminators, event_tags }
+        let mut unevaluated_properties = false;
+        for t in &m.types {
+            t.node.visit(&mut |n| {
+                unevaluated_properties |= matches!(n.shape, Shape::Unevaluated { items: false, .. });
+            });
+        }
+        Keywords { m, root, discriminators, event_tags, unevaluated_properties }
     }
 
     /// The whole schema of a type: its event title, description, body, role rules and examples.
@@ -437,7 +445,8 @@ impl<'m> Keywords<'m> {
         }
         // A property that is required but not declared is declared with what the object says of it anyway (the
         // `additionalProperties` schema, or `true` where a pattern property or an open object governs it), which
-        // changes nothing and keeps ajv's strict mode (`strictRequired`) content.
+        // changes no verdict and keeps ajv's strict mode (`strictRequired`) content. Not where the object leaves
+        // it to no keyword and an `unevaluatedProperties` could see it: declared, it would count as evaluated.
         for name in &o.required_only {
             if props.contains_key(name) {
                 continue;
@@ -448,6 +457,8 @@ impl<'m> Keywords<'m> {
                 _ if by_pattern => json!(true).into(),
                 Additional::Closed => json!(false).into(),
                 Additional::Schema(n) => self.node(n).into(),
+                Additional::Open | Additional::Strip if o.additional_written => json!(true).into(),
+                Additional::Open | Additional::Strip if self.unevaluated_properties => continue,
                 Additional::Open | Additional::Strip => json!(true).into(),
             };
             props.insert(name, s);
