@@ -471,7 +471,8 @@ fn types(a: TypesArgs) -> ExitCode {
             match (e.located(&sources), a.format) {
                 (Some(d), format) => report_schema_errors(&wiregen::diag::SchemaErrors(vec![d]), format),
                 (None, Format::Json) => {
-                    println!("{}", serde_json::json!({"code": "emit.unsupported", "message": e.to_string()}))
+                    let code = wiregen::diag::SchemaErrorKind::Unexpressible.code();
+                    println!("{}", serde_json::json!({"code": code, "message": e.to_string()}))
                 }
                 (None, Format::Text) => eprintln!("wiregen: {e}"),
             }

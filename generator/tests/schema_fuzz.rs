@@ -36,13 +36,10 @@ fn root() -> PathBuf {
 
 /// The `.json` files of a schema directory.
 fn schema_files(dir: &Path) -> Vec<(String, String)> {
-    files::below(dir)
+    files::relative(dir)
         .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| {
-            let rel = p.strip_prefix(dir).expect("below").to_string_lossy().replace('\\', "/");
-            (rel, std::fs::read_to_string(&p).expect("schema text"))
-        })
+        .filter(|(rel, _)| rel.ends_with(".json"))
+        .map(|(rel, p)| (rel, std::fs::read_to_string(&p).expect("schema text")))
         .collect()
 }
 

@@ -177,10 +177,9 @@ fn remotes() -> &'static [(String, Value)] {
     static DOCS: std::sync::OnceLock<Vec<(String, Value)>> = std::sync::OnceLock::new();
     DOCS.get_or_init(|| {
         let dir = root().join("tests/jsts/suite/remotes");
-        files::below(&dir)
+        files::relative(&dir)
             .into_iter()
-            .map(|p| {
-                let rel = p.strip_prefix(&dir).expect("below").to_string_lossy().replace('\\', "/");
+            .map(|(rel, p)| {
                 let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("JSON");
                 (rel, doc)
             })

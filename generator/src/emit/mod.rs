@@ -176,9 +176,7 @@ impl EmitError {
     pub fn at(origin: &crate::ir::Origin, message: impl Into<String>) -> Self {
         EmitError::UnsupportedAt { origin: origin.clone(), message: message.into() }
     }
-}
 
-impl EmitError {
     /// The refusal as a located diagnostic of the schema (`emit.unsupported`), when it names a place.
     pub fn located(&self, sources: &crate::load::Sources) -> Option<crate::diag::SchemaError> {
         match self {

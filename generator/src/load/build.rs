@@ -412,13 +412,11 @@ impl Cx {
                         *m = self.hoist(types, at, sfx, n);
                     }
                 }
-                // A Nullable, Kinds or AllOf inside an AllOf (`$ref` beside `const` and `properties`) may hold an
-                // object of this location too.
-                for m in members.iter_mut() {
-                    if matches!(m.shape, Shape::Nullable(_) | Shape::Kinds(_) | Shape::AllOf(_)) && m.origin == *at {
-                        let n = std::mem::replace(m, Node::any(at));
-                        *m = self.settle(types, at, n, true);
-                    }
+                // Any other member built at this location (a Nullable, Kinds or AllOf: `$ref` beside `const` and
+                // `properties`) may hold an object of it too: settled the same way, at any depth.
+                for m in members.iter_mut().filter(|m| m.origin == *at) {
+                    let n = std::mem::replace(m, Node::any(at));
+                    *m = self.settle(types, at, n, true);
                 }
             }
             _ => {}

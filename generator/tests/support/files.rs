@@ -19,3 +19,12 @@ pub fn below(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// [`below`], each file with its path relative to `dir` (`/`-separated).
+#[allow(dead_code)] // Not every test that includes this file lists relative paths.
+pub fn relative(dir: &Path) -> Vec<(String, PathBuf)> {
+    below(dir)
+        .into_iter()
+        .map(|p| (p.strip_prefix(dir).expect("below the directory").to_string_lossy().replace('\\', "/"), p))
+        .collect()
+}
