@@ -146,9 +146,10 @@ impl Cx {
             if types.slots[i].def.is_none() {
                 let origin = types.slots[i].origin.clone();
                 self.dynamic.current = types.slots[i].scope;
-                let v = self.value_at(&origin).cloned().unwrap_or(Value::Bool(true));
-                let node = self.node(&mut types, &origin, &v, true);
-                let def = self.type_def(&origin, &v, node);
+                let doc = self.doc(&origin);
+                let v = doc.schema(&origin);
+                let node = self.node(&mut types, &origin, v, true);
+                let def = self.type_def(&origin, v, node);
                 types.slots[i].def = Some(def);
             }
             i += 1;
@@ -249,15 +250,15 @@ impl Cx {
         // Targets not met on the walk (there are none: every schema location is walked), kept for safety.
         for t in targets {
             if !types.named.contains_key(&t) {
-                let v = self.value_at(&t).cloned().unwrap_or(Value::Bool(true));
-                self.alloc(types, &t, &v);
+                let doc = self.doc(&t);
+                self.alloc(types, &t, doc.schema(&t));
             }
         }
     }
 
     fn name_below(&mut self, types: &mut Types, at: &Origin, v: &Value, targets: &BTreeSet<Origin>) {
         for (tok, child) in super::children(v) {
-            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            let cat = at.below(&tok);
             let is_def = tok.starts_with("/$defs/") && tok[7..].find('/').is_none();
             if is_def || targets.contains(&cat) {
                 self.alloc(types, &cat, child);
@@ -331,14 +332,15 @@ impl Cx {
 
     /// A new type for a node built at a location that is not named.
     fn hoist(&mut self, types: &mut Types, at: &Origin, suffix: &str, node: Node) -> Node {
-        let v = self.value_at(at).cloned().unwrap_or(Value::Bool(true));
-        let (base, explicit) = match (suffix.is_empty(), self.x_name(at, &v)) {
+        let doc = self.doc(at);
+        let v = doc.schema(at);
+        let (base, explicit) = match (suffix.is_empty(), self.x_name(at, v)) {
             (true, Some(n)) => (n, true),
             _ => (format!("{}{suffix}", naming::derived_name(self, types, at)), false),
         };
         let origin = node.origin.clone();
         let description = node.description.clone();
-        let mut def = self.type_def(at, &v, node);
+        let mut def = self.type_def(at, v, node);
         if !suffix.is_empty() {
             def.examples.clear();
         }
@@ -597,19 +599,27 @@ impl Cx {
             (ARRAY_KEYWORDS, &[Kind::Array]),
             (OBJECT_KEYWORDS, &[Kind::Object]),
         ];
-        let mut constrained = false;
-        for (kws, fam) in families {
-            for k in kws.iter().filter(|k| o.contains_key(**k)) {
-                constrained = true;
-                if let Some(ks) = &kinds {
-                    if !ks.iter().any(|x| fam.contains(x)) {
-                        let names: Vec<&str> = ks.iter().map(|k| kind_name(*k)).collect();
-                        self.err(
-                            &at.join(k),
-                            K::InvalidValue,
-                            format!("`{k}` does not apply to type `{}`", names.join("`, `")),
-                        );
-                    }
+        // The family keywords present, in the families' order (a scan of the object's keys: an object has a few
+        // of them, where a lookup per keyword hashed every name of every family).
+        let mut present: Vec<(usize, usize)> = o
+            .keys()
+            .filter_map(|key| {
+                families.iter().enumerate().find_map(|(f, (kws, _))| kws.iter().position(|k| k == key).map(|i| (f, i)))
+            })
+            .collect();
+        present.sort_unstable();
+        let constrained = !present.is_empty();
+        for (f, i) in present {
+            let (kws, fam) = families[f];
+            let k = kws[i];
+            if let Some(ks) = &kinds {
+                if !ks.iter().any(|x| fam.contains(x)) {
+                    let names: Vec<&str> = ks.iter().map(|k| kind_name(*k)).collect();
+                    self.err(
+                        &at.join(k),
+                        K::InvalidValue,
+                        format!("`{k}` does not apply to type `{}`", names.join("`, `")),
+                    );
                 }
             }
         }

@@ -275,6 +275,30 @@ pub(crate) struct Cx {
     dirs_read: HashSet<PathBuf>,
 }
 
+/// A file's parsed document, shared with the loader: a caller that holds it reads a location's value while it
+/// borrows the loader mutably, without copying the value (a copy per type and per node built from it was a fifth
+/// of loading the session protocol).
+pub(crate) struct Doc(Option<Arc<Value>>);
+
+impl Doc {
+    /// The value at `at`'s pointer in this document.
+    pub(crate) fn get(&self, at: &Origin) -> Option<&Value> {
+        self.0.as_deref()?.pointer(&at.pointer)
+    }
+
+    /// The schema at `at`: `true` (it accepts everything) where the document holds none.
+    pub(crate) fn schema(&self, at: &Origin) -> &Value {
+        static TRUE: Value = Value::Bool(true);
+        self.get(at).unwrap_or(&TRUE)
+    }
+
+    /// The value at `at`, `null` where the document holds none.
+    pub(crate) fn or_null(&self, at: &Origin) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(at).unwrap_or(&NULL)
+    }
+}
+
 impl Cx {
     /// Records a located error.
     pub(crate) fn err(&mut self, at: &Origin, kind: K, message: impl Into<String>) {
@@ -285,6 +309,11 @@ impl Cx {
     /// The value at a location.
     pub(crate) fn value_at(&self, at: &Origin) -> Option<&Value> {
         self.files.get(&at.file).and_then(|f| f.value.pointer(&at.pointer))
+    }
+
+    /// The document of `at`'s file, held by the caller ([`Doc`]).
+    pub(crate) fn doc(&self, at: &Origin) -> Doc {
+        Doc(self.files.get(&at.file).map(|f| Arc::clone(&f.value)))
     }
 
     fn read_dir(&mut self, dir: &Path, prefix: &str) {
@@ -378,7 +407,7 @@ impl Cx {
             }
         }
         for (tok, child) in children(v) {
-            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            let cat = at.below(&tok);
             self.check_keywords(&cat, child, false);
         }
         // Values that are containers of subschemas must have the container's shape.
@@ -452,7 +481,7 @@ impl Cx {
             }
         }
         for (tok, child) in children(v) {
-            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            let cat = at.below(&tok);
             self.index_schema(&cat, child, &base);
         }
     }
@@ -502,7 +531,7 @@ impl Cx {
             }
         }
         for (tok, child) in children(v) {
-            let cat = Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) };
+            let cat = at.below(&tok);
             self.resolve_in(&cat, child);
         }
     }
@@ -561,6 +590,14 @@ impl Origin {
     pub(crate) fn join(&self, token: &str) -> Origin {
         Origin { file: self.file.clone(), pointer: push_ptr(&self.pointer, token) }
     }
+
+    /// The location of a subschema below this one, by the escaped pointer suffix [`children`] gives it.
+    pub(crate) fn below(&self, suffix: &str) -> Origin {
+        let mut pointer = String::with_capacity(self.pointer.len() + suffix.len());
+        pointer.push_str(&self.pointer);
+        pointer.push_str(suffix);
+        Origin { file: self.file.clone(), pointer }
+    }
 }
 
 /// The synthetic URI of a schema file, so that files without `$id` can reference each other by relative path.
@@ -597,20 +634,17 @@ pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
     let Some(obj) = v.as_object() else { return out };
     for (k, sub) in obj {
-        let kk = crate::diag::escape_token(k);
         if ONE_KEYWORDS.contains(&k.as_str()) {
-            out.push((format!("/{kk}"), sub));
+            out.push((push_ptr("", k), sub));
         } else if MAP_KEYWORDS.contains(&k.as_str()) {
             if let Some(m) = sub.as_object() {
-                for (name, s) in m {
-                    out.push((format!("/{kk}/{}", crate::diag::escape_token(name)), s));
-                }
+                let kk = push_ptr("", k);
+                out.extend(m.iter().map(|(name, s)| (push_ptr(&kk, name), s)));
             }
         } else if LIST_KEYWORDS.contains(&k.as_str()) {
             if let Some(a) = sub.as_array() {
-                for (i, s) in a.iter().enumerate() {
-                    out.push((format!("/{kk}/{i}"), s));
-                }
+                let kk = push_ptr("", k);
+                out.extend(a.iter().enumerate().map(|(i, s)| (push_ptr(&kk, &i.to_string()), s)));
             }
         }
     }

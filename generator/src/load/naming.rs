@@ -247,7 +247,7 @@ fn walk_aliases(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<
         out.push(at.clone());
     }
     for (tok, child) in super::children(v) {
-        walk_aliases(&Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) }, child, named, out);
+        walk_aliases(&at.below(&tok), child, named, out);
     }
 }
 

@@ -58,7 +58,8 @@ impl Cx {
 
     fn lower(&mut self, types: &mut Types, env: TypeId) -> Option<Protocol> {
         let env_at = types.slots[env.0].origin.clone();
-        let env_v = self.value_at(&env_at).cloned().unwrap_or(Value::Null);
+        let env_doc = self.doc(&env_at);
+        let env_v = env_doc.or_null(&env_at);
         let Some(Shape::Object(env_obj)) = types.slots[env.0].def.as_ref().map(|d| d.node.shape.clone()) else {
             self.err(&env_at, K::InvalidValue, "the envelope (`x-role-property`) must be an object type");
             return None;
@@ -122,7 +123,7 @@ impl Cx {
                 return None;
             }
         };
-        let categories = self.categories(&env_at, &env_v);
+        let categories = self.categories(&env_at, env_v);
         let Some(Shape::Union(mut u)) = types.slots[union.0].def.as_ref().map(|d| d.node.shape.clone()) else {
             return None;
         };
@@ -146,7 +147,8 @@ impl Cx {
             if let Some(r) = self.roles(&fat, Some(&roles)) {
                 envelope_field_roles.push((f.name.clone(), r));
             }
-            let fv = self.value_at(&fat).cloned().unwrap_or(Value::Null);
+            let doc = self.doc(&fat);
+            let fv = doc.or_null(&fat);
             match fv.get("x-auto") {
                 Some(Value::String(s)) if s == "id" || s == "now" => {
                     let ok = matches!(
@@ -181,15 +183,15 @@ impl Cx {
                 }
             }
         }
-        let removed = self.removed(types, &env_at, &env_v, &mut u, &events);
-        let flows = self.flows(&env_at, &env_v);
+        let removed = self.removed(types, &env_at, env_v, &mut u, &events);
+        let flows = self.flows(&env_at, env_v);
         let side_channels = self
-            .string_rows(&env_at, &env_v, "x-side-channels", ["thing", "mechanism", "why"])
+            .string_rows(&env_at, env_v, "x-side-channels", ["thing", "mechanism", "why"])
             .into_iter()
             .map(|[thing, mechanism, why]| SideChannel { thing, mechanism, why })
             .collect();
         let open_questions = self
-            .string_rows(&env_at, &env_v, "x-open-questions", ["question", "decision"])
+            .string_rows(&env_at, env_v, "x-open-questions", ["question", "decision"])
             .into_iter()
             .map(|[question, decision]| OpenQuestion { question, decision })
             .collect();
@@ -203,7 +205,7 @@ impl Cx {
                 roles: &roles,
             },
             &env_at,
-            &env_v,
+            env_v,
         );
         if let Some(d) = types.slots[union.0].def.as_mut() {
             d.node.shape = Shape::Union(u);
@@ -329,7 +331,8 @@ impl Cx {
         categories: &[Category],
     ) -> Option<Event> {
         let at = types.slots[ty.0].origin.clone();
-        let v = self.value_at(&at).cloned().unwrap_or(Value::Null);
+        let doc = self.doc(&at);
+        let v = doc.or_null(&at);
         let ev_roles = self.roles(&at, Some(roles)).unwrap_or_else(|| {
             self.err(&at, K::Missing, "`x-roles` (who may send this event) is required on an event");
             Vec::new()
@@ -703,11 +706,7 @@ impl Cx {
                 }
                 for (tok, child) in super::children(node) {
                     let property = tok.starts_with("/properties/");
-                    stack.push((
-                        Origin { file: at.file.clone(), pointer: format!("{}{tok}", at.pointer) },
-                        child,
-                        property,
-                    ));
+                    stack.push((at.below(&tok), child, property));
                 }
             }
         }

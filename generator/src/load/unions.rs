@@ -116,8 +116,9 @@ impl Cx {
     }
 
     fn hoist_union(&mut self, types: &mut Types, at: &Origin, inner: Node) -> Shape {
-        let v = self.value_at(at).cloned().unwrap_or(Value::Bool(true));
-        let (base, explicit) = match self.x_name(at, &v) {
+        let doc = self.doc(at);
+        let v = doc.schema(at);
+        let (base, explicit) = match self.x_name(at, v) {
             Some(n) => (n, true),
             None => (super::naming::derived_name(self, types, at), false),
         };
