@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+#[path = "support/files.rs"]
+mod files;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("generator/ has a parent").to_path_buf()
 }
@@ -264,14 +267,7 @@ fn tmp_file(name: &str, contents: &[u8]) -> PathBuf {
 
 /// The message fixtures as (name, line, strict ids).
 fn message_fixtures() -> Vec<(String, String, bool)> {
-    let dir = root().join("tests/fixtures/messages");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("fixtures")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
-    paths
+    files::json_in(&root().join("tests/fixtures/messages"))
         .iter()
         .map(|p| {
             let v: Value = serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("fixture JSON");

@@ -21,6 +21,20 @@ pub enum Verdict {
     Skipped,
 }
 
+impl Verdict {
+    /// A node runner's answer on one value: `{"valid": true}`, or the first error's `rule` and `pointer`.
+    pub fn answered(v: &serde_json::Value) -> Verdict {
+        if v["valid"] == true {
+            Verdict::Valid
+        } else {
+            Verdict::Invalid {
+                rule: v["rule"].as_str().unwrap_or_default().into(),
+                pointer: v["pointer"].as_str().unwrap_or_default().into(),
+            }
+        }
+    }
+}
+
 /// A named checker.
 pub struct Checker {
     /// Short name for reports.
@@ -233,9 +247,12 @@ fn ajv(fx: &[Fixture]) -> Vec<Verdict> {
     let idx: Vec<usize> = (0..fx.len()).filter(|&i| !fx[i].strict_ids).collect();
     let input: String = idx.iter().map(|&i| format!("{}\n", fx[i].line)).collect();
     let schema = root().join("generated/schema/session-protocol.schema.json");
-    let text = crate::node::run_node(&dir, &["ajv-check.mjs", schema.to_str().expect("utf-8 path")], &input);
-    let answers: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a verdict per line")).collect();
-    assert_eq!(answers.len(), idx.len(), "ajv answers every line");
+    let answers = crate::node::run_node_answers(
+        &dir,
+        &["ajv-check.mjs", schema.to_str().expect("utf-8 path")],
+        &input,
+        idx.len(),
+    );
     let mut out = vec![Verdict::Skipped; fx.len()];
     for (a, &i) in answers.iter().zip(&idx) {
         out[i] = if a["valid"] == true {
@@ -306,9 +323,8 @@ pub fn example_ajv(fx: &[ExampleFixture]) -> Vec<Verdict> {
     let (path, _) = example_bundle();
     let input: String =
         fx.iter().map(|f| format!("{}\n", json!({ "ref": bundled_ref(&m, &f.ty), "value": f.value }))).collect();
-    let text = crate::node::run_node(&dir, &["ajv-types.mjs", path.to_str().expect("utf-8 path")], &input);
-    let answers: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a verdict per line")).collect();
-    assert_eq!(answers.len(), fx.len(), "ajv answers every fixture");
+    let answers =
+        crate::node::run_node_answers(&dir, &["ajv-types.mjs", path.to_str().expect("utf-8 path")], &input, fx.len());
     answers
         .iter()
         .map(|a| {

@@ -35,14 +35,7 @@ pub fn schema_dir() -> PathBuf {
 
 /// Every fixture of the example, sorted by name.
 pub fn fixtures() -> Vec<ExampleFixture> {
-    let dir = root().join("examples/happy-wire/fixtures");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
-    paths
+    crate::files::json_in(&root().join("examples/happy-wire/fixtures"))
         .iter()
         .map(|p| {
             let v: Value = serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("JSON");
@@ -131,23 +124,8 @@ fn node_answers(fx: &[ExampleFixture]) -> &'static [Value] {
         }
         let runner = root().join("tests/conformance/example-runner.mjs");
         let index = index.to_str().expect("utf-8 path");
-        let out = crate::node::run_node(&root(), &[runner.to_str().expect("utf-8 path"), index], &input);
-        let answers: Vec<Value> =
-            out.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
-        assert_eq!(answers.len(), fx.len(), "one answer per fixture");
-        answers
+        crate::node::run_node_answers(&root(), &[runner.to_str().expect("utf-8 path"), index], &input, fx.len())
     })
-}
-
-fn first(v: &Value) -> Verdict {
-    if v["valid"] == true {
-        Verdict::Valid
-    } else {
-        Verdict::Invalid {
-            rule: v["rule"].as_str().unwrap_or_default().into(),
-            pointer: v["pointer"].as_str().unwrap_or_default().into(),
-        }
-    }
 }
 
 /// The generated Zod schemas: `<schema>.safeParse(value)`'s first issue; a valid fixture must also parse to
@@ -159,7 +137,7 @@ fn zod(fx: &[ExampleFixture]) -> Vec<Verdict> {
             if let Some(e) = a["zod"]["error"].as_str() {
                 return Verdict::Invalid { rule: e.to_string(), pointer: String::new() };
             }
-            let v = first(&a["zod"]);
+            let v = Verdict::answered(&a["zod"]);
             if v == Verdict::Valid && a["dataEqual"] != true {
                 return Verdict::Invalid {
                     rule: "zod: the parsed value is not deep-equal to happy-wire's".into(),
@@ -176,7 +154,7 @@ fn ts_standalone(fx: &[ExampleFixture]) -> Vec<Verdict> {
     node_answers(fx)
         .iter()
         .map(|a| {
-            let v = first(&a["standalone"]);
+            let v = Verdict::answered(&a["standalone"]);
             if (a["guard"] == true) != (v == Verdict::Valid) {
                 return Verdict::Invalid {
                     rule: format!("the type guard says {} but the validator says {v:?}", a["guard"]),

@@ -42,14 +42,7 @@ pub struct Fixture {
 
 /// Every message fixture, sorted by name.
 pub fn messages() -> Vec<Fixture> {
-    let dir = root().join("tests/fixtures/messages");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| parse(p)).collect()
+    crate::files::json_in(&root().join("tests/fixtures/messages")).iter().map(|p| parse(p)).collect()
 }
 
 fn parse(p: &Path) -> Fixture {

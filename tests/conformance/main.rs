@@ -15,6 +15,7 @@ mod fuzz;
 mod golden;
 #[path = "../../generator/tests/support/mutate.rs"]
 mod mutate;
+#[path = "../../generator/tests/support/node.rs"]
 mod node;
 mod numbers;
 mod package;

@@ -63,22 +63,7 @@ pub fn run_runner(runner: &str, args: &[&std::ffi::OsStr], lines: &[Vec<u8>]) ->
     let runner = root().join("tests/conformance").join(runner);
     let mut argv: Vec<&std::ffi::OsStr> = vec![runner.as_os_str(), std::ffi::OsStr::new(index)];
     argv.extend_from_slice(args);
-    let text = crate::node::run_node(&root(), &argv, &input);
-    let answers: Vec<Value> =
-        text.lines().map(|l| serde_json::from_str(l).expect("one JSON verdict per line")).collect();
-    assert_eq!(answers.len(), lines.len(), "one verdict per line");
-    answers
-}
-
-fn brief(v: &Value) -> Verdict {
-    if v["valid"] == true {
-        Verdict::Valid
-    } else {
-        Verdict::Invalid {
-            rule: v["rule"].as_str().unwrap_or_default().into(),
-            pointer: v["pointer"].as_str().unwrap_or_default().into(),
-        }
-    }
+    crate::node::run_node_answers(&root(), &argv, &input, lines.len())
 }
 
 /// The verdict of the line checker (`validateSessionLine`), turned into a failure when the package disagrees with
@@ -86,16 +71,16 @@ fn brief(v: &Value) -> Verdict {
 /// path as a pointer, its rule from the issue) against the line checker, or a valid line whose parsed value is not
 /// deep-equal to the input.
 fn verdict(a: &Value) -> Verdict {
-    let helper = if a["valid"] == true { Verdict::Valid } else { brief(&a["first"]) };
+    let helper = if a["valid"] == true { Verdict::Valid } else { Verdict::answered(&a["first"]) };
     let disagree = |what: &str, other: Verdict| Verdict::Invalid {
         rule: format!("zod {what} disagrees with validateSessionLine: {other:?} vs {helper:?}"),
         pointer: String::new(),
     };
-    if !a["text"].is_null() && brief(&a["text"]) != helper {
-        return disagree("on the decoded string", brief(&a["text"]));
+    if !a["text"].is_null() && Verdict::answered(&a["text"]) != helper {
+        return disagree("on the decoded string", Verdict::answered(&a["text"]));
     }
-    if !a["schema"].is_null() && a["ownProto"] != true && brief(&a["schema"]) != helper {
-        return disagree("sessionEnvelopeSchema's first issue", brief(&a["schema"]));
+    if !a["schema"].is_null() && a["ownProto"] != true && Verdict::answered(&a["schema"]) != helper {
+        return disagree("sessionEnvelopeSchema's first issue", Verdict::answered(&a["schema"]));
     }
     if helper == Verdict::Valid && a["roundTrip"] != true {
         return Verdict::Invalid {
@@ -122,10 +107,13 @@ pub fn zod(fx: &[Fixture]) -> Vec<Verdict> {
 /// The verdict of the standalone validator (`validateSessionLineStandalone`), turned into a failure when the
 /// string entry point disagrees with the bytes one, or the type guard `isSessionEnvelope` with the verdict.
 fn standalone_verdict(a: &Value) -> Verdict {
-    let first = if a["valid"] == true { Verdict::Valid } else { brief(&a["first"]) };
-    if !a["text"].is_null() && brief(&a["text"]) != first {
+    let first = if a["valid"] == true { Verdict::Valid } else { Verdict::answered(&a["first"]) };
+    if !a["text"].is_null() && Verdict::answered(&a["text"]) != first {
         return Verdict::Invalid {
-            rule: format!("standalone on the decoded string disagrees: {:?} vs {first:?}", brief(&a["text"])),
+            rule: format!(
+                "standalone on the decoded string disagrees: {:?} vs {first:?}",
+                Verdict::answered(&a["text"])
+            ),
             pointer: String::new(),
         };
     }

@@ -18,6 +18,8 @@ mod bundled;
 mod engine;
 #[path = "../../generator/tests/support/files.rs"]
 mod files;
+#[path = "../../generator/tests/support/node.rs"]
+mod node;
 mod random;
 #[path = "../../generator/tests/support/rng.rs"]
 mod rng;
@@ -71,17 +73,8 @@ fn cases() -> Vec<Case> {
     let _ = std::fs::remove_dir_all(&cases_dir);
     std::fs::create_dir_all(&cases_dir).expect("create the cases directory");
     // The keyword files, then the optional ones the harness holds (keyword `optional-<name>`).
-    let json_files = |dir: &Path| -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .expect("the suite is in tests/jsts/suite")
-            .map(|e| e.expect("dir entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        files.sort();
-        files
-    };
-    let mut files = json_files(&dir);
-    files.extend(json_files(&dir.join("optional")));
+    let mut files = files::json_in(&dir);
+    files.extend(files::json_in(&dir.join("optional")));
     files.push(root().join(WIREGEN_CASES));
     let mut out = Vec::new();
     for f in files {

@@ -14,19 +14,6 @@ use wiregen::emit::Lang;
 
 use crate::{Case, Outcome};
 
-/// Installs the dependencies of `generated/ts` from its lockfile when `node_modules/` is missing.
-fn ensure_npm_deps(dir: &Path) {
-    if dir.join("node_modules").is_dir() {
-        return;
-    }
-    let status = Command::new("npm")
-        .current_dir(dir)
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .status()
-        .unwrap_or_else(|e| panic!("npm ci in {}: {e} (is node installed?)", dir.display()));
-    assert!(status.success(), "npm ci failed in {}", dir.display());
-}
-
 /// The generated `.ts` modules in `dir`, sorted.
 fn manifest_files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -45,7 +32,7 @@ pub type Firsts = BTreeMap<String, [Vec<Option<(String, String)>>; 2]>;
 /// Outcomes for Zod and for the standalone validator, and their first errors.
 pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
     let package = crate::root().join("generated/ts");
-    ensure_npm_deps(&package);
+    crate::node::ensure_npm_deps(&package);
     let dir = crate::work_dir().join("ts");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create target/jsts/ts");
@@ -80,15 +67,7 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
         entry["data"] = Value::Array(c.tests.iter().map(|(_, d, _)| Value::String(d.to_string())).collect());
         manifest.push(entry);
     }
-    std::fs::write(dir.join("cases.json"), serde_json::to_string(&manifest).expect("JSON")).expect("write cases.json");
-    let out = Command::new("node")
-        .arg(crate::root().join("tests/jsts/ts-runner.mjs"))
-        .arg(&dir)
-        .arg(package.join("node_modules/typescript"))
-        .output()
-        .expect("node runs");
-    assert!(out.status.success(), "ts-runner.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
-    let result: Value = serde_json::from_slice(&out.stdout).expect("the runner prints JSON");
+    let result = run_cases(&dir, &package, &manifest);
     let mut errors = Vec::new();
     let mut finish = |slots: Vec<Option<Outcome>>, key: &str| -> Vec<Outcome> {
         slots
@@ -221,19 +200,14 @@ pub(crate) fn mutations(v: &Value, probes: &[Value], out: &mut Vec<Value>) {
 #[test]
 fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
     let package = crate::root().join("generated/ts");
-    ensure_npm_deps(&package);
+    crate::node::ensure_npm_deps(&package);
     let dir = crate::work_dir().join("probe");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create target/jsts/probe");
     #[cfg(unix)]
     std::os::unix::fs::symlink(package.join("node_modules"), dir.join("node_modules")).expect("link node_modules");
     let suite = crate::root().join("tests/jsts/suite/draft2020-12");
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&suite)
-        .expect("the suite")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let mut files = crate::files::json_in(&suite);
     files.push(crate::root().join(crate::WIREGEN_CASES));
     let probes = probe_values();
     let mut manifest = Vec::new();
@@ -276,15 +250,7 @@ fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
             oracle.push((id, values, verdicts));
         }
     }
-    std::fs::write(dir.join("cases.json"), serde_json::to_string(&manifest).expect("JSON")).expect("write cases.json");
-    let out = Command::new("node")
-        .arg(crate::root().join("tests/jsts/ts-runner.mjs"))
-        .arg(&dir)
-        .arg(package.join("node_modules/typescript"))
-        .output()
-        .expect("node runs");
-    assert!(out.status.success(), "ts-runner.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
-    let result: Value = serde_json::from_slice(&out.stdout).expect("the runner prints JSON");
+    let result = run_cases(&dir, &package, &manifest);
     let mut failures = Vec::new();
     let mut total = 0;
     for (id, values, verdicts) in &oracle {
@@ -304,4 +270,18 @@ fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
     }
     eprintln!("mutated instances: {total} verdicts compared, {} disagreement(s)", failures.len());
     assert!(failures.is_empty(), "{} disagreement(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Writes `manifest` to `dir/cases.json` and runs `ts-runner.mjs` on it (with the TypeScript compiler of the
+/// `package`'s dependencies): its answer, per case id.
+fn run_cases(dir: &Path, package: &Path, manifest: &[Value]) -> Value {
+    std::fs::write(dir.join("cases.json"), serde_json::to_string(manifest).expect("JSON")).expect("write cases.json");
+    let out = Command::new("node")
+        .arg(crate::root().join("tests/jsts/ts-runner.mjs"))
+        .arg(dir)
+        .arg(package.join("node_modules/typescript"))
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "ts-runner.mjs failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("the runner prints JSON")
 }

@@ -20,6 +20,18 @@ pub fn below(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The `*.json` files directly in `dir` (not below it), sorted by path.
+#[allow(dead_code)] // Not every test that includes this file reads a flat directory.
+pub fn json_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    out.sort();
+    out
+}
+
 /// [`below`], each file with its path relative to `dir` (`/`-separated).
 #[allow(dead_code)] // Not every test that includes this file lists relative paths.
 pub fn relative(dir: &Path) -> Vec<(String, PathBuf)> {

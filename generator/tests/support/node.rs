@@ -1,6 +1,8 @@
 //! Running node-side checkers: install their dependencies from the committed lockfile when missing, then run a
 //! script once with every fixture line on stdin.
 
+#![allow(dead_code)] // Each test that includes this file uses some of it.
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -56,4 +58,19 @@ pub fn run(cmd: &mut Command, what: &str) -> std::process::Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// [`run_node`] for a script that answers each input line with one JSON line: the answers, in order (there must be
+/// `expected` of them).
+pub fn run_node_answers<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    args: &[S],
+    input: impl AsRef<[u8]>,
+    expected: usize,
+) -> Vec<serde_json::Value> {
+    let text = run_node(dir, args, input);
+    let answers: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("one JSON answer per line")).collect();
+    assert_eq!(answers.len(), expected, "one answer per input line");
+    answers
 }
