@@ -928,8 +928,16 @@ fn line_text(line: &[u8]) -> Result<&str, Issue> {
     if text.trim().is_empty() {
         return Err(Issue::new(Rule::BlankLine, "", "blank line: expected one JSON value per line"));
     }
+    if text.starts_with('\u{feff}') {
+        return Err(Issue::new(Rule::MalformedJson, "", BOM_MESSAGE));
+    }
     Ok(text)
 }
+
+/// What a line that starts with a byte order mark is told (an editor that saves "UTF-8 with BOM" writes one at the
+/// start of the file; serde_json and `JSON.parse` refuse it at column 1 without saying why).
+const BOM_MESSAGE: &str =
+    "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one";
 
 /// The issue for a line serde_json cannot parse.
 fn parse_issue(e: serde_json::Error) -> Issue {
@@ -966,12 +974,27 @@ mod tests {
             b"\"\\ud800\"",
             deep.as_bytes(),
             b"{\"a\":[1,2,{\"b\":null}]}",
+            "\u{feff}{}".as_bytes(),
         ];
         for line in lines {
             let by_value = parse_line(line).map(|v| v.to_string());
             let by_tree = parse_json(line).map(|j| j.to_json_string());
             assert_eq!(by_tree, by_value, "{}", String::from_utf8_lossy(line));
         }
+    }
+
+    /// A line that starts with a byte order mark is told so, by both paths (the fast scanner refuses it, the precise
+    /// engine names it), and a valid envelope after it stays refused.
+    #[test]
+    fn a_byte_order_mark_is_named() {
+        let model = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("v2");
+        let e = Engine::new(model, EngineOptions::default()).expect("a root type");
+        let line = "\u{feff}{\"id\":\"m1\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"hi\"}}";
+        for issues in [e.check_line_fast(line.as_bytes()), e.check_line(line.as_bytes()).1] {
+            assert_eq!(issues.len(), 1, "{issues:?}");
+            assert_eq!((issues[0].rule, issues[0].message.as_str()), ("malformed-json", BOM_MESSAGE));
+        }
+        assert!(e.check_line_fast(&line.as_bytes()[3..]).is_empty(), "valid without the mark");
     }
 
     /// A pointer escapes `~` and `/` in each token (RFC 6901), at the root and below it.

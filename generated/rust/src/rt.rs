@@ -521,6 +521,13 @@ pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     if text.trim().is_empty() {
         return Err(Error::new(Rule::BlankLine, "", "blank line: expected one JSON value per line"));
     }
+    if text.starts_with('\u{feff}') {
+        return Err(Error::new(
+            Rule::MalformedJson,
+            "",
+            "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one",
+        ));
+    }
     let json: Json = serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("recursion limit exceeded") || msg.starts_with(&too_deep_message()) {

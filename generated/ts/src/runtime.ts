@@ -947,6 +947,9 @@ export function parseLine(
     }
   }
   if (BLANK.test(text)) return { ok: false, error: lineError("blank-line", "blank line: expected one JSON envelope per line") };
+  if (text.charCodeAt(0) === 0xfeff) {
+    return { ok: false, error: lineError("malformed-json", "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one") };
+  }
   const seen = { proto: false };
   const problem = scan(text, seen);
   if (problem !== null) return { ok: false, error: problem };
