@@ -22,13 +22,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// A node runner's answer on one value: `{"valid": true}`, or the first error's `rule` and `pointer`.
-    pub fn answered(v: &serde_json::Value) -> Verdict {
+    /// A node runner's answer on one value: `{"valid": true}`, or the first error's `pointer` and its rule, read
+    /// from the first of `rule_keys` the answer holds (`rule` for wiregen's checkers, ajv's `keyword` or `error`).
+    pub fn answered(v: &serde_json::Value, rule_keys: &[&str]) -> Verdict {
         if v["valid"] == true {
             Verdict::Valid
         } else {
             Verdict::Invalid {
-                rule: v["rule"].as_str().unwrap_or_default().into(),
+                rule: rule_keys.iter().find_map(|k| v[*k].as_str()).unwrap_or_default().into(),
                 pointer: v["pointer"].as_str().unwrap_or_default().into(),
             }
         }
@@ -255,14 +256,7 @@ fn ajv(fx: &[Fixture]) -> Vec<Verdict> {
     );
     let mut out = vec![Verdict::Skipped; fx.len()];
     for (a, &i) in answers.iter().zip(&idx) {
-        out[i] = if a["valid"] == true {
-            Verdict::Valid
-        } else {
-            Verdict::Invalid {
-                rule: a["keyword"].as_str().or(a["error"].as_str()).unwrap_or_default().into(),
-                pointer: a["pointer"].as_str().unwrap_or_default().into(),
-            }
-        };
+        out[i] = Verdict::answered(a, &["keyword", "error"]);
     }
     out
 }
@@ -325,19 +319,7 @@ pub fn example_ajv(fx: &[ExampleFixture]) -> Vec<Verdict> {
         fx.iter().map(|f| format!("{}\n", json!({ "ref": bundled_ref(&m, &f.ty), "value": f.value }))).collect();
     let answers =
         crate::node::run_node_answers(&dir, &["ajv-types.mjs", path.to_str().expect("utf-8 path")], &input, fx.len());
-    answers
-        .iter()
-        .map(|a| {
-            if a["valid"] == true {
-                Verdict::Valid
-            } else {
-                Verdict::Invalid {
-                    rule: a["keyword"].as_str().unwrap_or_default().into(),
-                    pointer: a["pointer"].as_str().unwrap_or_default().into(),
-                }
-            }
-        })
-        .collect()
+    answers.iter().map(|a| Verdict::answered(a, &["keyword"])).collect()
 }
 
 /// The example's source files (`examples/happy-wire/schema/`) through the `jsonschema` crate, each fixture against

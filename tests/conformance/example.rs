@@ -137,7 +137,7 @@ fn zod(fx: &[ExampleFixture]) -> Vec<Verdict> {
             if let Some(e) = a["zod"]["error"].as_str() {
                 return Verdict::Invalid { rule: e.to_string(), pointer: String::new() };
             }
-            let v = Verdict::answered(&a["zod"]);
+            let v = Verdict::answered(&a["zod"], &["rule"]);
             if v == Verdict::Valid && a["dataEqual"] != true {
                 return Verdict::Invalid {
                     rule: "zod: the parsed value is not deep-equal to happy-wire's".into(),
@@ -154,7 +154,7 @@ fn ts_standalone(fx: &[ExampleFixture]) -> Vec<Verdict> {
     node_answers(fx)
         .iter()
         .map(|a| {
-            let v = Verdict::answered(&a["standalone"]);
+            let v = Verdict::answered(&a["standalone"], &["rule"]);
             if (a["guard"] == true) != (v == Verdict::Valid) {
                 return Verdict::Invalid {
                     rule: format!("the type guard says {} but the validator says {v:?}", a["guard"]),

@@ -71,16 +71,16 @@ pub fn run_runner(runner: &str, args: &[&std::ffi::OsStr], lines: &[Vec<u8>]) ->
 /// path as a pointer, its rule from the issue) against the line checker, or a valid line whose parsed value is not
 /// deep-equal to the input.
 fn verdict(a: &Value) -> Verdict {
-    let helper = if a["valid"] == true { Verdict::Valid } else { Verdict::answered(&a["first"]) };
+    let helper = if a["valid"] == true { Verdict::Valid } else { Verdict::answered(&a["first"], &["rule"]) };
     let disagree = |what: &str, other: Verdict| Verdict::Invalid {
         rule: format!("zod {what} disagrees with validateSessionLine: {other:?} vs {helper:?}"),
         pointer: String::new(),
     };
-    if !a["text"].is_null() && Verdict::answered(&a["text"]) != helper {
-        return disagree("on the decoded string", Verdict::answered(&a["text"]));
+    if !a["text"].is_null() && Verdict::answered(&a["text"], &["rule"]) != helper {
+        return disagree("on the decoded string", Verdict::answered(&a["text"], &["rule"]));
     }
-    if !a["schema"].is_null() && a["ownProto"] != true && Verdict::answered(&a["schema"]) != helper {
-        return disagree("sessionEnvelopeSchema's first issue", Verdict::answered(&a["schema"]));
+    if !a["schema"].is_null() && a["ownProto"] != true && Verdict::answered(&a["schema"], &["rule"]) != helper {
+        return disagree("sessionEnvelopeSchema's first issue", Verdict::answered(&a["schema"], &["rule"]));
     }
     if helper == Verdict::Valid && a["roundTrip"] != true {
         return Verdict::Invalid {
@@ -107,12 +107,12 @@ pub fn zod(fx: &[Fixture]) -> Vec<Verdict> {
 /// The verdict of the standalone validator (`validateSessionLineStandalone`), turned into a failure when the
 /// string entry point disagrees with the bytes one, or the type guard `isSessionEnvelope` with the verdict.
 fn standalone_verdict(a: &Value) -> Verdict {
-    let first = if a["valid"] == true { Verdict::Valid } else { Verdict::answered(&a["first"]) };
-    if !a["text"].is_null() && Verdict::answered(&a["text"]) != first {
+    let first = if a["valid"] == true { Verdict::Valid } else { Verdict::answered(&a["first"], &["rule"]) };
+    if !a["text"].is_null() && Verdict::answered(&a["text"], &["rule"]) != first {
         return Verdict::Invalid {
             rule: format!(
                 "standalone on the decoded string disagrees: {:?} vs {first:?}",
-                Verdict::answered(&a["text"])
+                Verdict::answered(&a["text"], &["rule"])
             ),
             pointer: String::new(),
         };
