@@ -935,8 +935,9 @@ fn line_text(line: &[u8]) -> Result<&str, Issue> {
 }
 
 /// What a line that starts with a byte order mark is told (an editor that saves "UTF-8 with BOM" writes one at the
-/// start of the file; serde_json and `JSON.parse` refuse it at column 1 without saying why).
-const BOM_MESSAGE: &str =
+/// start of the file; serde_json and `JSON.parse` refuse it at column 1 without saying why). The TypeScript runtime
+/// is given it; the Rust runtime (`emit/rust/rt.rs`) spells it out, held to it by its tests.
+pub(crate) const BOM_MESSAGE: &str =
     "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one";
 
 /// The issue for a line serde_json cannot parse.

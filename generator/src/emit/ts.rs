@@ -31,7 +31,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde_json::json;
 
 use super::{EmitError, EmitOptions, OutFile};
-use crate::engine::MAX_DEPTH;
+use crate::engine::{BOM_MESSAGE, MAX_DEPTH};
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -122,6 +122,7 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         header => header.clone(),
         support => Value::from(zod_support(&env)?),
         max_depth => MAX_DEPTH,
+        bom_message => BOM_MESSAGE,
     })?;
     let mut sa = standalone::Standalone::new(m);
     let sa_body = sa.body()?;

@@ -203,6 +203,8 @@ fn lines_are_json_values() {
     assert_eq!(err(from_str::<Flag>("{")).0, Rule::MalformedJson);
     assert_eq!(err(from_str::<Flag>(&"[".repeat(200))).0, Rule::TooDeep);
     assert_eq!(err(from_bytes::<Flag>(b"\"\xff\"")).0, Rule::InvalidUtf8);
+    let bom = from_str::<Flag>("\u{feff}true").err().expect("a byte order mark is refused");
+    assert_eq!((bom.rule(), bom.message()), (Rule::MalformedJson, crate::engine::BOM_MESSAGE));
     assert_eq!(from_str::<Flag>("true").ok().map(|f| f.0), Some(true));
 }
 

@@ -50,6 +50,11 @@ pub(crate) fn string_lit(s: &str) -> Code {
     Code(js_safe(serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))))
 }
 
+/// A pattern's source as a `u`-mode `RegExp` (the mode the loader checks patterns for).
+pub(crate) fn regex_lit(source: &str) -> String {
+    format!("new RegExp({}, \"u\")", string_lit(source))
+}
+
 /// Any JSON value as a JavaScript literal (arrays and objects included), escaped like [`string_lit`].
 pub(crate) fn json_lit(v: &serde_json::Value) -> Code {
     Code(js_safe(serde_json::to_string(v).unwrap_or_else(|_| String::from("null"))))

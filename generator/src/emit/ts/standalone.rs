@@ -10,7 +10,7 @@
 //! Every name and literal goes through [`super::js`]: property names, tags and enum values are string literals,
 //! static pointers are escaped at generation time ([`crate::diag::push_ptr`]), dynamic keys at run time (`$esc`).
 
-use super::js::{ident, json_lit, number_lit, string_lit, Code};
+use super::js::{ident, json_lit, number_lit, regex_lit, string_lit, Code};
 use super::zod::{count, kind_of, INHERITED};
 use super::EmitError;
 use crate::diag::push_ptr;
@@ -211,7 +211,7 @@ impl<'m> Standalone<'m> {
         }
         let mut out = String::new();
         for (i, src) in self.regexes.iter().enumerate() {
-            out.push_str(&format!("const re${i} = new RegExp({}, \"u\");\n", string_lit(src)));
+            out.push_str(&format!("const re${i} = {};\n", regex_lit(src)));
         }
         if !self.regexes.is_empty() {
             out.push('\n');

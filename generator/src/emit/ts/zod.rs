@@ -22,7 +22,7 @@
 
 use std::collections::BTreeSet;
 
-use super::js::{ident, jsdoc, json_lit, number_lit, prop_key, string_lit, Code};
+use super::js::{ident, jsdoc, json_lit, number_lit, prop_key, regex_lit, string_lit, Code};
 use super::types;
 use super::EmitError;
 use crate::ir::*;
@@ -222,7 +222,7 @@ impl super::evaluation::PlanChecks for ZodPlan<'_, '_> {
     }
 
     fn regex_expr(&mut self, p: &Pattern) -> String {
-        regex_lit(p)
+        regex_lit(&p.source)
     }
 }
 
@@ -412,7 +412,7 @@ impl<'m> ZodEmit<'m> {
                     out.push_str(&format!(".check(maxChars({}))", count(n, k)?));
                 }
                 if let Some(p) = &s.pattern {
-                    out.push_str(&format!(".check(pattern({}))", regex_lit(p)));
+                    out.push_str(&format!(".check(pattern({}))", regex_lit(&p.source)));
                 }
                 out
             }
@@ -603,7 +603,7 @@ impl<'m> ZodEmit<'m> {
         }
         let mut patterns = Vec::new();
         for (p, pn) in &o.pattern_properties {
-            patterns.push(format!("[{}, {}]", regex_lit(p), self.node(pn, indent + 2)?));
+            patterns.push(format!("[{}, {}]", regex_lit(&p.source), self.node(pn, indent + 2)?));
         }
         let additional = match &o.additional {
             Additional::Closed => string_lit("closed").to_string(),
@@ -822,11 +822,6 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
     }
     w.push_str("    }\n  }");
     Ok(Code::from_pieces(w))
-}
-
-/// A pattern as a `u`-mode `RegExp` (the mode the loader checks patterns for).
-fn regex_lit(p: &Pattern) -> String {
-    format!("new RegExp({}, \"u\")", string_lit(&p.source))
 }
 
 #[cfg(test)]
