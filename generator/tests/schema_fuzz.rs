@@ -314,14 +314,10 @@ fn guarded<T>(what: &str, limit: Duration, f: impl FnOnce() -> T) -> T {
     out
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
-}
-
 #[test]
 fn mutated_schemas_are_refused_with_a_location_or_handled_by_every_output() {
-    let cases = env_u64("WIREGEN_SCHEMA_FUZZ_CASES", 300);
-    let seed = env_u64("WIREGEN_SCHEMA_FUZZ_SEED", 0x5EED_F00D);
+    let cases = rng::env_number("WIREGEN_SCHEMA_FUZZ_CASES", 300);
+    let seed = rng::env_number("WIREGEN_SCHEMA_FUZZ_SEED", 0x5EED_F00D);
     let packages = packages();
     let values = values();
     let mut rng = Rng(seed << 1 | 1);

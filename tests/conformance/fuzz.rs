@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use crate::differential::{Harness, Report};
 use crate::fixtures::root;
 use crate::mutate;
-use crate::rng::Rng;
+use crate::rng::{env_number, Rng};
 
 /// Lines in the normal test run.
 const DEFAULT_LINES: usize = 12_000;
@@ -589,20 +589,6 @@ fn bytes_mutation(rng: &mut Rng, mut b: Vec<u8>) -> Vec<u8> {
         }
     }
     b
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Err(_) => default,
-        Ok(s) => {
-            let s = s.trim().replace('_', "");
-            let parsed = match s.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => s.parse(),
-            };
-            parsed.unwrap_or_else(|e| panic!("{name}={s}: {e}"))
-        }
-    }
 }
 
 #[test]

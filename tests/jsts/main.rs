@@ -188,16 +188,12 @@ pub fn schema_text(c: &Case) -> String {
 
 /// How many random schemas the harness makes ([`random`]): 150, or `WIREGEN_RANDOM_CASES` for a soak.
 fn random_cases() -> usize {
-    std::env::var("WIREGEN_RANDOM_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(150)
+    rng::env_number("WIREGEN_RANDOM_CASES", 150) as usize
 }
 
 /// The random generator's seed: fixed, or `WIREGEN_RANDOM_SEED` for a soak.
 fn random_seed() -> u64 {
-    std::env::var("WIREGEN_RANDOM_SEED")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .filter(|n| *n != 0)
-        .unwrap_or(0x0005_C4E3_A5ED)
+    Some(rng::env_number("WIREGEN_RANDOM_SEED", 0)).filter(|n| *n != 0).unwrap_or(0x0005_C4E3_A5ED)
 }
 
 /// Cases in the suite's format for what the suite does not exercise: wiregen's own keywords and the shapes its
