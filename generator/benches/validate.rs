@@ -8,7 +8,10 @@
 //! - `wiregen` engine in-process, one thread pinned to the same CPU as the floor, and all threads; and, for
 //!   information, its fast verdict alone (what it costs before the invalid lines are explained);
 //! - `wiregen validate` as a whole process, and the floor as a whole process, on the 1k-line and large corpus;
-//! - ajv 8 (compiled bundled schema, `JSON.parse` + validate) and the generated Zod package, in node.
+//! - ajv 8 (compiled bundled schema, `JSON.parse` + validate) and the generated Zod package, in node;
+//! - stream mode against message mode on whole sessions: whole process, and in-process with the checker built
+//!   from the declarations whole and from reduced copies of them (`validate/stream.rs`), which shows where
+//!   `--stream`'s time goes.
 //!
 //! Every validator must report the same invalid lines; the run fails otherwise. Medians and ratios are printed
 //! and written to `target/bench/report.md`.
@@ -29,6 +32,8 @@ fn root() -> PathBuf {
 
 #[path = "validate/files.rs"]
 mod files;
+#[path = "validate/stream.rs"]
+mod stream;
 
 #[path = "../tests/support/rng.rs"]
 #[allow(dead_code)]
@@ -520,13 +525,18 @@ fn main() {
     }
     // Stream mode against message mode on whole sessions, one core.
     let (mut stream_rounds, mut stream_files_rounds) = (Vec::new(), Vec::new());
+    let mut in_process = (stream::variants(engine.model()), 0);
     if files::can_pin() {
         let one = files::sessions(&root(), &dir, 4000, false);
         let per_file = files::sessions(&root(), &dir, 4000, true);
+        let session_lines = corpus_lines(&one);
+        in_process.1 = session_lines.len();
         for _ in 0..rounds {
             stream_rounds.push(files::stream_round(wiregen, &root(), &one));
             stream_files_rounds.push(files::stream_round(wiregen, &root(), &per_file));
+            stream::round(&engine, &mut in_process.0, &session_lines, |f| pinned(cpu, f));
         }
+        stream::check(&in_process.0, 4000 / 100);
     }
 
     // Agreement: every validator reports the same invalid lines.
@@ -623,6 +633,7 @@ fn main() {
             sf * 1e3,
             mf / sf
         ));
+        report.push_str(&stream::report(&in_process.0, in_process.1, median));
     }
     report.push_str("\nTargets (issues 8 and 17):\n");
     let target = |name: &str, got: f64, want: f64, more_is_better: bool| {

@@ -1,0 +1,122 @@
+//! Where stream mode's time goes, in-process on one pinned thread: message mode against the stream checker built
+//! from the protocol's declarations whole and from reduced copies of them (the `unique` rules left out; every rule
+//! left out; rules, scopes and rollup left out), all on the same whole-session lines in memory. The last is what
+//! the checker costs before it checks anything (the capturing scan, reading the captured values, the record), so
+//! its ratio bounds what this design can reach however fast the rules get.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use wiregen::engine::{Engine, EngineOptions};
+use wiregen::ir::sequence::RuleKind;
+use wiregen::ir::Model;
+use wiregen::stream::StreamChecker;
+
+/// One way of checking the lines, and its seconds per round.
+pub struct Variant {
+    pub name: &'static str,
+    engine: Option<Engine>,
+    pub secs: Vec<f64>,
+    /// The lines it reported (1-based), from the last round.
+    pub invalid: BTreeSet<usize>,
+}
+
+/// What a reduced copy of the declarations keeps.
+enum Keep {
+    All,
+    AllButUnique,
+    NoRules,
+    Nothing,
+}
+
+fn engine_with(model: &Model, keep: Keep) -> Engine {
+    let mut m = model.clone();
+    let seq = &mut m.protocol.as_mut().expect("the protocol has a protocol layer").sequence;
+    match keep {
+        Keep::All => {}
+        Keep::AllButUnique => seq.rules.retain(|r| !matches!(r.kind, RuleKind::Unique { .. })),
+        Keep::NoRules => seq.rules.clear(),
+        Keep::Nothing => {
+            seq.rules.clear();
+            seq.scopes.clear();
+            seq.rollup.clear();
+        }
+    }
+    Engine::new(Arc::new(m), EngineOptions::default()).expect("the schema has a root type")
+}
+
+/// The variants, message mode first and the whole checker second.
+pub fn variants(model: &Model) -> Vec<Variant> {
+    let v = |name, engine| Variant { name, engine, secs: Vec::new(), invalid: BTreeSet::new() };
+    vec![
+        v("message mode (the engine, no sequence rules)", None),
+        v("--stream, the protocol's declarations", Some(engine_with(model, Keep::All))),
+        v("--stream, without the `unique` rules", Some(engine_with(model, Keep::AllButUnique))),
+        v("--stream, no rules (scopes and rollup kept)", Some(engine_with(model, Keep::NoRules))),
+        v("--stream, no rules, scopes or rollup", Some(engine_with(model, Keep::Nothing))),
+    ]
+}
+
+/// One round: every variant once over `lines`, each on a thread pinned by `pinned`.
+pub fn round<P>(message: &Engine, vs: &mut [Variant], lines: &[Vec<u8>], pinned: P)
+where
+    P: Fn(&mut (dyn FnMut() -> (f64, BTreeSet<usize>) + Send)) -> (f64, BTreeSet<usize>),
+{
+    for v in vs.iter_mut() {
+        let engine = v.engine.as_ref();
+        let (secs, bad) = pinned(&mut || {
+            let t = Instant::now();
+            let mut bad = BTreeSet::new();
+            match engine {
+                None => {
+                    for (i, l) in lines.iter().enumerate() {
+                        if !message.check_line_fast(l).is_empty() {
+                            bad.insert(i + 1);
+                        }
+                    }
+                }
+                Some(e) => {
+                    let mut c = StreamChecker::new(e);
+                    for (i, l) in lines.iter().enumerate() {
+                        if !c.check(i + 1, l).valid {
+                            bad.insert(i + 1);
+                        }
+                    }
+                    std::hint::black_box(c.rollup());
+                }
+            }
+            (t.elapsed().as_secs_f64(), bad)
+        });
+        v.secs.push(secs);
+        v.invalid = bad;
+    }
+}
+
+/// Holds the variants to what they must report: the whole checker the message errors and one sequence violation
+/// more per broken session; the checkers without rules exactly the message errors (so a reduced copy that did not
+/// build, and checked nothing, would fail here rather than measure nothing).
+pub fn check(vs: &[Variant], broken_sessions: usize) {
+    let message = &vs[0].invalid;
+    assert!(!message.is_empty(), "the session corpus has message errors");
+    assert!(message.is_subset(&vs[1].invalid), "the stream checker reports every message error");
+    assert_eq!(vs[1].invalid.len(), message.len() + broken_sessions, "one sequence violation per broken session");
+    for v in &vs[3..] {
+        assert_eq!(&v.invalid, message, "{}: without rules, only the message errors", v.name);
+    }
+}
+
+/// The report's section: median seconds, ns a line and the ratio to message mode of each variant.
+pub fn report(vs: &[Variant], lines: usize, median: impl Fn(&[f64]) -> f64) -> String {
+    let base = median(&vs[0].secs);
+    let mut s = format!(
+        "\nStream mode in-process, one thread pinned, on the same {lines} session lines in memory (median of the \
+         rounds; ratio = message mode's time / this one's, issue 13's target >= 0.8x):\n\n\
+         | checker | ms | ns a line | speed vs message mode |\n|---|---:|---:|---:|\n"
+    );
+    for v in vs {
+        let m = median(&v.secs);
+        s.push_str(&format!("| {} | {:.1} | {:.0} | {:.2}x |\n", v.name, m * 1e3, m * 1e9 / lines as f64, base / m));
+    }
+    s
+}
