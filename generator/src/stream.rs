@@ -506,6 +506,66 @@ mod tests {
         assert!(start.elapsed() < std::time::Duration::from_secs(60), "took {:?}", start.elapsed());
     }
 
+    /// The first-opened open call a `turn-end` names is the same whether the open calls are few (a scan) or many
+    /// (the index kept past 16 open): calls are closed one by one from the first while a `turn-end` after each
+    /// close names the next, from 40 open down to none and again from a few after the index was dropped; and a
+    /// stream that once held 20,000 open calls does not make the scan of a few open ones walk that room.
+    #[test]
+    fn the_first_open_call_is_found_with_few_or_many_open() {
+        let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
+        let mut c = StreamChecker::new(&e);
+        let mut line = 1;
+        let mut next = |c: &mut StreamChecker<'_>, body: String| {
+            line += 1;
+            (line, c.check(line, body.as_bytes()))
+        };
+        let msg = |id: String, ev: String| format!(r#"{{"id":"{id}","time":1,"role":"agent","turn":"t1","ev":{ev}}}"#);
+        let open = |i: usize| {
+            msg(
+                format!("o{i}"),
+                format!(
+                    r#"{{"t":"tool-call-start","call":"k{i}","name":"x","title":"t","description":"d","args":{{}}}}"#
+                ),
+            )
+        };
+        let close = |i: usize| msg(format!("c{i}"), format!(r#"{{"t":"tool-call-end","call":"k{i}"}}"#));
+        let end = |i: usize| msg(format!("e{i}"), r#"{"t":"turn-end","status":"completed"}"#.to_string());
+        assert!(c.check(1, msg("s".into(), r#"{"t":"turn-start"}"#.into()).as_bytes()).valid);
+        let mut opened = std::collections::BTreeMap::new();
+        let mut ends = 0;
+        for round in 0..2 {
+            let calls = if round == 0 { 0..40 } else { 100..105 };
+            for i in calls.clone() {
+                let (l, r) = next(&mut c, open(i));
+                assert!(r.valid, "{r:?}");
+                opened.insert(i, l);
+            }
+            for i in calls {
+                ends += 1;
+                let (_, r) = next(&mut c, end(ends));
+                let want = format!("`k{i}`");
+                assert_eq!((r.errors[0].rule, r.errors[0].related), ("turn.end-open-call", opened.get(&i).copied()));
+                assert!(r.errors[0].message.contains(&want), "{want}: {r:?}");
+                assert!(next(&mut c, close(i)).1.valid);
+            }
+        }
+        // A peak of 20,000 open, all closed; then 20,000 times one call open while a turn-end is refused.
+        let start = std::time::Instant::now();
+        for i in 1000..21_000 {
+            assert!(next(&mut c, open(i)).1.valid);
+        }
+        for i in 1000..21_000 {
+            assert!(next(&mut c, close(i)).1.valid);
+        }
+        for i in 30_000..50_000 {
+            assert!(next(&mut c, open(i)).1.valid);
+            ends += 1;
+            assert_eq!(next(&mut c, end(ends)).1.errors[0].rule, "turn.end-open-call");
+            assert!(next(&mut c, close(i)).1.valid);
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "took {:?}", start.elapsed());
+    }
+
     /// A message that needs an open turn while none is open names the latest rejected line that would have opened
     /// one, without a scan of the (up to 4,096) remembered ones per message: 4,096 rejected `turn-start`s, then
     /// 50,000 permission requests outside a turn; the latest is still found after accepted lines take keys away.

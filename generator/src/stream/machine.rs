@@ -595,21 +595,42 @@ fn remember(map: &mut Table<usize>, key: &[u8], line: usize) -> Option<Option<us
 }
 
 /// The open ones of a scope, by key: a single scope's one in place (it is read by most rules on every message),
-/// any other's in a table. Each value recorded from another scope's open key is indexed, so the first-opened one
-/// recorded under a given key is found without a scan (a `close-blocked` rule asks for it on every closing message:
-/// with thousands open, a scan per closing message made a crafted stream quadratic).
+/// any other's in a table. Once more than [`LINKED`] are open, each value recorded from another scope's open key
+/// is indexed, so the first-opened one recorded under a given key is found without a scan (a `close-blocked` rule
+/// asks for it on every closing message: with thousands open, a scan per closing message made a crafted stream
+/// quadratic); with few open, a scan of them is cheaper than keeping the index on every open and close.
 #[derive(Debug, Clone)]
 struct Open {
     single: bool,
     one: Option<(Box<[u8]>, Item)>,
     many: Table<Item>,
     /// Per recorded value taken from another scope's open key (its position in the record): the open ones by that
-    /// value, in the order they opened.
+    /// value, in the order they opened (kept while `linked`).
     links: Vec<(usize, Table<ByOpening>)>,
+    /// Whether `links` is kept: from when more than [`LINKED`] are open until none is.
+    linked: bool,
 }
 
 /// Open ones by when they opened (their `seq`), giving their keys.
 type ByOpening = BTreeMap<u64, Box<[u8]>>;
+
+/// Up to this many open ones, the first-opened one with a recorded key is found by a scan.
+const LINKED: usize = 16;
+
+/// Adds `it` (opened under `key`) to the link indexes, or takes it out.
+fn link(links: &mut [(usize, Table<ByOpening>)], key: &[u8], it: &Item, add: bool) {
+    for (j, by) in links {
+        let Some(Value::String(v)) = it.attrs.get(*j) else { continue };
+        if add {
+            by.entry(v.as_bytes().into()).or_default().insert(it.seq, key.into());
+        } else if let Some(m) = by.get_mut(v.as_bytes()) {
+            m.remove(&it.seq);
+            if m.is_empty() {
+                by.remove(v.as_bytes());
+            }
+        }
+    }
+}
 
 impl Open {
     fn is_empty(&self) -> bool {
@@ -632,22 +653,34 @@ impl Open {
     /// The first-opened one whose recorded value at `attr` (taken from another scope's open key) is `value`.
     fn first_linked(&self, attr: usize, value: &[u8]) -> Option<(&[u8], &Item)> {
         let (_, by) = self.links.iter().find(|(j, _)| *j == attr)?;
+        if !self.linked {
+            let holds = |it: &Item| matches!(it.attrs.get(attr), Some(Value::String(v)) if v.as_bytes() == value);
+            return self.iter().filter(|(_, it)| holds(it)).min_by_key(|(_, it)| it.seq);
+        }
         let (_, key) = find(by, value)?.first_key_value()?;
         self.get(key)
     }
 
-    /// Adds `it` (opened under `key`) to the link indexes, or takes it out.
+    /// Adds `it` (opened under `key`) to the link indexes, or takes it out, while they are kept; starts keeping
+    /// them once more than [`LINKED`] are open, and stops once none is.
     fn index(&mut self, key: &[u8], it: &Item, add: bool) {
-        for (j, by) in &mut self.links {
-            let Some(Value::String(v)) = it.attrs.get(*j) else { continue };
-            if add {
-                by.entry(v.as_bytes().into()).or_default().insert(it.seq, key.into());
-            } else if let Some(m) = by.get_mut(v.as_bytes()) {
-                m.remove(&it.seq);
-                if m.is_empty() {
-                    by.remove(v.as_bytes());
-                }
+        if self.links.is_empty() {
+            return;
+        }
+        if self.linked {
+            link(&mut self.links, key, it, add);
+            if !add && self.is_empty() {
+                self.linked = false;
+                // Empty, with the room its peak took: a scan of a few open ones must not walk that room.
+                self.links.iter_mut().for_each(|(_, by)| *by = HashMap::with_hasher(*by.hasher()));
+                self.many = HashMap::with_hasher(*self.many.hasher());
             }
+        } else if add && self.many.len() + usize::from(self.one.is_some()) >= LINKED {
+            self.linked = true;
+            for (k, open) in self.one.iter().map(|(k, it)| (k, it)).chain(&self.many) {
+                link(&mut self.links, k, open, true);
+            }
+            link(&mut self.links, key, it, true);
         }
     }
 
@@ -763,7 +796,7 @@ impl ScopeState {
             .map(|(j, _)| (j, HashMap::with_hasher(keys)))
             .collect();
         ScopeState {
-            open: Open { single: sc.single, one: None, many: HashMap::with_hasher(keys), links },
+            open: Open { single: sc.single, one: None, many: HashMap::with_hasher(keys), links, linked: false },
             closed: HashMap::with_hasher(keys),
             rejected_open: HashMap::with_hasher(keys),
             rejected_open_lines: BTreeMap::new(),
