@@ -880,7 +880,7 @@ impl Spans {
                         if b.len() < 2 || b[b.len() - 1] != b'"' {
                             return false;
                         }
-                        if b[1..b.len() - 1].contains(&b'\\') {
+                        if has_backslash(&b[1..b.len() - 1]) {
                             let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
                             let from = self.text.len();
                             self.text.push_str(&s);
@@ -900,6 +900,13 @@ impl Spans {
     fn at(&self, slot: usize) -> At {
         self.at.get(slot).copied().unwrap_or(At::Absent)
     }
+}
+
+/// Whether `b` holds a backslash. The values read here are mostly short ids and tags, where a plain loop costs
+/// fewer instructions than the call to `memchr` that `contains` makes (1% of `--stream`'s on the session corpus).
+#[allow(clippy::manual_contains)]
+fn has_backslash(b: &[u8]) -> bool {
+    b.iter().any(|&c| c == b'\\')
 }
 
 /// Where a [`Msg`]'s values are.
@@ -1008,9 +1015,10 @@ impl<'v> Msg<'v> {
         tag == Some(self.t)
     }
 
-    /// Whether the rule's `when` filters select this message.
+    /// Whether the rule's `when` filters select this message (asked of every candidate rule, most without one).
+    #[inline]
     fn when(&self, r: &Rule) -> bool {
-        r.when.iter().all(|(f, v)| self.equals(f, v))
+        r.when.is_empty() || r.when.iter().all(|(f, v)| self.equals(f, v))
     }
 }
 
