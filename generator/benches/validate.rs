@@ -527,8 +527,9 @@ fn main() {
     let (mut stream_rounds, mut stream_files_rounds) = (Vec::new(), Vec::new());
     let mut in_process = (stream::variants(engine.model()), 0);
     if files::can_pin() {
-        let one = files::sessions(&root(), &dir, 4000, false);
-        let per_file = files::sessions(&root(), &dir, 4000, true);
+        const SESSIONS: usize = 4000;
+        let one = files::sessions(&root(), &dir, SESSIONS, false);
+        let per_file = files::sessions(&root(), &dir, SESSIONS, true);
         let session_lines = corpus_lines(&one);
         in_process.1 = session_lines.len();
         for _ in 0..rounds {
@@ -536,7 +537,7 @@ fn main() {
             stream_files_rounds.push(files::stream_round(wiregen, &root(), &per_file));
             stream::round(&engine, &mut in_process.0, &session_lines, |f| pinned(cpu, f));
         }
-        stream::check(&in_process.0, 4000 / 100);
+        stream::check(&in_process.0, SESSIONS / files::BROKEN_EVERY);
     }
 
     // Agreement: every validator reports the same invalid lines.

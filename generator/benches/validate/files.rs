@@ -146,10 +146,13 @@ pub fn size(p: &Path) -> u64 {
     }
 }
 
+/// [`sessions`] puts a sequence mistake and a message mistake in every this many sessions.
+pub const BROKEN_EVERY: usize = 100;
+
 /// The session-shaped corpus: the seed's Realistic Flow (`tests/fixtures/streams/seed-realistic-flow.jsonl`: turns,
 /// tool calls, a permission, a subagent, control and configuration changes) as `sessions` whole sessions one
 /// after another, each with its own ids (message ids, turns, calls and subagents get the session's suffix), and in
-/// every 100th session two mistakes: a `tool-call-end` of a call that is not open (a sequence violation) and a
+/// every [`BROKEN_EVERY`]th session two mistakes: a `tool-call-end` of a call that is not open (a sequence violation) and a
 /// `turn-end` with an unknown status (a message error). Deterministic. One stream in one file, or with `per_file`
 /// a directory with one file per session (how stored sessions are usually kept: each file one stream).
 pub fn sessions(root: &Path, dir: &Path, sessions: usize, per_file: bool) -> PathBuf {
@@ -189,7 +192,7 @@ pub fn sessions(root: &Path, dir: &Path, sessions: usize, per_file: bool) -> Pat
                     suffix(v, r);
                 }
             }
-            if r % 100 == 99 && i == 5 {
+            if r % BROKEN_EVERY == BROKEN_EVERY - 1 && i == 5 {
                 let mut bad = m.clone();
                 bad["id"] = Value::from(format!("x1s{r}"));
                 bad["ev"] = serde_json::json!({"t": "tool-call-end", "call": format!("nowhere{r}")});
