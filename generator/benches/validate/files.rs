@@ -152,8 +152,8 @@ pub const BROKEN_EVERY: usize = 100;
 /// The session-shaped corpus: the seed's Realistic Flow (`tests/fixtures/streams/seed-realistic-flow.jsonl`: turns,
 /// tool calls, a permission, a subagent, control and configuration changes) as `sessions` whole sessions one
 /// after another, each with its own ids (message ids, turns, calls and subagents get the session's suffix), and in
-/// every [`BROKEN_EVERY`]th session two mistakes: a `tool-call-end` of a call that is not open (a sequence violation) and a
-/// `turn-end` with an unknown status (a message error). Deterministic. One stream in one file, or with `per_file`
+/// every [`BROKEN_EVERY`]th session two mistakes: a `tool-call-end` of a call that is not open (a sequence
+/// violation) and a `turn-end` with an unknown status (a message error). Deterministic. One stream in one file, or with `per_file`
 /// a directory with one file per session (how stored sessions are usually kept: each file one stream).
 pub fn sessions(root: &Path, dir: &Path, sessions: usize, per_file: bool) -> PathBuf {
     use serde_json::Value;
