@@ -4,6 +4,8 @@
 //! default 5; `--no-node` skips the node contenders). It writes a deterministic corpus (mostly text and tool calls, ~5% invalid lines spread over the
 //! rules) to `target/bench/`, then measures, interleaved round by round:
 //! - `serde_json -> IgnoredAny`: the parse floor every serde-based validator pays, on one thread pinned to one CPU;
+//! - `simd-json` tape: a second floor, a SIMD parser's skip-only mode (structural index and a flat tape of values,
+//!   no tree; the SIMD level picked at run time), pinned to the same CPU; it must reject the lines serde_json does;
 //! - `jsonschema` crate: parse to `Value` + `is_valid` with the bundled schema;
 //! - `wiregen` engine in-process, one thread pinned to the same CPU as the floor, and all threads; and, for
 //!   information, its fast verdict alone (what it costs before the invalid lines are explained);
@@ -327,6 +329,10 @@ fn main() {
     };
     let cpu = pin_cpu();
     let floor = add("serde_json -> IgnoredAny (floor)", "in-process, 1 thread, pinned");
+    let simd = add(
+        "simd-json tape (second floor, SIMD)",
+        "in-process, 1 thread, pinned: each line copied into a buffer it may write, parsed into its tape",
+    );
     let jsch = add("jsonschema crate (Value + is_valid)", "in-process, 1 thread, bundled schema");
     let w1 = add("wiregen engine", "in-process, 1 thread, pinned");
     let wf = add(
@@ -363,8 +369,26 @@ fn main() {
             (t.elapsed().as_secs_f64(), bad)
         });
         cs[floor].secs.push(secs);
-        // Syntax errors only: not compared.
+        // Syntax errors only: compared with the second floor's, not with the validators'.
         cs[floor].invalid = bad;
+        // The second floor: simd-json parses in place, so each line goes into one reused buffer first (as a
+        // caller holding the batch read-only would have to), then into the tape; no value is built.
+        let (secs, bad) = pinned(cpu, || {
+            let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+            let mut buffers = simd_json::Buffers::default();
+            let t = Instant::now();
+            let mut bad = BTreeSet::new();
+            for (i, l) in lines.iter().enumerate() {
+                buf.clear();
+                buf.extend_from_slice(l);
+                if simd_json::Deserializer::from_slice_with_buffers(&mut buf, &mut buffers).is_err() {
+                    bad.insert(i as u64 + 1);
+                }
+            }
+            (t.elapsed().as_secs_f64(), bad)
+        });
+        cs[simd].secs.push(secs);
+        cs[simd].invalid = bad;
         // wiregen, one thread pinned to the same CPU, right after the floor.
         let (secs, bad) = pinned(cpu, || {
             let t = Instant::now();
@@ -544,7 +568,7 @@ fn main() {
     let reference = cs[w1].invalid.clone();
     let mut disagree = Vec::new();
     for (i, c) in cs.iter().enumerate() {
-        if i == floor || i == wf || i == wps || i == fps {
+        if i == floor || i == simd || i == wf || i == wps || i == fps {
             continue;
         }
         if c.invalid != reference {
@@ -552,6 +576,16 @@ fn main() {
             let only_b: Vec<_> = reference.difference(&c.invalid).take(5).collect();
             disagree.push(format!("{}: extra {only_a:?}, missing {only_b:?}", c.name));
         }
+    }
+
+    // The two floors only parse: they must reject the same (truncated) lines.
+    if cs[simd].invalid != cs[floor].invalid {
+        let extra: Vec<_> = cs[simd].invalid.difference(&cs[floor].invalid).take(5).collect();
+        let missing: Vec<_> = cs[floor].invalid.difference(&cs[simd].invalid).take(5).collect();
+        disagree.push(format!(
+            "{} against serde_json's syntax errors: extra {extra:?}, missing {missing:?}",
+            cs[simd].name
+        ));
     }
 
     let mbs = |c: &Contender, bytes: u64| bytes as f64 / 1e6 / median(&c.secs);
@@ -651,6 +685,12 @@ fn main() {
         reference.len(),
         mbs(&cs[wf], bytes_big) / mbs(&cs[floor], bytes_big)
     ));
+    report.push_str(&format!(
+        "  (the second floor, simd-json's tape, pinned, ran at {:.2}x the serde_json floor; wiregen 1 thread {:.2}x it, the fast verdict alone {:.2}x it)\n",
+        mbs(&cs[simd], bytes_big) / mbs(&cs[floor], bytes_big),
+        w1_mbs / mbs(&cs[simd], bytes_big),
+        mbs(&cs[wf], bytes_big) / mbs(&cs[simd], bytes_big)
+    ));
     report.push_str(&target("wiregen 1 thread vs jsonschema crate", w1_mbs / mbs(&cs[jsch], bytes_big), 3.0, true));
     if let Some(a) = ajv {
         report.push_str(&target("wiregen 1 thread vs ajv", w1_mbs / mbs(&cs[a], bytes_big), 10.0, true));
@@ -684,7 +724,7 @@ fn main() {
     } else {
         report.push_str(&format!(
             "\nAll {} validators report the same {} invalid lines.\n",
-            cs.len() - 4,
+            cs.len() - 5,
             reference.len()
         ));
     }
