@@ -2,6 +2,7 @@
 //! schemas, through every checker. Each fixture names the exported schema it is for (`sessionEnvelopeSchema`);
 //! every checker must give the fixture's verdict, and the precise checkers the engine's first rule and pointer.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -236,4 +237,50 @@ fn every_happy_wire_export_name_type_checks_against_the_generated_package() {
         .output()
         .expect("node runs");
     assert!(out.status.success(), "the type test fails:\n{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// Every `x-` annotation in `value`, at any depth.
+fn annotations(value: &Value, out: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k.starts_with("x-") {
+                    out.insert(k.clone());
+                }
+                annotations(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| annotations(v, out)),
+        _ => {}
+    }
+}
+
+/// The oracle (`examples/happy-wire/oracle/check.mjs`) is run by hand against happy-wire's own sources, not by
+/// `cargo test`, and lints the port against its own list of the `x-` annotations wiregen reads. An annotation the
+/// port uses and that list lacks fails the oracle while every test here passes: `x-sequence` did, from the time
+/// the v1 sequence rules were declared until this test.
+#[test]
+fn the_oracle_knows_every_annotation_the_port_uses() {
+    let dir = root().join("examples/happy-wire");
+    let check = std::fs::read_to_string(dir.join("oracle/check.mjs")).expect("read check.mjs");
+    let list = check
+        .split_once("const X_KEYWORDS = [")
+        .and_then(|(_, rest)| rest.split_once("];"))
+        .expect("check.mjs declares `const X_KEYWORDS = [...];`")
+        .0;
+    let known: BTreeSet<&str> = list
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .flat_map(|l| l.split('\'').skip(1).step_by(2))
+        .collect();
+    assert!(known.contains("x-roles") && known.contains("x-naming"), "X_KEYWORDS read as {known:?}");
+    let mut used = BTreeSet::new();
+    for entry in std::fs::read_dir(dir.join("schema")).expect("read the schema folder") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read a schema file");
+        annotations(&serde_json::from_str(&text).expect("a schema file is JSON"), &mut used);
+    }
+    assert!(used.contains("x-sequence"), "the port's annotations read as {used:?}");
+    let missing: Vec<_> = used.iter().filter(|a| !known.contains(a.as_str())).collect();
+    assert!(missing.is_empty(), "oracle/check.mjs X_KEYWORDS lacks {missing:?}, which schema/ uses");
 }

@@ -72,6 +72,8 @@ const SUPPORTED = new Set([
 const X_KEYWORDS = [
   'x-naming', 'x-package', 'x-name', 'x-ts-name', 'x-zod-name', 'x-rust-name', 'x-unknown-keys', 'x-discriminator',
   'x-role-property', 'x-categories', 'x-roles', 'x-category', 'x-order', 'x-status', 'x-auto',
+  // The v1 sequence rules on the envelope: read by the stream checker only, no constraint on a message.
+  'x-sequence',
 ];
 const ROOT_ONLY = new Set(['$schema', '$id', '$comment', 'title', 'description', 'x-naming', 'x-package', '$defs']);
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
