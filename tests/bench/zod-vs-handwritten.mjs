@@ -25,11 +25,19 @@ const id = z.string().min(1);
 const uint53 = z.int().min(0);
 const args = z.record(z.string(), z.unknown());
 const usage = z.strictObject({ inputTokens: uint53, outputTokens: uint53, cost: z.number().min(0) });
+const messageUsage = z.strictObject({
+  inputTokens: uint53,
+  cacheCreationInputTokens: uint53.optional(),
+  cacheReadInputTokens: uint53.optional(),
+  outputTokens: uint53,
+  contextWindow: z.int().gt(0).optional(),
+  serviceTier: z.string().optional(),
+});
 const image = z.strictObject({ width: uint53, height: uint53, thumbhash: z.string() });
 const hand = {};
 hand.event = z.discriminatedUnion("t", [
   z.strictObject({ t: z.literal("text"), text: z.string(), thinking: z.boolean().optional(), steer: z.boolean().optional() }),
-  z.strictObject({ t: z.literal("file"), ref: id, name: z.string(), size: uint53, image: image.optional() }),
+  z.strictObject({ t: z.literal("file"), ref: id, name: z.string(), size: uint53, mimeType: z.string().optional(), image: image.optional() }),
   z.strictObject({ t: z.literal("turn-start") }),
   z.strictObject({ t: z.literal("turn-end"), status: z.enum(["completed", "failed", "cancelled"]), usage: usage.optional() }),
   z.strictObject({ t: z.literal("tool-call-start"), call: id, name: z.string(), title: z.string(), description: z.string(), args }),
@@ -52,7 +60,17 @@ hand.event = z.discriminatedUnion("t", [
 const agentOnly = new Set(["turn-start", "turn-end", "tool-call-start", "tool-call-end", "service", "subagent-start", "subagent-stop", "permission-request"]);
 const userOnly = new Set(["permission-response", "abort"]);
 hand.envelope = z
-  .strictObject({ id, time: uint53, role: z.enum(["user", "agent"]), turn: id.optional(), subagent: id.optional(), ev: hand.event })
+  .strictObject({
+    id,
+    time: uint53,
+    role: z.enum(["user", "agent"]),
+    turn: id.optional(),
+    subagent: id.optional(),
+    claudeUuid: id.optional(),
+    codexItemId: id.optional(),
+    usage: messageUsage.optional(),
+    ev: hand.event,
+  })
   .superRefine((m, ctx) => {
     const ev = m.ev;
     if ((m.role === "user" && agentOnly.has(ev.t)) || (m.role === "agent" && userOnly.has(ev.t))) {
@@ -74,7 +92,6 @@ for (const f of readdirSync(dir).sort()) {
   if (fx.strictIds || !("message" in fx)) continue;
   (fx.valid ? valid : invalid).push(fx.message);
 }
-// Sanity: both schemas give the fixtures' verdicts.
 async function schemaOf(which) {
   if (which === "hand-written") return hand.envelope;
   const gen = await import(pathToFileURL(join(pkg, "dist/index.js")).href);
@@ -89,6 +106,21 @@ if (only) {
   const schema = await schemaOf(only);
   measureChild(only, (m) => schema.safeParse(m).success, valid, invalid, seconds);
 } else {
+  // Both schemas must give every fixture's verdict, or they would not be doing the same work (the hand-written
+  // one must follow the protocol as it grows: a field it lacks makes it refuse valid messages early).
+  const wrong = [];
+  for (const which of ["generated", "hand-written"]) {
+    const schema = await schemaOf(which);
+    for (const [label, messages, want] of [["valid", valid, true], ["invalid", invalid, false]]) {
+      messages.forEach((m, i) => {
+        if (schema.safeParse(m).success !== want) wrong.push(`${which}: ${label} message ${i} ${JSON.stringify(m).slice(0, 160)}`);
+      });
+    }
+  }
+  if (wrong.length) {
+    console.error(`the schemas do not give the fixtures' verdicts:\n${wrong.join("\n")}`);
+    process.exit(1);
+  }
   const runs = Number(process.argv[2] ?? 7);
   const results = { generated: [], "hand-written": [] };
   for (let r = 0; r < runs; r++) {
