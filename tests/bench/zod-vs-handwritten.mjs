@@ -92,6 +92,7 @@ for (const f of readdirSync(dir).sort()) {
   if (fx.strictIds || !("message" in fx)) continue;
   (fx.valid ? valid : invalid).push(fx.message);
 }
+// Sanity: each child checks that its schema gives every fixture's verdict before it times it (measureChild).
 async function schemaOf(which) {
   if (which === "hand-written") return hand.envelope;
   const gen = await import(pathToFileURL(join(pkg, "dist/index.js")).href);
@@ -106,21 +107,6 @@ if (only) {
   const schema = await schemaOf(only);
   measureChild(only, (m) => schema.safeParse(m).success, valid, invalid, seconds);
 } else {
-  // Both schemas must give every fixture's verdict, or they would not be doing the same work (the hand-written
-  // one must follow the protocol as it grows: a field it lacks makes it refuse valid messages early).
-  const wrong = [];
-  for (const which of ["generated", "hand-written"]) {
-    const schema = await schemaOf(which);
-    for (const [label, messages, want] of [["valid", valid, true], ["invalid", invalid, false]]) {
-      messages.forEach((m, i) => {
-        if (schema.safeParse(m).success !== want) wrong.push(`${which}: ${label} message ${i} ${JSON.stringify(m).slice(0, 160)}`);
-      });
-    }
-  }
-  if (wrong.length) {
-    console.error(`the schemas do not give the fixtures' verdicts:\n${wrong.join("\n")}`);
-    process.exit(1);
-  }
   const runs = Number(process.argv[2] ?? 7);
   const results = { generated: [], "hand-written": [] };
   for (let r = 0; r < runs; r++) {
