@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, isInt, unknownKeys, closed, unionMessage, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, intBounds, unknownKeys, closed, unionMessage, roleIssue } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export const sessionCuid2Schema = z.string($T).min(1, $C)
@@ -22,7 +22,7 @@ export const sessionIdSchema = z.string($T).min(1, $C)
 export type SessionId = z.infer<typeof sessionIdSchema>;
 
 /** A non-negative integer that JavaScript represents exactly (0 to 2^53-1). */
-export const sessionUint53Schema = z.int($C).min(0, $C)
+export const sessionUint53Schema = z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C)
   .describe("A non-negative integer that JavaScript represents exactly (0 to 2^53-1).");
 /** A non-negative integer that JavaScript represents exactly (0 to 2^53-1). */
 export type SessionUint53 = z.infer<typeof sessionUint53Schema>;
@@ -70,7 +70,7 @@ export const sessionMessageUsageSchema = closed(
     /** Output tokens */
     outputTokens: sessionUint53Schema,
     /** Size of the model's context window in tokens */
-    contextWindow: z.number($T).check(isInt).gt(0, $C).max(9007199254740991, $C).optional(),
+    contextWindow: z.int(intBounds(null, 0, 9007199254740991, null)).gt(0, $C).optional(),
     /** Provider service tier the request ran on */
     serviceTier: z.string($T).optional(),
   },

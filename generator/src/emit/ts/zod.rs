@@ -12,7 +12,7 @@
 //! | object with `required`-only names, `dependentRequired`, `patternProperties`, `propertyNames`, counts | `objectWith`/`looseObjectWith`: a loose object plus one check of the rest, in the engine's order |
 //! | discriminated union | `z.discriminatedUnion` (its error map names the engine's rule); `union(...)` when a member is not a plain object |
 //! | string | `z.string()` + `minChars`/`maxChars` (code points) + `pattern` (`u` flag) |
-//! | number / integer | `z.number()` (`z.int()` when inclusive bounds within ±(2^53-1) are given, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
+//! | number / integer | `z.number()` (`z.int(intBounds(..))` when bounds within ±(2^53-1) are given on both sides, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
 //! | const / enum | `z.literal` for scalars (`z.enum` for strings); `constValue`/`enumValues` (JSON equality) otherwise |
 //! | array / tuple | `z.array` / `ordered(z.tuple([...optional], rest))` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems`; `containsInput(...)` for `contains` |
 //! | nullable, several JSON kinds | `.nullable()`, `kinds([...])` |
@@ -70,6 +70,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "rule",
     "chars",
     "isInt",
+    "intBounds",
     "minChars",
     "maxChars",
     "pattern",
@@ -417,16 +418,32 @@ impl<'m> ZodEmit<'m> {
                 out
             }
             Shape::Number(s) => {
-                // `z.int()` is an integer within ±(2^53-1): the same as JSON Schema's integer when inclusive bounds
-                // inside that range are given (a value beyond them fails `minimum`/`maximum` either way), and much
-                // faster than a custom check. Otherwise `isInt` takes any integral double.
+                // `z.int()` is an integer within ±(2^53-1): the same as JSON Schema's integer when the schema bounds
+                // it on both sides inside that range, inclusive or exclusive, since a value beyond ±(2^53-1) then
+                // breaks a bound too; `intBounds` reports that value as the first bound it breaks, as the engine
+                // does. It is much faster than a custom check, which slows Zod's parse of every message that
+                // reaches it. Otherwise `isInt` takes any integral double.
                 let safe = |b: Option<f64>| b.is_some_and(|v| v.abs() <= MAX_SAFE as f64);
-                let int = s.integer && safe(s.minimum) && safe(s.maximum);
-                let mut out = if int { "z.int($C)".to_string() } else { "z.number($T)".to_string() };
+                let int = s.integer
+                    && (safe(s.minimum) || safe(s.exclusive_minimum))
+                    && (safe(s.maximum) || safe(s.exclusive_maximum));
+                let num = |f: f64| number_lit(f).map_err(|e| located_err(n, e));
+                let bound =
+                    |b: Option<f64>| b.map_or_else(|| Ok("null".to_string()), |v| num(v).map(|c| c.to_string()));
+                let mut out = if int {
+                    format!(
+                        "z.int(intBounds({}, {}, {}, {}))",
+                        bound(s.minimum)?,
+                        bound(s.exclusive_minimum)?,
+                        bound(s.maximum)?,
+                        bound(s.exclusive_maximum)?
+                    )
+                } else {
+                    "z.number($T)".to_string()
+                };
                 if s.integer && !int {
                     out.push_str(".check(isInt)");
                 }
-                let num = |f: f64| number_lit(f).map_err(|e| located_err(n, e));
                 if let Some(v) = s.minimum.filter(|v| !int || *v > -(MAX_SAFE as f64)) {
                     out.push_str(&format!(".min({}, $C)", num(v)?));
                 }

@@ -24,6 +24,7 @@ export {
   rule,
   chars,
   isInt,
+  intBounds,
   minChars,
   maxChars,
   pattern,

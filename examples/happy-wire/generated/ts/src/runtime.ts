@@ -166,6 +166,27 @@ export function chars(s: string): number {
 /** An integer as JSON Schema means it: any number whose fractional part is zero (`z.int()` stops at 2^53-1). */
 export const isInt = rule<number>("type", "expected an integer, got a number", Number.isInteger);
 
+/**
+ * The parameters of a `z.int()` that stands for an integer the schema bounds on both sides within ±(2^53-1) (each
+ * bound `null` when not given): `z.int()` refuses a value beyond ±(2^53-1) on its own, and this reports it as the
+ * first of `minimum`, `exclusiveMinimum`, `maximum`, `exclusiveMaximum` it breaks, as the engine does.
+ */
+export function intBounds(min: number | null, gt: number | null, max: number | null, lt: number | null): { error: (iss: RawIssue) => string; abort: true } {
+  return {
+    error: (iss) => {
+      if ((iss.code === "too_small" || iss.code === "too_big") && iss.origin === "int") {
+        const v = iss.input as number;
+        if (min !== null && v < min) return tagged(`must be at least ${min}`, "minimum");
+        if (gt !== null && v <= gt) return tagged(`must be greater than ${gt}`, "exclusive-minimum");
+        if (max !== null && v > max) return tagged(`must be at most ${max}`, "maximum");
+        if (lt !== null && v >= lt) return tagged(`must be less than ${lt}`, "exclusive-maximum");
+      }
+      return wireMessage(iss);
+    },
+    abort: true,
+  };
+}
+
 /** `minLength` in code points (Zod's `.min()` counts UTF-16 code units). */
 export function minChars(min: number): (ctx: Payload<string>) => void {
   return rule<string>("min-length", `must be at least ${min} character(s) long`, (s) => s.length >= min && (s.length >= 2 * min || chars(s) >= min));

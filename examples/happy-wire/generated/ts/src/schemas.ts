@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, isInt, minChars, maxChars, pattern, kinds, unionMessage, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, intBounds, minChars, maxChars, pattern, kinds, unionMessage, roleIssue } from "./runtime.js";
 
 /** The user's text. */
 export const UserMessageContentSchema = z.object(
@@ -153,15 +153,15 @@ export type SessionRole = z.infer<typeof sessionRoleSchema>;
 export const sessionUsageSchema = z.looseObject(
   {
     /** Input tokens (non-negative safe integer). */
-    input_tokens: z.int($C).min(0, $C),
+    input_tokens: z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C),
     /** Input tokens written to the prompt cache (non-negative safe integer). */
-    cache_creation_input_tokens: z.int($C).min(0, $C).optional(),
+    cache_creation_input_tokens: z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C).optional(),
     /** Input tokens read from the prompt cache (non-negative safe integer). */
-    cache_read_input_tokens: z.int($C).min(0, $C).optional(),
+    cache_read_input_tokens: z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C).optional(),
     /** Output tokens (non-negative safe integer). */
-    output_tokens: z.int($C).min(0, $C),
+    output_tokens: z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C),
     /** Size of the model's context window in tokens (positive safe integer). */
-    context_window: z.number($T).check(isInt).gt(0, $C).max(9007199254740991, $C).optional(),
+    context_window: z.int(intBounds(null, 0, 9007199254740991, null)).gt(0, $C).optional(),
     /** Provider service tier the request ran on. */
     service_tier: z.string($T).optional(),
   },
@@ -877,7 +877,7 @@ export type RigMetadataV1McpServer = z.infer<typeof RigMetadataV1McpServerSchema
 export const RigMetadataV1Schema = z.looseObject(
   {
     /** Metadata revision (a safe integer >= 1; later revisions are additive). */
-    rigMetadataVersion: z.int($C).min(1, $C),
+    rigMetadataVersion: z.int(intBounds(1, null, 9007199254740991, null)).min(1, $C),
     /** The publishing client. */
     client: RigMetadataV1ClientSchema,
     /** The current provider. */
