@@ -108,13 +108,11 @@ export function wireMessage(iss: RawIssue): string {
     case "too_small":
       if (iss.origin === "string") return tagged(`must be at least ${String(iss.minimum)} character(s) long`, "min-length");
       if (iss.origin === "array") return tagged(`must have at least ${String(iss.minimum)} item(s)`, "min-items");
-      if (iss.inclusive === false) return tagged(`must be greater than ${String(iss.minimum)}`, "exclusive-minimum");
-      return tagged(`must be at least ${String(iss.minimum)}`, "minimum");
+      return boundMessage(iss.inclusive === false ? "exclusive-minimum" : "minimum", iss.minimum);
     case "too_big":
       if (iss.origin === "string") return tagged(`must be at most ${String(iss.maximum)} character(s) long`, "max-length");
       if (iss.origin === "array") return tagged(`must have at most ${String(iss.maximum)} item(s)`, "max-items");
-      if (iss.inclusive === false) return tagged(`must be less than ${String(iss.maximum)}`, "exclusive-maximum");
-      return tagged(`must be at most ${String(iss.maximum)}`, "maximum");
+      return boundMessage(iss.inclusive === false ? "exclusive-maximum" : "maximum", iss.maximum);
     case "custom": {
       const p = iss.params as Partial<RoleParams> | undefined;
       if (p?.rule === "role-event" || p?.rule === "role-field") return roleMessage(p.rule, p.what, p.allowed, iss.input);
@@ -123,6 +121,12 @@ export function wireMessage(iss: RawIssue): string {
     default:
       return tagged("invalid value", "type");
   }
+}
+
+/** A number bound's message, as the engine words it. */
+function boundMessage(rule: "minimum" | "exclusive-minimum" | "maximum" | "exclusive-maximum", bound: unknown): string {
+  const text = { minimum: "at least", "exclusive-minimum": "greater than", maximum: "at most", "exclusive-maximum": "less than" }[rule];
+  return tagged(`must be ${text} ${String(bound)}`, rule);
 }
 
 /** Parameters of every generated type: the shared error map. */
@@ -176,10 +180,10 @@ export function intBounds(min: number | null, gt: number | null, max: number | n
     error: (iss) => {
       if ((iss.code === "too_small" || iss.code === "too_big") && iss.origin === "int") {
         const v = iss.input as number;
-        if (min !== null && v < min) return tagged(`must be at least ${min}`, "minimum");
-        if (gt !== null && v <= gt) return tagged(`must be greater than ${gt}`, "exclusive-minimum");
-        if (max !== null && v > max) return tagged(`must be at most ${max}`, "maximum");
-        if (lt !== null && v >= lt) return tagged(`must be less than ${lt}`, "exclusive-maximum");
+        if (min !== null && v < min) return boundMessage("minimum", min);
+        if (gt !== null && v <= gt) return boundMessage("exclusive-minimum", gt);
+        if (max !== null && v > max) return boundMessage("maximum", max);
+        if (lt !== null && v >= lt) return boundMessage("exclusive-maximum", lt);
       }
       return wireMessage(iss);
     },
