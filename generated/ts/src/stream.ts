@@ -25,7 +25,7 @@
  * @module
  */
 import { checkEnvelope, validateSessionLine } from "./envelope.js";
-import { parseLine } from "./runtime.js";
+import { jsonEqual, parseLine } from "./runtime.js";
 import type { WireError, WireResult } from "./runtime.js";
 import type { SessionClientType, SessionCuid2, SessionId, SessionPermissionMode } from "./schemas.js";
 
@@ -353,17 +353,6 @@ function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** JSON equality (`when` values). */
-function same(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
-  if (isObj(a) && isObj(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]));
-  }
-  return false;
-}
-
 /** A value as message text: a string as it is, anything else as JSON. */
 function text(v: unknown): string {
   return v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v);
@@ -393,7 +382,7 @@ function sameRef(a: FieldRef, b: FieldRef): boolean {
 
 /** Whether the rule's filters (`role`, `on`, `when`) select this message. */
 function selected(r: Rule, m: Msg): boolean {
-  return (r.sender === null || r.sender === m.role) && (r.on.length === 0 || r.on.includes(m.t)) && r.when.every(([f, v]) => same(get(m, f), v));
+  return (r.sender === null || r.sender === m.role) && (r.on.length === 0 || r.on.includes(m.t)) && r.when.every(([f, v]) => jsonEqual(get(m, f), v));
 }
 
 /** An open scope: when it opened (a scope within another: when that one opened), the line that opened it, its
@@ -705,7 +694,7 @@ export class SessionStreamChecker {
         const marked = c === undefined ? null : (c[1].marks[k.mark] ?? null);
         if (c === undefined || marked === null) return undefined;
         const value = get(m, k.field);
-        return same(value, k.equals) ? undefined : withKey(c[0], { [k.field.property]: text(value) }, marked);
+        return jsonEqual(value, k.equals) ? undefined : withKey(c[0], { [k.field.property]: text(value) }, marked);
       }
     }
   }

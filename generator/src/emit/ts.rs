@@ -57,6 +57,7 @@ const RUNTIME: &str = include_str!("../../templates/ts/runtime.ts.j2");
 const ZOD_SUPPORT: &str = include_str!("../../templates/ts/zod-support.ts.j2");
 const STANDALONE_SUPPORT: &str = include_str!("../../templates/ts/standalone-support.ts");
 const EVALUATION: &str = include_str!("../../templates/ts/evaluation.ts.j2");
+const VALUES: &str = include_str!("../../templates/ts/values.ts.j2");
 const SCHEMAS: &str = include_str!("../../templates/ts/schemas.ts.j2");
 const INDEX: &str = include_str!("../../templates/ts/index.ts.j2");
 const ENVELOPE: &str = include_str!("../../templates/ts/envelope.ts.j2");
@@ -360,6 +361,7 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
 fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     let s = env.get_template("zod-support.ts")?.render(minijinja::context! {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
+        values => Value::from(values_support(env, "", true)?),
         evaluation => Value::from(evaluation_support(env, "", "isPlainObject")?),
     })?;
     Ok(Code::from_pieces(s.trim_end().to_string()))
@@ -367,8 +369,24 @@ fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
 
 /// The standalone validator's runtime (`standalone-support.ts`), with the evaluation plan's interpreter.
 fn standalone_support(env: &Environment<'static>) -> Result<Code, EmitError> {
+    let values = values_support(env, "$", false)?;
     let evaluation = evaluation_support(env, "$", "$isObject")?;
-    Ok(Code::from_pieces(format!("{}\n\n{}", STANDALONE_SUPPORT.trim_end(), evaluation.as_str())))
+    Ok(Code::from_pieces(format!(
+        "{}\n\n{}\n\n{}",
+        STANDALONE_SUPPORT.trim_end(),
+        values.as_str(),
+        evaluation.as_str()
+    )))
+}
+
+/// The JSON value helpers both runtimes use (`values.ts`: code points, a value's kind for messages, JSON
+/// equality), their names prefixed with `prefix`, exported from the Zod runtime (`export`).
+fn values_support(env: &Environment<'static>, prefix: &str, export: bool) -> Result<Code, EmitError> {
+    let s = env.get_template("values.ts")?.render(minijinja::context! {
+        p => Value::from(Code::from_pieces(prefix.to_string())),
+        export => Value::from(Code::from_pieces(if export { "export " } else { "" }.to_string())),
+    })?;
+    Ok(Code::from_pieces(s.trim_end().to_string()))
 }
 
 /// The interpreter of the evaluation plan literal ([`evaluation`]) that both runtimes run (`evaluation.ts`): its
@@ -411,6 +429,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_template("upgrade.ts", UPGRADE)?;
     env.add_template("zod-support.ts", ZOD_SUPPORT)?;
     env.add_template("evaluation.ts", EVALUATION)?;
+    env.add_template("values.ts", VALUES)?;
     env.add_template("schemas.ts", SCHEMAS)?;
     env.add_template("index.ts", INDEX)?;
     env.add_template("envelope.ts", ENVELOPE)?;
@@ -632,6 +651,35 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `src` declares `name` (a function, constant, type or interface).
+    fn declares(src: &str, name: &str) -> bool {
+        [
+            "function {}(",
+            "function {}<",
+            "const {} ",
+            "const {}:",
+            "type {} ",
+            "type {}<",
+            "interface {} ",
+            "interface {}<",
+        ]
+        .iter()
+        .any(|form| src.contains(&form.replace("{}", name)))
+    }
+
+    #[test]
+    fn the_runtime_names_are_the_runtimes() {
+        let env = environment().unwrap();
+        let runtime = zod_support(&env).unwrap();
+        for n in zod::RUNTIME_NAMES.iter().filter(|n| **n != "z") {
+            assert!(declares(runtime.as_str(), n), "{n} is declared by the Zod runtime");
+        }
+        let standalone = standalone_support(&env).unwrap();
+        for n in standalone::RUNTIME_NAMES {
+            assert!(declares(standalone.as_str(), n), "{n} is declared by the standalone runtime");
+        }
+    }
 
     /// A runtime name in a comment or a string is not a use of it; in code it is.
     #[test]

@@ -27,7 +27,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$kind",
     "$e",
     "$type",
-    "$equal",
+    "$jsonEqual",
     "$dup",
     "$ok",
     "$Check",
@@ -794,7 +794,7 @@ fn read(obj: &str, name: &str) -> String {
 /// The condition "`v` is not the JSON value `c`".
 fn not_equal(v: &str, c: &serde_json::Value) -> String {
     match c {
-        serde_json::Value::Array(_) | serde_json::Value::Object(_) => format!("!$equal({v}, {})", json_lit(c)),
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => format!("!$jsonEqual({v}, {})", json_lit(c)),
         serde_json::Value::Number(x) => match x.as_f64().and_then(|f| number_lit(f).ok()) {
             Some(l) => format!("{v} !== {l}"),
             None => "true".to_string(),

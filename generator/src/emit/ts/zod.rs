@@ -842,26 +842,3 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
     w.push_str("    }\n  }");
     Ok(Code::from_pieces(w))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_runtime_names_are_the_runtimes() {
-        let src = include_str!("../../../templates/ts/zod-support.ts.j2");
-        for n in RUNTIME_NAMES.iter().filter(|n| **n != "z") {
-            assert!(
-                src.contains(&format!("function {n}("))
-                    || src.contains(&format!("const {n} "))
-                    || src.contains(&format!("const {n}:"))
-                    || src.contains(&format!("type {n} "))
-                    || src.contains(&format!("type {n}<"))
-                    || src.contains(&format!("interface {n} "))
-                    || src.contains(&format!("interface {n}<"))
-                    || src.contains(&format!("function {n}<")),
-                "{n} is declared by the runtime"
-            );
-        }
-    }
-}

@@ -52,6 +52,13 @@ function quotedList(values: readonly unknown[]): string {
   return values.map((v) => (typeof v === "string" ? `\`${v}\`` : `\`${JSON.stringify(v)}\``)).join(", ");
 }
 
+/** The number of Unicode code points of a string (what the engine counts as characters). */
+export function chars(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
 /** The JSON type of a value, for messages. */
 function kind(v: unknown): string {
   if (v === null) return "null";
@@ -68,6 +75,24 @@ function kind(v: unknown): string {
     default:
       return typeof v;
   }
+}
+
+/** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }
 
 const EXPECTED: Readonly<Record<string, string>> = {
@@ -158,13 +183,6 @@ export function rule<V>(id: RuleId, message: string, ok: (v: V) => boolean): (ct
   return (ctx) => {
     if (!ok(ctx.value)) fail(ctx as Payload<unknown>, id, message);
   };
-}
-
-/** The number of Unicode code points of a string (what the engine counts as characters). */
-export function chars(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
 }
 
 /** An integer as JSON Schema means it: any number whose fractional part is zero (`z.int()` stops at 2^53-1). */
@@ -277,24 +295,6 @@ export function containsInput<T extends z.ZodType>(array: T, schema: z.ZodType, 
     if (bound !== null) fail({ value: v, issues: c.issues } as Payload<unknown>, "contains", `must contain at ${bound} item(s) matching \`contains\` (${n} found)`);
     return r.data as z.output<T>;
   });
-}
-
-/** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  }
-  return true;
 }
 
 /** `const` of an array or object (scalars are `z.literal`). */

@@ -31,13 +31,37 @@ function $esc(k: string): string {
   return k.includes("~") || k.includes("/") ? k.replace(/~/g, "~0").replace(/\//g, "~1") : k;
 }
 
-/** The number of Unicode code points (what the engine counts as characters). */
+function $e(out: WireError[], pointer: string, rule: WireError["rule"], message: string): void {
+  out.push({ pointer, rule, message });
+}
+
+function $type(out: WireError[], pointer: string, expected: string, got: unknown): void {
+  out.push({ pointer, rule: "type", message: `expected ${expected}, got ${$kind(got)}` });
+}
+
+/** The first pair of equal items (by {@link $jsonEqual}), or `null`. */
+function $dup(a: readonly unknown[]): [number, number] | null {
+  for (let j = 1; j < a.length; j++) {
+    for (let i = 0; i < j; i++) if ($jsonEqual(a[i], a[j])) return [i, j];
+  }
+  return null;
+}
+
+/** Whether `v` passes the check `f` (its errors are not kept). */
+function $ok(f: $Check, v: unknown): boolean {
+  const out: WireError[] = [];
+  f(v, "", out);
+  return out.length === 0;
+}
+
+/** The number of Unicode code points of a string (what the engine counts as characters). */
 function $chars(s: string): number {
   let n = 0;
   for (const _ of s) n++;
   return n;
 }
 
+/** The JSON type of a value, for messages. */
 function $kind(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
@@ -55,45 +79,22 @@ function $kind(v: unknown): string {
   }
 }
 
-function $e(out: WireError[], pointer: string, rule: WireError["rule"], message: string): void {
-  out.push({ pointer, rule, message });
-}
-
-function $type(out: WireError[], pointer: string, expected: string, got: unknown): void {
-  out.push({ pointer, rule: "type", message: `expected ${expected}, got ${$kind(got)}` });
-}
-
-/** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order. */
-function $equal(a: unknown, b: unknown): boolean {
+/** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
+function $jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!$equal(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!$jsonEqual(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
   const ka = Object.keys(a);
   if (ka.length !== Object.keys(b).length) return false;
   for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !$equal((a as $Object)[k], (b as $Object)[k])) return false;
+    if (!Object.hasOwn(b, k) || !$jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   }
   return true;
-}
-
-/** The first pair of equal items (by {@link $equal}), or `null`. */
-function $dup(a: readonly unknown[]): [number, number] | null {
-  for (let j = 1; j < a.length; j++) {
-    for (let i = 0; i < j; i++) if ($equal(a[i], a[j])) return [i, j];
-  }
-  return null;
-}
-
-/** Whether `v` passes the check `f` (its errors are not kept). */
-function $ok(f: $Check, v: unknown): boolean {
-  const out: WireError[] = [];
-  f(v, "", out);
-  return out.length === 0;
 }
 
 /**
