@@ -2,7 +2,8 @@
 //!
 //! Each output owns one subdirectory of the output root and records the files it produced in a manifest
 //! (`.wiregen-manifest`), so files it no longer produces are deleted, while files it never produced (a lockfile,
-//! `node_modules/`, `dist/`) are left alone. Nothing is written unless every emitter succeeded.
+//! `node_modules/`, `dist/`) are left alone. Nothing is written unless every emitter succeeded, and the files are
+//! replaced all or nothing ([`commit`]): a write that fails half-way is undone.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -11,6 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::diag::SchemaErrors;
 use crate::emit::{EmitError, EmitOptions, OutFile, Output};
 use crate::load;
+
+mod commit;
 
 /// The manifest file each output keeps in its subdirectory.
 pub(crate) const MANIFEST: &str = ".wiregen-manifest";
@@ -40,7 +43,7 @@ impl Options {
     }
 }
 
-/// Why generation failed. Nothing was written.
+/// Why generation failed. Nothing was written (a failed write is undone), except for [`Error::NotRestored`].
 ///
 /// `Display` says what failed at this level; the cause is [`source()`](std::error::Error::source) (the schema
 /// diagnostics, the emitter's error, the I/O error), so a report that walks the chain shows each line once.
@@ -57,6 +60,13 @@ pub enum Error {
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
+    },
+    /// Writing failed, and putting back what was already replaced failed too: the output directory is changed.
+    NotRestored {
+        /// The failure that started the undo.
+        failed: Box<Error>,
+        /// The files (and directories) that could not be put back as they were.
+        unrestored: Vec<PathBuf>,
     },
     /// An output `.json` file (the bundled schema, the TypeScript package's `package.json`) would be written into
     /// the schema directory (an output root in it, or that holds it, such as the directory above `schema/`), where
@@ -75,6 +85,13 @@ impl fmt::Display for Error {
             Error::Schema(e) => write!(f, "the schema has {} error(s)", e.0.len()),
             Error::Emit(_) => f.write_str("an emitter failed"),
             Error::Io { path, .. } => write!(f, "cannot update {}", path.display()),
+            Error::NotRestored { unrestored, .. } => {
+                f.write_str("writing failed, and these could not be put back as they were:")?;
+                for p in unrestored {
+                    write!(f, " {}", p.display())?;
+                }
+                Ok(())
+            }
             Error::IntoSchema { path, schema } => write!(
                 f,
                 "{} would be written into the schema directory {} (the next load would read it as a schema \
@@ -92,6 +109,7 @@ impl std::error::Error for Error {
             Error::Schema(e) => Some(e),
             Error::Emit(e) => Some(e),
             Error::Io { source, .. } => Some(source),
+            Error::NotRestored { failed, .. } => Some(failed.as_ref()),
             Error::IntoSchema { .. } => None,
         }
     }
@@ -198,29 +216,11 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
             _ => to_write.push((path, f)),
         }
     }
-    // Stage every new file next to its target first, then rename: a failure leaves the old files in place.
-    let mut staged = Vec::new();
-    for (path, f) in &to_write {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
-        }
-        let tmp = staged_name(path);
-        if let Err(source) = std::fs::write(&tmp, f.contents.as_bytes()) {
-            for t in &staged {
-                let _ = std::fs::remove_file(t);
-            }
-            return Err(Error::Io { path: tmp, source });
-        }
-        staged.push(tmp);
-    }
-    for ((path, _), tmp) in to_write.iter().zip(&staged) {
-        std::fs::rename(tmp, path).map_err(|source| Error::Io { path: path.clone(), source })?;
-        report.written.push(path.clone());
-    }
-    for path in stale_files {
-        std::fs::remove_file(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-        report.deleted.push(path);
-    }
+    // All or nothing: a failure puts back what was replaced (`commit`).
+    let write: Vec<(PathBuf, &[u8])> = to_write.iter().map(|(p, f)| (p.clone(), f.contents.as_bytes())).collect();
+    commit::replace(&write, &stale_files)?;
+    report.written = write.into_iter().map(|(p, _)| p).collect();
+    report.deleted = stale_files;
     Ok(report)
 }
 

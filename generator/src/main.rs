@@ -564,6 +564,7 @@ fn report_error(e: &wiregen::Error, format: Format, schema: &Path) {
             name_the_schema(errs, format, schema);
         }
         (e, Format::Json) => println!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
+        (e @ wiregen::Error::NotRestored { .. }, Format::Text) => eprintln!("wiregen: {}", chain(e)),
         (e, Format::Text) => eprintln!("wiregen: {}; nothing was written", chain(e)),
     }
 }

@@ -189,3 +189,49 @@ fn outputs_are_never_written_into_the_schema_directory() {
     assert_eq!(files(&schema), before);
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Every file below `d` with its bytes, directories as `None`.
+fn tree(d: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![d.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        for e in std::fs::read_dir(&p).expect("list").flatten() {
+            if e.file_type().expect("type").is_dir() {
+                out.push((e.path(), None));
+                todo.push(e.path());
+            } else {
+                out.push((e.path(), Some(std::fs::read(e.path()).expect("read"))));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A schema edit that changes several outputs, and a directory where one of the files goes: `generate` fails
+/// naming that file, and the output directory is byte for byte as it was (no output replaced, nothing staged
+/// left behind). Undoing a failure half-way is `generate/commit.rs`'s unit tests.
+#[test]
+fn a_failed_write_leaves_the_outputs_as_they_were() {
+    let base = tmp("failed-write");
+    let (schema, out) = (base.join("schema"), base.join("generated"));
+    copy_dir(&root().join("schema"), &schema);
+    wiregen::generate(&wiregen::Options::new(&schema, &out)).expect("first generate");
+    let file = schema.join("events/turn-end.schema.json");
+    let text = std::fs::read_to_string(&file).expect("read");
+    assert!(text.contains("Final turn outcome"));
+    std::fs::write(&file, text.replace("Final turn outcome", "The turn's final outcome")).expect("write");
+    let blocked = out.join("ts/src/schemas.ts");
+    std::fs::remove_file(&blocked).expect("rm");
+    std::fs::create_dir(&blocked).expect("mkdir");
+    let before = tree(&out);
+    let err = wiregen::generate(&wiregen::Options::new(&schema, &out)).expect_err("blocked");
+    let report = assert_no_repeats(&err);
+    assert!(matches!(&err, wiregen::Error::Io { path, .. } if *path == blocked), "{report}");
+    assert!(report.contains("a directory is in the way"), "{report}");
+    assert!(tree(&out) == before, "the outputs changed");
+    std::fs::remove_dir(&blocked).expect("rmdir");
+    let ok = wiregen::generate(&wiregen::Options::new(&schema, &out)).expect("unblocked");
+    assert!(ok.written.len() > 3, "the edit reaches several outputs: {:?}", ok.written);
+    let _ = std::fs::remove_dir_all(&base);
+}
