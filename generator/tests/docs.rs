@@ -645,3 +645,24 @@ fn side_channels_and_open_questions_are_the_seeds() {
     assert_eq!(open.matches("**Decided here:**").count(), 3);
     assert!(md.contains("<a id=\"strict-ids\"></a>") && md.contains("**Strict ids.**"));
 }
+
+/// A type the protocol's tables show in place that holds itself (an array of itself, which every other output
+/// accepts) is named where it recurs instead of spelled out forever (it overflowed the stack).
+#[test]
+fn a_type_that_holds_itself_is_named_where_it_recurs() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-recursive-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root().join("schema"), &dir);
+    edit_json(&dir.join("events/turn-end.schema.json"), |v| {
+        v["$defs"] = serde_json::json!({
+            "tree": {"type": "array", "items": {"$ref": "#/$defs/tree"}, "description": "Nested lists."}
+        });
+        v["properties"]["tree"] = serde_json::json!({"$ref": "#/$defs/tree", "description": "A tree."});
+    });
+    let md = render(&dir);
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
+    let end = tables(&md).into_iter().find(|t| t.heading == "`turn-end`").expect("turn-end's table");
+    let row = end.rows.iter().find(|r| r[0] == "`tree`").expect("the tree row");
+    assert_eq!(row[1], "array? of `Tree`");
+    let _ = std::fs::remove_dir_all(&dir);
+}

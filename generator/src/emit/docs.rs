@@ -30,6 +30,7 @@
 //! come from the [`Model`], [`Protocol::role_rules`], [`Rule::ALL`] and the protocol's sequence declarations ([`crate::ir::Sequence`]) (the definitions the
 //! validators use).
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
@@ -721,6 +722,9 @@ struct Describer<'m> {
     anchors: Vec<Option<String>>,
     /// Types with a section in the Types section, in order.
     sectioned: Vec<TypeId>,
+    /// The types [`Describer::phrase`] is spelling out in place: one reached again inside itself (an array of
+    /// itself) is named instead.
+    expanding: RefCell<Vec<TypeId>>,
 }
 
 impl<'m> Describer<'m> {
@@ -785,7 +789,7 @@ impl<'m> Describer<'m> {
         }
         let mut sectioned: Vec<TypeId> = sectioned.into_iter().collect();
         sectioned.sort_by(|a, b| m.ty(*a).names.base.cmp(&m.ty(*b).names.base));
-        Describer { m, anchors, sectioned }
+        Describer { m, anchors, sectioned, expanding: RefCell::default() }
     }
 
     fn sectioned(&self) -> Vec<TypeId> {
@@ -840,13 +844,19 @@ impl<'m> Describer<'m> {
         let m = self.m;
         match &n.shape {
             Shape::Ref(id) => {
-                if linked.is_some() && self.anchors.get(id.0).is_some_and(Option::is_some) {
+                let anchored = self.anchors.get(id.0).is_some_and(Option::is_some);
+                if (linked.is_some() && anchored) || self.expanding.borrow().contains(id) {
                     return Phrase { head: self.type_ref(*id), ..Phrase::default() };
                 }
                 match &m.ty(*id).node.shape {
                     Shape::Object(o) => self.object_phrase(o, None),
                     Shape::Union(_) => Phrase { head: vec![text("object")], ..Phrase::default() },
-                    _ => self.phrase(&m.ty(*id).node, linked),
+                    _ => {
+                        self.expanding.borrow_mut().push(*id);
+                        let p = self.phrase(&m.ty(*id).node, linked);
+                        self.expanding.borrow_mut().pop();
+                        p
+                    }
                 }
             }
             Shape::Any => Phrase { head: vec![text("any value")], ..Phrase::default() },
