@@ -721,7 +721,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
     } else {
         // Several: one input per core, their output in argument order, byte for byte what one after another gives.
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut sink = OrderedOut { out: &mut out, tally: &mut tally, exit: None };
+        let mut sink = OrderedOut { out: &mut out, tally: &mut tally, exit: None, failed: None };
         wiregen::validate::in_order(
             paths.len(),
             threads,
@@ -745,8 +745,8 @@ fn validate(a: ValidateArgs) -> ExitCode {
 enum Failed {
     /// The input could not be opened or read (exit 2, `wiregen: <input>: <error>`).
     Input(String),
-    /// The output could not be written.
-    Output(std::io::Error),
+    /// The output could not be written; what was checked of the input by then.
+    Output(std::io::Error, Summary),
 }
 
 /// The counts of a `validate` run so far.
@@ -771,7 +771,10 @@ impl Tally {
                 eprintln!("wiregen: {e}");
                 Some(ExitCode::from(2))
             }
-            Err(Failed::Output(e)) => Some(output_failed(&e, self.any_invalid())),
+            Err(Failed::Output(e, checked)) => {
+                self.counts += checked;
+                Some(output_failed(&e, self.any_invalid()))
+            }
         }
     }
 }
@@ -781,13 +784,29 @@ struct OrderedOut<'a, W: Write> {
     out: &'a mut W,
     tally: &'a mut Tally,
     exit: Option<ExitCode>,
+    /// The output failed while writing this input's bytes: its result is still counted, then the run stops.
+    failed: Option<std::io::Error>,
 }
 
 impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for OrderedOut<'_, W> {
     fn piece(&mut self, _job: usize, piece: Piece<Result<Summary, Failed>>) -> std::ops::ControlFlow<()> {
-        let stop = match piece {
-            Piece::Bytes(b) => self.out.write_all(&b).err().map(|e| output_failed(&e, self.tally.any_invalid())),
-            Piece::Done(r) => self.tally.add(r),
+        let stop = match (piece, self.failed.take()) {
+            (Piece::Bytes(b), None) => {
+                self.failed = self.out.write_all(&b).err();
+                None
+            }
+            (Piece::Bytes(_), Some(e)) => {
+                self.failed = Some(e);
+                None
+            }
+            (Piece::Done(r), None) => self.tally.add(r),
+            (Piece::Done(r), Some(e)) => {
+                let checked = match r {
+                    Ok(s) | Err(Failed::Output(_, s)) => s,
+                    Err(Failed::Input(_)) => Summary::default(),
+                };
+                self.tally.add(Err(Failed::Output(e, checked)))
+            }
         };
         match stop {
             Some(code) => {
@@ -847,7 +866,7 @@ fn check_input(
         }
     };
     match (res, write_err) {
-        (_, Some(e)) => Err(Failed::Output(e)),
+        (res, Some(e)) => Err(Failed::Output(e, res.unwrap_or_default())),
         (Ok(s), None) => Ok(s),
         (Err(e), None) => Err(Failed::Input(format!("{shown}: {e}"))),
     }

@@ -403,6 +403,31 @@ fn a_reader_that_goes_away_stops_the_validation() {
     writer.join().expect("the writer stops once wiregen is gone");
 }
 
+/// A reader that went away before the first record (`wiregen validate bad.jsonl | true`) does not turn the invalid
+/// lines checked by then into exit 0: one input or several, message or stream mode, exit 1.
+#[test]
+fn a_reader_that_goes_away_does_not_hide_invalid_lines() {
+    let dir = std::env::temp_dir().join(format!("wiregen-gone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, "{\"id\":\"m1\",\"time\":-1,\"role\":\"user\",\"ev\":{\"t\":\"abort\"}}\n".repeat(3))
+        .expect("write");
+    let bad = bad.to_str().expect("utf-8 path");
+    for args in [&["validate", bad][..], &["validate", "--format", "json", "--stream", bad, bad][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+            .current_dir(root())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run");
+        // Closed before wiregen has loaded its schema, so its first write finds no reader.
+        drop(child.stdout.take());
+        assert_eq!(child.wait().expect("wait").code(), Some(1), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn an_output_that_cannot_be_written_is_an_error() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
