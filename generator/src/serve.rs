@@ -241,12 +241,16 @@ pub async fn serve(
     http.timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(opts.header_timeout_ms.max(1)))
         .max_headers(1024)
-        .keep_alive(true);
+        .keep_alive(true)
+        // A client that shuts its sending side after the request (`nc -N`, some proxies) still gets the answer;
+        // without it hyper closed the connection at that end of input and dropped the request unanswered.
+        .half_close(true);
     let mut http_overflow = hyper::server::conn::http1::Builder::new();
     http_overflow
         .timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(opts.header_timeout_ms.clamp(1, OVERFLOW_HEADER_MS)))
-        .keep_alive(false);
+        .keep_alive(false)
+        .half_close(true);
     let conns = Arc::new(Semaphore::new(opts.max_connections.max(1)));
     let overflow = Arc::new(Semaphore::new(OVERFLOW_CONNECTIONS));
     let (close_tx, close_rx) = watch::channel(());

@@ -632,6 +632,43 @@ fn a_small_max_body_is_enforced_on_jsonl_and_json() {
     assert_eq!(server.post("/v1/validate", NDJSON, &body.as_bytes()[..990]).status, 200);
 }
 
+/// A client that shuts its sending side once the request is sent still gets the answer, small or large; and every
+/// request leaves the in-flight gauge as it found it and is counted once (a request dropped unanswered used to stay
+/// in the gauge for good, uncounted and unlogged).
+#[test]
+fn a_half_closed_request_is_answered_and_counted_once() {
+    let server = Server::start(&[]);
+    let big = format!("[{}0]", "0,".repeat(4_000_000));
+    for body in [VALID, big.as_str(), VALID] {
+        let mut s = connect(server.addr);
+        s.write_all(&head("POST", "/v1/validate", &[("Content-Type", JSON)], Some(body.len()))).expect("head");
+        s.write_all(body.as_bytes()).expect("body");
+        s.shutdown(Shutdown::Write).expect("half-close");
+        let r = read_response(&mut s);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        assert_eq!(r.json()["valid"], body == VALID, "{}", r.text());
+    }
+    // Clients that go away without reading the answer.
+    for _ in 0..4 {
+        let mut s = connect(server.addr);
+        s.write_all(&head("POST", "/v1/validate", &[("Content-Type", JSON)], Some(big.len()))).expect("head");
+        s.write_all(big.as_bytes()).expect("body");
+        drop(s);
+    }
+    let counted = || {
+        server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}")
+            + server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"499\"}")
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while counted() < 7.0 {
+        assert!(Instant::now() < deadline, "{} of 7 requests counted", counted());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(counted(), 7.0, "each request is counted once");
+    // The /metrics request that reads the gauge is in flight itself.
+    assert_eq!(server.metric("wiregen_http_requests_in_flight"), 1.0);
+}
+
 #[test]
 fn a_body_cut_short_is_a_400_and_the_server_carries_on() {
     let server = Server::start(&[]);

@@ -132,15 +132,15 @@ fn route_of(path: &str) -> &'static str {
 
 /// Every request passes here: concurrency limit, deadline, JSON 405, metrics and one log line.
 async fn around(State(st): St, req: Request, next: Next) -> Response {
-    let start = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let route = route_of(&path);
-    st.metrics.start();
+    // Counted and logged once, however the request ends (dropped when the client goes away mid-request).
+    let request = InFlight::start(&st, route, method.clone(), path.clone());
     let exempt = matches!(route, "/healthz" | "/metrics");
     if let Some(e) = head_too_large(&req) {
         let resp = e.into_response();
-        st.metrics.finish(route, resp.status().as_u16(), start.elapsed());
+        request.finish(resp.status().as_u16(), &Tally::default());
         return resp;
     }
     let permit = if exempt { None } else { st.limiter.clone().try_acquire_owned().ok() };
@@ -168,22 +168,61 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
             .into_response();
     }
     let tally = resp.extensions_mut().remove::<Tally>().unwrap_or_default();
-    let status = resp.status().as_u16();
-    let elapsed = start.elapsed();
-    st.metrics.messages(&tally);
-    st.metrics.finish(route, status, elapsed);
-    if st.log {
-        tracing::info!(
-            method = %method,
-            path = %path,
-            status,
-            micros = elapsed.as_micros() as u64,
-            messages = tally.messages,
-            invalid = tally.invalid,
-            "request"
-        );
-    }
+    request.finish(resp.status().as_u16(), &tally);
     resp
+}
+
+/// The status a request is counted and logged with when its client went away before the answer (nginx's "client
+/// closed request").
+pub(crate) const CLIENT_CLOSED: u16 = 499;
+
+/// A request being served: in the in-flight gauge from [`InFlight::start`] until it is finished, and counted and
+/// logged once, by [`InFlight::finish`] or, when the request future is dropped (the client went away), by `Drop`
+/// with [`CLIENT_CLOSED`].
+struct InFlight {
+    st: Arc<Shared>,
+    route: &'static str,
+    method: axum::http::Method,
+    path: String,
+    start: Instant,
+    done: bool,
+}
+
+impl InFlight {
+    fn start(st: &Arc<Shared>, route: &'static str, method: axum::http::Method, path: String) -> Self {
+        st.metrics.start();
+        InFlight { st: st.clone(), route, method, path, start: Instant::now(), done: false }
+    }
+
+    fn finish(mut self, status: u16, tally: &Tally) {
+        self.record(status, tally);
+    }
+
+    fn record(&mut self, status: u16, tally: &Tally) {
+        self.done = true;
+        let elapsed = self.start.elapsed();
+        self.st.metrics.messages(tally);
+        self.st.metrics.finish(self.route, status, elapsed);
+        if self.st.log {
+            tracing::info!(
+                method = %self.method,
+                path = %self.path,
+                status,
+                micros = elapsed.as_micros() as u64,
+                messages = tally.messages,
+                invalid = tally.invalid,
+                "request"
+            );
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if !self.done {
+            self.record(CLIENT_CLOSED, &Tally::default());
+        }
+    }
 }
 
 /// The longest request target the service reads.
@@ -227,30 +266,60 @@ async fn overloaded() -> ApiError {
 }
 
 /// Parses the query of a POST route: only `allowed` names, each at most once (`?stream=true&stream=false` does
-/// not say which it means); returns whether `stream` is on.
+/// not say which it means), names and values percent-decoded; returns whether `stream` is on.
 fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
     let mut stream = false;
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let undecodable =
+            |raw: &str| ApiError::new(ErrorCode::BadQuery, format!("`{raw}` is not percent-encoded UTF-8"));
+        let k = percent_decoded(k).ok_or_else(|| undecodable(k))?;
+        let v = percent_decoded(v).ok_or_else(|| undecodable(v))?;
         if seen.contains(&k) {
             return Err(ApiError::new(ErrorCode::BadQuery, format!("query parameter `{k}` given twice")));
         }
-        seen.push(k);
-        if !allowed.contains(&k) {
+        if !allowed.contains(&k.as_str()) {
             let expected = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
             return Err(ApiError::new(
                 ErrorCode::BadQuery,
                 format!("unknown query parameter `{k}` (expected: {expected})"),
             ));
         }
-        stream = match v {
+        stream = match v.to_ascii_lowercase().as_str() {
             "" | "true" | "1" => true,
             "false" | "0" => false,
-            other => return Err(ApiError::new(ErrorCode::BadQuery, format!("`{k}={other}`: expected true or false"))),
+            _ => return Err(ApiError::new(ErrorCode::BadQuery, format!("`{k}={v}`: expected true or false"))),
         };
+        seen.push(k);
     }
     Ok(stream)
+}
+
+/// A query name or value with its `%XX` escapes decoded (and `+` as a space, as forms send it); `None` for a
+/// broken escape or bytes that are not UTF-8.
+fn percent_decoded(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok().filter(|_| hex.bytes().all(|c| c.is_ascii_hexdigit()))?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Reads the body record by record: the whole body as one record for `application/json` (it must be UTF-8),
@@ -468,6 +537,16 @@ mod tests {
         assert_eq!(stream_flag(&u("/v1/validate?stream"), &["stream"]), Ok(true));
         assert_eq!(stream_flag(&u("/v1/validate?stream=0"), &["stream"]), Ok(false));
         assert_eq!(stream_flag(&u("/v1/validate?stream=maybe"), &["stream"]).unwrap_err().code, ErrorCode::BadQuery);
+        // Percent-encoded names and values mean what they decode to; a broken escape is a bad query.
+        assert_eq!(stream_flag(&u("/v1/validate?str%65am=%74rue"), &["stream"]), Ok(true));
+        assert_eq!(stream_flag(&u("/v1/validate?stream=FALSE"), &["stream"]), Ok(false));
+        assert_eq!(stream_flag(&u("/v1/validate?stream=TRUE"), &["stream"]), Ok(true));
+        for broken in ["stream=%7", "stream=%zz", "stream=%ff", "str%+5am=1"] {
+            let e = stream_flag(&u(&format!("/v1/validate?{broken}")), &["stream"]).unwrap_err();
+            assert_eq!(e.code, ErrorCode::BadQuery, "{broken}");
+        }
+        let twice = stream_flag(&u("/v1/validate?stream=1&%73tream=0"), &["stream"]).unwrap_err();
+        assert!(twice.message.contains("given twice"), "{}", twice.message);
         assert_eq!(stream_flag(&u("/v1/validate?steam=1"), &["stream"]).unwrap_err().code, ErrorCode::BadQuery);
         let twice = stream_flag(&u("/v1/validate?stream=true&stream=false"), &["stream"]).unwrap_err();
         assert_eq!((twice.code, twice.message.as_str()), (ErrorCode::BadQuery, "query parameter `stream` given twice"));

@@ -20,9 +20,19 @@ pub enum Kind {
 /// The body kind from the headers.
 ///
 /// # Errors
-/// 415 `unsupported-media-type` for a missing or other content type, or a charset other than UTF-8.
+/// 415 `unsupported-media-type` for a missing or other content type, a charset other than UTF-8, or a content
+/// encoding (`gzip`, ...): the body would be read as text it is not.
 pub fn kind(headers: &HeaderMap) -> Result<Kind, ApiError> {
     let expected = "expected `application/json` (one envelope) or `application/x-ndjson` (one envelope per line)";
+    if let Some(enc) = headers.get(header::CONTENT_ENCODING) {
+        let enc = enc.to_str().unwrap_or("").trim().to_ascii_lowercase();
+        if enc != "identity" {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("Content-Encoding `{enc}`: the body must be sent unencoded"),
+            ));
+        }
+    }
     let Some(ct) = headers.get(header::CONTENT_TYPE) else {
         return Err(ApiError::new(ErrorCode::UnsupportedMediaType, format!("no Content-Type: {expected}")));
     };
@@ -101,7 +111,7 @@ impl Limited {
 fn too_large(max: u64, declared: Option<u64>) -> ApiError {
     let what = match declared {
         Some(n) => format!("the body is {n} bytes"),
-        None => "the body is larger than that".to_string(),
+        None => format!("the body is over {max} bytes"),
     };
     ApiError::new(ErrorCode::BodyTooLarge, format!("{what}; the limit is {max} bytes (--max-body)"))
 }
@@ -212,5 +222,12 @@ mod tests {
             h.insert(header::CONTENT_TYPE, ct.parse().unwrap());
             assert_eq!(kind(&h).ok(), k, "{ct}");
         }
+        // An encoded body is not the text it would be read as.
+        h.insert(header::CONTENT_TYPE, "application/x-ndjson".parse().unwrap());
+        for (enc, k) in [("identity", Some(Kind::Jsonl)), ("gzip", None), ("br", None), ("GZIP, identity", None)] {
+            h.insert(header::CONTENT_ENCODING, enc.parse().unwrap());
+            assert_eq!(kind(&h).ok(), k, "{enc}");
+        }
+        assert!(kind(&h).unwrap_err().message.contains("Content-Encoding `gzip, identity`"));
     }
 }
