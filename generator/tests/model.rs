@@ -306,6 +306,55 @@ fn a_directory_reached_again_through_a_symbolic_link_is_read_once() {
     assert_eq!(sources.files.keys().collect::<Vec<_>>(), ["a.schema.json"]);
 }
 
+/// What the loader cannot read as a schema file is refused with its path, never skipped or read without end: a
+/// schema file whose name is not UTF-8 (it would silently lose its types), a device behind a schema file's name
+/// (`/dev/zero` was read until the process ran out of memory) and a FIFO (read forever).
+#[cfg(unix)]
+#[test]
+fn unreadable_schema_files_are_refused_with_their_path() {
+    use std::os::unix::ffi::OsStrExt;
+    type Make = dyn Fn(&Path);
+    let cases: [(&str, &Make); 3] = [
+        ("not-utf8", &|d| {
+            let name = std::ffi::OsStr::from_bytes(b"b-\xff.schema.json");
+            std::fs::write(d.join(name), r#"{"type": "string"}"#).expect("write");
+        }),
+        ("device", &|d| std::os::unix::fs::symlink("/dev/zero", d.join("b.schema.json")).expect("symlink")),
+        ("fifo", &|d| {
+            let ok = std::process::Command::new("mkfifo").arg(d.join("b.schema.json")).status().expect("mkfifo");
+            assert!(ok.success());
+        }),
+    ];
+    for (name, make) in cases {
+        let dir = schema_dir(&format!("unreadable-{name}"), &[("a.schema.json", json!({"type": "object"}))]);
+        make(&dir);
+        let errs = wiregen::load::load(&dir).expect_err(name);
+        assert_eq!(errs.0.len(), 1, "{name}: {errs}");
+        let e = &errs.0[0];
+        assert!(e.file.file_name().unwrap().as_bytes().starts_with(b"b"), "{name}: {e}");
+        let want = if name == "not-utf8" { "not UTF-8" } else { "not a regular file" };
+        assert!(e.message.contains(want), "{name}: {e}");
+    }
+    // A name that is not UTF-8 and no schema file's is none of the loader's business.
+    let dir = schema_dir("unreadable-other", &[("a.schema.json", json!({"type": "object"}))]);
+    std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"notes-\xff.txt")), "x").expect("write");
+    wiregen::load::load(&dir).expect("loads");
+}
+
+/// Repeated `enum` values are dropped, once each by JSON equality (`1` and `1.0`, objects whatever their key order),
+/// in their first order; strings go through a set, so a long enum loads in linear time.
+#[test]
+fn repeated_enum_values_are_kept_once_in_first_order() {
+    let dir = schema_dir(
+        "enum-repeats",
+        &[("a.schema.json", json!({"enum": ["b", 1, "a", {"x": 1, "y": 2}, "b", 1.0, {"y": 2, "x": 1}, "a", null]}))],
+    );
+    let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    let errs = e.check_value(&json!("zzz"));
+    assert_eq!(errs[0].message, "`zzz` is not one of `b`, `1`, `a`, `{\"x\":1,\"y\":2}`, `null`");
+}
+
 #[test]
 fn contains_counts_matching_items_after_the_items_counts_and_uniqueness() {
     let dir = schema_dir(

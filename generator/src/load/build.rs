@@ -11,7 +11,7 @@
 //! members of `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, then each `dependentSchemas` entry. One part is that part's node; several are
 //! [`Shape::AllOf`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -675,9 +675,21 @@ impl Cx {
         if let Some(e) = o.get("enum") {
             match e.as_array() {
                 Some(values) => {
+                    // Repeated values are dropped: strings by a set (an enum of 200,000 names took minutes
+                    // pairwise), other values by JSON equality with the other non-strings kept.
                     let mut kept: Vec<Value> = Vec::new();
+                    let mut strings: HashSet<&str> = HashSet::new();
+                    let mut others: Vec<&Value> = Vec::new();
                     for v in values.iter().filter(|v| fits(v)) {
-                        if !kept.iter().any(|k| crate::engine::json_equal(k, v)) {
+                        let new = match v {
+                            Value::String(s) => strings.insert(s.as_str()),
+                            _ if others.iter().any(|k| crate::engine::json_equal(k, v)) => false,
+                            _ => {
+                                others.push(v);
+                                true
+                            }
+                        };
+                        if new {
                             kept.push(v.clone());
                         }
                     }

@@ -332,11 +332,24 @@ impl Cx {
         let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         paths.sort();
         for p in paths {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            let Some(os_name) = p.file_name() else { continue };
+            let Some(name) = os_name.to_str() else {
+                // A name that is not UTF-8 cannot be named in a `$ref` or a diagnostic: refused, not skipped, when
+                // it may hold schemas.
+                if p.is_dir() || is_schema_file(&os_name.to_string_lossy()) {
+                    self.errors.push(io_error(&p, "the name is not UTF-8; rename it".to_string()));
+                }
+                continue;
+            };
             let rel = format!("{prefix}{name}");
             if p.is_dir() {
                 self.read_dir(&p, &format!("{rel}/"));
-            } else if is_schema_file(&name) {
+            } else if is_schema_file(name) {
+                if std::fs::metadata(&p).is_ok_and(|m| !m.is_file()) {
+                    // A device (`/dev/zero`) or a FIFO would be read without end.
+                    self.errors.push(io_error(&p, "not a regular file (a device, FIFO or socket)".to_string()));
+                    continue;
+                }
                 self.read_file(&p, &rel);
             }
         }
