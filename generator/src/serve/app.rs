@@ -41,6 +41,8 @@ struct Shared {
     timeout: Duration,
     max_concurrency: usize,
     limiter: Arc<Semaphore>,
+    /// One permit per core for the checks of large bodies ([`check`]).
+    heavy: Semaphore,
     metrics: Metrics,
     log: bool,
 }
@@ -86,6 +88,7 @@ impl App {
                 timeout: Duration::from_millis(opts.timeout_ms.max(1)),
                 max_concurrency: opts.max_concurrency.max(1),
                 limiter: Arc::new(Semaphore::new(opts.max_concurrency.max(1))),
+                heavy: Semaphore::new(std::thread::available_parallelism().map_or(1, |n| n.get())),
                 metrics: Metrics::default(),
                 log: !opts.quiet,
             }),
@@ -325,6 +328,7 @@ fn percent_decoded(s: &str) -> Option<String> {
 /// Reads the body record by record: the whole body as one record for `application/json` (it must be UTF-8),
 /// line by line as it arrives for JSONL.
 async fn records(
+    heavy: &Semaphore,
     kind: Kind,
     body: Body,
     headers: &HeaderMap,
@@ -347,17 +351,35 @@ async fn records(
                     ),
                 ));
             }
-            each(1, &buf);
+            check(heavy, buf.len(), || each(1, &buf)).await;
         }
         Kind::Jsonl => {
             let mut lines = Lines::default();
             while let Some(c) = body.next().await? {
-                lines.feed(&c, &mut each);
+                check(heavy, lines.pending() + c.len(), || lines.feed(&c, &mut each)).await;
             }
-            lines.finish(&mut each);
+            check(heavy, lines.pending(), || lines.finish(&mut each)).await;
         }
     }
     Ok(())
+}
+
+/// Above this many bytes, checking is long enough (~1 ms and more) to be run as blocking work (see [`check`]).
+const BLOCKING_BYTES: usize = 256 << 10;
+
+/// Runs `f`, which checks about `bytes` bytes of lines. When that is much, it first waits for one of the `heavy`
+/// permits (one per core) and then runs as blocking work (`block_in_place`), so the runtime moves this worker's
+/// other tasks (`/healthz`, small requests) to another thread instead of holding them until the check ends, and
+/// no more large checks run at once than there are cores (16 concurrent 16 MB lines had kept `/healthz` waiting
+/// up to 3 s).
+async fn check<R>(heavy: &Semaphore, bytes: usize, f: impl FnOnce() -> R) -> R {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if bytes <= BLOCKING_BYTES || !multi_thread {
+        return f();
+    }
+    let _permit = heavy.acquire().await;
+    tokio::task::block_in_place(f)
 }
 
 /// Records serialized as they come (compact), up to the answer's size limit, and their tally.
@@ -421,13 +443,13 @@ async fn validate(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Re
     let mut out = Results::new(st.max_answer);
     if stream {
         let mut checker = StreamChecker::new(&st.engine);
-        records(kind, body, &headers, st.max_body, |line, bytes| {
+        records(&st.heavy, kind, body, &headers, st.max_body, |line, bytes| {
             out.push(&ndjson_hint(kind, bytes, checker.check(line, bytes)));
         })
         .await?;
     } else {
         let engine = &st.engine;
-        records(kind, body, &headers, st.max_body, |line, bytes| {
+        records(&st.heavy, kind, body, &headers, st.max_body, |line, bytes| {
             // The same call as `wiregen validate`: the fast path, explained by the precise engine when invalid.
             out.push(&ndjson_hint(kind, bytes, Record::new(line, engine.check_line_fast(bytes))));
         })
@@ -455,7 +477,7 @@ async fn rollup(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Resu
     let kind = body::kind(&headers)?;
     let mut checker = StreamChecker::new(&st.engine);
     let mut tally = Tally::default();
-    records(kind, body, &headers, st.max_body, |line, bytes| {
+    records(&st.heavy, kind, body, &headers, st.max_body, |line, bytes| {
         let rec = checker.check(line, bytes);
         tally.add(rec.errors.first().map(|e| e.rule));
     })

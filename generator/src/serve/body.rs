@@ -152,7 +152,6 @@ impl Lines {
     }
 
     /// Bytes held for the current, unfinished line.
-    #[cfg(test)]
     pub fn pending(&self) -> usize {
         self.pending.len()
     }
