@@ -82,8 +82,15 @@ fn first_line_incomplete(first: &[u8]) -> bool {
 
 /// Splits input into records once its first line (without the newline) has been read, calling `each` with the
 /// bytes of each: one multi-line JSON document when the first line is an incomplete JSON value and the whole input
-/// is one complete value, else JSONL lines (without their newlines), in order.
-fn records_after_first<R: BufRead>(first: Vec<u8>, mut reader: R, each: &mut dyn FnMut(Vec<u8>)) -> io::Result<()> {
+/// is one complete value, else JSONL lines (without their newlines), in order. When the first line is incomplete
+/// and the whole input is not one value either, the first line's call also gets where the input breaks when read
+/// as one document (a pretty-printed envelope with a trailing comma on line 5 is that comma, not "line 1 ends
+/// early" and one error per line after it).
+fn records_after_first<R: BufRead>(
+    first: Vec<u8>,
+    mut reader: R,
+    each: &mut dyn FnMut(Vec<u8>, Option<&serde_json::Error>),
+) -> io::Result<()> {
     if first_line_incomplete(&first) {
         // Possibly one pretty-printed document: buffer what follows, up to a bound (a single envelope is small).
         let mut rest = Vec::new();
@@ -92,26 +99,29 @@ fn records_after_first<R: BufRead>(first: Vec<u8>, mut reader: R, each: &mut dyn
             let mut whole = first.clone();
             whole.push(b'\n');
             whole.extend_from_slice(&rest);
-            let parses = std::str::from_utf8(&whole)
-                .ok()
-                .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
-            if parses {
-                each(trim_end(&whole).to_vec());
-                return Ok(());
+            let parsed = std::str::from_utf8(&whole).ok().map(serde_json::from_str::<serde::de::IgnoredAny>);
+            match parsed {
+                Some(Ok(_)) => {
+                    each(trim_end(&whole).to_vec(), None);
+                    return Ok(());
+                }
+                Some(Err(e)) if e.line() > 1 => each(first, Some(&e)),
+                _ => each(first, None),
             }
+        } else {
+            each(first, None);
         }
-        each(first);
         let mut chained = io::BufReader::new(io::Cursor::new(rest).chain(reader));
         let mut buf = Vec::new();
         while read_line(&mut chained, &mut buf)? > 0 {
-            each(std::mem::take(&mut buf));
+            each(std::mem::take(&mut buf), None);
         }
         return Ok(());
     }
-    each(first);
+    each(first, None);
     let mut buf = Vec::new();
     while read_line(&mut reader, &mut buf)? > 0 {
-        each(std::mem::take(&mut buf));
+        each(std::mem::take(&mut buf), None);
     }
     Ok(())
 }
@@ -383,9 +393,13 @@ fn start<R: BufRead>(
     }
     if first_line_incomplete(&first) {
         let mut stopped = false;
-        records_after_first(first, reader, &mut |bytes| {
+        records_after_first(first, reader, &mut |bytes, as_document| {
             if !stopped {
-                stopped = out.consume(engine.check_line_fast(&bytes)).is_break();
+                let mut issues = engine.check_line_fast(&bytes);
+                if let (Some(e), Some(first)) = (as_document, issues.first_mut()) {
+                    first.message.push_str(&format!(" (read as one multi-line document: {e})"));
+                }
+                stopped = out.consume(issues).is_break();
             }
         })?;
         return Ok(ControlFlow::Break(()));

@@ -145,6 +145,16 @@ fn a_pretty_printed_envelope_is_one_record() {
     let recs = records(&out);
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0]["errors"][0]["pointer"], "/role");
+    // A pretty-printed one that is not JSON (a second comma on its 2nd line) is read line by line, as JSONL, but
+    // the first record says where the document breaks.
+    let broken = pretty.replacen("\"m1\",", "\"m1\",,", 1);
+    assert_eq!(broken.lines().nth(1).map(|l| l.trim()), Some("\"id\": \"m1\",,"));
+    let out = wiregen(&["validate", "--format", "json"], broken.as_bytes());
+    let recs = records(&out);
+    assert_eq!(recs.len(), broken.lines().count());
+    let first = recs[0]["errors"][0]["message"].as_str().expect("message");
+    assert!(first.contains("read as one multi-line document: ") && first.contains(" at line 2 column 14"), "{first}");
+    assert!(recs[1..].iter().all(|r| !r["errors"][0]["message"].as_str().unwrap().contains("document")));
 }
 
 /// Peak resident memory of a process, from /proc (Linux), sampled until it exits.
