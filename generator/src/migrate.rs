@@ -35,6 +35,7 @@
 //! # Errors
 //! Only reading the input and writing the output fail ([`std::io::Error`]); what is wrong with a line is a note.
 
+use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -122,7 +123,7 @@ pub fn migrate_value(
     };
     let old_issues = old.check_value(v);
     if !old_issues.is_empty() {
-        return (None, old_issues.iter().map(|i| note("old", i, Outcome::Refused)).collect());
+        return (None, capped(old_issues.iter().map(|i| note("old", i, Outcome::Refused)).collect()));
     }
     let mut v = v.clone();
     let losses = plan.apply(&mut v);
@@ -142,7 +143,7 @@ pub fn migrate_value(
     loop {
         let issues = new.check_value(&v);
         if issues.is_empty() && notes.iter().all(|n| n.outcome != Outcome::Refused) {
-            return (Some(v), notes);
+            return (Some(v), capped(notes));
         }
         let droppable = |i: &Issue| {
             on_loss == OnLoss::Drop
@@ -150,28 +151,26 @@ pub fn migrate_value(
                 && !i.pointer.is_empty()
         };
         if !issues.is_empty() && issues.iter().all(droppable) && notes.iter().all(|n| n.outcome != Outcome::Refused) {
-            let mut dropped = false;
-            for i in &issues {
-                if remove(&mut v, &i.pointer) {
-                    dropped = true;
-                    notes.push(note("new", i, Outcome::MigratedWithLoss));
-                }
-            }
-            if dropped {
+            let removed = remove_all(&mut v, issues.iter().map(|i| i.pointer.as_str()));
+            let dropped = issues.iter().zip(&removed).filter(|(_, r)| **r).map(|(i, _)| i);
+            let before = notes.len();
+            notes.extend(dropped.map(|i| note("new", i, Outcome::MigratedWithLoss)));
+            if notes.len() > before {
                 continue;
             }
         }
         // Refused: the upgrade's losses and NEW's issues, without repeating a loss NEW reports as missing.
-        for i in &issues {
-            let repeated = notes.iter().any(|n| n.side == "upgrade" && n.pointer == i.pointer);
-            if !repeated {
-                notes.push(note("new", i, Outcome::Refused));
-            }
-        }
+        let lost: HashSet<&str> = notes.iter().filter(|n| n.side == "upgrade").map(|n| n.pointer.as_str()).collect();
+        let refused: Vec<Note> = issues
+            .iter()
+            .filter(|i| !lost.contains(i.pointer.as_str()))
+            .map(|i| note("new", i, Outcome::Refused))
+            .collect();
+        notes.extend(refused);
         for n in &mut notes {
             n.outcome = Outcome::Refused;
         }
-        return (None, notes);
+        return (None, capped(notes));
     }
 }
 
@@ -285,12 +284,51 @@ pub fn migrate_reader(
     Ok(s)
 }
 
-/// Removes the value at a JSON Pointer; whether there was one.
-fn remove(v: &mut Value, pointer: &str) -> bool {
-    let Some((head, last)) = pointer.rsplit_once('/') else { return false };
-    let last = last.replace("~1", "/").replace("~0", "~");
-    match v.pointer_mut(head) {
-        Some(Value::Object(o)) => o.shift_remove(&last).is_some(),
-        _ => false,
+/// The most notes one line gets; past it, one more note says how many were left out (a message with a million
+/// unknown keys gave a million warnings, found pairwise).
+pub const NOTES_PER_LINE: usize = 100;
+
+/// `notes` cut to [`NOTES_PER_LINE`], then the first left-out note, its message counting the others.
+fn capped(mut notes: Vec<Note>) -> Vec<Note> {
+    if notes.len() > NOTES_PER_LINE {
+        let more = notes.len() - NOTES_PER_LINE;
+        let first = notes.swap_remove(NOTES_PER_LINE);
+        notes.truncate(NOTES_PER_LINE);
+        let message = match more - 1 {
+            0 => first.message.clone(),
+            rest => format!("{}; and {rest} more note(s) on this line, not listed", first.message),
+        };
+        notes.push(Note { message, ..first });
     }
+    notes
+}
+
+/// Removes the values at the JSON Pointers (each object's keys in one pass, keeping the order of the others);
+/// whether each was there.
+fn remove_all<'p>(v: &mut Value, pointers: impl Iterator<Item = &'p str>) -> Vec<bool> {
+    let mut by_object: BTreeMap<&str, HashSet<String>> = BTreeMap::new();
+    let mut wanted = Vec::new();
+    for p in pointers {
+        let Some((head, last)) = p.rsplit_once('/') else {
+            wanted.push(None);
+            continue;
+        };
+        let key = last.replace("~1", "/").replace("~0", "~");
+        wanted.push(Some((head, key.clone())));
+        by_object.entry(head).or_default().insert(key);
+    }
+    let mut gone: HashSet<(&str, String)> = HashSet::new();
+    for (head, keys) in by_object {
+        if let Some(Value::Object(o)) = v.pointer_mut(head) {
+            o.retain(|k, _| {
+                let drop = keys.contains(k);
+                if drop {
+                    gone.insert((head, k.clone()));
+                }
+                !drop
+            });
+        }
+    }
+    // A key listed twice was there once.
+    wanted.into_iter().map(|w| w.is_some_and(|(h, k)| gone.remove(&(h, k)))).collect()
 }

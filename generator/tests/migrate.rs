@@ -215,3 +215,39 @@ fn the_text_report_escapes_pointers_and_names_the_root() {
     assert!(!err.contains('\u{1b}'), "no raw escape reaches the terminal");
     assert!(lines[1].starts_with("<stdin>:2: refused: (root) [type]"), "{err}");
 }
+
+/// A line with thousands of properties NEW does not have: with `--on-loss drop` every one is dropped (in one pass
+/// over the object, the others in their order) and the line gets 101 notes, the last counting the ones not listed;
+/// refused, the same cap holds.
+#[test]
+fn a_line_with_many_lost_properties_gets_a_bounded_report() {
+    let mut usage = serde_json::Map::new();
+    usage.insert("input_tokens".into(), 1.into());
+    for i in 0..5_000 {
+        usage.insert(format!("k{i}"), i.into());
+    }
+    usage.insert("output_tokens".into(), 2.into());
+    let line = serde_json::json!({"id": "abcdefghij", "time": 1, "role": "agent",
+        "ev": {"t": "text", "text": "hi"}, "usage": usage});
+    let input = format!("{line}\n");
+    for on_loss in ["drop", "refuse"] {
+        let (code, out, err) = wiregen(
+            &["migrate", "--from", V1, "--to", V2, "--on-loss", on_loss, "--format", "json", "-"],
+            Some(input.as_bytes()),
+        );
+        let report: Value = serde_json::from_str(&err).unwrap_or_else(|e| panic!("{on_loss}: {e}: {err}"));
+        assert_eq!(code, if on_loss == "drop" { 0 } else { 1 }, "{on_loss}");
+        let notes = report["summary"]["notes"].as_array().expect("notes");
+        assert_eq!(notes.len(), 101, "{on_loss}");
+        assert!(notes[100]["message"].as_str().unwrap().ends_with("; and 4899 more note(s) on this line, not listed"));
+        if on_loss == "drop" {
+            assert_eq!(
+                lines(&out),
+                [serde_json::json!({"id": "abcdefghij", "time": 1, "role": "agent",
+                "ev": {"t": "text", "text": "hi"}, "usage": {"inputTokens": 1, "outputTokens": 2}})]
+            );
+        } else {
+            assert_eq!(out, "");
+        }
+    }
+}
