@@ -134,3 +134,52 @@ test("descriptions are attached to the schemas", () => {
   assert.ok(w.sessionToolCallStartEventSchema.description.length > 0);
   assert.ok(w.sessionRoleSchema.description.length > 0);
 });
+
+test("parsed values no line may hold are too deep for every value checker, and createEnvelope refuses them", () => {
+  let deep = {};
+  for (let i = 0; i < 200; i++) deep = { a: deep };
+  const m = { id: "m1", time: 1, role: "agent", ev: { ...toolCall, args: deep } };
+  const tooDeep = { pointer: "", rule: "too-deep", message: "JSON nests deeper than 127 levels" };
+  assert.deepEqual(w.checkEnvelope(m).errors, [tooDeep]);
+  assert.throws(() => w.createEnvelope("agent", { ...toolCall, args: deep }), (e) => e.errors[0].rule === "too-deep");
+  // The same value as a line: the parser says so first, for both line checkers. (The standalone validator of
+  // parsed values checks the schema only: walking every value would cost it ~40% of its speed.)
+  assert.equal(w.validateSessionLine(JSON.stringify(m)).errors[0].rule, "too-deep");
+  assert.equal(w.validateSessionLineStandalone(JSON.stringify(m))[0].rule, "too-deep");
+  // At the limit (the envelope, ev, args and 124 more levels) a value is fine, as a value and as a line.
+  let ok = {};
+  for (let i = 0; i < 123; i++) ok = { a: ok };
+  const fine = { id: "m1", time: 1, role: "agent", ev: { ...toolCall, args: ok } };
+  assert.equal(w.checkEnvelope(fine).valid, true);
+  assert.deepEqual(w.validateSessionEnvelope(fine), []);
+  assert.equal(w.validateSessionLine(JSON.stringify(fine)).valid, true);
+  // A cyclic value (no JSON text holds one) ends as too deep instead of looping.
+  const cyclic = { ...toolCall, args: {} };
+  cyclic.args.self = cyclic.args;
+  assert.equal(w.checkEnvelope({ id: "m1", time: 1, role: "agent", ev: cyclic }).errors[0].rule, "too-deep");
+});
+
+test("NaN and the infinities are no JSON number for any value checker", () => {
+  for (const cost of [NaN, Infinity, -Infinity]) {
+    const m = { id: "m1", time: 1, role: "agent", turn: "t1",
+      ev: { t: "turn-end", status: "completed", usage: { inputTokens: 1, outputTokens: 1, cost } } };
+    const zod = w.checkEnvelope(m).errors[0];
+    const standalone = w.validateSessionEnvelope(m)[0];
+    assert.deepEqual([zod.rule, zod.pointer], ["type", "/ev/usage/cost"], String(cost));
+    assert.deepEqual(standalone, { pointer: "/ev/usage/cost", rule: "type", message: "expected a number, got a non-finite number" });
+    assert.equal(w.isSessionEnvelope(m), false);
+  }
+});
+
+test("createEnvelope fills only absent values: a null id or time is refused like a null turn", () => {
+  for (const key of ["id", "time", "turn"]) {
+    assert.throws(() => w.createEnvelope("user", { t: "abort" }, { [key]: null }),
+      (e) => e.errors[0].pointer === `/${key}` && e.errors[0].rule === "type", key);
+  }
+  assert.match(w.createEnvelope("user", { t: "abort" }, { id: undefined }).id, idPattern);
+});
+
+test("upgrade leaves a message that needs nothing untouched, frozen or not", () => {
+  const m = Object.freeze({ id: "m1", time: 1, role: "agent", ev: Object.freeze({ t: "text", text: "x" }) });
+  assert.deepEqual(w.upgrade(m), []);
+});

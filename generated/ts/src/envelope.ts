@@ -7,12 +7,14 @@
  * @module
  */
 import {
+  MAX_DEPTH,
   hideOwnProto,
   newId,
   parseLine,
   restoreOwnProto,
   restoreOwnProtoErrors,
   toWireErrors,
+  tooDeep,
   type WireError,
   type WireResult,
 } from "./runtime.js";
@@ -30,6 +32,16 @@ import { validateSessionEnvelope } from "./standalone.js";
  * errors come in Zod's order and the first one is the canonical first error every checker reports.
  */
 export function checkEnvelope(value: unknown): WireResult<SessionEnvelope> {
+  return tooDeep(value) ? { valid: false, errors: [tooDeepError()] } : checkParsed(value);
+}
+
+/** `too-deep` for a parsed value no line may hold (as the Rust crate's `from_value` says it). */
+function tooDeepError(): WireError {
+  return { pointer: "", rule: "too-deep", message: `JSON nests deeper than ${MAX_DEPTH} levels` };
+}
+
+/** {@link checkEnvelope} of a value parsed from a line, whose depth the parser already checked. */
+function checkParsed(value: unknown): WireResult<SessionEnvelope> {
   const r = sessionEnvelopeSchema.safeParse(value);
   return r.success ? { valid: true, value: r.data, errors: [] } : { valid: false, errors: toWireErrors(r.error) };
 }
@@ -41,9 +53,9 @@ export function checkEnvelope(value: unknown): WireResult<SessionEnvelope> {
 export function validateSessionLine(line: string | Uint8Array): WireResult<SessionEnvelope> {
   const parsed = parseLine(line);
   if (!parsed.ok) return { valid: false, errors: [parsed.error] };
-  if (parsed.ownProto !== true) return checkEnvelope(parsed.value);
+  if (parsed.ownProto !== true) return checkParsed(parsed.value);
   const hidden = hideOwnProto(parsed.value);
-  const r = checkEnvelope(hidden.value);
+  const r = checkParsed(hidden.value);
   return r.valid
     ? { valid: true, value: restoreOwnProto(r.value, hidden.sentinel), errors: [] }
     : { valid: false, errors: restoreOwnProtoErrors(r.errors, hidden.sentinel) };
@@ -83,11 +95,12 @@ export function createEnvelope<R extends SessionRole>(
   opts?: SessionEnvelopeOptions<R>,
 ): SessionEnvelope {
   const candidate: Record<string, unknown> = { ...opts };
-  candidate["id"] = opts?.["id"] ?? newId();
-  candidate["time"] = opts?.["time"] ?? Date.now();
+  // Only an absent value is filled: a `null` one is checked, and refused, like any other.
+  if (candidate["id"] === undefined) candidate["id"] = newId();
+  if (candidate["time"] === undefined) candidate["time"] = Date.now();
   candidate["role"] = role;
   candidate["ev"] = ev;
-  const r = sessionEnvelopeSchema.safeParse(candidate);
-  if (!r.success) throw new SessionWireError(toWireErrors(r.error));
-  return r.data;
+  const r = checkEnvelope(candidate);
+  if (!r.valid) throw new SessionWireError(r.errors);
+  return r.value;
 }

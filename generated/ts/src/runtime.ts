@@ -67,7 +67,7 @@ function kind(v: unknown): string {
     case "boolean":
       return "a boolean";
     case "number":
-      return Number.isInteger(v) ? "an integer" : "a number";
+      return Number.isInteger(v) ? "an integer" : Number.isFinite(v) ? "a number" : "a non-finite number";
     case "string":
       return "a string";
     case "object":
@@ -91,6 +91,29 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (ka.length !== Object.keys(b).length) return false;
   for (const k of ka) {
     if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether a value nests deeper than 127 levels (arrays and objects, the value itself included), which no
+ * line may: what a parsed value must meet to be written as a line the checkers take back. It looks only as far down
+ * as the limit (so the recursion is bounded, and a cyclic value is too deep) and allocates nothing.
+ */
+export function tooDeep(v: unknown): boolean {
+  return !depthWithin(v, 127);
+}
+
+/** Whether `v` nests at most `levels` levels deep. */
+function depthWithin(v: unknown, levels: number): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (levels === 0) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!depthWithin(v[i], levels - 1)) return false;
+    return true;
+  }
+  for (const k in v) {
+    if (Object.hasOwn(v, k) && !depthWithin((v as Record<string, unknown>)[k], levels - 1)) return false;
   }
   return true;
 }
@@ -157,8 +180,12 @@ function boundMessage(rule: "minimum" | "exclusive-minimum" | "maximum" | "exclu
 /** Parameters of every generated type: the shared error map. */
 export const $T = { error: wireMessage } as const;
 
-/** Parameters of every generated check: the shared error map, and a failed check ends the checks of its value. */
-export const $C = { error: wireMessage, abort: true } as const;
+/**
+ * Parameters of every generated check: the shared error map; a failed check ends the checks of its value, and a
+ * check runs only on a value with no issue yet (Zod's own length checks would otherwise also run on a value of the
+ * wrong type that has a `length`: `[]` for a non-empty string was `type` and then `min-items`).
+ */
+export const $C = { error: wireMessage, abort: true, when: (p: Payload<unknown>) => p.issues.length === 0 } as const;
 
 /** The parameters of a `z.literal` that stands for a `const`: a mismatch is `const`. */
 export function constParams(value: unknown): { error: (iss: RawIssue) => string } {

@@ -69,7 +69,7 @@ function $kind(v: unknown): string {
     case "boolean":
       return "a boolean";
     case "number":
-      return Number.isInteger(v) ? "an integer" : "a number";
+      return Number.isInteger(v) ? "an integer" : Number.isFinite(v) ? "a number" : "a non-finite number";
     case "string":
       return "a string";
     case "object":
@@ -187,7 +187,7 @@ function check$SessionUsage(v: unknown, p: string, out: WireError[]): void {
     const v5 = o2.cost;
     if (v5 === undefined) $e(out, p + "/cost", "required", "missing required property `cost`");
     else {
-      if (typeof v5 !== "number") $type(out, p + "/cost", "a number", v5);
+      if (typeof v5 !== "number" || !Number.isFinite(v5)) $type(out, p + "/cost", "a number", v5);
       else if (v5 < 0) $e(out, p + "/cost", "minimum", "must be at least 0");
     }
     for (const k6 in o2) {

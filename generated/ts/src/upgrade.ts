@@ -191,7 +191,8 @@ export function applyUpgradePlan(plan: UpgradePlan, v: unknown): UpgradeLoss[] {
     const t = ev[plan.discriminator] as string;
     const renamed = plan.events.find(([from]) => from === t);
     tag = renamed === undefined ? t : renamed[1];
-    ev[plan.discriminator] = tag;
+    // Written only when renamed: a message that needs nothing is not touched (it may be frozen).
+    if (tag !== t) ev[plan.discriminator] = tag;
   }
   if (tag === undefined || !$isObj(ev)) {
     $renameAll(plan, v, undefined);

@@ -275,7 +275,10 @@ impl<'m> Standalone<'m> {
             }
             Shape::Number(s) => {
                 let what = if s.integer { "an integer" } else { "a number" };
-                w.line(format!("if (typeof {v} !== \"number\") {}", Self::type_err(ptr, what, v)));
+                // A JavaScript value may be NaN or ±Infinity, which no JSON text holds (and Zod refuses); an integer
+                // test refuses them anyway.
+                let finite = if s.integer { String::new() } else { format!(" || !Number.isFinite({v})") };
+                w.line(format!("if (typeof {v} !== \"number\"{finite}) {}", Self::type_err(ptr, what, v)));
                 if s.integer {
                     w.line(format!("else if (!Number.isInteger({v})) {}", Self::type_err(ptr, what, v)));
                 }

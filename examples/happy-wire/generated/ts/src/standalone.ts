@@ -69,7 +69,7 @@ function $kind(v: unknown): string {
     case "boolean":
       return "a boolean";
     case "number":
-      return Number.isInteger(v) ? "an integer" : "a number";
+      return Number.isInteger(v) ? "an integer" : Number.isFinite(v) ? "a number" : "a non-finite number";
     case "string":
       return "a string";
     case "object":
@@ -315,7 +315,7 @@ function check$SessionMessage(v: unknown, p: string, out: WireError[]): void {
     const v34 = o32.seq;
     if (v34 === undefined) $e(out, p + "/seq", "required", "missing required property `seq`");
     else {
-      if (typeof v34 !== "number") $type(out, p + "/seq", "a number", v34);
+      if (typeof v34 !== "number" || !Number.isFinite(v34)) $type(out, p + "/seq", "a number", v34);
     }
     const v35 = o32.localId;
     if (v35 !== undefined) {
@@ -331,12 +331,12 @@ function check$SessionMessage(v: unknown, p: string, out: WireError[]): void {
     const v37 = o32.createdAt;
     if (v37 === undefined) $e(out, p + "/createdAt", "required", "missing required property `createdAt`");
     else {
-      if (typeof v37 !== "number") $type(out, p + "/createdAt", "a number", v37);
+      if (typeof v37 !== "number" || !Number.isFinite(v37)) $type(out, p + "/createdAt", "a number", v37);
     }
     const v38 = o32.updatedAt;
     if (v38 === undefined) $e(out, p + "/updatedAt", "required", "missing required property `updatedAt`");
     else {
-      if (typeof v38 !== "number") $type(out, p + "/updatedAt", "a number", v38);
+      if (typeof v38 !== "number" || !Number.isFinite(v38)) $type(out, p + "/updatedAt", "a number", v38);
     }
   }
 }
@@ -388,7 +388,7 @@ function check$VersionedEncryptedValue(v: unknown, p: string, out: WireError[]):
     const v45 = o44.version;
     if (v45 === undefined) $e(out, p + "/version", "required", "missing required property `version`");
     else {
-      if (typeof v45 !== "number") $type(out, p + "/version", "a number", v45);
+      if (typeof v45 !== "number" || !Number.isFinite(v45)) $type(out, p + "/version", "a number", v45);
     }
     const v46 = o44.value;
     if (v46 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
@@ -407,7 +407,7 @@ function check$VersionedNullableEncryptedValue(v: unknown, p: string, out: WireE
     const v48 = o47.version;
     if (v48 === undefined) $e(out, p + "/version", "required", "missing required property `version`");
     else {
-      if (typeof v48 !== "number") $type(out, p + "/version", "a number", v48);
+      if (typeof v48 !== "number" || !Number.isFinite(v48)) $type(out, p + "/version", "a number", v48);
     }
     const v49 = o47.value;
     if (v49 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
@@ -483,7 +483,7 @@ function check$VersionedMachineEncryptedValue(v: unknown, p: string, out: WireEr
     const v60 = o59.version;
     if (v60 === undefined) $e(out, p + "/version", "required", "missing required property `version`");
     else {
-      if (typeof v60 !== "number") $type(out, p + "/version", "a number", v60);
+      if (typeof v60 !== "number" || !Number.isFinite(v60)) $type(out, p + "/version", "a number", v60);
     }
     const v61 = o59.value;
     if (v61 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
@@ -527,7 +527,7 @@ function check$UpdateMachineBody(v: unknown, p: string, out: WireError[]): void 
     }
     const v68 = o62.activeAt;
     if (v68 !== undefined) {
-      if (typeof v68 !== "number") $type(out, p + "/activeAt", "a number", v68);
+      if (typeof v68 !== "number" || !Number.isFinite(v68)) $type(out, p + "/activeAt", "a number", v68);
     }
   }
 }
@@ -561,7 +561,7 @@ function check$CoreUpdateContainer(v: unknown, p: string, out: WireError[]): voi
     const v72 = o70.seq;
     if (v72 === undefined) $e(out, p + "/seq", "required", "missing required property `seq`");
     else {
-      if (typeof v72 !== "number") $type(out, p + "/seq", "a number", v72);
+      if (typeof v72 !== "number" || !Number.isFinite(v72)) $type(out, p + "/seq", "a number", v72);
     }
     const v73 = o70.body;
     if (v73 === undefined) $e(out, p + "/body", "required", "missing required property `body`");
@@ -571,7 +571,7 @@ function check$CoreUpdateContainer(v: unknown, p: string, out: WireError[]): voi
     const v74 = o70.createdAt;
     if (v74 === undefined) $e(out, p + "/createdAt", "required", "missing required property `createdAt`");
     else {
-      if (typeof v74 !== "number") $type(out, p + "/createdAt", "a number", v74);
+      if (typeof v74 !== "number" || !Number.isFinite(v74)) $type(out, p + "/createdAt", "a number", v74);
     }
   }
 }
@@ -678,7 +678,7 @@ function check$RigModel(v: unknown, p: string, out: WireError[]): void {
     }
     const v88 = o79.contextWindow;
     if (v88 !== undefined) {
-      if (typeof v88 !== "number") $type(out, p + "/contextWindow", "a number", v88);
+      if (typeof v88 !== "number" || !Number.isFinite(v88)) $type(out, p + "/contextWindow", "a number", v88);
     }
     const v89 = o79.serviceTiers;
     if (v89 === undefined) $e(out, p + "/serviceTiers", "required", "missing required property `serviceTiers`");
@@ -1191,7 +1191,7 @@ function check$SessionFileEvent(v: unknown, p: string, out: WireError[]): void {
     const v192 = o188.size;
     if (v192 === undefined) $e(out, p + "/size", "required", "missing required property `size`");
     else {
-      if (typeof v192 !== "number") $type(out, p + "/size", "a number", v192);
+      if (typeof v192 !== "number" || !Number.isFinite(v192)) $type(out, p + "/size", "a number", v192);
     }
     const v193 = o188.mimeType;
     if (v193 !== undefined) {
@@ -1311,7 +1311,7 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
     const v208 = o206.time;
     if (v208 === undefined) $e(out, p + "/time", "required", "missing required property `time`");
     else {
-      if (typeof v208 !== "number") $type(out, p + "/time", "a number", v208);
+      if (typeof v208 !== "number" || !Number.isFinite(v208)) $type(out, p + "/time", "a number", v208);
     }
     const v209 = o206.role;
     if (v209 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
@@ -1401,12 +1401,12 @@ function check$VoiceConversationGranted(v: unknown, p: string, out: WireError[])
     const v222 = o216.usedSeconds;
     if (v222 === undefined) $e(out, p + "/usedSeconds", "required", "missing required property `usedSeconds`");
     else {
-      if (typeof v222 !== "number") $type(out, p + "/usedSeconds", "a number", v222);
+      if (typeof v222 !== "number" || !Number.isFinite(v222)) $type(out, p + "/usedSeconds", "a number", v222);
     }
     const v223 = o216.limitSeconds;
     if (v223 === undefined) $e(out, p + "/limitSeconds", "required", "missing required property `limitSeconds`");
     else {
-      if (typeof v223 !== "number") $type(out, p + "/limitSeconds", "a number", v223);
+      if (typeof v223 !== "number" || !Number.isFinite(v223)) $type(out, p + "/limitSeconds", "a number", v223);
     }
   }
 }
@@ -1430,12 +1430,12 @@ function check$VoiceConversationDenied(v: unknown, p: string, out: WireError[]):
     const v227 = o224.usedSeconds;
     if (v227 === undefined) $e(out, p + "/usedSeconds", "required", "missing required property `usedSeconds`");
     else {
-      if (typeof v227 !== "number") $type(out, p + "/usedSeconds", "a number", v227);
+      if (typeof v227 !== "number" || !Number.isFinite(v227)) $type(out, p + "/usedSeconds", "a number", v227);
     }
     const v228 = o224.limitSeconds;
     if (v228 === undefined) $e(out, p + "/limitSeconds", "required", "missing required property `limitSeconds`");
     else {
-      if (typeof v228 !== "number") $type(out, p + "/limitSeconds", "a number", v228);
+      if (typeof v228 !== "number" || !Number.isFinite(v228)) $type(out, p + "/limitSeconds", "a number", v228);
     }
     const v229 = o224.agentId;
     if (v229 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
@@ -1468,22 +1468,22 @@ function check$VoiceUsageResponse(v: unknown, p: string, out: WireError[]): void
     const v232 = o231.usedSeconds;
     if (v232 === undefined) $e(out, p + "/usedSeconds", "required", "missing required property `usedSeconds`");
     else {
-      if (typeof v232 !== "number") $type(out, p + "/usedSeconds", "a number", v232);
+      if (typeof v232 !== "number" || !Number.isFinite(v232)) $type(out, p + "/usedSeconds", "a number", v232);
     }
     const v233 = o231.limitSeconds;
     if (v233 === undefined) $e(out, p + "/limitSeconds", "required", "missing required property `limitSeconds`");
     else {
-      if (typeof v233 !== "number") $type(out, p + "/limitSeconds", "a number", v233);
+      if (typeof v233 !== "number" || !Number.isFinite(v233)) $type(out, p + "/limitSeconds", "a number", v233);
     }
     const v234 = o231.conversationCount;
     if (v234 === undefined) $e(out, p + "/conversationCount", "required", "missing required property `conversationCount`");
     else {
-      if (typeof v234 !== "number") $type(out, p + "/conversationCount", "a number", v234);
+      if (typeof v234 !== "number" || !Number.isFinite(v234)) $type(out, p + "/conversationCount", "a number", v234);
     }
     const v235 = o231.conversationLimit;
     if (v235 === undefined) $e(out, p + "/conversationLimit", "required", "missing required property `conversationLimit`");
     else {
-      if (typeof v235 !== "number") $type(out, p + "/conversationLimit", "a number", v235);
+      if (typeof v235 !== "number" || !Number.isFinite(v235)) $type(out, p + "/conversationLimit", "a number", v235);
     }
     const v236 = o231.elevenUserId;
     if (v236 === undefined) $e(out, p + "/elevenUserId", "required", "missing required property `elevenUserId`");
@@ -1540,7 +1540,7 @@ function check$RigCapabilitiesAttachments(v: unknown, p: string, out: WireError[
     const v244 = o242.maxBytes;
     if (v244 === undefined) $e(out, p + "/maxBytes", "required", "missing required property `maxBytes`");
     else {
-      if (typeof v244 !== "number") $type(out, p + "/maxBytes", "a number", v244);
+      if (typeof v244 !== "number" || !Number.isFinite(v244)) $type(out, p + "/maxBytes", "a number", v244);
     }
     const v245 = o242.mediaTypes;
     if (v245 === undefined) $e(out, p + "/mediaTypes", "required", "missing required property `mediaTypes`");
@@ -1596,17 +1596,17 @@ function check$RigActivitySubagents(v: unknown, p: string, out: WireError[]): vo
     const v255 = o254.running;
     if (v255 === undefined) $e(out, p + "/running", "required", "missing required property `running`");
     else {
-      if (typeof v255 !== "number") $type(out, p + "/running", "a number", v255);
+      if (typeof v255 !== "number" || !Number.isFinite(v255)) $type(out, p + "/running", "a number", v255);
     }
     const v256 = o254.queued;
     if (v256 === undefined) $e(out, p + "/queued", "required", "missing required property `queued`");
     else {
-      if (typeof v256 !== "number") $type(out, p + "/queued", "a number", v256);
+      if (typeof v256 !== "number" || !Number.isFinite(v256)) $type(out, p + "/queued", "a number", v256);
     }
     const v257 = o254.total;
     if (v257 === undefined) $e(out, p + "/total", "required", "missing required property `total`");
     else {
-      if (typeof v257 !== "number") $type(out, p + "/total", "a number", v257);
+      if (typeof v257 !== "number" || !Number.isFinite(v257)) $type(out, p + "/total", "a number", v257);
     }
   }
 }
@@ -1620,12 +1620,12 @@ function check$RigActivityWorkflows(v: unknown, p: string, out: WireError[]): vo
     const v259 = o258.running;
     if (v259 === undefined) $e(out, p + "/running", "required", "missing required property `running`");
     else {
-      if (typeof v259 !== "number") $type(out, p + "/running", "a number", v259);
+      if (typeof v259 !== "number" || !Number.isFinite(v259)) $type(out, p + "/running", "a number", v259);
     }
     const v260 = o258.total;
     if (v260 === undefined) $e(out, p + "/total", "required", "missing required property `total`");
     else {
-      if (typeof v260 !== "number") $type(out, p + "/total", "a number", v260);
+      if (typeof v260 !== "number" || !Number.isFinite(v260)) $type(out, p + "/total", "a number", v260);
     }
   }
 }
@@ -1639,7 +1639,7 @@ function check$RigActivityProcesses(v: unknown, p: string, out: WireError[]): vo
     const v262 = o261.running;
     if (v262 === undefined) $e(out, p + "/running", "required", "missing required property `running`");
     else {
-      if (typeof v262 !== "number") $type(out, p + "/running", "a number", v262);
+      if (typeof v262 !== "number" || !Number.isFinite(v262)) $type(out, p + "/running", "a number", v262);
     }
   }
 }
@@ -1653,22 +1653,22 @@ function check$RigActivityTasks(v: unknown, p: string, out: WireError[]): void {
     const v264 = o263.pending;
     if (v264 === undefined) $e(out, p + "/pending", "required", "missing required property `pending`");
     else {
-      if (typeof v264 !== "number") $type(out, p + "/pending", "a number", v264);
+      if (typeof v264 !== "number" || !Number.isFinite(v264)) $type(out, p + "/pending", "a number", v264);
     }
     const v265 = o263.inProgress;
     if (v265 === undefined) $e(out, p + "/inProgress", "required", "missing required property `inProgress`");
     else {
-      if (typeof v265 !== "number") $type(out, p + "/inProgress", "a number", v265);
+      if (typeof v265 !== "number" || !Number.isFinite(v265)) $type(out, p + "/inProgress", "a number", v265);
     }
     const v266 = o263.completed;
     if (v266 === undefined) $e(out, p + "/completed", "required", "missing required property `completed`");
     else {
-      if (typeof v266 !== "number") $type(out, p + "/completed", "a number", v266);
+      if (typeof v266 !== "number" || !Number.isFinite(v266)) $type(out, p + "/completed", "a number", v266);
     }
     const v267 = o263.total;
     if (v267 === undefined) $e(out, p + "/total", "required", "missing required property `total`");
     else {
-      if (typeof v267 !== "number") $type(out, p + "/total", "a number", v267);
+      if (typeof v267 !== "number" || !Number.isFinite(v267)) $type(out, p + "/total", "a number", v267);
     }
   }
 }
@@ -1829,12 +1829,12 @@ function check$SessionFileImage(v: unknown, p: string, out: WireError[]): void {
     const v294 = o293.width;
     if (v294 === undefined) $e(out, p + "/width", "required", "missing required property `width`");
     else {
-      if (typeof v294 !== "number") $type(out, p + "/width", "a number", v294);
+      if (typeof v294 !== "number" || !Number.isFinite(v294)) $type(out, p + "/width", "a number", v294);
     }
     const v295 = o293.height;
     if (v295 === undefined) $e(out, p + "/height", "required", "missing required property `height`");
     else {
-      if (typeof v295 !== "number") $type(out, p + "/height", "a number", v295);
+      if (typeof v295 !== "number" || !Number.isFinite(v295)) $type(out, p + "/height", "a number", v295);
     }
     const v296 = o293.thumbhash;
     if (v296 === undefined) $e(out, p + "/thumbhash", "required", "missing required property `thumbhash`");
