@@ -82,9 +82,9 @@ fn first_line_incomplete(first: &[u8]) -> bool {
 
 /// Splits input into records once its first line (without the newline) has been read, calling `each` with the
 /// bytes of each: one multi-line JSON document when the first line is an incomplete JSON value and the whole input
-/// is one complete value, else JSONL lines (without their newlines), in order. When the first line is incomplete
-/// and the whole input is not one value either, the first line's call also gets where the input breaks when read
-/// as one document (a pretty-printed envelope with a trailing comma on line 5 is that comma, not "line 1 ends
+/// is one complete value, else JSONL lines (without their newlines), in order. When the first line is only an
+/// opening `{` or `[` and the whole input is not one value either, the first line's call also gets where the input
+/// breaks when read as one document (a pretty-printed envelope with a trailing comma on line 5 is that comma, not "line 1 ends
 /// early" and one error per line after it).
 fn records_after_first<R: BufRead>(
     first: Vec<u8>,
@@ -105,7 +105,10 @@ fn records_after_first<R: BufRead>(
                     each(trim_end(&whole).to_vec(), None);
                     return Ok(());
                 }
-                Some(Err(e)) if e.line() > 1 => each(first, Some(&e)),
+                // Pretty-printers put the opening bracket alone on the first line; a JSONL line cut short does not.
+                Some(Err(e)) if e.line() > 1 && matches!(trim_end(first.trim_ascii_start()), b"{" | b"[") => {
+                    each(first, Some(&e))
+                }
                 _ => each(first, None),
             }
         } else {

@@ -155,6 +155,11 @@ fn a_pretty_printed_envelope_is_one_record() {
     let first = recs[0]["errors"][0]["message"].as_str().expect("message");
     assert!(first.contains("read as one multi-line document: ") && first.contains(" at line 2 column 14"), "{first}");
     assert!(recs[1..].iter().all(|r| !r["errors"][0]["message"].as_str().unwrap().contains("document")));
+    // A JSONL line cut short is no such document: its error is its own.
+    let cut = format!("{{\"id\":\"m1\",\"time\":1,\n{GOOD}\n");
+    let recs = records(&wiregen(&["validate", "--format", "json"], cut.as_bytes()));
+    assert_eq!(recs[0]["errors"][0]["message"], "malformed JSON: unexpected end of input at column 20");
+    assert_eq!(recs[1]["valid"], true);
 }
 
 /// Peak resident memory of a process, from /proc (Linux), sampled until it exits.

@@ -825,7 +825,7 @@ function scan(text: string, seen: { proto: boolean }): WireError | null {
   let depth = 0;
   const stack: number[] = [];
   const bad = (what: string): WireError =>
-    i >= n ? lineError("malformed-json", `malformed JSON: unexpected end of input at column ${n + 1}`) : lineError("malformed-json", `malformed JSON: ${what} at column ${i + 1}`);
+    i >= n ? lineError("malformed-json", `malformed JSON: unexpected end of input at column ${n}`) : lineError("malformed-json", `malformed JSON: ${what} at column ${i + 1}`);
   const ws = (): void => {
     while (i < n) {
       const c = text.charCodeAt(i);
@@ -998,7 +998,7 @@ export function parseLine(
       return { ok: false, error: lineError("invalid-utf8", "the line is not valid UTF-8") };
     }
   }
-  if (BLANK.test(text)) return { ok: false, error: lineError("blank-line", "blank line: expected one JSON envelope per line") };
+  if (BLANK.test(text)) return { ok: false, error: lineError("blank-line", "blank line: expected one JSON value per line") };
   if (text.charCodeAt(0) === 0xfeff) {
     return { ok: false, error: lineError("malformed-json", "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one") };
   }
