@@ -91,8 +91,10 @@ fn apply(
             }
         }
         let tmp = staged_name(path);
-        std::fs::write(&tmp, contents).map_err(io(&tmp))?;
-        done.push(Step::Staged(tmp));
+        // Recorded first: a write that fails half-way (a full disk) leaves a file to remove.
+        done.push(Step::Staged(tmp.clone()));
+        // Named after the output file: the staged name is ours, not the user's.
+        std::fs::write(&tmp, contents).map_err(io(path))?;
     }
     for (path, _) in write {
         if std::fs::symlink_metadata(path).is_ok() {
