@@ -159,6 +159,18 @@ test("parsed values no line may hold are too deep for every value checker, and c
   assert.equal(w.checkEnvelope({ id: "m1", time: 1, role: "agent", ev: cyclic }).errors[0].rule, "too-deep");
 });
 
+test("one bad value gives one issue: a value of the wrong type that has a length is not also too short", () => {
+  for (const [line, pointer] of [
+    ['{"id":[],"time":1,"role":"agent","ev":{"t":"text","text":"hi"}}', "/id"],
+    ['{"id":"m1","time":1,"role":"agent","turn":[],"ev":{"t":"text","text":"hi"}}', "/turn"],
+    ['{"id":"m1","time":1,"role":"agent","ev":{"t":"tool-call-end","call":[]}}', "/ev/call"],
+  ]) {
+    const want = [{ pointer, rule: "type", message: "expected a string, got an array" }];
+    assert.deepEqual(w.validateSessionLine(line).errors, want, line);
+    assert.deepEqual(w.validateSessionLineStandalone(line), want, line);
+  }
+});
+
 test("NaN and the infinities are no JSON number for any value checker", () => {
   for (const cost of [NaN, Infinity, -Infinity]) {
     const m = { id: "m1", time: 1, role: "agent", turn: "t1",
