@@ -174,14 +174,17 @@ pub(crate) fn push_escaped(out: &mut String, token: &str) {
     }
 }
 
+/// One JSON Pointer reference token unescaped (`~1` as `/`, then `~0` as `~`): the one place the unescape is
+/// written, the inverse of [`push_escaped`].
+pub(crate) fn unescape_token(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
 /// Finds the 1-based line and column of the value at `pointer` in JSON `text`, or of the nearest existing
 /// ancestor. Returns (1, 1) when nothing better is known.
 pub(crate) fn locate(text: &str, pointer: &str) -> (usize, usize) {
-    let tokens: Vec<String> = if pointer.is_empty() {
-        Vec::new()
-    } else {
-        pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
-    };
+    let tokens: Vec<String> =
+        if pointer.is_empty() { Vec::new() } else { pointer.split('/').skip(1).map(unescape_token).collect() };
     let bytes = text.as_bytes();
     let mut pos = 0usize;
     let mut best = skip_ws(bytes, 0);

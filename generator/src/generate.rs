@@ -245,8 +245,13 @@ fn absolute(p: &Path) -> PathBuf {
 
 /// The name a file is staged under beside `path` before it replaces it (a rename within one directory).
 pub(crate) fn staged_name(path: &Path) -> PathBuf {
+    hidden_beside(path, "wiregen-tmp")
+}
+
+/// `.<file name>.<suffix>` in `path`'s directory: the hidden files wiregen keeps beside an output while replacing it.
+fn hidden_beside(path: &Path, suffix: &str) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.wiregen-tmp"))
+    path.with_file_name(format!(".{name}.{suffix}"))
 }
 
 /// Regenerates in memory and compares with what is on disk.

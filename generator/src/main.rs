@@ -790,23 +790,23 @@ struct OrderedOut<'a, W: Write> {
 
 impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for OrderedOut<'_, W> {
     fn piece(&mut self, _job: usize, piece: Piece<Result<Summary, Failed>>) -> std::ops::ControlFlow<()> {
-        let stop = match (piece, self.failed.take()) {
-            (Piece::Bytes(b), None) => {
-                self.failed = self.out.write_all(&b).err();
+        let stop = match piece {
+            Piece::Bytes(b) => {
+                if self.failed.is_none() {
+                    self.failed = self.out.write_all(&b).err();
+                }
                 None
             }
-            (Piece::Bytes(_), Some(e)) => {
-                self.failed = Some(e);
-                None
-            }
-            (Piece::Done(r), None) => self.tally.add(r),
-            (Piece::Done(r), Some(e)) => {
-                let checked = match r {
-                    Ok(s) | Err(Failed::Output(_, s)) => s,
-                    Err(Failed::Input(_)) => Summary::default(),
-                };
-                self.tally.add(Err(Failed::Output(e, checked)))
-            }
+            Piece::Done(r) => match self.failed.take() {
+                None => self.tally.add(r),
+                Some(e) => {
+                    let checked = match r {
+                        Ok(s) | Err(Failed::Output(_, s)) => s,
+                        Err(Failed::Input(_)) => Summary::default(),
+                    };
+                    self.tally.add(Err(Failed::Output(e, checked)))
+                }
+            },
         };
         match stop {
             Some(code) => {

@@ -313,7 +313,7 @@ fn remove_all<'p>(v: &mut Value, pointers: impl Iterator<Item = &'p str>) -> Vec
             wanted.push(None);
             continue;
         };
-        let key = last.replace("~1", "/").replace("~0", "~");
+        let key = crate::diag::unescape_token(last);
         wanted.push(Some((head, key.clone())));
         by_object.entry(head).or_default().insert(key);
     }

@@ -84,8 +84,8 @@ fn first_line_incomplete(first: &[u8]) -> bool {
 /// bytes of each: one multi-line JSON document when the first line is an incomplete JSON value and the whole input
 /// is one complete value, else JSONL lines (without their newlines), in order. When the first line is only an
 /// opening `{` or `[` and the whole input is not one value either, the first line's call also gets where the input
-/// breaks when read as one document (a pretty-printed envelope with a trailing comma on line 5 is that comma, not "line 1 ends
-/// early" and one error per line after it).
+/// breaks when read as one document (a pretty-printed envelope with a trailing comma on line 5 is that comma, not
+/// "line 1 ends early" and one error per line after it).
 fn records_after_first<R: BufRead>(
     first: Vec<u8>,
     mut reader: R,

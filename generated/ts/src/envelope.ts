@@ -7,14 +7,13 @@
  * @module
  */
 import {
-  MAX_DEPTH,
+  depthError,
   hideOwnProto,
   newId,
   parseLine,
   restoreOwnProto,
   restoreOwnProtoErrors,
   toWireErrors,
-  tooDeep,
   type WireError,
   type WireResult,
 } from "./runtime.js";
@@ -32,12 +31,9 @@ import { validateSessionEnvelope } from "./standalone.js";
  * errors come in Zod's order and the first one is the canonical first error every checker reports.
  */
 export function checkEnvelope(value: unknown): WireResult<SessionEnvelope> {
-  return tooDeep(value) ? { valid: false, errors: [tooDeepError()] } : checkParsed(value);
-}
-
-/** `too-deep` for a parsed value no line may hold (as the Rust crate's `from_value` says it). */
-function tooDeepError(): WireError {
-  return { pointer: "", rule: "too-deep", message: `JSON nests deeper than ${MAX_DEPTH} levels` };
+  // A value no line may hold is `too-deep` at the root, as the Rust crate's `from_value` says it.
+  const deep = depthError(value);
+  return deep === null ? checkParsed(value) : { valid: false, errors: [deep] };
 }
 
 /** {@link checkEnvelope} of a value parsed from a line, whose depth the parser already checked. */

@@ -520,7 +520,7 @@ impl<'a> Walk<'a> {
         let mut node = &om.ty(env).node;
         let mut found = None;
         for tok in pointer.split('/').skip(1) {
-            let tok = tok.replace("~1", "/").replace("~0", "~");
+            let tok = crate::diag::unescape_token(tok);
             let Shape::Object(o) = &resolve(om, node).0.shape else { return None };
             let f = o.fields.iter().find(|f| f.name == tok)?;
             node = &f.node;

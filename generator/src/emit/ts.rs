@@ -67,12 +67,21 @@ const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-modu
 const UPGRADE: &str = include_str!("../../templates/ts/upgrade.ts.j2");
 
 /// Names the package's `runtime.ts` exports besides the Zod support.
-const PACKAGE_RUNTIME_NAMES: &[&str] =
-    &["MAX_DEPTH", "newId", "scanJson", "parseLine", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
+const PACKAGE_RUNTIME_NAMES: &[&str] = &[
+    "MAX_DEPTH",
+    "newId",
+    "depthError",
+    "scanJson",
+    "parseLine",
+    "hideOwnProto",
+    "restoreOwnProto",
+    "restoreOwnProtoErrors",
+];
 
 /// Names `runtime.ts` exports for the package's own modules only: `index.ts` does not re-export them, so they are
 /// not part of the package's API.
-const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "tooDeep", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
+const RUNTIME_INTERNAL: &[&str] =
+    &["roleIssue", "depthError", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
 
 /// The type-only names among the runtime's exports (`index.ts` re-exports them with `type`).
 const RUNTIME_TYPES: &[&str] = &["RuleId", "WireError", "WireResult", "ObjectRest", "UnionTags", "RoleParams"];
@@ -362,7 +371,6 @@ fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     let s = env.get_template("zod-support.ts")?.render(minijinja::context! {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
         values => Value::from(values_support(env, "", true)?),
-        max_depth => MAX_DEPTH,
         evaluation => Value::from(evaluation_support(env, "", "isPlainObject")?),
     })?;
     Ok(Code::from_pieces(s.trim_end().to_string()))

@@ -6,7 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{staged_name, Error};
+use super::{hidden_beside, staged_name, Error};
 
 /// One step taken, and so one step to undo.
 enum Step {
@@ -20,8 +20,7 @@ enum Step {
 
 /// The name an old file is kept under beside `path` until the new files are all in place.
 fn kept_name(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.wiregen-old"))
+    hidden_beside(path, "wiregen-old")
 }
 
 /// Writes each `(path, contents)` and deletes each of `delete`, all or nothing.

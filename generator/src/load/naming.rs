@@ -46,7 +46,7 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
     let tokens: Vec<String> = if at.pointer.is_empty() {
         Vec::new()
     } else {
-        at.pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+        at.pointer.split('/').skip(1).map(crate::diag::unescape_token).collect()
     };
     // A `$defs` entry is named by its key.
     if let [.., defs, key] = tokens.as_slice() {

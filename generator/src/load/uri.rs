@@ -114,17 +114,19 @@ pub(crate) fn pointer_tokens(fragment: &str) -> Option<Vec<String>> {
         return Some(Vec::new());
     }
     let rest = decoded.strip_prefix('/')?;
-    Some(rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect())
+    Some(rest.split('/').map(crate::diag::unescape_token).collect())
 }
 
-fn percent_decode(s: &str) -> Option<String> {
+/// `s` with its `%XX` escapes decoded; `None` for a broken escape (`%7`, `%zz`, `%+5`, which `from_str_radix`
+/// alone would take) or bytes that are not UTF-8. Used for URI fragments and for the service's query.
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let h = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(h, 16).ok()?);
+            let h = b.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit))?;
+            out.push(u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()?);
             i += 3;
         } else {
             out.push(b[i]);

@@ -21,6 +21,7 @@ use super::ServeOptions;
 use crate::engine::EngineError;
 use crate::engine::{Engine, EngineOptions};
 use crate::ir::Model;
+use crate::load::uri::percent_decode;
 use crate::rules::Rule;
 use crate::stream::StreamChecker;
 use crate::validate::Record;
@@ -135,11 +136,9 @@ fn route_of(path: &str) -> &'static str {
 
 /// Every request passes here: concurrency limit, deadline, JSON 405, metrics and one log line.
 async fn around(State(st): St, req: Request, next: Next) -> Response {
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let route = route_of(&path);
     // Counted and logged once, however the request ends (dropped when the client goes away mid-request).
-    let request = InFlight::start(&st, route, method.clone(), path.clone());
+    let request = InFlight::start(st, req.method().clone(), req.uri().path().to_string());
+    let (st, route) = (&request.st, request.route);
     let exempt = matches!(route, "/healthz" | "/metrics");
     if let Some(e) = head_too_large(&req) {
         let resp = e.into_response();
@@ -167,6 +166,7 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
     if resp.status() == StatusCode::METHOD_NOT_ALLOWED && !resp.headers().contains_key(header::CONTENT_TYPE) {
         // axum adds the `Allow` header on the way out.
         let allowed = if matches!(route, "/v1/validate" | "/v1/rollup") { "POST" } else { "GET, HEAD" };
+        let (method, path) = (&request.method, &request.path);
         resp = ApiError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; use {allowed}"))
             .into_response();
     }
@@ -192,9 +192,9 @@ struct InFlight {
 }
 
 impl InFlight {
-    fn start(st: &Arc<Shared>, route: &'static str, method: axum::http::Method, path: String) -> Self {
+    fn start(st: Arc<Shared>, method: axum::http::Method, path: String) -> Self {
         st.metrics.start();
-        InFlight { st: st.clone(), route, method, path, start: Instant::now(), done: false }
+        InFlight { st, route: route_of(&path), method, path, start: Instant::now(), done: false }
     }
 
     fn finish(mut self, status: u16, tally: &Tally) {
@@ -277,8 +277,8 @@ fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let undecodable =
             |raw: &str| ApiError::new(ErrorCode::BadQuery, format!("`{raw}` is not percent-encoded UTF-8"));
-        let k = percent_decoded(k).ok_or_else(|| undecodable(k))?;
-        let v = percent_decoded(v).ok_or_else(|| undecodable(v))?;
+        let k = percent_decode(k).ok_or_else(|| undecodable(k))?;
+        let v = percent_decode(v).ok_or_else(|| undecodable(v))?;
         if seen.contains(&k) {
             return Err(ApiError::new(ErrorCode::BadQuery, format!("query parameter `{k}` given twice")));
         }
@@ -297,32 +297,6 @@ fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
         seen.push(k);
     }
     Ok(stream)
-}
-
-/// A query name or value with its `%XX` escapes decoded (and `+` as a space, as forms send it); `None` for a
-/// broken escape or bytes that are not UTF-8.
-fn percent_decoded(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' => {
-                let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok().filter(|_| hex.bytes().all(|c| c.is_ascii_hexdigit()))?);
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Reads the body record by record: the whole body as one record for `application/json` (it must be UTF-8),
@@ -373,9 +347,12 @@ const BLOCKING_BYTES: usize = 256 << 10;
 /// no more large checks run at once than there are cores (16 concurrent 16 MB lines had kept `/healthz` waiting
 /// up to 3 s).
 async fn check<R>(heavy: &Semaphore, bytes: usize, f: impl FnOnce() -> R) -> R {
-    let multi_thread = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if bytes <= BLOCKING_BYTES || !multi_thread {
+    // The usual small chunk costs one comparison; only a large one asks which runtime this is.
+    let blocking_allowed = || {
+        tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+    };
+    if bytes <= BLOCKING_BYTES || !blocking_allowed() {
         return f();
     }
     let _permit = heavy.acquire().await;

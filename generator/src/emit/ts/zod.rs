@@ -85,8 +85,6 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "containsInput",
     "ordered",
     "jsonEqual",
-    "tooDeep",
-    "depthWithin",
     "constValue",
     "enumValues",
     "sub",
@@ -123,7 +121,6 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
 /// The names of [`RUNTIME_NAMES`] the runtime does not export.
 pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "z",
-    "depthWithin",
     "RawIssue",
     "Payload",
     "RULE_SET",

@@ -95,29 +95,6 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/**
- * Whether a value nests deeper than 127 levels (arrays and objects, the value itself included), which no
- * line may: what a parsed value must meet to be written as a line the checkers take back. It looks only as far down
- * as the limit (so the recursion is bounded, and a cyclic value is too deep) and allocates nothing.
- */
-export function tooDeep(v: unknown): boolean {
-  return !depthWithin(v, 127);
-}
-
-/** Whether `v` nests at most `levels` levels deep. */
-function depthWithin(v: unknown, levels: number): boolean {
-  if (typeof v !== "object" || v === null) return true;
-  if (levels === 0) return false;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!depthWithin(v[i], levels - 1)) return false;
-    return true;
-  }
-  for (const k in v) {
-    if (Object.hasOwn(v, k) && !depthWithin((v as Record<string, unknown>)[k], levels - 1)) return false;
-  }
-  return true;
-}
-
 const EXPECTED: Readonly<Record<string, string>> = {
   string: "a string",
   int: "an integer",
@@ -798,6 +775,33 @@ function lineError(rule: RuleId, message: string): WireError {
   return { pointer: "", rule, message };
 }
 
+/** What a value nesting deeper than {@link MAX_DEPTH} is told (the line parser adds where). */
+const TOO_DEEP = `JSON nests deeper than ${MAX_DEPTH} levels`;
+
+/**
+ * `too-deep` for a parsed value that nests deeper than {@link MAX_DEPTH} levels (arrays and objects, the value itself
+ * included), which no line may hold, else `null`: what a value must meet to be written as a line the checkers take
+ * back. It looks only as far down as the limit (so the recursion is bounded, and a cyclic value is too deep) and
+ * allocates nothing.
+ */
+export function depthError(v: unknown): WireError | null {
+  return depthWithin(v, MAX_DEPTH) ? null : lineError("too-deep", TOO_DEEP);
+}
+
+/** Whether `v` nests at most `levels` levels deep. */
+function depthWithin(v: unknown, levels: number): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (levels === 0) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!depthWithin(v[i], levels - 1)) return false;
+    return true;
+  }
+  for (const k in v) {
+    if (Object.hasOwn(v, k) && !depthWithin((v as Record<string, unknown>)[k], levels - 1)) return false;
+  }
+  return true;
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 // Rust's `char::is_whitespace` (Unicode White_Space), which the engine's blank-line check uses.
 const BLANK = /^[\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]*$/;
@@ -940,7 +944,7 @@ function scan(text: string, seen: { proto: boolean }): WireError | null {
     if (i >= n) return bad("expected a value");
     const c = text.charCodeAt(i);
     if (c === 0x7b || c === 0x5b) {
-      if (++depth > MAX_DEPTH) return lineError("too-deep", `JSON nests deeper than ${MAX_DEPTH} levels (at column ${i + 1})`);
+      if (++depth > MAX_DEPTH) return lineError("too-deep", `${TOO_DEEP} (at column ${i + 1})`);
       i++;
       ws();
       const close = c === 0x7b ? 0x7d : 0x5d;
