@@ -36,6 +36,9 @@ catalogue! {
         UnsupportedPattern = "schema.unsupported-pattern",
         /// A `$ref` cycle that no object or array breaks.
         RefCycle = "schema.ref-cycle",
+        /// A package beyond what its outputs can follow: a chain of too many `$ref`s, or a type that stands for too
+        /// many subschemas with its references written out (`load/limits.rs`).
+        TooComplex = "schema.too-complex",
         /// Two types would get one name in some language.
         NameCollision = "schema.name-collision",
         /// An output cannot express what the schema says, though the loader accepted it (a count beyond what

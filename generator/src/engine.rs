@@ -250,6 +250,11 @@ impl Engine {
         out.is_empty()
     }
 
+    /// Whether a value is valid for a node of this engine's model (what `wiregen diff` asks of a side).
+    pub(crate) fn accepts(&self, n: &Node, v: &Value) -> bool {
+        self.valid(n, &Json::from_value(v))
+    }
+
     fn check_type(&self, id: TypeId, v: &Json<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
         let t = self.model.ty(id);
         let before = out.len();

@@ -334,6 +334,14 @@ fn the_v1_to_v2_diff_golden() {
         text.push_str(&format!("$ wiregen diff --format {format} --policy backward {V1} {V2}\n{out}(exit {code})\n"));
     }
     golden::check_golden(&fixtures().join("v1-v2/diff.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
+    // The README quotes the totals.
+    let (_, out, _) = wiregen(&root(), &["diff", "--format", "json", "--policy", "backward", V1, V2]);
+    let json: Value = serde_json::from_str(&out).expect("json");
+    let changes = json["changes"].as_array().expect("changes");
+    let fails = changes.iter().filter(|c| c["fails_policy"] == true).count();
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let said = format!("In all, {} changes, {fails} of them fail `backward`", changes.len());
+    assert!(readme.contains(&said), "the README's v1 -> v2 totals: `{said}`");
 }
 
 #[test]

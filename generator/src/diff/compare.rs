@@ -1,10 +1,13 @@
 //! The comparison: walks OLD's and NEW's models side by side and records every change.
 
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::{Breaks, Change, ChangeRule as R, Removal, RemovalItem, Report, Row, Scope, Side, Status};
+use crate::engine::{json_equal, Engine, EngineOptions};
 use crate::ir::*;
 
 /// Where the walk is: the scope and the path inside it.
@@ -33,11 +36,22 @@ struct Walk<'a> {
     /// The discriminator of the union member about to be compared: its `const` is the tag, which the union
     /// compares (a renamed event's tag is not a const change).
     member_tag: Option<String>,
+    /// The engines of OLD and NEW, built the first time a change needs to know whether a side accepts a value
+    /// (an enum that becomes a string: is every old value still a valid string?).
+    engines: OnceCell<(Engine, Engine)>,
 }
 
 pub(super) fn run(old: &Side, new: &Side) -> Report {
-    let mut w =
-        Walk { old, new, om: &old.model, nm: &new.model, out: Vec::new(), seen: BTreeSet::new(), member_tag: None };
+    let mut w = Walk {
+        old,
+        new,
+        om: &old.model,
+        nm: &new.model,
+        out: Vec::new(),
+        seen: BTreeSet::new(),
+        member_tag: None,
+        engines: OnceCell::new(),
+    };
     let mut rows = Vec::new();
     let mut removals = Vec::new();
     match (&w.om.protocol, &w.nm.protocol) {
@@ -250,6 +264,14 @@ impl<'a> Walk<'a> {
 
     fn shape(&mut self, at: &At, o: &Node, n: &Node) {
         let (oo, no) = (&o.origin, &n.origin);
+        // To or from `true` (`false`) is one change whatever the other side is (a list of kinds, a nullable).
+        let (o_all, n_all) =
+            (matches!(o.shape, Shape::Any | Shape::Never), matches!(n.shape, Shape::Any | Shape::Never));
+        if (o_all || n_all) && std::mem::discriminant(&o.shape) != std::mem::discriminant(&n.shape) {
+            let breaks = self.kind_change(o, n);
+            let msg = format!("{} is now {}", self.describe(&o.shape, self.om), self.describe(&n.shape, self.nm));
+            return self.push(R::TypeChanged, at, Some(oo), Some(no), msg, breaks);
+        }
         match (&o.shape, &n.shape) {
             (Shape::Nullable(a), Shape::Nullable(b)) => self.node(at, a, b),
             (Shape::Nullable(a), _) => {
@@ -276,7 +298,7 @@ impl<'a> Walk<'a> {
             (Shape::Const(a), Shape::Enum(b)) => self.values(at, oo, std::slice::from_ref(a), no, b),
             (Shape::Enum(a), Shape::Const(b)) => self.values(at, oo, a, no, std::slice::from_ref(b)),
             (Shape::Const(a), Shape::Const(b)) => {
-                if a != b {
+                if !json_equal(a, b) {
                     let msg = format!("const {} is now {}", value_text(a), value_text(b));
                     self.push(R::ConstChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
                 }
@@ -288,11 +310,15 @@ impl<'a> Walk<'a> {
             (Shape::Kinds(a), Shape::Kinds(b)) => self.kinds(at, o, a, n, b),
             (Shape::Kinds(a), _) => self.kinds(at, o, a, n, std::slice::from_ref(n)),
             (_, Shape::Kinds(b)) => self.kinds(at, o, std::slice::from_ref(o), n, b),
-            (Shape::AllOf(a), Shape::AllOf(b))
-            | (Shape::AnyOf(a), Shape::AnyOf(b))
-            | (Shape::OneOf(a), Shape::OneOf(b))
-                if a.len() == b.len() =>
-            {
+            // A `oneOf` is not monotone in its members (a wider member can make a value match two), so a change
+            // to one breaks both sides and is reported once.
+            (Shape::OneOf(a), Shape::OneOf(b)) if a.len() == b.len() => {
+                if a.iter().zip(b).any(|(x, y)| self.differs(at, x, y)) {
+                    let msg = "a `oneOf` member changed (a value may now match none of them, or two)".to_string();
+                    self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
+                }
+            }
+            (Shape::AllOf(a), Shape::AllOf(b)) | (Shape::AnyOf(a), Shape::AnyOf(b)) if a.len() == b.len() => {
                 for (x, y) in a.iter().zip(b) {
                     self.node(at, x, y);
                 }
@@ -327,30 +353,52 @@ impl<'a> Walk<'a> {
                 self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
             }
             _ => {
-                let breaks = self.kind_change(&o.shape, &n.shape);
+                let breaks = self.kind_change(o, n);
                 let msg = format!("{} is now {}", self.describe(&o.shape, self.om), self.describe(&n.shape, self.nm));
                 self.push(R::TypeChanged, at, Some(oo), Some(no), msg, breaks);
             }
         }
     }
 
-    /// Who a change of kind breaks: anything to `true` accepts more, `true` to anything accepts less, an enum
-    /// of strings to a string accepts more (and back, less); else both.
-    fn kind_change(&self, o: &Shape, n: &Shape) -> Breaks {
-        let all_of = |vals: &[Value], k: fn(&Value) -> bool| vals.iter().all(k);
-        match (o, n) {
+    /// Who a change of kind breaks: anything to `true` accepts more, `true` to anything accepts less. A list of
+    /// values (`enum`, `const`) that becomes another shape breaks old producers when NEW rejects one of the values
+    /// (an enum of strings that becomes a string with a `pattern` they do not all match), and old consumers (NEW
+    /// accepts other values); a shape that becomes a list of values, the other way round. Else both.
+    fn kind_change(&self, o: &Node, n: &Node) -> Breaks {
+        let values = |s: &Shape| match s {
+            Shape::Enum(v) => Some(v.clone()),
+            Shape::Const(v) => Some(vec![v.clone()]),
+            _ => None,
+        };
+        match (&o.shape, &n.shape) {
             (_, Shape::Any) | (Shape::Never, _) => Breaks::WIDER,
             (Shape::Any, _) | (_, Shape::Never) => Breaks::NARROWER,
-            (Shape::Enum(v), Shape::String(_)) if all_of(v, Value::is_string) => Breaks::WIDER,
-            (Shape::Const(v), Shape::String(_)) if v.is_string() => Breaks::WIDER,
-            (Shape::String(_), Shape::Enum(v)) if all_of(v, Value::is_string) => Breaks::NARROWER,
-            (Shape::String(_), Shape::Const(v)) if v.is_string() => Breaks::NARROWER,
-            (Shape::Enum(v), Shape::Number(_)) if all_of(v, Value::is_number) => Breaks::WIDER,
-            (Shape::Number(_), Shape::Enum(v)) if all_of(v, Value::is_number) => Breaks::NARROWER,
-            (Shape::Const(v), Shape::Boolean) if v.is_boolean() => Breaks::WIDER,
-            (Shape::Boolean, Shape::Const(v)) if v.is_boolean() => Breaks::NARROWER,
-            _ => Breaks::BOTH,
+            _ => match (values(&o.shape), values(&n.shape)) {
+                (Some(v), None) => {
+                    let lost = v.iter().any(|x| !self.accepts(false, n, x));
+                    Breaks { old_producers: lost, stored_history: lost, old_consumers: true }
+                }
+                (None, Some(v)) => {
+                    let gained = v.iter().any(|x| !self.accepts(true, o, x));
+                    Breaks { old_consumers: gained, ..Breaks::NARROWER }
+                }
+                _ => Breaks::BOTH,
+            },
         }
+    }
+
+    /// Whether OLD's (`old`) or NEW's node accepts any value.
+    fn is_any(&self, old: bool, n: &Node) -> bool {
+        matches!(resolve(if old { self.om } else { self.nm }, n).0.shape, Shape::Any)
+    }
+
+    /// Whether OLD's (`old`) or NEW's node accepts a value, by that side's engine (the meaning of the model).
+    fn accepts(&self, old: bool, n: &Node, v: &Value) -> bool {
+        let (o, n_) = self.engines.get_or_init(|| {
+            let engine = |m: &Model| Engine::for_type(Arc::new(m.clone()), TypeId(0), EngineOptions::default());
+            (engine(self.om), engine(self.nm))
+        });
+        if old { o } else { n_ }.accepts(n, v)
     }
 
     /// A short name for what a shape accepts.
@@ -433,7 +481,9 @@ impl<'a> Walk<'a> {
                 (Some(of), Some(nf)) => self.field_pair(at, o, of, n, nf, renamed),
                 (None, Some(nf)) => {
                     let fat = at.push(&nf.name);
-                    let closed = !accepts_unknown(o);
+                    let closed = matches!(o.additional, Additional::Closed);
+                    // An open OLD object let an old message carry the property with any value.
+                    let any_before = accepts_unknown(o) && !self.is_any(false, &nf.node);
                     if let Some(from) = &nf.moved_from {
                         let source = self.old_message_field(from);
                         // Required here but optional (or missing) there: an old message may have nothing to move.
@@ -448,21 +498,42 @@ impl<'a> Walk<'a> {
                         let oo = source.map(|f| &f.node.origin);
                         self.push(R::FieldMoved, &fat, oo, Some(&nf.node.origin), msg, b);
                         self.was(from);
+                        // The moved value must still be valid where it lands.
+                        if let Some(f) = source {
+                            self.node(&fat, &f.node, &nf.node);
+                        }
                     } else if nf.required {
                         let b = Breaks { old_consumers: closed, ..Breaks::NARROWER };
                         let msg = format!("required property {} added", code(&nf.name));
                         self.push(R::FieldAddedRequired, &fat, None, Some(&nf.node.origin), msg, b);
                     } else {
-                        let b = if closed { Breaks::WIDER } else { Breaks::NONE };
-                        let msg = format!("optional property {} added", code(&nf.name));
+                        let (b, why) = match (closed, any_before) {
+                            (true, _) => (Breaks::WIDER, ""),
+                            (false, true) => (
+                                Breaks { old_producers: true, stored_history: true, old_consumers: false },
+                                " (the object was open: an OLD message may carry it with a value NEW rejects)",
+                            ),
+                            (false, false) => (Breaks::NONE, ""),
+                        };
+                        let msg = format!("optional property {} added{why}", code(&nf.name));
                         self.push(R::FieldAddedOptional, &fat, None, Some(&nf.node.origin), msg, b);
+                    }
+                    // OLD's `additionalProperties` schema checked the property until now: what changed from it.
+                    if let (Additional::Schema(a), None) = (&o.additional, &nf.moved_from) {
+                        self.node(&fat, a, &nf.node);
                     }
                 }
                 (Some(of), None) => {
                     let fat = at.push(&of.name);
                     let replaced = n.removed.iter().find(|r| r.name == of.name);
-                    let rejected = !accepts_unknown(n) || replaced.is_some();
-                    let b = Breaks { old_producers: rejected, stored_history: rejected, old_consumers: of.required };
+                    let rejected = matches!(n.additional, Additional::Closed) || replaced.is_some();
+                    // An open NEW object lets a new message carry the property with any value.
+                    let any_now = accepts_unknown(n) && !self.is_any(true, &of.node);
+                    let b = Breaks {
+                        old_producers: rejected,
+                        stored_history: rejected,
+                        old_consumers: of.required || any_now,
+                    };
                     let mut msg = format!(
                         "{} property {} removed",
                         if of.required { "required" } else { "optional" },
@@ -470,9 +541,15 @@ impl<'a> Walk<'a> {
                     );
                     if let Some(r) = replaced {
                         msg.push_str(&format!(" (NEW's `x-removed`: use {} instead)", code(&r.replacement)));
+                    } else if any_now {
+                        msg.push_str(" (the object is open: a NEW message may carry it with a value OLD rejects)");
                     }
                     // NEW has no node for it: point at the object.
                     self.push(R::FieldRemoved, &fat, Some(&of.node.origin), Some(&nn.origin), msg, b);
+                    // NEW's `additionalProperties` schema checks the property from now on.
+                    if let (Additional::Schema(b), None) = (&n.additional, replaced) {
+                        self.node(&fat, &of.node, b);
+                    }
                 }
                 (None, None) => {}
             }
@@ -702,8 +779,10 @@ impl<'a> Walk<'a> {
     // ---- scalars --------------------------------------------------------------------------------------------
 
     fn values(&mut self, at: &At, oo: &Origin, a: &[Value], no: &Origin, b: &[Value]) {
-        let added: Vec<String> = b.iter().filter(|v| !a.contains(v)).map(value_text).collect();
-        let removed: Vec<String> = a.iter().filter(|v| !b.contains(v)).map(value_text).collect();
+        // Equal as JSON Schema compares them (`1` and `1.0` are one value).
+        let has = |xs: &[Value], v: &Value| xs.iter().any(|x| json_equal(x, v));
+        let added: Vec<String> = b.iter().filter(|v| !has(a, v)).map(value_text).collect();
+        let removed: Vec<String> = a.iter().filter(|v| !has(b, v)).map(value_text).collect();
         if !added.is_empty() {
             let msg = format!("{} added", list(&added));
             self.push(R::EnumValueAdded, at, Some(oo), Some(no), msg, Breaks::WIDER);

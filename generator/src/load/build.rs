@@ -154,6 +154,9 @@ impl Cx {
             }
             i += 1;
         }
+        if !self.check_limits(&types) {
+            return None;
+        }
         self.recognize_unions(&mut types);
         self.check_ref_cycles(&types);
         let protocol = self.protocol(&mut types);

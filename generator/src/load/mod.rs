@@ -17,6 +17,7 @@
 mod build;
 mod document;
 mod dynamic;
+mod limits;
 mod naming;
 mod protocol;
 mod sequence;

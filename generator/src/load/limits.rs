@@ -1,0 +1,193 @@
+//! What a package may ask of its outputs: bounds the loader holds every package to, checked on the types as built
+//! (before any pass that walks references), so a small hostile schema gets a located refusal instead of a stack
+//! overflow, an output that grows with the cube of its size, or a checker that runs for hours on one value.
+//!
+//! - [`MAX_REF_DEPTH`]: the longest chain of `$ref`s from one type to another (a reference back into the chain,
+//!   recursion, does not lengthen it). Every output and checker follows such a chain one level at a time.
+//! - [`MAX_EXPANSION`]: how many subschemas one type stands for with every reference written out in place (a
+//!   recursive reference counts once). It bounds what checking one value can cost: a chain of `if`/`then`, each
+//!   referring twice to the next link, doubles it at every link.
+
+use std::collections::BTreeMap;
+
+use super::build::Types;
+use super::Cx;
+use crate::diag::SchemaErrorKind as K;
+use crate::ir::{Additional, Node, Shape, TypeId};
+
+/// The longest chain of references a package may have. Real packages stay far below: a message cannot nest
+/// deeper than 127 levels anyway.
+pub(crate) const MAX_REF_DEPTH: usize = 128;
+
+/// The most subschemas one type may stand for, references written out.
+pub(crate) const MAX_EXPANSION: u64 = 1_000_000;
+
+impl Cx {
+    /// Refuses a package beyond [`MAX_REF_DEPTH`] or [`MAX_EXPANSION`], at the type that goes furthest. `false`
+    /// when refused: the later passes, which follow references recursively, must not run.
+    pub(super) fn check_limits(&mut self, types: &Types) -> bool {
+        let refs: Vec<Vec<TypeId>> = types
+            .slots
+            .iter()
+            .map(|s| {
+                let mut out = Vec::new();
+                if let Some(d) = &s.def {
+                    d.node.visit(&mut |n: &Node| {
+                        if let Shape::Ref(id) = n.shape {
+                            out.push(id);
+                        }
+                    });
+                }
+                out
+            })
+            .collect();
+        let depth = ref_depths(&refs);
+        if let Some((i, &d)) = depth.iter().enumerate().max_by_key(|(i, d)| (**d, std::cmp::Reverse(*i))) {
+            if d > MAX_REF_DEPTH {
+                let msg = format!(
+                    "a chain of {d} `$ref`s starts at this type (at most {MAX_REF_DEPTH}): every output and checker \
+                     follows such a chain one level at a time"
+                );
+                self.err(&types.slots[i].origin, K::TooComplex, msg);
+                return false;
+            }
+        }
+        // The chains are short now, so the expansion may recurse along them.
+        let mut memo = BTreeMap::new();
+        let mut worst: Option<(usize, u64)> = None;
+        for i in 0..types.slots.len() {
+            let e = expansion_of(types, TypeId(i), &mut memo);
+            if e > MAX_EXPANSION && worst.is_none_or(|(_, w)| e > w) {
+                worst = Some((i, e));
+            }
+        }
+        if let Some((i, e)) = worst {
+            let shown = if e == u64::MAX { "more than 2^64".to_string() } else { e.to_string() };
+            let msg = format!(
+                "this type stands for {shown} subschemas with its `$ref`s written out (at most {MAX_EXPANSION}): \
+                 checking one value could apply that many (a chain of `if`/`then`/`allOf` parts that each refer to \
+                 the next link more than once doubles it at every link)"
+            );
+            self.err(&types.slots[i].origin, K::TooComplex, msg);
+            return false;
+        }
+        true
+    }
+}
+
+/// The longest reference chain from each type (1 for a type that refers to nothing), by an iterative depth-first
+/// walk: a reference to a type still on the walk's path (recursion) is not followed.
+fn ref_depths(refs: &[Vec<TypeId>]) -> Vec<usize> {
+    const NEW: u8 = 0;
+    const OPEN: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; refs.len()];
+    let mut depth = vec![1usize; refs.len()];
+    for start in 0..refs.len() {
+        if state[start] != NEW {
+            continue;
+        }
+        // (type, index of its next reference to follow)
+        let mut stack = vec![(start, 0usize)];
+        state[start] = OPEN;
+        while let Some(&mut (t, ref mut next)) = stack.last_mut() {
+            if let Some(&TypeId(r)) = refs[t].get(*next) {
+                *next += 1;
+                match state.get(r) {
+                    Some(&NEW) => {
+                        state[r] = OPEN;
+                        stack.push((r, 0));
+                    }
+                    Some(&DONE) => depth[t] = depth[t].max(depth[r] + 1),
+                    _ => {}
+                }
+            } else {
+                state[t] = DONE;
+                stack.pop();
+                if let Some(&(parent, _)) = stack.last() {
+                    depth[parent] = depth[parent].max(depth[t] + 1);
+                }
+            }
+        }
+    }
+    depth
+}
+
+/// How many subschemas type `id` stands for with its references written out; a type reached again while it is
+/// being counted (recursion) counts 1. Memoized, so shared types are counted once each.
+fn expansion_of(types: &Types, id: TypeId, memo: &mut BTreeMap<TypeId, Option<u64>>) -> u64 {
+    match memo.get(&id) {
+        Some(Some(e)) => return *e,
+        Some(None) => return 1,
+        None => {}
+    }
+    memo.insert(id, None);
+    let e = types.slots.get(id.0).and_then(|s| s.def.as_ref()).map_or(1, |d| expansion(types, &d.node, memo));
+    memo.insert(id, Some(e));
+    e
+}
+
+fn expansion(types: &Types, n: &Node, memo: &mut BTreeMap<TypeId, Option<u64>>) -> u64 {
+    let sum = |nodes: &mut dyn Iterator<Item = &Node>, memo: &mut BTreeMap<TypeId, Option<u64>>| {
+        nodes.fold(1u64, |acc, x| acc.saturating_add(expansion(types, x, memo)))
+    };
+    match &n.shape {
+        Shape::Ref(id) => 1u64.saturating_add(expansion_of(types, *id, memo)),
+        Shape::Union(u) => {
+            // One member checks a value, chosen by its tag.
+            let most = u.members.iter().map(|m| expansion_of(types, m.ty, memo)).max().unwrap_or(0);
+            1u64.saturating_add(most)
+        }
+        Shape::Array(a) => sum(
+            &mut a.prefix.iter().chain(a.items.as_deref()).chain(a.contains.as_ref().map(|c| &*c.node)),
+            memo,
+        ),
+        Shape::Object(o) => {
+            let extra = match &o.additional {
+                Additional::Schema(s) => Some(&**s),
+                _ => None,
+            };
+            sum(
+                &mut o
+                    .fields
+                    .iter()
+                    .map(|f| &f.node)
+                    .chain(extra)
+                    .chain(o.pattern_properties.iter().map(|(_, p)| p))
+                    .chain(o.property_names.as_deref()),
+                memo,
+            )
+        }
+        Shape::Nullable(m) | Shape::Not(m) => sum(&mut std::iter::once(&**m), memo),
+        Shape::Kinds(ms) | Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => sum(&mut ms.iter(), memo),
+        Shape::Cond { cond, then, otherwise } => {
+            sum(&mut std::iter::once(&**cond).chain(then.as_deref()).chain(otherwise.as_deref()), memo)
+        }
+        Shape::Dependent { then, .. } => sum(&mut std::iter::once(&**then), memo),
+        Shape::Unevaluated { inner, rest, .. } => sum(&mut [&**inner, &**rest].into_iter(), memo),
+        Shape::Any
+        | Shape::Never
+        | Shape::Null
+        | Shape::Boolean
+        | Shape::String(_)
+        | Shape::Number(_)
+        | Shape::Const(_)
+        | Shape::Enum(_) => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depths_follow_chains_and_skip_recursion() {
+        // 0 -> 1 -> 2, 2 -> 0 (recursion), 3 alone.
+        let refs = vec![vec![TypeId(1)], vec![TypeId(2)], vec![TypeId(0)], vec![]];
+        assert_eq!(ref_depths(&refs), vec![3, 2, 1, 1]);
+        // A long chain takes no stack.
+        let n = 200_000;
+        let chain: Vec<Vec<TypeId>> = (0..n).map(|i| if i + 1 < n { vec![TypeId(i + 1)] } else { vec![] }).collect();
+        assert_eq!(ref_depths(&chain)[0], n);
+    }
+}
