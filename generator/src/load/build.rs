@@ -196,8 +196,8 @@ impl Cx {
             })
             .collect();
         let model = Model { title, description, base_uri, package, types: defs, root, protocol };
-        for at in crate::upgrade::Plan::unreached_renames(&model) {
-            self.err(&at.join("x-renamed-from"), K::InvalidValue, crate::upgrade::UNREACHED_RENAME);
+        for (at, why) in crate::upgrade::Plan::unreached_renames(&model) {
+            self.err(&at.join("x-renamed-from"), K::InvalidValue, why);
         }
         self.errors.is_empty().then_some(model)
     }

@@ -138,10 +138,9 @@ fn expansion(types: &Types, n: &Node, memo: &mut BTreeMap<TypeId, Option<u64>>) 
             let most = u.members.iter().map(|m| expansion_of(types, m.ty, memo)).max().unwrap_or(0);
             1u64.saturating_add(most)
         }
-        Shape::Array(a) => sum(
-            &mut a.prefix.iter().chain(a.items.as_deref()).chain(a.contains.as_ref().map(|c| &*c.node)),
-            memo,
-        ),
+        Shape::Array(a) => {
+            sum(&mut a.prefix.iter().chain(a.items.as_deref()).chain(a.contains.as_ref().map(|c| &*c.node)), memo)
+        }
         Shape::Object(o) => {
             let extra = match &o.additional {
                 Additional::Schema(s) => Some(&**s),
