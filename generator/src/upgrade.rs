@@ -87,7 +87,7 @@ impl Plan {
             Shape::Union(u) => u.discriminator.clone(),
             _ => "t".to_string(),
         };
-        let renames = renames(m, p, &mut BTreeSet::new());
+        let renames = renames(m, p).out;
         let mut plan = Plan { union_field: p.union_field.clone(), discriminator: disc, renames, ..Plan::default() };
         for e in &p.events {
             if let Some(old) = &e.renamed_from {
@@ -109,24 +109,39 @@ impl Plan {
         Some(plan)
     }
 
-    /// Where a protocol declares a property rename the plan does not follow (inside `allOf`, `anyOf`, `oneOf`,
-    /// `not`, `if`, `dependentSchemas`, `unevaluated*`, a `prefixItems` position or `patternProperties`, or in a type
-    /// no message holds): the properties' locations. The loader refuses them, so a declared rename is never
-    /// silently left out of an upgrade.
-    pub fn unreached_renames(m: &Model) -> Vec<crate::ir::Origin> {
+    /// Where a protocol declares a property rename the plan does not follow, and why: inside `allOf`, `anyOf`,
+    /// `oneOf`, `not`, `if`, `dependentSchemas`, `unevaluated*`, a `prefixItems` position or `patternProperties`, or
+    /// in a type no message holds ([`UNREACHED_RENAME`]); below a type that contains itself, where the rename would
+    /// repeat at every depth ([`RECURSIVE_RENAME`]); below a property whose name the plan's paths read as a step
+    /// ([`AMBIGUOUS_RENAME`]). The loader refuses them, so a declared rename is never silently left out of an
+    /// upgrade.
+    pub fn unreached_renames(m: &Model) -> Vec<(crate::ir::Origin, &'static str)> {
         let Some(p) = m.protocol.as_ref() else { return Vec::new() };
-        let mut reached = BTreeSet::new();
-        renames(m, p, &mut reached);
+        let w = renames(m, p);
         let mut out = Vec::new();
         for t in &m.types {
             t.node.visit(&mut |n: &Node| {
                 if let Shape::Object(o) = &n.shape {
-                    if !reached.contains(&std::ptr::from_ref(o)) {
-                        out.extend(o.fields.iter().filter(|f| f.renamed_from.is_some()).map(|f| f.node.origin.clone()));
+                    if !w.reached.contains(&std::ptr::from_ref(o)) {
+                        out.extend(
+                            o.fields
+                                .iter()
+                                .filter(|f| f.renamed_from.is_some())
+                                .map(|f| (f.node.origin.clone(), UNREACHED_RENAME)),
+                        );
                     }
                 }
             });
         }
+        for f in &w.found {
+            if f.ambiguous {
+                out.push((f.origin.clone(), AMBIGUOUS_RENAME));
+            } else if f.stack.iter().any(|t| w.recursed.contains(t)) {
+                out.push((f.origin.clone(), RECURSIVE_RENAME));
+            }
+        }
+        out.sort();
+        out.dedup();
         out
     }
 
@@ -161,82 +176,140 @@ impl Plan {
     }
 }
 
-/// Why the loader refuses a rename [`Plan::unreached_renames`] finds: where the walk ([`walk`]) carries renames.
+/// Why the loader refuses a rename [`Plan::unreached_renames`] finds: where the walk ([`Walker::walk`]) carries
+/// renames.
 pub(crate) const UNREACHED_RENAME: &str = "the upgrade does not follow this rename: renames are carried through \
      properties, arrays, maps and tagged unions, not inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, \
      `dependentSchemas`, `prefixItems` or `patternProperties`";
 
-/// The property renames of a protocol: the envelope's, then each event's. `reached` gets every object the walk
-/// enters.
-fn renames(m: &Model, p: &crate::ir::Protocol, reached: &mut BTreeSet<*const ObjectShape>) -> Vec<RenameStep> {
-    let mut out = Vec::new();
-    walk(m, &m.ty(p.envelope).node, None, &mut Vec::new(), &mut out, &mut vec![p.envelope], reached);
-    for e in &p.events {
-        walk(m, &m.ty(e.ty).node, Some(&e.tag), &mut Vec::new(), &mut out, &mut vec![e.ty], reached);
-    }
-    out
+/// Why the loader refuses a rename below a type that contains itself.
+pub(crate) const RECURSIVE_RENAME: &str = "the upgrade does not follow this rename: it stands in a type that \
+     contains itself, and the upgrade's paths rename at one depth only (a nested copy would keep the old name)";
+
+/// Why the loader refuses a rename below a property named like a path step.
+pub(crate) const AMBIGUOUS_RENAME: &str = "the upgrade does not follow this rename: a property on the way to it is \
+     named `*`, `[]` or `[...]`, which the upgrade's paths read as every map value, every array item or a union \
+     member";
+
+/// A rename the walk found, for [`Plan::unreached_renames`].
+struct Found {
+    origin: crate::ir::Origin,
+    /// The types being walked when it was found.
+    stack: Vec<TypeId>,
+    /// Whether its path holds a property named like a path step.
+    ambiguous: bool,
 }
 
-/// Collects the property renames under `node` (pre-order: an object's own renames before its children's, whose
-/// paths use the current names). The events' union is not entered: each event is walked on its own.
-fn walk(
-    m: &Model,
-    node: &Node,
-    event: Option<&str>,
-    at: &mut Vec<String>,
-    out: &mut Vec<RenameStep>,
-    stack: &mut Vec<TypeId>,
-    reached: &mut BTreeSet<*const ObjectShape>,
-) {
-    match &node.shape {
-        Shape::Ref(id) if !stack.contains(id) => {
-            stack.push(*id);
-            walk(m, &m.ty(*id).node, event, at, out, stack, reached);
-            stack.pop();
+/// The walk over a protocol's types that collects its property renames.
+struct Walker<'m> {
+    m: &'m Model,
+    event: Option<String>,
+    at: Vec<String>,
+    out: Vec<RenameStep>,
+    stack: Vec<TypeId>,
+    /// Every object the walk entered.
+    reached: BTreeSet<*const ObjectShape>,
+    /// Types met again below themselves.
+    recursed: BTreeSet<TypeId>,
+    found: Vec<Found>,
+    /// How many property names on the current path read as a path step.
+    ambiguous: usize,
+}
+
+/// Whether a property name reads as a step of a rename path (`*`, `[]`, `[k=v]`).
+fn is_step(name: &str) -> bool {
+    name == "*" || (name.starts_with('[') && name.ends_with(']'))
+}
+
+/// The property renames of a protocol: the envelope's, then each event's.
+fn renames<'m>(m: &'m Model, p: &crate::ir::Protocol) -> Walker<'m> {
+    let mut w = Walker {
+        m,
+        event: None,
+        at: Vec::new(),
+        out: Vec::new(),
+        stack: vec![p.envelope],
+        reached: BTreeSet::new(),
+        recursed: BTreeSet::new(),
+        found: Vec::new(),
+        ambiguous: 0,
+    };
+    w.walk(&m.ty(p.envelope).node);
+    for e in &p.events {
+        w.event = Some(e.tag.clone());
+        w.stack = vec![e.ty];
+        w.walk(&m.ty(e.ty).node);
+    }
+    w
+}
+
+impl Walker<'_> {
+    /// Enters type `id` unless it is being walked already (then it contains itself).
+    fn enter(&mut self, id: TypeId) {
+        if self.stack.contains(&id) {
+            self.recursed.insert(id);
+            return;
         }
-        Shape::Object(o) => {
-            reached.insert(std::ptr::from_ref(o));
-            for f in &o.fields {
-                if let Some(old) = &f.renamed_from {
-                    out.push(RenameStep {
-                        event: event.map(String::from),
-                        at: at.clone(),
-                        from: old.clone(),
-                        to: f.name.clone(),
-                    });
+        self.stack.push(id);
+        let m = self.m;
+        self.walk(&m.ty(id).node);
+        self.stack.pop();
+    }
+
+    /// Walks `node` below the current path.
+    fn below(&mut self, seg: String, node: &Node) {
+        self.at.push(seg);
+        self.walk(node);
+        self.at.pop();
+    }
+
+    /// Collects the property renames under `node` (pre-order: an object's own renames before its children's,
+    /// whose paths use the current names). The events' union is not entered: each event is walked on its own.
+    fn walk(&mut self, node: &Node) {
+        match &node.shape {
+            Shape::Ref(id) => self.enter(*id),
+            Shape::Object(o) => {
+                self.reached.insert(std::ptr::from_ref(o));
+                for f in &o.fields {
+                    if let Some(old) = &f.renamed_from {
+                        self.out.push(RenameStep {
+                            event: self.event.clone(),
+                            at: self.at.clone(),
+                            from: old.clone(),
+                            to: f.name.clone(),
+                        });
+                        self.found.push(Found {
+                            origin: f.node.origin.clone(),
+                            stack: self.stack.clone(),
+                            ambiguous: self.ambiguous > 0,
+                        });
+                    }
+                }
+                for f in &o.fields {
+                    let step = is_step(&f.name);
+                    self.ambiguous += usize::from(step);
+                    self.below(f.name.clone(), &f.node);
+                    self.ambiguous -= usize::from(step);
+                }
+                if let Additional::Schema(n) = &o.additional {
+                    self.below("*".into(), n);
                 }
             }
-            for f in &o.fields {
-                at.push(f.name.clone());
-                walk(m, &f.node, event, at, out, stack, reached);
-                at.pop();
-            }
-            if let Additional::Schema(n) = &o.additional {
-                at.push("*".into());
-                walk(m, n, event, at, out, stack, reached);
-                at.pop();
-            }
-        }
-        Shape::Array(a) => {
-            if let Some(items) = &a.items {
-                at.push("[]".into());
-                walk(m, items, event, at, out, stack, reached);
-                at.pop();
-            }
-        }
-        Shape::Nullable(n) => walk(m, n, event, at, out, stack, reached),
-        Shape::Union(u) if !u.events => {
-            for mem in &u.members {
-                let Some(tag) = mem.tag.as_str() else { continue };
-                at.push(format!("[{}={tag}]", u.discriminator));
-                if !stack.contains(&mem.ty) {
-                    stack.push(mem.ty);
-                    walk(m, &m.ty(mem.ty).node, event, at, out, stack, reached);
-                    stack.pop();
+            Shape::Array(a) => {
+                if let Some(items) = &a.items {
+                    self.below("[]".into(), items);
                 }
-                at.pop();
             }
+            Shape::Nullable(n) => self.walk(n),
+            Shape::Union(u) if !u.events => {
+                for mem in &u.members {
+                    let Some(tag) = mem.tag.as_str() else { continue };
+                    self.at.push(format!("[{}={tag}]", u.discriminator));
+                    self.enter(mem.ty);
+                    self.at.pop();
+                }
+            }
+            _ => {}
         }
-        _ => {}
     }
 }

@@ -113,6 +113,10 @@ fn lossy_lines_are_reported_with_rule_and_pointer_and_never_invented() {
         // l1 (a start without the subagent to move) is refused in both modes: agentId is never made up.
         assert!(section.contains(":1: refused: /ev/agentId [field-moved]"), "{section}");
         assert!(!out.contains("\"l1\""), "{out}");
+        // l6 has a value at both ends of a move, l7 both names of a rename: neither is written over the other.
+        assert!(section.contains(":6: refused: /ev/agentId [field-moved]"), "{section}");
+        assert!(section.contains(":7: refused: /usage/inputTokens [field-renamed]"), "{section}");
+        assert!(!out.contains("\"l6\"") && !out.contains("\"l7\""), "{out}");
         let written = lines(&out).len();
         assert_eq!(written, if mode == "drop" { 2 } else { 0 }, "{section}");
         text.push_str(&section);

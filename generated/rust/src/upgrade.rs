@@ -55,7 +55,7 @@ pub struct Rename<'a> {
 /// A value the upgrade could not carry over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loss {
-    /// The diff rule behind it (`field-moved`).
+    /// The diff rule behind it (`field-moved`, `field-renamed`).
     pub rule: &'static str,
     /// Where the value is missing in the upgraded message.
     pub pointer: String,
@@ -78,11 +78,22 @@ pub fn apply(plan: &Plan<'_>, v: &mut Value) -> Vec<Loss> {
     };
     let Some(tag) = tag else {
         // No event to upgrade: only the envelope's own renames apply.
-        rename_all(plan, v, None);
+        rename_all(plan, v, None, &mut losses);
         return losses;
     };
     for m in plan.moves.iter().filter(|m| m.event == tag) {
         if env.get(plan.union_field).is_some_and(|ev| ev.get(m.to).is_some()) {
+            // Both places hold a value: which one the message means is not the upgrade's to decide.
+            if has(env, m.from) {
+                losses.push(Loss {
+                    rule: "field-moved",
+                    pointer: format!("/{}/{}", escape(plan.union_field), escape(m.to)),
+                    message: format!(
+                        "the message has both `{}` and `{}`; the value is not moved over the one already there",
+                        m.from, m.to
+                    ),
+                });
+            }
             continue;
         }
         match take(env, m.from) {
@@ -99,17 +110,18 @@ pub fn apply(plan: &Plan<'_>, v: &mut Value) -> Vec<Loss> {
             None => {}
         }
     }
-    rename_all(plan, v, Some(&tag));
+    rename_all(plan, v, Some(&tag), &mut losses);
     losses
 }
 
-fn rename_all(plan: &Plan<'_>, v: &mut Value, tag: Option<&str>) {
+fn rename_all(plan: &Plan<'_>, v: &mut Value, tag: Option<&str>, losses: &mut Vec<Loss>) {
     for r in plan.renames {
         match r.event {
-            None => rename_at(v, r.at, r.from, r.to),
+            None => rename_at(v, r.at, r.from, r.to, &mut String::new(), losses),
             Some(e) if Some(e) == tag => {
                 if let Some(ev) = v.get_mut(plan.union_field) {
-                    rename_at(ev, r.at, r.from, r.to);
+                    let mut at = format!("/{}", escape(plan.union_field));
+                    rename_at(ev, r.at, r.from, r.to, &mut at, losses);
                 }
             }
             Some(_) => {}
@@ -117,26 +129,39 @@ fn rename_all(plan: &Plan<'_>, v: &mut Value, tag: Option<&str>) {
     }
 }
 
-fn rename_at(v: &mut Value, at: &[&str], from: &str, to: &str) {
+/// Renames `from` to `to` in the objects at path `at` below `v` (whose JSON Pointer is `ptr`).
+fn rename_at(v: &mut Value, at: &[&str], from: &str, to: &str, ptr: &mut String, losses: &mut Vec<Loss>) {
+    let len = ptr.len();
     match at.split_first() {
         None => {
             if let Value::Object(o) = v {
-                if o.contains_key(from) && !o.contains_key(to) {
-                    rename_key(o, from, to);
+                match (o.contains_key(from), o.contains_key(to)) {
+                    (true, false) => rename_key(o, from, to),
+                    // Both names hold a value: which one the message means is not the upgrade's to decide.
+                    (true, true) => losses.push(Loss {
+                        rule: "field-renamed",
+                        pointer: format!("{ptr}/{}", escape(to)),
+                        message: format!("the object has both `{from}` and `{to}`; `{from}` is not renamed over it"),
+                    }),
+                    _ => {}
                 }
             }
         }
         Some((&"[]", rest)) => {
             if let Value::Array(items) = v {
-                for x in items {
-                    rename_at(x, rest, from, to);
+                for (i, x) in items.iter_mut().enumerate() {
+                    ptr.push_str(&format!("/{i}"));
+                    rename_at(x, rest, from, to, ptr, losses);
+                    ptr.truncate(len);
                 }
             }
         }
         Some((&"*", rest)) => {
             if let Value::Object(o) = v {
-                for x in o.values_mut() {
-                    rename_at(x, rest, from, to);
+                for (k, x) in o.iter_mut() {
+                    ptr.push_str(&format!("/{}", escape(k)));
+                    rename_at(x, rest, from, to, ptr, losses);
+                    ptr.truncate(len);
                 }
             }
         }
@@ -145,10 +170,12 @@ fn rename_at(v: &mut Value, at: &[&str], from: &str, to: &str) {
                 seg.strip_prefix('[').and_then(|s| s.strip_suffix(']')).and_then(|s| s.split_once('='))
             {
                 if v.get(k).and_then(Value::as_str) == Some(want) {
-                    rename_at(v, rest, from, to);
+                    rename_at(v, rest, from, to, ptr, losses);
                 }
             } else if let Some(x) = v.get_mut(*seg) {
-                rename_at(x, rest, from, to);
+                ptr.push_str(&format!("/{}", escape(seg)));
+                rename_at(x, rest, from, to, ptr, losses);
+                ptr.truncate(len);
             }
         }
     }
@@ -160,6 +187,17 @@ fn rename_key(o: &mut Map<String, Value>, from: &str, to: &str) {
     for (k, x) in entries {
         o.insert(if k == from { to.to_string() } else { k }, x);
     }
+}
+
+/// Whether there is a value at `pointer` (through objects only).
+fn has(o: &Map<String, Value>, pointer: &str) -> bool {
+    let mut tokens = pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~"));
+    let Some(first) = tokens.next() else { return false };
+    let mut cur = o.get(&first);
+    for t in tokens {
+        cur = cur.and_then(Value::as_object).and_then(|o| o.get(&t));
+    }
+    cur.is_some()
 }
 
 /// Removes and returns the value at `pointer` (through objects only).

@@ -11,7 +11,7 @@
 
 /** A value the upgrade could not carry over. */
 export interface UpgradeLoss {
-  /** The diff rule behind it (`field-moved`). */
+  /** The diff rule behind it (`field-moved`, `field-renamed`). */
   rule: string;
   /** Where the value is missing in the upgraded message (JSON Pointer). */
   pointer: string;
@@ -157,28 +157,49 @@ function $take(o: $Obj, pointer: string): { found: boolean; value?: unknown } {
   return { found: true, value };
 }
 
-function $renameAt(v: unknown, at: readonly string[], from: string, to: string): void {
+/** Renames `from` to `to` in the objects at path `at` below `v` (whose JSON Pointer is `ptr`). */
+function $renameAt(v: unknown, at: readonly string[], from: string, to: string, ptr: string, losses: UpgradeLoss[]): void {
   const [seg, ...rest] = at;
   if (seg === undefined) {
-    if ($isObj(v) && $has(v, from) && !$has(v, to)) $rekey(v, (k) => (k === from ? to : k));
+    if (!$isObj(v) || !$has(v, from)) return;
+    if (!$has(v, to)) $rekey(v, (k) => (k === from ? to : k));
+    // Both names hold a value: which one the message means is not the upgrade's to decide.
+    else
+      losses.push({
+        rule: "field-renamed",
+        pointer: `${ptr}/${$esc(to)}`,
+        message: `the object has both \`${from}\` and \`${to}\`; \`${from}\` is not renamed over it`,
+      });
   } else if (seg === "[]") {
-    if (Array.isArray(v)) for (const x of v) $renameAt(x, rest, from, to);
+    if (Array.isArray(v)) v.forEach((x, i) => $renameAt(x, rest, from, to, `${ptr}/${i}`, losses));
   } else if (seg === "*") {
-    if ($isObj(v)) for (const x of Object.values(v)) $renameAt(x, rest, from, to);
+    if ($isObj(v)) for (const [k, x] of Object.entries(v)) $renameAt(x, rest, from, to, `${ptr}/${$esc(k)}`, losses);
   } else if (seg.startsWith("[") && seg.endsWith("]") && seg.includes("=")) {
     const eq = seg.indexOf("=");
     const [k, want] = [seg.slice(1, eq), seg.slice(eq + 1, -1)];
-    if ($isObj(v) && $has(v, k) && v[k] === want) $renameAt(v, rest, from, to);
+    if ($isObj(v) && $has(v, k) && v[k] === want) $renameAt(v, rest, from, to, ptr, losses);
   } else if ($isObj(v) && $has(v, seg)) {
-    $renameAt(v[seg], rest, from, to);
+    $renameAt(v[seg], rest, from, to, `${ptr}/${$esc(seg)}`, losses);
   }
 }
 
-function $renameAll(plan: UpgradePlan, v: $Obj, tag: string | undefined): void {
+function $renameAll(plan: UpgradePlan, v: $Obj, tag: string | undefined, losses: UpgradeLoss[]): void {
   for (const r of plan.renames) {
-    if (r.event === null) $renameAt(v, r.at, r.from, r.to);
-    else if (r.event === tag && $has(v, plan.unionField)) $renameAt(v[plan.unionField], r.at, r.from, r.to);
+    if (r.event === null) $renameAt(v, r.at, r.from, r.to, "", losses);
+    else if (r.event === tag && $has(v, plan.unionField))
+      $renameAt(v[plan.unionField], r.at, r.from, r.to, `/${$esc(plan.unionField)}`, losses);
   }
+}
+
+/** Whether there is a value at `pointer` (through objects only). */
+function $at(o: $Obj, pointer: string): boolean {
+  const tokens = pointer.split("/").slice(1).map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  let cur: unknown = o;
+  for (const t of tokens) {
+    if (!$isObj(cur) || !$has(cur, t)) return false;
+    cur = cur[t];
+  }
+  return tokens.length > 0;
 }
 
 /** Applies `plan` to `v` in place; the values it could not carry over. */
@@ -195,11 +216,21 @@ export function applyUpgradePlan(plan: UpgradePlan, v: unknown): UpgradeLoss[] {
     if (tag !== t) ev[plan.discriminator] = tag;
   }
   if (tag === undefined || !$isObj(ev)) {
-    $renameAll(plan, v, undefined);
+    $renameAll(plan, v, undefined, losses);
     return losses;
   }
   for (const m of plan.moves) {
-    if (m.event !== tag || $has(ev, m.to)) continue;
+    if (m.event !== tag) continue;
+    if ($has(ev, m.to)) {
+      // Both places hold a value: which one the message means is not the upgrade's to decide.
+      if ($at(v, m.from))
+        losses.push({
+          rule: "field-moved",
+          pointer: `/${$esc(plan.unionField)}/${$esc(m.to)}`,
+          message: `the message has both \`${m.from}\` and \`${m.to}\`; the value is not moved over the one already there`,
+        });
+      continue;
+    }
     const taken = $take(v, m.from);
     if (taken.found) {
       Object.defineProperty(ev, m.to, { value: taken.value, writable: true, enumerable: true, configurable: true });
@@ -211,7 +242,7 @@ export function applyUpgradePlan(plan: UpgradePlan, v: unknown): UpgradeLoss[] {
       });
     }
   }
-  $renameAll(plan, v, tag);
+  $renameAll(plan, v, tag, losses);
   return losses;
 }
 
