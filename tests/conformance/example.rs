@@ -216,6 +216,7 @@ fn every_example_fixture_gets_happy_wires_verdict_from_every_checker() {
                 failures.push(format!("{:<13} {} ({}): {why}\n              ({})", c.name, f.name, f.ty, f.about));
             }
         }
+        assert!(ran > 0, "{}: the checker ran no fixture", c.name);
         counts.push(format!("{}: {ran}", c.name));
     }
     eprintln!("example fixtures per checker: {}", counts.join(", "));

@@ -63,6 +63,7 @@ fn every_message_fixture_gets_the_same_verdict_from_every_checker() {
                 failures.push(format!("{:<10} {}: {why}\n           ({})", c.name, f.name, f.about));
             }
         }
+        assert!(ran > 0, "{}: the checker ran no fixture", c.name);
         counts.push(format!("{}: {ran}", c.name));
     }
     eprintln!("fixtures per checker: {}", counts.join(", "));
