@@ -29,5 +29,5 @@ pub fn load() -> Result<Model, SchemaErrors> {
             message: "this build has no compiled-in schema: name one with --schema DIR".into(),
         }]));
     }
-    crate::load::load_files(Path::new(NAME), FILES)
+    crate::load::load_builtin(Path::new(NAME), FILES)
 }

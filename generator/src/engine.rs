@@ -250,6 +250,14 @@ impl Engine {
         out.is_empty()
     }
 
+    /// Checks a parsed value against another type of this engine's model: its errors, the first first.
+    pub(crate) fn check_value_as(&self, id: TypeId, v: &Value) -> Vec<Issue> {
+        let mut out = Vec::new();
+        self.check_type(id, &Json::from_value(v), &Ptr::ROOT, &mut out);
+        out.truncate(self.max_errors);
+        out
+    }
+
     /// Whether a value is valid for a node of this engine's model (what `wiregen diff` asks of a side).
     pub(crate) fn accepts(&self, n: &Node, v: &Value) -> bool {
         self.valid(n, &Json::from_value(v))

@@ -520,7 +520,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
                     "sealed": { "type": "object", "allOf": [{ "properties": { "x": { "type": "integer" } } }], "unevaluatedProperties": false },
                     "extra": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 1 } }
                 },
-                "examples": [{ "na|me": "```", "kind": "plain" }]
+                "examples": [{ "na|me": "`b`", "kind": "plain" }]
             },
             "Shape": {
                 "x-discriminator": "k",

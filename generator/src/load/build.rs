@@ -199,6 +199,9 @@ impl Cx {
         for (at, why) in crate::upgrade::Plan::unreached_renames(&model) {
             self.err(&at.join("x-renamed-from"), K::InvalidValue, why);
         }
+        if self.errors.is_empty() && !self.trust_examples {
+            self.check_examples(&model);
+        }
         self.errors.is_empty().then_some(model)
     }
 
@@ -377,7 +380,15 @@ impl Cx {
         let node = match v {
             Value::Bool(true) => Node { origin: at.clone(), description: None, shape: Shape::Any },
             Value::Object(o) => self.schema(types, at, o),
-            _ => Node { origin: at.clone(), description: None, shape: Shape::Never },
+            Value::Bool(false) => Node { origin: at.clone(), description: None, shape: Shape::Never },
+            other => {
+                // Only a `$ref` leads here (a keyword's own value is checked where it stands): into a value that
+                // is no schema, such as a `minLength` or a `title`.
+                let kind = crate::engine::kind(&crate::engine::Json::from_value(other));
+                let msg = format!("a `$ref` leads here, to {kind}, which is not a schema (an object or a boolean)");
+                self.err(at, K::UnresolvableRef, msg);
+                Node { origin: at.clone(), description: None, shape: Shape::Never }
+            }
         };
         self.dynamic.current = outer;
         self.settle(types, at, node, own)

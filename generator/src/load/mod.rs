@@ -17,6 +17,7 @@
 mod build;
 mod document;
 mod dynamic;
+mod examples;
 mod limits;
 mod naming;
 mod protocol;
@@ -206,6 +207,15 @@ pub fn load_files(dir: &Path, files: &[(&str, &str)]) -> Result<Model, SchemaErr
     load_memory(dir, files, None).map(|(m, _)| m)
 }
 
+/// [`load_files`] for the schema compiled into this binary ([`crate::builtin`]), taking its examples and flows as
+/// they are: its files are `schema/`, which every test loads from disk, and checking them again would cost each
+/// start of the binary about a third more work.
+#[cfg(any(feature = "cli", feature = "serve"))]
+pub(crate) fn load_builtin(dir: &Path, files: &[(&str, &str)]) -> Result<Model, SchemaErrors> {
+    let files: Vec<(String, String)> = files.iter().map(|(r, t)| (r.to_string(), t.to_string())).collect();
+    read_memory(Cx { dir: dir.to_path_buf(), trust_examples: true, ..Cx::default() }, files).map(|(m, _)| m)
+}
+
 /// Loads schema files held in memory, with their parsed sources: a directory (`single` is `None`), or one schema
 /// file (`single` names it among `files`, which then holds only it). `dir` is only the name diagnostics give the
 /// directory (for `wiregen diff`, a git revision and path such as `main:schema`).
@@ -214,12 +224,16 @@ pub(crate) fn load_memory(
     files: Vec<(String, String)>,
     single: Option<String>,
 ) -> Result<(Model, Sources), SchemaErrors> {
-    let mut cx = Cx { dir: dir.to_path_buf(), single, ..Cx::default() };
+    read_memory(Cx { dir: dir.to_path_buf(), single, ..Cx::default() }, files)
+}
+
+fn read_memory(mut cx: Cx, files: Vec<(String, String)>) -> Result<(Model, Sources), SchemaErrors> {
+    let dir = cx.dir.clone();
     for (rel, text) in files {
         cx.add_file(&dir.join(&rel), &rel, text);
     }
     if cx.files.is_empty() && cx.errors.is_empty() {
-        cx.errors.push(io_error(dir, "no schema files were given".into()));
+        cx.errors.push(io_error(&dir, "no schema files were given".into()));
     }
     finish(cx)
 }
@@ -259,6 +273,8 @@ pub(crate) struct Cx {
     /// In single-file mode, that file.
     pub(crate) single: Option<String>,
     pub(crate) errors: Vec<SchemaError>,
+    /// Leave the examples and flows unchecked ([`load_builtin`]).
+    pub(crate) trust_examples: bool,
     /// Absolute URI (without fragment) of every schema resource -> where it is.
     resources: BTreeMap<String, Origin>,
     /// Absolute URI with an anchor fragment -> where it is.

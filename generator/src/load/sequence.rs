@@ -262,6 +262,12 @@ impl Cx {
             self.err(at, K::Missing, format!("{what} needs `opened-by` (the event that opens it)"));
             ok = false;
         }
+        if opened_by.is_some() && opened_by == closed_by {
+            let msg = "a scope opened and closed by the same event: each would close the one it opens (or open \
+                       one again), so no rule over it could hold";
+            self.err(&at.join("closed-by"), K::InvalidValue, msg);
+            ok = false;
+        }
         let tags: Vec<&str> = opened_by.iter().chain(closed_by.iter()).map(String::as_str).collect();
         let key = self.seq_field(sx, &at.join("key"), o.get("key"), &tags);
         let single = match o.get("single") {
