@@ -118,7 +118,7 @@ const GENERAL_CATEGORIES: &[&str] = &[
 /// A construct with no exact counterpart, or a pattern ECMAScript rejects in Unicode mode.
 pub fn translate(source: &str) -> Result<String, PatternError> {
     let chars: Vec<char> = source.chars().collect();
-    let mut p = Parser { chars: &chars, pos: 0, out: String::new() };
+    let mut p = Parser { chars: &chars, pos: 0, out: String::new(), names: Vec::new() };
     p.disjunction(0)?;
     if p.pos < chars.len() {
         return Err(p.err(format!("unexpected `{}`", chars[p.pos])));
@@ -130,6 +130,8 @@ struct Parser<'a> {
     chars: &'a [char],
     pos: usize,
     out: String,
+    /// The group names seen so far: JavaScript refuses a name used twice (Node 20's V8 even in two alternatives).
+    names: Vec<String>,
 }
 
 /// What an escape inside or outside a class stands for.
@@ -211,14 +213,25 @@ impl Parser<'_> {
                 if self.eat('?') {
                     if self.eat(':') {
                     } else if self.eat('<') {
-                        // A named group: the name does not matter for matching.
+                        // A named group: the name does not matter for matching, but JavaScript refuses the whole
+                        // pattern (and so the module holding it) for a name that is not an identifier or is used
+                        // twice. Names are held to ASCII, where both sides agree on what an identifier is.
                         let name_start = self.pos;
-                        while self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
                             self.pos += 1;
                         }
-                        if self.pos == name_start || !self.eat('>') {
-                            return Err(self.err("malformed group name"));
+                        let name: String = self.chars[name_start..self.pos].iter().collect();
+                        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || !self.eat('>') {
+                            self.pos = name_start;
+                            return Err(self.err(
+                                "a group name is an identifier of ASCII letters, digits (not first), `_` and `$`",
+                            ));
                         }
+                        if self.names.contains(&name) {
+                            self.pos = name_start;
+                            return Err(self.err(format!("the group name `{name}` is used twice")));
+                        }
+                        self.names.push(name);
                     } else {
                         return Err(self.err("unsupported group syntax"));
                     }
@@ -545,6 +558,10 @@ mod tests {
             r"]",
             r"^*",
             r"a{2,1}",
+            r"^(?<a>x)(?<a>y)$",
+            r"^(?:(?<a>x)|(?<a>y))$",
+            r"^(?<1a>x)$",
+            "^(?<a\u{b2}>x)$",
         ] {
             assert!(translate(src).is_err(), "{src} should be refused");
         }

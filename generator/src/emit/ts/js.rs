@@ -57,7 +57,45 @@ pub(crate) fn regex_lit(source: &str) -> String {
 
 /// Any JSON value as a JavaScript literal (arrays and objects included), escaped like [`string_lit`].
 pub(crate) fn json_lit(v: &serde_json::Value) -> Code {
-    Code(js_safe(serde_json::to_string(v).unwrap_or_else(|_| String::from("null"))))
+    let mut out = String::new();
+    write_json_lit(v, &mut out);
+    Code(js_safe(out))
+}
+
+/// JSON text, except that a key `__proto__` is written computed (`["__proto__"]: ...`): in an object literal the
+/// plain (or quoted) key sets the object's prototype instead of making a property, so `{"__proto__": 1}` would be
+/// the empty object.
+fn write_json_lit(v: &serde_json::Value, out: &mut String) {
+    let text = |x: &serde_json::Value| serde_json::to_string(x).unwrap_or_else(|_| String::from("null"));
+    match v {
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_lit(x, out);
+            }
+            out.push(']');
+        }
+        serde_json::Value::Object(members) => {
+            out.push('{');
+            for (i, (k, x)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if k == "__proto__" {
+                    out.push_str("[\"__proto__\"]");
+                } else {
+                    out.push_str(&text(&serde_json::Value::String(k.clone())));
+                }
+                out.push(':');
+                write_json_lit(x, out);
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&text(scalar)),
+    }
 }
 
 /// A number literal; non-finite numbers cannot be written.
