@@ -2,8 +2,9 @@
 //! (NEW), line by line.
 //!
 //! Each line is parsed and checked against OLD (a line OLD rejects is not migrated: it is reported with OLD's
-//! rule ids), upgraded with NEW's declared renames and moves ([`crate::upgrade::Plan`]), then checked against
-//! NEW. What NEW rejects is never patched with invented values:
+//! rule ids), read as OLD's readers saw it (the keys OLD's stripping objects drop are dropped, each with a
+//! warning: [`stripped`]), upgraded with NEW's declared renames and moves ([`crate::upgrade::Plan`]), then checked
+//! against NEW. What NEW rejects is never patched with invented values:
 //! - a property NEW does not have (`additional-property`, `removed-property`) is dropped with a warning under
 //!   [`OnLoss::Drop`], and the line refused under [`OnLoss::Refuse`];
 //! - anything else (a required value the upgrade could not carry, `field-moved`; a value NEW constrains more
@@ -44,7 +45,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::engine::{parse_line, Engine, EngineOptions, Issue};
-use crate::ir::Model;
+use crate::ir::{Additional, Model, Node, Shape, TypeId};
 use crate::rules::Rule;
 use crate::upgrade::Plan;
 
@@ -126,18 +127,30 @@ pub fn migrate_value(
         return (None, capped(old_issues.iter().map(|i| note("old", i, Outcome::Refused)).collect()));
     }
     let mut v = v.clone();
-    let losses = plan.apply(&mut v);
-    let mut notes: Vec<Note> = losses
-        .iter()
-        .map(|l| Note {
+    // What OLD's readers saw is what is upgraded: a key OLD strips never reached them.
+    let stripped = stripped(old.model(), old.root(), &mut v);
+    let mut notes: Vec<Note> = stripped
+        .into_iter()
+        .map(|pointer| Note {
             line,
-            outcome: Outcome::Refused,
-            side: "upgrade",
-            rule: l.rule,
-            pointer: l.pointer.clone(),
-            message: l.message.clone(),
+            outcome: Outcome::MigratedWithLoss,
+            side: "old",
+            rule: Rule::AdditionalProperty.id(),
+            pointer,
+            message:
+                "OLD's readers drop it (`x-unknown-keys: strip`): it never reached them, so it is not carried over"
+                    .into(),
         })
         .collect();
+    let losses = plan.apply(&mut v);
+    notes.extend(losses.iter().map(|l| Note {
+        line,
+        outcome: Outcome::Refused,
+        side: "upgrade",
+        rule: l.rule,
+        pointer: l.pointer.clone(),
+        message: l.message.clone(),
+    }));
     // Each round drops what NEW does not have (every such issue of the round), until NEW accepts or something
     // else is wrong. A value is removed each round, so this ends.
     loop {
@@ -171,6 +184,66 @@ pub fn migrate_value(
             n.outcome = Outcome::Refused;
         }
         return (None, capped(notes));
+    }
+}
+
+/// Removes from `v`, a value of type `ty` that the model accepts, the keys its stripping objects
+/// (`x-unknown-keys: strip`) drop, so `v` becomes what a reader of the model sees; the removed keys' pointers, in
+/// document order. Followed through properties, maps, arrays, nullables and tagged unions; an object with
+/// `patternProperties` keeps its undeclared keys (which of them a pattern holds is not decided here), and the
+/// branches of `allOf`, `anyOf` and the like are not entered.
+pub fn stripped(m: &Model, ty: TypeId, v: &mut Value) -> Vec<String> {
+    let mut out = Vec::new();
+    strip(m, &m.ty(ty).node, v, &mut String::new(), &mut out);
+    out
+}
+
+fn strip(m: &Model, node: &Node, v: &mut Value, ptr: &mut String, out: &mut Vec<String>) {
+    let len = ptr.len();
+    match &node.shape {
+        Shape::Ref(id) => strip(m, &m.ty(*id).node, v, ptr, out),
+        Shape::Nullable(n) if !v.is_null() => strip(m, n, v, ptr, out),
+        Shape::Object(o) => {
+            let Value::Object(map) = v else { return };
+            let drop = matches!(o.additional, Additional::Strip) && o.pattern_properties.is_empty();
+            let mut gone = Vec::new();
+            for (k, x) in map.iter_mut() {
+                ptr.push('/');
+                ptr.push_str(&crate::diag::escape_token(k));
+                match o.fields.iter().find(|f| &f.name == k) {
+                    Some(f) => strip(m, &f.node, x, ptr, out),
+                    None if drop => {
+                        out.push(ptr.clone());
+                        gone.push(k.clone());
+                    }
+                    None => {
+                        if let (Additional::Schema(n), true) = (&o.additional, o.pattern_properties.is_empty()) {
+                            strip(m, n, x, ptr, out);
+                        }
+                    }
+                }
+                ptr.truncate(len);
+            }
+            for k in gone {
+                map.shift_remove(&k);
+            }
+        }
+        Shape::Array(a) => {
+            let Value::Array(items) = v else { return };
+            for (i, x) in items.iter_mut().enumerate() {
+                let Some(n) = a.prefix.get(i).or(a.items.as_deref()) else { continue };
+                ptr.push_str(&format!("/{i}"));
+                strip(m, n, x, ptr, out);
+                ptr.truncate(len);
+            }
+        }
+        Shape::Union(u) => {
+            let tag = v.get(&u.discriminator).cloned();
+            if let Some(mem) = u.members.iter().find(|mem| Some(&mem.tag) == tag.as_ref()) {
+                strip(m, &m.ty(mem.ty).node, v, ptr, out);
+            }
+        }
+        _ => {}
     }
 }
 

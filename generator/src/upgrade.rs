@@ -313,3 +313,30 @@ impl Walker<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_at_both_ends_of_a_move_or_a_rename_is_a_loss_not_overwritten() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+        let v2 = crate::load::load(&root.join("schema")).expect("v2");
+        let plan = Plan::of(&v2).expect("a protocol");
+        // The move: the envelope's `subagent` and the event's `agentId` both hold a value.
+        let mut m = serde_json::json!({"id": "m1", "time": 1, "role": "agent", "subagent": "sa1",
+            "ev": {"t": "start", "agentId": "other"}});
+        let losses = plan.apply(&mut m);
+        assert_eq!(losses.len(), 1, "{losses:?}");
+        assert_eq!((losses[0].rule, losses[0].pointer.as_str()), ("field-moved", "/ev/agentId"));
+        assert_eq!((&m["subagent"], &m["ev"]["agentId"]), (&"sa1".into(), &"other".into()), "both kept");
+        // The rename: `input_tokens` and `inputTokens` both present.
+        let mut m = serde_json::json!({"id": "m2", "time": 1, "role": "agent",
+            "usage": {"input_tokens": 3, "inputTokens": 999, "output_tokens": 1}, "ev": {"t": "text", "text": "x"}});
+        let losses = plan.apply(&mut m);
+        assert_eq!(losses.len(), 1, "{losses:?}");
+        assert_eq!((losses[0].rule, losses[0].pointer.as_str()), ("field-renamed", "/usage/inputTokens"));
+        assert_eq!((&m["usage"]["input_tokens"], &m["usage"]["inputTokens"]), (&3.into(), &999.into()));
+        assert_eq!(m["usage"]["outputTokens"], 1, "the other renames still apply");
+    }
+}

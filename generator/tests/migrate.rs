@@ -113,12 +113,17 @@ fn lossy_lines_are_reported_with_rule_and_pointer_and_never_invented() {
         // l1 (a start without the subagent to move) is refused in both modes: agentId is never made up.
         assert!(section.contains(":1: refused: /ev/agentId [field-moved]"), "{section}");
         assert!(!out.contains("\"l1\""), "{out}");
-        // l6 has a value at both ends of a move, l7 both names of a rename: neither is written over the other.
-        assert!(section.contains(":6: refused: /ev/agentId [field-moved]"), "{section}");
+        // l6's event holds an `agentId` v1 strips (its readers saw "sa1 started"): it is dropped with a warning,
+        // and the envelope's `subagent` moves in. l7 has both names of a rename in an object v1 keeps open: the
+        // line is refused, neither value written over the other.
+        assert!(section.contains(":6: warning: dropped: /ev/agentId [additional-property] (old)"), "{section}");
+        let l6 = lines(&out).into_iter().find(|v| v["id"] == "l6").expect("l6 is written");
+        assert_eq!(l6["ev"]["agentId"], "sa1", "{l6}");
         assert!(section.contains(":7: refused: /usage/inputTokens [field-renamed]"), "{section}");
-        assert!(!out.contains("\"l6\"") && !out.contains("\"l7\""), "{out}");
+        assert!(!out.contains("\"l7\""), "{out}");
         let written = lines(&out).len();
-        assert_eq!(written, if mode == "drop" { 2 } else { 0 }, "{section}");
+        // l3 (only keys v1 strips) and l6 in both modes; l2 (a key v2 does not have) only when dropping.
+        assert_eq!(written, if mode == "drop" { 3 } else { 2 }, "{section}");
         text.push_str(&section);
     }
     golden::check_golden(&fixtures().join("v1-lossy.golden"), &text).unwrap_or_else(|e| panic!("{e}"));
@@ -209,13 +214,14 @@ fn out_may_be_the_input_and_is_replaced_only_at_the_end() {
 /// says it.
 #[test]
 fn the_text_report_escapes_pointers_and_names_the_root() {
-    let input = b"{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"ev\":{\"t\":\"text\",\"text\":\"hi\",\"\\u001b[31mx\\n\":1}}\n[1]\n";
+    // (In `usage`, which v1 keeps open and v2 closes: v1 strips unknown keys elsewhere.)
+    let input = b"{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1,\"\\u001b[31mx\\n\":1},\"ev\":{\"t\":\"text\",\"text\":\"hi\"}}\n[1]\n";
     let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "-"], Some(input));
     assert_eq!(code, 1, "{err}");
     assert!(out.is_empty());
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 3, "{err}");
-    assert!(lines[0].starts_with("<stdin>:1: refused: /ev/\\u{001B}[31mx\\u{000A} [additional-property]"), "{err}");
+    assert!(lines[0].starts_with("<stdin>:1: refused: /usage/\\u{001B}[31mx\\u{000A} [additional-property]"), "{err}");
     assert!(!err.contains('\u{1b}'), "no raw escape reaches the terminal");
     assert!(lines[1].starts_with("<stdin>:2: refused: (root) [type]"), "{err}");
 }
@@ -254,4 +260,31 @@ fn a_line_with_many_lost_properties_gets_a_bounded_report() {
             assert_eq!(out, "");
         }
     }
+}
+
+#[test]
+fn what_migrate_strips_is_what_happy_wires_own_parser_returns() {
+    // Every valid fixture of the v1 example carries happy-wire's own parsed value (`parsed`, what its Zod returns):
+    // the keys `stripped` removes must leave exactly that.
+    let m = wiregen::load::load(&root().join("examples/happy-wire/schema")).expect("v1");
+    let dir = root().join("examples/happy-wire/fixtures");
+    let (mut checked, mut with_keys) = (0, 0);
+    let mut failures = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("fixtures") {
+        let path = e.expect("entry").path();
+        let f: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        if f["valid"] != true {
+            continue;
+        }
+        let ty = m.type_named(f["type"].as_str().expect("type")).expect("a type of the model");
+        let mut v = f["value"].clone();
+        let gone = wiregen::migrate::stripped(&m, ty, &mut v);
+        if v != f["parsed"] {
+            failures.push(format!("{}: stripped {gone:?} to {v}, happy-wire parses {}", path.display(), f["parsed"]));
+        }
+        checked += 1;
+        with_keys += usize::from(!gone.is_empty());
+    }
+    assert!(checked >= 150 && with_keys >= 5, "{checked} fixtures, {with_keys} with stripped keys");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

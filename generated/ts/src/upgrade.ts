@@ -247,9 +247,10 @@ export function applyUpgradePlan(plan: UpgradePlan, v: unknown): UpgradeLoss[] {
 }
 
 /**
- * Upgrades a message of the previous version (parsed JSON, e.g. from `JSON.parse`) in place to this version,
- * applying {@link UPGRADE_PLAN}; the values it could not carry over. Validate the result as usual (for example
- * with `checkEnvelope`): what this version rejects is reported there, never patched with invented values.
+ * Upgrades a message of the previous version in place to this version, applying {@link UPGRADE_PLAN}; the values
+ * it could not carry over. Give it what the previous version's readers saw (what its package parses: keys its
+ * stripping objects drop are not part of the message), as `wiregen migrate` does. Validate the result as usual (for
+ * example with `checkEnvelope`): what this version rejects is reported there, never patched with invented values.
  */
 export function upgrade(v: unknown): UpgradeLoss[] {
   return applyUpgradePlan(UPGRADE_PLAN, v);

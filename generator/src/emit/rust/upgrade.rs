@@ -45,8 +45,10 @@ pub(crate) fn items(plan: &Plan) -> Result<String, EmitError> {
         };
 
         /// Upgrades a message of the previous version (parsed JSON) in place to this version, applying [`PLAN`];
-        /// the values it could not carry over. Validate the result as usual: what this version rejects (a
-        /// property it no longer has, a tighter bound) is reported there, never patched with invented values.
+        /// the values it could not carry over. Give it what the previous version's readers saw (keys its
+        /// stripping objects drop are not part of the message), as `wiregen migrate` does. Validate the result as
+        /// usual: what this version rejects (a property it no longer has, a tighter bound) is reported there,
+        /// never patched with invented values.
         pub fn upgrade(v: &mut ::serde_json::Value) -> ::std::vec::Vec<Loss> {
             apply(&PLAN, v)
         }
