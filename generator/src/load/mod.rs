@@ -73,8 +73,8 @@ pub const KEYWORDS: &[&str] = &[
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
     ("format", "`format` is not checked by every output; use `pattern`"),
-    ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported"),
-    ("$recursiveAnchor", "`$recursiveAnchor` (draft 2019-09) is not supported"),
+    ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported: use `$dynamicRef`"),
+    ("$recursiveAnchor", "`$recursiveAnchor` (draft 2019-09) is not supported: use `$dynamicAnchor`"),
     ("definitions", "`definitions` is the draft-07 name: use `$defs`"),
     ("dependencies", "`dependencies` is the draft-07 keyword: use `dependentRequired`"),
     ("additionalItems", "`additionalItems` is the draft-07 keyword: use `prefixItems` and `items`"),
