@@ -199,6 +199,7 @@ impl Cx {
         for (at, why) in crate::upgrade::Plan::unreached_renames(&model) {
             self.err(&at.join("x-renamed-from"), K::InvalidValue, why);
         }
+        self.check_unevaluated(&model);
         if self.errors.is_empty() && !self.trust_examples {
             self.check_examples(&model);
         }
@@ -442,9 +443,22 @@ impl Cx {
 
     fn schema(&mut self, types: &mut Types, at: &Origin, o: &Map<String, Value>) -> Node {
         let description = o.get("description").and_then(Value::as_str).map(String::from);
-        if let Some(d) = o.get("description") {
-            if !d.is_string() {
-                self.err(&at.join("description"), K::InvalidValue, "`description` must be a string");
+        // The annotations the outputs print (doc comments, the reference) or carry (the bundled schema).
+        const ANNOTATIONS: [(&str, bool); 6] = [
+            ("description", true),
+            ("title", true),
+            ("$comment", true),
+            ("deprecated", false),
+            ("readOnly", false),
+            ("writeOnly", false),
+        ];
+        for (k, text) in ANNOTATIONS {
+            match o.get(k) {
+                Some(v) if (text && !v.is_string()) || (!text && !v.is_boolean()) => {
+                    let what = if text { "a string" } else { "a boolean" };
+                    self.err(&at.join(k), K::InvalidValue, format!("`{k}` must be {what}"));
+                }
+                _ => {}
             }
         }
         let mut parts: Vec<Node> = Vec::new();
@@ -1018,6 +1032,9 @@ impl Cx {
     /// `x-union`: the members are the schema files of a directory, in `x-order`.
     fn x_union(&mut self, types: &mut Types, at: &Origin, u: &Value) -> Option<Node> {
         let uat = at.join("x-union");
+        if let Some(o) = u.as_object() {
+            self.unknown_keys(&uat, o, &["discriminator", "members"], "`x-union`");
+        }
         let (Some(tag), Some(dir)) =
             (u.get("discriminator").and_then(Value::as_str), u.get("members").and_then(Value::as_str))
         else {

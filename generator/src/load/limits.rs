@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use super::build::Types;
 use super::Cx;
 use crate::diag::SchemaErrorKind as K;
-use crate::ir::{Additional, Node, Shape, TypeId};
+use crate::ir::evaluation::Evaluation;
+use crate::ir::{Additional, Model, Node, Shape, TypeId};
 
 /// The longest chain of references a package may have. Real packages stay far below: a message cannot nest
 /// deeper than 127 levels anyway.
@@ -73,6 +74,81 @@ impl Cx {
         }
         true
     }
+}
+
+impl Cx {
+    /// Refuses an `unevaluatedProperties`/`unevaluatedItems` whose evaluation tests a branch that refers back to
+    /// the type holding it (see the module's documentation), at the keyword.
+    pub(super) fn check_unevaluated(&mut self, m: &Model) {
+        let mut found = Vec::new();
+        for (i, t) in m.types.iter().enumerate() {
+            t.node.visit(&mut |n: &Node| {
+                if let Shape::Unevaluated { inner, items, .. } = &n.shape {
+                    let plan = m.evaluation(inner);
+                    let mut tested = Vec::new();
+                    tested_nodes(&plan, &mut tested);
+                    if tested.iter().any(|x| reaches(m, x, TypeId(i))) {
+                        found.push((n.origin.join(crate::ir::unevaluated_keyword(*items)), t.names.base.clone()));
+                    }
+                }
+            });
+        }
+        for (at, name) in found {
+            let msg = format!(
+                "this keyword's evaluation tests a branch (`anyOf`, `oneOf`, `if`, `contains`, a part without \
+                 `type`) that leads back to `{name}`: every checker would validate that branch twice at each level \
+                 of a message, which doubles with every level; refer back outside the tested branches"
+            );
+            self.err(&at, K::TooComplex, msg);
+        }
+    }
+}
+
+/// The nodes whose validity an evaluation plan tests.
+fn tested_nodes<'e>(plan: &'e Evaluation, out: &mut Vec<&'e Node>) {
+    match plan {
+        Evaluation::None | Evaluation::Keys { .. } => {}
+        Evaluation::Items { contains, .. } => out.extend(contains.as_deref()),
+        Evaluation::All(plans) => plans.iter().for_each(|p| tested_nodes(p, out)),
+        Evaluation::Valid(branches) => {
+            for (n, p) in branches {
+                out.push(n);
+                tested_nodes(p, out);
+            }
+        }
+        Evaluation::Cond { cond, then, otherwise } => {
+            out.push(cond);
+            tested_nodes(then, out);
+            tested_nodes(otherwise, out);
+        }
+        Evaluation::Dependent { then, .. } => tested_nodes(then, out),
+    }
+}
+
+/// Whether `from` refers, through any number of references, to type `to`.
+fn reaches(m: &Model, from: &Node, to: TypeId) -> bool {
+    let mut seen = vec![false; m.types.len()];
+    let mut stack = vec![from];
+    while let Some(n) = stack.pop() {
+        let mut refs = Vec::new();
+        n.visit(&mut |x: &Node| {
+            if let Shape::Ref(id) = x.shape {
+                refs.push(id);
+            }
+            if let Shape::Union(u) = &x.shape {
+                refs.extend(u.members.iter().map(|mem| mem.ty));
+            }
+        });
+        for id in refs {
+            if id == to {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[id.0], true) {
+                stack.push(&m.ty(id).node);
+            }
+        }
+    }
+    false
 }
 
 /// The longest reference chain from each type (1 for a type that refers to nothing), by an iterative depth-first

@@ -487,6 +487,17 @@ impl Cx {
         let mut out = Vec::new();
         for (i, r) in list.iter().enumerate() {
             let rat = at.join("x-removed").join(&i.to_string());
+            if let Some(o) = r.as_object() {
+                self.unknown_keys(&rat, o, &["what", "why", "events", "renamed", "property"], "an `x-removed` entry");
+                if let Some(p) = o.get("property").and_then(Value::as_object) {
+                    self.unknown_keys(
+                        &rat.join("property"),
+                        p,
+                        &["event", "name", "replacement"],
+                        "a removed property",
+                    );
+                }
+            }
             let what = r.get("what").and_then(Value::as_str).map(String::from);
             let why = r.get("why").and_then(Value::as_str).map(String::from);
             let (Some(what), Some(why)) = (what, why) else {
@@ -729,6 +740,9 @@ impl Cx {
         let Some(rf) = &root_file else { return (pkg, None) };
         let at = Origin { file: rf.clone(), pointer: String::new() };
         if let Some(x) = self.value_at(&at).and_then(|v| v.get("x-package")).cloned() {
+            if let Some(o) = x.as_object() {
+                self.unknown_keys(&at.join("x-package"), o, &["crate", "npm"], "`x-package`");
+            }
             let name_ok = |s: &str| {
                 !s.is_empty()
                     && s.chars().all(|c| {

@@ -167,7 +167,7 @@ impl Cx {
         }
     }
 
-    fn unknown_keys(&mut self, at: &Origin, o: &Map<String, Value>, known: &[&str], what: &str) -> bool {
+    pub(super) fn unknown_keys(&mut self, at: &Origin, o: &Map<String, Value>, known: &[&str], what: &str) -> bool {
         let mut ok = true;
         for k in o.keys().filter(|k| !known.contains(&k.as_str())) {
             self.err(&at.join(k), K::InvalidValue, format!("`{k}` means nothing in {what} ({})", known.join(", ")));
