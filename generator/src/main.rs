@@ -646,16 +646,32 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
 }
 
 /// The command that regenerates every output of `a`, named in the files' `@generated` headers: the directories
-/// are named when they are not the defaults, as given (so run it from where `a` was run).
+/// are named when they are not the defaults, relative to where `a` was run (so run it from there). One directory
+/// spelt two ways (`./schema/`, `schema`, or its absolute path) gives one command, so `check` does not find every
+/// file stale because it was spelt differently from `generate`.
 fn regenerate_command(a: &GenArgs) -> String {
     let mut s = String::from(wiregen::emit::REGENERATE);
-    if a.schema != std::path::Path::new("schema") {
-        s.push_str(&format!(" --schema {}", a.schema.display()));
+    let (schema, out) = (as_named(&a.schema), as_named(&a.out));
+    if schema != std::path::Path::new("schema") {
+        s.push_str(&format!(" --schema {}", schema.display()));
     }
-    if a.out != std::path::Path::new("generated") {
-        s.push_str(&format!(" --out {}", a.out.display()));
+    if out != std::path::Path::new("generated") {
+        s.push_str(&format!(" --out {}", out.display()));
     }
     s
+}
+
+/// A directory as the headers name it: relative to the working directory when it lies below it, without `.`
+/// steps or a trailing `/` (`..` steps are kept: which directory they lead to depends on links).
+fn as_named(p: &std::path::Path) -> std::path::PathBuf {
+    let below = std::env::current_dir().ok().and_then(|d| p.strip_prefix(d).ok().map(std::path::Path::to_path_buf));
+    let p = below.unwrap_or_else(|| p.to_path_buf());
+    let clean: std::path::PathBuf = p.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
+    if clean.as_os_str().is_empty() {
+        std::path::PathBuf::from(".")
+    } else {
+        clean
+    }
 }
 
 /// The command that fixes what `check` found: [`regenerate_command`], restricted to the outputs checked.

@@ -50,7 +50,9 @@ fn generate_only_docs_into_another_dir_then_check() {
     let committed = std::fs::read_to_string(root().join("generated/docs/session-protocol.md")).unwrap();
     let (head, body) = written.split_once('\n').unwrap();
     assert_eq!(Some(body), committed.split_once('\n').map(|(_, b)| b));
-    assert!(head.contains(&format!("`cargo run -p wiregen -- generate --out {o}`")), "{head}");
+    // (Named relative to where it was run, the repository's root, which the directory lies below.)
+    let named = out.strip_prefix(root()).unwrap_or(&out).display().to_string();
+    assert!(head.contains(&format!("`cargo run -p wiregen -- generate --out {named}`")), "{head}");
     // Again: nothing written.
     let r = wiregen(&["generate", "--only", "docs", "--out", o, "--format", "json"]);
     let report: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json report");
@@ -76,7 +78,7 @@ fn generate_only_docs_into_another_dir_then_check() {
     assert!(err.contains(&format!("stale:   {}", md.display())), "{err}");
     assert!(err.contains("-| `id` |") && err.contains("Locally unique"), "no diff: {err}");
     assert!(err.contains(&format!("extra:   {}", out.join("docs/old.md").display())), "{err}");
-    let fix = format!("cargo run -p wiregen -- generate --out {o} --only docs");
+    let fix = format!("cargo run -p wiregen -- generate --out {named} --only docs");
     assert!(err.contains(&format!("run `{fix}` to fix")), "{err}");
 
     let r = wiregen(&["check", "--only", "docs", "--out", o, "--format", "json"]);
@@ -147,4 +149,20 @@ fn broken_schema_gives_located_json_diagnostics_and_writes_nothing() {
     }
     assert!(files_under(&out).is_empty(), "nothing may be written");
     let _ = std::fs::remove_dir_all(&schema);
+}
+
+/// One directory spelt another way (`./schema/`, its absolute path) names the same regenerate command in the
+/// headers, so `check` finds the committed outputs up to date however the directories are spelt.
+#[test]
+fn check_finds_the_outputs_fresh_however_the_directories_are_spelt() {
+    let abs = |p: &str| root().join(p).to_string_lossy().into_owned();
+    let spellings = [
+        ("./schema/".to_string(), "./generated/".to_string()),
+        (abs("schema"), abs("generated")),
+        ("./examples/happy-wire/schema".to_string(), abs("examples/happy-wire/generated")),
+    ];
+    for (schema, out) in &spellings {
+        let r = wiregen(&["check", "--schema", schema, "--out", out]);
+        assert!(r.status.success(), "check --schema {schema} --out {out}: {}{}", text(&r.stdout), text(&r.stderr));
+    }
 }
