@@ -664,12 +664,17 @@ impl Cx {
         let mut events = BTreeSet::new();
         let mut fields = BTreeSet::new();
         let mut env_fields = BTreeSet::new();
+        // The envelope properties every message of this version has: a move out of one would empty it.
+        let mut env_required = BTreeSet::new();
         if let Some(p) = p {
             let at = types.slots[p.envelope.0].origin.clone();
             envelope.insert(at.clone());
             if let Some(Shape::Object(o)) = types.slots[p.envelope.0].def.as_ref().map(|d| &d.node.shape) {
                 for f in &o.fields {
                     env_fields.insert(at.join("properties").join(&f.name));
+                    if f.required {
+                        env_required.insert(f.name.clone());
+                    }
                 }
             }
             for e in &p.events {
@@ -701,6 +706,25 @@ impl Cx {
                             "x-auto" => env_fields.contains(&at),
                             _ => true,
                         };
+                        if ok && k == "x-moved-from" {
+                            let src = o.get(k).and_then(Value::as_str).unwrap_or_default();
+                            let mut tokens = src.split('/').skip(1).map(crate::diag::unescape_token);
+                            let (first, more) = (tokens.next().unwrap_or_default(), tokens.next().is_some());
+                            let why = match p {
+                                Some(p) if first == p.union_field => Some(format!(
+                                    "`{src}` is inside the event: a value that stays in the event is renamed \
+                                     (`x-renamed-from`), not moved"
+                                )),
+                                _ if !more && env_required.contains(&first) => Some(format!(
+                                    "`{src}` is required on every message of this version: moving its value out \
+                                     would leave every upgraded message without it"
+                                )),
+                                _ => None,
+                            };
+                            if let Some(why) = why {
+                                self.err(&at.join(k), K::InvalidValue, why);
+                            }
+                        }
                         if !ok {
                             let place = if k == "x-moved-from" {
                                 "here (it stands on a property of an event)"
