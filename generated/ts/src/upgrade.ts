@@ -140,20 +140,26 @@ function $esc(k: string): string {
   return k.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
+/** The object holding the value at `pointer` (through objects only) and the value's key, if there is one. */
+function $place(o: $Obj, pointer: string): { parent: $Obj; key: string } | undefined {
+  const tokens = pointer.split("/").slice(1).map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const key = tokens.pop();
+  if (key === undefined) return undefined;
+  let parent: $Obj = o;
+  for (const t of tokens) {
+    const next = $has(parent, t) ? parent[t] : undefined;
+    if (!$isObj(next)) return undefined;
+    parent = next;
+  }
+  return $has(parent, key) ? { parent, key } : undefined;
+}
+
 /** Removes and returns the value at `pointer` (through objects only). */
 function $take(o: $Obj, pointer: string): { found: boolean; value?: unknown } {
-  const tokens = pointer.split("/").slice(1).map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
-  const last = tokens.pop();
-  if (last === undefined) return { found: false };
-  let cur: $Obj = o;
-  for (const t of tokens) {
-    const next = $has(cur, t) ? cur[t] : undefined;
-    if (!$isObj(next)) return { found: false };
-    cur = next;
-  }
-  if (!$has(cur, last)) return { found: false };
-  const value = cur[last];
-  $rekey(cur, (k) => (k === last ? undefined : k));
+  const at = $place(o, pointer);
+  if (at === undefined) return { found: false };
+  const value = at.parent[at.key];
+  $rekey(at.parent, (k) => (k === at.key ? undefined : k));
   return { found: true, value };
 }
 
@@ -191,17 +197,6 @@ function $renameAll(plan: UpgradePlan, v: $Obj, tag: string | undefined, losses:
   }
 }
 
-/** Whether there is a value at `pointer` (through objects only). */
-function $at(o: $Obj, pointer: string): boolean {
-  const tokens = pointer.split("/").slice(1).map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
-  let cur: unknown = o;
-  for (const t of tokens) {
-    if (!$isObj(cur) || !$has(cur, t)) return false;
-    cur = cur[t];
-  }
-  return tokens.length > 0;
-}
-
 /** Applies `plan` to `v` in place; the values it could not carry over. */
 export function applyUpgradePlan(plan: UpgradePlan, v: unknown): UpgradeLoss[] {
   const losses: UpgradeLoss[] = [];
@@ -221,12 +216,13 @@ export function applyUpgradePlan(plan: UpgradePlan, v: unknown): UpgradeLoss[] {
   }
   for (const m of plan.moves) {
     if (m.event !== tag) continue;
+    const target = `/${$esc(plan.unionField)}/${$esc(m.to)}`;
     if ($has(ev, m.to)) {
       // Both places hold a value: which one the message means is not the upgrade's to decide.
-      if ($at(v, m.from))
+      if ($place(v, m.from) !== undefined)
         losses.push({
           rule: "field-moved",
-          pointer: `/${$esc(plan.unionField)}/${$esc(m.to)}`,
+          pointer: target,
           message: `the message has both \`${m.from}\` and \`${m.to}\`; the value is not moved over the one already there`,
         });
       continue;
@@ -237,7 +233,7 @@ export function applyUpgradePlan(plan: UpgradePlan, v: unknown): UpgradeLoss[] {
     } else if (m.required) {
       losses.push({
         rule: "field-moved",
-        pointer: `/${$esc(plan.unionField)}/${$esc(m.to)}`,
+        pointer: target,
         message: `the message has no \`${m.from}\` to move into \`${m.to}\`; no value is invented`,
       });
     }

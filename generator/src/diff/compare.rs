@@ -268,9 +268,7 @@ impl<'a> Walk<'a> {
         let (o_all, n_all) =
             (matches!(o.shape, Shape::Any | Shape::Never), matches!(n.shape, Shape::Any | Shape::Never));
         if (o_all || n_all) && std::mem::discriminant(&o.shape) != std::mem::discriminant(&n.shape) {
-            let breaks = self.kind_change(o, n);
-            let msg = format!("{} is now {}", self.describe(&o.shape, self.om), self.describe(&n.shape, self.nm));
-            return self.push(R::TypeChanged, at, Some(oo), Some(no), msg, breaks);
+            return self.type_changed(at, o, n);
         }
         match (&o.shape, &n.shape) {
             (Shape::Nullable(a), Shape::Nullable(b)) => self.node(at, a, b),
@@ -352,12 +350,15 @@ impl<'a> Walk<'a> {
                 let msg = format!("{} changed", self.describe(&n.shape, self.nm));
                 self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
             }
-            _ => {
-                let breaks = self.kind_change(o, n);
-                let msg = format!("{} is now {}", self.describe(&o.shape, self.om), self.describe(&n.shape, self.nm));
-                self.push(R::TypeChanged, at, Some(oo), Some(no), msg, breaks);
-            }
+            _ => self.type_changed(at, o, n),
         }
+    }
+
+    /// Records that a node accepts another kind of value now ([`Walk::kind_change`] says who that breaks).
+    fn type_changed(&mut self, at: &At, o: &Node, n: &Node) {
+        let breaks = self.kind_change(o, n);
+        let msg = format!("{} is now {}", self.describe(&o.shape, self.om), self.describe(&n.shape, self.nm));
+        self.push(R::TypeChanged, at, Some(&o.origin), Some(&n.origin), msg, breaks);
     }
 
     /// Who a change of kind breaks: anything to `true` accepts more, `true` to anything accepts less. A list of

@@ -323,6 +323,23 @@ impl Cx {
         self.errors.push(e);
     }
 
+    /// Refuses each member of annotation object `o` (at `at`) that is not one of `known`, so a misspelt or invented
+    /// member cannot be silently ignored; `false` when there was one. `what` names the object in the message.
+    pub(crate) fn unknown_keys(
+        &mut self,
+        at: &Origin,
+        o: &serde_json::Map<String, Value>,
+        known: &[&str],
+        what: &str,
+    ) -> bool {
+        let mut ok = true;
+        for k in o.keys().filter(|k| !known.contains(&k.as_str())) {
+            self.err(&at.join(k), K::InvalidValue, format!("`{k}` means nothing in {what} ({})", known.join(", ")));
+            ok = false;
+        }
+        ok
+    }
+
     /// The value at a location.
     pub(crate) fn value_at(&self, at: &Origin) -> Option<&Value> {
         self.files.get(&at.file).and_then(|f| f.value.pointer(&at.pointer))

@@ -167,15 +167,6 @@ impl Cx {
         }
     }
 
-    pub(super) fn unknown_keys(&mut self, at: &Origin, o: &Map<String, Value>, known: &[&str], what: &str) -> bool {
-        let mut ok = true;
-        for k in o.keys().filter(|k| !known.contains(&k.as_str())) {
-            self.err(&at.join(k), K::InvalidValue, format!("`{k}` means nothing in {what} ({})", known.join(", ")));
-            ok = false;
-        }
-        ok
-    }
-
     fn seq_str(&mut self, at: &Origin, o: &Map<String, Value>, key: &str, required: bool) -> Option<String> {
         match o.get(key) {
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),

@@ -81,12 +81,13 @@ pub fn apply(plan: &Plan<'_>, v: &mut Value) -> Vec<Loss> {
         return losses;
     };
     for m in plan.moves.iter().filter(|m| m.event == tag) {
+        let target = format!("/{}/{}", escape(plan.union_field), escape(m.to));
         if env.get(plan.union_field).is_some_and(|ev| ev.get(m.to).is_some()) {
             // Both places hold a value: which one the message means is not the upgrade's to decide.
             if has(env, m.from) {
                 losses.push(Loss {
                     rule: "field-moved",
-                    pointer: format!("/{}/{}", escape(plan.union_field), escape(m.to)),
+                    pointer: target,
                     message: format!(
                         "the message has both `{}` and `{}`; the value is not moved over the one already there",
                         m.from, m.to
@@ -103,7 +104,7 @@ pub fn apply(plan: &Plan<'_>, v: &mut Value) -> Vec<Loss> {
             }
             None if m.required => losses.push(Loss {
                 rule: "field-moved",
-                pointer: format!("/{}/{}", escape(plan.union_field), escape(m.to)),
+                pointer: target,
                 message: format!("the message has no `{}` to move into `{}`; no value is invented", m.from, m.to),
             }),
             None => {}
@@ -188,20 +189,26 @@ fn rename_key(o: &mut Map<String, Value>, from: &str, to: &str) {
     }
 }
 
+/// The reference tokens of a JSON Pointer, unescaped.
+fn tokens(pointer: &str) -> Vec<String> {
+    pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect()
+}
+
 /// Whether there is a value at `pointer` (through objects only).
 fn has(o: &Map<String, Value>, pointer: &str) -> bool {
-    let mut tokens = pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~"));
-    let Some(first) = tokens.next() else { return false };
-    let mut cur = o.get(&first);
-    for t in tokens {
-        cur = cur.and_then(Value::as_object).and_then(|o| o.get(&t));
+    let tokens = tokens(pointer);
+    let Some((last, head)) = tokens.split_last() else { return false };
+    let mut o = o;
+    for t in head {
+        let Some(next) = o.get(t).and_then(Value::as_object) else { return false };
+        o = next;
     }
-    cur.is_some()
+    o.contains_key(last)
 }
 
 /// Removes and returns the value at `pointer` (through objects only).
 fn take(o: &mut Map<String, Value>, pointer: &str) -> Option<Value> {
-    let tokens: Vec<String> = pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    let tokens = tokens(pointer);
     let (last, head) = tokens.split_last()?;
     let mut o = o;
     for t in head {
