@@ -216,6 +216,9 @@ pub struct Pattern {
     pub source: String,
     /// The same expression in the syntax of Rust's `regex` crate.
     pub rust: String,
+    /// The same expression for JavaScript (`u` flag), its `\p{..}` classes spelled out from the `regex` crate's
+    /// Unicode tables ([`crate::pattern::translate`]).
+    pub js: String,
 }
 
 /// A number and its constraints (all compared as doubles).

@@ -1,13 +1,17 @@
 //! ECMA-262 regular expressions (Unicode mode, as JSON Schema's `pattern` means) translated to the syntax of
 //! Rust's `regex` crate, or refused.
 //!
-//! JSON Schema says a pattern is an ECMA-262 regular expression. The JavaScript outputs use the pattern as
-//! written, with the `u` flag; the engine and the Rust crate use [`translate`]'s output. The translation is exact
-//! for what it accepts: character classes are spelled out (`\d` is `[0-9]`, `\w` is `[0-9A-Za-z_]`, `\s` is
-//! ECMAScript's white space and line terminators, `.` excludes the four line terminators), every literal is
-//! written as `\x{..}`, groups become non-capturing. What has no exact counterpart is refused with a reason:
-//! lookaround, backreferences, lone surrogates, Unicode properties other than General_Category values, and
-//! anything ECMAScript itself rejects in Unicode mode (identity escapes of letters, lone braces).
+//! JSON Schema says a pattern is an ECMA-262 regular expression. [`translate`] gives it twice: for the engine and
+//! the Rust crate in the syntax of Rust's `regex` crate, and for the JavaScript outputs (a `u`-mode `RegExp`) as
+//! written except that every `\p{..}`/`\P{..}` class is spelled out as the code point ranges of the `regex`
+//! crate's Unicode tables. A General_Category is whatever the runtime's Unicode version says (Rust's `regex` and
+//! each JavaScript engine ship their own, and a code point assigned in between would get two verdicts), so both
+//! sides take it from the one table. The Rust translation is exact for what it accepts: character classes are
+//! spelled out (`\d` is `[0-9]`, `\w` is `[0-9A-Za-z_]`, `\s` is ECMAScript's white space and line terminators,
+//! `.` excludes the four line terminators), every literal is written as `\x{..}`, groups become non-capturing.
+//! What has no exact counterpart is refused with a reason: lookaround, backreferences, lone surrogates, Unicode
+//! properties other than General_Category values, and anything ECMAScript itself rejects in Unicode mode
+//! (identity escapes of letters, lone braces).
 //!
 //! Matching is a yes/no question here (`is_match`), so the difference between backtracking and automata does
 //! not show: without backreferences and lookaround both recognise the same language.
@@ -112,18 +116,36 @@ const GENERAL_CATEGORIES: &[&str] = &[
     "Private_Use",
 ];
 
-/// Translates an ECMA-262 pattern (Unicode mode) to an equivalent `regex` crate pattern.
+/// An ECMA-262 pattern in the two syntaxes the outputs compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translated {
+    /// For Rust's `regex` crate.
+    pub rust: String,
+    /// For JavaScript's `RegExp` with the `u` flag: the source with its property classes spelled out.
+    pub js: String,
+}
+
+/// Translates an ECMA-262 pattern (Unicode mode) to an equivalent `regex` crate pattern, and to a JavaScript one
+/// whose property classes hold the `regex` crate's code points.
 ///
 /// # Errors
 /// A construct with no exact counterpart, or a pattern ECMAScript rejects in Unicode mode.
-pub fn translate(source: &str) -> Result<String, PatternError> {
+pub fn translate(source: &str) -> Result<Translated, PatternError> {
     let chars: Vec<char> = source.chars().collect();
-    let mut p = Parser { chars: &chars, pos: 0, out: String::new(), names: Vec::new() };
+    let mut p = Parser { chars: &chars, pos: 0, out: String::new(), names: Vec::new(), properties: Vec::new() };
     p.disjunction(0)?;
     if p.pos < chars.len() {
         return Err(p.err(format!("unexpected `{}`", chars[p.pos])));
     }
-    Ok(p.out)
+    let mut js = String::with_capacity(source.len());
+    let mut at = 0;
+    for prop in &p.properties {
+        js.extend(&chars[at..prop.start]);
+        js.push_str(&prop.js().map_err(|message| PatternError { at: prop.start, message })?);
+        at = prop.end;
+    }
+    js.extend(&chars[at..]);
+    Ok(Translated { rust: p.out, js })
 }
 
 struct Parser<'a> {
@@ -132,6 +154,76 @@ struct Parser<'a> {
     out: String,
     /// The group names seen so far: JavaScript refuses a name used twice (Node 20's V8 even in two alternatives).
     names: Vec<String>,
+    /// The `\p{..}`/`\P{..}` escapes, in order.
+    properties: Vec<Property>,
+}
+
+/// A property escape of the source: where it is and what the JavaScript pattern writes instead.
+struct Property {
+    /// Character offsets of the escape (from the backslash to past the `}`).
+    start: usize,
+    end: usize,
+    /// The General_Category value.
+    value: String,
+    /// `\P`.
+    negated: bool,
+    /// Inside a `[..]` class, where the replacement is a class body.
+    in_class: bool,
+}
+
+impl Property {
+    /// The escape as JavaScript writes it with the `regex` crate's code points: `[ranges]` or `[^ranges]` alone, the
+    /// ranges (or their complement, for `\P`) inside a class.
+    fn js(&self) -> Result<String, String> {
+        let parsed = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(&format!(r"\p{{{}}}", self.value))
+            .map_err(|e| format!("Rust's regex crate cannot read `\\p{{{}}}`: {e}", self.value))?;
+        let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) = parsed.kind() else {
+            return Err(format!("`\\p{{{}}}` is not a class of code points in Rust's regex crate", self.value));
+        };
+        let mut ranges: Vec<(u32, u32)> =
+            class.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect();
+        // The surrogates are in `Other` (`Cs`) for JavaScript, which can hold a lone one; a Rust `char` cannot, so
+        // the table leaves them out. They go back in, so a lone surrogate stays what JavaScript says it is.
+        if matches!(self.value.as_str(), "C" | "Other") {
+            ranges.push((0xD800, 0xDFFF));
+            ranges.sort_unstable();
+        }
+        let body = |ranges: &[(u32, u32)]| {
+            let mut out = String::new();
+            for &(lo, hi) in ranges {
+                let _ = write!(out, r"\u{{{lo:X}}}");
+                if hi > lo {
+                    let _ = write!(out, r"-\u{{{hi:X}}}");
+                }
+            }
+            out
+        };
+        Ok(match (self.in_class, self.negated) {
+            (false, false) => format!("[{}]", body(&ranges)),
+            (false, true) => format!("[^{}]", body(&ranges)),
+            (true, false) => body(&ranges),
+            (true, true) => body(&complement(&ranges)),
+        })
+    }
+}
+
+/// The code points of `0..=0x10FFFF` (surrogates included: JavaScript strings can hold them) outside `ranges`
+/// (sorted, not overlapping).
+fn complement(ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut next = 0u32;
+    for &(lo, hi) in ranges {
+        if lo > next {
+            out.push((next, lo - 1));
+        }
+        next = next.max(hi + 1);
+    }
+    if next <= 0x10FFFF {
+        out.push((next, 0x10FFFF));
+    }
+    out
 }
 
 /// What an escape inside or outside a class stands for.
@@ -383,6 +475,7 @@ impl Parser<'_> {
 
     /// An escape after `\` (the backslash not yet consumed).
     fn escape(&mut self, in_class: bool) -> Result<Escaped, PatternError> {
+        let backslash = self.pos;
         self.pos += 1;
         let c = self.peek().ok_or_else(|| self.err("`\\` at the end of the pattern"))?;
         self.pos += 1;
@@ -435,7 +528,13 @@ impl Parser<'_> {
                         "the Unicode property `{name}` is not supported (only General_Category values are)"
                     )));
                 }
-                let _ = value;
+                self.properties.push(Property {
+                    start: backslash,
+                    end: self.pos,
+                    value: value.to_string(),
+                    negated: c == 'P',
+                    in_class,
+                });
                 class(&format!(r"\p{{{value}}}"), c == 'P')
             }
             '^' | '$' | '\\' | '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '/' => {
@@ -512,7 +611,7 @@ mod tests {
     use super::*;
 
     fn ok(src: &str) -> regex::Regex {
-        let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}")).rust;
         regex::Regex::new(&t).unwrap_or_else(|e| panic!("{src} -> {t}: {e}"))
     }
 
@@ -539,6 +638,55 @@ mod tests {
         assert!(ok(r"^\u{1F432}\uD83D\uDC32$").is_match("🐲🐲"));
         assert!(ok(r"^a{2,3}?$").is_match("aaa"));
         assert!(ok(r"^(?<n>x)|(?:y)$").is_match("y"));
+    }
+
+    /// The JavaScript pattern holds the `regex` crate's code points for a property class; everything else is the
+    /// source as written. (The generated packages' tests run these in node: `tests/jsts`.)
+    #[test]
+    fn javascript_spells_property_classes_out_from_the_rust_tables() {
+        let js = |src: &str| translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}")).js;
+        assert_eq!(js(r"^[a-z]+\d$"), r"^[a-z]+\d$");
+        let letters = js(r"\p{L}");
+        assert!(letters.starts_with(r"[\u{41}-\u{5A}\u{61}-\u{7A}\u{AA}\u{B5}"), "{letters}");
+        assert_eq!(js(r"\p{Letter}"), letters);
+        assert_eq!(js(r"\p{gc=L}"), letters);
+        assert_eq!(js(r"^\P{L}$"), format!("^[^{}$", &letters[1..]));
+        // Inside a class, the body; `\P` there is the complement, surrogates included.
+        assert_eq!(js(r"[\p{L}_]"), format!("[{}_]", &letters[1..letters.len() - 1]));
+        let not_letters = js(r"[\P{L}]");
+        assert!(not_letters.starts_with(r"[\u{0}-\u{40}\u{5B}-\u{60}"), "{not_letters}");
+        // Every code point is in exactly one of the two, the surrogates in the complement.
+        let (l, not_l, rust) = (ranges(&letters), ranges(&not_letters), ok(r"^\p{L}$"));
+        for cp in (0..=0x10FFFF).step_by(89).chain(l.iter().flat_map(|&(lo, hi)| [lo, hi, hi + 1])) {
+            assert_ne!(covers(&l, cp), covers(&not_l, cp), "U+{cp:X}");
+            if let Some(c) = char::from_u32(cp) {
+                assert_eq!(covers(&l, cp), rust.is_match(c.encode_utf8(&mut [0; 4])), "U+{cp:X}");
+            }
+        }
+        assert!(covers(&not_l, 0xDABC));
+        // `Other` has the surrogates in JavaScript; the Rust table cannot hold them.
+        assert!(covers(&ranges(&js(r"\p{C}")), 0xDABC));
+        assert!(!covers(&ranges(&js(r"\p{Cc}")), 0xDABC));
+    }
+
+    /// The `\u{X}` and `\u{X}-\u{Y}` ranges of a spelled-out class.
+    fn ranges(js: &str) -> Vec<(u32, u32)> {
+        let hex = |s: &str| u32::from_str_radix(s, 16).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let body = js.trim_start_matches('[').trim_start_matches('^').trim_end_matches(']');
+        let (mut out, mut lo) = (Vec::new(), None);
+        for piece in body.split(r"\u{").skip(1) {
+            if let Some(x) = piece.strip_suffix("}-") {
+                lo = Some(hex(x));
+            } else {
+                let x = hex(piece.strip_suffix('}').unwrap_or_else(|| panic!("{piece}")));
+                out.push((lo.take().unwrap_or(x), x));
+            }
+        }
+        out
+    }
+
+    fn covers(ranges: &[(u32, u32)], cp: u32) -> bool {
+        ranges.iter().any(|&(lo, hi)| lo <= cp && cp <= hi)
     }
 
     #[test]

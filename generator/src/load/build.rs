@@ -804,8 +804,8 @@ impl Cx {
             None => {
                 let r = crate::pattern::translate(source)
                     .map_err(|e| format!("{} (at character {})", e.message, e.at))
-                    .and_then(|rust| match regex::Regex::new(&rust) {
-                        Ok(_) => Ok(rust),
+                    .and_then(|t| match regex::Regex::new(&t.rust) {
+                        Ok(_) => Ok(t),
                         Err(e) => Err(format!("Rust's regex crate cannot compile it: {e}")),
                     });
                 self.patterns.insert(source.to_string(), r.clone());
@@ -813,7 +813,7 @@ impl Cx {
             }
         };
         match translated {
-            Ok(rust) => Some(Pattern { source: source.to_string(), rust }),
+            Ok(t) => Some(Pattern { source: source.to_string(), rust: t.rust, js: t.js }),
             Err(why) => {
                 self.err(at, K::UnsupportedPattern, format!("pattern `{source}` is refused: {why}"));
                 None

@@ -160,10 +160,10 @@ impl<'m> Standalone<'m> {
     }
 
     fn regex(&mut self, p: &Pattern) -> String {
-        let i = match self.regexes.iter().position(|s| s == &p.source) {
+        let i = match self.regexes.iter().position(|s| s == &p.js) {
             Some(i) => i,
             None => {
-                self.regexes.push(p.source.clone());
+                self.regexes.push(p.js.clone());
                 self.regexes.len() - 1
             }
         };

@@ -225,7 +225,7 @@ impl super::evaluation::PlanChecks for ZodPlan<'_, '_> {
     }
 
     fn regex_expr(&mut self, p: &Pattern) -> String {
-        regex_lit(&p.source)
+        regex_lit(&p.js)
     }
 }
 
@@ -415,7 +415,7 @@ impl<'m> ZodEmit<'m> {
                     out.push_str(&format!(".check(maxChars({}))", count(n, k)?));
                 }
                 if let Some(p) = &s.pattern {
-                    out.push_str(&format!(".check(pattern({}))", regex_lit(&p.source)));
+                    out.push_str(&format!(".check(pattern({}, {}))", regex_lit(&p.js), string_lit(&p.source)));
                 }
                 out
             }
@@ -622,7 +622,7 @@ impl<'m> ZodEmit<'m> {
         }
         let mut patterns = Vec::new();
         for (p, pn) in &o.pattern_properties {
-            patterns.push(format!("[{}, {}]", regex_lit(&p.source), self.node(pn, indent + 2)?));
+            patterns.push(format!("[{}, {}]", regex_lit(&p.js), self.node(pn, indent + 2)?));
         }
         let additional = match &o.additional {
             Additional::Closed => string_lit("closed").to_string(),

@@ -223,9 +223,12 @@ export function maxChars(max: number): (ctx: Payload<string>) => void {
   return rule<string>("max-length", `must be at most ${max} character(s) long`, (s) => s.length <= max || chars(s) <= max);
 }
 
-/** `pattern`: the ECMA-262 expression (compiled with the `u` flag), unanchored. */
-export function pattern(re: RegExp): (ctx: Payload<string>) => void {
-  return rule<string>("pattern", `does not match the pattern \`${re.source}\``, (s) => re.test(s));
+/**
+ * `pattern`: the ECMA-262 expression (compiled with the `u` flag; its `\p{..}` classes spelled out as the generator's
+ * Unicode tables have them), unanchored. `source` is the pattern as the schema writes it, for the message.
+ */
+export function pattern(re: RegExp, source: string): (ctx: Payload<string>) => void {
+  return rule<string>("pattern", `does not match the pattern \`${source}\``, (s) => re.test(s));
 }
 
 /**

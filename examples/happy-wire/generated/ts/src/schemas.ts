@@ -360,7 +360,7 @@ export const sessionEnvelopeSchema = z.object(
     /** Turn id established by `turn-start`. */
     turn: z.string($T).optional(),
     /** Subagent id; must be a cuid2 value (2 to 32 lowercase letters and digits, as checked by cuid2's isCuid). */
-    subagent: z.string($T).check(minChars(2)).check(maxChars(32)).check(pattern(new RegExp("^[0-9a-z]+$", "u"))).optional(),
+    subagent: z.string($T).check(minChars(2)).check(maxChars(32)).check(pattern(new RegExp("^[0-9a-z]+$", "u"), "^[0-9a-z]+$")).optional(),
     /** Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate. */
     claudeUuid: z.string($T).min(1, $C).optional(),
     /** Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message. */
