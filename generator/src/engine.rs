@@ -555,7 +555,7 @@ impl Engine {
             return out.push(Issue::new(Rule::MaxItems, ptr.render(), format!("must have at most {m} item(s)")));
         }
         if a.unique {
-            if let Some((i, j)) = first_duplicate(items) {
+            if let Some((i, j)) = json::first_duplicate(items) {
                 return out.push(Issue::new(Rule::UniqueItems, ptr.render(), format!("items {i} and {j} are equal")));
             }
         }
@@ -758,11 +758,13 @@ fn contains_message(c: &Contains, matching: u64) -> Option<String> {
     }
 }
 
-/// `value / m` is an integer (IEEE division, as JavaScript computes it); when that quotient overflows, the exact
-/// remainder `value % m` is 0.
+/// `value / m` is an integer (IEEE division, as JavaScript computes it), unless that quotient says nothing: when
+/// it overflows, or when `m` is an integer and the quotient is 2^53 or more (every double that large is whole, so
+/// `1e20` would be a multiple of `7`), the exact remainder `value % m` is 0. (For a fractional `m` such as `0.1`,
+/// which no double holds exactly, the quotient stays the test: `1e20` is a multiple of `0.1`.)
 pub fn is_multiple(value: f64, m: f64) -> bool {
     let q = value / m;
-    if q.is_finite() {
+    if q.is_finite() && (q.abs() < 9_007_199_254_740_992.0 || m.fract() != 0.0) {
         q.fract() == 0.0
     } else {
         value.is_finite() && value % m == 0.0
@@ -808,18 +810,6 @@ fn equals(c: &Value, v: &Json<'_>) -> bool {
         (Value::String(a), Json::String(b)) => a == b,
         _ => json::equal(&Json::from_value(c), v),
     }
-}
-
-/// The first pair of equal items (by [`json::equal`]), if any.
-fn first_duplicate(items: &[Json<'_>]) -> Option<(usize, usize)> {
-    for j in 1..items.len() {
-        for i in 0..j {
-            if json::equal(&items[i], &items[j]) {
-                return Some((i, j));
-            }
-        }
-    }
-    None
 }
 
 fn same_kind(a: &Value, b: &Json<'_>) -> bool {

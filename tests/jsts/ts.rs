@@ -92,7 +92,8 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
             })
             .collect()
     };
-    // The modules are TypeScript: every one must also type-check under `strict`. Every module carries the runtime's
+    // The modules are TypeScript: every one must also type-check under `strict` and the other checks of
+    // `@tsconfig/strictest` (a module is source in its user's project, compiled with their settings). Every module carries the runtime's
     // types: several hundred of them need more than node's default heap, and a soak's thousands more than any, so
     // the compiler runs once per batch of modules (once for the default count).
     for batch in manifest_files(&dir).chunks(TSC_BATCH) {
@@ -102,6 +103,9 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
             .arg(package.join("node_modules/typescript/bin/tsc"))
             .args(["--noEmit", "--strict", "--target", "ES2022", "--lib", "ES2022", "--module", "NodeNext"])
             .args(["--moduleResolution", "NodeNext", "--skipLibCheck"])
+            .args(["--noUnusedLocals", "--noUnusedParameters", "--noPropertyAccessFromIndexSignature"])
+            .args(["--exactOptionalPropertyTypes", "--noUncheckedIndexedAccess", "--noImplicitReturns"])
+            .args(["--noImplicitOverride", "--noFallthroughCasesInSwitch"])
             .args(batch)
             .output()
             .expect("tsc runs");

@@ -69,7 +69,6 @@
 //! # Features
 //!
 //! `schemars`: `JsonSchema` for every type, the exact schema of the type (the role rules of an envelope as `if`/`then`).
-#![deny(warnings)]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #[rustfmt::skip]

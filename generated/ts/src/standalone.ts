@@ -14,16 +14,8 @@ import type { SessionCuid2, SessionId, SessionUint53, SessionRole, SessionArgs, 
 
 type $Object = Record<string, unknown>;
 
-/** A check function of the standalone validator: errors of `v`, at pointers below `p`, appended to `out`. */
-type $Check = (v: unknown, p: string, out: WireError[]) => void;
-
 function $isObject(v: unknown): v is $Object {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** An own property (a name `Object.prototype` also has reads as absent unless the object has it). */
-function $own(o: $Object, k: string): unknown {
-  return Object.hasOwn(o, k) ? o[k] : undefined;
 }
 
 /** A key as a JSON Pointer token. */
@@ -37,28 +29,6 @@ function $e(out: WireError[], pointer: string, rule: WireError["rule"], message:
 
 function $type(out: WireError[], pointer: string, expected: string, got: unknown): void {
   out.push({ pointer, rule: "type", message: `expected ${expected}, got ${$kind(got)}` });
-}
-
-/** The first pair of equal items (by {@link $jsonEqual}), or `null`. */
-function $dup(a: readonly unknown[]): [number, number] | null {
-  for (let j = 1; j < a.length; j++) {
-    for (let i = 0; i < j; i++) if ($jsonEqual(a[i], a[j])) return [i, j];
-  }
-  return null;
-}
-
-/** Whether `v` passes the check `f` (its errors are not kept). */
-function $ok(f: $Check, v: unknown): boolean {
-  const out: WireError[] = [];
-  f(v, "", out);
-  return out.length === 0;
-}
-
-/** The number of Unicode code points of a string (what the engine counts as characters). */
-function $chars(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
 }
 
 /** The JSON type of a value, for messages. */
@@ -76,60 +46,6 @@ function $kind(v: unknown): string {
       return "an object";
     default:
       return typeof v;
-  }
-}
-
-/** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
-function $jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!$jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !$jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  }
-  return true;
-}
-
-/**
- * Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
- * `unevaluatedItems`), as a plan the generator builds from the model (`ir::Evaluation`): `null` nothing; of an
- * object, names and patterns (every other property with `rest`); of an array, the prefix (every later item with
- * `rest`) and the items `contains` passes; all of several plans, the plan of each schema the value passes, an `if`,
- * a `dependentSchemas` entry.
- */
-type $Evaluation =
-  | null
-  | { readonly names: readonly string[]; readonly patterns: readonly RegExp[]; readonly rest: boolean }
-  | { readonly prefix: number; readonly rest: boolean; readonly contains: ((v: unknown) => boolean) | null }
-  | { readonly all: readonly $Evaluation[] }
-  | { readonly valid: readonly (readonly [(v: unknown) => boolean, $Evaluation])[] }
-  | { readonly cond: (v: unknown) => boolean; readonly then: $Evaluation; readonly otherwise: $Evaluation }
-  | { readonly property: string; readonly then: $Evaluation };
-
-/** Adds to `out` the properties of `v` (the indices of its items, as strings) that `plan` evaluates. */
-function $evaluated(plan: $Evaluation, v: unknown, out: Set<string>): void {
-  if (plan === null) return;
-  if ("names" in plan) {
-    if (!$isObject(v)) return;
-    for (const k in v) if (Object.hasOwn(v, k) && (plan.rest || plan.names.includes(k) || plan.patterns.some((re) => re.test(k)))) out.add(k);
-  } else if ("prefix" in plan) {
-    if (!Array.isArray(v)) return;
-    for (let i = 0; i < v.length; i++) if (plan.rest || i < plan.prefix || (plan.contains !== null && plan.contains(v[i]))) out.add(String(i));
-  } else if ("all" in plan) {
-    for (const p of plan.all) $evaluated(p, v, out);
-  } else if ("valid" in plan) {
-    for (const [ok, p] of plan.valid) if (ok(v)) $evaluated(p, v, out);
-  } else if ("cond" in plan) {
-    $evaluated(plan.cond(v) ? plan.then : plan.otherwise, v, out);
-  } else if ($isObject(v) && Object.hasOwn(v, plan.property)) {
-    $evaluated(plan.then, v, out);
   }
 }
 
@@ -164,7 +80,6 @@ function check$SessionArgs(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o1: $Object = v;
   }
 }
 
@@ -174,17 +89,17 @@ function check$SessionUsage(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o2: $Object = v;
-    const v3 = o2.inputTokens;
+    const v3 = o2["inputTokens"];
     if (v3 === undefined) $e(out, p + "/inputTokens", "required", "missing required property `inputTokens`");
     else {
       check$SessionUint53(v3, p + "/inputTokens", out);
     }
-    const v4 = o2.outputTokens;
+    const v4 = o2["outputTokens"];
     if (v4 === undefined) $e(out, p + "/outputTokens", "required", "missing required property `outputTokens`");
     else {
       check$SessionUint53(v4, p + "/outputTokens", out);
     }
-    const v5 = o2.cost;
+    const v5 = o2["cost"];
     if (v5 === undefined) $e(out, p + "/cost", "required", "missing required property `cost`");
     else {
       if (typeof v5 !== "number" || !Number.isFinite(v5)) $type(out, p + "/cost", "a number", v5);
@@ -205,32 +120,32 @@ function check$SessionMessageUsage(v: unknown, p: string, out: WireError[]): voi
     $type(out, p, "an object", v);
   } else {
     const o8: $Object = v;
-    const v9 = o8.inputTokens;
+    const v9 = o8["inputTokens"];
     if (v9 === undefined) $e(out, p + "/inputTokens", "required", "missing required property `inputTokens`");
     else {
       check$SessionUint53(v9, p + "/inputTokens", out);
     }
-    const v10 = o8.cacheCreationInputTokens;
+    const v10 = o8["cacheCreationInputTokens"];
     if (v10 !== undefined) {
       check$SessionUint53(v10, p + "/cacheCreationInputTokens", out);
     }
-    const v11 = o8.cacheReadInputTokens;
+    const v11 = o8["cacheReadInputTokens"];
     if (v11 !== undefined) {
       check$SessionUint53(v11, p + "/cacheReadInputTokens", out);
     }
-    const v12 = o8.outputTokens;
+    const v12 = o8["outputTokens"];
     if (v12 === undefined) $e(out, p + "/outputTokens", "required", "missing required property `outputTokens`");
     else {
       check$SessionUint53(v12, p + "/outputTokens", out);
     }
-    const v13 = o8.contextWindow;
+    const v13 = o8["contextWindow"];
     if (v13 !== undefined) {
       if (typeof v13 !== "number") $type(out, p + "/contextWindow", "an integer", v13);
       else if (!Number.isInteger(v13)) $type(out, p + "/contextWindow", "an integer", v13);
       else if (v13 <= 0) $e(out, p + "/contextWindow", "exclusive-minimum", "must be greater than 0");
       else if (v13 > 9007199254740991) $e(out, p + "/contextWindow", "maximum", "must be at most 9007199254740991");
     }
-    const v14 = o8.serviceTier;
+    const v14 = o8["serviceTier"];
     if (v14 !== undefined) {
       if (typeof v14 !== "string") $type(out, p + "/serviceTier", "a string", v14);
     }
@@ -249,17 +164,17 @@ function check$SessionImage(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o17: $Object = v;
-    const v18 = o17.width;
+    const v18 = o17["width"];
     if (v18 === undefined) $e(out, p + "/width", "required", "missing required property `width`");
     else {
       check$SessionUint53(v18, p + "/width", out);
     }
-    const v19 = o17.height;
+    const v19 = o17["height"];
     if (v19 === undefined) $e(out, p + "/height", "required", "missing required property `height`");
     else {
       check$SessionUint53(v19, p + "/height", out);
     }
-    const v20 = o17.thumbhash;
+    const v20 = o17["thumbhash"];
     if (v20 === undefined) $e(out, p + "/thumbhash", "required", "missing required property `thumbhash`");
     else {
       if (typeof v20 !== "string") $type(out, p + "/thumbhash", "a string", v20);
@@ -280,44 +195,44 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o23: $Object = v;
-    const v24 = o23.id;
+    const v24 = o23["id"];
     if (v24 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       check$SessionCuid2(v24, p + "/id", out);
     }
-    const v25 = o23.time;
+    const v25 = o23["time"];
     if (v25 === undefined) $e(out, p + "/time", "required", "missing required property `time`");
     else {
       check$SessionUint53(v25, p + "/time", out);
     }
-    const v26 = o23.role;
+    const v26 = o23["role"];
     if (v26 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else {
       check$SessionRole(v26, p + "/role", out);
     }
-    const v27 = o23.turn;
+    const v27 = o23["turn"];
     if (v27 !== undefined) {
       check$SessionCuid2(v27, p + "/turn", out);
     }
-    const v28 = o23.subagent;
+    const v28 = o23["subagent"];
     if (v28 !== undefined) {
       check$SessionCuid2(v28, p + "/subagent", out);
     }
-    const v29 = o23.claudeUuid;
+    const v29 = o23["claudeUuid"];
     if (v29 !== undefined) {
       if (typeof v29 !== "string") $type(out, p + "/claudeUuid", "a string", v29);
       else if (v29.length === 0) $e(out, p + "/claudeUuid", "min-length", "must be at least 1 character(s) long");
     }
-    const v30 = o23.codexItemId;
+    const v30 = o23["codexItemId"];
     if (v30 !== undefined) {
       if (typeof v30 !== "string") $type(out, p + "/codexItemId", "a string", v30);
       else if (v30.length === 0) $e(out, p + "/codexItemId", "min-length", "must be at least 1 character(s) long");
     }
-    const v31 = o23.usage;
+    const v31 = o23["usage"];
     if (v31 !== undefined) {
       check$SessionMessageUsage(v31, p + "/usage", out);
     }
-    const v32 = o23.ev;
+    const v32 = o23["ev"];
     if (v32 === undefined) $e(out, p + "/ev", "required", "missing required property `ev`");
     else {
       check$SessionEvent(v32, p + "/ev", out);
@@ -331,62 +246,62 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
   }
   if (out.length === before) {
     const o = v as $Object;
-    const role = o.role as string;
-    const ev = o.ev as $Object;
-    switch (ev.t) {
+    const role = o["role"] as string;
+    const ev = o["ev"] as $Object;
+    switch (ev["t"]) {
       case "text":
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
-        if (role !== "agent" && ev.thinking !== undefined) $e(out, p + "/ev/thinking", "role-field", "`thinking` may be sent only by agent, not by " + role);
-        if (role !== "user" && ev.steer !== undefined) $e(out, p + "/ev/steer", "role-field", "`steer` may be sent only by user, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && ev["thinking"] !== undefined) $e(out, p + "/ev/thinking", "role-field", "`thinking` may be sent only by agent, not by " + role);
+        if (role !== "user" && ev["steer"] !== undefined) $e(out, p + "/ev/steer", "role-field", "`steer` may be sent only by user, not by " + role);
         break;
       case "file":
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "turn-start":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`turn-start` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "turn-end":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`turn-end` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "tool-call-start":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`tool-call-start` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "tool-call-end":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`tool-call-end` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "service":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`service` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "subagent-start":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`subagent-start` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "subagent-stop":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`subagent-stop` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "session-control-changed":
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "permission-request":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`permission-request` may be sent only by agent, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "permission-response":
         if (role !== "user") $e(out, p + "/role", "role-event", "`permission-response` may be sent only by user, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "abort":
         if (role !== "user") $e(out, p + "/role", "role-event", "`abort` may be sent only by user, not by " + role);
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
       case "agent-configuration-changed":
-        if (role !== "agent" && o.subagent !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
+        if (role !== "agent" && o["subagent"] !== undefined) $e(out, p + "/subagent", "role-field", "`subagent` may be sent only by agent, not by " + role);
         break;
     }
   }
@@ -398,7 +313,7 @@ function check$SessionAbortEvent(v: unknown, p: string, out: WireError[]): void 
     $type(out, p, "an object", v);
   } else {
     const o35: $Object = v;
-    const v36 = o35.t;
+    const v36 = o35["t"];
     if (v36 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v36 !== "abort") $e(out, p + "/t", "const", "must be `\"abort\"`");
@@ -418,24 +333,24 @@ function check$SessionAgentConfigurationChangedEvent(v: unknown, p: string, out:
     $type(out, p, "an object", v);
   } else {
     const o39: $Object = v;
-    const v40 = o39.t;
+    const v40 = o39["t"];
     if (v40 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v40 !== "agent-configuration-changed") $e(out, p + "/t", "const", "must be `\"agent-configuration-changed\"`");
     }
-    const v41 = o39.permissionMode;
+    const v41 = o39["permissionMode"];
     if (v41 !== undefined) {
       check$SessionPermissionMode(v41, p + "/permissionMode", out);
     }
-    const v42 = o39.model;
+    const v42 = o39["model"];
     if (v42 !== undefined) {
       if (typeof v42 !== "string") $type(out, p + "/model", "a string", v42);
     }
-    const v43 = o39.thinkingLevel;
+    const v43 = o39["thinkingLevel"];
     if (v43 !== undefined) {
       if (typeof v43 !== "string") $type(out, p + "/thinkingLevel", "a string", v43);
     }
-    const v44 = o39.sandbox;
+    const v44 = o39["sandbox"];
     if (v44 !== undefined) {
       if (typeof v44 !== "boolean") $type(out, p + "/sandbox", "a boolean", v44);
     }
@@ -454,31 +369,31 @@ function check$SessionFileEvent(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o47: $Object = v;
-    const v48 = o47.t;
+    const v48 = o47["t"];
     if (v48 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v48 !== "file") $e(out, p + "/t", "const", "must be `\"file\"`");
     }
-    const v49 = o47.ref;
+    const v49 = o47["ref"];
     if (v49 === undefined) $e(out, p + "/ref", "required", "missing required property `ref`");
     else {
       check$SessionId(v49, p + "/ref", out);
     }
-    const v50 = o47.name;
+    const v50 = o47["name"];
     if (v50 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v50 !== "string") $type(out, p + "/name", "a string", v50);
     }
-    const v51 = o47.size;
+    const v51 = o47["size"];
     if (v51 === undefined) $e(out, p + "/size", "required", "missing required property `size`");
     else {
       check$SessionUint53(v51, p + "/size", out);
     }
-    const v52 = o47.mimeType;
+    const v52 = o47["mimeType"];
     if (v52 !== undefined) {
       if (typeof v52 !== "string") $type(out, p + "/mimeType", "a string", v52);
     }
-    const v53 = o47.image;
+    const v53 = o47["image"];
     if (v53 !== undefined) {
       check$SessionImage(v53, p + "/image", out);
     }
@@ -497,32 +412,32 @@ function check$SessionPermissionRequestEvent(v: unknown, p: string, out: WireErr
     $type(out, p, "an object", v);
   } else {
     const o56: $Object = v;
-    const v57 = o56.t;
+    const v57 = o56["t"];
     if (v57 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v57 !== "permission-request") $e(out, p + "/t", "const", "must be `\"permission-request\"`");
     }
-    const v58 = o56.call;
+    const v58 = o56["call"];
     if (v58 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
       check$SessionId(v58, p + "/call", out);
     }
-    const v59 = o56.toolName;
+    const v59 = o56["toolName"];
     if (v59 === undefined) $e(out, p + "/toolName", "required", "missing required property `toolName`");
     else {
       if (typeof v59 !== "string") $type(out, p + "/toolName", "a string", v59);
     }
-    const v60 = o56.title;
+    const v60 = o56["title"];
     if (v60 === undefined) $e(out, p + "/title", "required", "missing required property `title`");
     else {
       if (typeof v60 !== "string") $type(out, p + "/title", "a string", v60);
     }
-    const v61 = o56.description;
+    const v61 = o56["description"];
     if (v61 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
     else {
       if (typeof v61 !== "string") $type(out, p + "/description", "a string", v61);
     }
-    const v62 = o56.args;
+    const v62 = o56["args"];
     if (v62 === undefined) $e(out, p + "/args", "required", "missing required property `args`");
     else {
       check$SessionArgs(v62, p + "/args", out);
@@ -542,17 +457,17 @@ function check$SessionPermissionResponseEvent(v: unknown, p: string, out: WireEr
     $type(out, p, "an object", v);
   } else {
     const o65: $Object = v;
-    const v66 = o65.t;
+    const v66 = o65["t"];
     if (v66 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v66 !== "permission-response") $e(out, p + "/t", "const", "must be `\"permission-response\"`");
     }
-    const v67 = o65.call;
+    const v67 = o65["call"];
     if (v67 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
       check$SessionId(v67, p + "/call", out);
     }
-    const v68 = o65.decision;
+    const v68 = o65["decision"];
     if (v68 === undefined) $e(out, p + "/decision", "required", "missing required property `decision`");
     else {
       check$SessionDecision(v68, p + "/decision", out);
@@ -572,12 +487,12 @@ function check$SessionServiceEvent(v: unknown, p: string, out: WireError[]): voi
     $type(out, p, "an object", v);
   } else {
     const o71: $Object = v;
-    const v72 = o71.t;
+    const v72 = o71["t"];
     if (v72 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v72 !== "service") $e(out, p + "/t", "const", "must be `\"service\"`");
     }
-    const v73 = o71.text;
+    const v73 = o71["text"];
     if (v73 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
     else {
       if (typeof v73 !== "string") $type(out, p + "/text", "a string", v73);
@@ -597,17 +512,17 @@ function check$SessionSessionControlChangedEvent(v: unknown, p: string, out: Wir
     $type(out, p, "an object", v);
   } else {
     const o76: $Object = v;
-    const v77 = o76.t;
+    const v77 = o76["t"];
     if (v77 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v77 !== "session-control-changed") $e(out, p + "/t", "const", "must be `\"session-control-changed\"`");
     }
-    const v78 = o76.clientType;
+    const v78 = o76["clientType"];
     if (v78 === undefined) $e(out, p + "/clientType", "required", "missing required property `clientType`");
     else {
       check$SessionClientType(v78, p + "/clientType", out);
     }
-    const v79 = o76.tokenId;
+    const v79 = o76["tokenId"];
     if (v79 !== undefined) {
       check$SessionId(v79, p + "/tokenId", out);
     }
@@ -631,17 +546,17 @@ function check$SessionSubagentStartEvent(v: unknown, p: string, out: WireError[]
     $type(out, p, "an object", v);
   } else {
     const o82: $Object = v;
-    const v83 = o82.t;
+    const v83 = o82["t"];
     if (v83 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v83 !== "subagent-start") $e(out, p + "/t", "const", "must be `\"subagent-start\"`");
     }
-    const v84 = o82.agentId;
+    const v84 = o82["agentId"];
     if (v84 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
     else {
       check$SessionCuid2(v84, p + "/agentId", out);
     }
-    const v85 = o82.title;
+    const v85 = o82["title"];
     if (v85 !== undefined) {
       if (typeof v85 !== "string") $type(out, p + "/title", "a string", v85);
     }
@@ -660,12 +575,12 @@ function check$SessionSubagentStopEvent(v: unknown, p: string, out: WireError[])
     $type(out, p, "an object", v);
   } else {
     const o88: $Object = v;
-    const v89 = o88.t;
+    const v89 = o88["t"];
     if (v89 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v89 !== "subagent-stop") $e(out, p + "/t", "const", "must be `\"subagent-stop\"`");
     }
-    const v90 = o88.agentId;
+    const v90 = o88["agentId"];
     if (v90 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
     else {
       check$SessionCuid2(v90, p + "/agentId", out);
@@ -685,21 +600,21 @@ function check$SessionTextEvent(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o93: $Object = v;
-    const v94 = o93.t;
+    const v94 = o93["t"];
     if (v94 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v94 !== "text") $e(out, p + "/t", "const", "must be `\"text\"`");
     }
-    const v95 = o93.text;
+    const v95 = o93["text"];
     if (v95 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
     else {
       if (typeof v95 !== "string") $type(out, p + "/text", "a string", v95);
     }
-    const v96 = o93.thinking;
+    const v96 = o93["thinking"];
     if (v96 !== undefined) {
       if (typeof v96 !== "boolean") $type(out, p + "/thinking", "a boolean", v96);
     }
-    const v97 = o93.steer;
+    const v97 = o93["steer"];
     if (v97 !== undefined) {
       if (typeof v97 !== "boolean") $type(out, p + "/steer", "a boolean", v97);
     }
@@ -718,12 +633,12 @@ function check$SessionToolCallEndEvent(v: unknown, p: string, out: WireError[]):
     $type(out, p, "an object", v);
   } else {
     const o100: $Object = v;
-    const v101 = o100.t;
+    const v101 = o100["t"];
     if (v101 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v101 !== "tool-call-end") $e(out, p + "/t", "const", "must be `\"tool-call-end\"`");
     }
-    const v102 = o100.call;
+    const v102 = o100["call"];
     if (v102 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
       check$SessionId(v102, p + "/call", out);
@@ -743,32 +658,32 @@ function check$SessionToolCallStartEvent(v: unknown, p: string, out: WireError[]
     $type(out, p, "an object", v);
   } else {
     const o105: $Object = v;
-    const v106 = o105.t;
+    const v106 = o105["t"];
     if (v106 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v106 !== "tool-call-start") $e(out, p + "/t", "const", "must be `\"tool-call-start\"`");
     }
-    const v107 = o105.call;
+    const v107 = o105["call"];
     if (v107 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
       check$SessionId(v107, p + "/call", out);
     }
-    const v108 = o105.name;
+    const v108 = o105["name"];
     if (v108 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v108 !== "string") $type(out, p + "/name", "a string", v108);
     }
-    const v109 = o105.title;
+    const v109 = o105["title"];
     if (v109 === undefined) $e(out, p + "/title", "required", "missing required property `title`");
     else {
       if (typeof v109 !== "string") $type(out, p + "/title", "a string", v109);
     }
-    const v110 = o105.description;
+    const v110 = o105["description"];
     if (v110 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
     else {
       if (typeof v110 !== "string") $type(out, p + "/description", "a string", v110);
     }
-    const v111 = o105.args;
+    const v111 = o105["args"];
     if (v111 === undefined) $e(out, p + "/args", "required", "missing required property `args`");
     else {
       check$SessionArgs(v111, p + "/args", out);
@@ -788,17 +703,17 @@ function check$SessionTurnEndEvent(v: unknown, p: string, out: WireError[]): voi
     $type(out, p, "an object", v);
   } else {
     const o114: $Object = v;
-    const v115 = o114.t;
+    const v115 = o114["t"];
     if (v115 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v115 !== "turn-end") $e(out, p + "/t", "const", "must be `\"turn-end\"`");
     }
-    const v116 = o114.status;
+    const v116 = o114["status"];
     if (v116 === undefined) $e(out, p + "/status", "required", "missing required property `status`");
     else {
       check$SessionTurnStatus(v116, p + "/status", out);
     }
-    const v117 = o114.usage;
+    const v117 = o114["usage"];
     if (v117 !== undefined) {
       check$SessionUsage(v117, p + "/usage", out);
     }
@@ -817,7 +732,7 @@ function check$SessionTurnStartEvent(v: unknown, p: string, out: WireError[]): v
     $type(out, p, "an object", v);
   } else {
     const o120: $Object = v;
-    const v121 = o120.t;
+    const v121 = o120["t"];
     if (v121 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v121 !== "turn-start") $e(out, p + "/t", "const", "must be `\"turn-start\"`");
@@ -836,7 +751,7 @@ function check$SessionEvent(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const t124 = v.t;
+    const t124 = v["t"];
     if (t124 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else if (t124 === "text") check$SessionTextEvent(v, p, out);
     else if (t124 === "file") check$SessionFileEvent(v, p, out);

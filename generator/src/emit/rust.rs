@@ -90,7 +90,6 @@ pub(crate) fn emit_model(m: &Model, emit: &EmitOptions) -> Result<Vec<OutFile>, 
     let lib = render(
         quote! {
             #docs
-            #![deny(warnings)]
             #![deny(missing_docs)]
             #![forbid(unsafe_code)]
             #items

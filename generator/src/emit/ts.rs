@@ -137,14 +137,16 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
     let mut sa = standalone::Standalone::new(m);
     let sa_body = sa.body()?;
     let type_names: Vec<String> = m.types.iter().map(|t| t.names.ts.clone()).collect();
+    let support = standalone_support(&env)?;
     let standalone = env.get_template("standalone.ts")?.render(minijinja::context! {
         header => header.clone(),
         protocol => m.protocol.is_some(),
         type_names => Value::from(Code::from_pieces(type_names.join(", "))),
-        support => Value::from(standalone_support(&env)?),
+        support => Value::from(support.clone()),
         body => Value::from(sa_body),
         types => standalone_types(m)?,
     })?;
+    let standalone = only_used_support(&standalone, support.as_str());
     let mut files = package::files(m, opts, &Code::from_pieces(format!("// {}", opts.generated_by())))?;
     files.extend([
         OutFile::new("src/runtime.ts", runtime),
@@ -358,12 +360,67 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
         map.insert("aliases".into(), Value::from(aliases?));
         types_view[i] = Value::from(map);
     }
-    Ok(env.get_template("standalone-module.ts")?.render(minijinja::context! {
+    let support = standalone_support(&env)?;
+    let module = env.get_template("standalone-module.ts")?.render(minijinja::context! {
         header => header("wiregen types --lang ts-standalone"),
-        support => Value::from(standalone_support(&env)?),
+        support => Value::from(support.clone()),
         body => Value::from(body),
         types => types_view,
-    })?)
+    })?;
+    Ok(only_used_support(&module, support.as_str()))
+}
+
+/// `module` with its copy of the standalone runtime (`support`) cut to the declarations it uses: each top-level
+/// declaration of the runtime (with the doc comment above it) stays when the rest of the module or a declaration
+/// that stays names it. A module that holds the validators of a schema without patterns or `unevaluated*` keeps no
+/// helper it never calls, which TypeScript's `noUnusedLocals` would refuse.
+fn only_used_support(module: &str, support: &str) -> String {
+    let rest = without_comments_and_strings(&module.replacen(support, "", 1));
+    // (name, text) per declaration, in order; a comment at the margin belongs to the declaration below it.
+    let mut decls: Vec<(String, String)> = Vec::new();
+    let mut comment = String::new();
+    let mut in_comment = false;
+    for line in support.lines() {
+        let starts_comment = line.starts_with("/**") || line.starts_with("//");
+        if in_comment || starts_comment {
+            in_comment =
+                if starts_comment { line.starts_with("/**") && !line.contains("*/") } else { !line.contains("*/") };
+            comment.push_str(line);
+            comment.push('\n');
+            continue;
+        }
+        let name = ["function ", "type ", "const ", "let ", "interface "]
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+            .and_then(|r| r.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$')).next())
+            .filter(|n| !n.is_empty());
+        match (name, decls.last_mut()) {
+            (Some(name), _) => decls.push((name.to_string(), std::mem::take(&mut comment))),
+            (None, None) => {
+                comment.push_str(line);
+                comment.push('\n');
+                continue;
+            }
+            (None, Some(_)) => {}
+        }
+        if let Some((_, text)) = decls.last_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    let code: Vec<String> = decls.iter().map(|(_, t)| without_comments_and_strings(t)).collect();
+    let mut keep: Vec<bool> = decls.iter().map(|(n, _)| uses(&rest, n)).collect();
+    loop {
+        let before = keep.clone();
+        for (i, (name, _)) in decls.iter().enumerate() {
+            keep[i] = keep[i] || (0..decls.len()).any(|j| j != i && before[j] && uses(&code[j], name));
+        }
+        if keep == before {
+            break;
+        }
+    }
+    let kept: Vec<&str> = decls.iter().zip(&keep).filter(|(_, k)| **k).map(|((_, t), _)| t.trim_end()).collect();
+    module.replacen(support, &kept.join("\n\n"), 1)
 }
 
 /// The Zod runtime (`zod-support.ts`), with the rule catalogue.

@@ -237,6 +237,54 @@ pub fn equal(a: &Json<'_>, b: &Json<'_>) -> bool {
     }
 }
 
+/// The first pair `(i, j)` of equal items ([`equal`]): the least `j`, then the least `i`, which is what comparing
+/// every pair in order finds, but in time linear in the items' size. Items are grouped by a hash that [`equal`]
+/// items share ([`hash_into`]), keyed per call so a hostile message cannot make them all collide, and compared only
+/// within their group.
+pub fn first_duplicate(items: &[Json<'_>]) -> Option<(usize, usize)> {
+    use std::hash::BuildHasher;
+    let keys = std::collections::hash_map::RandomState::new();
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let mut h = keys.build_hasher();
+        hash_into(item, &keys, &mut h);
+        let group = seen.entry(std::hash::Hasher::finish(&h)).or_default();
+        if let Some(&i) = group.iter().find(|&&i| equal(&items[i], item)) {
+            return Some((i, j));
+        }
+        group.push(j);
+    }
+    None
+}
+
+/// Feeds `v` to `h` so that [`equal`] values hash the same: a number by its double (`-0` as `0`), an object's
+/// members summed in any order (each hashed on its own with `keys`).
+fn hash_into(v: &Json<'_>, keys: &impl std::hash::BuildHasher, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    match v {
+        Json::Null => h.write_u8(0),
+        Json::Bool(b) => (1u8, *b).hash(h),
+        Json::Number(n) => (2u8, n.as_f64().map(|f| if f == 0.0 { 0 } else { f.to_bits() })).hash(h),
+        Json::String(s) => (3u8, s.as_ref()).hash(h),
+        Json::Array(items) => {
+            (4u8, items.len()).hash(h);
+            for item in items {
+                hash_into(item, keys, h);
+            }
+        }
+        Json::Object(o) => {
+            let mut sum = 0u64;
+            for (k, x) in o.iter() {
+                let mut m = keys.build_hasher();
+                k.hash(&mut m);
+                hash_into(x, keys, &mut m);
+                sum = sum.wrapping_add(std::hash::Hasher::finish(&m));
+            }
+            (5u8, o.len(), sum).hash(h);
+        }
+    }
+}
+
 impl Serialize for Json<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -435,6 +483,37 @@ mod tests {
         assert!(matches!(k0, Cow::Borrowed(_)) && matches!(v0, Json::String(Cow::Borrowed("text"))));
         let (k1, v1) = (&o.members[1].key, &o.members[1].value);
         assert!(matches!(k1, Cow::Owned(_)) && matches!(v1, Json::String(Cow::Owned(_))));
+    }
+
+    #[test]
+    fn the_first_duplicate_is_the_pairwise_ones() {
+        let items = |t: &'static str| match Json::parse(t).unwrap() {
+            Json::Array(a) => a,
+            _ => unreachable!(),
+        };
+        let pairwise =
+            |a: &[Json<'_>]| (1..a.len()).find_map(|j| (0..j).find(|&i| equal(&a[i], &a[j])).map(|i| (i, j)));
+        for t in [
+            "[]",
+            "[1]",
+            "[1, 2, 3]",
+            "[1, 2, 1.0]",
+            "[0, -0]",
+            "[-0.0, 0]",
+            r#"[{"a":1,"b":[2]}, 3, {"b":[2.0],"a":1}]"#,
+            r#"[{"a":1}, {"a":1,"b":1}, {"b":1,"a":1.0}]"#,
+            r#"["a", "b", "c", "b", "a"]"#,
+            r#"[[1,2], [2,1], [1,2.0]]"#,
+            "[null, false, 0, \"\", [], {}, null]",
+            r#"[{"a":{"b":{"c":[1,{"d":2}]}}}, {"a":{"b":{"c":[1,{"d":2.0}]}}}]"#,
+        ] {
+            let a = items(t);
+            assert_eq!(first_duplicate(&a), pairwise(&a), "{t}");
+        }
+        // 200,000 distinct items and a repeat of one of them (the pairwise loop took ~70 s on as many integers).
+        let many = format!("[{},17.0]", (0..200_000).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+        let Json::Array(a) = Json::parse(&many).unwrap() else { unreachable!() };
+        assert_eq!(first_duplicate(&a), Some((17, 200_000)));
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub(crate) fn resolve(base: &str, reference: &str) -> Option<String> {
         return Some(with_fragment(base, frag));
     }
     let (rpath, frag) = split_fragment(reference);
+    if rpath.is_empty() {
+        // The empty reference is the base document itself (RFC 3986, 5.2.2), as `#` is.
+        return Some(with_fragment(base, frag));
+    }
     let sch = scheme(base)?;
     let rest = &base[sch.len() + 1..];
     let (authority, path) = match rest.strip_prefix("//") {
@@ -152,6 +156,8 @@ mod tests {
         assert_eq!(resolve(b, "urn:x:y#/a").as_deref(), Some("urn:x:y#/a"));
         assert_eq!(resolve("urn:uuid:1", "#/$defs/a").as_deref(), Some("urn:uuid:1#/$defs/a"));
         assert_eq!(resolve("urn:uuid:1", "other.json"), None);
+        assert_eq!(resolve(b, "").as_deref(), Some(b));
+        assert_eq!(resolve("urn:uuid:1", "").as_deref(), Some("urn:uuid:1"));
         assert_eq!(resolve("wiregen:///events/a.json", "../b.json").as_deref(), Some("wiregen:///b.json"));
         assert_eq!(
             resolve("file:///folder/file.json", "#/$defs/foo").as_deref(),

@@ -25,14 +25,6 @@ function $type(out: WireError[], pointer: string, expected: string, got: unknown
   out.push({ pointer, rule: "type", message: `expected ${expected}, got ${$kind(got)}` });
 }
 
-/** The first pair of equal items (by {@link $jsonEqual}), or `null`. */
-function $dup(a: readonly unknown[]): [number, number] | null {
-  for (let j = 1; j < a.length; j++) {
-    for (let i = 0; i < j; i++) if ($jsonEqual(a[i], a[j])) return [i, j];
-  }
-  return null;
-}
-
 /** Whether `v` passes the check `f` (its errors are not kept). */
 function $ok(f: $Check, v: unknown): boolean {
   const out: WireError[] = [];

@@ -110,6 +110,13 @@ fn example_declares_the_generated_crates_dependencies_and_features() {
             assert!(declared.contains(&name), "generated code needs `{name}`; add it to the example's [{table}]");
         }
     }
+    // The README's build.rs section shows the same lines, as the generated Cargo.toml writes them.
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let at = readme.find("# What the generated code uses").expect("the README's build.rs toml block");
+    let block = &readme[at..at + readme[at..].find("```").unwrap()];
+    for line in generated.lines().skip_while(|l| *l != "[dependencies]").filter(|l| !l.trim().is_empty()) {
+        assert!(block.lines().any(|b| b == line), "the README's build.rs toml block lacks `{line}`");
+    }
 }
 
 #[test]

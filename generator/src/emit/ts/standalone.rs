@@ -28,7 +28,8 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$e",
     "$type",
     "$jsonEqual",
-    "$dup",
+    "$firstDuplicate",
+    "$canonical",
     "$ok",
     "$Check",
     "$Evaluation",
@@ -179,7 +180,7 @@ impl<'m> Standalone<'m> {
         w.open(format!("function {name}(v: unknown, p: string, out: WireError[]): void {{"));
         self.node(&mut w, n, "v", &Ptr { var: "p".into(), suffix: String::new() })?;
         w.close("}");
-        self.helpers[idx] = w.out;
+        self.helpers[idx] = without_unused_locals(&w.out);
         Ok(name)
     }
 
@@ -200,7 +201,7 @@ impl<'m> Standalone<'m> {
             w.close("}");
         }
         w.close("}");
-        Ok(w.out)
+        Ok(without_unused_locals(&w.out))
     }
 
     /// Everything generated: regex constants, helpers, type functions.
@@ -302,12 +303,16 @@ impl<'m> Standalone<'m> {
                 }
                 if let Some(mo) = s.multiple_of {
                     let m = msg(&format!("must be a multiple of {}", num_text(mo)));
-                    // The engine's test: an integer quotient, or (when the quotient overflows) no remainder.
-                    let mo = lit(mo)?;
-                    w.line(format!(
-                        "else if (!(Number.isFinite({v} / {mo}) ? Number.isInteger({v} / {mo}) : {v} % {mo} === 0)) {}",
-                        push(&pe, Rule::MultipleOf, &m)
-                    ));
+                    // The engine's test (`engine::is_multiple`): an integer quotient, or no remainder where the
+                    // quotient says nothing (it overflows; for an integer `m`, it is 2^53 or more).
+                    let test = if mo.fract() == 0.0 {
+                        let mo = lit(mo)?;
+                        format!("Math.abs({v} / {mo}) < 2 ** 53 ? Number.isInteger({v} / {mo}) : {v} % {mo} === 0")
+                    } else {
+                        let mo = lit(mo)?;
+                        format!("Number.isFinite({v} / {mo}) ? Number.isInteger({v} / {mo}) : {v} % {mo} === 0")
+                    };
+                    w.line(format!("else if (!({test})) {}", push(&pe, Rule::MultipleOf, &m)));
                 }
             }
             Shape::Const(c) => {
@@ -489,7 +494,7 @@ impl<'m> Standalone<'m> {
         let mut opened = 0;
         if a.unique {
             let d = self.fresh("d");
-            w.line(format!("const {d} = $dup({v});"));
+            w.line(format!("const {d} = $firstDuplicate({v});"));
             let m = format!("\"items \" + {d}[0] + \" and \" + {d}[1] + \" are equal\"");
             if a.contains.is_some() {
                 w.open(format!("if ({d} !== null) {{"));
@@ -784,14 +789,65 @@ impl<'m> Standalone<'m> {
 
 /// Reads property `name` of the object in `obj`: `o.name`, `o["a-b"]`, or an own-property read for a name
 /// `Object.prototype` has.
+/// One generated function without the locals nothing reads (`const v6: unknown = o1[k4];` under a schema that
+/// checks nothing; each such declaration reads or computes a value and has no other effect) and with `_` before a
+/// parameter its body never reads, so a module passes TypeScript's `noUnusedLocals` and `noUnusedParameters`.
+fn without_unused_locals(function: &str) -> String {
+    let local = |line: &str| -> Option<String> {
+        let rest = line.trim_start().strip_prefix("const ").or_else(|| line.trim_start().strip_prefix("let "))?;
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$').collect();
+        // Only the generator's own fresh names (`v6`, `p7`, `count3`): a letter, then digits at the end.
+        let fresh = name.starts_with(|c: char| c.is_ascii_lowercase()) && name.ends_with(|c: char| c.is_ascii_digit());
+        (fresh && line.ends_with(';')).then_some(name)
+    };
+    let mut lines: Vec<&str> = function.lines().collect();
+    loop {
+        let code = super::without_comments_and_strings(&lines.join("\n"));
+        let before = lines.len();
+        lines.retain(|l| local(l).is_none_or(|name| occurrences(&code, &name) > 1));
+        if lines.len() == before {
+            break;
+        }
+    }
+    let mut out = String::with_capacity(function.len());
+    let header = lines.iter().position(|l| l.starts_with("function ")).unwrap_or(0);
+    let body = super::without_comments_and_strings(&lines[header + 1..].join("\n"));
+    for (i, line) in lines.iter().enumerate() {
+        if i == header {
+            let mut h = line.to_string();
+            for param in ["v", "p", "out"] {
+                if !super::uses(&body, param) {
+                    h = h.replacen(&format!("({param}: "), &format!("(_{param}: "), 1);
+                    h = h.replacen(&format!(" {param}: "), &format!(" _{param}: "), 1);
+                }
+            }
+            out.push_str(&h);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// How often `code` names the identifier `name` (whole words, not `.name` members).
+fn occurrences(code: &str, name: &str) -> usize {
+    let part = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    code.match_indices(name)
+        .filter(|(i, _)| {
+            let before = code[..*i].chars().next_back();
+            !before.is_some_and(|c| part(c) || c == '.') && !code[i + name.len()..].chars().next().is_some_and(part)
+        })
+        .count()
+}
+
 fn read(obj: &str, name: &str) -> String {
     if INHERITED.contains(&name) {
         return format!("$own({obj}, {})", string_lit(name));
     }
-    match ident(name) {
-        Ok(id) => format!("{obj}.{id}"),
-        Err(_) => format!("{obj}[{}]", string_lit(name)),
-    }
+    // Bracketed even for an identifier: `$Object` is an index signature, and TypeScript's
+    // `noPropertyAccessFromIndexSignature` refuses `o.name` on one (a minifier writes it back as `o.name`).
+    format!("{obj}[{}]", string_lit(name))
 }
 
 /// The condition "`v` is not the JSON value `c`".

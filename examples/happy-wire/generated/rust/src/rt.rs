@@ -669,7 +669,7 @@ fn num(f: f64) -> String {
 }
 
 /// A number: its type (an integer is a number whose fractional part is zero), then minimum, exclusive minimum,
-/// maximum, exclusive maximum and multiple (`value / m` is a finite integer).
+/// maximum, exclusive maximum and multiple (`value / m` is an integer, see the engine's `is_multiple`).
 pub(crate) fn number(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<f64, Error> {
     let expected = if rule.integer { "an integer" } else { "a number" };
     let Some(n) = v.as_f64() else { return Err(type_error(at, expected, v)) };
@@ -689,9 +689,11 @@ pub(crate) fn number(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<f64, Error> {
         return Err(Error::new(Rule::ExclusiveMaximum, at.render(), format!("must be less than {}", num(m))));
     }
     if let Some(m) = rule.multiple_of {
-        // An integer quotient, or (when the quotient overflows) no remainder: the engine's test.
+        // An integer quotient, or no remainder where the quotient says nothing (it overflows, or is 2^53 or more
+        // for an integer `m`): the engine's test.
         let q = n / m;
-        if !(if q.is_finite() { q.fract() == 0.0 } else { n.is_finite() && n % m == 0.0 }) {
+        let quotient_decides = q.is_finite() && (q.abs() < 9_007_199_254_740_992.0 || m.fract() != 0.0);
+        if !(if quotient_decides { q.fract() == 0.0 } else { n.is_finite() && n % m == 0.0 }) {
             return Err(Error::new(Rule::MultipleOf, at.render(), format!("must be a multiple of {}", num(m))));
         }
     }
@@ -758,10 +760,63 @@ pub(crate) fn equal(a: &Json, b: &Json) -> bool {
             _ => false,
         },
         (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal(p, q)),
+        (Json::Object(x), Json::Object(y)) if x.len() > 16 && x.len() == y.len() => {
+            // A lookup is a scan of the members: index the other object's once, so two large objects compare in
+            // linear time.
+            let index: std::collections::HashMap<&str, &Json> = y.iter().collect();
+            x.iter().all(|(k, v)| index.get(k).is_some_and(|w| equal(v, w)))
+        }
         (Json::Object(x), Json::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
         }
         _ => a == b,
+    }
+}
+
+/// The first pair `(i, j)` of equal items ([`equal`]): the least `j`, then the least `i`, as comparing every pair
+/// in order finds, in linear time: items are grouped by a hash [`equal`] items share (keyed per call, so a
+/// hostile message cannot make them collide) and compared within their group.
+fn first_duplicate(items: &[Json]) -> Option<(usize, usize)> {
+    use std::hash::BuildHasher;
+    let keys = std::collections::hash_map::RandomState::new();
+    let mut seen: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let mut h = keys.build_hasher();
+        hash_into(item, &keys, &mut h);
+        let group = seen.entry(std::hash::Hasher::finish(&h)).or_default();
+        if let Some(&i) = group.iter().find(|&&i| equal(&items[i], item)) {
+            return Some((i, j));
+        }
+        group.push(j);
+    }
+    None
+}
+
+/// Feeds `v` to `h` so that [`equal`] values hash the same: a number by its double (`-0` as `0`), an object's
+/// members summed in any order (each hashed on its own with `keys`).
+fn hash_into(v: &Json, keys: &impl std::hash::BuildHasher, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    match v {
+        Json::Null => h.write_u8(0),
+        Json::Bool(b) => (1u8, *b).hash(h),
+        Json::Number(n) => (2u8, n.as_f64().map(|f| if f == 0.0 { 0 } else { f.to_bits() })).hash(h),
+        Json::String(s) => (3u8, s.as_str()).hash(h),
+        Json::Array(items) => {
+            (4u8, items.len()).hash(h);
+            for item in items {
+                hash_into(item, keys, h);
+            }
+        }
+        Json::Object(o) => {
+            let mut sum = 0u64;
+            for (k, x) in o.iter() {
+                let mut m = keys.build_hasher();
+                k.hash(&mut m);
+                hash_into(x, keys, &mut m);
+                sum = sum.wrapping_add(std::hash::Hasher::finish(&m));
+            }
+            (5u8, o.len(), sum).hash(h);
+        }
     }
 }
 
@@ -873,12 +928,8 @@ fn array_counts(items: &[Json], at: Ptr<'_>, rule: &Arr) -> Result<(), Error> {
         return Err(Error::new(Rule::MaxItems, at.render(), format!("must have at most {m} item(s)")));
     }
     if rule.unique {
-        for j in 1..items.len() {
-            for i in 0..j {
-                if equal(&items[i], &items[j]) {
-                    return Err(Error::new(Rule::UniqueItems, at.render(), format!("items {i} and {j} are equal")));
-                }
-            }
+        if let Some((i, j)) = first_duplicate(items) {
+            return Err(Error::new(Rule::UniqueItems, at.render(), format!("items {i} and {j} are equal")));
         }
     }
     if let Some(c) = &rule.contains {

@@ -14,21 +14,8 @@ import type { UserMessage, AgentMessage, LegacyMessageContent, MessageMeta, Sess
 
 type $Object = Record<string, unknown>;
 
-/** A check function of the standalone validator: errors of `v`, at pointers below `p`, appended to `out`. */
-type $Check = (v: unknown, p: string, out: WireError[]) => void;
-
 function $isObject(v: unknown): v is $Object {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** An own property (a name `Object.prototype` also has reads as absent unless the object has it). */
-function $own(o: $Object, k: string): unknown {
-  return Object.hasOwn(o, k) ? o[k] : undefined;
-}
-
-/** A key as a JSON Pointer token. */
-function $esc(k: string): string {
-  return k.includes("~") || k.includes("/") ? k.replace(/~/g, "~0").replace(/\//g, "~1") : k;
 }
 
 function $e(out: WireError[], pointer: string, rule: WireError["rule"], message: string): void {
@@ -37,21 +24,6 @@ function $e(out: WireError[], pointer: string, rule: WireError["rule"], message:
 
 function $type(out: WireError[], pointer: string, expected: string, got: unknown): void {
   out.push({ pointer, rule: "type", message: `expected ${expected}, got ${$kind(got)}` });
-}
-
-/** The first pair of equal items (by {@link $jsonEqual}), or `null`. */
-function $dup(a: readonly unknown[]): [number, number] | null {
-  for (let j = 1; j < a.length; j++) {
-    for (let i = 0; i < j; i++) if ($jsonEqual(a[i], a[j])) return [i, j];
-  }
-  return null;
-}
-
-/** Whether `v` passes the check `f` (its errors are not kept). */
-function $ok(f: $Check, v: unknown): boolean {
-  const out: WireError[] = [];
-  f(v, "", out);
-  return out.length === 0;
 }
 
 /** The number of Unicode code points of a string (what the engine counts as characters). */
@@ -79,60 +51,6 @@ function $kind(v: unknown): string {
   }
 }
 
-/** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
-function $jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!$jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !$jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  }
-  return true;
-}
-
-/**
- * Which properties of an object, or items of an array, a schema evaluates (for `unevaluatedProperties` and
- * `unevaluatedItems`), as a plan the generator builds from the model (`ir::Evaluation`): `null` nothing; of an
- * object, names and patterns (every other property with `rest`); of an array, the prefix (every later item with
- * `rest`) and the items `contains` passes; all of several plans, the plan of each schema the value passes, an `if`,
- * a `dependentSchemas` entry.
- */
-type $Evaluation =
-  | null
-  | { readonly names: readonly string[]; readonly patterns: readonly RegExp[]; readonly rest: boolean }
-  | { readonly prefix: number; readonly rest: boolean; readonly contains: ((v: unknown) => boolean) | null }
-  | { readonly all: readonly $Evaluation[] }
-  | { readonly valid: readonly (readonly [(v: unknown) => boolean, $Evaluation])[] }
-  | { readonly cond: (v: unknown) => boolean; readonly then: $Evaluation; readonly otherwise: $Evaluation }
-  | { readonly property: string; readonly then: $Evaluation };
-
-/** Adds to `out` the properties of `v` (the indices of its items, as strings) that `plan` evaluates. */
-function $evaluated(plan: $Evaluation, v: unknown, out: Set<string>): void {
-  if (plan === null) return;
-  if ("names" in plan) {
-    if (!$isObject(v)) return;
-    for (const k in v) if (Object.hasOwn(v, k) && (plan.rest || plan.names.includes(k) || plan.patterns.some((re) => re.test(k)))) out.add(k);
-  } else if ("prefix" in plan) {
-    if (!Array.isArray(v)) return;
-    for (let i = 0; i < v.length; i++) if (plan.rest || i < plan.prefix || (plan.contains !== null && plan.contains(v[i]))) out.add(String(i));
-  } else if ("all" in plan) {
-    for (const p of plan.all) $evaluated(p, v, out);
-  } else if ("valid" in plan) {
-    for (const [ok, p] of plan.valid) if (ok(v)) $evaluated(p, v, out);
-  } else if ("cond" in plan) {
-    $evaluated(plan.cond(v) ? plan.then : plan.otherwise, v, out);
-  } else if ($isObject(v) && Object.hasOwn(v, plan.property)) {
-    $evaluated(plan.then, v, out);
-  }
-}
-
 const re$0 = new RegExp("^[0-9a-z]+$", "u");
 
 /** Checks a `UserMessage` value. */
@@ -141,21 +59,21 @@ function check$UserMessage(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o1: $Object = v;
-    const v2 = o1.role;
+    const v2 = o1["role"];
     if (v2 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else {
       if (v2 !== "user") $e(out, p + "/role", "const", "must be `\"user\"`");
     }
-    const v3 = o1.content;
+    const v3 = o1["content"];
     if (v3 === undefined) $e(out, p + "/content", "required", "missing required property `content`");
     else {
       check$UserMessageContent(v3, p + "/content", out);
     }
-    const v4 = o1.localKey;
+    const v4 = o1["localKey"];
     if (v4 !== undefined) {
       if (typeof v4 !== "string") $type(out, p + "/localKey", "a string", v4);
     }
-    const v5 = o1.meta;
+    const v5 = o1["meta"];
     if (v5 !== undefined) {
       check$MessageMeta(v5, p + "/meta", out);
     }
@@ -168,17 +86,17 @@ function check$AgentMessage(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o6: $Object = v;
-    const v7 = o6.role;
+    const v7 = o6["role"];
     if (v7 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else {
       if (v7 !== "agent") $e(out, p + "/role", "const", "must be `\"agent\"`");
     }
-    const v8 = o6.content;
+    const v8 = o6["content"];
     if (v8 === undefined) $e(out, p + "/content", "required", "missing required property `content`");
     else {
       check$AgentMessageContent(v8, p + "/content", out);
     }
-    const v9 = o6.meta;
+    const v9 = o6["meta"];
     if (v9 !== undefined) {
       check$MessageMeta(v9, p + "/meta", out);
     }
@@ -190,7 +108,7 @@ function check$LegacyMessageContent(v: unknown, p: string, out: WireError[]): vo
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const t10 = v.role;
+    const t10 = v["role"];
     if (t10 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else if (t10 === "user") check$UserMessage(v, p, out);
     else if (t10 === "agent") check$AgentMessage(v, p, out);
@@ -205,43 +123,43 @@ function check$MessageMeta(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o11: $Object = v;
-    const v12 = o11.sentFrom;
+    const v12 = o11["sentFrom"];
     if (v12 !== undefined) {
       if (typeof v12 !== "string") $type(out, p + "/sentFrom", "a string", v12);
     }
-    const v13 = o11.permissionMode;
+    const v13 = o11["permissionMode"];
     if (v13 !== undefined) {
       if (typeof v13 !== "string") $type(out, p + "/permissionMode", "a string", v13);
     }
-    const v14 = o11.model;
+    const v14 = o11["model"];
     if (v14 !== undefined) {
       if (v14 !== null) {
         if (typeof v14 !== "string") $type(out, p + "/model", "a string", v14);
       }
     }
-    const v15 = o11.modelProviderId;
+    const v15 = o11["modelProviderId"];
     if (v15 !== undefined) {
       if (typeof v15 !== "string") $type(out, p + "/modelProviderId", "a string", v15);
     }
-    const v16 = o11.fallbackModel;
+    const v16 = o11["fallbackModel"];
     if (v16 !== undefined) {
       if (v16 !== null) {
         if (typeof v16 !== "string") $type(out, p + "/fallbackModel", "a string", v16);
       }
     }
-    const v17 = o11.customSystemPrompt;
+    const v17 = o11["customSystemPrompt"];
     if (v17 !== undefined) {
       if (v17 !== null) {
         if (typeof v17 !== "string") $type(out, p + "/customSystemPrompt", "a string", v17);
       }
     }
-    const v18 = o11.appendSystemPrompt;
+    const v18 = o11["appendSystemPrompt"];
     if (v18 !== undefined) {
       if (v18 !== null) {
         if (typeof v18 !== "string") $type(out, p + "/appendSystemPrompt", "a string", v18);
       }
     }
-    const v19 = o11.allowedTools;
+    const v19 = o11["allowedTools"];
     if (v19 !== undefined) {
       if (v19 !== null) {
         if (!Array.isArray(v19)) {
@@ -255,7 +173,7 @@ function check$MessageMeta(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v23 = o11.disallowedTools;
+    const v23 = o11["disallowedTools"];
     if (v23 !== undefined) {
       if (v23 !== null) {
         if (!Array.isArray(v23)) {
@@ -269,13 +187,13 @@ function check$MessageMeta(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v27 = o11.effort;
+    const v27 = o11["effort"];
     if (v27 !== undefined) {
       if (v27 !== null) {
         if (typeof v27 !== "string") $type(out, p + "/effort", "a string", v27);
       }
     }
-    const v28 = o11.displayText;
+    const v28 = o11["displayText"];
     if (v28 !== undefined) {
       if (typeof v28 !== "string") $type(out, p + "/displayText", "a string", v28);
     }
@@ -288,12 +206,12 @@ function check$SessionMessageContent(v: unknown, p: string, out: WireError[]): v
     $type(out, p, "an object", v);
   } else {
     const o29: $Object = v;
-    const v30 = o29.c;
+    const v30 = o29["c"];
     if (v30 === undefined) $e(out, p + "/c", "required", "missing required property `c`");
     else {
       if (typeof v30 !== "string") $type(out, p + "/c", "a string", v30);
     }
-    const v31 = o29.t;
+    const v31 = o29["t"];
     if (v31 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v31 !== "encrypted") $e(out, p + "/t", "const", "must be `\"encrypted\"`");
@@ -307,33 +225,33 @@ function check$SessionMessage(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o32: $Object = v;
-    const v33 = o32.id;
+    const v33 = o32["id"];
     if (v33 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (typeof v33 !== "string") $type(out, p + "/id", "a string", v33);
     }
-    const v34 = o32.seq;
+    const v34 = o32["seq"];
     if (v34 === undefined) $e(out, p + "/seq", "required", "missing required property `seq`");
     else {
       if (typeof v34 !== "number" || !Number.isFinite(v34)) $type(out, p + "/seq", "a number", v34);
     }
-    const v35 = o32.localId;
+    const v35 = o32["localId"];
     if (v35 !== undefined) {
       if (v35 !== null) {
         if (typeof v35 !== "string") $type(out, p + "/localId", "a string", v35);
       }
     }
-    const v36 = o32.content;
+    const v36 = o32["content"];
     if (v36 === undefined) $e(out, p + "/content", "required", "missing required property `content`");
     else {
       check$SessionMessageContent(v36, p + "/content", out);
     }
-    const v37 = o32.createdAt;
+    const v37 = o32["createdAt"];
     if (v37 === undefined) $e(out, p + "/createdAt", "required", "missing required property `createdAt`");
     else {
       if (typeof v37 !== "number" || !Number.isFinite(v37)) $type(out, p + "/createdAt", "a number", v37);
     }
-    const v38 = o32.updatedAt;
+    const v38 = o32["updatedAt"];
     if (v38 === undefined) $e(out, p + "/updatedAt", "required", "missing required property `updatedAt`");
     else {
       if (typeof v38 !== "number" || !Number.isFinite(v38)) $type(out, p + "/updatedAt", "a number", v38);
@@ -347,17 +265,17 @@ function check$SessionProtocolMessage(v: unknown, p: string, out: WireError[]): 
     $type(out, p, "an object", v);
   } else {
     const o39: $Object = v;
-    const v40 = o39.role;
+    const v40 = o39["role"];
     if (v40 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else {
       if (v40 !== "session") $e(out, p + "/role", "const", "must be `\"session\"`");
     }
-    const v41 = o39.content;
+    const v41 = o39["content"];
     if (v41 === undefined) $e(out, p + "/content", "required", "missing required property `content`");
     else {
       check$SessionEnvelope(v41, p + "/content", out);
     }
-    const v42 = o39.meta;
+    const v42 = o39["meta"];
     if (v42 !== undefined) {
       check$MessageMeta(v42, p + "/meta", out);
     }
@@ -369,7 +287,7 @@ function check$MessageContent(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const t43 = v.role;
+    const t43 = v["role"];
     if (t43 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else if (t43 === "user") check$UserMessage(v, p, out);
     else if (t43 === "agent") check$AgentMessage(v, p, out);
@@ -385,12 +303,12 @@ function check$VersionedEncryptedValue(v: unknown, p: string, out: WireError[]):
     $type(out, p, "an object", v);
   } else {
     const o44: $Object = v;
-    const v45 = o44.version;
+    const v45 = o44["version"];
     if (v45 === undefined) $e(out, p + "/version", "required", "missing required property `version`");
     else {
       if (typeof v45 !== "number" || !Number.isFinite(v45)) $type(out, p + "/version", "a number", v45);
     }
-    const v46 = o44.value;
+    const v46 = o44["value"];
     if (v46 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
     else {
       if (typeof v46 !== "string") $type(out, p + "/value", "a string", v46);
@@ -404,12 +322,12 @@ function check$VersionedNullableEncryptedValue(v: unknown, p: string, out: WireE
     $type(out, p, "an object", v);
   } else {
     const o47: $Object = v;
-    const v48 = o47.version;
+    const v48 = o47["version"];
     if (v48 === undefined) $e(out, p + "/version", "required", "missing required property `version`");
     else {
       if (typeof v48 !== "number" || !Number.isFinite(v48)) $type(out, p + "/version", "a number", v48);
     }
-    const v49 = o47.value;
+    const v49 = o47["value"];
     if (v49 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
     else {
       if (v49 !== null) {
@@ -425,17 +343,17 @@ function check$UpdateNewMessageBody(v: unknown, p: string, out: WireError[]): vo
     $type(out, p, "an object", v);
   } else {
     const o50: $Object = v;
-    const v51 = o50.t;
+    const v51 = o50["t"];
     if (v51 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v51 !== "new-message") $e(out, p + "/t", "const", "must be `\"new-message\"`");
     }
-    const v52 = o50.sid;
+    const v52 = o50["sid"];
     if (v52 === undefined) $e(out, p + "/sid", "required", "missing required property `sid`");
     else {
       if (typeof v52 !== "string") $type(out, p + "/sid", "a string", v52);
     }
-    const v53 = o50.message;
+    const v53 = o50["message"];
     if (v53 === undefined) $e(out, p + "/message", "required", "missing required property `message`");
     else {
       check$SessionMessage(v53, p + "/message", out);
@@ -449,23 +367,23 @@ function check$UpdateSessionBody(v: unknown, p: string, out: WireError[]): void 
     $type(out, p, "an object", v);
   } else {
     const o54: $Object = v;
-    const v55 = o54.t;
+    const v55 = o54["t"];
     if (v55 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v55 !== "update-session") $e(out, p + "/t", "const", "must be `\"update-session\"`");
     }
-    const v56 = o54.id;
+    const v56 = o54["id"];
     if (v56 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (typeof v56 !== "string") $type(out, p + "/id", "a string", v56);
     }
-    const v57 = o54.metadata;
+    const v57 = o54["metadata"];
     if (v57 !== undefined) {
       if (v57 !== null) {
         check$VersionedEncryptedValue(v57, p + "/metadata", out);
       }
     }
-    const v58 = o54.agentState;
+    const v58 = o54["agentState"];
     if (v58 !== undefined) {
       if (v58 !== null) {
         check$VersionedNullableEncryptedValue(v58, p + "/agentState", out);
@@ -480,12 +398,12 @@ function check$VersionedMachineEncryptedValue(v: unknown, p: string, out: WireEr
     $type(out, p, "an object", v);
   } else {
     const o59: $Object = v;
-    const v60 = o59.version;
+    const v60 = o59["version"];
     if (v60 === undefined) $e(out, p + "/version", "required", "missing required property `version`");
     else {
       if (typeof v60 !== "number" || !Number.isFinite(v60)) $type(out, p + "/version", "a number", v60);
     }
-    const v61 = o59.value;
+    const v61 = o59["value"];
     if (v61 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
     else {
       if (typeof v61 !== "string") $type(out, p + "/value", "a string", v61);
@@ -499,33 +417,33 @@ function check$UpdateMachineBody(v: unknown, p: string, out: WireError[]): void 
     $type(out, p, "an object", v);
   } else {
     const o62: $Object = v;
-    const v63 = o62.t;
+    const v63 = o62["t"];
     if (v63 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v63 !== "update-machine") $e(out, p + "/t", "const", "must be `\"update-machine\"`");
     }
-    const v64 = o62.machineId;
+    const v64 = o62["machineId"];
     if (v64 === undefined) $e(out, p + "/machineId", "required", "missing required property `machineId`");
     else {
       if (typeof v64 !== "string") $type(out, p + "/machineId", "a string", v64);
     }
-    const v65 = o62.metadata;
+    const v65 = o62["metadata"];
     if (v65 !== undefined) {
       if (v65 !== null) {
         check$VersionedMachineEncryptedValue(v65, p + "/metadata", out);
       }
     }
-    const v66 = o62.daemonState;
+    const v66 = o62["daemonState"];
     if (v66 !== undefined) {
       if (v66 !== null) {
         check$VersionedMachineEncryptedValue(v66, p + "/daemonState", out);
       }
     }
-    const v67 = o62.active;
+    const v67 = o62["active"];
     if (v67 !== undefined) {
       if (typeof v67 !== "boolean") $type(out, p + "/active", "a boolean", v67);
     }
-    const v68 = o62.activeAt;
+    const v68 = o62["activeAt"];
     if (v68 !== undefined) {
       if (typeof v68 !== "number" || !Number.isFinite(v68)) $type(out, p + "/activeAt", "a number", v68);
     }
@@ -537,7 +455,7 @@ function check$CoreUpdateBody(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const t69 = v.t;
+    const t69 = v["t"];
     if (t69 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else if (t69 === "new-message") check$UpdateNewMessageBody(v, p, out);
     else if (t69 === "update-session") check$UpdateSessionBody(v, p, out);
@@ -553,22 +471,22 @@ function check$CoreUpdateContainer(v: unknown, p: string, out: WireError[]): voi
     $type(out, p, "an object", v);
   } else {
     const o70: $Object = v;
-    const v71 = o70.id;
+    const v71 = o70["id"];
     if (v71 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (typeof v71 !== "string") $type(out, p + "/id", "a string", v71);
     }
-    const v72 = o70.seq;
+    const v72 = o70["seq"];
     if (v72 === undefined) $e(out, p + "/seq", "required", "missing required property `seq`");
     else {
       if (typeof v72 !== "number" || !Number.isFinite(v72)) $type(out, p + "/seq", "a number", v72);
     }
-    const v73 = o70.body;
+    const v73 = o70["body"];
     if (v73 === undefined) $e(out, p + "/body", "required", "missing required property `body`");
     else {
       check$CoreUpdateBody(v73, p + "/body", out);
     }
-    const v74 = o70.createdAt;
+    const v74 = o70["createdAt"];
     if (v74 === undefined) $e(out, p + "/createdAt", "required", "missing required property `createdAt`");
     else {
       if (typeof v74 !== "number" || !Number.isFinite(v74)) $type(out, p + "/createdAt", "a number", v74);
@@ -612,17 +530,17 @@ function check$RigProvider(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o75: $Object = v;
-    const v76 = o75.id;
+    const v76 = o75["id"];
     if (v76 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (typeof v76 !== "string") $type(out, p + "/id", "a string", v76);
     }
-    const v77 = o75.kind;
+    const v77 = o75["kind"];
     if (v77 === undefined) $e(out, p + "/kind", "required", "missing required property `kind`");
     else {
       if (typeof v77 !== "string") $type(out, p + "/kind", "a string", v77);
     }
-    const v78 = o75.name;
+    const v78 = o75["name"];
     if (v78 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v78 !== "string") $type(out, p + "/name", "a string", v78);
@@ -636,51 +554,51 @@ function check$RigModel(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o79: $Object = v;
-    const v80 = o79.id;
+    const v80 = o79["id"];
     if (v80 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (typeof v80 !== "string") $type(out, p + "/id", "a string", v80);
     }
-    const v81 = o79.code;
+    const v81 = o79["code"];
     if (v81 === undefined) $e(out, p + "/code", "required", "missing required property `code`");
     else {
       if (typeof v81 !== "string") $type(out, p + "/code", "a string", v81);
     }
-    const v82 = o79.name;
+    const v82 = o79["name"];
     if (v82 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v82 !== "string") $type(out, p + "/name", "a string", v82);
     }
-    const v83 = o79.value;
+    const v83 = o79["value"];
     if (v83 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
     else {
       if (typeof v83 !== "string") $type(out, p + "/value", "a string", v83);
     }
-    const v84 = o79.providerId;
+    const v84 = o79["providerId"];
     if (v84 === undefined) $e(out, p + "/providerId", "required", "missing required property `providerId`");
     else {
       if (typeof v84 !== "string") $type(out, p + "/providerId", "a string", v84);
     }
-    const v85 = o79.providerKind;
+    const v85 = o79["providerKind"];
     if (v85 === undefined) $e(out, p + "/providerKind", "required", "missing required property `providerKind`");
     else {
       if (typeof v85 !== "string") $type(out, p + "/providerKind", "a string", v85);
     }
-    const v86 = o79.providerName;
+    const v86 = o79["providerName"];
     if (v86 === undefined) $e(out, p + "/providerName", "required", "missing required property `providerName`");
     else {
       if (typeof v86 !== "string") $type(out, p + "/providerName", "a string", v86);
     }
-    const v87 = o79.provider;
+    const v87 = o79["provider"];
     if (v87 === undefined) $e(out, p + "/provider", "required", "missing required property `provider`");
     else {
       check$RigProvider(v87, p + "/provider", out);
     }
-    const v88 = o79.contextWindow;
+    const v88 = o79["contextWindow"];
     if (v88 !== undefined) {
       if (typeof v88 !== "number" || !Number.isFinite(v88)) $type(out, p + "/contextWindow", "a number", v88);
     }
-    const v89 = o79.serviceTiers;
+    const v89 = o79["serviceTiers"];
     if (v89 === undefined) $e(out, p + "/serviceTiers", "required", "missing required property `serviceTiers`");
     else {
       if (!Array.isArray(v89)) {
@@ -693,7 +611,7 @@ function check$RigModel(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v93 = o79.thinkingLevels;
+    const v93 = o79["thinkingLevels"];
     if (v93 === undefined) $e(out, p + "/thinkingLevels", "required", "missing required property `thinkingLevels`");
     else {
       if (!Array.isArray(v93)) {
@@ -706,7 +624,7 @@ function check$RigModel(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v97 = o79.defaultThinkingLevel;
+    const v97 = o79["defaultThinkingLevel"];
     if (v97 === undefined) $e(out, p + "/defaultThinkingLevel", "required", "missing required property `defaultThinkingLevel`");
     else {
       if (typeof v97 !== "string") $type(out, p + "/defaultThinkingLevel", "a string", v97);
@@ -725,22 +643,22 @@ function check$RigOperatingMode(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o98: $Object = v;
-    const v99 = o98.code;
+    const v99 = o98["code"];
     if (v99 === undefined) $e(out, p + "/code", "required", "missing required property `code`");
     else {
       if (typeof v99 !== "string") $type(out, p + "/code", "a string", v99);
     }
-    const v100 = o98.value;
+    const v100 = o98["value"];
     if (v100 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
     else {
       if (typeof v100 !== "string") $type(out, p + "/value", "a string", v100);
     }
-    const v101 = o98.description;
+    const v101 = o98["description"];
     if (v101 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
     else {
       if (typeof v101 !== "string") $type(out, p + "/description", "a string", v101);
     }
-    const v102 = o98.kind;
+    const v102 = o98["kind"];
     if (v102 === undefined) $e(out, p + "/kind", "required", "missing required property `kind`");
     else {
       check$RigOperatingModeKind(v102, p + "/kind", out);
@@ -754,42 +672,42 @@ function check$RigCapabilities(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o103: $Object = v;
-    const v104 = o103.abort;
+    const v104 = o103["abort"];
     if (v104 === undefined) $e(out, p + "/abort", "required", "missing required property `abort`");
     else {
       if (typeof v104 !== "boolean") $type(out, p + "/abort", "a boolean", v104);
     }
-    const v105 = o103.attachments;
+    const v105 = o103["attachments"];
     if (v105 === undefined) $e(out, p + "/attachments", "required", "missing required property `attachments`");
     else {
       check$RigCapabilitiesAttachments(v105, p + "/attachments", out);
     }
-    const v106 = o103.files;
+    const v106 = o103["files"];
     if (v106 === undefined) $e(out, p + "/files", "required", "missing required property `files`");
     else {
       check$RigCapabilitiesFiles(v106, p + "/files", out);
     }
-    const v107 = o103.modelSelection;
+    const v107 = o103["modelSelection"];
     if (v107 === undefined) $e(out, p + "/modelSelection", "required", "missing required property `modelSelection`");
     else {
       if (typeof v107 !== "boolean") $type(out, p + "/modelSelection", "a boolean", v107);
     }
-    const v108 = o103.reasoningSelection;
+    const v108 = o103["reasoningSelection"];
     if (v108 === undefined) $e(out, p + "/reasoningSelection", "required", "missing required property `reasoningSelection`");
     else {
       if (typeof v108 !== "boolean") $type(out, p + "/reasoningSelection", "a boolean", v108);
     }
-    const v109 = o103.permissionModeSelection;
+    const v109 = o103["permissionModeSelection"];
     if (v109 === undefined) $e(out, p + "/permissionModeSelection", "required", "missing required property `permissionModeSelection`");
     else {
       if (typeof v109 !== "boolean") $type(out, p + "/permissionModeSelection", "a boolean", v109);
     }
-    const v110 = o103.resume;
+    const v110 = o103["resume"];
     if (v110 === undefined) $e(out, p + "/resume", "required", "missing required property `resume`");
     else {
       if (typeof v110 !== "boolean") $type(out, p + "/resume", "a boolean", v110);
     }
-    const v111 = o103.rpcMethods;
+    const v111 = o103["rpcMethods"];
     if (v111 === undefined) $e(out, p + "/rpcMethods", "required", "missing required property `rpcMethods`");
     else {
       if (!Array.isArray(v111)) {
@@ -802,12 +720,12 @@ function check$RigCapabilities(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v115 = o103.shell;
+    const v115 = o103["shell"];
     if (v115 === undefined) $e(out, p + "/shell", "required", "missing required property `shell`");
     else {
       if (typeof v115 !== "boolean") $type(out, p + "/shell", "a boolean", v115);
     }
-    const v116 = o103.steering;
+    const v116 = o103["steering"];
     if (v116 === undefined) $e(out, p + "/steering", "required", "missing required property `steering`");
     else {
       if (typeof v116 !== "boolean") $type(out, p + "/steering", "a boolean", v116);
@@ -821,22 +739,22 @@ function check$RigActivity(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o117: $Object = v;
-    const v118 = o117.subagents;
+    const v118 = o117["subagents"];
     if (v118 === undefined) $e(out, p + "/subagents", "required", "missing required property `subagents`");
     else {
       check$RigActivitySubagents(v118, p + "/subagents", out);
     }
-    const v119 = o117.workflows;
+    const v119 = o117["workflows"];
     if (v119 === undefined) $e(out, p + "/workflows", "required", "missing required property `workflows`");
     else {
       check$RigActivityWorkflows(v119, p + "/workflows", out);
     }
-    const v120 = o117.processes;
+    const v120 = o117["processes"];
     if (v120 === undefined) $e(out, p + "/processes", "required", "missing required property `processes`");
     else {
       check$RigActivityProcesses(v120, p + "/processes", out);
     }
-    const v121 = o117.tasks;
+    const v121 = o117["tasks"];
     if (v121 === undefined) $e(out, p + "/tasks", "required", "missing required property `tasks`");
     else {
       check$RigActivityTasks(v121, p + "/tasks", out);
@@ -850,7 +768,7 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o122: $Object = v;
-    const v123 = o122.rigMetadataVersion;
+    const v123 = o122["rigMetadataVersion"];
     if (v123 === undefined) $e(out, p + "/rigMetadataVersion", "required", "missing required property `rigMetadataVersion`");
     else {
       if (typeof v123 !== "number") $type(out, p + "/rigMetadataVersion", "an integer", v123);
@@ -858,17 +776,17 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
       else if (v123 < 1) $e(out, p + "/rigMetadataVersion", "minimum", "must be at least 1");
       else if (v123 > 9007199254740991) $e(out, p + "/rigMetadataVersion", "maximum", "must be at most 9007199254740991");
     }
-    const v124 = o122.client;
+    const v124 = o122["client"];
     if (v124 === undefined) $e(out, p + "/client", "required", "missing required property `client`");
     else {
       check$RigMetadataV1Client(v124, p + "/client", out);
     }
-    const v125 = o122.provider;
+    const v125 = o122["provider"];
     if (v125 === undefined) $e(out, p + "/provider", "required", "missing required property `provider`");
     else {
       check$RigProvider(v125, p + "/provider", out);
     }
-    const v126 = o122.providers;
+    const v126 = o122["providers"];
     if (v126 === undefined) $e(out, p + "/providers", "required", "missing required property `providers`");
     else {
       if (!Array.isArray(v126)) {
@@ -881,12 +799,12 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v130 = o122.model;
+    const v130 = o122["model"];
     if (v130 === undefined) $e(out, p + "/model", "required", "missing required property `model`");
     else {
       check$RigMetadataV1Model(v130, p + "/model", out);
     }
-    const v131 = o122.models;
+    const v131 = o122["models"];
     if (v131 === undefined) $e(out, p + "/models", "required", "missing required property `models`");
     else {
       if (!Array.isArray(v131)) {
@@ -899,27 +817,27 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v135 = o122.currentModelProviderId;
+    const v135 = o122["currentModelProviderId"];
     if (v135 === undefined) $e(out, p + "/currentModelProviderId", "required", "missing required property `currentModelProviderId`");
     else {
       if (typeof v135 !== "string") $type(out, p + "/currentModelProviderId", "a string", v135);
     }
-    const v136 = o122.currentModelCode;
+    const v136 = o122["currentModelCode"];
     if (v136 === undefined) $e(out, p + "/currentModelCode", "required", "missing required property `currentModelCode`");
     else {
       if (typeof v136 !== "string") $type(out, p + "/currentModelCode", "a string", v136);
     }
-    const v137 = o122.permissionMode;
+    const v137 = o122["permissionMode"];
     if (v137 === undefined) $e(out, p + "/permissionMode", "required", "missing required property `permissionMode`");
     else {
       if (typeof v137 !== "string") $type(out, p + "/permissionMode", "a string", v137);
     }
-    const v138 = o122.currentOperatingModeCode;
+    const v138 = o122["currentOperatingModeCode"];
     if (v138 === undefined) $e(out, p + "/currentOperatingModeCode", "required", "missing required property `currentOperatingModeCode`");
     else {
       if (typeof v138 !== "string") $type(out, p + "/currentOperatingModeCode", "a string", v138);
     }
-    const v139 = o122.operatingModes;
+    const v139 = o122["operatingModes"];
     if (v139 === undefined) $e(out, p + "/operatingModes", "required", "missing required property `operatingModes`");
     else {
       if (!Array.isArray(v139)) {
@@ -932,16 +850,16 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v143 = o122.reasoning;
+    const v143 = o122["reasoning"];
     if (v143 === undefined) $e(out, p + "/reasoning", "required", "missing required property `reasoning`");
     else {
       check$RigMetadataV1Reasoning(v143, p + "/reasoning", out);
     }
-    const v144 = o122.currentThoughtLevelCode;
+    const v144 = o122["currentThoughtLevelCode"];
     if (v144 !== undefined) {
       if (typeof v144 !== "string") $type(out, p + "/currentThoughtLevelCode", "a string", v144);
     }
-    const v145 = o122.thoughtLevels;
+    const v145 = o122["thoughtLevels"];
     if (v145 === undefined) $e(out, p + "/thoughtLevels", "required", "missing required property `thoughtLevels`");
     else {
       if (!Array.isArray(v145)) {
@@ -954,22 +872,22 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v149 = o122.session;
+    const v149 = o122["session"];
     if (v149 === undefined) $e(out, p + "/session", "required", "missing required property `session`");
     else {
       check$RigMetadataV1Session(v149, p + "/session", out);
     }
-    const v150 = o122.capabilities;
+    const v150 = o122["capabilities"];
     if (v150 === undefined) $e(out, p + "/capabilities", "required", "missing required property `capabilities`");
     else {
       check$RigCapabilities(v150, p + "/capabilities", out);
     }
-    const v151 = o122.activity;
+    const v151 = o122["activity"];
     if (v151 === undefined) $e(out, p + "/activity", "required", "missing required property `activity`");
     else {
       check$RigActivity(v151, p + "/activity", out);
     }
-    const v152 = o122.mcpServers;
+    const v152 = o122["mcpServers"];
     if (v152 === undefined) $e(out, p + "/mcpServers", "required", "missing required property `mcpServers`");
     else {
       if (!Array.isArray(v152)) {
@@ -982,7 +900,7 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v156 = o122.tools;
+    const v156 = o122["tools"];
     if (v156 === undefined) $e(out, p + "/tools", "required", "missing required property `tools`");
     else {
       if (!Array.isArray(v156)) {
@@ -995,7 +913,7 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
         }
       }
     }
-    const v160 = o122.skills;
+    const v160 = o122["skills"];
     if (v160 === undefined) $e(out, p + "/skills", "required", "missing required property `skills`");
     else {
       if (!Array.isArray(v160)) {
@@ -1023,17 +941,17 @@ function check$SessionTextEvent(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o164: $Object = v;
-    const v165 = o164.t;
+    const v165 = o164["t"];
     if (v165 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v165 !== "text") $e(out, p + "/t", "const", "must be `\"text\"`");
     }
-    const v166 = o164.text;
+    const v166 = o164["text"];
     if (v166 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
     else {
       if (typeof v166 !== "string") $type(out, p + "/text", "a string", v166);
     }
-    const v167 = o164.thinking;
+    const v167 = o164["thinking"];
     if (v167 !== undefined) {
       if (typeof v167 !== "boolean") $type(out, p + "/thinking", "a boolean", v167);
     }
@@ -1046,7 +964,7 @@ function check$SessionUsage(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o168: $Object = v;
-    const v169 = o168.input_tokens;
+    const v169 = o168["input_tokens"];
     if (v169 === undefined) $e(out, p + "/input_tokens", "required", "missing required property `input_tokens`");
     else {
       if (typeof v169 !== "number") $type(out, p + "/input_tokens", "an integer", v169);
@@ -1054,21 +972,21 @@ function check$SessionUsage(v: unknown, p: string, out: WireError[]): void {
       else if (v169 < 0) $e(out, p + "/input_tokens", "minimum", "must be at least 0");
       else if (v169 > 9007199254740991) $e(out, p + "/input_tokens", "maximum", "must be at most 9007199254740991");
     }
-    const v170 = o168.cache_creation_input_tokens;
+    const v170 = o168["cache_creation_input_tokens"];
     if (v170 !== undefined) {
       if (typeof v170 !== "number") $type(out, p + "/cache_creation_input_tokens", "an integer", v170);
       else if (!Number.isInteger(v170)) $type(out, p + "/cache_creation_input_tokens", "an integer", v170);
       else if (v170 < 0) $e(out, p + "/cache_creation_input_tokens", "minimum", "must be at least 0");
       else if (v170 > 9007199254740991) $e(out, p + "/cache_creation_input_tokens", "maximum", "must be at most 9007199254740991");
     }
-    const v171 = o168.cache_read_input_tokens;
+    const v171 = o168["cache_read_input_tokens"];
     if (v171 !== undefined) {
       if (typeof v171 !== "number") $type(out, p + "/cache_read_input_tokens", "an integer", v171);
       else if (!Number.isInteger(v171)) $type(out, p + "/cache_read_input_tokens", "an integer", v171);
       else if (v171 < 0) $e(out, p + "/cache_read_input_tokens", "minimum", "must be at least 0");
       else if (v171 > 9007199254740991) $e(out, p + "/cache_read_input_tokens", "maximum", "must be at most 9007199254740991");
     }
-    const v172 = o168.output_tokens;
+    const v172 = o168["output_tokens"];
     if (v172 === undefined) $e(out, p + "/output_tokens", "required", "missing required property `output_tokens`");
     else {
       if (typeof v172 !== "number") $type(out, p + "/output_tokens", "an integer", v172);
@@ -1076,14 +994,14 @@ function check$SessionUsage(v: unknown, p: string, out: WireError[]): void {
       else if (v172 < 0) $e(out, p + "/output_tokens", "minimum", "must be at least 0");
       else if (v172 > 9007199254740991) $e(out, p + "/output_tokens", "maximum", "must be at most 9007199254740991");
     }
-    const v173 = o168.context_window;
+    const v173 = o168["context_window"];
     if (v173 !== undefined) {
       if (typeof v173 !== "number") $type(out, p + "/context_window", "an integer", v173);
       else if (!Number.isInteger(v173)) $type(out, p + "/context_window", "an integer", v173);
       else if (v173 <= 0) $e(out, p + "/context_window", "exclusive-minimum", "must be greater than 0");
       else if (v173 > 9007199254740991) $e(out, p + "/context_window", "maximum", "must be at most 9007199254740991");
     }
-    const v174 = o168.service_tier;
+    const v174 = o168["service_tier"];
     if (v174 !== undefined) {
       if (typeof v174 !== "string") $type(out, p + "/service_tier", "a string", v174);
     }
@@ -1096,12 +1014,12 @@ function check$SessionServiceMessageEvent(v: unknown, p: string, out: WireError[
     $type(out, p, "an object", v);
   } else {
     const o175: $Object = v;
-    const v176 = o175.t;
+    const v176 = o175["t"];
     if (v176 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v176 !== "service") $e(out, p + "/t", "const", "must be `\"service\"`");
     }
-    const v177 = o175.text;
+    const v177 = o175["text"];
     if (v177 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
     else {
       if (typeof v177 !== "string") $type(out, p + "/text", "a string", v177);
@@ -1115,32 +1033,32 @@ function check$SessionToolCallStartEvent(v: unknown, p: string, out: WireError[]
     $type(out, p, "an object", v);
   } else {
     const o178: $Object = v;
-    const v179 = o178.t;
+    const v179 = o178["t"];
     if (v179 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v179 !== "tool-call-start") $e(out, p + "/t", "const", "must be `\"tool-call-start\"`");
     }
-    const v180 = o178.call;
+    const v180 = o178["call"];
     if (v180 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
       if (typeof v180 !== "string") $type(out, p + "/call", "a string", v180);
     }
-    const v181 = o178.name;
+    const v181 = o178["name"];
     if (v181 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v181 !== "string") $type(out, p + "/name", "a string", v181);
     }
-    const v182 = o178.title;
+    const v182 = o178["title"];
     if (v182 === undefined) $e(out, p + "/title", "required", "missing required property `title`");
     else {
       if (typeof v182 !== "string") $type(out, p + "/title", "a string", v182);
     }
-    const v183 = o178.description;
+    const v183 = o178["description"];
     if (v183 === undefined) $e(out, p + "/description", "required", "missing required property `description`");
     else {
       if (typeof v183 !== "string") $type(out, p + "/description", "a string", v183);
     }
-    const v184 = o178.args;
+    const v184 = o178["args"];
     if (v184 === undefined) $e(out, p + "/args", "required", "missing required property `args`");
     else {
       check$SessionToolCallStartArgs(v184, p + "/args", out);
@@ -1154,12 +1072,12 @@ function check$SessionToolCallEndEvent(v: unknown, p: string, out: WireError[]):
     $type(out, p, "an object", v);
   } else {
     const o185: $Object = v;
-    const v186 = o185.t;
+    const v186 = o185["t"];
     if (v186 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v186 !== "tool-call-end") $e(out, p + "/t", "const", "must be `\"tool-call-end\"`");
     }
-    const v187 = o185.call;
+    const v187 = o185["call"];
     if (v187 === undefined) $e(out, p + "/call", "required", "missing required property `call`");
     else {
       if (typeof v187 !== "string") $type(out, p + "/call", "a string", v187);
@@ -1173,31 +1091,31 @@ function check$SessionFileEvent(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o188: $Object = v;
-    const v189 = o188.t;
+    const v189 = o188["t"];
     if (v189 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v189 !== "file") $e(out, p + "/t", "const", "must be `\"file\"`");
     }
-    const v190 = o188.ref;
+    const v190 = o188["ref"];
     if (v190 === undefined) $e(out, p + "/ref", "required", "missing required property `ref`");
     else {
       if (typeof v190 !== "string") $type(out, p + "/ref", "a string", v190);
     }
-    const v191 = o188.name;
+    const v191 = o188["name"];
     if (v191 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v191 !== "string") $type(out, p + "/name", "a string", v191);
     }
-    const v192 = o188.size;
+    const v192 = o188["size"];
     if (v192 === undefined) $e(out, p + "/size", "required", "missing required property `size`");
     else {
       if (typeof v192 !== "number" || !Number.isFinite(v192)) $type(out, p + "/size", "a number", v192);
     }
-    const v193 = o188.mimeType;
+    const v193 = o188["mimeType"];
     if (v193 !== undefined) {
       if (typeof v193 !== "string") $type(out, p + "/mimeType", "a string", v193);
     }
-    const v194 = o188.image;
+    const v194 = o188["image"];
     if (v194 !== undefined) {
       check$SessionFileImage(v194, p + "/image", out);
     }
@@ -1210,7 +1128,7 @@ function check$SessionTurnStartEvent(v: unknown, p: string, out: WireError[]): v
     $type(out, p, "an object", v);
   } else {
     const o195: $Object = v;
-    const v196 = o195.t;
+    const v196 = o195["t"];
     if (v196 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v196 !== "turn-start") $e(out, p + "/t", "const", "must be `\"turn-start\"`");
@@ -1224,12 +1142,12 @@ function check$SessionStartEvent(v: unknown, p: string, out: WireError[]): void 
     $type(out, p, "an object", v);
   } else {
     const o197: $Object = v;
-    const v198 = o197.t;
+    const v198 = o197["t"];
     if (v198 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v198 !== "start") $e(out, p + "/t", "const", "must be `\"start\"`");
     }
-    const v199 = o197.title;
+    const v199 = o197["title"];
     if (v199 !== undefined) {
       if (typeof v199 !== "string") $type(out, p + "/title", "a string", v199);
     }
@@ -1248,12 +1166,12 @@ function check$SessionTurnEndEvent(v: unknown, p: string, out: WireError[]): voi
     $type(out, p, "an object", v);
   } else {
     const o200: $Object = v;
-    const v201 = o200.t;
+    const v201 = o200["t"];
     if (v201 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v201 !== "turn-end") $e(out, p + "/t", "const", "must be `\"turn-end\"`");
     }
-    const v202 = o200.status;
+    const v202 = o200["status"];
     if (v202 === undefined) $e(out, p + "/status", "required", "missing required property `status`");
     else {
       check$SessionTurnEndStatus(v202, p + "/status", out);
@@ -1267,7 +1185,7 @@ function check$SessionStopEvent(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o203: $Object = v;
-    const v204 = o203.t;
+    const v204 = o203["t"];
     if (v204 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else {
       if (v204 !== "stop") $e(out, p + "/t", "const", "must be `\"stop\"`");
@@ -1280,7 +1198,7 @@ function check$SessionEvent(v: unknown, p: string, out: WireError[]): void {
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const t205 = v.t;
+    const t205 = v["t"];
     if (t205 === undefined) $e(out, p + "/t", "required", "missing required property `t`");
     else if (t205 === "text") check$SessionTextEvent(v, p, out);
     else if (t205 === "service") check$SessionServiceMessageEvent(v, p, out);
@@ -1303,47 +1221,47 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o206: $Object = v;
-    const v207 = o206.id;
+    const v207 = o206["id"];
     if (v207 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (typeof v207 !== "string") $type(out, p + "/id", "a string", v207);
     }
-    const v208 = o206.time;
+    const v208 = o206["time"];
     if (v208 === undefined) $e(out, p + "/time", "required", "missing required property `time`");
     else {
       if (typeof v208 !== "number" || !Number.isFinite(v208)) $type(out, p + "/time", "a number", v208);
     }
-    const v209 = o206.role;
+    const v209 = o206["role"];
     if (v209 === undefined) $e(out, p + "/role", "required", "missing required property `role`");
     else {
       check$SessionRole(v209, p + "/role", out);
     }
-    const v210 = o206.turn;
+    const v210 = o206["turn"];
     if (v210 !== undefined) {
       if (typeof v210 !== "string") $type(out, p + "/turn", "a string", v210);
     }
-    const v211 = o206.subagent;
+    const v211 = o206["subagent"];
     if (v211 !== undefined) {
       if (typeof v211 !== "string") $type(out, p + "/subagent", "a string", v211);
       else if (v211.length < 4 && (v211.length < 2 || $chars(v211) < 2)) $e(out, p + "/subagent", "min-length", "must be at least 2 character(s) long");
       else if (v211.length > 32 && $chars(v211) > 32) $e(out, p + "/subagent", "max-length", "must be at most 32 character(s) long");
       else if (!re$0.test(v211)) $e(out, p + "/subagent", "pattern", "does not match the pattern `^[0-9a-z]+$`");
     }
-    const v212 = o206.claudeUuid;
+    const v212 = o206["claudeUuid"];
     if (v212 !== undefined) {
       if (typeof v212 !== "string") $type(out, p + "/claudeUuid", "a string", v212);
       else if (v212.length === 0) $e(out, p + "/claudeUuid", "min-length", "must be at least 1 character(s) long");
     }
-    const v213 = o206.codexItemId;
+    const v213 = o206["codexItemId"];
     if (v213 !== undefined) {
       if (typeof v213 !== "string") $type(out, p + "/codexItemId", "a string", v213);
       else if (v213.length === 0) $e(out, p + "/codexItemId", "min-length", "must be at least 1 character(s) long");
     }
-    const v214 = o206.usage;
+    const v214 = o206["usage"];
     if (v214 !== undefined) {
       check$SessionUsage(v214, p + "/usage", out);
     }
-    const v215 = o206.ev;
+    const v215 = o206["ev"];
     if (v215 === undefined) $e(out, p + "/ev", "required", "missing required property `ev`");
     else {
       check$SessionEvent(v215, p + "/ev", out);
@@ -1351,9 +1269,9 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
   }
   if (out.length === before) {
     const o = v as $Object;
-    const role = o.role as string;
-    const ev = o.ev as $Object;
-    switch (ev.t) {
+    const role = o["role"] as string;
+    const ev = o["ev"] as $Object;
+    switch (ev["t"]) {
       case "service":
         if (role !== "agent") $e(out, p + "/role", "role-event", "`service` may be sent only by agent, not by " + role);
         break;
@@ -1373,37 +1291,37 @@ function check$VoiceConversationGranted(v: unknown, p: string, out: WireError[])
     $type(out, p, "an object", v);
   } else {
     const o216: $Object = v;
-    const v217 = o216.allowed;
+    const v217 = o216["allowed"];
     if (v217 === undefined) $e(out, p + "/allowed", "required", "missing required property `allowed`");
     else {
       if (v217 !== true) $e(out, p + "/allowed", "const", "must be `true`");
     }
-    const v218 = o216.conversationToken;
+    const v218 = o216["conversationToken"];
     if (v218 === undefined) $e(out, p + "/conversationToken", "required", "missing required property `conversationToken`");
     else {
       if (typeof v218 !== "string") $type(out, p + "/conversationToken", "a string", v218);
     }
-    const v219 = o216.conversationId;
+    const v219 = o216["conversationId"];
     if (v219 === undefined) $e(out, p + "/conversationId", "required", "missing required property `conversationId`");
     else {
       if (typeof v219 !== "string") $type(out, p + "/conversationId", "a string", v219);
     }
-    const v220 = o216.agentId;
+    const v220 = o216["agentId"];
     if (v220 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
     else {
       if (typeof v220 !== "string") $type(out, p + "/agentId", "a string", v220);
     }
-    const v221 = o216.elevenUserId;
+    const v221 = o216["elevenUserId"];
     if (v221 === undefined) $e(out, p + "/elevenUserId", "required", "missing required property `elevenUserId`");
     else {
       if (typeof v221 !== "string") $type(out, p + "/elevenUserId", "a string", v221);
     }
-    const v222 = o216.usedSeconds;
+    const v222 = o216["usedSeconds"];
     if (v222 === undefined) $e(out, p + "/usedSeconds", "required", "missing required property `usedSeconds`");
     else {
       if (typeof v222 !== "number" || !Number.isFinite(v222)) $type(out, p + "/usedSeconds", "a number", v222);
     }
-    const v223 = o216.limitSeconds;
+    const v223 = o216["limitSeconds"];
     if (v223 === undefined) $e(out, p + "/limitSeconds", "required", "missing required property `limitSeconds`");
     else {
       if (typeof v223 !== "number" || !Number.isFinite(v223)) $type(out, p + "/limitSeconds", "a number", v223);
@@ -1417,27 +1335,27 @@ function check$VoiceConversationDenied(v: unknown, p: string, out: WireError[]):
     $type(out, p, "an object", v);
   } else {
     const o224: $Object = v;
-    const v225 = o224.allowed;
+    const v225 = o224["allowed"];
     if (v225 === undefined) $e(out, p + "/allowed", "required", "missing required property `allowed`");
     else {
       if (v225 !== false) $e(out, p + "/allowed", "const", "must be `false`");
     }
-    const v226 = o224.reason;
+    const v226 = o224["reason"];
     if (v226 === undefined) $e(out, p + "/reason", "required", "missing required property `reason`");
     else {
       check$VoiceConversationDeniedReason(v226, p + "/reason", out);
     }
-    const v227 = o224.usedSeconds;
+    const v227 = o224["usedSeconds"];
     if (v227 === undefined) $e(out, p + "/usedSeconds", "required", "missing required property `usedSeconds`");
     else {
       if (typeof v227 !== "number" || !Number.isFinite(v227)) $type(out, p + "/usedSeconds", "a number", v227);
     }
-    const v228 = o224.limitSeconds;
+    const v228 = o224["limitSeconds"];
     if (v228 === undefined) $e(out, p + "/limitSeconds", "required", "missing required property `limitSeconds`");
     else {
       if (typeof v228 !== "number" || !Number.isFinite(v228)) $type(out, p + "/limitSeconds", "a number", v228);
     }
-    const v229 = o224.agentId;
+    const v229 = o224["agentId"];
     if (v229 === undefined) $e(out, p + "/agentId", "required", "missing required property `agentId`");
     else {
       if (typeof v229 !== "string") $type(out, p + "/agentId", "a string", v229);
@@ -1450,7 +1368,7 @@ function check$VoiceConversationResponse(v: unknown, p: string, out: WireError[]
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const t230 = v.allowed;
+    const t230 = v["allowed"];
     if (t230 === undefined) $e(out, p + "/allowed", "required", "missing required property `allowed`");
     else if (t230 === true) check$VoiceConversationGranted(v, p, out);
     else if (t230 === false) check$VoiceConversationDenied(v, p, out);
@@ -1465,27 +1383,27 @@ function check$VoiceUsageResponse(v: unknown, p: string, out: WireError[]): void
     $type(out, p, "an object", v);
   } else {
     const o231: $Object = v;
-    const v232 = o231.usedSeconds;
+    const v232 = o231["usedSeconds"];
     if (v232 === undefined) $e(out, p + "/usedSeconds", "required", "missing required property `usedSeconds`");
     else {
       if (typeof v232 !== "number" || !Number.isFinite(v232)) $type(out, p + "/usedSeconds", "a number", v232);
     }
-    const v233 = o231.limitSeconds;
+    const v233 = o231["limitSeconds"];
     if (v233 === undefined) $e(out, p + "/limitSeconds", "required", "missing required property `limitSeconds`");
     else {
       if (typeof v233 !== "number" || !Number.isFinite(v233)) $type(out, p + "/limitSeconds", "a number", v233);
     }
-    const v234 = o231.conversationCount;
+    const v234 = o231["conversationCount"];
     if (v234 === undefined) $e(out, p + "/conversationCount", "required", "missing required property `conversationCount`");
     else {
       if (typeof v234 !== "number" || !Number.isFinite(v234)) $type(out, p + "/conversationCount", "a number", v234);
     }
-    const v235 = o231.conversationLimit;
+    const v235 = o231["conversationLimit"];
     if (v235 === undefined) $e(out, p + "/conversationLimit", "required", "missing required property `conversationLimit`");
     else {
       if (typeof v235 !== "number" || !Number.isFinite(v235)) $type(out, p + "/conversationLimit", "a number", v235);
     }
-    const v236 = o231.elevenUserId;
+    const v236 = o231["elevenUserId"];
     if (v236 === undefined) $e(out, p + "/elevenUserId", "required", "missing required property `elevenUserId`");
     else {
       if (typeof v236 !== "string") $type(out, p + "/elevenUserId", "a string", v236);
@@ -1499,12 +1417,12 @@ function check$UserMessageContent(v: unknown, p: string, out: WireError[]): void
     $type(out, p, "an object", v);
   } else {
     const o237: $Object = v;
-    const v238 = o237.type;
+    const v238 = o237["type"];
     if (v238 === undefined) $e(out, p + "/type", "required", "missing required property `type`");
     else {
       if (v238 !== "text") $e(out, p + "/type", "const", "must be `\"text\"`");
     }
-    const v239 = o237.text;
+    const v239 = o237["text"];
     if (v239 === undefined) $e(out, p + "/text", "required", "missing required property `text`");
     else {
       if (typeof v239 !== "string") $type(out, p + "/text", "a string", v239);
@@ -1518,7 +1436,7 @@ function check$AgentMessageContent(v: unknown, p: string, out: WireError[]): voi
     $type(out, p, "an object", v);
   } else {
     const o240: $Object = v;
-    const v241 = o240.type;
+    const v241 = o240["type"];
     if (v241 === undefined) $e(out, p + "/type", "required", "missing required property `type`");
     else {
       if (typeof v241 !== "string") $type(out, p + "/type", "a string", v241);
@@ -1532,17 +1450,17 @@ function check$RigCapabilitiesAttachments(v: unknown, p: string, out: WireError[
     $type(out, p, "an object", v);
   } else {
     const o242: $Object = v;
-    const v243 = o242.enabled;
+    const v243 = o242["enabled"];
     if (v243 === undefined) $e(out, p + "/enabled", "required", "missing required property `enabled`");
     else {
       if (typeof v243 !== "boolean") $type(out, p + "/enabled", "a boolean", v243);
     }
-    const v244 = o242.maxBytes;
+    const v244 = o242["maxBytes"];
     if (v244 === undefined) $e(out, p + "/maxBytes", "required", "missing required property `maxBytes`");
     else {
       if (typeof v244 !== "number" || !Number.isFinite(v244)) $type(out, p + "/maxBytes", "a number", v244);
     }
-    const v245 = o242.mediaTypes;
+    const v245 = o242["mediaTypes"];
     if (v245 === undefined) $e(out, p + "/mediaTypes", "required", "missing required property `mediaTypes`");
     else {
       if (!Array.isArray(v245)) {
@@ -1564,22 +1482,22 @@ function check$RigCapabilitiesFiles(v: unknown, p: string, out: WireError[]): vo
     $type(out, p, "an object", v);
   } else {
     const o249: $Object = v;
-    const v250 = o249.browse;
+    const v250 = o249["browse"];
     if (v250 === undefined) $e(out, p + "/browse", "required", "missing required property `browse`");
     else {
       if (typeof v250 !== "boolean") $type(out, p + "/browse", "a boolean", v250);
     }
-    const v251 = o249.read;
+    const v251 = o249["read"];
     if (v251 === undefined) $e(out, p + "/read", "required", "missing required property `read`");
     else {
       if (typeof v251 !== "boolean") $type(out, p + "/read", "a boolean", v251);
     }
-    const v252 = o249.search;
+    const v252 = o249["search"];
     if (v252 === undefined) $e(out, p + "/search", "required", "missing required property `search`");
     else {
       if (typeof v252 !== "boolean") $type(out, p + "/search", "a boolean", v252);
     }
-    const v253 = o249.write;
+    const v253 = o249["write"];
     if (v253 === undefined) $e(out, p + "/write", "required", "missing required property `write`");
     else {
       if (typeof v253 !== "boolean") $type(out, p + "/write", "a boolean", v253);
@@ -1593,17 +1511,17 @@ function check$RigActivitySubagents(v: unknown, p: string, out: WireError[]): vo
     $type(out, p, "an object", v);
   } else {
     const o254: $Object = v;
-    const v255 = o254.running;
+    const v255 = o254["running"];
     if (v255 === undefined) $e(out, p + "/running", "required", "missing required property `running`");
     else {
       if (typeof v255 !== "number" || !Number.isFinite(v255)) $type(out, p + "/running", "a number", v255);
     }
-    const v256 = o254.queued;
+    const v256 = o254["queued"];
     if (v256 === undefined) $e(out, p + "/queued", "required", "missing required property `queued`");
     else {
       if (typeof v256 !== "number" || !Number.isFinite(v256)) $type(out, p + "/queued", "a number", v256);
     }
-    const v257 = o254.total;
+    const v257 = o254["total"];
     if (v257 === undefined) $e(out, p + "/total", "required", "missing required property `total`");
     else {
       if (typeof v257 !== "number" || !Number.isFinite(v257)) $type(out, p + "/total", "a number", v257);
@@ -1617,12 +1535,12 @@ function check$RigActivityWorkflows(v: unknown, p: string, out: WireError[]): vo
     $type(out, p, "an object", v);
   } else {
     const o258: $Object = v;
-    const v259 = o258.running;
+    const v259 = o258["running"];
     if (v259 === undefined) $e(out, p + "/running", "required", "missing required property `running`");
     else {
       if (typeof v259 !== "number" || !Number.isFinite(v259)) $type(out, p + "/running", "a number", v259);
     }
-    const v260 = o258.total;
+    const v260 = o258["total"];
     if (v260 === undefined) $e(out, p + "/total", "required", "missing required property `total`");
     else {
       if (typeof v260 !== "number" || !Number.isFinite(v260)) $type(out, p + "/total", "a number", v260);
@@ -1636,7 +1554,7 @@ function check$RigActivityProcesses(v: unknown, p: string, out: WireError[]): vo
     $type(out, p, "an object", v);
   } else {
     const o261: $Object = v;
-    const v262 = o261.running;
+    const v262 = o261["running"];
     if (v262 === undefined) $e(out, p + "/running", "required", "missing required property `running`");
     else {
       if (typeof v262 !== "number" || !Number.isFinite(v262)) $type(out, p + "/running", "a number", v262);
@@ -1650,22 +1568,22 @@ function check$RigActivityTasks(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o263: $Object = v;
-    const v264 = o263.pending;
+    const v264 = o263["pending"];
     if (v264 === undefined) $e(out, p + "/pending", "required", "missing required property `pending`");
     else {
       if (typeof v264 !== "number" || !Number.isFinite(v264)) $type(out, p + "/pending", "a number", v264);
     }
-    const v265 = o263.inProgress;
+    const v265 = o263["inProgress"];
     if (v265 === undefined) $e(out, p + "/inProgress", "required", "missing required property `inProgress`");
     else {
       if (typeof v265 !== "number" || !Number.isFinite(v265)) $type(out, p + "/inProgress", "a number", v265);
     }
-    const v266 = o263.completed;
+    const v266 = o263["completed"];
     if (v266 === undefined) $e(out, p + "/completed", "required", "missing required property `completed`");
     else {
       if (typeof v266 !== "number" || !Number.isFinite(v266)) $type(out, p + "/completed", "a number", v266);
     }
-    const v267 = o263.total;
+    const v267 = o263["total"];
     if (v267 === undefined) $e(out, p + "/total", "required", "missing required property `total`");
     else {
       if (typeof v267 !== "number" || !Number.isFinite(v267)) $type(out, p + "/total", "a number", v267);
@@ -1679,17 +1597,17 @@ function check$RigMetadataV1Client(v: unknown, p: string, out: WireError[]): voi
     $type(out, p, "an object", v);
   } else {
     const o268: $Object = v;
-    const v269 = o268.id;
+    const v269 = o268["id"];
     if (v269 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (v269 !== "rig") $e(out, p + "/id", "const", "must be `\"rig\"`");
     }
-    const v270 = o268.name;
+    const v270 = o268["name"];
     if (v270 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v270 !== "string") $type(out, p + "/name", "a string", v270);
     }
-    const v271 = o268.version;
+    const v271 = o268["version"];
     if (v271 === undefined) $e(out, p + "/version", "required", "missing required property `version`");
     else {
       if (typeof v271 !== "string") $type(out, p + "/version", "a string", v271);
@@ -1703,12 +1621,12 @@ function check$RigMetadataV1Model(v: unknown, p: string, out: WireError[]): void
     $type(out, p, "an object", v);
   } else {
     const o272: $Object = v;
-    const v273 = o272.providerId;
+    const v273 = o272["providerId"];
     if (v273 === undefined) $e(out, p + "/providerId", "required", "missing required property `providerId`");
     else {
       if (typeof v273 !== "string") $type(out, p + "/providerId", "a string", v273);
     }
-    const v274 = o272.id;
+    const v274 = o272["id"];
     if (v274 === undefined) $e(out, p + "/id", "required", "missing required property `id`");
     else {
       if (typeof v274 !== "string") $type(out, p + "/id", "a string", v274);
@@ -1722,14 +1640,14 @@ function check$RigMetadataV1Reasoning(v: unknown, p: string, out: WireError[]): 
     $type(out, p, "an object", v);
   } else {
     const o275: $Object = v;
-    const v276 = o275.current;
+    const v276 = o275["current"];
     if (v276 === undefined) $e(out, p + "/current", "required", "missing required property `current`");
     else {
       if (v276 !== null) {
         if (typeof v276 !== "string") $type(out, p + "/current", "a string", v276);
       }
     }
-    const v277 = o275.levels;
+    const v277 = o275["levels"];
     if (v277 === undefined) $e(out, p + "/levels", "required", "missing required property `levels`");
     else {
       if (!Array.isArray(v277)) {
@@ -1751,12 +1669,12 @@ function check$RigMetadataV1ThoughtLevel(v: unknown, p: string, out: WireError[]
     $type(out, p, "an object", v);
   } else {
     const o281: $Object = v;
-    const v282 = o281.code;
+    const v282 = o281["code"];
     if (v282 === undefined) $e(out, p + "/code", "required", "missing required property `code`");
     else {
       if (typeof v282 !== "string") $type(out, p + "/code", "a string", v282);
     }
-    const v283 = o281.value;
+    const v283 = o281["value"];
     if (v283 === undefined) $e(out, p + "/value", "required", "missing required property `value`");
     else {
       if (typeof v283 !== "string") $type(out, p + "/value", "a string", v283);
@@ -1770,22 +1688,22 @@ function check$RigMetadataV1Session(v: unknown, p: string, out: WireError[]): vo
     $type(out, p, "an object", v);
   } else {
     const o284: $Object = v;
-    const v285 = o284.status;
+    const v285 = o284["status"];
     if (v285 === undefined) $e(out, p + "/status", "required", "missing required property `status`");
     else {
       if (typeof v285 !== "string") $type(out, p + "/status", "a string", v285);
     }
-    const v286 = o284.permissionMode;
+    const v286 = o284["permissionMode"];
     if (v286 === undefined) $e(out, p + "/permissionMode", "required", "missing required property `permissionMode`");
     else {
       if (typeof v286 !== "string") $type(out, p + "/permissionMode", "a string", v286);
     }
-    const v287 = o284.modelLocked;
+    const v287 = o284["modelLocked"];
     if (v287 === undefined) $e(out, p + "/modelLocked", "required", "missing required property `modelLocked`");
     else {
       if (typeof v287 !== "boolean") $type(out, p + "/modelLocked", "a boolean", v287);
     }
-    const v288 = o284.serviceTier;
+    const v288 = o284["serviceTier"];
     if (v288 !== undefined) {
       if (typeof v288 !== "string") $type(out, p + "/serviceTier", "a string", v288);
     }
@@ -1798,12 +1716,12 @@ function check$RigMetadataV1McpServer(v: unknown, p: string, out: WireError[]): 
     $type(out, p, "an object", v);
   } else {
     const o289: $Object = v;
-    const v290 = o289.name;
+    const v290 = o289["name"];
     if (v290 === undefined) $e(out, p + "/name", "required", "missing required property `name`");
     else {
       if (typeof v290 !== "string") $type(out, p + "/name", "a string", v290);
     }
-    const v291 = o289.status;
+    const v291 = o289["status"];
     if (v291 === undefined) $e(out, p + "/status", "required", "missing required property `status`");
     else {
       if (typeof v291 !== "string") $type(out, p + "/status", "a string", v291);
@@ -1816,7 +1734,6 @@ function check$SessionToolCallStartArgs(v: unknown, p: string, out: WireError[])
   if (!$isObject(v)) {
     $type(out, p, "an object", v);
   } else {
-    const o292: $Object = v;
   }
 }
 
@@ -1826,17 +1743,17 @@ function check$SessionFileImage(v: unknown, p: string, out: WireError[]): void {
     $type(out, p, "an object", v);
   } else {
     const o293: $Object = v;
-    const v294 = o293.width;
+    const v294 = o293["width"];
     if (v294 === undefined) $e(out, p + "/width", "required", "missing required property `width`");
     else {
       if (typeof v294 !== "number" || !Number.isFinite(v294)) $type(out, p + "/width", "a number", v294);
     }
-    const v295 = o293.height;
+    const v295 = o293["height"];
     if (v295 === undefined) $e(out, p + "/height", "required", "missing required property `height`");
     else {
       if (typeof v295 !== "number" || !Number.isFinite(v295)) $type(out, p + "/height", "a number", v295);
     }
-    const v296 = o293.thumbhash;
+    const v296 = o293["thumbhash"];
     if (v296 === undefined) $e(out, p + "/thumbhash", "required", "missing required property `thumbhash`");
     else {
       if (typeof v296 !== "string") $type(out, p + "/thumbhash", "a string", v296);
