@@ -200,7 +200,10 @@ impl Cx {
             self.err(&at.join("x-renamed-from"), K::InvalidValue, why);
         }
         self.check_unevaluated(&model);
-        if self.errors.is_empty() && !self.trust_examples {
+        if self.errors.is_empty() && !self.builtin {
+            self.check_branching(&model);
+        }
+        if self.errors.is_empty() && !self.builtin {
             self.check_examples(&model);
         }
         self.errors.is_empty().then_some(model)

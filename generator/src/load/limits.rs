@@ -7,6 +7,8 @@
 //! - [`MAX_EXPANSION`]: how many subschemas one type stands for with every reference written out in place (a
 //!   recursive reference counts once). It bounds what checking one value can cost: a chain of `if`/`then`, each
 //!   referring twice to the next link, doubles it at every link.
+//!
+//! A recursion that applies a schema twice to the same part of a value is refused in `branching.rs`.
 
 use std::collections::BTreeMap;
 

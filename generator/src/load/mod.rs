@@ -14,6 +14,7 @@
 //! 5. lower the session-protocol annotations, when there are any ([`protocol`]);
 //! 6. give every type its export names, once, for every language ([`naming`]).
 
+mod branching;
 mod build;
 mod document;
 mod dynamic;
@@ -207,13 +208,13 @@ pub fn load_files(dir: &Path, files: &[(&str, &str)]) -> Result<Model, SchemaErr
     load_memory(dir, files, None).map(|(m, _)| m)
 }
 
-/// [`load_files`] for the schema compiled into this binary ([`crate::builtin`]), taking its examples and flows as
-/// they are: its files are `schema/`, which every test loads from disk, and checking them again would cost each
-/// start of the binary about a third more work.
+/// [`load_files`] for the schema compiled into this binary ([`crate::builtin`]), taking its examples, flows and
+/// recursion as they are: its files are `schema/`, which every test loads from disk, and checking them again would
+/// cost each start of the binary about a third more work.
 #[cfg(any(feature = "cli", feature = "serve"))]
 pub(crate) fn load_builtin(dir: &Path, files: &[(&str, &str)]) -> Result<Model, SchemaErrors> {
     let files: Vec<(String, String)> = files.iter().map(|(r, t)| (r.to_string(), t.to_string())).collect();
-    read_memory(Cx { dir: dir.to_path_buf(), trust_examples: true, ..Cx::default() }, files).map(|(m, _)| m)
+    read_memory(Cx { dir: dir.to_path_buf(), builtin: true, ..Cx::default() }, files).map(|(m, _)| m)
 }
 
 /// Loads schema files held in memory, with their parsed sources: a directory (`single` is `None`), or one schema
@@ -273,8 +274,9 @@ pub(crate) struct Cx {
     /// In single-file mode, that file.
     pub(crate) single: Option<String>,
     pub(crate) errors: Vec<SchemaError>,
-    /// Leave the examples and flows unchecked ([`load_builtin`]).
-    pub(crate) trust_examples: bool,
+    /// The schema compiled into the binary ([`load_builtin`]): its files are `schema/`, which the tests load from
+    /// disk with every check, so the checks of examples and flows and of branching recursion are left out here.
+    pub(crate) builtin: bool,
     /// Absolute URI (without fragment) of every schema resource -> where it is.
     resources: BTreeMap<String, Origin>,
     /// Absolute URI with an anchor fragment -> where it is.
