@@ -29,11 +29,11 @@ use crate::node::run;
 /// happy monorepo locks, and the newest 4.x (`npm install zod@4`).
 const ZOD: &[&str] = &["4.1.0", "4.4.3", "4"];
 
-/// Minified bytes of a browser bundle of `validateSessionLine` alone, zod bundled. Measured 110,907 with zod 4.6.7
-/// (91,063 with 4.4.3); the budget leaves about 8% for the package and zod to grow.
+/// Minified bytes of a browser bundle of `validateSessionLine` alone, zod bundled. Measured 112,135 with zod 4.6.7
+/// (92,289 with 4.4.3; esbuild 0.28.2); the budget leaves about 7% for the package and zod to grow.
 const BUDGET_LINE: u64 = 120_000;
 
-/// Minified bytes of a browser bundle of `validateSessionLineStandalone` alone (no zod). Measured 21,366.
+/// Minified bytes of a browser bundle of `validateSessionLineStandalone` alone (no zod). Measured 23,263.
 const BUDGET_STANDALONE: u64 = 25_000;
 
 /// One scratch consumer, set up and run.
