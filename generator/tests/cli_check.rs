@@ -166,3 +166,33 @@ fn check_finds_the_outputs_fresh_however_the_directories_are_spelt() {
         assert!(r.status.success(), "check --schema {schema} --out {out}: {}{}", text(&r.stdout), text(&r.stderr));
     }
 }
+
+/// The headers name the command as spelt where `generate` ran; run from another directory (through `..`, or a
+/// symbolic link) the outputs are still fresh, and `generate` there rewrites nothing.
+#[test]
+fn outputs_generated_from_one_directory_are_fresh_from_another() {
+    let d = tmp("elsewhere");
+    let (a, b) = (d.join("a"), d.join("b"));
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::create_dir_all(a.join("schema/events")).unwrap();
+    for f in files_under(&root().join("schema")) {
+        std::fs::copy(root().join("schema").join(&f), a.join("schema").join(&f)).unwrap();
+    }
+    let run = |dir: &Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wiregen")).args(args).current_dir(dir).output().unwrap()
+    };
+    let r = run(&b, &["generate", "--only", "rust,docs", "--schema", "../a/schema", "--out", "../a/out"]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    assert!(text(&std::fs::read(a.join("out/docs/session-protocol.md")).unwrap()).contains("--schema ../a/schema"));
+    let r = run(&a, &["check", "--only", "rust,docs", "--schema", "schema", "--out", "out"]);
+    assert!(r.status.success(), "{}{}", text(&r.stdout), text(&r.stderr));
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&a, d.join("link")).unwrap();
+        let r = run(&d, &["check", "--only", "rust,docs", "--schema", "link/schema", "--out", "link/out"]);
+        assert!(r.status.success(), "{}{}", text(&r.stdout), text(&r.stderr));
+    }
+    let r = run(&a, &["generate", "--only", "rust,docs", "--schema", "schema", "--out", "out"]);
+    let said = format!("{}{}", text(&r.stdout), text(&r.stderr));
+    assert!(r.status.success() && said.contains(" 0 written"), "{said}");
+}
