@@ -262,6 +262,28 @@ impl<'a> Walk<'a> {
         differs
     }
 
+    /// The members of two `allOf`, `anyOf` or `oneOf` lists of one length, paired for comparison. Their order
+    /// means nothing to a value, so each OLD member goes with an equal NEW one where there is one (the one at its
+    /// own index first), and the others with the rest in the order they stand. (Past 32 members, by index.)
+    fn pair_members<'n>(&mut self, at: &At, a: &'n [Node], b: &'n [Node]) -> Vec<(&'n Node, &'n Node)> {
+        let mut partner: Vec<Option<usize>> = vec![None; a.len()];
+        if a.len() <= 32 {
+            let mut used = vec![false; b.len()];
+            for (i, x) in a.iter().enumerate() {
+                let same = std::iter::once(i).chain(0..b.len()).find(|&j| !used[j] && !self.differs(at, x, &b[j]));
+                if let Some(j) = same {
+                    used[j] = true;
+                    partner[i] = Some(j);
+                }
+            }
+            let mut rest = (0..b.len()).filter(|j| !used[*j]).collect::<Vec<_>>().into_iter();
+            for p in partner.iter_mut().filter(|p| p.is_none()) {
+                *p = rest.next();
+            }
+        }
+        a.iter().zip(partner).enumerate().map(|(i, (x, p))| (x, &b[p.unwrap_or(i)])).collect()
+    }
+
     fn shape(&mut self, at: &At, o: &Node, n: &Node) {
         let (oo, no) = (&o.origin, &n.origin);
         // To or from `true` (`false`) is one change whatever the other side is (a list of kinds, a nullable).
@@ -311,13 +333,13 @@ impl<'a> Walk<'a> {
             // A `oneOf` is not monotone in its members (a wider member can make a value match two), so a change
             // to one breaks both sides and is reported once.
             (Shape::OneOf(a), Shape::OneOf(b)) if a.len() == b.len() => {
-                if a.iter().zip(b).any(|(x, y)| self.differs(at, x, y)) {
+                if self.pair_members(at, a, b).into_iter().any(|(x, y)| self.differs(at, x, y)) {
                     let msg = "a `oneOf` member changed (a value may now match none of them, or two)".to_string();
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
                 }
             }
             (Shape::AllOf(a), Shape::AllOf(b)) | (Shape::AnyOf(a), Shape::AnyOf(b)) if a.len() == b.len() => {
-                for (x, y) in a.iter().zip(b) {
+                for (x, y) in self.pair_members(at, a, b) {
                     self.node(at, x, y);
                 }
             }
