@@ -16,9 +16,15 @@
 //! automaton with itself). Two runs cannot part at a union member, a kind of a `type` list or between `then` and
 //! `else`, since one value picks one; nor for two properties of different names, an item and a property, or a
 //! declared property and the same object's `additionalProperties`, nor for two patterns anchored on different
-//! literal prefixes (`^a`, `^b`). Other pairs of patterns are taken to overlap (deciding whether two regular
-//! expressions share a match is not attempted), which may refuse a schema that only looks ambiguous; none of the
-//! JSON-Schema-Test-Suite's does.
+//! literal prefixes (`^a`, `^b`) or on different first characters (`^(&|:)`, `^@`). Other pairs of patterns are
+//! taken to overlap (deciding whether two regular expressions share a match is not attempted), and so are the
+//! `then`s of two different `if`s (even when their conditions exclude each other, as `kind` consts under
+//! `required` do): either may refuse a schema that only looks ambiguous; none of the JSON-Schema-Test-Suite's
+//! does. A `not` evaluates nothing, so what it descends to is not excluded from an `unevaluated*` beside it.
+//!
+//! What it does not bound: ambiguity that only grows polynomially (a chain of k recursive parts, each referring to
+//! itself and to the next, as `allOf` inheritance does, applies a node up to C(depth, k) times at one place), and
+//! the size of a value times what one value may cost (`MAX_EXPANSION` in `limits.rs`).
 //!
 //! Only the recursive parts of a schema (strongly connected through descents) are examined, so a schema without
 //! recursion costs one walk over its nodes.
@@ -66,6 +72,17 @@ struct Applied {
     inside: Vec<usize>,
 }
 
+/// What an application in place enters.
+#[derive(Clone, Copy, PartialEq)]
+enum Enter {
+    /// Nothing new.
+    Same,
+    /// The evaluated part of an `unevaluated*` node (what it is left with excludes what this part descends to).
+    Evaluated,
+    /// A `not`: it evaluates nothing, so what it descends to is not excluded from any `unevaluated*`.
+    Not,
+}
+
 /// A descent from a state: its label, the application it descends from, where it leads.
 struct Step<'m> {
     label: Label<'m>,
@@ -76,8 +93,8 @@ struct Step<'m> {
 /// The schema's nodes, indexed, with their in-place and descending edges.
 struct Graph<'m> {
     nodes: Vec<&'m Node>,
-    /// In place: (node, the pick it takes if any, whether it enters an `unevaluated*` node's evaluated part).
-    apply: Vec<Vec<(usize, Option<usize>, bool)>>,
+    /// In place: (node, the pick it takes if any, what it enters).
+    apply: Vec<Vec<(usize, Option<usize>, Enter)>>,
     descend: Vec<Vec<(Label<'m>, usize)>>,
     /// Each pattern of the schema, compiled once (`None`: Rust cannot compile it, so it may match anything).
     regexes: HashMap<*const Pattern, Option<regex::Regex>>,
@@ -103,23 +120,24 @@ impl<'m> Graph<'m> {
         for (i, n) in nodes.iter().enumerate() {
             let (a, d) = (&mut apply[i], &mut descend[i]);
             match &n.shape {
-                Shape::Ref(t) => a.push((root(*t), None, false)),
+                Shape::Ref(t) => a.push((root(*t), None, Enter::Same)),
                 Shape::Union(u) => {
-                    a.extend(u.members.iter().enumerate().map(|(k, mem)| (root(mem.ty), Some(k), false)))
+                    a.extend(u.members.iter().enumerate().map(|(k, mem)| (root(mem.ty), Some(k), Enter::Same)))
                 }
-                Shape::Kinds(ms) => a.extend(ms.iter().enumerate().map(|(k, x)| (id(x), Some(k), false))),
-                Shape::Nullable(x) | Shape::Not(x) => a.push((id(x), None, false)),
+                Shape::Kinds(ms) => a.extend(ms.iter().enumerate().map(|(k, x)| (id(x), Some(k), Enter::Same))),
+                Shape::Nullable(x) => a.push((id(x), None, Enter::Same)),
+                Shape::Not(x) => a.push((id(x), None, Enter::Not)),
                 Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => {
-                    a.extend(ms.iter().map(|x| (id(x), None, false)))
+                    a.extend(ms.iter().map(|x| (id(x), None, Enter::Same)))
                 }
                 Shape::Cond { cond, then, otherwise } => {
-                    a.push((id(cond), None, false));
-                    a.extend(then.iter().map(|x| (id(x), Some(0), false)));
-                    a.extend(otherwise.iter().map(|x| (id(x), Some(1), false)));
+                    a.push((id(cond), None, Enter::Same));
+                    a.extend(then.iter().map(|x| (id(x), Some(0), Enter::Same)));
+                    a.extend(otherwise.iter().map(|x| (id(x), Some(1), Enter::Same)));
                 }
-                Shape::Dependent { then, .. } => a.push((id(then), None, false)),
+                Shape::Dependent { then, .. } => a.push((id(then), None, Enter::Same)),
                 Shape::Unevaluated { inner, rest, items } => {
-                    a.push((id(inner), None, true));
+                    a.push((id(inner), None, Enter::Evaluated));
                     let label = if *items {
                         Label::UnevaluatedItems { owner: i }
                     } else {
@@ -141,6 +159,17 @@ impl<'m> Graph<'m> {
                     d.extend(arr.contains.iter().map(|c| (Label::AnyItem, id(&c.node))));
                 }
                 _ => {}
+            }
+        }
+        // A descent that lands on a `$ref` lands on the type it names: one state for every place that refers to
+        // the same type (an object of 1,000 properties that all refer back is one state, not 1,000).
+        for d in &mut descend {
+            for (_, to) in d.iter_mut() {
+                let mut hops = 0;
+                while let (Shape::Ref(t), true) = (&nodes[*to].shape, hops < nodes.len()) {
+                    *to = root(*t);
+                    hops += 1;
+                }
             }
         }
         let mut regexes = HashMap::new();
@@ -321,8 +350,10 @@ fn ambiguous(g: &Graph<'_>, comp: &[usize], c: usize, part: &[usize]) -> Result<
                     if let Some(k) = pick {
                         b.picks.push((a.node, k));
                     }
-                    if enters {
-                        b.inside.push(a.node);
+                    match enters {
+                        Enter::Same => {}
+                        Enter::Evaluated => b.inside.push(a.node),
+                        Enter::Not => b.inside.clear(),
                     }
                     stack.push(b);
                 }
@@ -330,6 +361,7 @@ fn ambiguous(g: &Graph<'_>, comp: &[usize], c: usize, part: &[usize]) -> Result<
         }
         steps.push(out);
     }
+    let index: Vec<Candidates<'_>> = steps.iter().map(|st| Candidates::of(st)).collect();
     // The product: pairs of states two runs can be in at one place of a value, from every diagonal pair.
     let n = states.len();
     let mut pair_id: HashMap<(usize, usize), usize> = HashMap::new();
@@ -345,7 +377,9 @@ fn ambiguous(g: &Graph<'_>, comp: &[usize], c: usize, part: &[usize]) -> Result<
     while next < pairs.len() {
         let (s1, s2) = pairs[next];
         for (i1, a) in steps[s1].iter().enumerate() {
-            for (i2, b) in steps[s2].iter().enumerate() {
+            let (named, wild) = index[s2].candidates(a.label);
+            for &i2 in named.iter().chain(wild) {
+                let b = &steps[s2][i2];
                 if !compatible(a, b) || !overlap(g, a, b) {
                     continue;
                 }
@@ -390,6 +424,51 @@ fn ambiguous(g: &Graph<'_>, comp: &[usize], c: usize, part: &[usize]) -> Result<
     Ok(None)
 }
 
+/// A state's descents by what they could share a part of a value with, so the product compares a descent only
+/// with those (a property with the same name and the wildcards, not with every other property).
+#[derive(Default)]
+struct Candidates<'m> {
+    props: HashMap<&'m str, Vec<usize>>,
+    /// Descents to properties by pattern, to the other properties or to the unevaluated ones.
+    any_prop: Vec<usize>,
+    all_props: Vec<usize>,
+    items: HashMap<usize, Vec<usize>>,
+    /// Descents to items from an index on, every item or the unevaluated ones.
+    any_item: Vec<usize>,
+    all_items: Vec<usize>,
+}
+
+impl<'m> Candidates<'m> {
+    fn of(steps: &[Step<'m>]) -> Self {
+        let mut c = Candidates::default();
+        for (i, st) in steps.iter().enumerate() {
+            match st.label {
+                Label::Prop(x) => c.props.entry(x).or_default().push(i),
+                Label::Other { .. } | Label::Pattern { .. } | Label::UnevaluatedProps { .. } => c.any_prop.push(i),
+                Label::Item(k) => c.items.entry(k).or_default().push(i),
+                Label::ItemsFrom(_) | Label::AnyItem | Label::UnevaluatedItems { .. } => c.any_item.push(i),
+            }
+            match st.label {
+                Label::Prop(_) | Label::Other { .. } | Label::Pattern { .. } | Label::UnevaluatedProps { .. } => {
+                    c.all_props.push(i)
+                }
+                _ => c.all_items.push(i),
+            }
+        }
+        c
+    }
+
+    /// The descents that could overlap one labelled `label`, in two lists.
+    fn candidates(&self, label: Label<'_>) -> (&[usize], &[usize]) {
+        match label {
+            Label::Prop(x) => (self.props.get(x).map_or(&[][..], Vec::as_slice), &self.any_prop),
+            Label::Other { .. } | Label::Pattern { .. } | Label::UnevaluatedProps { .. } => (&self.all_props, &[]),
+            Label::Item(k) => (self.items.get(&k).map_or(&[][..], Vec::as_slice), &self.any_item),
+            Label::ItemsFrom(_) | Label::AnyItem | Label::UnevaluatedItems { .. } => (&self.all_items, &[]),
+        }
+    }
+}
+
 /// Two applications a single value can make together: they pick no two different members of one node.
 fn compatible(a: &Step<'_>, b: &Step<'_>) -> bool {
     a.from.picks.iter().all(|(n, k)| b.from.picks.iter().all(|(m, j)| n != m || k == j))
@@ -412,10 +491,18 @@ fn overlap(g: &Graph<'_>, a: &Step<'_>, b: &Step<'_>) -> bool {
         (Other { owner: o1 }, Pattern { owner: o2, .. }) | (Pattern { owner: o2, .. }, Other { owner: o1 }) => o1 != o2,
         (Pattern { re: p, .. }, Pattern { re: q, .. }) => {
             // `^a…` and `^b…` share no match; anything else is taken to (see the module's documentation).
-            match (literal_prefix(&p.source), literal_prefix(&q.source)) {
-                (Some(x), Some(y)) => x.starts_with(&y) || y.starts_with(&x),
-                _ => true,
-            }
+            let prefixes_differ = match (literal_prefix(&p.source), literal_prefix(&q.source)) {
+                (Some(x), Some(y)) => !x.starts_with(&y) && !y.starts_with(&x),
+                _ => false,
+            };
+            let first_chars_differ = match (first_chars(&p.rust), first_chars(&q.rust)) {
+                (Some(mut x), Some(y)) => {
+                    x.intersect(&y);
+                    x.ranges().is_empty()
+                }
+                _ => false,
+            };
+            !prefixes_differ && !first_chars_differ
         }
         (Other { .. }, Other { .. }) => true,
         (UnevaluatedProps { owner }, Prop(_) | Other { .. } | Pattern { .. }) => left_with(owner, b),
@@ -448,6 +535,57 @@ fn literal_prefix(source: &str) -> Option<String> {
         out.push(*c);
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The characters every match of an anchored pattern starts with (`^(&|:|\.)` gives `&`, `:` and `.`), read from
+/// its Rust translation; none when a match may be empty or the start is not plain to see.
+fn first_chars(rust: &str) -> Option<regex_syntax::hir::ClassUnicode> {
+    use regex_syntax::hir::{Class, ClassUnicode, Hir, HirKind, Look};
+    /// The characters a match of `h` can start with, and whether it can be empty; `None`: not known.
+    fn first(h: &Hir) -> Option<(ClassUnicode, bool)> {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => Some((ClassUnicode::empty(), true)),
+            HirKind::Literal(l) => {
+                let c = std::str::from_utf8(&l.0).ok()?.chars().next()?;
+                Some((ClassUnicode::new([regex_syntax::hir::ClassUnicodeRange::new(c, c)]), false))
+            }
+            HirKind::Class(Class::Unicode(c)) => Some((c.clone(), false)),
+            HirKind::Class(Class::Bytes(_)) => None,
+            HirKind::Repetition(r) => first(&r.sub).map(|(c, empty)| (c, empty || r.min == 0)),
+            HirKind::Capture(c) => first(&c.sub),
+            HirKind::Concat(parts) => sequence(parts),
+            HirKind::Alternation(alts) => {
+                let mut all = ClassUnicode::empty();
+                let mut empty = false;
+                for a in alts {
+                    let (c, e) = first(a)?;
+                    all.union(&c);
+                    empty |= e;
+                }
+                Some((all, empty))
+            }
+        }
+    }
+    fn sequence(parts: &[Hir]) -> Option<(ClassUnicode, bool)> {
+        let mut all = ClassUnicode::empty();
+        for p in parts {
+            let (c, empty) = first(p)?;
+            all.union(&c);
+            if !empty {
+                return Some((all, false));
+            }
+        }
+        Some((all, true))
+    }
+    let hir = regex_syntax::parse(rust).ok()?;
+    let HirKind::Concat(parts) = hir.kind() else { return None };
+    if !matches!(parts.first().map(Hir::kind), Some(HirKind::Look(Look::Start))) {
+        return None;
+    }
+    match sequence(&parts[1..])? {
+        (c, false) => Some(c),
+        (_, true) => None,
+    }
 }
 
 /// Whether a pattern matches a property name (one Rust cannot compile matches everything, to be safe).
@@ -483,6 +621,8 @@ mod tests {
             r##"{"if": {"items": {"$ref": "#"}}, "then": {"items": {"$ref": "#"}}}"##,
             // A property and a pattern that matches it.
             r##"{"properties": {"ab": {"$ref": "#"}}, "patternProperties": {"^a": {"$ref": "#"}}}"##,
+            // `not` evaluates nothing, so `unevaluatedProperties` is left with what it descends to.
+            r##"{"type": "object", "not": {"properties": {"a": {"$ref": "#"}}, "required": ["z"]}, "unevaluatedProperties": {"$ref": "#"}}"##,
             // Through another type, and `contains` beside `items`.
             r##"{"$defs": {"L": {"type": "array", "items": {"$ref": "#"}, "contains": {"$ref": "#/$defs/L"}}}, "$ref": "#/$defs/L"}"##,
         ] {
@@ -508,13 +648,34 @@ mod tests {
             // The first item, then the rest; a declared property, then the others.
             r##"{"type": "array", "prefixItems": [{"$ref": "#"}], "items": {"$ref": "#"}}"##,
             r##"{"type": "object", "properties": {"a": {"$ref": "#"}}, "additionalProperties": {"$ref": "#"}}"##,
-            // Patterns on different literal prefixes.
+            // Patterns on different literal prefixes, or that start with different characters.
             r##"{"type": "object", "patternProperties": {"^a": {"$ref": "#"}, "^b": {"$ref": "#"}}}"##,
+            r##"{"type": "object", "patternProperties": {"^(&|:|\\.|#|\\[)": {"$ref": "#"}, "^@media ": {"$ref": "#"}}}"##,
+            // One object of many properties that all refer back (one state).
+            &format!(
+                r##"{{"type": "object", "properties": {{{}}}}}"##,
+                (0..1500).map(|i| format!(r##""p{i}": {{"$ref": "#"}}"##)).collect::<Vec<_>>().join(", ")
+            ),
             // What unevaluatedProperties is left with excludes what its own part evaluates.
             r##"{"type": "object", "properties": {"a": {"$ref": "#"}}, "unevaluatedProperties": {"$ref": "#"}}"##,
         ] {
             assert!(!refused(schema), "{schema}");
         }
+    }
+
+    #[test]
+    fn first_characters() {
+        let first = |src: &str| {
+            let rust = crate::pattern::translate(src).unwrap().rust;
+            first_chars(&rust).map(|c| c.ranges().iter().map(|r| (r.start(), r.end())).collect::<Vec<_>>())
+        };
+        assert_eq!(first("^(&|:|\\.)"), Some(vec![('&', '&'), ('.', '.'), (':', ':')]));
+        assert_eq!(first("^@media "), Some(vec![('@', '@')]));
+        assert_eq!(first("^a*b"), Some(vec![('a', 'b')]));
+        assert_eq!(first("^a*"), None);
+        assert_eq!(first("a"), None);
+        assert_eq!(first("^[x-z]|^q"), Some(vec![('q', 'q'), ('x', 'z')]));
+        assert_eq!(first("^a|b"), None);
     }
 
     #[test]

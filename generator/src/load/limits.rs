@@ -241,7 +241,8 @@ fn expansion(types: &Types, n: &Node, memo: &mut BTreeMap<TypeId, Option<u64>>) 
             sum(&mut std::iter::once(&**cond).chain(then.as_deref()).chain(otherwise.as_deref()), memo)
         }
         Shape::Dependent { then, .. } => sum(&mut std::iter::once(&**then), memo),
-        Shape::Unevaluated { inner, rest, .. } => sum(&mut [&**inner, &**rest].into_iter(), memo),
+        // Every checker validates `inner`, then walks it again to know what it evaluated: twice.
+        Shape::Unevaluated { inner, rest, .. } => sum(&mut [&**inner, &**inner, &**rest].into_iter(), memo),
         Shape::Any
         | Shape::Never
         | Shape::Null
