@@ -594,40 +594,38 @@ impl Node {
     /// Calls `f` on this node and every node inside it (not through references).
     pub fn visit(&self, f: &mut dyn FnMut(&Node)) {
         f(self);
+        for c in self.children() {
+            c.visit(f);
+        }
+    }
+
+    /// The nodes directly below this one, in schema order (a `$ref` names a type; it has no child).
+    pub fn children(&self) -> Vec<&Node> {
         match &self.shape {
             Shape::Array(a) => {
-                a.prefix.iter().for_each(|n| n.visit(f));
-                if let Some(n) = &a.items {
-                    n.visit(f);
-                }
-                if let Some(c) = &a.contains {
-                    c.node.visit(f);
-                }
+                a.prefix.iter().chain(a.items.as_deref()).chain(a.contains.as_ref().map(|c| &*c.node)).collect()
             }
             Shape::Object(o) => {
-                o.fields.iter().for_each(|x| x.node.visit(f));
-                if let Additional::Schema(n) = &o.additional {
-                    n.visit(f);
-                }
-                o.pattern_properties.iter().for_each(|(_, n)| n.visit(f));
-                if let Some(n) = &o.property_names {
-                    n.visit(f);
-                }
+                let extra = match &o.additional {
+                    Additional::Schema(s) => Some(&**s),
+                    _ => None,
+                };
+                o.fields
+                    .iter()
+                    .map(|f| &f.node)
+                    .chain(extra)
+                    .chain(o.pattern_properties.iter().map(|(_, p)| p))
+                    .chain(o.property_names.as_deref())
+                    .collect()
             }
-            Shape::Nullable(n) | Shape::Not(n) => n.visit(f),
-            Shape::Kinds(ms) | Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => {
-                ms.iter().for_each(|n| n.visit(f))
-            }
+            Shape::Nullable(x) | Shape::Not(x) => vec![x],
+            Shape::Kinds(ms) | Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => ms.iter().collect(),
             Shape::Cond { cond, then, otherwise } => {
-                cond.visit(f);
-                then.iter().chain(otherwise.iter()).for_each(|n| n.visit(f));
+                std::iter::once(&**cond).chain(then.as_deref()).chain(otherwise.as_deref()).collect()
             }
-            Shape::Dependent { then, .. } => then.visit(f),
-            Shape::Unevaluated { inner, rest, .. } => {
-                inner.visit(f);
-                rest.visit(f);
-            }
-            _ => {}
+            Shape::Dependent { then, .. } => vec![then],
+            Shape::Unevaluated { inner, rest, .. } => vec![inner, rest],
+            _ => Vec::new(),
         }
     }
 }

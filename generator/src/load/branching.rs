@@ -111,7 +111,7 @@ impl<'m> Graph<'m> {
             }
             index.insert(n, nodes.len());
             nodes.push(n);
-            stack.extend(children(n));
+            stack.extend(n.children());
         }
         let id = |n: &Node| index[&(n as *const Node)];
         let root = |t: crate::ir::TypeId| id(&m.ty(t).node);
@@ -188,36 +188,6 @@ impl<'m> Graph<'m> {
             Shape::Object(o) => Some(o),
             _ => None,
         }
-    }
-}
-
-/// Every node directly below `n` (in place or by a descent; a `$ref` is an edge, not a child).
-fn children(n: &Node) -> Vec<&Node> {
-    match &n.shape {
-        Shape::Array(a) => {
-            a.prefix.iter().chain(a.items.as_deref()).chain(a.contains.as_ref().map(|c| &*c.node)).collect()
-        }
-        Shape::Object(o) => {
-            let extra = match &o.additional {
-                Additional::Schema(s) => Some(&**s),
-                _ => None,
-            };
-            o.fields
-                .iter()
-                .map(|f| &f.node)
-                .chain(extra)
-                .chain(o.pattern_properties.iter().map(|(_, p)| p))
-                .chain(o.property_names.as_deref())
-                .collect()
-        }
-        Shape::Nullable(x) | Shape::Not(x) => vec![x],
-        Shape::Kinds(ms) | Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => ms.iter().collect(),
-        Shape::Cond { cond, then, otherwise } => {
-            std::iter::once(&**cond).chain(then.as_deref()).chain(otherwise.as_deref()).collect()
-        }
-        Shape::Dependent { then, .. } => vec![then],
-        Shape::Unevaluated { inner, rest, .. } => vec![inner, rest],
-        _ => Vec::new(),
     }
 }
 
