@@ -16,11 +16,12 @@
 //! automaton with itself). Two runs cannot part at a union member, a kind of a `type` list or between `then` and
 //! `else`, since one value picks one; nor for two properties of different names, an item and a property, or a
 //! declared property and the same object's `additionalProperties`, nor for two patterns anchored on different
-//! literal prefixes (`^a`, `^b`) or on different first characters (`^(&|:)`, `^@`). Other pairs of patterns are
-//! taken to overlap (deciding whether two regular expressions share a match is not attempted), and so are the
-//! `then`s of two different `if`s (even when their conditions exclude each other, as `kind` consts under
-//! `required` do): either may refuse a schema that only looks ambiguous; none of the JSON-Schema-Test-Suite's
-//! does. A `not` evaluates nothing, so what it descends to is not excluded from an `unevaluated*` beside it.
+//! literal prefixes (`^a`, `^b`) or on different first characters (`^(&|:)`, `^@`), nor into the `then`s of two
+//! `if`s whose conditions exclude each other by a tag (both require one property and allow it no common `const` or
+//! `enum` value: the `if`/`then` spelling of a tagged union). Other pairs of patterns are taken to overlap
+//! (deciding whether two regular expressions share a match is not attempted), and so are the `then`s of `if`s
+//! that exclude each other some other way (`minimum` and `maximum`, two `type`s): either may refuse a schema that
+//! only looks ambiguous; none of the JSON-Schema-Test-Suite's does. A `not` evaluates nothing, so what it descends to is not excluded from an `unevaluated*` beside it.
 //!
 //! What it does not bound: ambiguity that only grows polynomially (a chain of k recursive parts, each referring to
 //! itself and to the next, as `allOf` inheritance does, applies a node up to C(depth, k) times at one place), and
@@ -98,6 +99,61 @@ struct Graph<'m> {
     descend: Vec<Vec<(Label<'m>, usize)>>,
     /// Each pattern of the schema, compiled once (`None`: Rust cannot compile it, so it may match anything).
     regexes: HashMap<*const Pattern, Option<regex::Regex>>,
+    /// What the condition of each `if` node asks of an object's tags, where it asks something.
+    tags: HashMap<usize, Tags<'m>>,
+}
+
+/// What an `if` condition asks of an object: properties it requires, each with the only values it allows.
+struct Tags<'m> {
+    /// The condition accepts objects only (`type: "object"`); otherwise it holds for every value of another kind.
+    objects_only: bool,
+    /// Required properties restricted to a `const` or an `enum`, with their values.
+    props: Vec<(&'m str, Vec<&'m serde_json::Value>)>,
+}
+
+impl<'m> Tags<'m> {
+    /// Read from an `if` condition: an object schema, or an untyped one whose object part names required tags.
+    fn of(m: &'m Model, cond: &'m Node) -> Option<Tags<'m>> {
+        // The node a `$ref` names, through a few of them (an inline object is a type of its own).
+        let resolve = |mut node: &'m Node| {
+            for _ in 0..64 {
+                match &node.shape {
+                    Shape::Ref(t) => node = &m.ty(*t).node,
+                    _ => break,
+                }
+            }
+            node
+        };
+        let object = |node: &'m Node| match &resolve(node).shape {
+            Shape::Object(o) => Some(o),
+            _ => None,
+        };
+        let (o, objects_only) = match &resolve(cond).shape {
+            Shape::Kinds(ms) => (ms.iter().find_map(object)?, false),
+            _ => (object(cond)?, true),
+        };
+        let mut props = Vec::new();
+        for f in o.fields.iter().filter(|f| f.required) {
+            match &resolve(&f.node).shape {
+                Shape::Const(v) => props.push((f.name.as_str(), vec![v])),
+                Shape::Enum(vs) => props.push((f.name.as_str(), vs.iter().collect())),
+                _ => {}
+            }
+        }
+        (!props.is_empty()).then_some(Tags { objects_only, props })
+    }
+
+    /// Whether no value can meet both conditions (`object`: the value is known to be an object): both require
+    /// one property and allow it no common value.
+    fn exclude(&self, other: &Tags<'_>, object: bool) -> bool {
+        (object || self.objects_only || other.objects_only)
+            && self.props.iter().any(|(name, vs)| {
+                other
+                    .props
+                    .iter()
+                    .any(|(n, ws)| n == name && !vs.iter().any(|v| ws.iter().any(|w| crate::engine::json_equal(v, w))))
+            })
+    }
 }
 
 impl<'m> Graph<'m> {
@@ -180,7 +236,13 @@ impl<'m> Graph<'m> {
                 }
             }
         }
-        Graph { nodes, apply, descend, regexes }
+        let tags = (nodes.iter().enumerate())
+            .filter_map(|(i, n)| match &n.shape {
+                Shape::Cond { cond, .. } => Some((i, Tags::of(m, cond)?)),
+                _ => None,
+            })
+            .collect();
+        Graph { nodes, apply, descend, regexes, tags }
     }
 
     fn object(&self, owner: usize) -> Option<&'m ObjectShape> {
@@ -350,7 +412,7 @@ fn ambiguous(g: &Graph<'_>, comp: &[usize], c: usize, part: &[usize]) -> Result<
             let (named, wild) = index[s2].candidates(a.label);
             for &i2 in named.iter().chain(wild) {
                 let b = &steps[s2][i2];
-                if !compatible(a, b) || !overlap(g, a, b) {
+                if !compatible(g, a, b) || !overlap(g, a, b) {
                     continue;
                 }
                 let key = (a.to, b.to);
@@ -439,9 +501,20 @@ impl<'m> Candidates<'m> {
     }
 }
 
-/// Two applications a single value can make together: they pick no two different members of one node.
-fn compatible(a: &Step<'_>, b: &Step<'_>) -> bool {
-    a.from.picks.iter().all(|(n, k)| b.from.picks.iter().all(|(m, j)| n != m || k == j))
+/// Two applications a single value can make together: they pick no two different members of one node, nor the
+/// `then`s of two `if`s whose conditions exclude each other (different `const` tags of one required property).
+fn compatible(g: &Graph<'_>, a: &Step<'_>, b: &Step<'_>) -> bool {
+    let object = matches!(
+        a.label,
+        Label::Prop(_) | Label::Other { .. } | Label::Pattern { .. } | Label::UnevaluatedProps { .. }
+    );
+    let exclusive = |n: &usize, m: &usize| match (g.tags.get(n), g.tags.get(m)) {
+        (Some(x), Some(y)) => x.exclude(y, object),
+        _ => false,
+    };
+    a.from.picks.iter().all(|(n, k)| {
+        b.from.picks.iter().all(|(m, j)| if n == m { k == j } else { !(*k == 0 && *j == 0 && exclusive(n, m)) })
+    })
 }
 
 /// Whether two descents can apply to one part of a value.
@@ -589,6 +662,21 @@ mod tests {
             r##"{"anyOf": [{"items": {"$ref": "#"}}, {"items": {"items": {"$ref": "#"}}}]}"##,
             // `if` and `then` both check the items.
             r##"{"if": {"items": {"$ref": "#"}}, "then": {"items": {"$ref": "#"}}}"##,
+            // The `then`s of two `if`s on the same tag value: an `add` is both.
+            r##"{"type": "object", "allOf": [
+                {"if": {"properties": {"k": {"const": "add"}}, "required": ["k"]}, "then": {"properties": {"l": {"$ref": "#"}}}},
+                {"if": {"properties": {"k": {"enum": ["add", "neg"]}}, "required": ["k"]}, "then": {"properties": {"l": {"$ref": "#"}}}}
+            ]}"##,
+            // Tags that are not required: an object without `k` meets both conditions.
+            r##"{"type": "object", "allOf": [
+                {"if": {"properties": {"k": {"const": "add"}}}, "then": {"properties": {"l": {"$ref": "#"}}}},
+                {"if": {"properties": {"k": {"const": "neg"}}}, "then": {"properties": {"l": {"$ref": "#"}}}}
+            ]}"##,
+            // Untyped conditions hold for every array, so both `then`s check its items.
+            r##"{"allOf": [
+                {"if": {"properties": {"k": {"const": "add"}}, "required": ["k"]}, "then": {"items": {"$ref": "#"}}},
+                {"if": {"properties": {"k": {"const": "neg"}}, "required": ["k"]}, "then": {"items": {"$ref": "#"}}}
+            ]}"##,
             // A property and a pattern that matches it.
             r##"{"properties": {"ab": {"$ref": "#"}}, "patternProperties": {"^a": {"$ref": "#"}}}"##,
             // `not` evaluates nothing, so `unevaluatedProperties` is left with what it descends to.
@@ -615,6 +703,16 @@ mod tests {
             r##"{"anyOf": [{"type": "array", "items": {"$ref": "#"}}, {"type": "object", "additionalProperties": {"$ref": "#"}}]}"##,
             // `then` or `else`, never both.
             r##"{"if": {"type": "array"}, "then": {"items": {"$ref": "#"}}, "else": {"properties": {"a": {"$ref": "#"}}}}"##,
+            // `if`/`then` on a required tag: one tag, one `then` (an untyped condition on an object's properties,
+            // or one that takes objects only, whatever it descends to).
+            r##"{"type": "object", "required": ["k"], "allOf": [
+                {"if": {"properties": {"k": {"const": "add"}}, "required": ["k"]}, "then": {"properties": {"l": {"$ref": "#"}, "r": {"$ref": "#"}}}},
+                {"if": {"properties": {"k": {"const": "neg"}}, "required": ["k"]}, "then": {"properties": {"l": {"$ref": "#"}}}}
+            ]}"##,
+            r##"{"allOf": [
+                {"if": {"type": "object", "properties": {"k": {"$ref": "#/$defs/add"}}, "required": ["k"]}, "then": {"items": {"$ref": "#"}}},
+                {"if": {"type": "object", "properties": {"k": {"enum": ["neg", 1]}}, "required": ["k"]}, "then": {"items": {"$ref": "#"}}}
+            ], "$defs": {"add": {"const": "add"}}}"##,
             // The first item, then the rest; a declared property, then the others.
             r##"{"type": "array", "prefixItems": [{"$ref": "#"}], "items": {"$ref": "#"}}"##,
             r##"{"type": "object", "properties": {"a": {"$ref": "#"}}, "additionalProperties": {"$ref": "#"}}"##,
