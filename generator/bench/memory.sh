@@ -9,6 +9,9 @@
 # validate: `/usr/bin/time -v wiregen validate --format json FILE`, "Maximum resident set size".
 # serve:    a fresh `wiregen serve --quiet` per input, the file POSTed once as application/x-ndjson with curl, then
 #           VmHWM (peak RSS) from /proc/<pid>/status; "idle" is VmHWM before the request.
+# types:    then `/usr/bin/time -v wiregen types --lang L FILE` for each language on a schema of 2,000 object types
+#           (each with a string, an integer, a reference and an array of references to two others), the
+#           generators' cost per type.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release -q -p wiregen
@@ -58,4 +61,30 @@ for name in "${inputs[@]}"; do
   rm -f "$out"
   printf '| %s | %s | %s | %s MiB | %s MiB (%s) | %s |\n' "$name" "$bytes" "$lines" \
     "$((v / 1024))" "$((peak / 1024))" "$((idle / 1024))" "$answer"
+done
+
+python3 - "$dir" <<'EOF'
+import json, os, sys
+n = 2000
+defs = {}
+for i in range(n):
+    p = {"a": {"type": "string"}, "b": {"type": "integer"}}
+    if 2 * i + 1 < n:
+        p["c"] = {"$ref": f"#/$defs/T{2 * i + 1}"}
+    if 2 * i + 2 < n:
+        p["d"] = {"type": "array", "items": {"$ref": f"#/$defs/T{2 * i + 2}"}}
+    defs[f"T{i}"] = {"type": "object", "properties": p, "required": ["a"], "additionalProperties": False}
+schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": "#/$defs/T0", "$defs": defs}
+with open(os.path.join(sys.argv[1], "types2000.schema.json"), "w") as f:
+    json.dump(schema, f)
+EOF
+printf '\n| `wiregen types` on 2,000 types | output bytes | peak RSS | seconds |\n|---|---:|---:|---:|\n'
+for lang in rust zod ts-standalone; do
+  report=$(mktemp)
+  out=$(mktemp)
+  /usr/bin/time -v -o "$report" "$bin" types --lang "$lang" "$dir/types2000.schema.json" > "$out"
+  rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$report")
+  secs=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$report")
+  printf '| `--lang %s` | %s | %s MiB | %s |\n' "$lang" "$(stat -c %s "$out")" "$((rss / 1024))" "$secs"
+  rm -f "$report" "$out"
 done

@@ -725,7 +725,12 @@ impl<'m> Gen<'m> {
     // ---- items ----
 
     /// Every item of the output: the runtime's place, the `Rule` catalogue, the envelope API, the types.
-    pub(crate) fn items(&mut self) -> Result<TokenStream, EmitError> {
+    /// The module's items, handed to `part` a part at a time (the head, each type, the statics) to be rendered at
+    /// once: one token tree of a few thousand types held hundreds of megabytes once parsed.
+    pub(crate) fn items(
+        &mut self,
+        part: &mut dyn FnMut(TokenStream) -> Result<(), EmitError>,
+    ) -> Result<(), EmitError> {
         let mut out = TokenStream::new();
         let patterns = self.has_patterns();
         match self.opts.runtime {
@@ -780,13 +785,12 @@ impl<'m> Gen<'m> {
         if let Some(p) = &self.m.protocol {
             out.extend(super::protocol::functions(self, p)?);
         }
+        part(out)?;
         for i in 0..self.m.types.len() {
-            let item = self.type_item(TypeId(i))?;
-            out.extend(item);
+            part(self.type_item(TypeId(i))?)?;
         }
         let (lits, pats) = (&self.lit_items, &self.pattern_items);
-        out.extend(quote!(#(#lits)* #(#pats)*));
-        Ok(out)
+        part(quote!(#(#lits)* #(#pats)*))
     }
 
     fn type_item(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
