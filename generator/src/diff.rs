@@ -14,7 +14,10 @@
 //! - a plain type package: named types (file roots, `$defs` entries, `x-name`) by name, or by the old name a type
 //!   declares with `x-renamed-from`;
 //! - inside: object fields by name (or by the declared old name), union members by tag, array items, map values
-//!   and nullable values in place; a pair of named types is compared once, where it is first met.
+//!   and nullable values in place; a pair of named types is compared once, where it is first met, and its changes
+//!   are reported again at the first place in every other scope (envelope, event, type) that refers to it: a
+//!   shared `id` definition made stricter breaks each event that uses it. (Once per scope, not per path: the
+//!   paths to a type through shared definitions can be exponentially many.)
 //!
 //! # Example
 //!
@@ -284,7 +287,7 @@ impl Policy {
 }
 
 /// What part of the protocol or package a change is in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Scope {
     /// The protocol's envelope.
     Envelope,

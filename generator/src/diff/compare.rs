@@ -1,7 +1,7 @@
 //! The comparison: walks OLD's and NEW's models side by side and records every change.
 
 use std::cell::OnceCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -31,8 +31,16 @@ struct Walk<'a> {
     om: &'a Model,
     nm: &'a Model,
     out: Vec<Change>,
-    /// Pairs of named types already compared (OLD, NEW).
+    /// Pairs of named types already compared or being compared (OLD, NEW).
     seen: BTreeSet<(TypeId, TypeId)>,
+    /// Pairs of named types compared to the end, with where and what they reported: a type shared by several
+    /// places (an `id` definition behind six event properties) is reported again at each of them, since each
+    /// place's readers and writers are broken by it.
+    done: HashMap<(TypeId, TypeId), (At, Vec<Change>)>,
+    /// The pairs in `done` already reported again in a scope.
+    replayed: HashSet<((TypeId, TypeId), Scope)>,
+    /// Inside [`Walk::differs`], whose changes are dropped: `done` is not filled there.
+    probing: usize,
     /// The discriminator of the union member about to be compared: its `const` is the tag, which the union
     /// compares (a renamed event's tag is not a const change).
     member_tag: Option<String>,
@@ -49,6 +57,9 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
         nm: &new.model,
         out: Vec::new(),
         seen: BTreeSet::new(),
+        done: HashMap::new(),
+        replayed: HashSet::new(),
+        probing: 0,
         member_tag: None,
         engines: OnceCell::new(),
     };
@@ -233,29 +244,65 @@ impl<'a> Walk<'a> {
     // ---- nodes ----------------------------------------------------------------------------------------------
 
     fn type_pair(&mut self, at: &At, o: TypeId, n: TypeId) {
-        if self.seen.insert((o, n)) {
-            let (om, nm) = (self.om, self.nm);
-            self.node(at, &om.ty(o).node, &nm.ty(n).node);
-        }
+        let (om, nm) = (self.om, self.nm);
+        self.named(at, (o, n), &om.ty(o).node, &nm.ty(n).node);
     }
 
     fn node(&mut self, at: &At, o: &Node, n: &Node) {
         let (om, nm) = (self.om, self.nm);
         let (o, ot) = resolve(om, o);
         let (n, nt) = resolve(nm, n);
-        if let (Some(a), Some(b)) = (ot, nt) {
-            if !self.seen.insert((a, b)) {
-                return;
-            }
+        match (ot, nt) {
+            (Some(a), Some(b)) => self.named(at, (a, b), o, n),
+            _ => self.shape(at, o, n),
         }
-        self.shape(at, o, n);
+    }
+
+    /// Compares the nodes of a pair of named types once; where the pair is met first in another scope, its
+    /// changes are reported again there (inside a recursion, the pair being compared is not entered again).
+    fn named(&mut self, at: &At, pair: (TypeId, TypeId), o: &Node, n: &Node) {
+        if let Some((first, changes)) = self.done.get(&pair) {
+            // A probe ([`Walk::differs`]) needs to know whether the pair differs at all.
+            let again = if self.probing > 0 {
+                !changes.is_empty()
+            } else {
+                first.scope != at.scope && self.replayed.insert((pair, at.scope.clone()))
+            };
+            if again {
+                let again: Vec<Change> = changes
+                    .iter()
+                    .map(|c| Change {
+                        scope: at.scope.clone(),
+                        path: at
+                            .path
+                            .iter()
+                            .chain(c.path.get(first.path.len()..).unwrap_or_default())
+                            .cloned()
+                            .collect(),
+                        ..c.clone()
+                    })
+                    .collect();
+                self.out.extend(again);
+            }
+            return;
+        }
+        if !self.seen.insert(pair) {
+            return;
+        }
+        let len = self.out.len();
+        self.node(at, o, n);
+        if self.probing == 0 {
+            self.done.insert(pair, (at.clone(), self.out[len..].to_vec()));
+        }
     }
 
     /// Whether two nodes differ in anything the walk reports, without reporting it: for a schema whose change
     /// can break either side whichever way it goes (`not`, `contains`), which is then reported once.
     fn differs(&mut self, at: &At, o: &Node, n: &Node) -> bool {
         let (len, seen) = (self.out.len(), self.seen.clone());
+        self.probing += 1;
         self.node(at, o, n);
+        self.probing -= 1;
         let differs = self.out.len() > len;
         self.out.truncate(len);
         self.seen = seen;
