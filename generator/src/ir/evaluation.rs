@@ -7,8 +7,8 @@
 //! every other property when `additionalProperties` is written (`x-unknown-keys: strip` alone does not); of an
 //! array, the `prefixItems` positions, every later item when `items` is written, and the items `contains`
 //! matches; through
-//! `allOf`, every member's; through `anyOf`, `oneOf`, a union or `type: [...]`, those of each member the value is
-//! valid against; through `if`, the condition's and `then`'s when the condition holds, else `else`'s; through
+//! `allOf`, every member's; through `anyOf`, `oneOf` or a union, those of each member the value is valid against;
+//! through `type: [...]` (or a schema without `type`), the one member of the value's kind; through `if`, the condition's and `then`'s when the condition holds, else `else`'s; through
 //! `dependentSchemas`, the entry's when the property is present; through `$ref`, the target's; an
 //! `unevaluatedProperties` (`unevaluatedItems`) inside evaluates every property (item); `not` and everything
 //! else, none.
@@ -123,7 +123,25 @@ impl Model {
             }
             Shape::Nullable(inner) => self.evaluation_in(inner, refs),
             Shape::AllOf(ms) => all(ms.iter().map(|m| self.evaluation_in(m, refs)).collect()),
-            Shape::Kinds(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => valid(self, refs, ms.clone()),
+            // The member of the value's kind: where a plan is read, the node holding it holds (the whole value is
+            // valid, or the plan is inside a branch just found valid), so that member does too, and only a kind
+            // is tested (testing the member itself would validate it again, and twice at every level of a
+            // recursion through it).
+            Shape::Kinds(ms) => {
+                let plans: Vec<(Node, Evaluation)> = ms
+                    .iter()
+                    .filter_map(|m| {
+                        let p = self.evaluation_in(m, refs);
+                        (p != Evaluation::None).then(|| (self.kind_of(m).unwrap_or_else(|| m.clone()), p))
+                    })
+                    .collect();
+                if plans.is_empty() {
+                    Evaluation::None
+                } else {
+                    Evaluation::Valid(plans)
+                }
+            }
+            Shape::AnyOf(ms) | Shape::OneOf(ms) => valid(self, refs, ms.clone()),
             Shape::Cond { cond, then, otherwise } => {
                 let c = self.evaluation_in(cond, refs);
                 let t = then.as_ref().map_or(Evaluation::None, |t| self.evaluation_in(t, refs));
@@ -162,5 +180,42 @@ impl Model {
             | Shape::Enum(_)
             | Shape::Not(_) => Evaluation::None,
         }
+    }
+
+    /// A node that accepts every value of the kind `member` accepts (any object, any array), when it is an
+    /// object or an array member of a `type` list: its plan is read only when the member holds.
+    fn kind_of(&self, member: &Node) -> Option<Node> {
+        let mut n = member;
+        for _ in 0..=self.types.len() {
+            match &n.shape {
+                Shape::Ref(id) => n = &self.ty(*id).node,
+                _ => break,
+            }
+        }
+        let shape = match &n.shape {
+            Shape::Object(_) => Shape::Object(ObjectShape {
+                fields: Vec::new(),
+                required_only: Vec::new(),
+                additional: Additional::Open,
+                additional_written: false,
+                pattern_properties: Vec::new(),
+                property_names: None,
+                min_properties: None,
+                max_properties: None,
+                dependent_required: Vec::new(),
+                removed: Vec::new(),
+            }),
+            Shape::Array(_) => Shape::Array(ArrayShape {
+                prefix: Vec::new(),
+                items: None,
+                min_items: None,
+                max_items: None,
+                unique: false,
+                items_written: false,
+                contains: None,
+            }),
+            _ => return None,
+        };
+        Some(Node { origin: member.origin.clone(), description: None, shape })
     }
 }

@@ -97,8 +97,8 @@ impl Cx {
         }
         for (at, name) in found {
             let msg = format!(
-                "this keyword's evaluation tests a branch (`anyOf`, `oneOf`, `if`, `contains`, a part without \
-                 `type`) that leads back to `{name}`: every checker would validate that branch twice at each level \
+                "this keyword's evaluation tests a branch (`anyOf`, `oneOf`, a union member, `if`, `contains`) \
+                 that leads back to `{name}`: every checker would validate that branch twice at each level \
                  of a message, which doubles with every level; refer back outside the tested branches"
             );
             self.err(&at, K::TooComplex, msg);
