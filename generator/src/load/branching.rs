@@ -14,14 +14,15 @@
 //! to it. That number grows exponentially with the depth exactly when, in a cycle, two runs can part and meet again
 //! (the automaton is *exponentially ambiguous*: Weber and Seidl's criterion, decided on the product of the
 //! automaton with itself). Two runs cannot part at a union member, a kind of a `type` list or between `then` and
-//! `else`, since one value picks one; nor for two properties of different names, an item and a property, or a
-//! declared property and the same object's `additionalProperties`, nor for two patterns anchored on different
-//! literal prefixes (`^a`, `^b`) or on different first characters (`^(&|:)`, `^@`), nor into the `then`s of two
-//! `if`s whose conditions exclude each other by a tag (both require one property and allow it no common `const` or
-//! `enum` value: the `if`/`then` spelling of a tagged union). Other pairs of patterns are taken to overlap
-//! (deciding whether two regular expressions share a match is not attempted), and so are the `then`s of `if`s
-//! that exclude each other some other way (`minimum` and `maximum`, two `type`s): either may refuse a schema that
-//! only looks ambiguous; none of the JSON-Schema-Test-Suite's does. A `not` evaluates nothing, so what it descends to is not excluded from an `unevaluated*` beside it.
+//! `else`, since one value picks one; nor for two properties of different names, an item and a property, or a declared
+//! property and the same object's `additionalProperties`, nor for two patterns anchored on different literal prefixes
+//! (`^a`, `^b`) or on different first characters (`^(&|:)`, `^@`), nor into the `then`s of two `if`s whose conditions
+//! exclude each other by a tag (both require one property and allow it no common `const` or `enum` value: the
+//! `if`/`then` spelling of a tagged union) or by kind (`type: "array"`, `type: "object"`). Other pairs of patterns are
+//! taken to overlap (deciding whether two regular expressions share a match is not attempted), and so are the `then`s
+//! of `if`s that exclude each other some other way (`minimum` and `maximum`, `type` lists): either may refuse a schema
+//! that only looks ambiguous; none of the JSON-Schema-Test-Suite's does. A `not` evaluates nothing, so what it descends
+//! to is not excluded from an `unevaluated*` beside it.
 //!
 //! What it does not bound: ambiguity that only grows polynomially (a chain of k recursive parts, each referring to
 //! itself and to the next, as `allOf` inheritance does, applies a node up to C(depth, k) times at one place), and
@@ -103,16 +104,17 @@ struct Graph<'m> {
     tags: HashMap<usize, Tags<'m>>,
 }
 
-/// What an `if` condition asks of an object: properties it requires, each with the only values it allows.
+/// What an `if` condition asks of a value: one JSON kind, and of an object, properties it requires with the only
+/// values it allows them.
 struct Tags<'m> {
-    /// The condition accepts objects only (`type: "object"`); otherwise it holds for every value of another kind.
-    objects_only: bool,
+    /// The one kind the condition accepts (`type: "object"`, `"array"`, ...), if it accepts only one.
+    kind: Option<&'static str>,
     /// Required properties restricted to a `const` or an `enum`, with their values.
     props: Vec<(&'m str, Vec<&'m serde_json::Value>)>,
 }
 
 impl<'m> Tags<'m> {
-    /// Read from an `if` condition: an object schema, or an untyped one whose object part names required tags.
+    /// Read from an `if` condition: a schema of one kind, or an untyped one whose object part names required tags.
     fn of(m: &'m Model, cond: &'m Node) -> Option<Tags<'m>> {
         // The node a `$ref` names, through a few of them (an inline object is a type of its own).
         let resolve = |mut node: &'m Node| {
@@ -128,31 +130,39 @@ impl<'m> Tags<'m> {
             Shape::Object(o) => Some(o),
             _ => None,
         };
-        let (o, objects_only) = match &resolve(cond).shape {
-            Shape::Kinds(ms) => (ms.iter().find_map(object)?, false),
-            _ => (object(cond)?, true),
+        let (o, kind) = match &resolve(cond).shape {
+            Shape::Kinds(ms) => (ms.iter().find_map(object), None),
+            Shape::Object(o) => (Some(o), Some("object")),
+            Shape::Array(_) => (None, Some("array")),
+            Shape::String(_) => (None, Some("string")),
+            Shape::Number(_) => (None, Some("number")),
+            Shape::Boolean => (None, Some("boolean")),
+            Shape::Null => (None, Some("null")),
+            _ => return None,
         };
         let mut props = Vec::new();
-        for f in o.fields.iter().filter(|f| f.required) {
+        for f in o.iter().flat_map(|o| &o.fields).filter(|f| f.required) {
             match &resolve(&f.node).shape {
                 Shape::Const(v) => props.push((f.name.as_str(), vec![v])),
                 Shape::Enum(vs) => props.push((f.name.as_str(), vs.iter().collect())),
                 _ => {}
             }
         }
-        (!props.is_empty()).then_some(Tags { objects_only, props })
+        (kind.is_some() || !props.is_empty()).then_some(Tags { kind, props })
     }
 
-    /// Whether no value can meet both conditions (`object`: the value is known to be an object): both require
-    /// one property and allow it no common value.
+    /// Whether no value can meet both conditions (`object`: the value is known to be an object): they take
+    /// different kinds, or both require one property and allow it no common value.
     fn exclude(&self, other: &Tags<'_>, object: bool) -> bool {
-        (object || self.objects_only || other.objects_only)
-            && self.props.iter().any(|(name, vs)| {
-                other
-                    .props
-                    .iter()
-                    .any(|(n, ws)| n == name && !vs.iter().any(|v| ws.iter().any(|w| crate::engine::json_equal(v, w))))
-            })
+        let kinds_differ = matches!((self.kind, other.kind), (Some(a), Some(b)) if a != b);
+        let objects = object || self.kind == Some("object") || other.kind == Some("object");
+        kinds_differ
+            || objects
+                && self.props.iter().any(|(name, vs)| {
+                    other.props.iter().any(|(n, ws)| {
+                        n == name && !vs.iter().any(|v| ws.iter().any(|w| crate::engine::json_equal(v, w)))
+                    })
+                })
     }
 }
 
@@ -672,6 +682,11 @@ mod tests {
                 {"if": {"properties": {"k": {"const": "add"}}}, "then": {"properties": {"l": {"$ref": "#"}}}},
                 {"if": {"properties": {"k": {"const": "neg"}}}, "then": {"properties": {"l": {"$ref": "#"}}}}
             ]}"##,
+            // Two conditions on one kind.
+            r##"{"allOf": [
+                {"if": {"type": "array"}, "then": {"items": {"$ref": "#"}}},
+                {"if": {"type": "array", "minItems": 2}, "then": {"items": {"$ref": "#"}}}
+            ]}"##,
             // Untyped conditions hold for every array, so both `then`s check its items.
             r##"{"allOf": [
                 {"if": {"properties": {"k": {"const": "add"}}, "required": ["k"]}, "then": {"items": {"$ref": "#"}}},
@@ -708,6 +723,12 @@ mod tests {
             r##"{"type": "object", "required": ["k"], "allOf": [
                 {"if": {"properties": {"k": {"const": "add"}}, "required": ["k"]}, "then": {"properties": {"l": {"$ref": "#"}, "r": {"$ref": "#"}}}},
                 {"if": {"properties": {"k": {"const": "neg"}}, "required": ["k"]}, "then": {"properties": {"l": {"$ref": "#"}}}}
+            ]}"##,
+            // Conditions on two kinds.
+            r##"{"allOf": [
+                {"if": {"type": "array"}, "then": {"items": {"$ref": "#"}}},
+                {"if": {"type": "object"}, "then": {"additionalProperties": {"$ref": "#"}}},
+                {"if": {"type": "string"}, "then": {"items": {"$ref": "#"}}}
             ]}"##,
             r##"{"allOf": [
                 {"if": {"type": "object", "properties": {"k": {"$ref": "#/$defs/add"}}, "required": ["k"]}, "then": {"items": {"$ref": "#"}}},
