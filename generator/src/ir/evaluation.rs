@@ -7,8 +7,9 @@
 //! every other property when `additionalProperties` is written (`x-unknown-keys: strip` alone does not); of an
 //! array, the `prefixItems` positions, every later item when `items` is written, and the items `contains`
 //! matches; through
-//! `allOf`, every member's; through `anyOf`, `oneOf` or a union, those of each member the value is valid against;
-//! through `type: [...]` (or a schema without `type`), the one member of the value's kind; through `if`, the condition's and `then`'s when the condition holds, else `else`'s; through
+//! `allOf`, every member's; through `anyOf` or `oneOf`, those of each member the value is valid against; through a
+//! union, the member its tag picks; through `type: [...]` (or a schema without `type`), the one member of the
+//! value's kind; through `if`, the condition's and `then`'s when the condition holds, else `else`'s; through
 //! `dependentSchemas`, the entry's when the property is present; through `$ref`, the target's; an
 //! `unevaluatedProperties` (`unevaluatedItems`) inside evaluates every property (item); `not` and everything
 //! else, none.
@@ -113,13 +114,21 @@ impl Model {
                     Additional::Open | Additional::Strip => o.additional_written,
                 },
             },
+            // The member the value's tag picks, as for a type list: where the plan is read the union holds, so the
+            // member of that tag does, and only the tag is tested ([`tag_test`]).
             Shape::Union(u) => {
-                let ms = u
-                    .members
-                    .iter()
-                    .map(|m| Node { origin: n.origin.clone(), description: None, shape: Shape::Ref(m.ty) })
+                let plans: Vec<(Node, Evaluation)> = (u.members.iter())
+                    .filter_map(|m| {
+                        let member = Node { origin: n.origin.clone(), description: None, shape: Shape::Ref(m.ty) };
+                        let p = self.evaluation_in(&member, refs);
+                        (p != Evaluation::None).then(|| (tagged(&n.origin, &u.discriminator, &m.tag), p))
+                    })
                     .collect();
-                valid(self, refs, ms)
+                if plans.is_empty() {
+                    Evaluation::None
+                } else {
+                    Evaluation::Valid(plans)
+                }
             }
             Shape::Nullable(inner) => self.evaluation_in(inner, refs),
             Shape::AllOf(ms) => all(ms.iter().map(|m| self.evaluation_in(m, refs)).collect()),
@@ -193,18 +202,7 @@ impl Model {
             }
         }
         let shape = match &n.shape {
-            Shape::Object(_) => Shape::Object(ObjectShape {
-                fields: Vec::new(),
-                required_only: Vec::new(),
-                additional: Additional::Open,
-                additional_written: false,
-                pattern_properties: Vec::new(),
-                property_names: None,
-                min_properties: None,
-                max_properties: None,
-                dependent_required: Vec::new(),
-                removed: Vec::new(),
-            }),
+            Shape::Object(_) => Shape::Object(any_object(Vec::new())),
             Shape::Array(_) => Shape::Array(ArrayShape {
                 prefix: Vec::new(),
                 items: None,
@@ -217,5 +215,46 @@ impl Model {
             _ => return None,
         };
         Some(Node { origin: member.origin.clone(), description: None, shape })
+    }
+}
+
+/// An object whose `discriminator` is `tag`, whatever else it holds: how a plan tests a union member.
+fn tagged(origin: &Origin, discriminator: &str, tag: &Value) -> Node {
+    let field = Field {
+        name: discriminator.to_string(),
+        description: None,
+        required: true,
+        renamed_from: None,
+        moved_from: None,
+        node: Node { origin: origin.clone(), description: None, shape: Shape::Const(tag.clone()) },
+    };
+    Node { origin: origin.clone(), description: None, shape: Shape::Object(any_object(vec![field])) }
+}
+
+/// The property and value of an object node [`tagged`] built (an output that writes objects only as named types
+/// writes this one as a test of the one property).
+pub(crate) fn tag_test(o: &ObjectShape) -> Option<(&str, &Value)> {
+    match (o.fields.as_slice(), any_object(Vec::new()) == ObjectShape { fields: Vec::new(), ..o.clone() }) {
+        ([f], true) if f.required => match &f.node.shape {
+            Shape::Const(v) => Some((f.name.as_str(), v)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An open object with these fields and no other constraint.
+fn any_object(fields: Vec<Field>) -> ObjectShape {
+    ObjectShape {
+        fields,
+        required_only: Vec::new(),
+        additional: Additional::Open,
+        additional_written: false,
+        pattern_properties: Vec::new(),
+        property_names: None,
+        min_properties: None,
+        max_properties: None,
+        dependent_required: Vec::new(),
+        removed: Vec::new(),
     }
 }

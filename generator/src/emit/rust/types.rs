@@ -654,7 +654,18 @@ impl<'m> Gen<'m> {
                 Code::Body(quote!(rt::tuple(v, at, &#r, &[#(#prefix),*], #rest)))
             }
             Shape::Object(o) if is_bare_map(o) => Code::Body(quote!(rt::object(v, at).map(drop))),
-            Shape::Object(_) | Shape::Union(_) => {
+            // How an evaluation plan tests a union member: its tag alone.
+            Shape::Object(o) => match crate::ir::evaluation::tag_test(o) {
+                Some((name, tag)) => {
+                    let (name, l) = (lit(name), self.lit(tag));
+                    Code::Body(quote!(rt::object(v, at).and_then(|o| match o.get(#name) {
+                        ::std::option::Option::Some(x) => rt::constant(x, at, &#l),
+                        ::std::option::Option::None => rt::never(v, at),
+                    })))
+                }
+                None => return Err(EmitError::at(&node.origin, "an object or a union that is not a named type")),
+            },
+            Shape::Union(_) => {
                 return Err(EmitError::at(&node.origin, "an object or a union that is not a named type"))
             }
             Shape::Nullable(inner) => {
