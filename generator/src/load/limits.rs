@@ -97,9 +97,9 @@ impl Cx {
         }
         for (at, name) in found {
             let msg = format!(
-                "this keyword's evaluation tests a branch (`anyOf`, `oneOf` without a tag, `if`, `contains`) \
-                 that leads back to `{name}`: every checker would validate that branch twice at each level \
-                 of a message, which doubles with every level; refer back outside the tested branches"
+                "this keyword's evaluation tests a branch (`anyOf`, a `oneOf` that is no tagged union, `if`, \
+                 `contains`) that leads back to `{name}`: every checker would validate that branch twice at each \
+                 level of a message, which doubles with every level; refer back outside the tested branches"
             );
             self.err(&at, K::TooComplex, msg);
         }
