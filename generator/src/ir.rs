@@ -551,6 +551,23 @@ impl Model {
         self.types.get(id.0).unwrap_or(&MISSING_TYPE)
     }
 
+    /// Follows references: the node `n` finally stands for, and the last named type on the way (`None` when `n`
+    /// is no reference).
+    pub fn resolve_node<'m>(&'m self, mut n: &'m Node) -> (&'m Node, Option<TypeId>) {
+        // Reference chains are acyclic (the loader refuses cycles that no object or array breaks).
+        let mut last = None;
+        for _ in 0..=self.types.len() {
+            match n.shape {
+                Shape::Ref(id) => {
+                    last = Some(id);
+                    n = &self.ty(id).node;
+                }
+                _ => break,
+            }
+        }
+        (n, last)
+    }
+
     /// The type whose base, Rust, TypeScript or Zod name is `name`.
     pub fn type_named(&self, name: &str) -> Option<TypeId> {
         self.types
@@ -560,15 +577,11 @@ impl Model {
     }
 
     /// Follows references: the shape a node finally stands for.
-    pub fn resolve<'a>(&'a self, mut shape: &'a Shape) -> &'a Shape {
-        // Reference chains are acyclic (the loader refuses cycles that no object or array breaks).
-        for _ in 0..=self.types.len() {
-            match shape {
-                Shape::Ref(id) => shape = &self.ty(*id).node.shape,
-                other => return other,
-            }
+    pub fn resolve<'a>(&'a self, shape: &'a Shape) -> &'a Shape {
+        match shape {
+            Shape::Ref(id) => &self.resolve_node(&self.ty(*id).node).0.shape,
+            other => other,
         }
-        shape
     }
 
     /// Calls `f` with every pattern of the model, and whether it is a strict-id pattern.

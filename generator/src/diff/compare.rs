@@ -90,21 +90,6 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
     Report { old: old.label.clone(), new: new.label.clone(), changes: w.out, rows, removals }
 }
 
-/// Follows references: the node a node finally stands for, and the last named type on the way.
-fn resolve<'m>(m: &'m Model, mut n: &'m Node) -> (&'m Node, Option<TypeId>) {
-    let mut last = None;
-    for _ in 0..=m.types.len() {
-        match n.shape {
-            Shape::Ref(id) => {
-                last = Some(id);
-                n = &m.ty(id).node;
-            }
-            _ => break,
-        }
-    }
-    (n, last)
-}
-
 /// A named type a plain package is compared by: a file root or a `$defs` entry (types inside them are compared
 /// where they stand).
 fn is_entry(t: &TypeDef) -> bool {
@@ -250,8 +235,8 @@ impl<'a> Walk<'a> {
 
     fn node(&mut self, at: &At, o: &Node, n: &Node) {
         let (om, nm) = (self.om, self.nm);
-        let (o, ot) = resolve(om, o);
-        let (n, nt) = resolve(nm, n);
+        let (o, ot) = om.resolve_node(o);
+        let (n, nt) = nm.resolve_node(n);
         match (ot, nt) {
             (Some(a), Some(b)) => self.named(at, (a, b), o, n),
             _ => self.shape(at, o, n),
@@ -459,7 +444,8 @@ impl<'a> Walk<'a> {
 
     /// Whether OLD's (`old`) or NEW's node accepts any value.
     fn is_any(&self, old: bool, n: &Node) -> bool {
-        matches!(resolve(if old { self.om } else { self.nm }, n).0.shape, Shape::Any)
+        let m = if old { self.om } else { self.nm };
+        matches!(m.resolve(&n.shape), Shape::Any)
     }
 
     /// Whether OLD's (`old`) or NEW's node accepts a value, by that side's engine (the meaning of the model).
@@ -504,8 +490,8 @@ impl<'a> Walk<'a> {
     /// `type: [...]`: the members are matched by their JSON kind (a single shape is a list of one).
     fn kinds(&mut self, at: &At, o: &Node, a: &[Node], n: &Node, b: &[Node]) {
         let (om, nm) = (self.om, self.nm);
-        let ka: Vec<(&str, &Node)> = a.iter().map(|x| (kind(&resolve(om, x).0.shape), x)).collect();
-        let kb: Vec<(&str, &Node)> = b.iter().map(|x| (kind(&resolve(nm, x).0.shape), x)).collect();
+        let ka: Vec<(&str, &Node)> = a.iter().map(|x| (kind(om.resolve(&x.shape)), x)).collect();
+        let kb: Vec<(&str, &Node)> = b.iter().map(|x| (kind(nm.resolve(&x.shape)), x)).collect();
         let missing = |xs: &[(&str, &Node)], ys: &[(&str, &Node)]| -> Vec<String> {
             xs.iter().filter(|(k, _)| !ys.iter().any(|(j, _)| j == k)).map(|(k, _)| code(k)).collect()
         };
@@ -668,7 +654,7 @@ impl<'a> Walk<'a> {
         let mut found = None;
         for tok in pointer.split('/').skip(1) {
             let tok = crate::diag::unescape_token(tok);
-            let Shape::Object(o) = &resolve(om, node).0.shape else { return None };
+            let Shape::Object(o) = om.resolve(&node.shape) else { return None };
             let f = o.fields.iter().find(|f| f.name == tok)?;
             node = &f.node;
             found = Some(f);

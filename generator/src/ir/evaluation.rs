@@ -194,14 +194,7 @@ impl Model {
     /// A node that accepts every value of the kind `member` accepts (any object, any array), when it is an
     /// object or an array member of a `type` list: its plan is read only when the member holds.
     fn kind_of(&self, member: &Node) -> Option<Node> {
-        let mut n = member;
-        for _ in 0..=self.types.len() {
-            match &n.shape {
-                Shape::Ref(id) => n = &self.ty(*id).node,
-                _ => break,
-            }
-        }
-        let shape = match &n.shape {
+        let shape = match self.resolve(&member.shape) {
             Shape::Object(_) => Shape::Object(any_object(Vec::new())),
             Shape::Array(_) => Shape::Array(ArrayShape {
                 prefix: Vec::new(),

@@ -116,21 +116,12 @@ struct Tags<'m> {
 impl<'m> Tags<'m> {
     /// Read from an `if` condition: a schema of one kind, or an untyped one whose object part names required tags.
     fn of(m: &'m Model, cond: &'m Node) -> Option<Tags<'m>> {
-        // The node a `$ref` names, through a few of them (an inline object is a type of its own).
-        let resolve = |mut node: &'m Node| {
-            for _ in 0..64 {
-                match &node.shape {
-                    Shape::Ref(t) => node = &m.ty(*t).node,
-                    _ => break,
-                }
-            }
-            node
-        };
-        let object = |node: &'m Node| match &resolve(node).shape {
+        // Through references (an inline object is a type of its own).
+        let object = |node: &'m Node| match m.resolve(&node.shape) {
             Shape::Object(o) => Some(o),
             _ => None,
         };
-        let (o, kind) = match &resolve(cond).shape {
+        let (o, kind) = match m.resolve(&cond.shape) {
             Shape::Kinds(ms) => (ms.iter().find_map(object), None),
             Shape::Object(o) => (Some(o), Some("object")),
             Shape::Array(_) => (None, Some("array")),
@@ -142,7 +133,7 @@ impl<'m> Tags<'m> {
         };
         let mut props = Vec::new();
         for f in o.iter().flat_map(|o| &o.fields).filter(|f| f.required) {
-            match &resolve(&f.node).shape {
+            match m.resolve(&f.node.shape) {
                 Shape::Const(v) => props.push((f.name.as_str(), vec![v])),
                 Shape::Enum(vs) => props.push((f.name.as_str(), vs.iter().collect())),
                 _ => {}
