@@ -5,6 +5,9 @@
 //! - an object is a struct: a field per declared property (a required `const` property is no field: it is
 //!   written on output and checked on input; an optional one is a `bool`, "present"), and an `extra` map when
 //!   the object keeps properties it does not declare (open, a map, or pattern properties);
+//! - an `allOf` whose parts include objects (through references and nested `allOf`s) that declare different
+//!   properties is a struct of all their properties ([`merged_object`]); its decoder checks the whole `allOf`
+//!   first, so its errors are the `allOf`'s, then reads the fields;
 //! - a union is an enum with one newtype variant per member (the member's struct), dispatched on the
 //!   discriminator;
 //! - a string enum is a fieldless enum;
@@ -16,11 +19,12 @@
 //! ±(2^53-1) `u64` (lower bound >= 0) or `i64`, other numbers `f64` (the engine compares doubles), an array of one
 //! item type `Vec<T>`, a nullable value `Option<T>` (an optional nullable property `Option<Option<T>>`), an
 //! object with no declared property and no constraint a `serde_json::Map`, and everything else (`const`,
-//! `enum` of non-strings, `prefixItems`, `type: [...]`, `allOf`, `anyOf`, `oneOf`, `not`, `if`, `{}`) a
+//! `enum` of non-strings, `prefixItems`, `type: [...]`, another `allOf`, `anyOf`, `oneOf`, `not`, `if`, `{}`) a
 //! `serde_json::Value` that passed a generated check. A field whose type contains its own struct (through
 //! other types, not through a `Vec` or a map) is boxed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -36,6 +40,9 @@ use crate::ir::*;
 pub(crate) enum Form {
     /// An object: a struct.
     Struct,
+    /// An `allOf` whose parts include objects: a struct of the objects' properties ([`merged_object`]),
+    /// decoded after the whole `allOf` is checked.
+    Merged,
     /// A discriminated union: an enum of its members.
     Union,
     /// A string enum: a fieldless enum.
@@ -155,6 +162,8 @@ pub(crate) struct Gen<'m> {
     pub(crate) m: &'m Model,
     pub(crate) opts: Opts,
     forms: Vec<Form>,
+    /// Per type of form [`Form::Merged`]: the object its struct decodes.
+    merged: Vec<Option<Rc<ObjectShape>>>,
     inline: Vec<bool>,
     idents: Vec<Ident>,
     /// Per type: the types it holds without indirection (through fields, variants and inlined types).
@@ -176,11 +185,23 @@ impl<'m> Gen<'m> {
     /// # Errors
     /// A type whose Rust name is reserved or taken twice.
     pub(crate) fn new(m: &'m Model, opts: Opts) -> Result<Self, EmitError> {
+        let envelope = m.protocol.as_ref().map(|p| p.envelope);
+        let merged: Vec<Option<Rc<ObjectShape>>> = m
+            .types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| match &t.node.shape {
+                Shape::AllOf(parts) if envelope != Some(TypeId(i)) => merged_object(m, parts).map(Rc::new),
+                _ => None,
+            })
+            .collect();
         let forms: Vec<Form> = m
             .types
             .iter()
-            .map(|t| match &t.node.shape {
+            .zip(&merged)
+            .map(|(t, merged)| match &t.node.shape {
                 Shape::Object(o) if !is_bare_map(o) => Form::Struct,
+                Shape::AllOf(_) if merged.is_some() => Form::Merged,
                 Shape::Union(_) => Form::Union,
                 Shape::Enum(vs) if vs.iter().all(Value::is_string) => Form::StrEnum,
                 Shape::Ref(id) => Form::Alias(*id),
@@ -229,6 +250,7 @@ impl<'m> Gen<'m> {
             m,
             opts,
             forms,
+            merged,
             inline: vec![false; m.types.len()],
             idents,
             reach: Vec::new(),
@@ -289,6 +311,11 @@ impl<'m> Gen<'m> {
                 match (&t.node.shape, self.forms[i]) {
                     (Shape::Object(o), Form::Struct) => {
                         for f in &o.fields {
+                            self.inline_refs(&f.node, &mut out);
+                        }
+                    }
+                    (_, Form::Merged) => {
+                        for f in self.merged[i].iter().flat_map(|o| &o.fields) {
                             self.inline_refs(&f.node, &mut out);
                         }
                     }
@@ -807,7 +834,14 @@ impl<'m> Gen<'m> {
     fn type_item(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
         let t = self.m.ty(id);
         let mut tokens = match (&t.node.shape, self.forms[id.0]) {
-            (Shape::Object(o), Form::Struct) => self.struct_item(id, o)?,
+            (Shape::Object(o), Form::Struct) => self.struct_item(id, o, None)?,
+            (_, Form::Merged) => {
+                let o = self.merged[id.0]
+                    .clone()
+                    .ok_or_else(|| EmitError::Unsupported("a merged type without its object".into()))?;
+                let all = self.check(&t.node)?.body();
+                self.struct_item(id, &o, Some(all))?
+            }
             (Shape::Union(u), Form::Union) => self.union_item(id, u)?,
             (Shape::Enum(values), Form::StrEnum) => self.enum_item(id, values)?,
             (_, Form::Alias(target)) => {
@@ -885,7 +919,7 @@ impl<'m> Gen<'m> {
     }
 
     /// The plan of an object's properties: Rust field names (unique), constants, boxing.
-    pub(crate) fn field_plans(&self, id: TypeId, o: &'m ObjectShape) -> Vec<FieldPlan<'m>> {
+    pub(crate) fn field_plans<'o>(&self, id: TypeId, o: &'o ObjectShape) -> Vec<FieldPlan<'o>> {
         let mut taken = BTreeSet::new();
         o.fields
             .iter()
@@ -940,7 +974,14 @@ impl<'m> Gen<'m> {
         }
     }
 
-    fn struct_item(&mut self, id: TypeId, o: &'m ObjectShape) -> Result<TokenStream, EmitError> {
+    /// A struct and its decoder and serializer. `check`, for a [`Form::Merged`] type, is the check of the whole
+    /// type, which runs first: the struct's own decoder then only reads the fields (it cannot fail after it).
+    fn struct_item(
+        &mut self,
+        id: TypeId,
+        o: &ObjectShape,
+        check: Option<TokenStream>,
+    ) -> Result<TokenStream, EmitError> {
         let ty = self.type_ident(id);
         let docs = self.type_docs(id);
         let plans = self.field_plans(id, o);
@@ -1111,6 +1152,7 @@ impl<'m> Gen<'m> {
         };
         let de_impl = Self::deserialize_impl(&ty);
         let obj_binding = if stmts.is_empty() && roles.is_empty() { quote!(_obj) } else { quote!(obj) };
+        let check = check.map(|c| quote!(#c?;));
         Ok(quote! {
             #docs
             #[derive(Debug, Clone, PartialEq #default)]
@@ -1122,6 +1164,7 @@ impl<'m> Gen<'m> {
 
             impl rt::Decode for #ty {
                 fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
+                    #check
                     let #obj_binding = rt::object(v, at)?;
                     #(#stmts)*
                     #roles
@@ -1495,6 +1538,65 @@ impl<'m> Gen<'m> {
             #de_impl
         })
     }
+}
+
+/// The object an `allOf` decodes into, when its parts (through references and nested `allOf`s) include
+/// objects that declare different properties: their properties in part order, each required where any object
+/// requires it, closed when an object is closed, otherwise keeping what none declares. `None` when no part is
+/// an object, a property is declared twice, or an object strips what it does not declare.
+///
+/// It says what the value holds, not what it must be: the decoder checks the whole `allOf` first (every
+/// part, the ones that are no object too), so after that each field's value is what its object declared and
+/// reading the fields cannot fail.
+fn merged_object(m: &Model, parts: &[Node]) -> Option<ObjectShape> {
+    fn objects<'m>(m: &'m Model, parts: &'m [Node], out: &mut Vec<&'m ObjectShape>, depth: usize) -> Option<()> {
+        for part in parts {
+            match &m.resolve_node(part).0.shape {
+                Shape::Object(o) => out.push(o),
+                // A reference chain is at most `MAX_REF_DEPTH` long, so this bound is never reached.
+                Shape::AllOf(inner) if depth < 256 => objects(m, inner, out, depth + 1)?,
+                Shape::AllOf(_) => return None,
+                _ => {}
+            }
+        }
+        Some(())
+    }
+    let mut found = Vec::new();
+    objects(m, parts, &mut found, 0)?;
+    if found.is_empty() || found.iter().any(|o| o.additional == Additional::Strip) {
+        return None;
+    }
+    let mut names = BTreeSet::new();
+    let mut fields: Vec<Field> = Vec::new();
+    for o in &found {
+        for f in &o.fields {
+            if !names.insert(f.name.as_str()) {
+                return None;
+            }
+            fields.push(f.clone());
+        }
+    }
+    let mut required_only = Vec::new();
+    for name in found.iter().flat_map(|o| &o.required_only) {
+        match fields.iter_mut().find(|f| &f.name == name) {
+            Some(f) => f.required = true,
+            None if !required_only.contains(name) => required_only.push(name.clone()),
+            None => {}
+        }
+    }
+    let closed = found.iter().any(|o| o.additional == Additional::Closed && o.pattern_properties.is_empty());
+    Some(ObjectShape {
+        fields,
+        required_only,
+        additional: if closed { Additional::Closed } else { Additional::Open },
+        additional_written: false,
+        pattern_properties: Vec::new(),
+        property_names: None,
+        min_properties: None,
+        max_properties: None,
+        dependent_required: Vec::new(),
+        removed: Vec::new(),
+    })
 }
 
 fn opt_u64(v: Option<u64>) -> TokenStream {
