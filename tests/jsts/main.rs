@@ -44,6 +44,9 @@ pub struct Case {
     pub file: PathBuf,
     /// The instances: description, data, expected verdict.
     pub tests: Vec<(String, Value, bool)>,
+    /// TypeScript appended to the case's Zod module, which must type-check with it (`"zod-types"` in
+    /// [`WIREGEN_CASES`]: statements that hold the inferred types to what the schema says).
+    pub zod_types: Option<String>,
 }
 
 /// What a checker made of one case.
@@ -111,7 +114,10 @@ fn cases() -> Vec<Case> {
                 })
                 .collect();
             let description = g["description"].as_str().unwrap_or_default().to_string();
-            out.push(Case { keyword: keyword.clone(), id, description, file, tests });
+            let zod_types = g["zod-types"].as_array().map(|lines| {
+                lines.iter().map(|l| l.as_str().expect("zod-types: lines of text")).collect::<Vec<_>>().join("\n")
+            });
+            out.push(Case { keyword: keyword.clone(), id, description, file, tests, zod_types });
         }
     }
     // Random schemas, expected to get the engine's verdicts (a schema the loader refuses, every checker refuses).

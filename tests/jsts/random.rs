@@ -401,7 +401,7 @@ pub fn cases(dir: &std::path::Path, n: usize, seed: u64) -> Vec<Case> {
                 }
             }
             let tests = all.into_iter().enumerate().map(|(k, v)| (format!("instance {k}"), v, false)).collect();
-            Case { keyword: RANDOM.into(), id, description: schema.to_string(), file, tests }
+            Case { keyword: RANDOM.into(), id, description: schema.to_string(), file, tests, zod_types: None }
         })
         .collect()
 }

@@ -59,7 +59,10 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
             (Lang::TsStandalone, format!("{}.standalone.ts", c.id), &mut standalone, "standalone"),
         ] {
             match lang.module(&model) {
-                Ok(src) => {
+                Ok(mut src) => {
+                    if let (Lang::Zod, Some(extra)) = (lang, &c.zod_types) {
+                        src.push_str(&format!("\n// The case's type assertions (`zod-types`).\n{extra}\n"));
+                    }
                     std::fs::write(dir.join(file), src).expect("write a module");
                     entry[key] = json!(true);
                     slot.push(None);

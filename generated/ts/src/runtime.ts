@@ -486,15 +486,28 @@ export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectR
   return z.looseObject(shape, $T).check(objectRest(rest));
 }
 
+/** The output types of a tuple of schemas, intersected (`unknown` for an array that is no tuple). */
+export type AllOutputs<R extends readonly z.ZodType[]> = R extends readonly [
+  infer H extends z.ZodType,
+  ...infer T extends readonly z.ZodType[],
+]
+  ? z.output<H> & AllOutputs<T>
+  : unknown;
+
 /**
  * `allOf` (and a schema's typed part with its `$ref`, applicators, `not` and `if`): every part holds, their issues
- * in order. The value is the first part's output (a schema's typed part comes first).
+ * in order. The value is the first part's output (a schema's typed part comes first), typed as every part's output
+ * (`Base & Extension`); where the first part may drop properties (it strips unknown keys somewhere), the
+ * generated code passes the other parts as a plain array, so the value keeps the first part's type.
  */
-export function allOf<F extends z.ZodType>(first: F, rest: readonly z.ZodType[]): z.ZodType<z.output<F>, unknown> {
+export function allOf<F extends z.ZodType, R extends z.ZodType[]>(
+  first: F,
+  rest: [...R],
+): z.ZodType<z.output<F> & AllOutputs<R>, unknown> {
   return onInput((v, c) => {
     const value = parsedOr(first, v, [], c);
     for (const s of rest) sub(s, v, [], c);
-    return value as z.output<F>;
+    return value as z.output<F> & AllOutputs<R>;
   });
 }
 
