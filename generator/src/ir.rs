@@ -295,6 +295,24 @@ pub struct ObjectShape {
     pub removed: Vec<RemovedProperty>,
 }
 
+impl ObjectShape {
+    /// An open object with these fields and no other constraint.
+    pub fn open(fields: Vec<Field>) -> Self {
+        ObjectShape {
+            fields,
+            required_only: Vec::new(),
+            additional: Additional::Open,
+            additional_written: false,
+            pattern_properties: Vec::new(),
+            property_names: None,
+            min_properties: None,
+            max_properties: None,
+            dependent_required: Vec::new(),
+            removed: Vec::new(),
+        }
+    }
+}
+
 /// A property an earlier version of an object had.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemovedProperty {

@@ -195,7 +195,7 @@ impl Model {
     /// object or an array member of a `type` list: its plan is read only when the member holds.
     fn kind_of(&self, member: &Node) -> Option<Node> {
         let shape = match self.resolve(&member.shape) {
-            Shape::Object(_) => Shape::Object(any_object(Vec::new())),
+            Shape::Object(_) => Shape::Object(ObjectShape::open(Vec::new())),
             Shape::Array(_) => Shape::Array(ArrayShape {
                 prefix: Vec::new(),
                 items: None,
@@ -221,33 +221,17 @@ fn tagged(origin: &Origin, discriminator: &str, tag: &Value) -> Node {
         moved_from: None,
         node: Node { origin: origin.clone(), description: None, shape: Shape::Const(tag.clone()) },
     };
-    Node { origin: origin.clone(), description: None, shape: Shape::Object(any_object(vec![field])) }
+    Node { origin: origin.clone(), description: None, shape: Shape::Object(ObjectShape::open(vec![field])) }
 }
 
 /// The property and value of an object node [`tagged`] built (an output that writes objects only as named types
 /// writes this one as a test of the one property).
 pub(crate) fn tag_test(o: &ObjectShape) -> Option<(&str, &Value)> {
-    match (o.fields.as_slice(), any_object(Vec::new()) == ObjectShape { fields: Vec::new(), ..o.clone() }) {
+    match (o.fields.as_slice(), ObjectShape::open(Vec::new()) == ObjectShape { fields: Vec::new(), ..o.clone() }) {
         ([f], true) if f.required => match &f.node.shape {
             Shape::Const(v) => Some((f.name.as_str(), v)),
             _ => None,
         },
         _ => None,
-    }
-}
-
-/// An open object with these fields and no other constraint.
-fn any_object(fields: Vec<Field>) -> ObjectShape {
-    ObjectShape {
-        fields,
-        required_only: Vec::new(),
-        additional: Additional::Open,
-        additional_written: false,
-        pattern_properties: Vec::new(),
-        property_names: None,
-        min_properties: None,
-        max_properties: None,
-        dependent_required: Vec::new(),
-        removed: Vec::new(),
     }
 }

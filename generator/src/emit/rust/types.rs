@@ -1585,18 +1585,8 @@ fn merged_object(m: &Model, parts: &[Node]) -> Option<ObjectShape> {
         }
     }
     let closed = found.iter().any(|o| o.additional == Additional::Closed && o.pattern_properties.is_empty());
-    Some(ObjectShape {
-        fields,
-        required_only,
-        additional: if closed { Additional::Closed } else { Additional::Open },
-        additional_written: false,
-        pattern_properties: Vec::new(),
-        property_names: None,
-        min_properties: None,
-        max_properties: None,
-        dependent_required: Vec::new(),
-        removed: Vec::new(),
-    })
+    let additional = if closed { Additional::Closed } else { Additional::Open };
+    Some(ObjectShape { required_only, additional, ..ObjectShape::open(fields) })
 }
 
 fn opt_u64(v: Option<u64>) -> TokenStream {
