@@ -525,15 +525,18 @@ export function present<T extends z.ZodType>(key: string, schema: T): z.ZodType<
   });
 }
 
-/** `anyOf`: at least one alternative holds. */
-export function anyOf(members: readonly z.ZodType[]): z.ZodUnknown {
+/**
+ * `anyOf`: at least one alternative holds. The value is the input, typed as one of the alternatives' outputs (an
+ * alternative's output never has a property the input lacks).
+ */
+export function anyOf<R extends z.ZodType[]>(members: [...R]): z.ZodType<z.output<R[number]>, unknown> {
   return z.unknown().check((ctx) => {
     if (!members.some((m) => m.safeParse(ctx.value).success)) fail(ctx, "any-of", `matches none of the ${members.length} alternatives`);
-  });
+  }) as unknown as z.ZodType<z.output<R[number]>, unknown>;
 }
 
-/** `oneOf`: exactly one alternative holds. */
-export function oneOf(members: readonly z.ZodType[]): z.ZodUnknown {
+/** `oneOf`: exactly one alternative holds. The value is the input, typed as {@link anyOf}'s. */
+export function oneOf<R extends z.ZodType[]>(members: [...R]): z.ZodType<z.output<R[number]>, unknown> {
   return z.unknown().check((ctx) => {
     const ok: number[] = [];
     members.forEach((m, i) => {
@@ -541,7 +544,7 @@ export function oneOf(members: readonly z.ZodType[]): z.ZodUnknown {
     });
     if (ok.length === 0) fail(ctx, "one-of", `matches none of the ${members.length} alternatives (exactly one must match)`);
     else if (ok.length > 1) fail(ctx, "one-of", `matches alternatives ${ok[0]} and ${ok[1]} (exactly one must match)`);
-  });
+  }) as unknown as z.ZodType<z.output<R[number]>, unknown>;
 }
 
 /** `not`: the schema does not hold. */
