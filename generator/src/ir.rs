@@ -602,6 +602,33 @@ impl Model {
         }
     }
 
+    /// Whether decoding a value through `n` may drop some of its properties: an object reached from it (through
+    /// references and union members) strips what it does not declare (`x-unknown-keys: strip`). Nothing else a
+    /// schema says changes a value, so an output whose value is its input where this is `false` may type it by
+    /// every schema it passed.
+    pub fn may_drop_keys(&self, n: &Node) -> bool {
+        let mut seen = vec![false; self.types.len()];
+        let mut stack = vec![n];
+        let mut found = false;
+        while let Some(x) = stack.pop() {
+            x.visit(&mut |y: &Node| {
+                let mut follow = |id: TypeId| {
+                    if id.0 < seen.len() && !seen[id.0] {
+                        seen[id.0] = true;
+                        stack.push(&self.ty(id).node);
+                    }
+                };
+                match &y.shape {
+                    Shape::Object(o) if o.additional == Additional::Strip => found = true,
+                    Shape::Ref(id) => follow(*id),
+                    Shape::Union(u) => u.members.iter().for_each(|mb| follow(mb.ty)),
+                    _ => {}
+                }
+            });
+        }
+        found
+    }
+
     /// Calls `f` with every pattern of the model, and whether it is a strict-id pattern.
     pub fn visit_patterns(&self, f: &mut dyn FnMut(&Pattern, bool)) {
         for t in &self.types {

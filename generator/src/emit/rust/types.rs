@@ -8,6 +8,9 @@
 //! - an `allOf` whose parts include objects (through references and nested `allOf`s) that declare different
 //!   properties is a struct of all their properties ([`merged_object`]); its decoder checks the whole `allOf`
 //!   first, so its errors are the `allOf`'s, then reads the fields;
+//! - an `anyOf` or `oneOf` that is no discriminated union is an enum with a variant per alternative (named after
+//!   its type, else its kind: `String`, `Integer`, ...); its decoder checks the whole node first, so its errors
+//!   are the `anyOf`'s or `oneOf`'s, then keeps the first alternative the value matches;
 //! - a union is an enum with one newtype variant per member (the member's struct), dispatched on the
 //!   discriminator;
 //! - a string enum is a fieldless enum;
@@ -19,7 +22,8 @@
 //! ±(2^53-1) `u64` (lower bound >= 0) or `i64`, other numbers `f64` (the engine compares doubles), an array of one
 //! item type `Vec<T>`, a nullable value `Option<T>` (an optional nullable property `Option<Option<T>>`), an
 //! object with no declared property and no constraint a `serde_json::Map`, and everything else (`const`,
-//! `enum` of non-strings, `prefixItems`, `type: [...]`, another `allOf`, `anyOf`, `oneOf`, `not`, `if`, `{}`) a
+//! `enum` of non-strings, `prefixItems`, `type: [...]`, another `allOf`, an `anyOf` or `oneOf` that is no type,
+//! `not`, `if`, `{}`) a
 //! `serde_json::Value` that passed a generated check. A field whose type contains its own struct (through
 //! other types, not through a `Vec` or a map) is boxed.
 
@@ -45,6 +49,9 @@ pub(crate) enum Form {
     Merged,
     /// A discriminated union: an enum of its members.
     Union,
+    /// An `anyOf` or `oneOf` that is no discriminated union: an enum with a variant per alternative, holding the
+    /// first alternative the value matches, decoded after the whole `anyOf`/`oneOf` is checked.
+    Choice,
     /// A string enum: a fieldless enum.
     StrEnum,
     /// Only a `$ref`: a type alias of the type it names.
@@ -191,7 +198,10 @@ impl<'m> Gen<'m> {
             .iter()
             .enumerate()
             .map(|(i, t)| match &t.node.shape {
-                Shape::AllOf(parts) if envelope != Some(TypeId(i)) => merged_object(m, parts).map(Rc::new),
+                // Where a part may strip keys, the checked value keeps them, as the TypeScript outputs do.
+                Shape::AllOf(parts) if envelope != Some(TypeId(i)) && !parts.iter().any(|p| m.may_drop_keys(p)) => {
+                    merged_object(m, parts).map(Rc::new)
+                }
                 _ => None,
             })
             .collect();
@@ -202,6 +212,9 @@ impl<'m> Gen<'m> {
             .map(|(t, merged)| match &t.node.shape {
                 Shape::Object(o) if !is_bare_map(o) => Form::Struct,
                 Shape::AllOf(_) if merged.is_some() => Form::Merged,
+                Shape::AnyOf(ms) | Shape::OneOf(ms) if !ms.is_empty() && !ms.iter().any(|n| m.may_drop_keys(n)) => {
+                    Form::Choice
+                }
                 Shape::Union(_) => Form::Union,
                 Shape::Enum(vs) if vs.iter().all(Value::is_string) => Form::StrEnum,
                 Shape::Ref(id) => Form::Alias(*id),
@@ -317,6 +330,11 @@ impl<'m> Gen<'m> {
                     (_, Form::Merged) => {
                         for f in self.merged[i].iter().flat_map(|o| &o.fields) {
                             self.inline_refs(&f.node, &mut out);
+                        }
+                    }
+                    (Shape::AnyOf(ms) | Shape::OneOf(ms), Form::Choice) => {
+                        for n in ms {
+                            self.inline_refs(n, &mut out);
                         }
                     }
                     (Shape::Union(u), Form::Union) => {
@@ -843,6 +861,7 @@ impl<'m> Gen<'m> {
                 self.struct_item(id, &o, Some(all))?
             }
             (Shape::Union(u), Form::Union) => self.union_item(id, u)?,
+            (Shape::AnyOf(ms) | Shape::OneOf(ms), Form::Choice) => self.choice_item(id, ms)?,
             (Shape::Enum(values), Form::StrEnum) => self.enum_item(id, values)?,
             (_, Form::Alias(target)) => {
                 self.undefined(target)?;
@@ -1498,6 +1517,70 @@ impl<'m> Gen<'m> {
         })
     }
 
+    /// An enum for an `anyOf`/`oneOf`: a variant per alternative, named after its type or its kind. The decoder
+    /// checks the whole node first (so its errors are the `anyOf`'s or `oneOf`'s) and then keeps the first
+    /// alternative that decodes the value, which one does after that check.
+    fn choice_item(&mut self, id: TypeId, members: &[Node]) -> Result<TokenStream, EmitError> {
+        let t = self.m.ty(id);
+        let ty = self.type_ident(id);
+        let docs = self.type_docs(id);
+        let check = self.check(&t.node)?.body();
+        let mut taken = BTreeSet::new();
+        let (mut variants, mut tries, mut writes) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, n) in members.iter().enumerate() {
+            let base = match &n.shape {
+                Shape::Ref(r) => self.m.ty(self.final_id(*r)).names.rust.clone(),
+                other => kind_name(other).to_string(),
+            };
+            let v = unique(base, &mut taken);
+            let inner = self.ty(n);
+            let d = doc_attrs(&format!("Alternative {k}: the value matches it and none before it."));
+            variants.push(quote!(#d #v(#inner)));
+            let dec = self.decode(n)?.func();
+            // After the check, the last alternative holds when none before it does.
+            tries.push(if k + 1 == members.len() {
+                quote!((#dec)(v, at).map(Self::#v))
+            } else {
+                quote! {
+                    if let ::std::result::Result::Ok(x) = (#dec)(v, at) {
+                        return ::std::result::Result::Ok(Self::#v(x));
+                    }
+                }
+            });
+            writes.push(quote!(Self::#v(x) => x.serialize(s),));
+        }
+        let from_value = Self::from_value_fn();
+        let de_impl = Self::deserialize_impl(&ty);
+        Ok(quote! {
+            #docs
+            #[derive(Debug, Clone, PartialEq)]
+            pub enum #ty {
+                #(#variants,)*
+            }
+
+            impl #ty {
+                #from_value
+            }
+
+            impl rt::Decode for #ty {
+                fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
+                    #check?;
+                    #(#tries)*
+                }
+            }
+
+            impl ::serde::Serialize for #ty {
+                fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    match self {
+                        #(#writes)*
+                    }
+                }
+            }
+
+            #de_impl
+        })
+    }
+
     fn newtype_item(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
         let t = self.m.ty(id);
         let ty = self.type_ident(id);
@@ -1540,10 +1623,27 @@ impl<'m> Gen<'m> {
     }
 }
 
+/// The name of an alternative's variant after the kind of value its node holds.
+fn kind_name(shape: &Shape) -> &'static str {
+    match shape {
+        Shape::Null => "Null",
+        Shape::Boolean => "Boolean",
+        Shape::String(_) => "String",
+        Shape::Number(n) if n.integer => "Integer",
+        Shape::Number(_) => "Number",
+        Shape::Array(_) => "Array",
+        Shape::Object(_) => "Object",
+        Shape::Nullable(_) => "Nullable",
+        Shape::Const(_) => "Const",
+        Shape::Enum(_) => "Enum",
+        _ => "Value",
+    }
+}
+
 /// The object an `allOf` decodes into, when its parts (through references and nested `allOf`s) include
 /// objects that declare different properties: their properties in part order, each required where any object
 /// requires it, closed when an object is closed, otherwise keeping what none declares. `None` when no part is
-/// an object, a property is declared twice, or an object strips what it does not declare.
+/// an object or a property is declared twice. (A part that strips keys keeps the checked value, see [`Gen::new`].)
 ///
 /// It says what the value holds, not what it must be: the decoder checks the whole `allOf` first (every
 /// part, the ones that are no object too), so after that each field's value is what its object declared and
@@ -1563,7 +1663,7 @@ fn merged_object(m: &Model, parts: &[Node]) -> Option<ObjectShape> {
     }
     let mut found = Vec::new();
     objects(m, parts, &mut found, 0)?;
-    if found.is_empty() || found.iter().any(|o| o.additional == Additional::Strip) {
+    if found.is_empty() {
         return None;
     }
     let mut names = BTreeSet::new();

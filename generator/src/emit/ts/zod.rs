@@ -498,7 +498,7 @@ impl<'m> ZodEmit<'m> {
                 match all.split_first() {
                     None => "z.unknown()".to_string(),
                     // The value is the first part's output, of every part's type when that output is the input.
-                    Some((first, rest)) if members.first().is_some_and(|f| may_drop_keys(self.m, f)) => {
+                    Some((first, rest)) if members.first().is_some_and(|f| self.m.may_drop_keys(f)) => {
                         format!("allOf({first}, [{}] as z.ZodType[])", rest.join(", "))
                     }
                     Some((first, rest)) => format!("allOf({first}, [{}])", rest.join(", ")),
@@ -845,30 +845,4 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
     }
     w.push_str("    }\n  }");
     Ok(Code::from_pieces(w))
-}
-
-/// Whether Zod's output of a value through `n` may lack some of its input's properties: an object reached from
-/// it (through references and union members) strips what it does not declare. Nothing else the schemas do
-/// changes a value.
-fn may_drop_keys(m: &Model, n: &Node) -> bool {
-    let mut seen = vec![false; m.types.len()];
-    let mut stack = vec![n];
-    let mut found = false;
-    while let Some(x) = stack.pop() {
-        x.visit(&mut |y: &Node| {
-            let mut follow = |id: TypeId| {
-                if id.0 < seen.len() && !seen[id.0] {
-                    seen[id.0] = true;
-                    stack.push(&m.ty(id).node);
-                }
-            };
-            match &y.shape {
-                Shape::Object(o) if o.additional == Additional::Strip => found = true,
-                Shape::Ref(id) => follow(*id),
-                Shape::Union(u) => u.members.iter().for_each(|mb| follow(mb.ty)),
-                _ => {}
-            }
-        });
-    }
-    found
 }
