@@ -332,7 +332,7 @@ fn an_all_of_of_objects_is_one_rust_struct_of_their_properties() {
 }
 
 #[test]
-fn an_any_of_or_one_of_is_a_rust_enum_of_its_alternatives() {
+fn an_any_of_one_of_or_type_list_is_a_rust_enum_of_its_alternatives() {
     // A variant per alternative, named after its type or its kind; a struct that holds the enum through its own
     // alternative holds it boxed. Verdicts, errors and round trips: `tests/jsts/wiregen-cases.json`.
     let dir = schema_dir(
@@ -344,10 +344,15 @@ fn an_any_of_or_one_of_is_a_rust_enum_of_its_alternatives() {
                     "expr": {"oneOf": [{"type": "number"}, {"type": "string"}, {"$ref": "#/$defs/pair"}, {"type": "string", "maxLength": 0}]},
                     "pair": {"type": "object", "properties": {"left": {"$ref": "#/$defs/expr"}}, "required": ["left"]},
                     "stripped": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#/$defs/dropping"}}]},
-                    "dropping": {"type": "object", "properties": {"a": {"type": "string"}}, "x-unknown-keys": "strip"}
+                    "dropping": {"type": "object", "properties": {"a": {"type": "string"}}, "x-unknown-keys": "strip"},
+                    "kinds": {"type": ["string", "integer", "array"], "minimum": 0, "maximum": 9, "items": {"type": "boolean"}}
                 },
                 "type": "object",
-                "properties": {"expr": {"$ref": "#/$defs/expr"}, "stripped": {"$ref": "#/$defs/stripped"}}
+                "properties": {
+                    "expr": {"$ref": "#/$defs/expr"},
+                    "stripped": {"$ref": "#/$defs/stripped"},
+                    "kinds": {"$ref": "#/$defs/kinds"}
+                }
             }),
         )],
     );
@@ -366,6 +371,10 @@ fn an_any_of_or_one_of_is_a_rust_enum_of_its_alternatives() {
     assert_eq!(
         body("pub struct Pair {"),
         ["pub left: ::std::boxed::Box<Expr>,", "pub extra: Extra<::serde_json::Value>,"]
+    );
+    assert_eq!(
+        body("pub enum Kinds {"),
+        ["Integer(u64),", "String(::std::string::String),", "Array(::std::vec::Vec<bool>),"]
     );
     // An alternative that drops keys would lose what the checked value (and the TypeScript outputs) keep.
     assert!(rust.contains("pub struct Stripped(\n    /// The value.\n    pub ::serde_json::Value,"), "{rust}");

@@ -8,9 +8,9 @@
 //! - an `allOf` whose parts include objects (through references and nested `allOf`s) that declare different
 //!   properties is a struct of all their properties ([`merged_object`]); its decoder checks the whole `allOf`
 //!   first, so its errors are the `allOf`'s, then reads the fields;
-//! - an `anyOf` or `oneOf` that is no discriminated union is an enum with a variant per alternative (named after
-//!   its type, else its kind: `String`, `Integer`, ...); its decoder checks the whole node first, so its errors
-//!   are the `anyOf`'s or `oneOf`'s, then keeps the first alternative the value matches;
+//! - an `anyOf` or `oneOf` that is no discriminated union, and a `type` list, is an enum with a variant per
+//!   alternative (named after its type, else its kind: `String`, `Integer`, ...); its decoder checks the whole
+//!   node first, so its errors are the node's, then keeps the first alternative the value matches;
 //! - a union is an enum with one newtype variant per member (the member's struct), dispatched on the
 //!   discriminator;
 //! - a string enum is a fieldless enum;
@@ -22,7 +22,7 @@
 //! ±(2^53-1) `u64` (lower bound >= 0) or `i64`, other numbers `f64` (the engine compares doubles), an array of one
 //! item type `Vec<T>`, a nullable value `Option<T>` (an optional nullable property `Option<Option<T>>`), an
 //! object with no declared property and no constraint a `serde_json::Map`, and everything else (`const`,
-//! `enum` of non-strings, `prefixItems`, `type: [...]`, another `allOf`, an `anyOf` or `oneOf` that is no type,
+//! `enum` of non-strings, `prefixItems`, another `allOf`, an `anyOf`, `oneOf` or `type` list that is no type,
 //! `not`, `if`, `{}`) a
 //! `serde_json::Value` that passed a generated check. A field whose type contains its own struct (through
 //! other types, not through a `Vec` or a map) is boxed.
@@ -49,8 +49,8 @@ pub(crate) enum Form {
     Merged,
     /// A discriminated union: an enum of its members.
     Union,
-    /// An `anyOf` or `oneOf` that is no discriminated union: an enum with a variant per alternative, holding the
-    /// first alternative the value matches, decoded after the whole `anyOf`/`oneOf` is checked.
+    /// An `anyOf` or `oneOf` that is no discriminated union, or a `type` list: an enum with a variant per
+    /// alternative, holding the first alternative the value matches, decoded after the whole node is checked.
     Choice,
     /// A string enum: a fieldless enum.
     StrEnum,
@@ -212,7 +212,9 @@ impl<'m> Gen<'m> {
             .map(|(t, merged)| match &t.node.shape {
                 Shape::Object(o) if !is_bare_map(o) => Form::Struct,
                 Shape::AllOf(_) if merged.is_some() => Form::Merged,
-                Shape::AnyOf(ms) | Shape::OneOf(ms) if !ms.is_empty() && !ms.iter().any(|n| m.may_drop_keys(n)) => {
+                Shape::AnyOf(ms) | Shape::OneOf(ms) | Shape::Kinds(ms)
+                    if !ms.is_empty() && !ms.iter().any(|n| m.may_drop_keys(n)) =>
+                {
                     Form::Choice
                 }
                 Shape::Union(_) => Form::Union,
@@ -332,7 +334,7 @@ impl<'m> Gen<'m> {
                             self.inline_refs(&f.node, &mut out);
                         }
                     }
-                    (Shape::AnyOf(ms) | Shape::OneOf(ms), Form::Choice) => {
+                    (Shape::AnyOf(ms) | Shape::OneOf(ms) | Shape::Kinds(ms), Form::Choice) => {
                         for n in ms {
                             self.inline_refs(n, &mut out);
                         }
@@ -861,7 +863,7 @@ impl<'m> Gen<'m> {
                 self.struct_item(id, &o, Some(all))?
             }
             (Shape::Union(u), Form::Union) => self.union_item(id, u)?,
-            (Shape::AnyOf(ms) | Shape::OneOf(ms), Form::Choice) => self.choice_item(id, ms)?,
+            (Shape::AnyOf(ms) | Shape::OneOf(ms) | Shape::Kinds(ms), Form::Choice) => self.choice_item(id, ms)?,
             (Shape::Enum(values), Form::StrEnum) => self.enum_item(id, values)?,
             (_, Form::Alias(target)) => {
                 self.undefined(target)?;
@@ -1517,9 +1519,9 @@ impl<'m> Gen<'m> {
         })
     }
 
-    /// An enum for an `anyOf`/`oneOf`: a variant per alternative, named after its type or its kind. The decoder
-    /// checks the whole node first (so its errors are the `anyOf`'s or `oneOf`'s) and then keeps the first
-    /// alternative that decodes the value, which one does after that check.
+    /// An enum for an `anyOf`, `oneOf` or `type` list: a variant per alternative, named after its type or its
+    /// kind. The decoder checks the whole node first (so its errors are the node's) and then keeps the first
+    /// alternative that decodes the value, which one does after that check (of a `type` list, the value's kind).
     fn choice_item(&mut self, id: TypeId, members: &[Node]) -> Result<TokenStream, EmitError> {
         let t = self.m.ty(id);
         let ty = self.type_ident(id);
