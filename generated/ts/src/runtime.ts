@@ -645,15 +645,18 @@ function jsonKind(v: unknown): string {
  * Values of several JSON kinds (`type: [...]`), each with its own schema: the member of the value's kind checks it;
  * a value of no listed kind is a `type` error.
  */
-export function kinds(members: readonly (readonly [string, z.ZodType])[], expected: string): z.ZodType<unknown, unknown> {
+export function kinds<R extends (readonly [string, z.ZodType])[]>(
+  members: [...R],
+  expected: string,
+): z.ZodType<z.output<R[number][1]>, unknown> {
   return onInput((v, c) => {
     const k = jsonKind(v);
     const m = members.find(([mk]) => mk === k);
     if (m === undefined) {
       fail(c, "type", `expected ${expected}, got ${kind(v)}`, [], v);
-      return v;
+      return v as z.output<R[number][1]>;
     }
-    return parsedOr(m[1], v, [], c);
+    return parsedOr(m[1], v, [], c) as z.output<R[number][1]>;
   });
 }
 
