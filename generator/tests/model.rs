@@ -345,7 +345,7 @@ fn an_any_of_one_of_or_type_list_is_a_rust_enum_of_its_alternatives() {
                     "pair": {"type": "object", "properties": {"left": {"$ref": "#/$defs/expr"}}, "required": ["left"]},
                     "stripped": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#/$defs/dropping"}}]},
                     "dropping": {"type": "object", "properties": {"a": {"type": "string"}}, "x-unknown-keys": "strip"},
-                    "kinds": {"type": ["string", "integer", "array"], "minimum": 0, "maximum": 9, "items": {"type": "boolean"}}
+                    "kinds": {"type": ["string", "integer", "array", "null"], "minimum": 0, "maximum": 9, "items": {"type": "boolean"}}
                 },
                 "type": "object",
                 "properties": {
@@ -374,7 +374,7 @@ fn an_any_of_one_of_or_type_list_is_a_rust_enum_of_its_alternatives() {
     );
     assert_eq!(
         body("pub enum Kinds {"),
-        ["Integer(u64),", "String(::std::string::String),", "Array(::std::vec::Vec<bool>),"]
+        ["Null,", "Integer(u64),", "String(::std::string::String),", "Array(::std::vec::Vec<bool>),"]
     );
     // An alternative that drops keys would lose what the checked value (and the TypeScript outputs) keep.
     assert!(rust.contains("pub struct Stripped(\n    /// The value.\n    pub ::serde_json::Value,"), "{rust}");

@@ -1535,21 +1535,28 @@ impl<'m> Gen<'m> {
                 other => kind_name(other).to_string(),
             };
             let v = unique(base, &mut taken);
-            let inner = self.ty(n);
             let d = doc_attrs(&format!("Alternative {k}: the value matches it and none before it."));
-            variants.push(quote!(#d #v(#inner)));
+            // `null` is a unit variant; any other alternative holds its value.
+            let unit = matches!(n.shape, Shape::Null);
+            let (variant, build, write) = if unit {
+                (quote!(#d #v), quote!(|()| Self::#v), quote!(Self::#v => s.serialize_unit(),))
+            } else {
+                let inner = self.ty(n);
+                (quote!(#d #v(#inner)), quote!(Self::#v), quote!(Self::#v(x) => x.serialize(s),))
+            };
+            variants.push(variant);
             let dec = self.decode(n)?.func();
             // After the check, the last alternative holds when none before it does.
             tries.push(if k + 1 == members.len() {
-                quote!((#dec)(v, at).map(Self::#v))
+                quote!((#dec)(v, at).map(#build))
             } else {
                 quote! {
                     if let ::std::result::Result::Ok(x) = (#dec)(v, at) {
-                        return ::std::result::Result::Ok(Self::#v(x));
+                        return ::std::result::Result::Ok((#build)(x));
                     }
                 }
             });
-            writes.push(quote!(Self::#v(x) => x.serialize(s),));
+            writes.push(write);
         }
         let from_value = Self::from_value_fn();
         let de_impl = Self::deserialize_impl(&ty);
