@@ -602,31 +602,38 @@ impl Model {
         }
     }
 
-    /// Whether decoding a value through `n` may drop some of its properties: an object reached from it (through
-    /// references and union members) strips what it does not declare (`x-unknown-keys: strip`). Nothing else a
-    /// schema says changes a value, so an output whose value is its input where this is `false` may type it by
-    /// every schema it passed.
-    pub fn may_drop_keys(&self, n: &Node) -> bool {
+    /// The types a node leads to through references and union members, at any depth: `true` at their index.
+    pub fn reachable_types(&self, from: &Node) -> Vec<bool> {
         let mut seen = vec![false; self.types.len()];
-        let mut stack = vec![n];
-        let mut found = false;
-        while let Some(x) = stack.pop() {
-            x.visit(&mut |y: &Node| {
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            n.visit(&mut |x: &Node| {
                 let mut follow = |id: TypeId| {
-                    if id.0 < seen.len() && !seen[id.0] {
-                        seen[id.0] = true;
+                    if id.0 < seen.len() && !std::mem::replace(&mut seen[id.0], true) {
                         stack.push(&self.ty(id).node);
                     }
                 };
-                match &y.shape {
-                    Shape::Object(o) if o.additional == Additional::Strip => found = true,
+                match &x.shape {
                     Shape::Ref(id) => follow(*id),
                     Shape::Union(u) => u.members.iter().for_each(|mb| follow(mb.ty)),
                     _ => {}
                 }
             });
         }
-        found
+        seen
+    }
+
+    /// Whether decoding a value through `n` may drop some of its properties: an object in it or in a type it
+    /// leads to ([`Self::reachable_types`]) strips what it does not declare (`x-unknown-keys: strip`). Nothing
+    /// else a schema says changes a value, so an output whose value is its input where this is `false` may type
+    /// it by every schema it passed.
+    pub fn may_drop_keys(&self, n: &Node) -> bool {
+        let strips = |n: &Node| {
+            let mut found = false;
+            n.visit(&mut |x: &Node| found |= matches!(&x.shape, Shape::Object(o) if o.additional == Additional::Strip));
+            found
+        };
+        strips(n) || self.reachable_types(n).iter().zip(&self.types).any(|(r, t)| *r && strips(&t.node))
     }
 
     /// Calls `f` with every pattern of the model, and whether it is a strict-id pattern.

@@ -58,6 +58,21 @@ fn wiregen(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(dir).args(args).output().expect("run wiregen")
 }
 
+/// `wiregen types --lang rust FILE` in `dir`.
+fn rust_module(dir: &Path, file: &str) -> String {
+    let o = wiregen(dir, &["types", "--lang", "rust", file]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).expect("utf-8")
+}
+
+/// The lines of the Rust item that starts with `start` (`pub struct Circle {`), after that line and without
+/// doc comments, trimmed.
+fn item_lines(rust: &str, start: &str) -> Vec<String> {
+    let at = rust.find(start).unwrap_or_else(|| panic!("no `{start}`:\n{rust}"));
+    let text = &rust[at..at + rust[at..].find("\n}").expect("end")];
+    text.lines().skip(1).map(str::trim).filter(|l| !l.starts_with("///")).map(str::to_string).collect()
+}
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
 }
@@ -306,26 +321,15 @@ fn an_all_of_of_objects_is_one_rust_struct_of_their_properties() {
             }),
         )],
     );
-    let o = wiregen(&dir, &["types", "--lang", "rust", "shapes.schema.json"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rust = String::from_utf8(o.stdout).expect("utf-8");
-    let fields = |ty: &str| -> Vec<String> {
-        let start = rust.find(&format!("pub struct {ty} ")).unwrap_or_else(|| panic!("no struct {ty}:\n{rust}"));
-        let body = &rust[start..start + rust[start..].find("\n}").expect("end")];
-        body.lines()
-            .filter_map(|l| l.trim().strip_prefix("pub "))
-            .filter(|l| !l.starts_with("struct"))
-            .map(str::to_string)
-            .collect()
-    };
+    let rust = rust_module(&dir, "shapes.schema.json");
     assert_eq!(
-        fields("Circle"),
+        item_lines(&rust, "pub struct Circle {"),
         [
-            "id: ::std::string::String,",
-            "name: ::std::string::String,",
-            "size: ::std::option::Option<u64>,",
-            "parent: ::std::option::Option<::std::boxed::Box<Circle>>,",
-            "extra: Extra<::serde_json::Value>,",
+            "pub id: ::std::string::String,",
+            "pub name: ::std::string::String,",
+            "pub size: ::std::option::Option<u64>,",
+            "pub parent: ::std::option::Option<::std::boxed::Box<Circle>>,",
+            "pub extra: Extra<::serde_json::Value>,",
         ]
     );
     assert!(rust.contains("pub struct Twice(\n    /// The value.\n    pub ::serde_json::Value,"), "{rust}");
@@ -356,14 +360,8 @@ fn an_any_of_one_of_or_type_list_is_a_rust_enum_of_its_alternatives() {
             }),
         )],
     );
-    let o = wiregen(&dir, &["types", "--lang", "rust", "expr.schema.json"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let rust = String::from_utf8(o.stdout).expect("utf-8");
-    let body = |start: &str| -> Vec<String> {
-        let at = rust.find(start).unwrap_or_else(|| panic!("no `{start}`:\n{rust}"));
-        let text = &rust[at..at + rust[at..].find("\n}").expect("end")];
-        text.lines().skip(1).map(str::trim).filter(|l| !l.starts_with("///")).map(str::to_string).collect()
-    };
+    let rust = rust_module(&dir, "expr.schema.json");
+    let body = |start: &str| item_lines(&rust, start);
     assert_eq!(
         body("pub enum Expr {"),
         ["Number(f64),", "String(::std::string::String),", "Pair(Pair),", "String2(::std::string::String),"]

@@ -129,28 +129,7 @@ fn tested_nodes<'e>(plan: &'e Evaluation, out: &mut Vec<&'e Node>) {
 
 /// Whether `from` refers, through any number of references, to type `to`.
 fn reaches(m: &Model, from: &Node, to: TypeId) -> bool {
-    let mut seen = vec![false; m.types.len()];
-    let mut stack = vec![from];
-    while let Some(n) = stack.pop() {
-        let mut refs = Vec::new();
-        n.visit(&mut |x: &Node| {
-            if let Shape::Ref(id) = x.shape {
-                refs.push(id);
-            }
-            if let Shape::Union(u) = &x.shape {
-                refs.extend(u.members.iter().map(|mem| mem.ty));
-            }
-        });
-        for id in refs {
-            if id == to {
-                return true;
-            }
-            if !std::mem::replace(&mut seen[id.0], true) {
-                stack.push(&m.ty(id).node);
-            }
-        }
-    }
-    false
+    m.reachable_types(from).get(to.0).copied().unwrap_or(false)
 }
 
 /// The longest reference chain from each type (1 for a type that refers to nothing), by an iterative depth-first
