@@ -804,6 +804,33 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
     json::equal(&Json::from_value(a), &Json::from_value(b))
 }
 
+/// A set of schema values under JSON equality ([`json_equal`]), built and queried in time linear in the values'
+/// size: what the loader and `diff` use to drop or compare an `enum`'s values.
+#[derive(Default)]
+pub struct ValueSet<'a>(json::JsonSet<'a>);
+
+impl<'a> ValueSet<'a> {
+    /// Adds `v`; false if an equal value is already in.
+    pub fn insert(&mut self, v: &'a Value) -> bool {
+        self.0.insert(Json::from_value(v))
+    }
+
+    /// Whether a value equal to `v` is in.
+    pub fn contains(&self, v: &Value) -> bool {
+        self.0.contains(&Json::from_value(v))
+    }
+}
+
+impl<'a> FromIterator<&'a Value> for ValueSet<'a> {
+    fn from_iter<I: IntoIterator<Item = &'a Value>>(values: I) -> Self {
+        let mut set = ValueSet::default();
+        for v in values {
+            set.insert(v);
+        }
+        set
+    }
+}
+
 /// Whether a message value equals a schema's constant ([`json::equal`]; two strings, the usual case, directly).
 fn equals(c: &Value, v: &Json<'_>) -> bool {
     match (c, v) {

@@ -446,7 +446,7 @@ fn unreadable_schema_files_are_refused_with_their_path() {
 }
 
 /// Repeated `enum` values are dropped, once each by JSON equality (`1` and `1.0`, objects whatever their key order),
-/// in their first order; strings go through a set, so a long enum loads in linear time.
+/// in their first order.
 #[test]
 fn repeated_enum_values_are_kept_once_in_first_order() {
     let dir = schema_dir(
@@ -457,6 +457,60 @@ fn repeated_enum_values_are_kept_once_in_first_order() {
     let e = Engine::new(m, EngineOptions::default()).expect("root");
     let errs = e.check_value(&json!("zzz"));
     assert_eq!(errs[0].message, "`zzz` is not one of `b`, `1`, `a`, `{\"x\":1,\"y\":2}`, `null`");
+}
+
+/// Long lists cost time in proportion, not squared: an `enum` of 200,000 numbers, a `required` list and
+/// `properties` of 200,000 names load, check a value and become a standalone validator. Each step that compared
+/// every pair (dropping repeated `enum` values and `required` names, matching fields to `required`, and the
+/// standalone emitter's search for unused locals, which scanned the whole function once per local) took minutes
+/// here. The watchdog is no speed claim: the work takes seconds, the limit is a minute.
+#[test]
+fn long_enums_required_lists_and_properties_load_and_emit_without_a_quadratic_step() {
+    let names: Vec<String> = (0..200_000).map(|i| format!("p{i}")).collect();
+    let dir = schema_dir(
+        "long-lists",
+        &[
+            ("enum.schema.json", json!({"enum": (0..200_000).chain([7]).collect::<Vec<u32>>()})),
+            (
+                "object.schema.json",
+                json!({"type": "object", "required": names,
+                       "properties": names.iter().map(|n| (n.clone(), json!({}))).collect::<serde_json::Map<_, _>>()}),
+            ),
+        ],
+    );
+    std::fs::write(dir.join("value.json"), "{\"p1\": 1}").expect("write");
+    let run = |args: &[&str]| -> std::process::Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+            .current_dir(&*dir)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run wiregen");
+        // Drained while it runs, so a full pipe cannot stall it.
+        let out = child.stdout.take().expect("stdout");
+        let reader = std::thread::spawn(move || std::io::read_to_string(out).expect("read"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().expect("wait").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("wiregen {args:?} did not finish within a minute");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let stdout = reader.join().expect("reader").into_bytes();
+        let o = child.wait_with_output().expect("wait");
+        std::process::Output { stdout, ..o }
+    };
+    let o = run(&["validate", "--schema", "enum.schema.json", "--format", "json", "value.json"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("is not one of `0`, `1`"), "{out}");
+    let o = run(&["validate", "--schema", "object.schema.json", "--format", "json", "value.json"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("missing required property `p0`") && !out.contains("`p1`"), "{out}");
+    let o = run(&["types", "--lang", "ts-standalone", "object.schema.json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\"p199999\""));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Breaks, Change, ChangeRule as R, Removal, RemovalItem, Report, Row, Scope, Side, Status};
-use crate::engine::{json_equal, Engine, EngineOptions};
+use crate::engine::{json_equal, Engine, EngineOptions, ValueSet};
 use crate::ir::*;
 
 /// Where the walk is: the scope and the path inside it.
@@ -836,9 +836,9 @@ impl<'a> Walk<'a> {
 
     fn values(&mut self, at: &At, oo: &Origin, a: &[Value], no: &Origin, b: &[Value]) {
         // Equal as JSON Schema compares them (`1` and `1.0` are one value).
-        let has = |xs: &[Value], v: &Value| xs.iter().any(|x| json_equal(x, v));
-        let added: Vec<String> = b.iter().filter(|v| !has(a, v)).map(value_text).collect();
-        let removed: Vec<String> = a.iter().filter(|v| !has(b, v)).map(value_text).collect();
+        let (in_a, in_b): (ValueSet, ValueSet) = (a.iter().collect(), b.iter().collect());
+        let added: Vec<String> = b.iter().filter(|v| !in_a.contains(v)).map(value_text).collect();
+        let removed: Vec<String> = a.iter().filter(|v| !in_b.contains(v)).map(value_text).collect();
         if !added.is_empty() {
             let msg = format!("{} added", list(&added));
             self.push(R::EnumValueAdded, at, Some(oo), Some(no), msg, Breaks::WIDER);

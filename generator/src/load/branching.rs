@@ -151,7 +151,10 @@ impl<'m> Tags<'m> {
             || objects
                 && self.props.iter().any(|(name, vs)| {
                     other.props.iter().any(|(n, ws)| {
-                        n == name && !vs.iter().any(|v| ws.iter().any(|w| crate::engine::json_equal(v, w)))
+                        n == name && {
+                            let ws: crate::engine::ValueSet = ws.iter().copied().collect();
+                            !vs.iter().any(|v| ws.contains(v))
+                        }
                     })
                 })
     }

@@ -706,24 +706,9 @@ impl Cx {
         if let Some(e) = o.get("enum") {
             match e.as_array() {
                 Some(values) => {
-                    // Repeated values are dropped: strings by a set (an enum of 200,000 names took minutes
-                    // pairwise), other values by JSON equality with the other non-strings kept.
-                    let mut kept: Vec<Value> = Vec::new();
-                    let mut strings: HashSet<&str> = HashSet::new();
-                    let mut others: Vec<&Value> = Vec::new();
-                    for v in values.iter().filter(|v| fits(v)) {
-                        let new = match v {
-                            Value::String(s) => strings.insert(s.as_str()),
-                            _ if others.iter().any(|k| crate::engine::json_equal(k, v)) => false,
-                            _ => {
-                                others.push(v);
-                                true
-                            }
-                        };
-                        if new {
-                            kept.push(v.clone());
-                        }
-                    }
+                    // Repeated values (under JSON equality: `1` and `1.0` are one) are dropped.
+                    let mut seen = crate::engine::ValueSet::default();
+                    let kept: Vec<Value> = values.iter().filter(|v| fits(v) && seen.insert(v)).cloned().collect();
                     let shape = if kept.is_empty() { Shape::Never } else { Shape::Enum(kept) };
                     parts.push(Node { origin: at.clone(), description: None, shape });
                 }
@@ -872,9 +857,10 @@ impl Cx {
             None => Vec::new(),
             Some(Value::Array(a)) => {
                 let mut r: Vec<String> = Vec::new();
+                let mut seen: HashSet<&str> = HashSet::new();
                 for (i, x) in a.iter().enumerate() {
                     match x.as_str() {
-                        Some(s) if !r.iter().any(|y| y == s) => r.push(s.to_string()),
+                        Some(s) if seen.insert(s) => r.push(s.to_string()),
                         _ => self.err(
                             &at.join("required").join(&i.to_string()),
                             K::InvalidValue,
@@ -891,6 +877,8 @@ impl Cx {
         };
         let empty = Map::new();
         let props = o.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+        let required_set: HashSet<&str> = required.iter().map(String::as_str).collect();
+        let mut renamed: HashSet<&str> = HashSet::new();
         let mut fields: Vec<Field> = Vec::new();
         for (name, s) in props {
             let fat = at.join("properties").join(name);
@@ -909,7 +897,7 @@ impl Cx {
                     self.err(&fat.join("x-renamed-from"), K::InvalidValue, msg);
                     None
                 }
-                Some(Value::String(old)) if fields.iter().any(|f| f.renamed_from.as_deref() == Some(old)) => {
+                Some(Value::String(old)) if !renamed.insert(old) => {
                     let msg = format!("another property of this object is already renamed from `{old}`");
                     self.err(&fat.join("x-renamed-from"), K::InvalidValue, msg);
                     None
@@ -936,7 +924,7 @@ impl Cx {
                     None
                 }
             };
-            let required = required.contains(name);
+            let required = required_set.contains(name.as_str());
             fields.push(Field { name: name.clone(), description, required, renamed_from, moved_from, node });
         }
         let required_only: Vec<String> = required.iter().filter(|r| !props.contains_key(*r)).cloned().collect();

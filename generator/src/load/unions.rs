@@ -280,17 +280,18 @@ fn discriminator(consts: &Consts, ids: &[TypeId], forced: Option<&str>) -> Optio
         None => first.iter().map(|(k, _)| k.as_str()).collect(),
     };
     'next: for c in candidates {
-        let mut tags: Vec<Value> = Vec::new();
+        let mut tags: Vec<&Value> = Vec::new();
+        let mut seen = crate::engine::ValueSet::default();
         for id in ids {
-            let Some(v) = consts.get(id).and_then(|l| l.iter().find(|(k, _)| k == c)).map(|(_, v)| v.clone()) else {
+            let Some((_, v)) = consts.get(id).and_then(|l| l.iter().find(|(k, _)| k == c)) else {
                 continue 'next;
             };
-            if tags.iter().any(|t| crate::engine::json_equal(t, &v)) {
+            if !seen.insert(v) {
                 continue 'next;
             }
             tags.push(v);
         }
-        return Some((c.to_string(), tags));
+        return Some((c.to_string(), tags.into_iter().cloned().collect()));
     }
     None
 }

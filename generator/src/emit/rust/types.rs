@@ -34,7 +34,7 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-use super::{doc_attrs, doc_code_block, field_name, ident, lit, unique, variant_name, Opts, Runtime};
+use super::{doc_attrs, doc_code_block, field_name, ident, lit, variant_name, Names, Opts, Runtime};
 use crate::emit::schema::keywords::Keywords;
 use crate::emit::EmitError;
 use crate::ir::*;
@@ -941,11 +941,11 @@ impl<'m> Gen<'m> {
 
     /// The plan of an object's properties: Rust field names (unique), constants, boxing.
     pub(crate) fn field_plans<'o>(&self, id: TypeId, o: &'o ObjectShape) -> Vec<FieldPlan<'o>> {
-        let mut taken = BTreeSet::new();
+        let mut names = Names::default();
         o.fields
             .iter()
             .map(|f| {
-                let ident = unique(field_name(&f.name), &mut taken);
+                let ident = names.unique(field_name(&f.name));
                 let kind = match self.m.resolve(&f.node.shape) {
                     Shape::Const(c) if f.required => FieldKind::ConstRequired(c.clone()),
                     Shape::Const(c) => FieldKind::ConstOptional(c.clone()),
@@ -964,8 +964,8 @@ impl<'m> Gen<'m> {
 
     /// The name of the `extra` field: `extra`, unless a property took it.
     pub(crate) fn extra_ident(plans: &[FieldPlan<'_>]) -> Ident {
-        let mut taken: BTreeSet<String> = plans.iter().map(|p| p.ident.to_string()).collect();
-        unique("extra".to_string(), &mut taken)
+        let taken: Vec<String> = plans.iter().map(|p| p.ident.to_string()).collect();
+        Names::reserving(taken.iter().map(String::as_str)).unique("extra".to_string())
     }
 
     /// The Rust type of a stored property.
@@ -1383,7 +1383,7 @@ impl<'m> Gen<'m> {
             _ => TokenStream::new(),
         };
         // One shortcut per member: `Event::text("hi")` is `Event::Text(Text::new("hi"))`.
-        let mut taken: BTreeSet<String> = ["tag", "from_value", "new"].iter().map(|s| s.to_string()).collect();
+        let mut taken = Names::reserving(["tag", "from_value", "new"]);
         let mut shortcuts = Vec::new();
         for (mb, v) in u.members.iter().zip(&names) {
             let f = self.final_id(mb.ty);
@@ -1391,7 +1391,7 @@ impl<'m> Gen<'m> {
             if self.m.protocol.as_ref().is_some_and(|p| p.envelope == f) {
                 continue;
             }
-            let fname = unique(field_name(&v.to_string()), &mut taken);
+            let fname = taken.unique(field_name(&v.to_string()));
             let params = self.new_params(&self.field_plans(f, o));
             let (pi, pt): (Vec<_>, Vec<_>) = params.into_iter().unzip();
             let doc = doc_attrs(&format!("`{ty}::{v}({v}::new(..))`: the member with its required properties."));
@@ -1459,8 +1459,8 @@ impl<'m> Gen<'m> {
 
     /// The variant identifiers of a string enum, unique.
     pub(crate) fn enum_variants(values: &[Value]) -> Vec<Ident> {
-        let mut taken = BTreeSet::new();
-        values.iter().map(|v| unique(variant_name(v.as_str().unwrap_or_default()), &mut taken)).collect()
+        let mut names = Names::default();
+        values.iter().map(|v| names.unique(variant_name(v.as_str().unwrap_or_default()))).collect()
     }
 
     fn enum_item(&mut self, id: TypeId, values: &[Value]) -> Result<TokenStream, EmitError> {
@@ -1527,14 +1527,14 @@ impl<'m> Gen<'m> {
         let ty = self.type_ident(id);
         let docs = self.type_docs(id);
         let check = self.check(&t.node)?.body();
-        let mut taken = BTreeSet::new();
+        let mut names = Names::default();
         let (mut variants, mut tries, mut writes) = (Vec::new(), Vec::new(), Vec::new());
         for (k, n) in members.iter().enumerate() {
             let base = match &n.shape {
                 Shape::Ref(r) => self.m.ty(self.final_id(*r)).names.rust.clone(),
                 other => kind_name(other).to_string(),
             };
-            let v = unique(base, &mut taken);
+            let v = names.unique(base);
             let d = doc_attrs(&format!("Alternative {k}: the value matches it and none before it."));
             // `null` is a unit variant; any other alternative holds its value.
             let unit = matches!(n.shape, Shape::Null);

@@ -10,6 +10,8 @@
 //! Every name and literal goes through [`super::js`]: property names, tags and enum values are string literals,
 //! static pointers are escaped at generation time ([`crate::diag::push_ptr`]), dynamic keys at run time (`$esc`).
 
+use std::collections::HashMap;
+
 use super::js::{ident, json_lit, number_lit, regex_lit, string_lit, Code};
 use super::zod::{count, kind_of, INHERITED};
 use super::EmitError;
@@ -800,15 +802,40 @@ fn without_unused_locals(function: &str) -> String {
         let fresh = name.starts_with(|c: char| c.is_ascii_lowercase()) && name.ends_with(|c: char| c.is_ascii_digit());
         (fresh && line.ends_with(';')).then_some(name)
     };
-    let mut lines: Vec<&str> = function.lines().collect();
-    loop {
-        let code = super::without_comments_and_strings(&lines.join("\n"));
-        let before = lines.len();
-        lines.retain(|l| local(l).is_none_or(|name| occurrences(&code, &name) > 1));
-        if lines.len() == before {
-            break;
+    let lines: Vec<&str> = function.lines().collect();
+    // Blanking keeps every byte in place, so the code's lines are the function's lines.
+    let code = super::without_comments_and_strings(function);
+    let names: Vec<Vec<&str>> = code.lines().map(identifiers).collect();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for name in names.iter().flatten() {
+        *count.entry(name).or_default() += 1;
+    }
+    let locals: Vec<Option<String>> = lines.iter().map(|l| local(l)).collect();
+    let mut declared: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, name) in locals.iter().enumerate() {
+        if let Some(name) = name {
+            declared.entry(name.as_str()).or_default().push(i);
         }
     }
+    // A declaration its own line alone names goes, and with it what it named: one pass over a work list, so a
+    // function of n locals costs n lookups, not n scans of the function.
+    let mut kept = vec![true; lines.len()];
+    let mut work: Vec<usize> = declared.values().flatten().copied().collect();
+    while let Some(i) = work.pop() {
+        let Some(name) = &locals[i] else { continue };
+        if !kept[i] || count.get(name.as_str()).is_some_and(|&n| n > 1) {
+            continue;
+        }
+        kept[i] = false;
+        for used in names.get(i).into_iter().flatten() {
+            let n = count.entry(used).or_default();
+            *n = n.saturating_sub(1);
+            if *n <= 1 {
+                work.extend(declared.get(used).into_iter().flatten());
+            }
+        }
+    }
+    let lines: Vec<&str> = lines.iter().zip(&kept).filter(|(_, k)| **k).map(|(l, _)| *l).collect();
     let mut out = String::with_capacity(function.len());
     let header = lines.iter().position(|l| l.starts_with("function ")).unwrap_or(0);
     let body = super::without_comments_and_strings(&lines[header + 1..].join("\n"));
@@ -830,15 +857,26 @@ fn without_unused_locals(function: &str) -> String {
     out
 }
 
-/// How often `code` names the identifier `name` (whole words, not `.name` members).
-fn occurrences(code: &str, name: &str) -> usize {
-    let part = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
-    code.match_indices(name)
-        .filter(|(i, _)| {
-            let before = code[..*i].chars().next_back();
-            !before.is_some_and(|c| part(c) || c == '.') && !code[i + name.len()..].chars().next().is_some_and(part)
-        })
-        .count()
+/// The identifiers `code` names, in order (whole words, not `.name` members).
+fn identifiers(code: &str) -> Vec<&str> {
+    let part = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !part(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && part(b[i]) {
+            i += 1;
+        }
+        if start == 0 || b[start - 1] != b'.' {
+            out.push(&code[start..i]);
+        }
+    }
+    out
 }
 
 fn read(obj: &str, name: &str) -> String {
