@@ -460,12 +460,14 @@ fn repeated_enum_values_are_kept_once_in_first_order() {
 }
 
 /// Long lists cost time in proportion, not squared: an `enum` of 200,000 numbers, a `required` list and
-/// `properties` of 200,000 names load, check a value and become a standalone validator. Each step that compared
-/// every pair (dropping repeated `enum` values and `required` names, matching fields to `required`, and the
-/// standalone emitter's search for unused locals, which scanned the whole function once per local) took minutes
-/// here. The watchdog is no speed claim: the work takes seconds, the limit is a minute.
+/// `properties` of 200,000 names load, check a value and become a standalone validator; 50,000 mistakes are each
+/// located; `diff` pairs 64,000 properties and locates their 64,000 changes. Each step that compared every pair
+/// (dropping repeated `enum` values and `required` names, matching fields to `required` and old fields to new,
+/// the standalone emitter's search for unused locals, which scanned the whole function once per local) or scanned
+/// the file once per diagnostic took a minute or more here. The watchdog is no speed claim: the work takes
+/// seconds, the limit is a minute.
 #[test]
-fn long_enums_required_lists_and_properties_load_and_emit_without_a_quadratic_step() {
+fn long_lists_load_emit_locate_and_diff_without_a_quadratic_step() {
     let names: Vec<String> = (0..200_000).map(|i| format!("p{i}")).collect();
     let dir = schema_dir(
         "long-lists",
@@ -476,6 +478,9 @@ fn long_enums_required_lists_and_properties_load_and_emit_without_a_quadratic_st
                 json!({"type": "object", "required": names,
                        "properties": names.iter().map(|n| (n.clone(), json!({}))).collect::<serde_json::Map<_, _>>()}),
             ),
+            ("broken.schema.json", properties(50_000, json!({"type": "strin"}))),
+            ("old.schema.json", properties(64_000, json!({"type": "string"}))),
+            ("new.schema.json", properties(64_000, json!({"type": "string", "maxLength": 5}))),
         ],
     );
     std::fs::write(dir.join("value.json"), "{\"p1\": 1}").expect("write");
@@ -487,9 +492,11 @@ fn long_enums_required_lists_and_properties_load_and_emit_without_a_quadratic_st
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("run wiregen");
-        // Drained while it runs, so a full pipe cannot stall it.
+        // Both drained while it runs, so a full pipe cannot stall it.
         let out = child.stdout.take().expect("stdout");
+        let err = child.stderr.take().expect("stderr");
         let reader = std::thread::spawn(move || std::io::read_to_string(out).expect("read"));
+        let err_reader = std::thread::spawn(move || std::io::read_to_string(err).expect("read"));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while child.try_wait().expect("wait").is_none() {
             if std::time::Instant::now() > deadline {
@@ -499,8 +506,8 @@ fn long_enums_required_lists_and_properties_load_and_emit_without_a_quadratic_st
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let stdout = reader.join().expect("reader").into_bytes();
-        let o = child.wait_with_output().expect("wait");
-        std::process::Output { stdout, ..o }
+        let stderr = err_reader.join().expect("reader").into_bytes();
+        std::process::Output { status: child.wait().expect("wait"), stdout, stderr }
     };
     let o = run(&["validate", "--schema", "enum.schema.json", "--format", "json", "value.json"]);
     let out = String::from_utf8_lossy(&o.stdout);
@@ -511,6 +518,21 @@ fn long_enums_required_lists_and_properties_load_and_emit_without_a_quadratic_st
     let o = run(&["types", "--lang", "ts-standalone", "object.schema.json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("\"p199999\""));
+    let o = run(&["validate", "--schema", "broken.schema.json", "value.json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("error[schema.invalid-value]").count(), 50_000, "{}", &err[..err.len().min(2000)]);
+    let last = err.lines().find(|l| l.contains("/properties/p49999/type")).expect("the last mistake");
+    let text = std::fs::read_to_string(dir.join("broken.schema.json")).expect("read");
+    let at = text.rfind("\"strin\"").expect("the last `strin`");
+    let (line, col) = (text[..at].matches('\n').count() + 1, at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1);
+    assert!(last.starts_with(&format!("broken.schema.json:{line}:{col}: ")), "{last} (want {line}:{col})");
+    let o = run(&["diff", "old.schema.json", "new.schema.json"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("64000 change(s)"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// An object schema of `n` properties `p0`, `p1`, ... each of schema `each`.
+fn properties(n: usize, each: Value) -> Value {
+    json!({"type": "object", "properties": (0..n).map(|i| (format!("p{i}"), each.clone())).collect::<serde_json::Map<_, _>>()})
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::Location;
-use crate::diag::{locate, SchemaErrors};
+use crate::diag::{LocatedText, SchemaErrors};
 use crate::ir::{Model, Origin};
 
 /// One version of a schema, loaded.
@@ -19,7 +19,7 @@ pub struct Side {
     /// What file names are shown with: the directory as named, with a trailing `/` (empty for the current one).
     prefix: String,
     /// Each file's text, by path relative to the schema directory (for line and column).
-    texts: BTreeMap<String, String>,
+    texts: BTreeMap<String, LocatedText>,
 }
 
 /// Why a side could not be read.
@@ -95,7 +95,7 @@ impl Side {
         let (model, sources) = crate::load::load_with_sources(path)
             .map_err(|errors| DiffError::Schema { spec: spec.to_string(), errors })?;
         let dir = if path.is_file() { path.parent().unwrap_or(Path::new("")) } else { path };
-        let texts = sources.files.into_iter().map(|(k, f)| (k, f.text)).collect();
+        let texts = sources.files.into_iter().map(|(k, f)| (k, LocatedText::new(f.text))).collect();
         Ok(Side { label: spec.to_string(), model, prefix: dir_prefix(&dir.to_string_lossy()), texts })
     }
 
@@ -128,7 +128,7 @@ impl Side {
             }
             other => return Err(git_err(format!("`{object}` is a {other}, not a directory or a file"))),
         };
-        let texts: BTreeMap<String, String> = files.iter().cloned().collect();
+        let texts = files.iter().map(|(k, t)| (k.clone(), LocatedText::new(t.clone()))).collect();
         let (model, _) = crate::load::load_memory(Path::new(&dir), files, single)
             .map_err(|errors| DiffError::Schema { spec: spec.to_string(), errors })?;
         let prefix = if dir.ends_with(':') { dir } else { format!("{dir}/") };
@@ -137,7 +137,7 @@ impl Side {
 
     /// Where a model node is, with line and column.
     pub(crate) fn location(&self, o: &Origin) -> Location {
-        let (line, col) = self.texts.get(&o.file).map_or((0, 0), |t| locate(t, &o.pointer));
+        let (line, col) = self.texts.get(&o.file).map_or((0, 0), |t| t.locate(&o.pointer));
         Location { file: format!("{}{}", self.prefix, o.file), line, col, pointer: o.pointer.clone() }
     }
 }
