@@ -530,6 +530,37 @@ fn long_lists_load_emit_locate_and_diff_without_a_quadratic_step() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("64000 change(s)"), "{}", String::from_utf8_lossy(&o.stdout));
 }
 
+/// An OpenAPI-style package: 100 object types, each referring to three others through its properties (one through
+/// an array's items), no applicator anywhere. Written out in place its references stand for ~27 million subschemas,
+/// which the expansion bound refused (`schema.too-complex`) while it counted every property's schema into its
+/// object's; but each place in a value gets one schema, so it loads, checks values and becomes every output. An
+/// `if`/`then` chain that doubles at one place is still refused (golden `expansion-too-large`).
+#[test]
+fn object_types_that_refer_to_each_other_through_properties_are_not_too_complex() {
+    let to = |i: usize, j: usize| format!("#/$defs/T{}", (i * 7 + j * 13 + 1) % 100);
+    let defs: serde_json::Map<String, Value> = (0..100)
+        .map(|i| {
+            let t = json!({"type": "object", "properties": {
+                "id": {"type": "string"},
+                "r0": {"$ref": to(i, 0)},
+                "r1": {"type": "array", "items": {"$ref": to(i, 1)}},
+                "r2": {"$ref": to(i, 2)},
+            }});
+            (format!("T{i}"), t)
+        })
+        .collect();
+    let dir = schema_dir("openapi-style", &[("a.schema.json", json!({"$defs": defs, "$ref": "#/$defs/T0"}))]);
+    let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    assert_eq!(first(&e, json!({"id": "a", "r0": {"id": "b", "r1": [{"id": "c"}, {}], "r2": {}}})), None);
+    assert_eq!(first(&e, json!({"r0": {"r1": [{}, {"id": 5}]}})), Some(("type".into(), "/r0/r1/1/id".into())));
+    assert_eq!(first(&e, json!({"r2": {"r0": {"r1": {}}}})), Some(("type".into(), "/r2/r0/r1".into())));
+    for lang in ["rust", "zod", "ts-standalone"] {
+        let o = wiregen(&dir, &["types", "--lang", lang, "a.schema.json"]);
+        assert!(o.status.success(), "{lang}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
 /// An object schema of `n` properties `p0`, `p1`, ... each of schema `each`.
 fn properties(n: usize, each: Value) -> Value {
     json!({"type": "object", "properties": (0..n).map(|i| (format!("p{i}"), each.clone())).collect::<serde_json::Map<_, _>>()})

@@ -4,9 +4,11 @@
 //!
 //! - [`MAX_REF_DEPTH`]: the longest chain of `$ref`s from one type to another (a reference back into the chain,
 //!   recursion, does not lengthen it). Every output and checker follows such a chain one level at a time.
-//! - [`MAX_EXPANSION`]: how many subschemas one type stands for with every reference written out in place (a
-//!   recursive reference counts once). It bounds what checking one value can cost: a chain of `if`/`then`, each
-//!   referring twice to the next link, doubles it at every link.
+//! - [`MAX_EXPANSION`]: how many subschemas one type applies at one place in a value (the value itself, or one
+//!   item or property value below it) with every reference written out in place (a recursive reference counts
+//!   once). It bounds what checking each part of a value can cost: a chain of `if`/`then`, each referring twice to
+//!   the next link, doubles it at every link, while object types that refer to each other through their
+//!   properties apply one schema at each place however many there are.
 //!
 //! A recursion that applies a schema twice to the same part of a value is refused in `branching.rs`.
 
@@ -22,7 +24,7 @@ use crate::ir::{Additional, Model, Node, Shape, TypeId};
 /// deeper than 127 levels anyway.
 pub(crate) const MAX_REF_DEPTH: usize = 128;
 
-/// The most subschemas one type may stand for, references written out.
+/// The most subschemas one type may apply at one place in a value, references written out.
 pub(crate) const MAX_EXPANSION: u64 = 1_000_000;
 
 impl Cx {
@@ -67,9 +69,9 @@ impl Cx {
         if let Some((i, e)) = worst {
             let shown = if e == u64::MAX { "more than 2^64".to_string() } else { e.to_string() };
             let msg = format!(
-                "this type stands for {shown} subschemas with its `$ref`s written out (at most {MAX_EXPANSION}): \
-                 checking one value could apply that many (a chain of `if`/`then`/`allOf` parts that each refer to \
-                 the next link more than once doubles it at every link)"
+                "this type applies {shown} subschemas at one place in a value with its `$ref`s written out (at \
+                 most {MAX_EXPANSION}): checking each part of a value could apply that many (a chain of \
+                 `if`/`then`/`allOf` parts that each refer to the next link more than once doubles it at every link)"
             );
             self.err(&types.slots[i].origin, K::TooComplex, msg);
             return false;
@@ -170,8 +172,8 @@ fn ref_depths(refs: &[Vec<TypeId>]) -> Vec<usize> {
     depth
 }
 
-/// How many subschemas type `id` stands for with its references written out; a type reached again while it is
-/// being counted (recursion) counts 1. Memoized, so shared types are counted once each.
+/// How many subschemas type `id` applies at one place in a value with its references written out; a type reached
+/// again while it is being counted (recursion) counts 1. Memoized, so shared types are counted once each.
 fn expansion_of(types: &Types, id: TypeId, memo: &mut BTreeMap<TypeId, Option<u64>>) -> u64 {
     match memo.get(&id) {
         Some(Some(e)) => return *e,
@@ -195,24 +197,24 @@ fn expansion(types: &Types, n: &Node, memo: &mut BTreeMap<TypeId, Option<u64>>) 
             let most = u.members.iter().map(|m| expansion_of(types, m.ty, memo)).max().unwrap_or(0);
             1u64.saturating_add(most)
         }
+        // An item or a property value is another place in the value: what applies there is counted apart, and
+        // the place that gets the most is what one place costs. An item gets its `prefixItems` entry or `items`,
+        // and `contains`; a property value its property's schema or `additionalProperties`, and every pattern it
+        // matches; a name `propertyNames`.
         Shape::Array(a) => {
-            sum(&mut a.prefix.iter().chain(a.items.as_deref()).chain(a.contains.as_ref().map(|c| &*c.node)), memo)
+            let item = a.prefix.iter().chain(a.items.as_deref()).map(|x| expansion(types, x, memo)).max().unwrap_or(0);
+            let contains = a.contains.as_ref().map_or(0, |c| expansion(types, &c.node, memo));
+            1u64.max(item.saturating_add(contains))
         }
         Shape::Object(o) => {
             let extra = match &o.additional {
                 Additional::Schema(s) => Some(&**s),
                 _ => None,
             };
-            sum(
-                &mut o
-                    .fields
-                    .iter()
-                    .map(|f| &f.node)
-                    .chain(extra)
-                    .chain(o.pattern_properties.iter().map(|(_, p)| p))
-                    .chain(o.property_names.as_deref()),
-                memo,
-            )
+            let own = o.fields.iter().map(|f| &f.node).chain(extra).map(|x| expansion(types, x, memo)).max();
+            let patterns = sum(&mut o.pattern_properties.iter().map(|(_, p)| p), memo) - 1;
+            let names = o.property_names.as_deref().map_or(0, |n| expansion(types, n, memo));
+            1u64.max(own.unwrap_or(0).saturating_add(patterns)).max(names)
         }
         Shape::Nullable(m) | Shape::Not(m) => sum(&mut std::iter::once(&**m), memo),
         Shape::Kinds(ms) | Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => sum(&mut ms.iter(), memo),
