@@ -14,9 +14,12 @@
 //! (identity escapes of letters, lone braces).
 //!
 //! Matching is a yes/no question here (`is_match`), so the difference between backtracking and automata does
-//! not show: without backreferences and lookaround both recognise the same language.
+//! not show in the verdicts: without backreferences and lookaround both recognise the same language. It shows in
+//! the time JavaScript's backtracking `RegExp` can take, which [`backtracking`] bounds.
 
 use std::fmt::Write as _;
+
+pub(crate) mod backtracking;
 
 /// Why a pattern is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

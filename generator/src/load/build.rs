@@ -795,6 +795,10 @@ impl Cx {
                     .and_then(|t| match regex::Regex::new(&t.rust) {
                         Ok(_) => Ok(t),
                         Err(e) => Err(format!("Rust's regex crate cannot compile it: {e}")),
+                    })
+                    .and_then(|t| match crate::pattern::backtracking::refusal(&t.rust) {
+                        None => Ok(t),
+                        Some(why) => Err(why),
                     });
                 self.patterns.insert(source.to_string(), r.clone());
                 r

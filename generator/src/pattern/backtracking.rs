@@ -1,0 +1,370 @@
+//! Patterns a backtracking matcher can take exponential time on.
+//!
+//! The engine and the Rust crate match with Rust's `regex` crate, in time linear in the string. The Zod and
+//! standalone outputs match with JavaScript's `RegExp`, which backtracks: on `^(a+)+$` and `"aaaa…a!"` it tries
+//! every way of splitting the `a`s between the two loops before it fails, twice as many for each more `a` (26 of
+//! them took 0.4 s in Node 20, 40 would take hours). A message holding such a string would hang every JavaScript
+//! checker, so the loader refuses the pattern, as it refuses what the outputs cannot match alike.
+//!
+//! The test is exact for the automaton the pattern describes: a backtracking matcher takes exponential time on
+//! some string exactly when the pattern's automaton has *exponential degree of ambiguity* (Weber and Seidl): a
+//! state and a string that lead from that state back to itself along two different paths, so that `n` repeats
+//! of the string give `2^n` paths to try. The automaton is the pattern's position (Glushkov) automaton, one
+//! state per character class in the pattern; two paths read the same string where each step's two classes share
+//! a character. The pairs of states two paths can be in at once form the product automaton, and the pattern is
+//! exponential when one of its strongly connected parts holds a pair of equal states and a pair of different
+//! ones. Polynomial ambiguity (`^a*a*$`: n² ways) is not refused; a counted repetition is read as one copy of its
+//! body, then one optional copy when it may repeat (`{2,5}` as `x x?`; `{2,}` as `x+`), which keeps every loop
+//! and what follows a copy, and keeps the automaton small. Assertions (`^`, `$`, `\b`) read no character and are
+//! left out, which can only add paths: a pattern is never accepted because of them.
+
+use std::collections::HashMap;
+
+use regex_syntax::ast::{Ast, RepetitionKind, RepetitionRange, Span};
+use regex_syntax::hir::{Class, HirKind};
+
+/// The most pairs of states the product automaton may have, and the most states the automaton may have (nested
+/// counted repetitions double it at each level); a pattern beyond either is refused as too large to show that it
+/// runs in linear time (no pattern of the JSON-Schema-Test-Suite or of the packages comes near).
+const MAX_PAIRS: usize = 1_000_000;
+const MAX_STATES: usize = 100_000;
+
+/// Why a pattern (in the `regex` crate's syntax, as [`super::translate`] gives it) is refused, or `None`.
+pub(crate) fn refusal(rust: &str) -> Option<String> {
+    // The syntax tree as written: the compiled form merges `a|a` into one class, and with it the two ways.
+    let ast = regex_syntax::ast::parse::Parser::new().parse(rust).ok()?;
+    let mut a = Automaton::default();
+    let whole = a.build(&ast, rust);
+    if a.classes.len() > MAX_STATES {
+        return Some(format!(
+            "it is too large to show that JavaScript's backtracking `RegExp` runs in linear time on it (more than \
+             {MAX_STATES} character classes with its counted repetitions written out)"
+        ));
+    }
+    let start = a.classes.len();
+    a.follow.resize(start + 1, Vec::new());
+    a.follow[start] = whole.first;
+    match a.exponential(start) {
+        Ok(false) => None,
+        Ok(true) => Some(
+            "JavaScript's backtracking `RegExp` can take exponential time on it (one part of it can match the same \
+             text in two ways, and that part repeats, as in `(a+)+` or `(a|ab|b)*`), so the Zod and standalone \
+             checkers would hang on a hostile string; write it so that each repetition can match a text one way"
+                .to_string(),
+        ),
+        Err(()) => Some(format!(
+            "it is too large to show that JavaScript's backtracking `RegExp` runs in linear time on it (more than \
+             {MAX_PAIRS} pairs of positions)"
+        )),
+    }
+}
+
+/// A position automaton: one state per character class of the pattern.
+#[derive(Default)]
+struct Automaton {
+    /// Each state's characters, as sorted inclusive ranges of code points.
+    classes: Vec<Vec<(u32, u32)>>,
+    /// The states that may come next after each state.
+    follow: Vec<Vec<usize>>,
+}
+
+/// What a part of the pattern contributes: whether it matches the empty string, the states it may start and end
+/// with.
+struct Part {
+    nullable: bool,
+    first: Vec<usize>,
+    last: Vec<usize>,
+}
+
+impl Part {
+    fn empty() -> Part {
+        Part { nullable: true, first: Vec::new(), last: Vec::new() }
+    }
+}
+
+impl Automaton {
+    fn state(&mut self, ranges: Vec<(u32, u32)>) -> Part {
+        self.classes.push(ranges);
+        self.follow.push(Vec::new());
+        let s = self.classes.len() - 1;
+        Part { nullable: false, first: vec![s], last: vec![s] }
+    }
+
+    fn then(&mut self, a: Part, b: Part) -> Part {
+        for &l in &a.last {
+            self.follow[l].extend(&b.first);
+        }
+        let mut first = a.first;
+        if a.nullable {
+            first.extend(&b.first);
+        }
+        let mut last = b.last;
+        if b.nullable {
+            last.extend(&a.last);
+        }
+        Part { nullable: a.nullable && b.nullable, first, last }
+    }
+
+    fn build(&mut self, ast: &Ast, source: &str) -> Part {
+        if self.classes.len() > MAX_STATES {
+            return Part::empty();
+        }
+        match ast {
+            Ast::Empty(_) | Ast::Flags(_) | Ast::Assertion(_) => Part::empty(),
+            Ast::Literal(l) => self.state(vec![(u32::from(l.c), u32::from(l.c))]),
+            Ast::Dot(span) => self.class(source, span),
+            Ast::ClassUnicode(c) => self.class(source, &c.span),
+            Ast::ClassPerl(c) => self.class(source, &c.span),
+            Ast::ClassBracketed(c) => self.class(source, &c.span),
+            Ast::Group(g) => self.build(&g.ast, source),
+            Ast::Concat(c) => {
+                let mut part = Part::empty();
+                for a in &c.asts {
+                    let next = self.build(a, source);
+                    part = self.then(part, next);
+                }
+                part
+            }
+            Ast::Alternation(alternation) => {
+                let mut part = Part { nullable: false, first: Vec::new(), last: Vec::new() };
+                for alternative in &alternation.asts {
+                    let a = self.build(alternative, source);
+                    part.nullable |= a.nullable;
+                    part.first.extend(a.first);
+                    part.last.extend(a.last);
+                }
+                part
+            }
+            Ast::Repetition(r) => {
+                let (min, max) = match &r.op.kind {
+                    RepetitionKind::ZeroOrOne => (0, Some(1)),
+                    RepetitionKind::ZeroOrMore => (0, None),
+                    RepetitionKind::OneOrMore => (1, None),
+                    RepetitionKind::Range(RepetitionRange::Exactly(n)) => (*n, Some(*n)),
+                    RepetitionKind::Range(RepetitionRange::AtLeast(n)) => (*n, None),
+                    RepetitionKind::Range(RepetitionRange::Bounded(m, n)) => (*m, Some(*n)),
+                };
+                if max == Some(0) {
+                    return Part::empty();
+                }
+                let mut body = self.build(&r.ast, source);
+                if max.is_none() {
+                    // `x+`: the body again after its end.
+                    for &l in &body.last {
+                        let first = body.first.clone();
+                        self.follow[l].extend(first);
+                    }
+                } else if max.is_some_and(|m| m > 1) {
+                    let mut again = self.build(&r.ast, source);
+                    again.nullable = true;
+                    body = self.then(body, again);
+                }
+                body.nullable |= min == 0;
+                body
+            }
+        }
+    }
+
+    /// One state for the character class written at `span` of `source`.
+    fn class(&mut self, source: &str, span: &Span) -> Part {
+        let text = source.get(span.start.offset..span.end.offset).unwrap_or_default();
+        let ranges = match regex_syntax::ParserBuilder::new().build().parse(text).map(|h| h.into_kind()) {
+            Ok(HirKind::Class(Class::Unicode(c))) => {
+                c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect()
+            }
+            Ok(HirKind::Class(Class::Bytes(c))) => {
+                c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect()
+            }
+            Ok(HirKind::Literal(l)) => {
+                String::from_utf8_lossy(&l.0).chars().map(|c| (u32::from(c), u32::from(c))).take(1).collect()
+            }
+            // Anything else (it does not happen for a class) is taken to match every character: more paths, never
+            // fewer.
+            _ => vec![(0, u32::from(char::MAX))],
+        };
+        self.state(ranges)
+    }
+
+    /// Whether two states' classes share a character.
+    fn overlap(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.classes[a], &self.classes[b]);
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() && j < y.len() {
+            if x[i].1 < y[j].0 {
+                i += 1;
+            } else if y[j].1 < x[i].0 {
+                j += 1;
+            } else {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether the product automaton, from `(start, start)`, has a strongly connected part holding a pair of equal
+    /// states and either a pair of different ones or a step of the two paths along two different edges between
+    /// the same states (`(a+)+` has two edges from its one state back to it); `Err` past [`MAX_PAIRS`].
+    fn exponential(&self, start: usize) -> Result<bool, ()> {
+        let mut index: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut pairs: Vec<(usize, usize)> = vec![(start, start)];
+        let mut edges: Vec<Vec<usize>> = vec![Vec::new()];
+        // Steps from an equal pair to an equal pair along two different edges.
+        let mut split: Vec<(usize, usize)> = Vec::new();
+        index.insert((start, start), 0);
+        let mut next = 0;
+        while next < pairs.len() {
+            let (p, q) = pairs[next];
+            for (i, &a) in self.follow[p].iter().enumerate() {
+                for (j, &b) in self.follow[q].iter().enumerate() {
+                    if !self.overlap(a, b) {
+                        continue;
+                    }
+                    let n = match index.get(&(a, b)) {
+                        Some(&n) => n,
+                        None => {
+                            if pairs.len() >= MAX_PAIRS {
+                                return Err(());
+                            }
+                            pairs.push((a, b));
+                            edges.push(Vec::new());
+                            index.insert((a, b), pairs.len() - 1);
+                            pairs.len() - 1
+                        }
+                    };
+                    edges[next].push(n);
+                    if p == q && a == b && i != j {
+                        split.push((next, n));
+                    }
+                }
+            }
+            next += 1;
+        }
+        let components = strongly_connected(&edges);
+        let mut equal = vec![false; components.count];
+        let mut different = vec![false; components.count];
+        for (i, &(p, q)) in pairs.iter().enumerate() {
+            let c = components.of[i];
+            if p == q {
+                equal[c] = true;
+            } else {
+                different[c] = true;
+            }
+        }
+        for (from, to) in split {
+            if components.of[from] == components.of[to] {
+                different[components.of[from]] = true;
+            }
+        }
+        Ok((0..components.count).any(|c| equal[c] && different[c]))
+    }
+}
+
+/// The strongly connected parts of a graph: each node's part, and how many there are.
+struct Components {
+    of: Vec<usize>,
+    count: usize,
+}
+
+/// Tarjan's algorithm without recursion (a pattern's product automaton can be long).
+fn strongly_connected(edges: &[Vec<usize>]) -> Components {
+    const NONE: usize = usize::MAX;
+    let n = edges.len();
+    let (mut index, mut low, mut of) = (vec![NONE; n], vec![0; n], vec![NONE; n]);
+    let (mut on_stack, mut stack) = (vec![false; n], Vec::new());
+    let (mut counter, mut count) = (0, 0);
+    for root in 0..n {
+        if index[root] != NONE {
+            continue;
+        }
+        let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut e)) = calls.last_mut() {
+            if let Some(&w) = edges[v].get(*e) {
+                *e += 1;
+                if index[w] == NONE {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    of[w] = count;
+                    if w == v {
+                        break;
+                    }
+                }
+                count += 1;
+            }
+        }
+    }
+    Components { of, count }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(js: &str) -> bool {
+        let t = super::super::translate(js).expect("translates");
+        refusal(&t.rust).is_some()
+    }
+
+    #[test]
+    fn exponential_patterns_are_refused_and_linear_ones_pass() {
+        for p in [
+            "^(a+)+$",
+            "(a|a)*",
+            "^(a|aa)*$",
+            "^(\\w+\\s?)*$",
+            "^([a-z]+)*[0-9]$",
+            "(a*)*b",
+            "^(ab|a|b)*c$",
+            "(x+x+)+y",
+            "^([a-zA-Z0-9])(([\\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$",
+            "^(.*a){2,}$",
+            "^(\\d+|\\d+\\.\\d+)*$",
+        ] {
+            assert!(refused(p), "{p} is exponential");
+        }
+        for p in [
+            "^a*$",
+            "a+",
+            "^[a-z][a-z0-9]{23}$",
+            "^(ab)*$",
+            "^(a|b)*c$",
+            "^[^a-z]*$",
+            "^\\p{L}+$",
+            "^a*a*$",
+            "^(a+b)+$",
+            "^[0-9]{1,3}(\\.[0-9]{1,3}){3}$",
+            "^([a-z0-9]+-)*[a-z0-9]+$",
+            "x{1000}",
+            "^(?:[a-z]{2,8})(?:-[a-z0-9]{1,8})*$",
+            "",
+        ] {
+            assert!(!refused(p), "{p} is linear");
+        }
+    }
+
+    #[test]
+    fn a_long_pattern_is_checked_without_recursion() {
+        let p = format!("^{}$", "(?:a|b)c".repeat(5_000));
+        assert!(!refused(&p));
+    }
+}
