@@ -89,6 +89,7 @@ mod fast;
 #[cfg(test)]
 mod freshness;
 mod generate;
+mod graph;
 mod pattern;
 
 pub mod diag;

@@ -239,81 +239,24 @@ impl Automaton {
             }
             next += 1;
         }
-        let components = strongly_connected(&edges);
-        let mut equal = vec![false; components.count];
-        let mut different = vec![false; components.count];
+        let of = crate::graph::components(&edges);
+        let count = of.iter().max().map_or(0, |m| m + 1);
+        let mut equal = vec![false; count];
+        let mut different = vec![false; count];
         for (i, &(p, q)) in pairs.iter().enumerate() {
-            let c = components.of[i];
             if p == q {
-                equal[c] = true;
+                equal[of[i]] = true;
             } else {
-                different[c] = true;
+                different[of[i]] = true;
             }
         }
         for (from, to) in split {
-            if components.of[from] == components.of[to] {
-                different[components.of[from]] = true;
+            if of[from] == of[to] {
+                different[of[from]] = true;
             }
         }
-        Ok((0..components.count).any(|c| equal[c] && different[c]))
+        Ok((0..count).any(|c| equal[c] && different[c]))
     }
-}
-
-/// The strongly connected parts of a graph: each node's part, and how many there are.
-struct Components {
-    of: Vec<usize>,
-    count: usize,
-}
-
-/// Tarjan's algorithm without recursion (a pattern's product automaton can be long).
-fn strongly_connected(edges: &[Vec<usize>]) -> Components {
-    const NONE: usize = usize::MAX;
-    let n = edges.len();
-    let (mut index, mut low, mut of) = (vec![NONE; n], vec![0; n], vec![NONE; n]);
-    let (mut on_stack, mut stack) = (vec![false; n], Vec::new());
-    let (mut counter, mut count) = (0, 0);
-    for root in 0..n {
-        if index[root] != NONE {
-            continue;
-        }
-        let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
-        index[root] = counter;
-        low[root] = counter;
-        counter += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut e)) = calls.last_mut() {
-            if let Some(&w) = edges[v].get(*e) {
-                *e += 1;
-                if index[w] == NONE {
-                    index[w] = counter;
-                    low[w] = counter;
-                    counter += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    calls.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(parent, _)) = calls.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    of[w] = count;
-                    if w == v {
-                        break;
-                    }
-                }
-                count += 1;
-            }
-        }
-    }
-    Components { of, count }
 }
 
 #[cfg(test)]
