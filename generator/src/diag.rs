@@ -204,21 +204,10 @@ impl Locator {
         // The line and column of every start, in one sweep through the text in order.
         let mut order: Vec<usize> = (0..starts.len()).collect();
         order.sort_by_key(|&i| starts[i].1);
-        let b = text.as_bytes();
         let mut place = vec![(1, 1); starts.len()];
-        let (mut line, mut col, mut q) = (1, 1, 0);
+        let mut cursor = Cursor::default();
         for i in order {
-            let off = starts[i].1.min(b.len());
-            while q < off {
-                if b[q] == b'\n' {
-                    line += 1;
-                    col = 1;
-                } else if b[q] & 0xC0 != 0x80 {
-                    col += 1;
-                }
-                q += 1;
-            }
-            place[i] = (line, col);
+            place[i] = cursor.advance(text, starts[i].1);
         }
         let mut at = HashMap::with_capacity(starts.len());
         for ((pointer, _), lc) in starts.into_iter().zip(place) {
@@ -309,11 +298,39 @@ impl LocatedText {
 
 /// 1-based line and column (in characters) of byte offset `off`.
 pub(crate) fn line_col(text: &str, off: usize) -> (usize, usize) {
-    let off = off.min(text.len());
-    let before = &text[..floor_char_boundary(text, off)];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
+    Cursor::default().advance(text, off)
+}
+
+/// A place in a text that moves forward only, counting lines and columns (1-based, columns in characters) on its
+/// way: the one count behind [`line_col`] and [`Locator`]'s sweep.
+struct Cursor {
+    line: usize,
+    col: usize,
+    at: usize,
+}
+
+impl Default for Cursor {
+    fn default() -> Cursor {
+        Cursor { line: 1, col: 1, at: 0 }
+    }
+}
+
+impl Cursor {
+    /// Moves to byte offset `off` (or to the start of the character it falls in, or to the end), at or after
+    /// where it is, and gives its line and column.
+    fn advance(&mut self, text: &str, off: usize) -> (usize, usize) {
+        let off = floor_char_boundary(text, off.min(text.len()));
+        for c in text.get(self.at..off).unwrap_or_default().chars() {
+            if c == '\n' {
+                self.line += 1;
+                self.col = 1;
+            } else {
+                self.col += 1;
+            }
+        }
+        self.at = self.at.max(off);
+        (self.line, self.col)
+    }
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {

@@ -95,7 +95,7 @@ impl Side {
         let (model, sources) = crate::load::load_with_sources(path)
             .map_err(|errors| DiffError::Schema { spec: spec.to_string(), errors })?;
         let dir = if path.is_file() { path.parent().unwrap_or(Path::new("")) } else { path };
-        let texts = sources.files.into_iter().map(|(k, f)| (k, LocatedText::new(f.text))).collect();
+        let texts = sources.files.into_iter().map(|(k, f)| (k, f.text)).collect();
         Ok(Side { label: spec.to_string(), model, prefix: dir_prefix(&dir.to_string_lossy()), texts })
     }
 

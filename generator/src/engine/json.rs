@@ -238,35 +238,46 @@ pub fn equal(a: &Json<'_>, b: &Json<'_>) -> bool {
 }
 
 /// The first pair `(i, j)` of equal items ([`equal`]): the least `j`, then the least `i`, which is what comparing
-/// every pair in order finds, but in time linear in the items' size. Items are grouped by a hash that [`equal`]
-/// items share ([`hash_into`]), keyed per call so a hostile message cannot make them all collide, and compared only
-/// within their group.
+/// every pair in order finds, but in time linear in the items' size ([`Groups`]).
 pub fn first_duplicate(items: &[Json<'_>]) -> Option<(usize, usize)> {
-    use std::hash::BuildHasher;
-    let keys = std::collections::hash_map::RandomState::new();
-    let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(items.len());
-    for (j, item) in items.iter().enumerate() {
-        let mut h = keys.build_hasher();
-        hash_into(item, &keys, &mut h);
-        let group = seen.entry(std::hash::Hasher::finish(&h)).or_default();
-        if let Some(&i) = group.iter().find(|&&i| equal(&items[i], item)) {
-            return Some((i, j));
-        }
-        group.push(j);
-    }
-    None
+    let mut groups = Groups { groups: HashMap::with_capacity(items.len()), ..Groups::default() };
+    items.iter().enumerate().find_map(|(j, item)| groups.find_or_add(item, j, |i| &items[i]).map(|i| (i, j)))
 }
 
-/// A set of JSON values under [`equal`] (`1` and `1.0` are one member), grouped by [`hash_into`] like
-/// [`first_duplicate`]'s items: n insertions take time linear in the values' size, not n² comparisons (a schema's
-/// `enum` of 200,000 numbers took minutes pairwise).
+/// A set of JSON values under [`equal`] (`1` and `1.0` are one member), in time linear in the values' size
+/// ([`Groups`]; a schema's `enum` of 200,000 numbers took minutes pairwise).
 #[derive(Default)]
 pub struct JsonSet<'a> {
-    keys: std::collections::hash_map::RandomState,
-    groups: HashMap<u64, Vec<Json<'a>>>,
+    groups: Groups,
+    values: Vec<Json<'a>>,
 }
 
 impl<'a> JsonSet<'a> {
+    /// Adds `v`; false if an equal value is already in.
+    pub fn insert(&mut self, v: Json<'a>) -> bool {
+        let JsonSet { groups, values } = self;
+        if groups.find_or_add(&v, values.len(), |i| &values[i]).is_some() {
+            return false;
+        }
+        values.push(v);
+        true
+    }
+
+    /// Whether a value equal to `v` is in.
+    pub fn contains(&self, v: &Json<'_>) -> bool {
+        self.groups.find(v, |i| &self.values[i]).is_some()
+    }
+}
+
+/// Values (by index) grouped by a hash that [`equal`] values share ([`hash_into`]), keyed per instance so a hostile
+/// message cannot make them all collide: a value is compared only with the values of its group.
+#[derive(Default)]
+struct Groups {
+    keys: std::collections::hash_map::RandomState,
+    groups: HashMap<u64, Vec<usize>>,
+}
+
+impl Groups {
     fn hash(&self, v: &Json<'_>) -> u64 {
         use std::hash::BuildHasher;
         let mut h = self.keys.build_hasher();
@@ -274,19 +285,24 @@ impl<'a> JsonSet<'a> {
         std::hash::Hasher::finish(&h)
     }
 
-    /// Adds `v`; false if an equal value is already in.
-    pub fn insert(&mut self, v: Json<'a>) -> bool {
-        let group = self.groups.entry(self.hash(&v)).or_default();
-        if group.iter().any(|w| equal(w, &v)) {
-            return false;
-        }
-        group.push(v);
-        true
+    /// The first index whose value (`value(i)`) equals `v`.
+    fn find<'v, 'j: 'v>(&self, v: &Json<'_>, value: impl Fn(usize) -> &'v Json<'j>) -> Option<usize> {
+        self.groups.get(&self.hash(v))?.iter().copied().find(|&i| equal(value(i), v))
     }
 
-    /// Whether a value equal to `v` is in.
-    pub fn contains(&self, v: &Json<'_>) -> bool {
-        self.groups.get(&self.hash(v)).is_some_and(|group| group.iter().any(|w| equal(w, v)))
+    /// The first index whose value equals `v`, or `None` after recording `v` as index `at`.
+    fn find_or_add<'v, 'j: 'v>(
+        &mut self,
+        v: &Json<'_>,
+        at: usize,
+        value: impl Fn(usize) -> &'v Json<'j>,
+    ) -> Option<usize> {
+        let group = self.groups.entry(self.hash(v)).or_default();
+        let found = group.iter().copied().find(|&i| equal(value(i), v));
+        if found.is_none() {
+            group.push(at);
+        }
+        found
     }
 }
 

@@ -212,7 +212,8 @@ fn expansion(types: &Types, n: &Node, memo: &mut BTreeMap<TypeId, Option<u64>>) 
                 _ => None,
             };
             let own = o.fields.iter().map(|f| &f.node).chain(extra).map(|x| expansion(types, x, memo)).max();
-            let patterns = sum(&mut o.pattern_properties.iter().map(|(_, p)| p), memo) - 1;
+            let patterns =
+                o.pattern_properties.iter().fold(0u64, |acc, (_, p)| acc.saturating_add(expansion(types, p, memo)));
             let names = o.property_names.as_deref().map_or(0, |n| expansion(types, n, memo));
             1u64.max(own.unwrap_or(0).saturating_add(patterns)).max(names)
         }

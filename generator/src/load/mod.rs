@@ -28,13 +28,13 @@ pub(crate) mod uri;
 
 pub(crate) use build::is_type_root;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::diag::{push_ptr, Locator, SchemaError, SchemaErrorKind as K, SchemaErrors};
+use crate::diag::{push_ptr, LocatedText, SchemaError, SchemaErrorKind as K, SchemaErrors};
 use crate::ir::*;
 
 /// The envelope schema's file name inside a protocol's schema directory.
@@ -124,10 +124,17 @@ pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 pub struct SourceFile {
     /// Path relative to the schema directory, with `/` separators.
     pub rel: String,
-    /// The file's text.
-    pub text: String,
+    /// The file's text, with where each value is in it (indexed at the first diagnostic that asks).
+    pub(crate) text: LocatedText,
     /// The parsed JSON (shared: the loader hands it around without copying).
     pub value: Arc<Value>,
+}
+
+impl SourceFile {
+    /// The file's text.
+    pub fn text(&self) -> &str {
+        &self.text.text
+    }
 }
 
 /// The files of a schema directory, parsed.
@@ -143,23 +150,13 @@ impl Sources {
     /// A diagnostic at a place of these files, such as an output's refusal of what the loader accepted
     /// ([`crate::emit::EmitError::UnsupportedAt`]), located like the loader's own.
     pub fn error_at(&self, at: &Origin, kind: K, message: impl Into<String>) -> SchemaError {
-        located(&self.dir, &self.files, &mut HashMap::new(), at, kind, message.into())
+        located(&self.dir, &self.files, at, kind, message.into())
     }
 }
 
-/// A diagnostic at `at`: the file below `dir`, and the line and column of the pointer in its text (through the
-/// file's [`Locator`] in `locators`, made the first time).
-fn located(
-    dir: &Path,
-    files: &BTreeMap<String, SourceFile>,
-    locators: &mut HashMap<String, Locator>,
-    at: &Origin,
-    kind: K,
-    message: String,
-) -> SchemaError {
-    let (line, col) = files.get(&at.file).map_or((0, 0), |f| {
-        locators.entry(at.file.clone()).or_insert_with(|| Locator::new(&f.text)).locate(&at.pointer)
-    });
+/// A diagnostic at `at`: the file below `dir`, and the line and column of the pointer in its text.
+fn located(dir: &Path, files: &BTreeMap<String, SourceFile>, at: &Origin, kind: K, message: String) -> SchemaError {
+    let (line, col) = files.get(&at.file).map_or((0, 0), |f| f.text.locate(&at.pointer));
     SchemaError { kind, file: dir.join(&at.file), line, col, pointer: at.pointer.clone(), message }
 }
 
@@ -302,8 +299,6 @@ pub(crate) struct Cx {
     /// The directories read so far, by canonical path: one reached again through a symbolic link is not read
     /// twice (a link to a directory above it would otherwise be followed until the path grows too long).
     dirs_read: HashSet<PathBuf>,
-    /// Where each file's values are, by file, made at the file's first error.
-    locators: HashMap<String, Locator>,
 }
 
 /// A file's parsed document, shared with the loader: a caller that holds it reads a location's value while it
@@ -333,7 +328,7 @@ impl Doc {
 impl Cx {
     /// Records a located error.
     pub(crate) fn err(&mut self, at: &Origin, kind: K, message: impl Into<String>) {
-        let e = located(&self.dir, &self.files, &mut self.locators, at, kind, message.into());
+        let e = located(&self.dir, &self.files, at, kind, message.into());
         self.errors.push(e);
     }
 
@@ -421,6 +416,7 @@ impl Cx {
         };
         match document::parse(&text) {
             Ok(value) => {
+                let text = LocatedText::new(text);
                 self.files.insert(rel.to_string(), SourceFile { rel: rel.to_string(), text, value: Arc::new(value) });
             }
             Err(r) => self.errors.push(r.at(p)),

@@ -2,18 +2,20 @@
 //!
 //! The engine and the Rust crate match with Rust's `regex` crate, in time linear in the string. The Zod and
 //! standalone outputs match with JavaScript's `RegExp`, which backtracks: on `^(a+)+$` and `"aaaa…a!"` it tries
-//! every way of splitting the `a`s between the two loops before it fails, twice as many for each more `a` (26 of
-//! them took 0.4 s in Node 20, 40 would take hours). A message holding such a string would hang every JavaScript
-//! checker, so the loader refuses the pattern, as it refuses what the outputs cannot match alike.
+//! every way of splitting the `a`s between the two loops before it fails, about twice as many for each more `a`
+//! (26 of them took 0.26 s in Node 20, `tests/bench/backtracking.mjs`; 40 would take hours). A message holding
+//! such a string would hang every JavaScript checker, so the loader refuses the pattern, as it refuses what the
+//! outputs cannot match alike.
 //!
 //! The test is exact for the automaton the pattern describes: a backtracking matcher takes exponential time on
 //! some string exactly when the pattern's automaton has *exponential degree of ambiguity* (Weber and Seidl): a
 //! state and a string that lead from that state back to itself along two different paths, so that `n` repeats
 //! of the string give `2^n` paths to try. The automaton is the pattern's position (Glushkov) automaton, one
-//! state per character class in the pattern; two paths read the same string where each step's two classes share
-//! a character. The pairs of states two paths can be in at once form the product automaton, and the pattern is
-//! exponential when one of its strongly connected parts holds a pair of equal states and a pair of different
-//! ones. Polynomial ambiguity (`^a*a*$`: n² ways) is not refused; a counted repetition is read as one copy of its
+//! state per character class in the pattern, with an edge for each way the pattern lets one class follow another
+//! (`(a+)+` has two edges from its one state back to it); two paths read the same string where each step's two
+//! classes share a character. The pairs of states two paths can be in at once form the product automaton, and the
+//! pattern is exponential when one of its strongly connected parts holds a pair of equal states and either a pair
+//! of different ones or a step along two different edges. Polynomial ambiguity (`^a*a*$`: n² ways) is not refused; a counted repetition is read as one copy of its
 //! body, then one optional copy when it may repeat (`{2,5}` as `x x?`; `{2,}` as `x+`), which keeps every loop
 //! and what follows a copy, and keeps the automaton small. Assertions (`^`, `$`, `\b`) read no character and are
 //! left out, which can only add paths: a pattern is never accepted because of them.
