@@ -219,6 +219,9 @@ pub struct Pattern {
     /// The same expression for JavaScript (`u` flag), its `\p{..}` classes spelled out from the `regex` crate's
     /// Unicode tables ([`crate::pattern::translate`]).
     pub js: String,
+    /// The program the JavaScript outputs match it with, in time linear in the string
+    /// ([`crate::pattern::linear`]).
+    pub linear: crate::pattern::linear::Program,
 }
 
 /// A number and its constraints (all compared as doubles).

@@ -20,6 +20,7 @@
 use std::fmt::Write as _;
 
 pub(crate) mod backtracking;
+pub mod linear;
 
 /// Why a pattern is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,26 @@ pub struct PatternError {
     pub at: usize,
     /// What is wrong.
     pub message: String,
+}
+
+/// The code points (sorted inclusive ranges) of one character class written in the `regex` crate's syntax, as
+/// the translation writes one; `None` when the text is not a class there.
+fn class_ranges(text: &str) -> Option<Vec<(u32, u32)>> {
+    use regex_syntax::hir::{Class, HirKind};
+    match regex_syntax::ParserBuilder::new().build().parse(text).ok()?.into_kind() {
+        HirKind::Class(Class::Unicode(c)) => {
+            Some(c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect())
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            Some(c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect())
+        }
+        HirKind::Literal(l) => {
+            let mut chars = std::str::from_utf8(&l.0).ok()?.chars();
+            let c = u32::from(chars.next()?);
+            chars.next().is_none().then(|| vec![(c, c)])
+        }
+        _ => None,
+    }
 }
 
 /// ECMAScript's `\s`: WhiteSpace and LineTerminator code points.

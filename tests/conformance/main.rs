@@ -19,6 +19,7 @@ mod mutate;
 mod node;
 mod numbers;
 mod package;
+mod patterns;
 #[path = "../../generator/tests/support/rng.rs"]
 mod rng;
 mod rust_types;

@@ -58,6 +58,7 @@ const ZOD_SUPPORT: &str = include_str!("../../templates/ts/zod-support.ts.j2");
 const STANDALONE_SUPPORT: &str = include_str!("../../templates/ts/standalone-support.ts");
 const EVALUATION: &str = include_str!("../../templates/ts/evaluation.ts.j2");
 const VALUES: &str = include_str!("../../templates/ts/values.ts.j2");
+const MATCHER: &str = include_str!("../../templates/ts/matcher.ts.j2");
 const SCHEMAS: &str = include_str!("../../templates/ts/schemas.ts.j2");
 const INDEX: &str = include_str!("../../templates/ts/index.ts.j2");
 const ENVELOPE: &str = include_str!("../../templates/ts/envelope.ts.j2");
@@ -84,7 +85,8 @@ const RUNTIME_INTERNAL: &[&str] =
     &["roleIssue", "depthError", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
 
 /// The type-only names among the runtime's exports (`index.ts` re-exports them with `type`).
-const RUNTIME_TYPES: &[&str] = &["RuleId", "WireError", "WireResult", "ObjectRest", "UnionTags", "RoleParams"];
+const RUNTIME_TYPES: &[&str] =
+    &["Matcher", "RuleId", "WireError", "WireResult", "ObjectRest", "UnionTags", "RoleParams"];
 
 /// Names `envelope.ts` declares (a package with a protocol layer).
 const INDEX_NAMES: &[&str] =
@@ -428,6 +430,7 @@ fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     let s = env.get_template("zod-support.ts")?.render(minijinja::context! {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
         values => Value::from(values_support(env, "", true)?),
+        matcher => Value::from(support_part(env, "matcher.ts", "", true)?),
         evaluation => Value::from(evaluation_support(env, "", "isPlainObject")?),
     })?;
     Ok(Code::from_pieces(s.trim_end().to_string()))
@@ -436,11 +439,13 @@ fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
 /// The standalone validator's runtime (`standalone-support.ts`), with the evaluation plan's interpreter.
 fn standalone_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     let values = values_support(env, "$", false)?;
+    let matcher = support_part(env, "matcher.ts", "$", false)?;
     let evaluation = evaluation_support(env, "$", "$isObject")?;
     Ok(Code::from_pieces(format!(
-        "{}\n\n{}\n\n{}",
+        "{}\n\n{}\n\n{}\n\n{}",
         STANDALONE_SUPPORT.trim_end(),
         values.as_str(),
+        matcher.as_str(),
         evaluation.as_str()
     )))
 }
@@ -448,7 +453,13 @@ fn standalone_support(env: &Environment<'static>) -> Result<Code, EmitError> {
 /// The JSON value helpers both runtimes use (`values.ts`: code points, a value's kind for messages, JSON
 /// equality), their names prefixed with `prefix`, exported from the Zod runtime (`export`).
 fn values_support(env: &Environment<'static>, prefix: &str, export: bool) -> Result<Code, EmitError> {
-    let s = env.get_template("values.ts")?.render(minijinja::context! {
+    support_part(env, "values.ts", prefix, export)
+}
+
+/// A part both runtimes share (`values.ts`; `matcher.ts`, the patterns' linear-time matcher), its names prefixed
+/// with `prefix`, exported from the Zod runtime (`export`).
+fn support_part(env: &Environment<'static>, template: &str, prefix: &str, export: bool) -> Result<Code, EmitError> {
+    let s = env.get_template(template)?.render(minijinja::context! {
         p => Value::from(Code::from_pieces(prefix.to_string())),
         export => Value::from(Code::from_pieces(if export { "export " } else { "" }.to_string())),
     })?;
@@ -496,6 +507,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
     env.add_template("zod-support.ts", ZOD_SUPPORT)?;
     env.add_template("evaluation.ts", EVALUATION)?;
     env.add_template("values.ts", VALUES)?;
+    env.add_template("matcher.ts", MATCHER)?;
     env.add_template("schemas.ts", SCHEMAS)?;
     env.add_template("index.ts", INDEX)?;
     env.add_template("envelope.ts", ENVELOPE)?;

@@ -785,7 +785,8 @@ impl Cx {
         }
     }
 
-    /// Translates an ECMA-262 pattern for Rust, or refuses it with its location.
+    /// Translates an ECMA-262 pattern for Rust and compiles it for the JavaScript outputs' matcher, or refuses it
+    /// with its location.
     pub(crate) fn pattern(&mut self, at: &Origin, source: &str) -> Option<Pattern> {
         let translated = match self.patterns.get(source) {
             Some(r) => r.clone(),
@@ -799,13 +800,17 @@ impl Cx {
                     .and_then(|t| match crate::pattern::backtracking::refusal(&t.rust) {
                         None => Ok(t),
                         Some(why) => Err(why),
+                    })
+                    .and_then(|t| {
+                        let linear = crate::pattern::linear::program(&t.rust)?;
+                        Ok(Pattern { source: source.to_string(), rust: t.rust, js: t.js, linear })
                     });
                 self.patterns.insert(source.to_string(), r.clone());
                 r
             }
         };
         match translated {
-            Ok(t) => Some(Pattern { source: source.to_string(), rust: t.rust, js: t.js }),
+            Ok(p) => Some(p),
             Err(why) => {
                 self.err(at, K::UnsupportedPattern, format!("pattern `{source}` is refused: {why}"));
                 None

@@ -295,7 +295,7 @@ pub(crate) struct Cx {
     /// `$dynamicAnchor`s and `$dynamicRef`s, and the dynamic scope the types are being built in.
     pub(crate) dynamic: dynamic::Dynamic,
     /// Compiled patterns by source, so a pattern used many times is translated and checked once.
-    pub(crate) patterns: BTreeMap<String, Result<crate::pattern::Translated, String>>,
+    pub(crate) patterns: BTreeMap<String, Result<crate::ir::Pattern, String>>,
     /// The directories read so far, by canonical path: one reached again through a symbolic link is not read
     /// twice (a link to a directory above it would otherwise be followed until the path grows too long).
     dirs_read: HashSet<PathBuf>,

@@ -1,11 +1,13 @@
 //! Patterns a backtracking matcher can take exponential time on.
 //!
-//! The engine and the Rust crate match with Rust's `regex` crate, in time linear in the string. The Zod and
-//! standalone outputs match with JavaScript's `RegExp`, which backtracks: on `^(a+)+$` and `"aaaa…a!"` it tries
-//! every way of splitting the `a`s between the two loops before it fails, about twice as many for each more `a`
-//! (26 of them took 0.26 s in Node 20, `tests/bench/backtracking.mjs`; 40 would take hours). A message holding
-//! such a string would hang every JavaScript checker, so the loader refuses the pattern, as it refuses what the
-//! outputs cannot match alike.
+//! The engine and the Rust crate match with Rust's `regex` crate, and the Zod and standalone outputs with a
+//! program of their own ([`super::linear`]), all in time linear in the string. But the bundled schema and the
+//! reference keep the pattern as written, and a standard validator reading them (ajv) compiles it to JavaScript's
+//! `RegExp`, which backtracks: on `^(a+)+$` and `"aaaa…a!"` it tries every way of splitting the `a`s between the
+//! two loops before it fails, about twice as many for each more `a` (27 characters took 0.24 s in Node 20,
+//! `tests/bench/backtracking.mjs`; 40 would take hours). One short field of a hostile message would hang it, so
+//! the loader refuses the pattern. (Polynomial cost needs a long string, which `maxLength` bounds; it is not
+//! refused.) [`deterministic`], on the same automaton, tells where `RegExp` cannot backtrack at all.
 //!
 //! The test is exact for the automaton the pattern describes: a backtracking matcher takes exponential time on
 //! some string exactly when the pattern's automaton has *exponential degree of ambiguity* (Weber and Seidl): a
@@ -23,7 +25,6 @@
 use std::collections::HashMap;
 
 use regex_syntax::ast::{Ast, RepetitionKind, RepetitionRange, Span};
-use regex_syntax::hir::{Class, HirKind};
 
 /// The most pairs of states the product automaton may have, and the most states the automaton may have (nested
 /// counted repetitions double it at each level); a pattern beyond either is refused as too large to show that it
@@ -50,8 +51,9 @@ pub(crate) fn refusal(rust: &str) -> Option<String> {
         Ok(false) => None,
         Ok(true) => Some(
             "JavaScript's backtracking `RegExp` can take exponential time on it (one part of it can match the same \
-             text in two ways, and that part repeats, as in `(a+)+` or `(a|ab|b)*`), so the Zod and standalone \
-             checkers would hang on a hostile string; write it so that each repetition can match a text one way"
+             text in two ways, and that part repeats, as in `(a+)+` or `(a|ab|b)*`), so a validator that reads the \
+             bundled schema with one (ajv) would hang on a short hostile string; write it so that each repetition \
+             can match a text one way"
                 .to_string(),
         ),
         Err(()) => Some(format!(
@@ -61,9 +63,33 @@ pub(crate) fn refusal(rust: &str) -> Option<String> {
     }
 }
 
+/// Whether the pattern (its syntax tree as written, of `source`) reads every string one way: its position
+/// automaton is deterministic: neither its start nor any state may go on to two states whose classes share a
+/// character, or to one state along two edges. A backtracking matcher then never tries one step twice. A
+/// counted repetition that may repeat is read as a loop here (`x{1,3}` as `x+`), since its copies are as many
+/// ways to read a run of `x` (`^\d{1,100}\d{1,100}$` is read as `^\d+\d+$`); and assertions read no character, so
+/// the answer is `false` for some patterns that are in fact read one way, never `true` for one that is not.
+pub(crate) fn deterministic(ast: &Ast, source: &str) -> bool {
+    let mut a = Automaton { counted_as_loops: true, ..Automaton::default() };
+    let whole = a.build(ast, source);
+    if a.classes.len() > MAX_DETERMINISTIC {
+        return false;
+    }
+    a.follow.push(whole.first);
+    a.follow
+        .iter()
+        .all(|next| next.iter().enumerate().all(|(i, &x)| next[..i].iter().all(|&y| x != y && !a.overlap(x, y))))
+}
+
+/// The most states [`deterministic`] looks at (it compares each state's successors pairwise); a larger pattern is
+/// taken as not deterministic.
+const MAX_DETERMINISTIC: usize = 2_000;
+
 /// A position automaton: one state per character class of the pattern.
 #[derive(Default)]
 struct Automaton {
+    /// Whether a counted repetition with more than one copy is read as a loop ([`deterministic`]).
+    counted_as_loops: bool,
     /// Each state's characters, as sorted inclusive ranges of code points.
     classes: Vec<Vec<(u32, u32)>>,
     /// The states that may come next after each state.
@@ -149,6 +175,7 @@ impl Automaton {
                 if max == Some(0) {
                     return Part::empty();
                 }
+                let max = max.filter(|&m| m <= 1 || !self.counted_as_loops);
                 let mut body = self.build(&r.ast, source);
                 if max.is_none() {
                     // `x+`: the body again after its end.
@@ -170,20 +197,9 @@ impl Automaton {
     /// One state for the character class written at `span` of `source`.
     fn class(&mut self, source: &str, span: &Span) -> Part {
         let text = source.get(span.start.offset..span.end.offset).unwrap_or_default();
-        let ranges = match regex_syntax::ParserBuilder::new().build().parse(text).map(|h| h.into_kind()) {
-            Ok(HirKind::Class(Class::Unicode(c))) => {
-                c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect()
-            }
-            Ok(HirKind::Class(Class::Bytes(c))) => {
-                c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect()
-            }
-            Ok(HirKind::Literal(l)) => {
-                String::from_utf8_lossy(&l.0).chars().map(|c| (u32::from(c), u32::from(c))).take(1).collect()
-            }
-            // Anything else (it does not happen for a class) is taken to match every character: more paths, never
-            // fewer.
-            _ => vec![(0, u32::from(char::MAX))],
-        };
+        // Anything else (it does not happen for a class) is taken to match every character: more paths, never
+        // fewer.
+        let ranges = super::class_ranges(text).unwrap_or_else(|| vec![(0, u32::from(char::MAX))]);
         self.state(ranges)
     }
 

@@ -10,8 +10,8 @@ use crate::ir::*;
 pub(crate) trait PlanChecks {
     /// A `(x: unknown) => boolean` expression: whether a value is valid against `n`.
     fn valid_fn(&mut self, n: &Node) -> Result<String, EmitError>;
-    /// A `RegExp` expression for a pattern.
-    fn regex_expr(&mut self, p: &Pattern) -> String;
+    /// A matcher expression for a pattern ([`super::js::matcher_lit`]).
+    fn matcher_expr(&mut self, p: &Pattern) -> String;
 }
 
 /// The literal of `e`.
@@ -27,7 +27,7 @@ pub(crate) fn literal(e: &Evaluation, c: &mut dyn PlanChecks) -> Result<String, 
         }
         Evaluation::Keys { names, patterns, rest } => {
             let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
-            let res: Vec<String> = patterns.iter().map(|p| c.regex_expr(p)).collect();
+            let res: Vec<String> = patterns.iter().map(|p| c.matcher_expr(p)).collect();
             format!("{{ names: [{}], patterns: [{}], rest: {rest} }}", names.join(", "), res.join(", "))
         }
         Evaluation::All(plans) => {

@@ -1,6 +1,8 @@
 //! Pieces of TypeScript source that are safe by construction: literals through a JSON/JS escaper, doc comments
 //! that no description can close early, identifiers and property keys that are checked, never spliced.
 
+use std::fmt::Write as _;
+
 use super::super::EmitError;
 
 /// A piece of TypeScript source. Only this module and [`super::zod`] build one, from checked identifiers and
@@ -50,9 +52,55 @@ pub(crate) fn string_lit(s: &str) -> Code {
     Code(js_safe(serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))))
 }
 
-/// A pattern's source as a `u`-mode `RegExp` (the mode the loader checks patterns for).
-pub(crate) fn regex_lit(source: &str) -> String {
-    format!("new RegExp({}, \"u\")", string_lit(source))
+/// A pattern's matcher: a call of the runtime's `matcher` (named with `prefix`, `$` in the standalone runtime) with
+/// the `u`-mode source and the program that matches it in linear time ([`crate::pattern::linear`]; the template
+/// `matcher.ts` reads the numbers as this writes them).
+pub(crate) fn matcher_lit(prefix: &str, p: &crate::ir::Pattern) -> String {
+    use crate::pattern::linear::{Look, Op};
+    let mut ops = Vec::with_capacity(p.linear.ops.len() * 3);
+    for op in &p.linear.ops {
+        let look = |l: &Look| match l {
+            Look::Start => 0,
+            Look::End => 1,
+            Look::WordBoundary => 2,
+            Look::NotWordBoundary => 3,
+        };
+        ops.extend(match op {
+            Op::Class { class, next } => [0, *class, *next],
+            Op::Split(a, b) => [1, *a, *b],
+            Op::Look { look: l, next } => [2, look(l), *next],
+            Op::Match => [3, 0, 0],
+        });
+    }
+    let classes: Vec<String> = p
+        .linear
+        .classes
+        .iter()
+        .map(|c| {
+            let mut nums = vec![u32::from(c.surrogates)];
+            nums.extend(c.ranges.iter().flat_map(|&(lo, hi)| [lo, hi]));
+            format!("[{}]", join_numbers(&nums))
+        })
+        .collect();
+    format!(
+        "{prefix}matcher({}, {}, {}, [{}], [{}])",
+        string_lit(&p.js),
+        p.linear.native_max,
+        p.linear.start,
+        join_numbers(&ops),
+        classes.join(", ")
+    )
+}
+
+fn join_numbers(nums: &[u32]) -> String {
+    let mut out = String::with_capacity(nums.len() * 4);
+    for (i, n) in nums.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{n}");
+    }
+    out
 }
 
 /// Any JSON value as a JavaScript literal (arrays and objects included), escaped like [`string_lit`].

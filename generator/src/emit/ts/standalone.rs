@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::js::{ident, json_lit, number_lit, regex_lit, string_lit, Code};
+use super::js::{ident, json_lit, matcher_lit, number_lit, string_lit, Code};
 use super::zod::{count, kind_of, INHERITED};
 use super::EmitError;
 use crate::diag::push_ptr;
@@ -32,6 +32,11 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$jsonEqual",
     "$firstDuplicate",
     "$canonical",
+    "$Matcher",
+    "$matcher",
+    "$classHas",
+    "$lookHolds",
+    "$wordAt",
     "$ok",
     "$Check",
     "$Evaluation",
@@ -113,8 +118,8 @@ pub(crate) struct Standalone<'m> {
     m: &'m Model,
     /// Hoisted helper functions (`n$<i>`), emitted before the type functions.
     helpers: Vec<String>,
-    /// Regular expressions (`re$<i>`), by ECMA-262 source.
-    regexes: Vec<String>,
+    /// Pattern matchers (`re$<i>`), one per pattern.
+    matchers: Vec<Pattern>,
     var: usize,
 }
 
@@ -146,15 +151,15 @@ impl super::evaluation::PlanChecks for Standalone<'_> {
         Ok(format!("(x: unknown) => $ok({}, x)", self.helper(n)?))
     }
 
-    fn regex_expr(&mut self, p: &Pattern) -> String {
-        self.regex(p)
+    fn matcher_expr(&mut self, p: &Pattern) -> String {
+        self.matcher(p)
     }
 }
 
 impl<'m> Standalone<'m> {
     /// A generator for `m`.
     pub fn new(m: &'m Model) -> Self {
-        Standalone { m, helpers: Vec::new(), regexes: Vec::new(), var: 0 }
+        Standalone { m, helpers: Vec::new(), matchers: Vec::new(), var: 0 }
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -162,12 +167,13 @@ impl<'m> Standalone<'m> {
         format!("{base}{}", self.var)
     }
 
-    fn regex(&mut self, p: &Pattern) -> String {
-        let i = match self.regexes.iter().position(|s| s == &p.js) {
+    /// The module constant holding `p`'s matcher (one per pattern).
+    fn matcher(&mut self, p: &Pattern) -> String {
+        let i = match self.matchers.iter().position(|m| m.js == p.js) {
             Some(i) => i,
             None => {
-                self.regexes.push(p.js.clone());
-                self.regexes.len() - 1
+                self.matchers.push(p.clone());
+                self.matchers.len() - 1
             }
         };
         format!("re${i}")
@@ -213,10 +219,10 @@ impl<'m> Standalone<'m> {
             fns.push(self.type_fn(TypeId(i))?);
         }
         let mut out = String::new();
-        for (i, src) in self.regexes.iter().enumerate() {
-            out.push_str(&format!("const re${i} = {};\n", regex_lit(src)));
+        for (i, p) in self.matchers.iter().enumerate() {
+            out.push_str(&format!("const re${i} = {};\n", matcher_lit("$", p)));
         }
-        if !self.regexes.is_empty() {
+        if !self.matchers.is_empty() {
             out.push('\n');
         }
         for h in &self.helpers {
@@ -271,7 +277,7 @@ impl<'m> Standalone<'m> {
                     ));
                 }
                 if let Some(p) = &s.pattern {
-                    let re = self.regex(p);
+                    let re = self.matcher(p);
                     let m = msg(&format!("does not match the pattern `{}`", p.source));
                     w.line(format!("else if (!{re}.test({v})) {}", push(&pe, Rule::Pattern, &m)));
                 }
@@ -595,7 +601,7 @@ impl<'m> Standalone<'m> {
                 w.line(format!("let {known} = {};", names.join(" || ")));
             }
             for (p, pn) in &o.pattern_properties {
-                let re = self.regex(p);
+                let re = self.matcher(p);
                 w.open(format!("if ({re}.test({k})) {{"));
                 w.line(format!("{known} = true;"));
                 let x = self.fresh("v");

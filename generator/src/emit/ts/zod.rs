@@ -22,7 +22,7 @@
 
 use std::collections::BTreeSet;
 
-use super::js::{ident, jsdoc, json_lit, number_lit, prop_key, regex_lit, string_lit, Code};
+use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, Code};
 use super::types;
 use super::EmitError;
 use crate::ir::*;
@@ -74,6 +74,11 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "intBounds",
     "minChars",
     "maxChars",
+    "Matcher",
+    "matcher",
+    "classHas",
+    "lookHolds",
+    "wordAt",
     "pattern",
     "multipleOf",
     "minItems",
@@ -121,6 +126,9 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
 /// The names of [`RUNTIME_NAMES`] the runtime does not export.
 pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "z",
+    "classHas",
+    "lookHolds",
+    "wordAt",
     "RawIssue",
     "Payload",
     "RULE_SET",
@@ -224,8 +232,8 @@ impl super::evaluation::PlanChecks for ZodPlan<'_, '_> {
         Ok(format!("(x: unknown) => {}.safeParse(x).success", self.z.node(n, self.indent)?))
     }
 
-    fn regex_expr(&mut self, p: &Pattern) -> String {
-        regex_lit(&p.js)
+    fn matcher_expr(&mut self, p: &Pattern) -> String {
+        matcher_lit("", p)
     }
 }
 
@@ -415,7 +423,7 @@ impl<'m> ZodEmit<'m> {
                     out.push_str(&format!(".check(maxChars({}))", count(n, k)?));
                 }
                 if let Some(p) = &s.pattern {
-                    out.push_str(&format!(".check(pattern({}, {}))", regex_lit(&p.js), string_lit(&p.source)));
+                    out.push_str(&format!(".check(pattern({}, {}))", matcher_lit("", p), string_lit(&p.source)));
                 }
                 out
             }
@@ -626,7 +634,7 @@ impl<'m> ZodEmit<'m> {
         }
         let mut patterns = Vec::new();
         for (p, pn) in &o.pattern_properties {
-            patterns.push(format!("[{}, {}]", regex_lit(&p.js), self.node(pn, indent + 2)?));
+            patterns.push(format!("[{}, {}]", matcher_lit("", p), self.node(pn, indent + 2)?));
         }
         let additional = match &o.additional {
             Additional::Closed => string_lit("closed").to_string(),

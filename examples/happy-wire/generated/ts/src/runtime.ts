@@ -128,6 +128,127 @@ function canonical(v: unknown): string {
   return typeof v === "string" ? JSON.stringify(v) : `${typeof v}:${String(v)}`;
 }
 
+/** A schema's pattern: `test(s)` answers as `new RegExp(source, "u").test(s)` does, in time linear in `s`. */
+export interface Matcher {
+  /** The pattern as JavaScript writes it (`u` mode). */
+  readonly source: string;
+  test(s: string): boolean;
+}
+
+/**
+ * The matcher of a pattern the generator compiled (`wiregen`'s `pattern::linear`): `ops` holds three numbers per
+ * instruction (`0, class, next` reads a code point of `classes[class]`; `1, a, b` goes on at both; `2, look, next`
+ * goes on when the assertion holds: 0 `^`, 1 `$`, 2 `\b`, 3 `\B`; `3, 0, 0` is the match), and each class is
+ * `[1 when a lone surrogate is in it else 0, lo, hi, lo, hi, …]`. JavaScript's own `RegExp`, faster where it cannot
+ * backtrack far, answers for strings of up to `nativeMax` code units (the generator decides how many from the
+ * pattern: 0 when it reads some string two ways); longer strings go through the program, run as a set of states,
+ * one step per code point (on `\d+x`, `^.*a.*b.*c$` or `^\S+@\S+\.\S+$` a backtracking `RegExp` takes time
+ * quadratic or worse in the string, and on `^(a|b)*$` it throws past a few million characters).
+ */
+export function matcher(
+  source: string,
+  nativeMax: number,
+  start: number,
+  ops: readonly number[],
+  classes: readonly (readonly number[])[],
+): Matcher {
+  const re = nativeMax > 0 ? new RegExp(source, "u") : null;
+  const n = ops.length / 3;
+  const seen = new Int32Array(n);
+  const stack = new Int32Array(n);
+  let cur = new Int32Array(n);
+  let next = new Int32Array(n);
+  let stamp = 0;
+  let s = "";
+  /** Adds the reading instructions `pc` reaches at `i` without reading to `list` from `count`; -1 when it reaches the match. */
+  const add = (pc: number, list: Int32Array, count: number, i: number): number => {
+    let sp = 0;
+    if (seen[pc] === stamp) return count;
+    seen[pc] = stamp;
+    stack[sp++] = pc;
+    while (sp > 0) {
+      const at = stack[--sp] as number;
+      const op = ops[3 * at] as number;
+      let to = -1;
+      if (op === 0) list[count++] = at;
+      else if (op === 3) return -1;
+      else if (op === 1) {
+        const b = ops[3 * at + 2] as number;
+        if (seen[b] !== stamp) {
+          seen[b] = stamp;
+          stack[sp++] = b;
+        }
+        to = ops[3 * at + 1] as number;
+      } else if (lookHolds(ops[3 * at + 1] as number, s, i)) to = ops[3 * at + 2] as number;
+      if (to >= 0 && seen[to] !== stamp) {
+        seen[to] = stamp;
+        stack[sp++] = to;
+      }
+    }
+    return count;
+  };
+  const fresh = (): void => {
+    if (++stamp === 0x7fffffff) {
+      seen.fill(0);
+      stamp = 1;
+    }
+  };
+  return {
+    source,
+    test(input: string): boolean {
+      if (re !== null && input.length <= nativeMax) return re.test(input);
+      s = input;
+      fresh();
+      let count = add(start, cur, 0, 0);
+      for (let i = 0; count >= 0; ) {
+        if (i >= s.length) return false;
+        const c = s.codePointAt(i) as number;
+        const j = i + (c > 0xffff ? 2 : 1);
+        fresh();
+        let later = 0;
+        for (let t = 0; t < count && later >= 0; t++) {
+          const at = cur[t] as number;
+          if (classHas(classes[ops[3 * at + 1] as number] as readonly number[], c)) later = add(ops[3 * at + 2] as number, next, later, j);
+        }
+        if (later >= 0) later = add(start, next, later, j);
+        const full = next;
+        next = cur;
+        cur = full;
+        count = later;
+        i = j;
+      }
+      return true;
+    },
+  };
+}
+
+/** Whether a program's class (`[surrogates, lo, hi, …]`, ranges sorted) holds the code point `c`. */
+function classHas(cls: readonly number[], c: number): boolean {
+  if (c >= 0xd800 && c <= 0xdfff) return cls[0] === 1;
+  let lo = 0;
+  let hi = (cls.length - 1) >> 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((cls[2 * mid + 2] as number) < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return 2 * lo + 2 < cls.length && (cls[2 * lo + 1] as number) <= c && c <= (cls[2 * lo + 2] as number);
+}
+
+/** Whether the assertion `look` (0 `^`, 1 `$`, 2 `\b`, 3 `\B`) holds at code unit `i` of `s`. */
+function lookHolds(look: number, s: string, i: number): boolean {
+  if (look === 0) return i === 0;
+  if (look === 1) return i === s.length;
+  const boundary = wordAt(s, i - 1) !== wordAt(s, i);
+  return look === 2 ? boundary : !boundary;
+}
+
+/** Whether code unit `i` of `s` is an ASCII word character (`[0-9A-Za-z_]`), what `\b` looks at in `u` mode. */
+function wordAt(s: string, i: number): boolean {
+  const c = i >= 0 && i < s.length ? s.charCodeAt(i) : -1;
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
 const EXPECTED: Readonly<Record<string, string>> = {
   string: "a string",
   int: "an integer",
@@ -257,10 +378,11 @@ export function maxChars(max: number): (ctx: Payload<string>) => void {
 }
 
 /**
- * `pattern`: the ECMA-262 expression (compiled with the `u` flag; its `\p{..}` classes spelled out as the generator's
- * Unicode tables have them), unanchored. `source` is the pattern as the schema writes it, for the message.
+ * `pattern`: the ECMA-262 expression (`u` mode; its `\p{..}` classes spelled out as the generator's Unicode tables
+ * have them), unanchored, matched in linear time ({@link matcher}). `source` is the pattern as the schema writes
+ * it, for the message.
  */
-export function pattern(re: RegExp, source: string): (ctx: Payload<string>) => void {
+export function pattern(re: Matcher, source: string): (ctx: Payload<string>) => void {
   return rule<string>("pattern", `does not match the pattern \`${source}\``, (s) => re.test(s));
 }
 
@@ -414,7 +536,7 @@ export interface ObjectRest {
   /** `dependentRequired`. */
   readonly dependent: readonly (readonly [string, readonly string[]])[];
   /** `patternProperties`. */
-  readonly patterns: readonly (readonly [RegExp, z.ZodType])[];
+  readonly patterns: readonly (readonly [Matcher, z.ZodType])[];
   /** Other properties: rejected, kept, dropped from the value, or checked against a schema. */
   readonly additional: "closed" | "open" | "strip" | z.ZodType;
   /** What the object is called in a `removed-property` message. */
@@ -567,7 +689,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  */
 type Evaluation =
   | null
-  | { readonly names: readonly string[]; readonly patterns: readonly RegExp[]; readonly rest: boolean }
+  | { readonly names: readonly string[]; readonly patterns: readonly Matcher[]; readonly rest: boolean }
   | { readonly prefix: number; readonly rest: boolean; readonly contains: ((v: unknown) => boolean) | null }
   | { readonly all: readonly Evaluation[] }
   | { readonly valid: readonly (readonly [(v: unknown) => boolean, Evaluation])[] }

@@ -1,0 +1,43 @@
+// The pattern matcher's runner (tests/conformance/patterns.rs): in one node process, transpiles the two standalone
+// modules the test wrote (`as-generated.ts`: each pattern as the generator emits it; `program-only.ts`: the same
+// patterns with JavaScript's own RegExp turned off, so every string goes through the linear-time program) with
+// the TypeScript compiler of generated/ts, and checks each string against each pattern three ways.
+//
+// usage: node pattern-runner.mjs <dir> <typescript module path>
+//   <dir>/input.json: { sources: [js source, ...], strings: [[[utf-16 code unit, ...], ...] per pattern],
+//   long: [[pattern index, [[unit, count], ...]], ...] }; a string is built from its code units, so lone
+//   surrogates go through as they are. Writes { short: [[[regexp, program, generated], ...] per pattern],
+//   long: [verdict, ...] }: `regexp` is `new RegExp(source, "u").test(s)`, the others whether the module's
+//   validateRoot({ "<index>": s }) reports no error; `long` has the generated module's verdict on each long
+//   string (built from runs of one unit), which a backtracking RegExp would take minutes or hours on.
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [dir, tsPath] = process.argv.slice(2);
+const ts = createRequire(import.meta.url)(tsPath);
+const input = JSON.parse(readFileSync(join(dir, "input.json"), "utf8"));
+
+async function load(file) {
+  const src = readFileSync(join(dir, file + ".ts"), "utf8");
+  const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  const out = join(dir, file + ".mjs");
+  writeFileSync(out, js);
+  return import(pathToFileURL(out).href);
+}
+
+const generated = await load("as-generated");
+const programOnly = await load("program-only");
+const passes = (m, i, s) => m.validateRoot({ [String(i)]: s }).length === 0;
+const text = (units) => String.fromCharCode(...units);
+
+const short = input.sources.map((source, i) => {
+  const re = new RegExp(source, "u");
+  return input.strings[i].map((units) => {
+    const s = text(units);
+    return [re.test(s), passes(programOnly, i, s), passes(generated, i, s)];
+  });
+});
+const long = input.long.map(([i, runs]) => passes(generated, i, runs.map(([unit, n]) => String.fromCharCode(unit).repeat(n)).join("")));
+process.stdout.write(JSON.stringify({ short, long }));
