@@ -6,10 +6,12 @@
 // usage: node pattern-runner.mjs <dir> <typescript module path>
 //   <dir>/input.json: { sources: [js source, ...], strings: [[[utf-16 code unit, ...], ...] per pattern],
 //   long: [[pattern index, [[unit, count], ...]], ...] }; a string is built from its code units, so lone
-//   surrogates go through as they are. Writes { short: [[[regexp, program, generated], ...] per pattern],
-//   long: [verdict, ...] }: `regexp` is `new RegExp(source, "u").test(s)`, the others whether the module's
-//   validateRoot({ "<index>": s }) reports no error; `long` has the generated module's verdict on each long
-//   string (built from runs of one unit), which a backtracking RegExp would take minutes or hours on.
+//   surrogates go through as they are. Writes { short: [[[regexp, program, generated, test], ...] per pattern],
+//   long: [verdict, ...] }: `regexp` is what ECMA-262 says, a sticky `u`-mode RegExp tried at each code point
+//   boundary of the string; `test` is `new RegExp(source, "u").test(s)`, which in V8 also finds a `\B` inside a
+//   surrogate pair; the others whether the module's validateRoot({ "<index>": s }) reports no error. `long` has
+//   the generated module's verdict on each long string (built from runs of one unit), which a backtracking RegExp
+//   would take minutes or hours on.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -32,11 +34,22 @@ const programOnly = await load("program-only");
 const passes = (m, i, s) => m.validateRoot({ [String(i)]: s }).length === 0;
 const text = (units) => String.fromCharCode(...units);
 
+/** Whether a match starts at a code point boundary of `s` (ECMA-262's search, which steps by code points). */
+function search(sticky, s) {
+  for (let i = 0; ; ) {
+    sticky.lastIndex = i;
+    if (sticky.test(s)) return true;
+    if (i >= s.length) return false;
+    i += s.codePointAt(i) > 0xffff ? 2 : 1;
+  }
+}
+
 const short = input.sources.map((source, i) => {
   const re = new RegExp(source, "u");
+  const sticky = new RegExp(source, "uy");
   return input.strings[i].map((units) => {
     const s = text(units);
-    return [re.test(s), passes(programOnly, i, s), passes(generated, i, s)];
+    return [search(sticky, s), passes(programOnly, i, s), passes(generated, i, s), re.test(s)];
   });
 });
 const long = input.long.map(([i, runs]) => passes(generated, i, runs.map(([unit, n]) => String.fromCharCode(unit).repeat(n)).join("")));

@@ -39,7 +39,8 @@ pub struct Program {
     /// string one way ([`super::backtracking::deterministic`]), so `RegExp` tries one start and never one step
     /// twice; [`NATIVE_UNANCHORED`] when it reads every string one way but is not anchored, so `RegExp` tries every
     /// start, each in time linear in what follows (at most `n²/2` steps: no more than the program's own time on
-    /// so short a string); 0 otherwise (the program answers every string).
+    /// so short a string); 0 otherwise, and for a pattern with `\B` (see `Compiler::not_word_boundary`): the
+    /// program answers every string.
     pub native_max: u32,
     /// The first instruction.
     pub start: u32,
@@ -92,13 +93,21 @@ pub(crate) fn program(rust: &str) -> Result<Program, String> {
     let ast = ast::parse::Parser::new()
         .parse(rust)
         .map_err(|e| format!("the regex crate's parser refuses its translation `{rust}`: {e}"))?;
-    let mut c = Compiler { source: rust, ops: Vec::new(), classes: Vec::new(), index: HashMap::new(), error: None };
+    let mut c = Compiler {
+        source: rust,
+        ops: Vec::new(),
+        classes: Vec::new(),
+        index: HashMap::new(),
+        error: None,
+        not_word_boundary: false,
+    };
     let end = c.push(Op::Match);
     let start = c.compile(&ast, end);
     if let Some(e) = c.error {
         return Err(e);
     }
     let native_max = match (super::backtracking::deterministic(&ast, rust), anchored(&ast)) {
+        _ if c.not_word_boundary => 0,
         (false, _) => 0,
         (true, true) => NATIVE_ANCHORED,
         (true, false) => NATIVE_UNANCHORED,
@@ -123,6 +132,10 @@ struct Compiler<'s> {
     classes: Vec<CharClass>,
     index: HashMap<CharClass, u32>,
     error: Option<String>,
+    /// Whether the pattern has a `\B`, which V8's `RegExp` finds inside a surrogate pair where ECMA-262 (and Rust's
+    /// `regex`) see no position: `/\B/u.test("b\u{10FFFF}c")` is `true` in Node 20 (at index 2, between the pair's
+    /// halves). Such a pattern always goes through the program, which follows ECMA-262 and the engine.
+    not_word_boundary: bool,
 }
 
 impl Compiler<'_> {
@@ -166,7 +179,10 @@ impl Compiler<'_> {
                     AssertionKind::StartLine | AssertionKind::StartText => Look::Start,
                     AssertionKind::EndLine | AssertionKind::EndText => Look::End,
                     AssertionKind::WordBoundary => Look::WordBoundary,
-                    AssertionKind::NotWordBoundary => Look::NotWordBoundary,
+                    AssertionKind::NotWordBoundary => {
+                        self.not_word_boundary = true;
+                        Look::NotWordBoundary
+                    }
                     _ => {
                         self.error =
                             Some(format!("the assertion at {} has no JavaScript meaning", a.span.start.offset));
@@ -457,6 +473,9 @@ mod tests {
             "(a|a)",
         ] {
             assert_eq!(compiled(js).native_max, 0, "{js} reads some string two ways");
+        }
+        for js in [r"\B", r"^a\B", r"^(?:a|\B)$"] {
+            assert_eq!(compiled(js).native_max, 0, "{js} has a `\\B`, which V8 finds inside a surrogate pair");
         }
     }
 

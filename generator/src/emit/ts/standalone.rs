@@ -33,6 +33,8 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$firstDuplicate",
     "$canonical",
     "$Matcher",
+    "$MatchState",
+    "$MAX_MATCH_STATES",
     "$matcher",
     "$classHas",
     "$lookHolds",

@@ -75,6 +75,8 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "minChars",
     "maxChars",
     "Matcher",
+    "MatchState",
+    "MAX_MATCH_STATES",
     "matcher",
     "classHas",
     "lookHolds",
@@ -126,6 +128,8 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
 /// The names of [`RUNTIME_NAMES`] the runtime does not export.
 pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "z",
+    "MatchState",
+    "MAX_MATCH_STATES",
     "classHas",
     "lookHolds",
     "wordAt",

@@ -58,15 +58,28 @@ interface $Matcher {
   test(s: string): boolean;
 }
 
+/** A state of a matcher's lazy automaton: the program's reading instructions (and `$` assertions waiting for the end) one position holds, and the states each code point read there leads to, as they are met. */
+interface $MatchState {
+  readonly pcs: Int32Array;
+  readonly ascii: ($MatchState | undefined)[];
+  readonly other: Map<number, $MatchState>;
+}
+
+/** The most states a matcher's lazy automaton keeps; past it, it starts again from none (a pattern can have exponentially many, `(a|b)*a(a|b){20}`). */
+const $MAX_MATCH_STATES = 1000;
+
 /**
  * The matcher of a pattern the generator compiled (`wiregen`'s `pattern::linear`): `ops` holds three numbers per
  * instruction (`0, class, next` reads a code point of `classes[class]`; `1, a, b` goes on at both; `2, look, next`
  * goes on when the assertion holds: 0 `^`, 1 `$`, 2 `\b`, 3 `\B`; `3, 0, 0` is the match), and each class is
  * `[1 when a lone surrogate is in it else 0, lo, hi, lo, hi, …]`. JavaScript's own `RegExp`, faster where it cannot
  * backtrack far, answers for strings of up to `nativeMax` code units (the generator decides how many from the
- * pattern: 0 when it reads some string two ways); longer strings go through the program, run as a set of states,
- * one step per code point (on `\d+x`, `^.*a.*b.*c$` or `^\S+@\S+\.\S+$` a backtracking `RegExp` takes time
- * quadratic or worse in the string, and on `^(a|b)*$` it throws past a few million characters).
+ * pattern: 0 when it reads some string two ways); longer strings go through the program, one step per code point
+ * (on `\d+x`, `^.*a.*b.*c$` or `^\S+@\S+\.\S+$` a backtracking `RegExp` takes time quadratic or worse in the
+ * string, and on `^(a|b)*$` it throws past a few million characters). The program runs as a lazy automaton: each
+ * set of instructions a position can hold becomes a state the first time it is met, and each code point read there
+ * a cached step to the next, so a string costs one table lookup a code point once its states are known. With
+ * `\b` or `\B`, whose truth depends on the next character as well, it runs as a set of states without the cache.
  */
 function $matcher(
   source: string,
@@ -83,8 +96,14 @@ function $matcher(
   let next = new Int32Array(n);
   let stamp = 0;
   let s = "";
-  /** Adds the reading instructions `pc` reaches at `i` without reading to `list` from `count`; -1 when it reaches the match. */
-  const add = (pc: number, list: Int32Array, count: number, i: number): number => {
+  let lazy = true;
+  for (let k = 0; k < ops.length; k += 3) if (ops[k] === 2 && (ops[k + 1] as number) >= 2) lazy = false;
+  /**
+   * Adds the reading instructions `pc` reaches at `i` without reading to `list` from `count`; -1 when it reaches
+   * the match. With `waitForEnd` (the lazy automaton, which does not know where the string ends), a `$` is added
+   * to the list instead of decided.
+   */
+  const add = (pc: number, list: Int32Array, count: number, i: number, waitForEnd: boolean): number => {
     let sp = 0;
     if (seen[pc] === stamp) return count;
     seen[pc] = stamp;
@@ -102,7 +121,8 @@ function $matcher(
           stack[sp++] = b;
         }
         to = ops[3 * at + 1] as number;
-      } else if ($lookHolds(ops[3 * at + 1] as number, s, i)) to = ops[3 * at + 2] as number;
+      } else if (waitForEnd && ops[3 * at + 1] === 1) list[count++] = at;
+      else if ($lookHolds(ops[3 * at + 1] as number, s, i)) to = ops[3 * at + 2] as number;
       if (to >= 0 && seen[to] !== stamp) {
         seen[to] = stamp;
         stack[sp++] = to;
@@ -116,31 +136,92 @@ function $matcher(
       stamp = 1;
     }
   };
+  /** The program as a set of states, one step per code point. */
+  const run = (): boolean => {
+    fresh();
+    let count = add(start, cur, 0, 0, false);
+    for (let i = 0; count >= 0; ) {
+      if (i >= s.length) return false;
+      const c = s.codePointAt(i) as number;
+      const j = i + (c > 0xffff ? 2 : 1);
+      fresh();
+      let later = 0;
+      for (let t = 0; t < count && later >= 0; t++) {
+        const at = cur[t] as number;
+        if ($classHas(classes[ops[3 * at + 1] as number] as readonly number[], c)) later = add(ops[3 * at + 2] as number, next, later, j, false);
+      }
+      if (later >= 0) later = add(start, next, later, j, false);
+      const full = next;
+      next = cur;
+      cur = full;
+      count = later;
+      i = j;
+    }
+    return true;
+  };
+  // The lazy automaton. `matched` stands for every set that holds the match: the search has succeeded.
+  const matched: $MatchState = { pcs: new Int32Array(0), ascii: [], other: new Map() };
+  let states = new Map<string, $MatchState>();
+  let initial: $MatchState | null = null;
+  /** The state of the first `count` instructions of `cur`, made when new. */
+  const state = (count: number): $MatchState => {
+    if (count < 0) return matched;
+    const pcs = cur.slice(0, count).sort();
+    const key = pcs.join(",");
+    let st = states.get(key);
+    if (st === undefined) {
+      if (states.size >= $MAX_MATCH_STATES) {
+        states = new Map();
+        initial = null;
+      }
+      st = { pcs, ascii: new Array<$MatchState | undefined>(128), other: new Map() };
+      states.set(key, st);
+    }
+    return st;
+  };
+  /** Where reading `c` leads from `from` (before the end of the string: a waiting `$` fails). */
+  const step = (from: $MatchState, c: number): $MatchState => {
+    fresh();
+    let count = 0;
+    for (let t = 0; t < from.pcs.length && count >= 0; t++) {
+      const at = from.pcs[t] as number;
+      if (ops[3 * at] === 0 && $classHas(classes[ops[3 * at + 1] as number] as readonly number[], c)) count = add(ops[3 * at + 2] as number, cur, count, 1, true);
+    }
+    if (count >= 0) count = add(start, cur, count, 1, true);
+    return state(count);
+  };
+  /** Whether a `$` waiting in `st` holds at the end of the string and leads to the match. */
+  const ends = (st: $MatchState): boolean => {
+    fresh();
+    for (let t = 0; t < st.pcs.length; t++) {
+      const at = st.pcs[t] as number;
+      if (ops[3 * at] === 2 && add(ops[3 * at + 2] as number, next, 0, s.length, false) < 0) return true;
+    }
+    return false;
+  };
   return {
     source,
     test(input: string): boolean {
       if (re !== null && input.length <= nativeMax) return re.test(input);
       s = input;
-      fresh();
-      let count = add(start, cur, 0, 0);
-      for (let i = 0; count >= 0; ) {
-        if (i >= s.length) return false;
-        const c = s.codePointAt(i) as number;
-        const j = i + (c > 0xffff ? 2 : 1);
+      if (!lazy) return run();
+      if (initial === null) {
         fresh();
-        let later = 0;
-        for (let t = 0; t < count && later >= 0; t++) {
-          const at = cur[t] as number;
-          if ($classHas(classes[ops[3 * at + 1] as number] as readonly number[], c)) later = add(ops[3 * at + 2] as number, next, later, j);
-        }
-        if (later >= 0) later = add(start, next, later, j);
-        const full = next;
-        next = cur;
-        cur = full;
-        count = later;
-        i = j;
+        initial = state(add(start, cur, 0, 0, true));
       }
-      return true;
+      let st = initial;
+      for (let i = 0; i < s.length && st !== matched; ) {
+        const c = s.codePointAt(i) as number;
+        i += c > 0xffff ? 2 : 1;
+        let to = c < 128 ? st.ascii[c] : st.other.get(c);
+        if (to === undefined) {
+          to = step(st, c);
+          if (c < 128) st.ascii[c] = to;
+          else if (st.other.size < 256) st.other.set(c, to);
+        }
+        st = to;
+      }
+      return st === matched || ends(st);
     },
   };
 }
