@@ -264,7 +264,7 @@ pub(crate) fn ident(s: &str) -> Ident {
 }
 
 /// The Rust field name of a JSON property: snake case, other characters as `_`, a leading digit or an empty
-/// name prefixed, a keyword suffixed with `_` (`ref` -> `ref_`). Not unique by itself: see [`unique`].
+/// name prefixed, a keyword suffixed with `_` (`ref` -> `ref_`). Not unique by itself: see [`Names::unique`].
 pub(crate) fn field_name(name: &str) -> String {
     let snake = crate::ir::snake_case(name);
     let mut s: String = snake.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
@@ -278,7 +278,7 @@ pub(crate) fn field_name(name: &str) -> String {
     ident(&s).to_string()
 }
 
-/// The Rust variant name of an enum value (`allow-once` -> `AllowOnce`); not unique by itself: see [`unique`].
+/// The Rust variant name of an enum value (`allow-once` -> `AllowOnce`); not unique by itself: see [`Names::unique`].
 pub(crate) fn variant_name(value: &str) -> String {
     let mut s = pascal_case(value);
     if s.is_empty() {

@@ -5,9 +5,10 @@
 //! is tried) took 5.3 s in Node 20 on 100,000 digits, `^.*a.*b.*c$` 38.5 s on 10,000 characters, and `^(a|b)*$`
 //! throws a `RangeError` (its backtracking stack) on 5,000,000 (`tests/bench/backtracking.mjs`). So each pattern
 //! also becomes a [`Program`]: a Thompson automaton (one instruction per character class, alternative, loop and
-//! assertion of the pattern) that the outputs' `matcher` runs as a set of states, one step per code point, in time
-//! proportional to the string's length times the program's. JavaScript's own `RegExp` still answers when that is
-//! safe ([`Program::native`]), which is the common case and faster.
+//! assertion of the pattern) that the outputs' `matcher` (`generator/templates/ts/matcher.ts.j2`) runs one step per
+//! code point, in time linear in the string: as a lazy automaton whose states (sets of instructions) and steps it
+//! caches, or as a set of states where `\b`/`\B` need the next character. JavaScript's own `RegExp` still answers
+//! short strings where it cannot backtrack far ([`Program::native_max`]), which is the common case and faster.
 //!
 //! The program is compiled from the `regex` crate translation ([`super::translate`]), whose character classes are
 //! spelled out and exact for every Unicode scalar value. A JavaScript string may also hold a lone surrogate, which
