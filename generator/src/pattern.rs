@@ -51,6 +51,20 @@ fn class_ranges(text: &str) -> Option<Vec<(u32, u32)>> {
     }
 }
 
+/// How many times a repetition of the `regex` crate's syntax tree matches its body: at least, and at most (`None`:
+/// no bound).
+fn repetition(kind: &regex_syntax::ast::RepetitionKind) -> (u32, Option<u32>) {
+    use regex_syntax::ast::{RepetitionKind as K, RepetitionRange as R};
+    match kind {
+        K::ZeroOrOne => (0, Some(1)),
+        K::ZeroOrMore => (0, None),
+        K::OneOrMore => (1, None),
+        K::Range(R::Exactly(n)) => (*n, Some(*n)),
+        K::Range(R::AtLeast(n)) => (*n, None),
+        K::Range(R::Bounded(m, n)) => (*m, Some(*n)),
+    }
+}
+
 /// ECMAScript's `\s`: WhiteSpace and LineTerminator code points.
 const JS_SPACE: &str =
     r"\x{9}-\x{D}\x{20}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";

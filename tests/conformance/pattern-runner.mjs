@@ -12,25 +12,17 @@
 //   surrogate pair; the others whether the module's validateRoot({ "<index>": s }) reports no error. `long` has
 //   the generated module's verdict on each long string (built from runs of one unit), which a backtracking RegExp
 //   would take minutes or hours on.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { importTs } from "../node/import-ts.mjs";
 
 const [dir, tsPath] = process.argv.slice(2);
 const ts = createRequire(import.meta.url)(tsPath);
 const input = JSON.parse(readFileSync(join(dir, "input.json"), "utf8"));
 
-async function load(file) {
-  const src = readFileSync(join(dir, file + ".ts"), "utf8");
-  const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
-  const out = join(dir, file + ".mjs");
-  writeFileSync(out, js);
-  return import(pathToFileURL(out).href);
-}
-
-const generated = await load("as-generated");
-const programOnly = await load("program-only");
+const generated = await importTs(ts, join(dir, "as-generated"));
+const programOnly = await importTs(ts, join(dir, "program-only"));
 const passes = (m, i, s) => m.validateRoot({ [String(i)]: s }).length === 0;
 const text = (units) => String.fromCharCode(...units);
 

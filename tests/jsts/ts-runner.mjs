@@ -8,22 +8,16 @@
 //   own "__proto__" key stays a key); writes one JSON object to stdout:
 //   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, zodFirst, standaloneFirst: [[rule, pointer] |
 //   null, ...] (each instance's first error), errors: [string...] } }
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { importTs } from "../node/import-ts.mjs";
 
 const [dir, tsPath] = process.argv.slice(2);
 const ts = createRequire(import.meta.url)(tsPath);
 const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8"));
 
-async function load(file) {
-  const src = readFileSync(join(dir, file + ".ts"), "utf8");
-  const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
-  const out = join(dir, file + ".mjs");
-  writeFileSync(out, js);
-  return import(pathToFileURL(out).href);
-}
+const load = (file) => importTs(ts, join(dir, file));
 
 /** A first error as [rule, pointer]. */
 const first = (errors) => [errors[0].rule, errors[0].pointer];

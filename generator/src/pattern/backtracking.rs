@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 
-use regex_syntax::ast::{Ast, RepetitionKind, RepetitionRange, Span};
+use regex_syntax::ast::{Ast, Span};
 
 /// The most pairs of states the product automaton may have, and the most states the automaton may have (nested
 /// counted repetitions double it at each level); a pattern beyond either is refused as too large to show that it
@@ -164,14 +164,7 @@ impl Automaton {
                 part
             }
             Ast::Repetition(r) => {
-                let (min, max) = match &r.op.kind {
-                    RepetitionKind::ZeroOrOne => (0, Some(1)),
-                    RepetitionKind::ZeroOrMore => (0, None),
-                    RepetitionKind::OneOrMore => (1, None),
-                    RepetitionKind::Range(RepetitionRange::Exactly(n)) => (*n, Some(*n)),
-                    RepetitionKind::Range(RepetitionRange::AtLeast(n)) => (*n, None),
-                    RepetitionKind::Range(RepetitionRange::Bounded(m, n)) => (*m, Some(*n)),
-                };
+                let (min, max) = super::repetition(&r.op.kind);
                 if max == Some(0) {
                     return Part::empty();
                 }

@@ -18,9 +18,7 @@
 
 use std::collections::HashMap;
 
-use regex_syntax::ast::{
-    self, AssertionKind, Ast, ClassSet, ClassSetBinaryOpKind, ClassSetItem, RepetitionKind, RepetitionRange,
-};
+use regex_syntax::ast::{self, AssertionKind, Ast, ClassSet, ClassSetBinaryOpKind, ClassSetItem};
 
 /// The most instructions a program may have (counted repetitions are written out); a pattern beyond it is refused.
 pub(crate) const MAX_OPS: usize = 20_000;
@@ -203,14 +201,7 @@ impl Compiler<'_> {
                 entry
             }
             Ast::Repetition(r) => {
-                let (min, max) = match &r.op.kind {
-                    RepetitionKind::ZeroOrOne => (0, Some(1)),
-                    RepetitionKind::ZeroOrMore => (0, None),
-                    RepetitionKind::OneOrMore => (1, None),
-                    RepetitionKind::Range(RepetitionRange::Exactly(n)) => (*n, Some(*n)),
-                    RepetitionKind::Range(RepetitionRange::AtLeast(n)) => (*n, None),
-                    RepetitionKind::Range(RepetitionRange::Bounded(m, n)) => (*m, Some(*n)),
-                };
+                let (min, max) = super::repetition(&r.op.kind);
                 // The optional part first (the program is built from the end), then `min` copies before it.
                 let mut entry = match max {
                     None => {
