@@ -13,6 +13,7 @@ mod fixtures;
 mod fuzz;
 #[path = "../../generator/tests/support/golden.rs"]
 mod golden;
+mod many_keys;
 #[path = "../../generator/tests/support/mutate.rs"]
 mod mutate;
 #[path = "../../generator/tests/support/node.rs"]

@@ -1,15 +1,14 @@
-//! The JavaScript outputs' pattern matcher (`generator/src/pattern/linear.rs`, `generator/templates/ts/matcher.ts.j2`)
-//! against node's own `RegExp` in `u` mode, the meaning JSON Schema gives a pattern (ECMA-262's search: a sticky
-//! `RegExp` tried at each code point boundary, since V8's `test` also finds a `\B` inside a surrogate pair, where
-//! Rust's `regex` and the engine find none): for many patterns and strings
-//! (lone surrogates, astral characters, line terminators and the pattern's own characters among them), the
-//! standalone validator's verdict as generated, and with JavaScript's `RegExp` turned off so that the program
-//! answers every string, must be `RegExp`'s. Then, on strings of a million characters and more, where a
-//! backtracking `RegExp` takes quadratic or worse time or throws, the generated validator must answer, and answer as
-//! Rust's `regex` crate does, within a deadline.
+//! The JavaScript outputs' pattern matcher (`generator/src/pattern/linear.rs`,
+//! `generator/templates/ts/matcher.ts.j2`) against node's own `RegExp` in `u` mode, the meaning JSON Schema gives a
+//! pattern (ECMA-262's search: a sticky `RegExp` tried at each code point boundary, since V8's `test` also finds a
+//! `\B` inside a surrogate pair, where Rust's `regex` and the engine find none): for many patterns and strings
+//! (lone surrogates, astral characters, line terminators and the pattern's own characters among them; with the
+//! JSON-Schema-Test-Suite's patterns and the strings its cases test them on), the standalone validator's verdict as
+//! generated, and with JavaScript's `RegExp` turned off so that the program answers every string, must be
+//! `RegExp`'s. Then, on strings of a million characters and more, where a backtracking `RegExp` takes quadratic or
+//! worse time or throws, the generated validator must answer, and answer as Rust's `regex` crate does, within a
+//! deadline.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -156,6 +155,38 @@ fn long_strings(rng: &mut Rng) -> Vec<(&'static str, Vec<(u16, usize)>)> {
     out
 }
 
+/// The JSON-Schema-Test-Suite files whose cases hold a `pattern` at the schema's top, and the string instances each
+/// case tests it on: their patterns join [`PATTERNS`] (those the loader accepts), their strings the random ones.
+const SUITE: &[&str] = &["pattern.json", "optional/ecmascript-regex.json", "optional/non-bmp-regex.json"];
+
+/// The suite's patterns (from [`SUITE`]) that the loader accepts, each with the strings its cases test.
+fn suite_patterns() -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for file in SUITE {
+        let path = root().join("tests/jsts/suite/draft2020-12").join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let groups: Vec<Value> = serde_json::from_str(&text).expect("a suite file");
+        for g in groups {
+            let Some(pattern) = g["schema"]["pattern"].as_str() else { continue };
+            let strings =
+                g["tests"].as_array().into_iter().flatten().filter_map(|t| t["data"].as_str().map(String::from));
+            match out.iter_mut().find(|(p, _)| p == pattern) {
+                Some((_, v)) => v.extend(strings),
+                None => out.push((pattern.to_string(), strings.collect())),
+            }
+        }
+    }
+    let dir = root().join("target/conformance/patterns-suite");
+    std::fs::create_dir_all(&dir).expect("create the test directory");
+    out.retain(|(p, _)| {
+        let file = dir.join("one.schema.json");
+        std::fs::write(&file, json!({ "type": "string", "pattern": p }).to_string()).expect("write a schema");
+        wiregen::load::load(&file).is_ok()
+    });
+    assert!(out.len() >= 15, "the suite's patterns the loader accepts: {}", out.len());
+    out
+}
+
 /// How long node may take for everything; a backtracking `RegExp` would take hours on the long strings.
 const DEADLINE: Duration = Duration::from_secs(240);
 
@@ -184,7 +215,9 @@ fn program_only(mut m: Model) -> Model {
 fn the_javascript_matcher_answers_as_regexp_does_and_in_linear_time() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let long_strings = long_strings(&mut rng);
+    let suite = suite_patterns();
     let mut sources: Vec<String> = PATTERNS.iter().map(|p| p.to_string()).collect();
+    sources.extend(suite.iter().map(|(p, _)| p.clone()).filter(|p| !PATTERNS.contains(&p.as_str())));
     let long_at: Vec<usize> = long_strings
         .iter()
         .map(|(p, _)| match sources.iter().position(|s| s == p) {
@@ -234,6 +267,9 @@ fn the_javascript_matcher_answers_as_regexp_does_and_in_linear_time() {
                 let len = rng.below(9);
                 out.push((0..len).flat_map(|_| rng.pick(&units).clone()).collect());
             }
+            for (_, strings) in suite.iter().filter(|(q, _)| q == p) {
+                out.extend(strings.iter().map(|s| s.encode_utf16().collect::<Vec<u16>>()));
+            }
             out
         })
         .collect();
@@ -249,7 +285,8 @@ fn the_javascript_matcher_answers_as_regexp_does_and_in_linear_time() {
     crate::node::ensure_npm_deps(&package);
     let typescript = package.join("node_modules/typescript");
     let started = Instant::now();
-    let out = run_with_deadline(&dir, &root().join("tests/conformance/pattern-runner.mjs"), &typescript);
+    let runner = root().join("tests/conformance/pattern-runner.mjs");
+    let out = crate::node::run_node_within(&[runner.as_os_str(), dir.as_os_str(), typescript.as_os_str()], DEADLINE);
     let took = started.elapsed();
     let out: Value = serde_json::from_str(&out).expect("the runner prints JSON");
 
@@ -288,47 +325,10 @@ fn the_javascript_matcher_answers_as_regexp_does_and_in_linear_time() {
     // The quirk shows on some strings of `\B` patterns, or the comparison above would not have needed the search.
     assert!(!quirks.is_empty(), "V8's RegExp no longer finds `\\B` inside a surrogate pair");
     eprintln!(
-        "{checked} short verdicts agree; {} where V8's test finds `\\B` inside a surrogate pair; {} long strings \
-         answered; node took {took:?}",
+        "{checked} short verdicts on {} patterns agree; {} where V8's test finds `\\B` inside a surrogate pair; {} \
+         long strings answered; node took {took:?}",
+        js.len(),
         quirks.len(),
         long_strings.len()
     );
-}
-
-/// Runs the runner in node, killed past [`DEADLINE`]; its stdout.
-fn run_with_deadline(dir: &Path, runner: &Path, typescript: &Path) -> String {
-    let mut child = Command::new("node")
-        .arg(runner)
-        .arg(dir)
-        .arg(typescript)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("node: {e}"));
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).map(|_| s)
-    });
-    let errors = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).map(|_| s)
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for node") {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("node did not finish within {DEADLINE:?}: a pattern took more than linear time");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = reader.join().expect("reader").expect("read stdout");
-    let err = errors.join().expect("reader").expect("read stderr");
-    assert!(status.success(), "the pattern runner failed: {err}");
-    out
 }

@@ -770,7 +770,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  */
 type Evaluation =
   | null
-  | { readonly names: readonly string[]; readonly patterns: readonly Matcher[]; readonly rest: boolean }
+  | { readonly names: ReadonlySet<string>; readonly patterns: readonly Matcher[]; readonly rest: boolean }
   | { readonly prefix: number; readonly rest: boolean; readonly contains: ((v: unknown) => boolean) | null }
   | { readonly all: readonly Evaluation[] }
   | { readonly valid: readonly (readonly [(v: unknown) => boolean, Evaluation])[] }
@@ -782,7 +782,7 @@ function evaluated(plan: Evaluation, v: unknown, out: Set<string>): void {
   if (plan === null) return;
   if ("names" in plan) {
     if (!isPlainObject(v)) return;
-    for (const k in v) if (Object.hasOwn(v, k) && (plan.rest || plan.names.includes(k) || plan.patterns.some((re) => re.test(k)))) out.add(k);
+    for (const k in v) if (Object.hasOwn(v, k) && (plan.rest || plan.names.has(k) || plan.patterns.some((re) => re.test(k)))) out.add(k);
   } else if ("prefix" in plan) {
     if (!Array.isArray(v)) return;
     for (let i = 0; i < v.length; i++) if (plan.rest || i < plan.prefix || (plan.contains !== null && plan.contains(v[i]))) out.add(String(i));

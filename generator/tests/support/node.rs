@@ -74,3 +74,39 @@ pub fn run_node_answers<S: AsRef<std::ffi::OsStr>>(
     assert_eq!(answers.len(), expected, "one answer per input line");
     answers
 }
+
+/// Runs `node <args>` and returns its stdout; panics when it fails, or when it has not finished within `deadline`
+/// (it is killed then): for checks that a generated module answers hostile input in linear time.
+pub fn run_node_within<S: AsRef<std::ffi::OsStr>>(args: &[S], deadline: std::time::Duration) -> String {
+    let mut child = Command::new("node")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("node: {e}"));
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let read = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            r.read_to_string(&mut s).map(|_| s)
+        })
+    };
+    let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for node") {
+            break status;
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("node did not finish within {deadline:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = out.join().expect("reader").expect("read stdout");
+    let err = err.join().expect("reader").expect("read stderr");
+    assert!(status.success(), "node failed: {err}");
+    out
+}

@@ -28,7 +28,7 @@ pub(crate) fn literal(e: &Evaluation, c: &mut dyn PlanChecks) -> Result<String, 
         Evaluation::Keys { names, patterns, rest } => {
             let names: Vec<String> = names.iter().map(|n| string_lit(n).to_string()).collect();
             let res: Vec<String> = patterns.iter().map(|p| c.matcher_expr(p)).collect();
-            format!("{{ names: [{}], patterns: [{}], rest: {rest} }}", names.join(", "), res.join(", "))
+            format!("{{ names: new Set([{}]), patterns: [{}], rest: {rest} }}", names.join(", "), res.join(", "))
         }
         Evaluation::All(plans) => {
             let ps = plans.iter().map(|p| literal(p, c)).collect::<Result<Vec<_>, _>>()?;

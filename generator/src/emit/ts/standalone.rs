@@ -45,6 +45,11 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$evaluated",
 ];
 
+/// The most declared names a closed object's unknown-key check compares a key with one by one (`k === "a" || …`);
+/// past it, a module `Set` answers (a chain of thousands is slow on many keys, and TypeScript's compiler overflows
+/// its stack on one of 20,000).
+const KEY_CHAIN: usize = 32;
+
 /// The public names of one type's validator.
 pub(crate) fn names(ts: &str) -> Result<(Code, Code), EmitError> {
     Ok((ident(&format!("validate{ts}"))?, ident(&format!("is{ts}"))?))
@@ -122,6 +127,11 @@ pub(crate) struct Standalone<'m> {
     helpers: Vec<String>,
     /// Pattern matchers (`re$<i>`), one per pattern.
     matchers: Vec<Pattern>,
+    /// Other module constants, each once: evaluation plans (`plan$<i>`) and the declared names of closed objects
+    /// with many (`keys$<i>`), as (name, declaration after the name).
+    constants: Vec<(String, String)>,
+    /// Where each matcher's source and each constant's declaration is, in `matchers` and `constants`.
+    made: HashMap<String, usize>,
     var: usize,
 }
 
@@ -161,7 +171,7 @@ impl super::evaluation::PlanChecks for Standalone<'_> {
 impl<'m> Standalone<'m> {
     /// A generator for `m`.
     pub fn new(m: &'m Model) -> Self {
-        Standalone { m, helpers: Vec::new(), matchers: Vec::new(), var: 0 }
+        Standalone { m, helpers: Vec::new(), matchers: Vec::new(), constants: Vec::new(), made: HashMap::new(), var: 0 }
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -169,11 +179,25 @@ impl<'m> Standalone<'m> {
         format!("{base}{}", self.var)
     }
 
+    /// The module constant (`<base>$<i>`) declared by `decl` (its type and value: `: T = v` or ` = v`), made once per
+    /// declaration.
+    fn constant(&mut self, base: &str, decl: String) -> String {
+        if let Some(&i) = self.made.get(&decl) {
+            return self.constants[i].0.clone();
+        }
+        let name = format!("{base}${}", self.constants.len());
+        self.made.insert(decl.clone(), self.constants.len());
+        self.constants.push((name.clone(), decl));
+        name
+    }
+
     /// The module constant holding `p`'s matcher (one per pattern).
     fn matcher(&mut self, p: &Pattern) -> String {
-        let i = match self.matchers.iter().position(|m| m.js == p.js) {
-            Some(i) => i,
+        let key = format!("re {}", p.js);
+        let i = match self.made.get(&key) {
+            Some(&i) => i,
             None => {
+                self.made.insert(key, self.matchers.len());
                 self.matchers.push(p.clone());
                 self.matchers.len() - 1
             }
@@ -214,7 +238,7 @@ impl<'m> Standalone<'m> {
         Ok(without_unused_locals(&w.out))
     }
 
-    /// Everything generated: regex constants, helpers, type functions.
+    /// Everything generated: matchers and other constants, helpers, type functions.
     pub fn body(&mut self) -> Result<Code, EmitError> {
         let mut fns = Vec::new();
         for i in 0..self.m.types.len() {
@@ -224,7 +248,10 @@ impl<'m> Standalone<'m> {
         for (i, p) in self.matchers.iter().enumerate() {
             out.push_str(&format!("const re${i} = {};\n", matcher_lit("$", p)));
         }
-        if !self.matchers.is_empty() {
+        for (name, decl) in &self.constants {
+            out.push_str(&format!("const {name}{decl};\n"));
+        }
+        if !self.matchers.is_empty() || !self.constants.is_empty() {
             out.push('\n');
         }
         for h in &self.helpers {
@@ -424,6 +451,7 @@ impl<'m> Standalone<'m> {
             Shape::Unevaluated { inner, rest, items } => {
                 self.node(w, inner, v, ptr)?;
                 let plan = super::evaluation::literal(&self.m.evaluation(inner), self)?;
+                let plan = self.constant("plan", format!(": $Evaluation = {plan}"));
                 let (e, k, x, pv) = (self.fresh("e"), self.fresh("k"), self.fresh("v"), self.fresh("p"));
                 let guard = if *items { format!("Array.isArray({v})") } else { format!("$isObject({v})") };
                 w.open(format!("if ({guard}) {{"));
@@ -598,6 +626,10 @@ impl<'m> Standalone<'m> {
             let known = self.fresh("known");
             if o.fields.is_empty() {
                 w.line(format!("let {known} = false;"));
+            } else if o.fields.len() > KEY_CHAIN {
+                let names: Vec<String> = o.fields.iter().map(|f| string_lit(&f.name).to_string()).collect();
+                let keys = self.constant("keys", format!(" = new Set<string>([{}])", names.join(", ")));
+                w.line(format!("let {known} = {keys}.has({k});"));
             } else {
                 let names: Vec<String> = o.fields.iter().map(|f| format!("{k} === {}", string_lit(&f.name))).collect();
                 w.line(format!("let {known} = {};", names.join(" || ")));
