@@ -45,10 +45,15 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$evaluated",
 ];
 
-/// The most declared names a closed object's unknown-key check compares a key with one by one (`k === "a" || …`);
-/// past it, a module `Set` answers (a chain of thousands is slow on many keys, and TypeScript's compiler overflows
-/// its stack on one of 20,000).
+/// The most declared names a closed object's unknown-key check compares a key with one by one (`k === "a" || …`),
+/// and the most values or alternatives an `enum` or `anyOf` check chains (`v !== "a" && …`, `$ok(f, v) || …`);
+/// past it, a module constant answers (a `Set`, or a list walked once): a chain of thousands is slow on many keys,
+/// and TypeScript's compiler overflows its stack on one of 20,000.
 const KEY_CHAIN: usize = 32;
+
+/// The most pieces of one sequence (properties, `prefixItems`, `allOf` members, ...) a check function holds in
+/// place; more go to hoisted functions of this many ([`Standalone::pieces`]).
+const CHUNK: usize = 64;
 
 /// The public names of one type's validator.
 pub(crate) fn names(ts: &str) -> Result<(Code, Code), EmitError> {
@@ -191,6 +196,27 @@ impl<'m> Standalone<'m> {
         name
     }
 
+    /// The test that `v` is none of `values`, through a module constant: a `Set` when they are strings, numbers,
+    /// booleans or `null` (its `has` is JSON equality for those: `0` and `-0` are one number), else a list compared
+    /// with `$jsonEqual`.
+    fn not_in(&mut self, v: &str, values: &[serde_json::Value]) -> String {
+        if values.iter().any(|x| x.is_array() || x.is_object()) {
+            let items: Vec<String> = values.iter().map(|x| json_lit(x).to_string()).collect();
+            let list = self.constant("enum", format!(": readonly unknown[] = [{}]", items.join(", ")));
+            return format!("!{list}.some((x) => $jsonEqual({v}, x))");
+        }
+        // A number without a literal is never equal to a value (as in `not_equal`).
+        let items: Vec<String> = values
+            .iter()
+            .filter_map(|x| match x {
+                serde_json::Value::Number(n) => n.as_f64().and_then(|f| number_lit(f).ok()).map(|l| l.to_string()),
+                other => Some(json_lit(other).to_string()),
+            })
+            .collect();
+        let set = self.constant("enum", format!(" = new Set<unknown>([{}])", items.join(", ")));
+        format!("!{set}.has({v})")
+    }
+
     /// The module constant holding `p`'s matcher (one per pattern).
     fn matcher(&mut self, p: &Pattern) -> String {
         let key = format!("re {}", p.js);
@@ -216,6 +242,40 @@ impl<'m> Standalone<'m> {
         w.close("}");
         self.helpers[idx] = without_unused_locals(&w.out);
         Ok(name)
+    }
+
+    /// Emits `count` pieces of a check in order (piece `i` by `one(self, w, i, value, pointer)`): in place when they
+    /// are few, else in hoisted functions of [`CHUNK`] pieces each, called one after another with the value (of
+    /// TypeScript type `ty`) and its pointer. TypeScript refuses to analyse a function body past a few thousand
+    /// statements (TS2563 "too large for control flow analysis": an object of 500 properties in one function).
+    fn pieces(
+        &mut self,
+        w: &mut W,
+        count: usize,
+        (v, ty): (&str, &str),
+        ptr: &Ptr,
+        mut one: impl FnMut(&mut Self, &mut W, usize, &str, &Ptr) -> Result<(), EmitError>,
+    ) -> Result<(), EmitError> {
+        if count <= CHUNK {
+            for i in 0..count {
+                one(self, w, i, v, ptr)?;
+            }
+            return Ok(());
+        }
+        for start in (0..count).step_by(CHUNK) {
+            let idx = self.helpers.len();
+            let name = format!("n${idx}");
+            self.helpers.push(String::new());
+            let mut h = W::default();
+            h.open(format!("function {name}(v: {ty}, p: string, out: WireError[]): void {{"));
+            for i in start..count.min(start + CHUNK) {
+                one(self, &mut h, i, "v", &Ptr { var: "p".into(), suffix: String::new() })?;
+            }
+            h.close("}");
+            self.helpers[idx] = without_unused_locals(&h.out);
+            w.line(format!("{name}({v}, {}, out);", ptr.expr()));
+        }
+        Ok(())
     }
 
     /// The function checking type `id`, with the role rules when it is the protocol's envelope.
@@ -361,8 +421,13 @@ impl<'m> Standalone<'m> {
                 let shown =
                     format!("(typeof {v} === \"string\" ? \"`\" + {v} + \"`\" : \"`\" + JSON.stringify({v}) + \"`\")");
                 let m = format!("{shown} + {}", msg(&format!(" is not one of {}", value_list(values))));
-                let conds: Vec<String> = values.iter().map(|x| not_equal(v, x)).collect();
-                let cond = if conds.is_empty() { "true".to_string() } else { conds.join(" && ") };
+                let cond = if values.len() > KEY_CHAIN {
+                    self.not_in(v, values)
+                } else if values.is_empty() {
+                    "true".to_string()
+                } else {
+                    values.iter().map(|x| not_equal(v, x)).collect::<Vec<_>>().join(" && ")
+                };
                 if values.iter().all(|x| x.is_string()) {
                     w.line(format!("if (typeof {v} !== \"string\") {}", Self::type_err(ptr, "a string", v)));
                     w.line(format!("else if ({cond}) {}", push(&pe, Rule::Enum, &m)));
@@ -398,16 +463,24 @@ impl<'m> Standalone<'m> {
                 w.close("}");
             }
             Shape::AllOf(members) => {
-                for x in members {
-                    self.node(w, x, v, ptr)?;
-                }
+                self.pieces(w, members.len(), (v, "unknown"), ptr, |this, w, i, v, ptr| {
+                    this.node(w, &members[i], v, ptr)
+                })?;
             }
             Shape::AnyOf(members) => {
-                let mut tests = Vec::new();
+                let mut fns = Vec::new();
                 for x in members {
-                    tests.push(format!("$ok({}, {v})", self.helper(x)?));
+                    fns.push(self.helper(x)?);
                 }
-                let cond = if tests.is_empty() { "true".to_string() } else { format!("!({})", tests.join(" || ")) };
+                let cond = if fns.len() > KEY_CHAIN {
+                    let all = self.constant("any", format!(": readonly $Check[] = [{}]", fns.join(", ")));
+                    format!("!{all}.some((f) => $ok(f, {v}))")
+                } else if fns.is_empty() {
+                    "true".to_string()
+                } else {
+                    let tests: Vec<String> = fns.iter().map(|f| format!("$ok({f}, {v})")).collect();
+                    format!("!({})", tests.join(" || "))
+                };
                 let m = msg(&format!("matches none of the {} alternatives", members.len()));
                 w.line(format!("if ({cond}) {}", push(&pe, Rule::AnyOf, &m)));
             }
@@ -494,13 +567,14 @@ impl<'m> Standalone<'m> {
         w.line(Self::type_err(ptr, "an array", v));
         w.depth -= 1;
         w.open("} else {");
-        for (i, p) in a.prefix.iter().enumerate() {
-            let x = self.fresh("v");
+        self.pieces(w, a.prefix.len(), (v, "unknown[]"), ptr, |this, w, i, v, ptr| {
+            let x = this.fresh("v");
             w.open(format!("if ({v}.length > {i}) {{"));
             w.line(format!("const {x}: unknown = {v}[{i}];"));
-            self.node(w, p, &x, &ptr.key(&i.to_string()))?;
+            this.node(w, &a.prefix[i], &x, &ptr.key(&i.to_string()))?;
             w.close("}");
-        }
+            Ok(())
+        })?;
         if let Some(items) = a.items.as_deref().filter(|i| !matches!(i.shape, Shape::Any)) {
             let (i, x, pv) = (self.fresh("i"), self.fresh("v"), self.fresh("p"));
             w.open(format!("for (let {i} = {}; {i} < {v}.length; {i}++) {{", a.prefix.len()));
@@ -583,10 +657,11 @@ impl<'m> Standalone<'m> {
         w.open("} else {");
         let ov = self.fresh("o");
         w.line(format!("const {ov}: $Object = {v};"));
-        for f in &o.fields {
+        self.pieces(w, o.fields.len(), (&ov, "$Object"), ptr, |this, w, i, ov, ptr| {
+            let f = &o.fields[i];
             let fp = ptr.key(&f.name);
-            let x = self.fresh("v");
-            w.line(format!("const {x} = {};", read(&ov, &f.name)));
+            let x = this.fresh("v");
+            w.line(format!("const {x} = {};", read(ov, &f.name)));
             if f.required {
                 let m = msg(&format!("missing required property `{}`", f.name));
                 w.line(format!("if ({x} === undefined) {}", push(&fp.expr(), Rule::Required, &m)));
@@ -594,18 +669,22 @@ impl<'m> Standalone<'m> {
             } else {
                 w.open(format!("if ({x} !== undefined) {{"));
             }
-            self.node(w, &f.node, &x, &fp)?;
+            this.node(w, &f.node, &x, &fp)?;
             w.close("}");
-        }
-        for r in &o.required_only {
+            Ok(())
+        })?;
+        self.pieces(w, o.required_only.len(), (&ov, "$Object"), ptr, |_, w, i, ov, ptr| {
+            let r = &o.required_only[i];
             let m = msg(&format!("missing required property `{r}`"));
             w.line(format!(
                 "if (!Object.hasOwn({ov}, {})) {}",
                 string_lit(r),
                 push(&ptr.key(r).expr(), Rule::Required, &m)
             ));
-        }
-        for (k, deps) in &o.dependent_required {
+            Ok(())
+        })?;
+        self.pieces(w, o.dependent_required.len(), (&ov, "$Object"), ptr, |_, w, i, ov, ptr| {
+            let (k, deps) = &o.dependent_required[i];
             w.open(format!("if (Object.hasOwn({ov}, {})) {{", string_lit(k)));
             for d in deps {
                 let m = msg(&format!("`{d}` is required when `{k}` is present"));
@@ -616,7 +695,8 @@ impl<'m> Standalone<'m> {
                 ));
             }
             w.close("}");
-        }
+            Ok(())
+        })?;
         let needs_loop =
             !o.pattern_properties.is_empty() || matches!(o.additional, Additional::Closed | Additional::Schema(_));
         if needs_loop {
