@@ -132,8 +132,9 @@ pub(crate) struct Standalone<'m> {
     helpers: Vec<String>,
     /// Pattern matchers (`re$<i>`), one per pattern.
     matchers: Vec<Pattern>,
-    /// Other module constants, each once: evaluation plans (`plan$<i>`) and the declared names of closed objects
-    /// with many (`keys$<i>`), as (name, declaration after the name).
+    /// Other module constants, each once, as (name, declaration after the name): evaluation plans (`plan$<i>`) and
+    /// the lists past [`KEY_CHAIN`] (a closed object's names `keys$<i>`, `enum` values `enum$<i>`, `anyOf` checks
+    /// `any$<i>`).
     constants: Vec<(String, String)>,
     /// Where each matcher's source and each constant's declaration is, in `matchers` and `constants`.
     made: HashMap<String, usize>,
