@@ -180,30 +180,27 @@ export function matcher(
    * the match. With `waitForEnd` (the lazy automaton, which does not know where the string ends), a `$` is added
    * to the list instead of decided.
    */
+  let sp = 0;
+  /** Puts `pc` on the stack unless this step has seen it. */
+  const visit = (pc: number): void => {
+    if (seen[pc] !== stamp) {
+      seen[pc] = stamp;
+      stack[sp++] = pc;
+    }
+  };
   const add = (pc: number, list: Int32Array, count: number, i: number, waitForEnd: boolean): number => {
-    let sp = 0;
-    if (seen[pc] === stamp) return count;
-    seen[pc] = stamp;
-    stack[sp++] = pc;
+    sp = 0;
+    visit(pc);
     while (sp > 0) {
       const at = stack[--sp] as number;
       const op = ops[3 * at] as number;
-      let to = -1;
       if (op === 0) list[count++] = at;
       else if (op === 3) return -1;
       else if (op === 1) {
-        const b = ops[3 * at + 2] as number;
-        if (seen[b] !== stamp) {
-          seen[b] = stamp;
-          stack[sp++] = b;
-        }
-        to = ops[3 * at + 1] as number;
+        visit(ops[3 * at + 2] as number);
+        visit(ops[3 * at + 1] as number);
       } else if (waitForEnd && ops[3 * at + 1] === 1) list[count++] = at;
-      else if (lookHolds(ops[3 * at + 1] as number, s, i)) to = ops[3 * at + 2] as number;
-      if (to >= 0 && seen[to] !== stamp) {
-        seen[to] = stamp;
-        stack[sp++] = to;
-      }
+      else if (lookHolds(ops[3 * at + 1] as number, s, i)) visit(ops[3 * at + 2] as number);
     }
     return count;
   };

@@ -429,7 +429,7 @@ fn only_used_support(module: &str, support: &str) -> String {
 fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     let s = env.get_template("zod-support.ts")?.render(minijinja::context! {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
-        values => Value::from(values_support(env, "", true)?),
+        values => Value::from(support_part(env, "values.ts", "", true)?),
         matcher => Value::from(support_part(env, "matcher.ts", "", true)?),
         evaluation => Value::from(evaluation_support(env, "", "isPlainObject")?),
     })?;
@@ -438,7 +438,7 @@ fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
 
 /// The standalone validator's runtime (`standalone-support.ts`), with the evaluation plan's interpreter.
 fn standalone_support(env: &Environment<'static>) -> Result<Code, EmitError> {
-    let values = values_support(env, "$", false)?;
+    let values = support_part(env, "values.ts", "$", false)?;
     let matcher = support_part(env, "matcher.ts", "$", false)?;
     let evaluation = evaluation_support(env, "$", "$isObject")?;
     Ok(Code::from_pieces(format!(
@@ -450,14 +450,8 @@ fn standalone_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     )))
 }
 
-/// The JSON value helpers both runtimes use (`values.ts`: code points, a value's kind for messages, JSON
-/// equality), their names prefixed with `prefix`, exported from the Zod runtime (`export`).
-fn values_support(env: &Environment<'static>, prefix: &str, export: bool) -> Result<Code, EmitError> {
-    support_part(env, "values.ts", prefix, export)
-}
-
-/// A part both runtimes share (`values.ts`; `matcher.ts`, the patterns' linear-time matcher), its names prefixed
-/// with `prefix`, exported from the Zod runtime (`export`).
+/// A part both runtimes share (`values.ts`: code points, a value's kind for messages, JSON equality; `matcher.ts`:
+/// the patterns' linear-time matcher), its names prefixed with `prefix`, exported from the Zod runtime (`export`).
 fn support_part(env: &Environment<'static>, template: &str, prefix: &str, export: bool) -> Result<Code, EmitError> {
     let s = env.get_template(template)?.render(minijinja::context! {
         p => Value::from(Code::from_pieces(prefix.to_string())),

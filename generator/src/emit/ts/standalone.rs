@@ -130,13 +130,11 @@ pub(crate) struct Standalone<'m> {
     m: &'m Model,
     /// Hoisted helper functions (`n$<i>`), emitted before the type functions.
     helpers: Vec<String>,
-    /// Pattern matchers (`re$<i>`), one per pattern.
-    matchers: Vec<Pattern>,
-    /// Other module constants, each once, as (name, declaration after the name): evaluation plans (`plan$<i>`) and
-    /// the lists past [`KEY_CHAIN`] (a closed object's names `keys$<i>`, `enum` values `enum$<i>`, `anyOf` checks
-    /// `any$<i>`).
+    /// Module constants, each once, in the order made (one refers only to those before it), as (name, declaration
+    /// after the name): pattern matchers (`re$<i>`), evaluation plans (`plan$<i>`), and the lists past
+    /// [`KEY_CHAIN`] (a closed object's names `keys$<i>`, `enum` values `enum$<i>`, `anyOf` checks `any$<i>`).
     constants: Vec<(String, String)>,
-    /// Where each matcher's source and each constant's declaration is, in `matchers` and `constants`.
+    /// Where each declaration is in `constants`.
     made: HashMap<String, usize>,
     var: usize,
 }
@@ -177,7 +175,7 @@ impl super::evaluation::PlanChecks for Standalone<'_> {
 impl<'m> Standalone<'m> {
     /// A generator for `m`.
     pub fn new(m: &'m Model) -> Self {
-        Standalone { m, helpers: Vec::new(), matchers: Vec::new(), constants: Vec::new(), made: HashMap::new(), var: 0 }
+        Standalone { m, helpers: Vec::new(), constants: Vec::new(), made: HashMap::new(), var: 0 }
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -220,16 +218,7 @@ impl<'m> Standalone<'m> {
 
     /// The module constant holding `p`'s matcher (one per pattern).
     fn matcher(&mut self, p: &Pattern) -> String {
-        let key = format!("re {}", p.js);
-        let i = match self.made.get(&key) {
-            Some(&i) => i,
-            None => {
-                self.made.insert(key, self.matchers.len());
-                self.matchers.push(p.clone());
-                self.matchers.len() - 1
-            }
-        };
-        format!("re${i}")
+        self.constant("re", format!(" = {}", matcher_lit("$", p)))
     }
 
     /// A helper function checking `n` (hoisted), for a node that is only tested; returns its name.
@@ -299,20 +288,17 @@ impl<'m> Standalone<'m> {
         Ok(without_unused_locals(&w.out))
     }
 
-    /// Everything generated: matchers and other constants, helpers, type functions.
+    /// Everything generated: module constants, helpers, type functions.
     pub fn body(&mut self) -> Result<Code, EmitError> {
         let mut fns = Vec::new();
         for i in 0..self.m.types.len() {
             fns.push(self.type_fn(TypeId(i))?);
         }
         let mut out = String::new();
-        for (i, p) in self.matchers.iter().enumerate() {
-            out.push_str(&format!("const re${i} = {};\n", matcher_lit("$", p)));
-        }
         for (name, decl) in &self.constants {
             out.push_str(&format!("const {name}{decl};\n"));
         }
-        if !self.matchers.is_empty() || !self.constants.is_empty() {
+        if !self.constants.is_empty() {
             out.push('\n');
         }
         for h in &self.helpers {
