@@ -105,11 +105,12 @@ pub(crate) fn program(rust: &str) -> Result<Program, String> {
     if let Some(e) = c.error {
         return Err(e);
     }
-    let native_max = match (super::backtracking::deterministic(&ast, rust), anchored(&ast)) {
-        _ if c.not_word_boundary => 0,
-        (false, _) => 0,
-        (true, true) => NATIVE_ANCHORED,
-        (true, false) => NATIVE_UNANCHORED,
+    let native_max = if c.not_word_boundary || !super::backtracking::deterministic(&ast, rust) {
+        0
+    } else if anchored(&ast) {
+        NATIVE_ANCHORED
+    } else {
+        NATIVE_UNANCHORED
     };
     Ok(Program { native_max, start, ops: c.ops, classes: c.classes })
 }
