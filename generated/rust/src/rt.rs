@@ -911,7 +911,8 @@ pub(crate) struct Contains {
     pub(crate) max: Option<u64>,
 }
 
-fn array_items<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j [Json], Error> {
+/// The items of an array, or the `type` error.
+pub(crate) fn array_items<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j [Json], Error> {
     match v {
         Json::Array(a) => Ok(a),
         other => Err(type_error(at, "an array", other)),

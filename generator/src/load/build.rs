@@ -4,7 +4,10 @@
 //! `$ref` target. An object, a union or an enum of strings that is not itself at a named location is *hoisted*:
 //! it becomes a type of its own, named from its path ([`super::naming::derived_name`]), and the place where it
 //! stood refers to it. So [`Shape::Object`], [`Shape::Union`] and string [`Shape::Enum`]s only ever appear as
-//! the body of a [`TypeDef`], which gives every object and union a name in every language.
+//! the body of a [`TypeDef`], which gives every object and union a name in every language. A choice (`anyOf`,
+//! `oneOf`, a `type` list) or a composition (`allOf`, an object with applicators beside its properties) that is
+//! the whole schema at its location (or all of it but `null`) is hoisted the same way, so the Rust output can
+//! make it an enum or a struct; as a part of an `allOf` it stays where it is.
 //!
 //! A schema object is the conjunction of its parts, in this order (which is also the order errors are
 //! reported in): the typed part (`type`, `const`, `enum` and the keywords of each JSON kind), `$ref`, the
@@ -358,6 +361,25 @@ impl Cx {
         Node { origin, description, shape: Shape::Ref(id) }
     }
 
+    /// Whether a node that is the whole schema at a location that is not named becomes a type of its own, though
+    /// its shape may also stand inside a node (as a part of an `allOf`), where it stays: a choice the schema writes
+    /// between alternatives (`anyOf`, `oneOf`, a `type` list; not the kinds an untyped schema's keywords split it
+    /// into), or an `allOf` the schema writes or an object with applicators beside its properties (`anyOf`, `$ref`,
+    /// `if`, ...). The Rust output can type them (an enum, a struct of the object parts) only as types of their own.
+    fn hoisted_whole(&self, at: &Origin, node: &Node) -> bool {
+        let written = |keys: &[&str]| {
+            let doc = self.doc(at);
+            let v = doc.schema(at);
+            node.origin == *at && keys.iter().any(|k| v.get(*k).is_some())
+        };
+        match &node.shape {
+            Shape::AnyOf(_) | Shape::OneOf(_) => true,
+            Shape::Kinds(_) => node.origin == *at && self.doc(at).schema(at).get("type").is_some_and(Value::is_array),
+            Shape::AllOf(_) => written(&["allOf", "properties", "patternProperties", "additionalProperties"]),
+            _ => false,
+        }
+    }
+
     pub(crate) fn x_name(&mut self, at: &Origin, v: &Value) -> Option<String> {
         match v.get("x-name") {
             Some(Value::String(s)) if naming::is_type_name(s) => Some(s.clone()),
@@ -398,7 +420,8 @@ impl Cx {
         self.settle(types, at, node, own)
     }
 
-    /// Hoists objects, unions and string enums that would otherwise stand inside another node.
+    /// Hoists objects, unions and string enums that would otherwise stand inside another node, and a choice
+    /// or a composition ([`Cx::hoisted_whole`]) that is the whole node at a location that is not named.
     fn settle(&mut self, types: &mut Types, at: &Origin, mut node: Node, own: bool) -> Node {
         if is_named_shape(&node.shape) {
             return if own { node } else { self.hoist(types, at, "", node) };
@@ -406,11 +429,15 @@ impl Cx {
         let suffix = |s: &Shape| match s {
             Shape::Object(_) => "Object",
             Shape::Union(_) => "Union",
+            Shape::AnyOf(_) | Shape::OneOf(_) | Shape::Kinds(_) => "Choice",
             _ => "Enum",
         };
         match &mut node.shape {
-            Shape::Nullable(inner) if is_named_shape(&inner.shape) => {
-                let inner_node = std::mem::replace(&mut **inner, Node::any(at));
+            Shape::Nullable(inner) if is_named_shape(&inner.shape) || self.hoisted_whole(at, inner) => {
+                let mut inner_node = std::mem::replace(&mut **inner, Node::any(at));
+                if !is_named_shape(&inner_node.shape) && inner_node.origin == *at {
+                    inner_node = self.settle(types, at, inner_node, true);
+                }
                 let sfx = suffix(&inner_node.shape);
                 **inner = self.hoist(types, at, sfx, inner_node);
             }
@@ -440,6 +467,9 @@ impl Cx {
                 }
             }
             _ => {}
+        }
+        if !own && self.hoisted_whole(at, &node) {
+            return self.hoist(types, at, "", node);
         }
         node
     }

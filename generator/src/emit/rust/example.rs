@@ -70,9 +70,12 @@ fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> 
             let l = lit(s);
             quote!(#l.to_owned())
         }
-        (Shape::Boolean, Value::Bool(b)) => quote!(#b),
+        // An `enum` of numbers or of booleans is typed as its values' kind (`Gen::ty`).
+        (Shape::Boolean | Shape::Enum(_), Value::Bool(b)) if g.ty(node).to_string() == "bool" => quote!(#b),
         (Shape::Null, Value::Null) => quote!(()),
-        (Shape::Number(_), Value::Number(_)) => {
+        (Shape::Number(_) | Shape::Enum(_), Value::Number(_))
+            if g.ty(node).to_string() != quote!(::serde_json::Value).to_string() =>
+        {
             let ty = g.ty(node).to_string();
             match ty.as_str() {
                 "u64" => {
@@ -100,6 +103,12 @@ fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> 
             let item = a.items.as_deref()?;
             let xs = items.iter().map(|x| literal(g, item, x, names)).collect::<Option<Vec<_>>>()?;
             quote!(::std::vec![#(#xs),*])
+        }
+        (Shape::Array(a), Value::Array(items))
+            if super::types::tuple_positions(a).is_some_and(|ps| ps.len() == items.len()) =>
+        {
+            let xs = a.prefix.iter().zip(items).map(|(p, x)| literal(g, p, x, names)).collect::<Option<Vec<_>>>()?;
+            quote!((#(#xs,)*))
         }
         (Shape::Object(o), Value::Object(members)) if is_bare_map(o) => {
             let entries = members.iter().map(|(k, x)| {

@@ -87,6 +87,35 @@ fn num_ty(n: &NumberShape) -> NumTy {
     }
 }
 
+/// The Rust type of an `enum` whose values are all of one kind besides strings (string enums are named Rust
+/// enums): numbers as [`num_ty`] types them, booleans as `bool`; `None` for a mix of kinds, arrays, objects, `null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValueTy {
+    Num(NumTy),
+    Bool,
+}
+
+fn enum_ty(values: &[Value]) -> Option<ValueTy> {
+    if !values.is_empty() && values.iter().all(Value::is_boolean) {
+        return Some(ValueTy::Bool);
+    }
+    let nums: Vec<f64> = values.iter().map(Value::as_f64).collect::<Option<_>>()?;
+    let whole = nums.iter().all(|n| n.fract() == 0.0);
+    let lowest = nums.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = nums.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let shape = NumberShape { integer: whole, minimum: Some(lowest), maximum: Some(highest), ..NumberShape::default() };
+    (!nums.is_empty()).then(|| ValueTy::Num(num_ty(&shape)))
+}
+
+/// The positions of an array that always has exactly its `prefixItems` (a Rust tuple): `minItems` at least
+/// their number, and no item after them (`items: false`, or `maxItems` at most their number).
+pub(crate) fn tuple_positions(a: &ArrayShape) -> Option<&[Node]> {
+    let n = a.prefix.len() as u64;
+    let closed =
+        matches!(a.items.as_deref(), Some(Node { shape: Shape::Never, .. })) || a.max_items.is_some_and(|m| m <= n);
+    (n > 0 && closed && a.min_items.is_some_and(|m| m >= n)).then_some(a.prefix.as_slice())
+}
+
 /// An object that holds any members and nothing else: a `serde_json::Map`.
 pub(crate) fn is_bare_map(o: &ObjectShape) -> bool {
     o.fields.is_empty()
@@ -448,6 +477,10 @@ impl<'m> Gen<'m> {
                 };
                 quote!(::std::vec::Vec<#item>)
             }
+            Shape::Array(a) if tuple_positions(a).is_some() => {
+                let ts = a.prefix.iter().map(|p| self.ty(p));
+                quote!((#(#ts,)*))
+            }
             Shape::Nullable(inner) => {
                 let t = self.ty(inner);
                 quote!(::std::option::Option<#t>)
@@ -455,6 +488,13 @@ impl<'m> Gen<'m> {
             Shape::Object(o) if is_bare_map(o) => {
                 quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>)
             }
+            Shape::Enum(values) => match enum_ty(values) {
+                Some(ValueTy::Bool) => quote!(bool),
+                Some(ValueTy::Num(NumTy::U64)) => quote!(u64),
+                Some(ValueTy::Num(NumTy::I64)) => quote!(i64),
+                Some(ValueTy::Num(NumTy::F64)) => quote!(f64),
+                None => quote!(::serde_json::Value),
+            },
             _ => quote!(::serde_json::Value),
         }
     }
@@ -471,6 +511,7 @@ impl<'m> Gen<'m> {
                 }
             }
             Shape::Null | Shape::Boolean | Shape::Number(_) => true,
+            Shape::Enum(values) => enum_ty(values).is_some(),
             Shape::Nullable(inner) => self.is_copy(inner),
             _ => false,
         }
@@ -644,6 +685,38 @@ impl<'m> Gen<'m> {
                 Code::Body(quote!(rt::nullable(v, at, #d)))
             }
             Shape::Object(o) if is_bare_map(o) => Code::Path(quote!(rt::any_object)),
+            // The array is checked whole first (its errors, as the engine gives them), then each position is
+            // read, which cannot fail after that.
+            Shape::Array(a) if tuple_positions(a).is_some() => {
+                let check = self.check(node)?.body();
+                let mut reads = Vec::new();
+                for (i, p) in a.prefix.iter().enumerate() {
+                    let d = self.decode(p)?.func();
+                    reads.push(quote!((#d)(&items[#i], at.index(#i))?));
+                }
+                Code::Body(quote!({
+                    #check?;
+                    let items = rt::array_items(v, at)?;
+                    ::std::result::Result::Ok((#(#reads,)*))
+                }))
+            }
+            // The value is one of the values first (the `enum` error, as the engine gives it), then read as
+            // their kind, which cannot fail after that.
+            Shape::Enum(values) if enum_ty(values).is_some() => {
+                let check = self.check(node)?.body();
+                let read = match enum_ty(values) {
+                    Some(ValueTy::Num(t)) => {
+                        let r = Self::num_rule(&NumberShape { integer: t != NumTy::F64, ..NumberShape::default() });
+                        match t {
+                            NumTy::U64 => quote!(rt::uint(v, at, &#r)),
+                            NumTy::I64 => quote!(rt::int(v, at, &#r)),
+                            NumTy::F64 => quote!(rt::number(v, at, &#r)),
+                        }
+                    }
+                    _ => quote!(rt::boolean(v, at)),
+                };
+                Code::Body(quote!({ #check?; #read }))
+            }
             _ => {
                 let c = self.check(node)?.func();
                 Code::Body(quote!(rt::checked(v, at, #c)))
@@ -1658,10 +1731,26 @@ fn kind_name(shape: &Shape) -> &'static str {
 /// part, the ones that are no object too), so after that each field's value is what its object declared and
 /// reading the fields cannot fail.
 fn merged_object(m: &Model, parts: &[Node]) -> Option<ObjectShape> {
-    fn objects<'m>(m: &'m Model, parts: &'m [Node], out: &mut Vec<&'m ObjectShape>, depth: usize) -> Option<()> {
+    /// The object parts, each with whether the part is only an object (else it is the object alternative of a
+    /// part that takes other kinds too: an untyped `{"properties": ...}`, a `type` list, a nullable object).
+    fn objects<'m>(
+        m: &'m Model,
+        parts: &'m [Node],
+        out: &mut Vec<(&'m ObjectShape, bool)>,
+        depth: usize,
+    ) -> Option<()> {
         for part in parts {
             match &m.resolve_node(part).0.shape {
-                Shape::Object(o) => out.push(o),
+                Shape::Object(o) => out.push((o, true)),
+                Shape::Kinds(kinds) => out.extend(kinds.iter().filter_map(|k| match &m.resolve_node(k).0.shape {
+                    Shape::Object(o) => Some((o, false)),
+                    _ => None,
+                })),
+                Shape::Nullable(inner) => {
+                    if let Shape::Object(o) = &m.resolve_node(inner).0.shape {
+                        out.push((o, false));
+                    }
+                }
                 // A reference chain is at most `MAX_REF_DEPTH` long, so this bound is never reached.
                 Shape::AllOf(inner) if depth < 256 => objects(m, inner, out, depth + 1)?,
                 Shape::AllOf(_) => return None,
@@ -1670,11 +1759,14 @@ fn merged_object(m: &Model, parts: &[Node]) -> Option<ObjectShape> {
         }
         Some(())
     }
-    let mut found = Vec::new();
-    objects(m, parts, &mut found, 0)?;
-    if found.is_empty() {
+    let mut parts_found = Vec::new();
+    objects(m, parts, &mut parts_found, 0)?;
+    // Once one part is only an object, every value that passes is an object: a part that takes other kinds too
+    // holds it by its object alternative, whose properties are then declared for it.
+    if !parts_found.iter().any(|(_, only)| *only) {
         return None;
     }
+    let found: Vec<&ObjectShape> = parts_found.into_iter().map(|(o, _)| o).collect();
     let mut names = BTreeSet::new();
     let mut fields: Vec<Field> = Vec::new();
     for o in &found {
