@@ -294,7 +294,7 @@ fn x_aliases_give_a_type_other_names_in_every_language() {
 fn an_all_of_of_objects_is_one_rust_struct_of_their_properties() {
     // Inheritance through `allOf`: the Rust type holds every object part's properties (through references and
     // nested `allOf`s), required where any part requires them; a part that is no object only constrains. Two
-    // parts that declare one property keep the checked value. The verdicts and errors are held to the engine's
+    // parts that declare one property are typed by the first. The verdicts and errors are held to the engine's
     // by the JSON-Schema-Test-Suite harness (`tests/jsts/wiregen-cases.json`, the `allOf` inheritance cases).
     let dir = schema_dir(
         "allof-struct",
@@ -333,7 +333,8 @@ fn an_all_of_of_objects_is_one_rust_struct_of_their_properties() {
             "pub extra: Extra<::serde_json::Value>,",
         ]
     );
-    assert!(rust.contains("pub struct Twice(\n    /// The value.\n    pub ::serde_json::Value,"), "{rust}");
+    // Two parts that declare `id`: the type of the first typed part, checked whole first.
+    assert!(rust.contains("pub struct Twice(\n    /// The value.\n    pub Base,"), "{rust}");
 }
 
 #[test]
@@ -518,7 +519,8 @@ fn an_array_of_exactly_its_prefix_items_is_a_rust_tuple() {
 fn an_all_of_inside_a_type_is_a_struct_of_its_object_parts() {
     // Inheritance written inline (a property's `allOf`, the members of an item's `oneOf`, as OpenAPI documents
     // write them) is a struct like a named `allOf`; an untyped part's `properties` count once another part makes
-    // the value an object. Verdicts and round trips: `tests/jsts/wiregen-cases.json`.
+    // the value an object. Another `allOf` has the type of its first typed part. Verdicts and round trips:
+    // `tests/jsts/wiregen-cases.json`.
     let dir = schema_dir(
         "all-of-inside",
         &[(
@@ -532,7 +534,9 @@ fn an_all_of_inside_a_type_is_a_struct_of_its_object_parts() {
                         {"allOf": [{"$ref": "#/$defs/base"}, {"properties": {"kind": {"const": "c"}, "r": {"type": "number"}}, "required": ["kind", "r"]}]},
                         {"allOf": [{"$ref": "#/$defs/base"}, {"properties": {"kind": {"const": "s"}, "side": {"type": "number"}}, "required": ["kind", "side"]}]}
                     ]}},
-                    "short": {"type": "string", "not": {"const": "x"}}
+                    "short": {"type": "string", "not": {"const": "x"}},
+                    "named": {"$ref": "#/$defs/base", "minProperties": 2},
+                    "free": {"not": {"type": "null"}, "minProperties": 1}
                 }
             }),
         )],
@@ -544,8 +548,11 @@ fn an_all_of_inside_a_type_is_a_struct_of_its_object_parts() {
         [
             "pub circle: ::std::option::Option<RootCircle>,",
             "pub shapes: ::std::option::Option<::std::vec::Vec<RootShapesItem>>,",
-            // A string with a `not` beside it: no type to hold it but the checked value.
-            "pub short: ::std::option::Option<::serde_json::Value>,",
+            // A refinement takes the type of its first typed part: a string with a `not` beside it, a reference
+            // with a keyword beside it. With no typed part it stays the checked value.
+            "pub short: ::std::option::Option<::std::string::String>,",
+            "pub named: ::std::option::Option<Base>,",
+            "pub free: ::std::option::Option<::serde_json::Value>,",
             "pub extra: Extra<::serde_json::Value>,",
         ]
     );

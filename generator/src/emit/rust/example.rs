@@ -110,6 +110,7 @@ fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> 
             let xs = a.prefix.iter().zip(items).map(|(p, x)| literal(g, p, x, names)).collect::<Option<Vec<_>>>()?;
             quote!((#(#xs,)*))
         }
+        (Shape::AllOf(parts), _) if g.typed_part(parts).is_some() => literal(g, g.typed_part(parts)?.0, v, names)?,
         (Shape::Object(o), Value::Object(members)) if is_bare_map(o) => {
             let entries = members.iter().map(|(k, x)| {
                 let (k, x) = (lit(k), lit(&x.to_string()));

@@ -27,6 +27,7 @@
 //! `serde_json::Value` that passed a generated check. A field whose type contains its own struct (through
 //! other types, not through a `Vec` or a map) is boxed.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -210,6 +211,9 @@ pub(crate) struct Gen<'m> {
     pattern_items: Vec<TokenStream>,
     /// The types' JSON Schema keywords (for the `JsonSchema` impls).
     pub(crate) keywords: Keywords<'m>,
+    /// The Rust type of each inlined type, once computed: a type referred to from many places (through the
+    /// parts of `allOf`s) is typed once, not once per path to it.
+    inlined_ty: RefCell<BTreeMap<usize, TokenStream>>,
 }
 
 /// Type names the output defines itself.
@@ -303,6 +307,7 @@ impl<'m> Gen<'m> {
             patterns: BTreeMap::new(),
             pattern_items: Vec::new(),
             keywords: Keywords::new(m, None),
+            inlined_ty: RefCell::default(),
         };
         g.plan_inlining();
         g.plan_reach();
@@ -452,7 +457,13 @@ impl<'m> Gen<'m> {
     fn ref_ty(&self, id: TypeId) -> TokenStream {
         let f = self.final_id(id);
         if self.is_inlined(f) {
-            return self.ty(&self.m.ty(f).node);
+            if let Some(t) = self.inlined_ty.borrow().get(&f.0) {
+                return t.clone();
+            }
+            // An inlined type is on no reference cycle, so computing it never asks for itself.
+            let t = self.ty(&self.m.ty(f).node);
+            self.inlined_ty.borrow_mut().insert(f.0, t.clone());
+            return t;
         }
         let i = self.type_ident(f);
         quote!(#i)
@@ -488,6 +499,7 @@ impl<'m> Gen<'m> {
             Shape::Object(o) if is_bare_map(o) => {
                 quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>)
             }
+            Shape::AllOf(parts) => self.typed_part(parts).map_or_else(|| quote!(::serde_json::Value), |(_, t)| t),
             Shape::Enum(values) => match enum_ty(values) {
                 Some(ValueTy::Bool) => quote!(bool),
                 Some(ValueTy::Num(NumTy::U64)) => quote!(u64),
@@ -497,6 +509,19 @@ impl<'m> Gen<'m> {
             },
             _ => quote!(::serde_json::Value),
         }
+    }
+
+    /// The part of an `allOf` whose Rust type the whole takes (a refinement such as `{"$ref": "#/$defs/id",
+    /// "minLength": 1}` is the referenced type's `String`): the first part that has a type other than `Value`.
+    /// Once the whole `allOf` passes, that part's decoder reads the value and cannot fail. `None` when no part
+    /// has one, or a part may drop keys (the checked value keeps them, as the TypeScript outputs do).
+    /// Each part's type is computed once (nested `allOf`s would otherwise cost time exponential in their depth).
+    pub(crate) fn typed_part<'n>(&self, parts: &'n [Node]) -> Option<(&'n Node, TokenStream)> {
+        if parts.iter().any(|p| self.m.may_drop_keys(p)) {
+            return None;
+        }
+        let value = quote!(::serde_json::Value).to_string();
+        parts.iter().map(|p| (p, self.ty(p))).find(|(_, t)| t.to_string() != value)
     }
 
     /// Whether a node's Rust type is `Copy` (for getters).
@@ -512,6 +537,7 @@ impl<'m> Gen<'m> {
             }
             Shape::Null | Shape::Boolean | Shape::Number(_) => true,
             Shape::Enum(values) => enum_ty(values).is_some(),
+            Shape::AllOf(parts) => self.typed_part(parts).is_some_and(|(p, _)| self.is_copy(p)),
             Shape::Nullable(inner) => self.is_copy(inner),
             _ => false,
         }
@@ -525,6 +551,7 @@ impl<'m> Gen<'m> {
                 self.is_inlined(f) && self.is_string(&self.m.ty(f).node)
             }
             Shape::String(_) => true,
+            Shape::AllOf(parts) => self.typed_part(parts).is_some_and(|(p, _)| self.is_string(p)),
             _ => false,
         }
     }
@@ -698,6 +725,16 @@ impl<'m> Gen<'m> {
                     #check?;
                     let items = rt::array_items(v, at)?;
                     ::std::result::Result::Ok((#(#reads,)*))
+                }))
+            }
+            // The whole `allOf` is checked first (its errors), then the value is read by its typed part.
+            Shape::AllOf(parts) if self.typed_part(parts).is_some() => {
+                let check = self.check(node)?.body();
+                let part = self.typed_part(parts).map_or(node, |(p, _)| p);
+                let d = self.decode(part)?.body();
+                Code::Body(quote!({
+                    #check?;
+                    #d
                 }))
             }
             // The value is one of the values first (the `enum` error, as the engine gives it), then read as
