@@ -9,7 +9,7 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::{Map, Value};
 
-use super::types::{is_bare_map, FieldKind, Form, Gen};
+use super::types::{is_bare_map, is_value, tuple_positions, FieldKind, Form, Gen};
 use super::{lit, Layout};
 use crate::emit::EmitError;
 use crate::engine::{Engine, EngineOptions};
@@ -73,9 +73,7 @@ fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> 
         // An `enum` of numbers or of booleans is typed as its values' kind (`Gen::ty`).
         (Shape::Boolean | Shape::Enum(_), Value::Bool(b)) if g.ty(node).to_string() == "bool" => quote!(#b),
         (Shape::Null, Value::Null) => quote!(()),
-        (Shape::Number(_) | Shape::Enum(_), Value::Number(_))
-            if g.ty(node).to_string() != quote!(::serde_json::Value).to_string() =>
-        {
+        (Shape::Number(_) | Shape::Enum(_), Value::Number(_)) if !is_value(&g.ty(node)) => {
             let ty = g.ty(node).to_string();
             match ty.as_str() {
                 "u64" => {
@@ -104,9 +102,7 @@ fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> 
             let xs = items.iter().map(|x| literal(g, item, x, names)).collect::<Option<Vec<_>>>()?;
             quote!(::std::vec![#(#xs),*])
         }
-        (Shape::Array(a), Value::Array(items))
-            if super::types::tuple_positions(a).is_some_and(|ps| ps.len() == items.len()) =>
-        {
+        (Shape::Array(a), Value::Array(items)) if tuple_positions(a).is_some_and(|ps| ps.len() == items.len()) => {
             let xs = a.prefix.iter().zip(items).map(|(p, x)| literal(g, p, x, names)).collect::<Option<Vec<_>>>()?;
             quote!((#(#xs,)*))
         }
@@ -118,7 +114,7 @@ fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> 
             });
             quote!(::serde_json::Map::from_iter([#(#entries),*]))
         }
-        _ if g.ty(node).to_string() == quote!(::serde_json::Value).to_string() => {
+        _ if is_value(&g.ty(node)) => {
             let x = lit(&v.to_string());
             quote!(::serde_json::from_str::<::serde_json::Value>(#x)?)
         }

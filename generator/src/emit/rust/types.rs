@@ -117,6 +117,11 @@ pub(crate) fn tuple_positions(a: &ArrayShape) -> Option<&[Node]> {
     (n > 0 && closed && a.min_items.is_some_and(|m| m >= n)).then_some(a.prefix.as_slice())
 }
 
+/// Whether a Rust type (from [`Gen::ty`]) is the checked `serde_json::Value`.
+pub(crate) fn is_value(t: &TokenStream) -> bool {
+    t.to_string() == quote!(::serde_json::Value).to_string()
+}
+
 /// An object that holds any members and nothing else: a `serde_json::Map`.
 pub(crate) fn is_bare_map(o: &ObjectShape) -> bool {
     o.fields.is_empty()
@@ -520,8 +525,7 @@ impl<'m> Gen<'m> {
         if parts.iter().any(|p| self.m.may_drop_keys(p)) {
             return None;
         }
-        let value = quote!(::serde_json::Value).to_string();
-        parts.iter().map(|p| (p, self.ty(p))).find(|(_, t)| t.to_string() != value)
+        parts.iter().map(|p| (p, self.ty(p))).find(|(_, t)| !is_value(t))
     }
 
     /// Whether a node's Rust type is `Copy` (for getters).
