@@ -367,17 +367,22 @@ impl Cx {
     /// into), or an `allOf` the schema writes or an object with applicators beside its properties (`anyOf`, `$ref`,
     /// `if`, ...). The Rust output can type them (an enum, a struct of the object parts) only as types of their own.
     fn hoisted_whole(&self, at: &Origin, node: &Node) -> bool {
-        let written = |keys: &[&str]| {
-            let doc = self.doc(at);
-            let v = doc.schema(at);
-            node.origin == *at && keys.iter().any(|k| v.get(*k).is_some())
-        };
         match &node.shape {
-            Shape::AnyOf(_) | Shape::OneOf(_) => true,
-            Shape::Kinds(_) => node.origin == *at && self.doc(at).schema(at).get("type").is_some_and(Value::is_array),
-            Shape::AllOf(_) => written(&["allOf", "properties", "patternProperties", "additionalProperties"]),
-            _ => false,
+            Shape::AnyOf(_) | Shape::OneOf(_) => return true,
+            Shape::Kinds(_) | Shape::AllOf(_) => {}
+            _ => return false,
         }
+        // The schema at `at` writes the choice or the composition itself (not a `$ref` target's, not a split
+        // its keywords imply).
+        let doc = self.doc(at);
+        let v = doc.schema(at);
+        node.origin == *at
+            && match node.shape {
+                Shape::Kinds(_) => v.get("type").is_some_and(Value::is_array),
+                _ => ["allOf", "properties", "patternProperties", "additionalProperties"]
+                    .iter()
+                    .any(|k| v.get(*k).is_some()),
+            }
     }
 
     pub(crate) fn x_name(&mut self, at: &Origin, v: &Value) -> Option<String> {

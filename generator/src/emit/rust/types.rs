@@ -677,6 +677,9 @@ impl<'m> Gen<'m> {
     /// # Errors
     /// An object, union or string enum that is not the body of a type (the loader never builds one).
     pub(crate) fn decode(&mut self, node: &Node) -> Result<Code, EmitError> {
+        if let Some(code) = self.read_after_check(node)? {
+            return Ok(code);
+        }
         Ok(match &node.shape {
             Shape::Ref(id) => {
                 self.undefined(*id)?;
@@ -716,53 +719,55 @@ impl<'m> Gen<'m> {
                 Code::Body(quote!(rt::nullable(v, at, #d)))
             }
             Shape::Object(o) if is_bare_map(o) => Code::Path(quote!(rt::any_object)),
-            // The array is checked whole first (its errors, as the engine gives them), then each position is
-            // read, which cannot fail after that.
-            Shape::Array(a) if tuple_positions(a).is_some() => {
-                let check = self.check(node)?.body();
-                let mut reads = Vec::new();
-                for (i, p) in a.prefix.iter().enumerate() {
-                    let d = self.decode(p)?.func();
-                    reads.push(quote!((#d)(&items[#i], at.index(#i))?));
-                }
-                Code::Body(quote!({
-                    #check?;
-                    let items = rt::array_items(v, at)?;
-                    ::std::result::Result::Ok((#(#reads,)*))
-                }))
-            }
-            // The whole `allOf` is checked first (its errors), then the value is read by its typed part.
-            Shape::AllOf(parts) if self.typed_part(parts).is_some() => {
-                let check = self.check(node)?.body();
-                let part = self.typed_part(parts).map_or(node, |(p, _)| p);
-                let d = self.decode(part)?.body();
-                Code::Body(quote!({
-                    #check?;
-                    #d
-                }))
-            }
-            // The value is one of the values first (the `enum` error, as the engine gives it), then read as
-            // their kind, which cannot fail after that.
-            Shape::Enum(values) if enum_ty(values).is_some() => {
-                let check = self.check(node)?.body();
-                let read = match enum_ty(values) {
-                    Some(ValueTy::Num(t)) => {
-                        let r = Self::num_rule(&NumberShape { integer: t != NumTy::F64, ..NumberShape::default() });
-                        match t {
-                            NumTy::U64 => quote!(rt::uint(v, at, &#r)),
-                            NumTy::I64 => quote!(rt::int(v, at, &#r)),
-                            NumTy::F64 => quote!(rt::number(v, at, &#r)),
-                        }
-                    }
-                    _ => quote!(rt::boolean(v, at)),
-                };
-                Code::Body(quote!({ #check?; #read }))
-            }
             _ => {
                 let c = self.check(node)?.func();
                 Code::Body(quote!(rt::checked(v, at, #c)))
             }
         })
+    }
+
+    /// The decoder of a typed node that is not read directly: the whole node is checked first (so the errors are
+    /// the check's, as the engine gives them), then a tuple reads each position, a refinement (`allOf`) reads the
+    /// value with its typed part, an `enum` of numbers or booleans reads the value as their kind. None of these
+    /// reads can fail after the check. `None` for any other node.
+    fn read_after_check(&mut self, node: &Node) -> Result<Option<Code>, EmitError> {
+        enum Read<'n> {
+            Tuple(&'n [Node]),
+            Part(&'n Node),
+            Kind(ValueTy),
+        }
+        let read = match &node.shape {
+            Shape::Array(a) => tuple_positions(a).map(Read::Tuple),
+            Shape::AllOf(parts) => self.typed_part(parts).map(|(p, _)| Read::Part(p)),
+            Shape::Enum(values) => enum_ty(values).map(Read::Kind),
+            _ => None,
+        };
+        let Some(read) = read else { return Ok(None) };
+        let check = self.check(node)?.body();
+        let read = match read {
+            Read::Tuple(positions) => {
+                let mut reads = Vec::new();
+                for (i, p) in positions.iter().enumerate() {
+                    let d = self.decode(p)?.func();
+                    reads.push(quote!((#d)(&items[#i], at.index(#i))?));
+                }
+                quote! {
+                    let items = rt::array_items(v, at)?;
+                    ::std::result::Result::Ok((#(#reads,)*))
+                }
+            }
+            Read::Part(part) => self.decode(part)?.body(),
+            Read::Kind(ValueTy::Num(t)) => {
+                let r = Self::num_rule(&NumberShape { integer: t != NumTy::F64, ..NumberShape::default() });
+                match t {
+                    NumTy::U64 => quote!(rt::uint(v, at, &#r)),
+                    NumTy::I64 => quote!(rt::int(v, at, &#r)),
+                    NumTy::F64 => quote!(rt::number(v, at, &#r)),
+                }
+            }
+            Read::Kind(ValueTy::Bool) => quote!(rt::boolean(v, at)),
+        };
+        Ok(Some(Code::Body(quote!({ #check?; #read }))))
     }
 
     /// The check of a node (a `rt::Check`: it keeps nothing).
