@@ -995,9 +995,9 @@ impl Usage {
 impl rt::Decode for Usage {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
-        let input_tokens = obj.required(at, "inputTokens", Uint53::decode_inner)?;
-        let output_tokens = obj.required(at, "outputTokens", Uint53::decode_inner)?;
-        let cost = obj
+        let field_0 = obj.required(at, "inputTokens", Uint53::decode_inner)?;
+        let field_1 = obj.required(at, "outputTokens", Uint53::decode_inner)?;
+        let field_2 = obj
             .required(
                 at,
                 "cost",
@@ -1022,9 +1022,9 @@ impl rt::Decode for Usage {
             &rt::Rest::Closed { removed: &[] },
         )?;
         ::std::result::Result::Ok(Self {
-            input_tokens,
-            output_tokens,
-            cost,
+            input_tokens: field_0,
+            output_tokens: field_1,
+            cost: field_2,
         })
     }
 }
@@ -1147,13 +1147,12 @@ impl MessageUsage {
 impl rt::Decode for MessageUsage {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
-        let input_tokens = obj.required(at, "inputTokens", Uint53::decode_inner)?;
-        let cache_creation_input_tokens = obj
+        let field_0 = obj.required(at, "inputTokens", Uint53::decode_inner)?;
+        let field_1 = obj
             .optional(at, "cacheCreationInputTokens", Uint53::decode_inner)?;
-        let cache_read_input_tokens = obj
-            .optional(at, "cacheReadInputTokens", Uint53::decode_inner)?;
-        let output_tokens = obj.required(at, "outputTokens", Uint53::decode_inner)?;
-        let context_window = obj
+        let field_2 = obj.optional(at, "cacheReadInputTokens", Uint53::decode_inner)?;
+        let field_3 = obj.required(at, "outputTokens", Uint53::decode_inner)?;
+        let field_4 = obj
             .optional(
                 at,
                 "contextWindow",
@@ -1170,7 +1169,7 @@ impl rt::Decode for MessageUsage {
                     },
                 ),
             )?;
-        let service_tier = obj
+        let field_5 = obj
             .optional(
                 at,
                 "serviceTier",
@@ -1199,12 +1198,12 @@ impl rt::Decode for MessageUsage {
             &rt::Rest::Closed { removed: &[] },
         )?;
         ::std::result::Result::Ok(Self {
-            input_tokens,
-            cache_creation_input_tokens,
-            cache_read_input_tokens,
-            output_tokens,
-            context_window,
-            service_tier,
+            input_tokens: field_0,
+            cache_creation_input_tokens: field_1,
+            cache_read_input_tokens: field_2,
+            output_tokens: field_3,
+            context_window: field_4,
+            service_tier: field_5,
         })
     }
 }
@@ -1307,9 +1306,9 @@ impl Image {
 impl rt::Decode for Image {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
-        let width = obj.required(at, "width", Uint53::decode_inner)?;
-        let height = obj.required(at, "height", Uint53::decode_inner)?;
-        let thumbhash = obj
+        let field_0 = obj.required(at, "width", Uint53::decode_inner)?;
+        let field_1 = obj.required(at, "height", Uint53::decode_inner)?;
+        let field_2 = obj
             .required(
                 at,
                 "thumbhash",
@@ -1330,7 +1329,11 @@ impl rt::Decode for Image {
             &[],
             &rt::Rest::Closed { removed: &[] },
         )?;
-        ::std::result::Result::Ok(Self { width, height, thumbhash })
+        ::std::result::Result::Ok(Self {
+            width: field_0,
+            height: field_1,
+            thumbhash: field_2,
+        })
     }
 }
 #[rustfmt::skip]
@@ -1484,12 +1487,12 @@ impl Envelope {
 impl rt::Decode for Envelope {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
-        let id = obj.required(at, "id", Cuid2::decode_inner)?;
-        let time = obj.required(at, "time", Uint53::decode_inner)?;
-        let role = obj.required(at, "role", <Role as rt::Decode>::decode)?;
-        let turn = obj.optional(at, "turn", Cuid2::decode_inner)?;
-        let subagent = obj.optional(at, "subagent", Cuid2::decode_inner)?;
-        let claude_uuid = obj
+        let field_0 = obj.required(at, "id", Cuid2::decode_inner)?;
+        let field_1 = obj.required(at, "time", Uint53::decode_inner)?;
+        let field_2 = obj.required(at, "role", <Role as rt::Decode>::decode)?;
+        let field_3 = obj.optional(at, "turn", Cuid2::decode_inner)?;
+        let field_4 = obj.optional(at, "subagent", Cuid2::decode_inner)?;
+        let field_5 = obj
             .optional(
                 at,
                 "claudeUuid",
@@ -1503,7 +1506,7 @@ impl rt::Decode for Envelope {
                     },
                 ),
             )?;
-        let codex_item_id = obj
+        let field_6 = obj
             .optional(
                 at,
                 "codexItemId",
@@ -1517,8 +1520,8 @@ impl rt::Decode for Envelope {
                     },
                 ),
             )?;
-        let usage = obj.optional(at, "usage", <MessageUsage as rt::Decode>::decode)?;
-        let ev = obj.required(at, "ev", <Event as rt::Decode>::decode)?;
+        let field_7 = obj.optional(at, "usage", <MessageUsage as rt::Decode>::decode)?;
+        let field_8 = obj.required(at, "ev", <Event as rt::Decode>::decode)?;
         rt::others(
             obj,
             at,
@@ -1538,15 +1541,15 @@ impl rt::Decode for Envelope {
         )?;
         Self::check_roles(obj, at)?;
         ::std::result::Result::Ok(Self {
-            id,
-            time,
-            role,
-            turn,
-            subagent,
-            claude_uuid,
-            codex_item_id,
-            usage,
-            ev,
+            id: field_0,
+            time: field_1,
+            role: field_2,
+            turn: field_3,
+            subagent: field_4,
+            claude_uuid: field_5,
+            codex_item_id: field_6,
+            usage: field_7,
+            ev: field_8,
         })
     }
 }
@@ -1789,9 +1792,9 @@ impl rt::Decode for AgentConfigurationChanged {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_1))?;
-        let permission_mode = obj
+        let field_1 = obj
             .optional(at, "permissionMode", <PermissionMode as rt::Decode>::decode)?;
-        let model = obj
+        let field_2 = obj
             .optional(
                 at,
                 "model",
@@ -1805,7 +1808,7 @@ impl rt::Decode for AgentConfigurationChanged {
                     },
                 ),
             )?;
-        let thinking_level = obj
+        let field_3 = obj
             .optional(
                 at,
                 "thinkingLevel",
@@ -1819,7 +1822,7 @@ impl rt::Decode for AgentConfigurationChanged {
                     },
                 ),
             )?;
-        let sandbox = obj.optional(at, "sandbox", rt::boolean)?;
+        let field_4 = obj.optional(at, "sandbox", rt::boolean)?;
         rt::others(
             obj,
             at,
@@ -1828,10 +1831,10 @@ impl rt::Decode for AgentConfigurationChanged {
             &rt::Rest::Closed { removed: &[] },
         )?;
         ::std::result::Result::Ok(Self {
-            permission_mode,
-            model,
-            thinking_level,
-            sandbox,
+            permission_mode: field_1,
+            model: field_2,
+            thinking_level: field_3,
+            sandbox: field_4,
         })
     }
 }
@@ -1959,8 +1962,8 @@ impl rt::Decode for File {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_2))?;
-        let ref_ = obj.required(at, "ref", Id::decode_inner)?;
-        let name = obj
+        let field_1 = obj.required(at, "ref", Id::decode_inner)?;
+        let field_2 = obj
             .required(
                 at,
                 "name",
@@ -1974,8 +1977,8 @@ impl rt::Decode for File {
                     },
                 ),
             )?;
-        let size = obj.required(at, "size", Uint53::decode_inner)?;
-        let mime_type = obj
+        let field_3 = obj.required(at, "size", Uint53::decode_inner)?;
+        let field_4 = obj
             .optional(
                 at,
                 "mimeType",
@@ -1989,7 +1992,7 @@ impl rt::Decode for File {
                     },
                 ),
             )?;
-        let image = obj.optional(at, "image", <Image as rt::Decode>::decode)?;
+        let field_5 = obj.optional(at, "image", <Image as rt::Decode>::decode)?;
         rt::others(
             obj,
             at,
@@ -1998,11 +2001,11 @@ impl rt::Decode for File {
             &rt::Rest::Closed { removed: &[] },
         )?;
         ::std::result::Result::Ok(Self {
-            ref_,
-            name,
-            size,
-            mime_type,
-            image,
+            ref_: field_1,
+            name: field_2,
+            size: field_3,
+            mime_type: field_4,
+            image: field_5,
         })
     }
 }
@@ -2117,8 +2120,8 @@ impl rt::Decode for PermissionRequest {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_3))?;
-        let call = obj.required(at, "call", Id::decode_inner)?;
-        let tool_name = obj
+        let field_1 = obj.required(at, "call", Id::decode_inner)?;
+        let field_2 = obj
             .required(
                 at,
                 "toolName",
@@ -2132,7 +2135,7 @@ impl rt::Decode for PermissionRequest {
                     },
                 ),
             )?;
-        let title = obj
+        let field_3 = obj
             .required(
                 at,
                 "title",
@@ -2146,7 +2149,7 @@ impl rt::Decode for PermissionRequest {
                     },
                 ),
             )?;
-        let description = obj
+        let field_4 = obj
             .required(
                 at,
                 "description",
@@ -2160,7 +2163,7 @@ impl rt::Decode for PermissionRequest {
                     },
                 ),
             )?;
-        let args = obj.required(at, "args", Args::decode_inner)?;
+        let field_5 = obj.required(at, "args", Args::decode_inner)?;
         rt::others(
             obj,
             at,
@@ -2169,11 +2172,11 @@ impl rt::Decode for PermissionRequest {
             &rt::Rest::Closed { removed: &[] },
         )?;
         ::std::result::Result::Ok(Self {
-            call,
-            tool_name,
-            title,
-            description,
-            args,
+            call: field_1,
+            tool_name: field_2,
+            title: field_3,
+            description: field_4,
+            args: field_5,
         })
     }
 }
@@ -2275,8 +2278,8 @@ impl rt::Decode for PermissionResponse {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_4))?;
-        let call = obj.required(at, "call", Id::decode_inner)?;
-        let decision = obj.required(at, "decision", <Decision as rt::Decode>::decode)?;
+        let field_1 = obj.required(at, "call", Id::decode_inner)?;
+        let field_2 = obj.required(at, "decision", <Decision as rt::Decode>::decode)?;
         rt::others(
             obj,
             at,
@@ -2284,7 +2287,10 @@ impl rt::Decode for PermissionResponse {
             &[],
             &rt::Rest::Closed { removed: &[] },
         )?;
-        ::std::result::Result::Ok(Self { call, decision })
+        ::std::result::Result::Ok(Self {
+            call: field_1,
+            decision: field_2,
+        })
     }
 }
 #[rustfmt::skip]
@@ -2366,7 +2372,7 @@ impl rt::Decode for Service {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_5))?;
-        let text = obj
+        let field_1 = obj
             .required(
                 at,
                 "text",
@@ -2381,7 +2387,7 @@ impl rt::Decode for Service {
                 ),
             )?;
         rt::others(obj, at, &["t", "text"], &[], &rt::Rest::Closed { removed: &[] })?;
-        ::std::result::Result::Ok(Self { text })
+        ::std::result::Result::Ok(Self { text: field_1 })
     }
 }
 #[rustfmt::skip]
@@ -2476,9 +2482,9 @@ impl rt::Decode for SessionControlChanged {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_6))?;
-        let client_type = obj
+        let field_1 = obj
             .required(at, "clientType", <ClientType as rt::Decode>::decode)?;
-        let token_id = obj.optional(at, "tokenId", Id::decode_inner)?;
+        let field_2 = obj.optional(at, "tokenId", Id::decode_inner)?;
         rt::others(
             obj,
             at,
@@ -2488,7 +2494,10 @@ impl rt::Decode for SessionControlChanged {
                 removed: &[("machineId", "tokenId", "session-control-changed")],
             },
         )?;
-        ::std::result::Result::Ok(Self { client_type, token_id })
+        ::std::result::Result::Ok(Self {
+            client_type: field_1,
+            token_id: field_2,
+        })
     }
 }
 #[rustfmt::skip]
@@ -2587,8 +2596,8 @@ impl rt::Decode for SubagentStart {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_7))?;
-        let agent_id = obj.required(at, "agentId", Cuid2::decode_inner)?;
-        let title = obj
+        let field_1 = obj.required(at, "agentId", Cuid2::decode_inner)?;
+        let field_2 = obj
             .optional(
                 at,
                 "title",
@@ -2609,7 +2618,10 @@ impl rt::Decode for SubagentStart {
             &[],
             &rt::Rest::Closed { removed: &[] },
         )?;
-        ::std::result::Result::Ok(Self { agent_id, title })
+        ::std::result::Result::Ok(Self {
+            agent_id: field_1,
+            title: field_2,
+        })
     }
 }
 #[rustfmt::skip]
@@ -2692,9 +2704,9 @@ impl rt::Decode for SubagentStop {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_8))?;
-        let agent_id = obj.required(at, "agentId", Cuid2::decode_inner)?;
+        let field_1 = obj.required(at, "agentId", Cuid2::decode_inner)?;
         rt::others(obj, at, &["t", "agentId"], &[], &rt::Rest::Closed { removed: &[] })?;
-        ::std::result::Result::Ok(Self { agent_id })
+        ::std::result::Result::Ok(Self { agent_id: field_1 })
     }
 }
 #[rustfmt::skip]
@@ -2792,7 +2804,7 @@ impl rt::Decode for Text {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_9))?;
-        let text = obj
+        let field_1 = obj
             .required(
                 at,
                 "text",
@@ -2806,8 +2818,8 @@ impl rt::Decode for Text {
                     },
                 ),
             )?;
-        let thinking = obj.optional(at, "thinking", rt::boolean)?;
-        let steer = obj.optional(at, "steer", rt::boolean)?;
+        let field_2 = obj.optional(at, "thinking", rt::boolean)?;
+        let field_3 = obj.optional(at, "steer", rt::boolean)?;
         rt::others(
             obj,
             at,
@@ -2815,7 +2827,11 @@ impl rt::Decode for Text {
             &[],
             &rt::Rest::Closed { removed: &[] },
         )?;
-        ::std::result::Result::Ok(Self { text, thinking, steer })
+        ::std::result::Result::Ok(Self {
+            text: field_1,
+            thinking: field_2,
+            steer: field_3,
+        })
     }
 }
 #[rustfmt::skip]
@@ -2903,9 +2919,9 @@ impl rt::Decode for ToolCallEnd {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_10))?;
-        let call = obj.required(at, "call", Id::decode_inner)?;
+        let field_1 = obj.required(at, "call", Id::decode_inner)?;
         rt::others(obj, at, &["t", "call"], &[], &rt::Rest::Closed { removed: &[] })?;
-        ::std::result::Result::Ok(Self { call })
+        ::std::result::Result::Ok(Self { call: field_1 })
     }
 }
 #[rustfmt::skip]
@@ -3004,8 +3020,8 @@ impl rt::Decode for ToolCallStart {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_11))?;
-        let call = obj.required(at, "call", Id::decode_inner)?;
-        let name = obj
+        let field_1 = obj.required(at, "call", Id::decode_inner)?;
+        let field_2 = obj
             .required(
                 at,
                 "name",
@@ -3019,7 +3035,7 @@ impl rt::Decode for ToolCallStart {
                     },
                 ),
             )?;
-        let title = obj
+        let field_3 = obj
             .required(
                 at,
                 "title",
@@ -3033,7 +3049,7 @@ impl rt::Decode for ToolCallStart {
                     },
                 ),
             )?;
-        let description = obj
+        let field_4 = obj
             .required(
                 at,
                 "description",
@@ -3047,7 +3063,7 @@ impl rt::Decode for ToolCallStart {
                     },
                 ),
             )?;
-        let args = obj.required(at, "args", Args::decode_inner)?;
+        let field_5 = obj.required(at, "args", Args::decode_inner)?;
         rt::others(
             obj,
             at,
@@ -3056,11 +3072,11 @@ impl rt::Decode for ToolCallStart {
             &rt::Rest::Closed { removed: &[] },
         )?;
         ::std::result::Result::Ok(Self {
-            call,
-            name,
-            title,
-            description,
-            args,
+            call: field_1,
+            name: field_2,
+            title: field_3,
+            description: field_4,
+            args: field_5,
         })
     }
 }
@@ -3163,8 +3179,8 @@ impl rt::Decode for TurnEnd {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_12))?;
-        let status = obj.required(at, "status", <TurnStatus as rt::Decode>::decode)?;
-        let usage = obj.optional(at, "usage", <Usage as rt::Decode>::decode)?;
+        let field_1 = obj.required(at, "status", <TurnStatus as rt::Decode>::decode)?;
+        let field_2 = obj.optional(at, "usage", <Usage as rt::Decode>::decode)?;
         rt::others(
             obj,
             at,
@@ -3172,7 +3188,10 @@ impl rt::Decode for TurnEnd {
             &[],
             &rt::Rest::Closed { removed: &[] },
         )?;
-        ::std::result::Result::Ok(Self { status, usage })
+        ::std::result::Result::Ok(Self {
+            status: field_1,
+            usage: field_2,
+        })
     }
 }
 #[rustfmt::skip]

@@ -256,11 +256,15 @@ fn skip_item(item: &mut syn::Item, skip: Vec<syn::Attribute>) {
     attrs.extend(skip);
 }
 
-/// An identifier for a name that should already be one; a keyword gets a trailing `_` (`Self` -> `Self_`).
+/// An identifier for a name that should already be one; a keyword gets a trailing `_` (`Self` -> `Self_`), and so
+/// does `gen`, a keyword from edition 2024 on (the generated crate is 2021, but `wiregen types` output may be
+/// included in a crate of any edition).
 pub(crate) fn ident(s: &str) -> Ident {
     syn::parse_str::<Ident>(s)
-        .or_else(|_| syn::parse_str::<Ident>(&format!("{s}_")))
-        .unwrap_or_else(|_| format_ident!("Unnamed"))
+        .ok()
+        .filter(|_| s != "gen")
+        .or_else(|| syn::parse_str::<Ident>(&format!("{s}_")).ok())
+        .unwrap_or_else(|| format_ident!("Unnamed"))
 }
 
 /// The Rust field name of a JSON property: snake case, other characters as `_`, a leading digit or an empty
@@ -458,6 +462,7 @@ mod tests {
         assert_eq!(field_name("1st"), "n1st");
         assert_eq!(field_name("a b\"c"), "a_b_c");
         assert_eq!(field_name("self"), "self_");
+        assert_eq!(field_name("gen"), "gen_");
         assert_eq!(variant_name("self"), "Self_");
         assert_eq!(variant_name(""), "Empty");
         assert_eq!(variant_name("ALL"), "ALL_");

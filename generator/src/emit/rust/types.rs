@@ -1155,12 +1155,14 @@ impl<'m> Gen<'m> {
         let all_optional = plans.iter().all(|p| !p.field.required || matches!(p.kind, FieldKind::ConstRequired(_)));
         let default = if all_optional && !envelope { quote!(, ::std::default::Default) } else { TokenStream::new() };
 
-        // The decoder, in the engine's order.
+        // The decoder, in the engine's order. Each value is bound to a numbered local, not to its field's name:
+        // a property named `at`, `v`, `obj` or `kept` would shadow the decoder's own locals.
         let mut stmts = Vec::new();
         let mut inits = Vec::new();
-        for p in &plans {
+        for (n, p) in plans.iter().enumerate() {
             let name = lit(&p.field.name);
             let i = &p.ident;
+            let local = format_ident!("field_{n}");
             match &p.kind {
                 FieldKind::ConstRequired(c) => {
                     let l = self.lit(c);
@@ -1168,8 +1170,10 @@ impl<'m> Gen<'m> {
                 }
                 FieldKind::ConstOptional(c) => {
                     let l = self.lit(c);
-                    stmts.push(quote!(let #i = obj.optional(at, #name, |v, at| rt::constant(v, at, &#l))?.is_some();));
-                    inits.push(quote!(#i));
+                    stmts.push(
+                        quote!(let #local = obj.optional(at, #name, |v, at| rt::constant(v, at, &#l))?.is_some();),
+                    );
+                    inits.push(quote!(#i: #local));
                 }
                 FieldKind::Value { boxed } => {
                     let mut d = self.decode(&p.field.node)?;
@@ -1179,8 +1183,8 @@ impl<'m> Gen<'m> {
                     }
                     let f = d.func();
                     let getter = if p.field.required { quote!(required) } else { quote!(optional) };
-                    stmts.push(quote!(let #i = obj.#getter(at, #name, #f)?;));
-                    inits.push(quote!(#i));
+                    stmts.push(quote!(let #local = obj.#getter(at, #name, #f)?;));
+                    inits.push(quote!(#i: #local));
                 }
             }
         }
@@ -1239,13 +1243,13 @@ impl<'m> Gen<'m> {
         match kind {
             ExtraKind::None => {}
             ExtraKind::Values => {
-                stmts.push(quote!(let #extra_i = rt::extra_values(&kept);));
-                inits.push(quote!(#extra_i));
+                stmts.push(quote!(let field_extra = rt::extra_values(&kept);));
+                inits.push(quote!(#extra_i: field_extra));
             }
             ExtraKind::Typed(n) => {
                 let d = self.decode(n)?.func();
-                stmts.push(quote!(let #extra_i = rt::extra(&kept, at, #d)?;));
-                inits.push(quote!(#extra_i));
+                stmts.push(quote!(let field_extra = rt::extra(&kept, at, #d)?;));
+                inits.push(quote!(#extra_i: field_extra));
             }
         }
         let mut roles = TokenStream::new();
