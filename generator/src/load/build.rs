@@ -14,11 +14,11 @@
 //! members of `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, then each `dependentSchemas` entry. One part is that part's node; several are
 //! [`Shape::AllOf`].
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{naming, Cx};
+use super::{naming, Cx, DEFS_KEYWORDS};
 use crate::diag::SchemaErrorKind as K;
 use crate::ir::*;
 
@@ -134,10 +134,11 @@ pub(crate) fn is_kind_keyword(k: &str) -> bool {
 /// The applicators beside which `unevaluatedProperties` reads their evaluated properties ([`Shape::Unevaluated`]);
 /// without any, it means `additionalProperties`.
 const IN_PLACE_APPLICATORS: &[&str] =
-    &["$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas"];
+    &["$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "dependencies"];
 
-/// Keywords that make a file root only a container of `$defs` when nothing else is there.
-const METADATA: &[&str] = &["$schema", "$id", "$comment", "title", "description", "$defs", "x-naming", "x-package"];
+/// Keywords that make a file root only a container of `$defs` (or `definitions`) when nothing else is there.
+const METADATA: &[&str] =
+    &["$schema", "$id", "$comment", "title", "description", "$defs", "definitions", "x-naming", "x-package"];
 
 impl Cx {
     /// Builds every type, then the unions, the protocol layer and the names.
@@ -252,9 +253,9 @@ impl Cx {
         for rel in rels {
             let v = self.files[&rel].value.clone();
             let root = Origin { file: rel.clone(), pointer: String::new() };
-            let container = v
-                .as_object()
-                .is_some_and(|o| o.contains_key("$defs") && o.keys().all(|k| METADATA.contains(&k.as_str())));
+            let container = v.as_object().is_some_and(|o| {
+                DEFS_KEYWORDS.iter().any(|d| o.contains_key(*d)) && o.keys().all(|k| METADATA.contains(&k.as_str()))
+            });
             if !container || targets.contains(&root) {
                 self.alloc(types, &root, &v);
             }
@@ -272,7 +273,7 @@ impl Cx {
     fn name_below(&mut self, types: &mut Types, at: &Origin, v: &Value, targets: &BTreeSet<Origin>) {
         for (tok, child) in super::children(v) {
             let cat = at.below(&tok);
-            let is_def = tok.starts_with("/$defs/") && tok[7..].find('/').is_none();
+            let is_def = defs_entry(&tok).is_some();
             if is_def || targets.contains(&cat) {
                 self.alloc(types, &cat, child);
             }
@@ -569,22 +570,36 @@ impl Cx {
                 shape: Shape::Cond { cond: Box::new(cond), then, otherwise },
             });
         }
-        match o.get("dependentSchemas") {
-            None => {}
-            Some(Value::Object(deps)) => {
-                for (property, s) in deps {
-                    let then = self.node(types, &at.join("dependentSchemas").join(property), s, false);
-                    if !matches!(then.shape, Shape::Any) {
-                        let shape = Shape::Dependent { property: property.clone(), then: Box::new(then) };
-                        parts.push(Node { origin: at.clone(), description: None, shape });
+        // `dependencies` (draft 2020-12's meta-schema keeps it for schemas written for earlier drafts): an entry
+        // that is a schema means a `dependentSchemas` entry, one that lists names a `dependentRequired` entry (read
+        // with the object's keywords, [`Cx::object`]).
+        for key in ["dependentSchemas", "dependencies"] {
+            match o.get(key) {
+                None => {}
+                Some(Value::Object(deps)) => {
+                    for (property, s) in deps {
+                        if key == "dependencies" && !(s.is_object() || s.is_boolean()) {
+                            if !s.is_array() {
+                                let msg = "each `dependencies` entry is a schema or a list of property names";
+                                self.err(&at.join(key).join(property), K::InvalidValue, msg);
+                            }
+                            continue;
+                        }
+                        let then = self.node(types, &at.join(key).join(property), s, false);
+                        if !matches!(then.shape, Shape::Any) {
+                            let shape = Shape::Dependent { property: property.clone(), then: Box::new(then) };
+                            parts.push(Node { origin: at.clone(), description: None, shape });
+                        }
                     }
                 }
+                Some(_) => {
+                    let msg = match key {
+                        "dependencies" => "`dependencies` maps property names to schemas or to lists of property names",
+                        _ => "`dependentSchemas` maps property names to schemas",
+                    };
+                    self.err(&at.join(key), K::InvalidValue, msg);
+                }
             }
-            Some(_) => self.err(
-                &at.join("dependentSchemas"),
-                K::InvalidValue,
-                "`dependentSchemas` maps property names to schemas",
-            ),
         }
         if o.contains_key("x-discriminator") && !o.contains_key("oneOf") && !o.contains_key("anyOf") {
             self.err(
@@ -674,7 +689,17 @@ impl Cx {
             })
             .collect();
         present.sort_unstable();
-        let constrained = !present.is_empty();
+        // `dependencies` constrains objects as `dependentRequired` does when an entry lists names.
+        let lists_names = |v: &Value| v.as_object().is_some_and(|m| m.values().any(Value::is_array));
+        let dependencies = o.get("dependencies").filter(|d| lists_names(d));
+        if let (Some(ks), Some(_)) = (&kinds, dependencies) {
+            if !ks.contains(&Kind::Object) {
+                let names: Vec<&str> = ks.iter().map(|k| kind_name(*k)).collect();
+                let msg = format!("`dependencies` that list names do not apply to type `{}`", names.join("`, `"));
+                self.err(&at.join("dependencies"), K::InvalidValue, msg);
+            }
+        }
+        let constrained = !present.is_empty() || dependencies.is_some();
         for (f, i) in present {
             let (kws, fam) = families[f];
             let k = kws[i];
@@ -1022,25 +1047,42 @@ impl Cx {
         }
         let property_names =
             o.get("propertyNames").map(|s| Box::new(self.node(types, &at.join("propertyNames"), s, false)));
-        let mut dependent_required = Vec::new();
-        if let Some(d) = o.get("dependentRequired") {
-            match d.as_object() {
-                Some(m) => {
-                    for (k, list) in m {
-                        let names: Option<Vec<String>> =
-                            list.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
-                        match names {
-                            Some(n) => dependent_required.push((k.clone(), n)),
-                            None => self.err(
-                                &at.join("dependentRequired").join(k),
-                                K::InvalidValue,
-                                "each `dependentRequired` entry lists property names",
-                            ),
-                        }
-                    }
+        // `dependentRequired`, then the entries of `dependencies` that list names (its schemas are applicators);
+        // a property both name gets the names of both.
+        let mut dependent_required: Vec<(String, Vec<String>)> = Vec::new();
+        let mut entry_of: HashMap<&str, usize> = HashMap::new();
+        for key in ["dependentRequired", "dependencies"] {
+            let Some(d) = o.get(key) else { continue };
+            let Some(m) = d.as_object() else {
+                if key == "dependentRequired" {
+                    self.err(&at.join(key), K::InvalidValue, "`dependentRequired` must be an object");
                 }
-                None => {
-                    self.err(&at.join("dependentRequired"), K::InvalidValue, "`dependentRequired` must be an object")
+                continue;
+            };
+            for (k, list) in m {
+                if key == "dependencies" && !list.is_array() {
+                    continue;
+                }
+                let names: Option<Vec<String>> =
+                    list.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
+                let Some(names) = names else {
+                    let msg = match key {
+                        "dependencies" => "a `dependencies` entry that is a list lists property names",
+                        _ => "each `dependentRequired` entry lists property names",
+                    };
+                    self.err(&at.join(key).join(k), K::InvalidValue, msg);
+                    continue;
+                };
+                match entry_of.get(k.as_str()) {
+                    Some(&i) => {
+                        let listed = &mut dependent_required[i].1;
+                        let known: HashSet<String> = listed.iter().cloned().collect();
+                        listed.extend(names.into_iter().filter(|n| !known.contains(n)));
+                    }
+                    None => {
+                        entry_of.insert(k, dependent_required.len());
+                        dependent_required.push((k.clone(), names));
+                    }
                 }
             }
         }
@@ -1174,5 +1216,11 @@ fn accepts_null(types: &Types, s: &Shape) -> bool {
 
 /// Whether a location is where a named type's own annotations stand: a file root or a `$defs` entry.
 pub(crate) fn is_type_root(pointer: &str) -> bool {
-    pointer.is_empty() || pointer.strip_prefix("/$defs/").is_some_and(|k| !k.contains('/'))
+    pointer.is_empty() || defs_entry(pointer).is_some()
+}
+
+/// The (escaped) key of a `$defs` (or `definitions`) entry when a pointer suffix is exactly one: `/$defs/key`.
+pub(crate) fn defs_entry(suffix: &str) -> Option<&str> {
+    let (keyword, key) = suffix.strip_prefix('/')?.split_once('/')?;
+    (DEFS_KEYWORDS.contains(&keyword) && !key.contains('/')).then_some(key)
 }

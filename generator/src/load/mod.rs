@@ -47,6 +47,7 @@ pub const KEYWORDS: &[&str] = &[
     "$id",
     "$ref",
     "$defs",
+    "definitions",
     "$comment",
     "$anchor",
     "$dynamicRef",
@@ -69,15 +70,19 @@ pub const KEYWORDS: &[&str] = &[
     "then",
     "else",
     "dependentSchemas",
+    "dependencies",
 ];
+
+/// The keywords that hold a schema's definitions: `$defs`, and `definitions`, the name draft 2020-12's meta-schema
+/// keeps for the same container (deprecated, for schemas written for earlier drafts). Both mean the same everywhere:
+/// their entries are named types named by their keys.
+pub(crate) const DEFS_KEYWORDS: &[&str] = &["$defs", "definitions"];
 
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
     ("format", "`format` is not checked by every output; use `pattern`"),
     ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported: use `$dynamicRef`"),
     ("$recursiveAnchor", "`$recursiveAnchor` (draft 2019-09) is not supported: use `$dynamicAnchor`"),
-    ("definitions", "`definitions` is the draft-07 name: use `$defs`"),
-    ("dependencies", "`dependencies` is the draft-07 keyword: use `dependentRequired`"),
     ("additionalItems", "`additionalItems` is the draft-07 keyword: use `prefixItems` and `items`"),
     ("$vocabulary", "custom vocabularies are not supported"),
     ("contentEncoding", "`contentEncoding` is not supported"),
@@ -682,7 +687,7 @@ const ONE_KEYWORDS: &[&str] = &[
     "unevaluatedItems",
 ];
 /// Keywords whose value is an object of subschemas.
-const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs", "dependentSchemas"];
+const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
 /// Keywords whose value is an array of subschemas.
 const LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 
@@ -702,6 +707,13 @@ pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
             if let Some(a) = sub.as_array() {
                 let kk = push_ptr("", k);
                 out.extend(a.iter().enumerate().map(|(i, s)| (push_ptr(&kk, &i.to_string()), s)));
+            }
+        } else if k == "dependencies" {
+            // Its entries are schemas (as in `dependentSchemas`) or lists of names (as in `dependentRequired`).
+            if let Some(m) = sub.as_object() {
+                let kk = push_ptr("", k);
+                let schemas = m.iter().filter(|(_, s)| s.is_object() || s.is_boolean());
+                out.extend(schemas.map(|(name, s)| (push_ptr(&kk, name), s)));
             }
         }
     }

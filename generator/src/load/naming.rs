@@ -48,9 +48,9 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
     } else {
         at.pointer.split('/').skip(1).map(crate::diag::unescape_token).collect()
     };
-    // A `$defs` entry is named by its key.
+    // A `$defs` (or `definitions`) entry is named by its key.
     if let [.., defs, key] = tokens.as_slice() {
-        if defs == "$defs" {
+        if super::DEFS_KEYWORDS.contains(&defs.as_str()) {
             let n = pascal_case(key);
             return if n.is_empty() { "Type".into() } else { n };
         }
@@ -79,7 +79,7 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
         let t = tokens[i].as_str();
         let next = tokens.get(i + 1).map(String::as_str);
         let piece = match (t, next) {
-            ("properties", Some(p)) | ("$defs", Some(p)) => {
+            ("properties" | "$defs" | "definitions", Some(p)) => {
                 i += 1;
                 pascal_case(p)
             }
