@@ -914,3 +914,47 @@ fn a_remote_reference_resolves_to_a_copy_in_the_directory_with_that_id() {
     assert_eq!((e.kind.code(), e.pointer.as_str()), ("schema.unresolvable-ref", "/properties/x/$ref"));
     assert!(e.message.contains("remote references are not fetched"), "{}", e.message);
 }
+
+#[test]
+fn definitions_and_dependencies_mean_defs_and_the_dependent_keywords() {
+    // Draft 2020-12's meta-schema still defines `definitions` and `dependencies` (deprecated): a file of only
+    // `definitions` is a container of named types like one of `$defs`, and the model holds a `dependencies` entry
+    // as the `dependentRequired` or `dependentSchemas` entry it means. The bundled schema, printed from the model,
+    // says so in 2020-12's words. Verdicts in every output: `tests/jsts/wiregen-cases.json` and the suite's
+    // optional `dependencies-compatibility.json`.
+    let dir = schema_dir(
+        "definitions-dependencies",
+        &[
+            ("schema/defs.schema.json", json!({"definitions": {"label": {"type": "string", "minLength": 1}}})),
+            (
+                "schema/item.schema.json",
+                json!({
+                    "type": "object",
+                    "properties": {"name": {"$ref": "defs.schema.json#/definitions/label"}, "unit": {"type": "string"}},
+                    "dependentRequired": {"unit": ["name"]},
+                    "dependencies": {"unit": ["scale", "name"], "scale": {"required": ["unit"]}}
+                }),
+            ),
+        ],
+    );
+    let model = wiregen::load::load(&dir.join("schema")).expect("loads");
+    let names: BTreeSet<&str> = model.types.iter().map(|t| t.names.rust.as_str()).collect();
+    assert!(names.contains("Label") && names.contains("Item"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("Defs")), "the definitions file is a container: {names:?}");
+    let engine = Engine::for_type_named(model, "Item", EngineOptions::default()).expect("Item");
+    assert_eq!(first(&engine, json!({"unit": "m", "name": "n"})), Some(("dependent-required".into(), "/scale".into())));
+    assert_eq!(first(&engine, json!({"unit": "m", "scale": 1})), Some(("dependent-required".into(), "/name".into())));
+    assert_eq!(first(&engine, json!({"scale": 1})), Some(("required".into(), "/unit".into())));
+    assert_eq!(first(&engine, json!({"name": ""})), Some(("min-length".into(), "/name".into())));
+    assert_eq!(first(&engine, json!({"unit": "m", "name": "n", "scale": 1})), None);
+    let o = wiregen(&dir, &["generate", "--only", "schema", "--out", "out"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(dir.join("out/schema"))
+        .expect("out/schema")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the bundled schema");
+    let bundled = std::fs::read_to_string(file).expect("read");
+    assert!(!bundled.contains("\"dependencies\"") && !bundled.contains("\"definitions\""), "{bundled}");
+    assert!(bundled.contains("\"dependentRequired\"") && bundled.contains("\"dependentSchemas\""), "{bundled}");
+}

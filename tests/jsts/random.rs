@@ -11,8 +11,11 @@ use crate::Case;
 /// The keyword of the random cases.
 pub const RANDOM: &str = "random";
 
-/// Property names: plain ones, and ones every output must quote or escape.
-const NAMES: &[&str] = &["a", "b", "id", "kind", "a-b", "a b", "x/y", "m~n", "", "é", "1", "__x"];
+/// Property names: plain ones, ones every output must quote or escape, and ones the generated Rust must rename or
+/// keep apart from its own names (keywords, the decoder's locals).
+const NAMES: &[&str] = &[
+    "a", "b", "id", "kind", "a-b", "a b", "x/y", "m~n", "", "é", "1", "__x", "type", "self", "at", "v", "obj", "kept",
+];
 
 /// Patterns that mean the same in ECMA-262 and in Rust's `regex`.
 const PATTERNS: &[&str] = &["^a", "b$", "^[a-c]*$", "\\d", "^.{2}$", "é|💩"];
@@ -252,13 +255,22 @@ impl Gen {
         if self.chance(6) {
             s["maxProperties"] = json!(self.count() + 1);
         }
+        // Either keyword, or `dependencies` (which holds both kinds of entry) in its place.
         if self.chance(6) && names.len() >= 2 {
-            s["dependentRequired"] = json!({ names[0].clone(): [names[1].clone()] });
+            let key = if self.chance(2) { "dependencies" } else { "dependentRequired" };
+            s[key] = json!({ names[0].clone(): [names[1].clone()] });
         }
         if depth >= 2 && self.chance(6) && !names.is_empty() {
             // The dependent schema applies to the whole object: another object schema, or any schema.
             let then = if self.chance(2) { self.object(depth - 1) } else { self.schema(depth - 1) };
-            s["dependentSchemas"] = json!({ names[self.rng.below(names.len() as u64) as usize].clone(): then });
+            let key = if self.chance(2) { "dependencies" } else { "dependentSchemas" };
+            let property = names[self.rng.below(names.len() as u64) as usize].clone();
+            match s.get_mut(key).and_then(Value::as_object_mut) {
+                Some(entries) => {
+                    entries.insert(property, then);
+                }
+                None => s[key] = json!({ property: then }),
+            }
         }
         s
     }
@@ -382,7 +394,12 @@ pub fn cases(dir: &std::path::Path, n: usize, seed: u64) -> Vec<Case> {
             }
             let id = format!("{RANDOM}-{i}");
             let file = dir.join(format!("{id}.json"));
-            std::fs::write(&file, serde_json::to_string_pretty(&schema).expect("JSON")).expect("write");
+            let mut text = serde_json::to_string_pretty(&schema).expect("JSON");
+            if i % 3 == 1 {
+                // Every third schema spells its definitions `definitions`, as earlier drafts did.
+                text = text.replace("\"$defs\"", "\"definitions\"").replace("/$defs/", "/definitions/");
+            }
+            std::fs::write(&file, text).expect("write");
             let mut values = Vec::new();
             for _ in 0..3 {
                 let v = g.value(&schema, &schema, 5);
