@@ -109,7 +109,7 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
     let (Some(role_p), Some(union_p)) = (field(&p.role_field), field(&p.union_field)) else {
         return Err(EmitError::at(&m.ty(p.envelope).origin, "the envelope lacks its role or event property"));
     };
-    let (role_i, union_i) = (role_p.ident.clone(), union_p.ident.clone());
+    let union_i = union_p.ident.clone();
     let role_ty = g.ty(&role_p.field.node);
     let union_ty = g.ty(&union_p.field.node);
     let union_plain = g.type_ident(g.final_id(p.union));
@@ -177,11 +177,11 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
     for pl in &plans {
         let (name, i) = (lit(&pl.field.name), &pl.ident);
         if pl.field.name == p.role_field {
-            inserts.push(quote!(map.insert(#name.to_owned(), rt::to_json(&#role_i)?);));
+            inserts.push(quote!(map.insert(#name.to_owned(), rt::to_json(&role)?);));
             continue;
         }
         if pl.field.name == p.union_field {
-            inserts.push(quote!(map.insert(#name.to_owned(), rt::to_json(&#union_i)?);));
+            inserts.push(quote!(map.insert(#name.to_owned(), rt::to_json(&event)?);));
             continue;
         }
         let mut text = pl.field.description.clone().unwrap_or_else(|| format!("The `{}` property.", pl.field.name));
@@ -380,13 +380,13 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
             ///
             /// # Errors
             /// As [`Self::create`].
-            pub fn new(#role_i: #role_ty, #union_i: impl ::std::convert::Into<#union_plain>) -> ::std::result::Result<Self, Error> {
-                Self::create(#role_i, #union_i, #opts_ty::default())
+            pub fn new(role: #role_ty, event: impl ::std::convert::Into<#union_plain>) -> ::std::result::Result<Self, Error> {
+                Self::create(role, event, #opts_ty::default())
             }
 
             #create_doc
-            pub fn create(#role_i: #role_ty, #union_i: impl ::std::convert::Into<#union_plain>, opts: #opts_ty) -> ::std::result::Result<Self, Error> {
-                let #union_i: #union_plain = #union_i.into();
+            pub fn create(role: #role_ty, event: impl ::std::convert::Into<#union_plain>, opts: #opts_ty) -> ::std::result::Result<Self, Error> {
+                let event: #union_plain = event.into();
                 let mut map = ::serde_json::Map::new();
                 #(#inserts)*
                 Self::from_value(&::serde_json::Value::Object(map))
@@ -402,8 +402,8 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
         }
 
         #alias_doc
-        pub fn create_envelope(#role_i: #role_ty, #union_i: impl ::std::convert::Into<#union_plain>, opts: #opts_ty) -> ::std::result::Result<#env, Error> {
-            #env::create(#role_i, #union_i, opts)
+        pub fn create_envelope(role: #role_ty, event: impl ::std::convert::Into<#union_plain>, opts: #opts_ty) -> ::std::result::Result<#env, Error> {
+            #env::create(role, event, opts)
         }
 
         #new_id_fn

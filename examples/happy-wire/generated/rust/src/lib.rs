@@ -488,9 +488,9 @@ impl Envelope {
     /// As [`Self::create`].
     pub fn new(
         role: Role,
-        ev: impl ::std::convert::Into<Event>,
+        event: impl ::std::convert::Into<Event>,
     ) -> ::std::result::Result<Self, Error> {
-        Self::create(role, ev, EnvelopeOptions::default())
+        Self::create(role, event, EnvelopeOptions::default())
     }
     /// A new envelope, in the spirit of the TypeScript `createEnvelope(role, ev, opts)`: fills what `opts` leaves out (see [`EnvelopeOptions`]), then checks the whole message exactly as [`parse_envelope`] would.
     ///
@@ -498,10 +498,10 @@ impl Envelope {
     /// A combination the protocol forbids ([`Rule::RoleEvent`], [`Rule::RoleField`]), or any other broken rule (an empty id, a number out of range, ...), with its pointer.
     pub fn create(
         role: Role,
-        ev: impl ::std::convert::Into<Event>,
+        event: impl ::std::convert::Into<Event>,
         opts: EnvelopeOptions,
     ) -> ::std::result::Result<Self, Error> {
-        let ev: Event = ev.into();
+        let event: Event = event.into();
         let mut map = ::serde_json::Map::new();
         let value = match &opts.id {
             ::std::option::Option::Some(x) => rt::to_json(x)?,
@@ -529,7 +529,7 @@ impl Envelope {
         if let ::std::option::Option::Some(x) = &opts.usage {
             map.insert("usage".to_owned(), rt::to_json(x)?);
         }
-        map.insert("ev".to_owned(), rt::to_json(&ev)?);
+        map.insert("ev".to_owned(), rt::to_json(&event)?);
         Self::from_value(&::serde_json::Value::Object(map))
     }
     /// Checks a JSON value and converts it (see [`validate_value`] for the order of unknown properties).
@@ -549,10 +549,10 @@ impl Envelope {
 #[rustfmt::skip]
 pub fn create_envelope(
     role: Role,
-    ev: impl ::std::convert::Into<Event>,
+    event: impl ::std::convert::Into<Event>,
     opts: EnvelopeOptions,
 ) -> ::std::result::Result<Envelope, Error> {
-    Envelope::create(role, ev, opts)
+    Envelope::create(role, event, opts)
 }
 /// A fresh cuid2-*shaped* id: a lowercase letter, then 23 lowercase letters and digits (24 in all).
 ///
