@@ -958,3 +958,41 @@ fn definitions_and_dependencies_mean_defs_and_the_dependent_keywords() {
     assert!(!bundled.contains("\"dependencies\"") && !bundled.contains("\"definitions\""), "{bundled}");
     assert!(bundled.contains("\"dependentRequired\"") && bundled.contains("\"dependentSchemas\""), "{bundled}");
 }
+
+#[test]
+fn a_type_named_like_a_global_of_typescript_is_refused_by_the_typescript_outputs() {
+    // `export type Record = ...` would hide the global `Record<K, V>` from the module's own runtime, which then does
+    // not type-check (it did not, before this refusal). Rust has no such global; `x-ts-name` renames the type for
+    // TypeScript (the wiregen case of `tests/jsts/wiregen-cases.json` type-checks that one with `tsc`).
+    let dir = schema_dir(
+        "ts-globals",
+        &[(
+            "t.schema.json",
+            json!({"$defs": {"Record": {"type": "object", "additionalProperties": {"type": "integer"}}},
+                   "type": "object", "properties": {"r": {"$ref": "#/$defs/Record"}}}),
+        )],
+    );
+    for lang in ["zod", "ts-standalone"] {
+        let o = wiregen(&dir, &["types", "--lang", lang, "t.schema.json"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{lang}: {err}");
+        assert!(
+            err.contains("t.schema.json:") && err.contains("/$defs/Record") && err.contains("global type"),
+            "{err}"
+        );
+    }
+    assert!(rust_module(&dir, "t.schema.json").contains("pub struct Record"), "Rust keeps the name");
+    let renamed = schema_dir(
+        "ts-globals-renamed",
+        &[(
+            "t.schema.json",
+            json!({"$defs": {"Record": {"type": "object", "additionalProperties": {"type": "integer"}, "x-ts-name": "Tally"}},
+                   "type": "object", "properties": {"r": {"$ref": "#/$defs/Record"}}}),
+        )],
+    );
+    for lang in ["zod", "ts-standalone"] {
+        let o = wiregen(&renamed, &["types", "--lang", lang, "t.schema.json"]);
+        assert!(o.status.success(), "{lang}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("Tally"), "{lang}");
+    }
+}

@@ -220,17 +220,74 @@ const RESERVED: &[&str] = &[
     "bigint",
 ];
 
+/// Global types of TypeScript's standard library that are types only, or generic types a module writes in its
+/// annotations (`Record<K, V>`, `Readonly<T>`, `Map<K, V>`, `Set<T>`, ...): a module that declares a type of the
+/// same name hides the global type from its own code, which then does not type-check. The global values (`String`,
+/// `Array`, `Object`, `Error`, ...) are not here: a type alias does not hide a value, and wiregen's modules use
+/// those as values only (a wiregen case of `tests/jsts/wiregen-cases.json` type-checks types named after them).
+const GLOBAL_TYPES: &[&str] = &[
+    "ArrayLike",
+    "AsyncGenerator",
+    "AsyncIterable",
+    "AsyncIterableIterator",
+    "AsyncIterator",
+    "Awaited",
+    "Capitalize",
+    "ConstructorParameters",
+    "Exclude",
+    "Extract",
+    "Generator",
+    "InstanceType",
+    "Iterable",
+    "IterableIterator",
+    "Iterator",
+    "IteratorResult",
+    "Lowercase",
+    "Map",
+    "NoInfer",
+    "NonNullable",
+    "Omit",
+    "OmitThisParameter",
+    "Parameters",
+    "Partial",
+    "Pick",
+    "PromiseLike",
+    "PropertyDescriptor",
+    "PropertyKey",
+    "Readonly",
+    "ReadonlyArray",
+    "ReadonlyMap",
+    "ReadonlySet",
+    "Record",
+    "Required",
+    "ReturnType",
+    "Set",
+    "TemplateStringsArray",
+    "ThisParameterType",
+    "ThisType",
+    "Uncapitalize",
+    "Uppercase",
+    "WeakMap",
+    "WeakSet",
+];
+
 fn is_identifier_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
-/// An identifier for a binding or a type, checked (ASCII identifier, not a reserved word).
+/// An identifier for a binding or a type, checked (ASCII identifier, not a reserved word, no global type it would
+/// hide: [`GLOBAL_TYPES`]).
 ///
 /// # Errors
-/// [`EmitError::Unsupported`] when `s` cannot be an identifier.
+/// [`EmitError::Unsupported`] when `s` cannot be an identifier, or would hide a global type.
 pub(crate) fn ident(s: &str) -> Result<Code, EmitError> {
+    if GLOBAL_TYPES.contains(&s) {
+        return Err(EmitError::Unsupported(format!(
+            "`{s}` is a global type of TypeScript, which the module's own code would no longer reach; rename the type (`x-ts-name`)"
+        )));
+    }
     if is_identifier_name(s) && !RESERVED.contains(&s) {
         Ok(Code(s.to_string()))
     } else {
@@ -322,6 +379,7 @@ mod tests {
     fn identifiers_and_keys() {
         assert!(ident("sessionTextEventSchema").is_ok());
         assert!(ident("class").is_err());
+        assert!(ident("Record").is_err() && ident("Map").is_err() && ident("RecordEntry").is_ok());
         assert!(ident("a-b").is_err());
         assert_eq!(prop_key("toolName").expect("key").as_str(), "toolName");
         assert_eq!(prop_key("tool-name").expect("key").as_str(), "\"tool-name\"");
