@@ -578,7 +578,7 @@ impl Cx {
                 None => {}
                 Some(Value::Object(deps)) => {
                     for (property, s) in deps {
-                        if key == "dependencies" && !(s.is_object() || s.is_boolean()) {
+                        if key == "dependencies" && !super::is_schema(s) {
                             if !s.is_array() {
                                 let msg = "each `dependencies` entry is a schema or a list of property names";
                                 self.err(&at.join(key).join(property), K::InvalidValue, msg);

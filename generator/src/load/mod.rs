@@ -691,6 +691,12 @@ const MAP_KEYWORDS: &[&str] = &["properties", "patternProperties", "$defs", "def
 /// Keywords whose value is an array of subschemas.
 const LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 
+/// Whether a value is a schema (an object or a boolean): a `dependencies` entry is one (a `dependentSchemas`
+/// entry) or lists property names (a `dependentRequired` entry).
+pub(crate) fn is_schema(v: &Value) -> bool {
+    v.is_object() || v.is_boolean()
+}
+
 /// The subschemas of a schema, each with the pointer suffix that leads to it (`/properties/a`).
 pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
@@ -712,7 +718,7 @@ pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
             // Its entries are schemas (as in `dependentSchemas`) or lists of names (as in `dependentRequired`).
             if let Some(m) = sub.as_object() {
                 let kk = push_ptr("", k);
-                let schemas = m.iter().filter(|(_, s)| s.is_object() || s.is_boolean());
+                let schemas = m.iter().filter(|(_, s)| is_schema(s));
                 out.extend(schemas.map(|(name, s)| (push_ptr(&kk, name), s)));
             }
         }

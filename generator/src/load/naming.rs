@@ -79,7 +79,7 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
         let t = tokens[i].as_str();
         let next = tokens.get(i + 1).map(String::as_str);
         let piece = match (t, next) {
-            ("properties" | "$defs" | "definitions", Some(p)) => {
+            (t, Some(p)) if t == "properties" || super::DEFS_KEYWORDS.contains(&t) => {
                 i += 1;
                 pascal_case(p)
             }
