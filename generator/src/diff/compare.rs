@@ -122,6 +122,15 @@ fn accepts_unknown(o: &ObjectShape) -> bool {
     matches!(o.additional, Additional::Open | Additional::Strip)
 }
 
+/// The schemas of `o`'s `patternProperties` whose pattern matches `name` (every one whose pattern does not compile
+/// in Rust, to be safe).
+fn patterns_matching<'o>(o: &'o ObjectShape, name: &str) -> Vec<&'o Node> {
+    (o.pattern_properties.iter())
+        .filter(|(p, _)| regex::Regex::new(&p.rust).map_or(true, |re| re.is_match(name)))
+        .map(|(_, n)| n)
+        .collect()
+}
+
 /// A field pairing: OLD's field, NEW's field, and whether NEW declares it renamed from OLD's.
 type Pair<'a> = (Option<&'a Field>, Option<&'a Field>, bool);
 
@@ -298,6 +307,42 @@ impl<'a> Walk<'a> {
         differs
     }
 
+    /// Whether two plans of what a node evaluates ([`Evaluation`]) can evaluate other properties (items) of one
+    /// value: their forms, names, counts and flags, and the nodes they test compared as the diff compares nodes.
+    fn plan_differs(&mut self, at: &At, a: &Evaluation, b: &Evaluation) -> bool {
+        use Evaluation as E;
+        match (a, b) {
+            (E::None, E::None) => false,
+            (E::Items { prefix: p, rest: r, contains: c }, E::Items { prefix: q, rest: s, contains: d }) => {
+                p != q
+                    || r != s
+                    || match (c, d) {
+                        (Some(c), Some(d)) => self.differs(at, c, d),
+                        (c, d) => c.is_some() != d.is_some(),
+                    }
+            }
+            (E::Keys { names: n, patterns: p, rest: r }, E::Keys { names: m, patterns: q, rest: s }) => {
+                let set = |ns: &[String]| ns.iter().cloned().collect::<BTreeSet<String>>();
+                let sources = |ps: &[Pattern]| ps.iter().map(|p| p.source.clone()).collect::<BTreeSet<String>>();
+                r != s || set(n) != set(m) || sources(p) != sources(q)
+            }
+            (E::All(xs), E::All(ys)) => {
+                xs.len() != ys.len() || xs.iter().zip(ys).any(|(x, y)| self.plan_differs(at, x, y))
+            }
+            (E::Valid(xs), E::Valid(ys)) => {
+                xs.len() != ys.len()
+                    || xs.iter().zip(ys).any(|((n, x), (m, y))| self.differs(at, n, m) || self.plan_differs(at, x, y))
+            }
+            (E::Cond { cond: c, then: t, otherwise: e }, E::Cond { cond: d, then: u, otherwise: f }) => {
+                self.differs(at, c, d) || self.plan_differs(at, t, u) || self.plan_differs(at, e, f)
+            }
+            (E::Dependent { property: p, then: t }, E::Dependent { property: q, then: u }) => {
+                p != q || self.plan_differs(at, t, u)
+            }
+            _ => true,
+        }
+    }
+
     /// The members of two `allOf`, `anyOf` or `oneOf` lists of one length, paired for comparison. Their order
     /// means nothing to a value, so each OLD member goes with an equal NEW one where there is one (the one at its
     /// own index first), and the others with the rest in the order they stand. (Past 32 members, by index.)
@@ -389,8 +434,10 @@ impl<'a> Walk<'a> {
                 Shape::Unevaluated { inner: b, rest: y, items: j },
             ) if i == j => {
                 // Which properties (items) the inner schema evaluates decides which ones `rest` sees: a change to
-                // either can break both sides.
-                if self.differs(at, a, b) || self.differs(at, x, y) {
+                // either can break both sides, and so can one that only changes what it evaluates (`items: true`
+                // or `additionalProperties: true` written, which no value fails).
+                let plans = (self.om.evaluation(a), self.nm.evaluation(b));
+                if self.differs(at, a, b) || self.differs(at, x, y) || self.plan_differs(at, &plans.0, &plans.1) {
                     let msg = format!("`{}` or the schema beside it changed", unevaluated_keyword(*i));
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
                 }
@@ -541,9 +588,12 @@ impl<'a> Walk<'a> {
                 (Some(of), Some(nf)) => self.field_pair(at, o, of, n, nf, renamed),
                 (None, Some(nf)) => {
                     let fat = at.push(&nf.name);
-                    let closed = matches!(o.additional, Additional::Closed);
+                    // OLD's `patternProperties` that match the name checked the property until now: it was neither
+                    // refused by a closed object nor free in an open one.
+                    let before = patterns_matching(o, &nf.name);
+                    let closed = matches!(o.additional, Additional::Closed) && before.is_empty();
                     // An open OLD object let an old message carry the property with any value.
-                    let any_before = accepts_unknown(o) && !self.is_any(false, &nf.node);
+                    let any_before = accepts_unknown(o) && before.is_empty() && !self.is_any(false, &nf.node);
                     if let Some(from) = &nf.moved_from {
                         let source = self.old_message_field(from);
                         // Required here but optional (or missing) there: an old message may have nothing to move.
@@ -578,17 +628,27 @@ impl<'a> Walk<'a> {
                         let msg = format!("optional property {} added{why}", code(&nf.name));
                         self.push(R::FieldAddedOptional, &fat, None, Some(&nf.node.origin), msg, b);
                     }
-                    // OLD's `additionalProperties` schema checked the property until now: what changed from it.
-                    if let (Additional::Schema(a), None) = (&o.additional, &nf.moved_from) {
-                        self.node(&fat, a, &nf.node);
+                    // What checked the property until now, OLD's matching patterns or else its
+                    // `additionalProperties` schema: what changed from it.
+                    if nf.moved_from.is_none() {
+                        let free = before.is_empty();
+                        for a in before {
+                            self.node(&fat, a, &nf.node);
+                        }
+                        if let (Additional::Schema(a), true) = (&o.additional, free) {
+                            self.node(&fat, a, &nf.node);
+                        }
                     }
                 }
                 (Some(of), None) => {
                     let fat = at.push(&of.name);
                     let replaced = n.removed.iter().find(|r| r.name == of.name);
-                    let rejected = matches!(n.additional, Additional::Closed) || replaced.is_some();
+                    // NEW's `patternProperties` that match the name check the property from now on.
+                    let after = patterns_matching(n, &of.name);
+                    let rejected =
+                        (matches!(n.additional, Additional::Closed) && after.is_empty()) || replaced.is_some();
                     // An open NEW object lets a new message carry the property with any value.
-                    let any_now = accepts_unknown(n) && !self.is_any(true, &of.node);
+                    let any_now = accepts_unknown(n) && after.is_empty() && !self.is_any(true, &of.node);
                     let b = Breaks {
                         old_producers: rejected,
                         stored_history: rejected,
@@ -606,9 +666,16 @@ impl<'a> Walk<'a> {
                     }
                     // NEW has no node for it: point at the object.
                     self.push(R::FieldRemoved, &fat, Some(&of.node.origin), Some(&nn.origin), msg, b);
-                    // NEW's `additionalProperties` schema checks the property from now on.
-                    if let (Additional::Schema(b), None) = (&n.additional, replaced) {
-                        self.node(&fat, &of.node, b);
+                    // What checks the property from now on, NEW's matching patterns or else its
+                    // `additionalProperties` schema: what changed from the property.
+                    if replaced.is_none() {
+                        let free = after.is_empty();
+                        for b in after {
+                            self.node(&fat, &of.node, b);
+                        }
+                        if let (Additional::Schema(b), true) = (&n.additional, free) {
+                            self.node(&fat, &of.node, b);
+                        }
                     }
                 }
                 (None, None) => {}
