@@ -354,3 +354,92 @@ fn the_readme_gives_every_rule_an_example() {
         ChangeRule::ALL.iter().map(|r| r.id()).filter(|id| !section.contains(&format!("| `{id}` |"))).collect();
     assert!(missing.is_empty(), "rules without a row in the README's rule table: {missing:?}");
 }
+
+#[path = "support/rng.rs"]
+mod rng;
+#[path = "support/soundness.rs"]
+mod soundness;
+
+/// The diff's breaks are sound: for a schema and a changed copy of it (one to three edits of meaning to one
+/// file: each JSON-Schema-Test-Suite case several times, and the session protocol), every instance the old
+/// schema accepts and the new one refuses (the suite's instances, the protocol's stream lines, and small changes
+/// of them, checked by the engine) is answered by a change that breaks old producers, and every instance only the
+/// new one accepts by one that breaks old consumers.
+///
+/// `WIREGEN_DIFF_SOUNDNESS_ROUNDS` (default 3 per suite case, twenty times that for the protocol) and
+/// `WIREGEN_DIFF_SOUNDNESS_SEED` run a longer or another soak.
+#[test]
+fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_refuses() {
+    let rounds = rng::env_number("WIREGEN_DIFF_SOUNDNESS_ROUNDS", 3);
+    let seed = rng::env_number("WIREGEN_DIFF_SOUNDNESS_SEED", 0xD1FF);
+    let mut rng = rng::Rng(seed << 1 | 1);
+    let tmp = std::env::temp_dir().join(format!("wiregen-diff-soundness-{}", std::process::id()));
+    let mut s = soundness::Soundness::default();
+    let suite = root().join("tests/jsts/suite/draft2020-12");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&suite)
+        .expect("the suite")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    for p in files {
+        let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&p).expect("suite file")).expect("json");
+        for (ci, c) in cases.iter().enumerate() {
+            let mut schema = c["schema"].clone();
+            let Some(top) = schema.as_object_mut() else { continue };
+            top.insert("x-root".into(), Value::Bool(true));
+            let instances: Vec<Value> =
+                c["tests"].as_array().into_iter().flatten().map(|t| t["data"].clone()).collect();
+            let what = format!("{} case {ci}", p.file_name().expect("name").to_string_lossy());
+            for _ in 0..rounds {
+                s.try_pair(&mut rng, &what, &tmp, &[("root.json".into(), schema.clone())], &instances);
+            }
+        }
+    }
+    let suite_pairs = s.pairs;
+    // The session protocol, with its stream lines that are valid messages.
+    let dir = root().join("schema");
+    let protocol: Vec<(String, Value)> = files_below(&dir)
+        .into_iter()
+        .map(|(rel, text)| (rel, serde_json::from_str(&text).expect("a schema file")))
+        .collect();
+    let mut lines = Vec::new();
+    for p in files_below(&root().join("tests/fixtures/streams")).into_iter().filter(|(r, _)| r.ends_with(".jsonl")) {
+        lines.extend(p.1.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()));
+    }
+    for _ in 0..rounds * 20 {
+        s.try_pair(&mut rng, "schema", &tmp, &protocol, &lines);
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    println!(
+        "{} schema pairs ({suite_pairs} of suite cases), {} instances compared, {} on which the two sides differ",
+        s.pairs, s.compared, s.differing
+    );
+    assert!(
+        s.pairs > 300 && s.differing > 300,
+        "the edits must change meaning: {} pairs, {} differing",
+        s.pairs,
+        s.differing
+    );
+    assert!(s.pairs > suite_pairs + rounds as usize, "the protocol must be changed too");
+    assert!(s.missed.is_empty(), "{} schema pair(s) with a missed break:\n{}", s.missed.len(), s.missed.join("\n\n"));
+}
+
+/// The files below `dir` (relative path with `/`, text), sorted.
+fn files_below(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("below").to_string_lossy().replace('\\', "/");
+                out.push((rel, std::fs::read_to_string(&p).expect("text")));
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -24,6 +24,8 @@ mod random;
 #[path = "../../generator/tests/support/rng.rs"]
 mod rng;
 mod rust;
+#[path = "../../generator/tests/support/soundness.rs"]
+mod soundness;
 mod ts;
 
 use std::collections::BTreeMap;
@@ -200,6 +202,33 @@ fn random_cases() -> usize {
 /// The random generator's seed: fixed, or `WIREGEN_RANDOM_SEED` for a soak.
 fn random_seed() -> u64 {
     Some(rng::env_number("WIREGEN_RANDOM_SEED", 0)).filter(|n| *n != 0).unwrap_or(0x0005_C4E3_A5ED)
+}
+
+/// `wiregen diff` is sound on the random schemas ([`random`]): each, changed by one to three edits of meaning
+/// several times, against itself as it was; every instance one side accepts and the other refuses (the schema's
+/// instances and small changes to them) is answered by a change that breaks the party it should
+/// ([`soundness`]; `generator/tests/diff.rs` holds the suite's cases and the session protocol to the same).
+#[test]
+fn the_diff_names_who_breaks_on_changed_random_schemas() {
+    let dir = work_dir().join("diff-random");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the directory");
+    let cases = random::cases(&dir, random_cases(), random_seed());
+    let mut rng = rng::Rng(random_seed() << 1 | 1);
+    let mut s = soundness::Soundness::default();
+    for c in &cases {
+        let mut schema: Value = serde_json::from_str(&schema_text(c)).expect("a schema");
+        let Some(top) = schema.as_object_mut() else { continue };
+        top.insert("x-root".into(), Value::Bool(true));
+        let instances: Vec<Value> = c.tests.iter().map(|t| t.1.clone()).collect();
+        for _ in 0..6 {
+            s.try_pair(&mut rng, &c.id, &dir.join("pair"), &[("root.json".into(), schema.clone())], &instances);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("diff of random schemas: {} pairs, {} instances compared, {} differing", s.pairs, s.compared, s.differing);
+    assert!(s.pairs > cases.len() && s.differing > cases.len(), "the edits must change meaning");
+    assert!(s.missed.is_empty(), "{} schema pair(s) with a missed break:\n{}", s.missed.len(), s.missed.join("\n\n"));
 }
 
 /// Cases in the suite's format for what the suite does not exercise: wiregen's own keywords and the shapes its

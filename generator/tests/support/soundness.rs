@@ -1,0 +1,400 @@
+//! Soundness of `wiregen diff`, shared by its test (`diff.rs`: the suite's cases and the session protocol) and the
+//! suite harness (`tests/jsts`: its random schemas): edits of meaning to a schema, small changes to instances, and
+//! the check that every instance one side accepts and the other refuses is answered by a change that breaks the
+//! party it should (old producers when only OLD accepts it, old consumers when only NEW does).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::rng;
+
+/// The bounds a schema mutation nudges, adds or drops.
+const BOUNDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "minContains",
+    "maxContains",
+];
+
+/// Every object in `v` (schemas, and the maps of schemas they hold), by JSON Pointer.
+fn objects(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            out.push(at.clone());
+            for (k, c) in o {
+                objects(c, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, c) in a.iter().enumerate() {
+                objects(c, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One change of meaning to a schema, of the kinds `wiregen diff` has rules for: a bound nudged, added or
+/// dropped; `required`, `enum`, `const`, `type`, `additionalProperties`, `pattern`, `uniqueItems` or `items`
+/// changed; any keyword deleted.
+///
+/// With `schemas_only`, the edit is to an object below the root that holds a schema keyword, outside `examples` and
+/// `x-` annotations (a protocol's files hold much that is not a schema), and not to an event's tag `t`.
+fn change_schema(rng: &mut rng::Rng, doc: &mut Value, schemas_only: bool) {
+    let mut all = Vec::new();
+    objects(doc, String::new(), &mut all);
+    if schemas_only {
+        let schema = |p: &String| {
+            !p.is_empty()
+                && !p.ends_with("/properties/t")
+                && !p.contains("/examples")
+                && !p.contains("/x-")
+                && doc.pointer(p).and_then(Value::as_object).is_some_and(|o| {
+                    ["type", "$ref", "enum", "const", "anyOf", "oneOf", "allOf"].iter().any(|k| o.contains_key(*k))
+                })
+        };
+        all.retain(schema);
+        if all.is_empty() {
+            return;
+        }
+    }
+    let at = rng.pick(&all).clone();
+    let Some(o) = doc.pointer_mut(&at).and_then(Value::as_object_mut) else { return };
+    let small = |rng: &mut rng::Rng| serde_json::json!(rng.below(4));
+    let (key, values): (&str, Vec<Value>) = match rng.below(24) {
+        11 => ("not", vec![serde_json::json!({"type": "string"}), serde_json::json!({"required": ["foo"]})]),
+        12 => ("propertyNames", vec![serde_json::json!({"maxLength": 2}), serde_json::json!({"pattern": "^f"})]),
+        13 => {
+            ("patternProperties", vec![serde_json::json!({"^f": {"type": "integer"}}), serde_json::json!({"a": false})])
+        }
+        14 => ("dependentRequired", vec![serde_json::json!({"foo": ["bar"]}), serde_json::json!({"bar": ["foo"]})]),
+        15 => ("contains", vec![serde_json::json!({"type": "integer"}), serde_json::json!({"const": 1})]),
+        16 => ("if", vec![serde_json::json!({"required": ["foo"]}), serde_json::json!({"type": "string"})]),
+        17 => ("then", vec![serde_json::json!({"minProperties": 2}), serde_json::json!({"maxLength": 1})]),
+        18 => ("else", vec![serde_json::json!(false), serde_json::json!({"type": "array"})]),
+        19 => ("unevaluatedProperties", vec![serde_json::json!(false), serde_json::json!({"type": "string"})]),
+        20 => ("unevaluatedItems", vec![serde_json::json!(false), serde_json::json!({"type": "integer"})]),
+        21 => ("dependentSchemas", vec![serde_json::json!({"foo": {"required": ["bar"]}})]),
+        22 => {
+            // A member of `allOf`, `anyOf`, `oneOf` or `prefixItems` dropped or added, or a property added.
+            let lists: Vec<String> = ["allOf", "anyOf", "oneOf", "prefixItems"]
+                .iter()
+                .filter(|k| o.get(**k).and_then(Value::as_array).is_some())
+                .map(|k| k.to_string())
+                .collect();
+            match lists.first() {
+                Some(k) => {
+                    let l = o.get_mut(k).and_then(Value::as_array_mut).expect("a list");
+                    if l.len() > 1 && rng.below(2) == 0 {
+                        l.remove(rng.below(l.len() as u64) as usize);
+                    } else {
+                        l.push(serde_json::json!({"type": "integer"}));
+                    }
+                }
+                None => {
+                    let p = o.entry("properties").or_insert_with(|| serde_json::json!({}));
+                    if let Some(p) = p.as_object_mut() {
+                        p.insert("foo".into(), serde_json::json!({"type": "integer"}));
+                    }
+                }
+            }
+            return;
+        }
+        23 => {
+            // The whole schema replaced by a boolean one, or wrapped in an `anyOf` with `null`.
+            let whole = Value::Object(o.clone());
+            let new = match rng.below(3) {
+                0 => Value::Bool(true),
+                1 => Value::Bool(false),
+                _ => serde_json::json!({"anyOf": [whole, {"type": "null"}]}),
+            };
+            if at.is_empty() {
+                // (The root keeps its `x-root` mark.)
+                return;
+            }
+            if let Some(t) = doc.pointer_mut(&at) {
+                *t = new;
+            }
+            return;
+        }
+        k => ("", vec![serde_json::json!(k)]),
+    };
+    if !key.is_empty() {
+        if o.contains_key(key) && rng.below(3) == 0 {
+            o.shift_remove(key);
+        } else {
+            o.insert(key.into(), rng.pick(&values).clone());
+        }
+        return;
+    }
+    match values[0].as_u64().unwrap_or(0) {
+        0 => {
+            let present: Vec<String> = o.keys().filter(|k| BOUNDS.contains(&k.as_str())).cloned().collect();
+            if present.is_empty() {
+                return;
+            }
+            let k = rng.pick(&present).clone();
+            let n = o[&k].as_f64().unwrap_or(0.0);
+            match rng.below(3) {
+                0 => o[&k] = serde_json::json!(n + 1.0),
+                1 if k == "multipleOf" => o[&k] = serde_json::json!(n * 2.0),
+                1 if n >= 1.0 => o[&k] = serde_json::json!(n - 1.0),
+                _ => drop(o.shift_remove(&k)),
+            }
+        }
+        1 => {
+            let k = rng.pick(BOUNDS).to_string();
+            let v = if k == "multipleOf" { serde_json::json!(2) } else { small(rng) };
+            o.insert(k, v);
+        }
+        2 => {
+            let names: Vec<String> =
+                o.get("properties").and_then(Value::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
+            let mut req: Vec<Value> = o.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+            if !req.is_empty() && rng.below(2) == 0 {
+                req.remove(rng.below(req.len() as u64) as usize);
+            } else {
+                let name =
+                    if names.is_empty() || rng.below(3) == 0 { "foo".to_string() } else { rng.pick(&names).clone() };
+                if !req.contains(&Value::from(name.as_str())) {
+                    req.push(Value::from(name));
+                }
+            }
+            o.insert("required".into(), Value::Array(req));
+        }
+        3 => {
+            let values =
+                [serde_json::json!(1), serde_json::json!("a"), serde_json::json!(null), serde_json::json!(2.5)];
+            match o.get_mut("enum").and_then(Value::as_array_mut) {
+                Some(e) if e.len() > 1 && rng.below(2) == 0 => drop(e.remove(rng.below(e.len() as u64) as usize)),
+                Some(e) => {
+                    let v = rng.pick(&values).clone();
+                    if !e.contains(&v) {
+                        e.push(v);
+                    }
+                }
+                None => {
+                    o.insert("enum".into(), serde_json::json!([1, "a"]));
+                }
+            }
+        }
+        4 => {
+            let values = [serde_json::json!(1), serde_json::json!("a"), serde_json::json!(null), serde_json::json!({})];
+            o.insert("const".into(), rng.pick(&values).clone());
+        }
+        5 => {
+            let types = ["string", "integer", "number", "object", "array", "boolean", "null"];
+            let v = match rng.below(3) {
+                0 => serde_json::json!(rng.pick(&types)),
+                1 => serde_json::json!([rng.pick(&types), "null"]),
+                _ => {
+                    o.shift_remove("type");
+                    return;
+                }
+            };
+            o.insert("type".into(), v);
+        }
+        6 => {
+            let v = [serde_json::json!(false), serde_json::json!(true), serde_json::json!({"type": "string"})];
+            if rng.below(4) == 0 {
+                o.shift_remove("additionalProperties");
+            } else {
+                o.insert("additionalProperties".into(), rng.pick(&v).clone());
+            }
+        }
+        7 => {
+            if let Some(k) = o.keys().nth(rng.below(o.len().max(1) as u64) as usize).cloned() {
+                o.shift_remove(&k);
+            }
+        }
+        8 => {
+            if rng.below(3) == 0 {
+                o.shift_remove("pattern");
+            } else {
+                o.insert("pattern".into(), serde_json::json!(rng.pick(&["^a", "b", "^[a-z]*$"])));
+            }
+        }
+        9 => {
+            let on = o.get("uniqueItems") == Some(&Value::Bool(true));
+            o.insert("uniqueItems".into(), Value::Bool(!on));
+        }
+        _ => {
+            let v = [serde_json::json!(false), serde_json::json!({"type": "integer"}), serde_json::json!(true)];
+            if rng.below(4) == 0 {
+                o.shift_remove("items");
+            } else {
+                o.insert("items".into(), rng.pick(&v).clone());
+            }
+        }
+    }
+}
+
+/// A small change to an instance: a number nudged, a string or array grown or cut, a key added or removed, a
+/// value replaced by `null`.
+fn change_instance(rng: &mut rng::Rng, v: &Value) -> Value {
+    let mut v = v.clone();
+    let mut all = vec![String::new()];
+    fn places(v: &Value, at: String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                for (k, c) in o {
+                    let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    out.push(p.clone());
+                    places(c, p, out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, c) in a.iter().enumerate() {
+                    let p = format!("{at}/{i}");
+                    out.push(p.clone());
+                    places(c, p, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    places(&v, String::new(), &mut all);
+    let at = rng.pick(&all).clone();
+    let Some(t) = v.pointer_mut(&at) else { return v };
+    let op = rng.below(4);
+    match t {
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(0.0);
+            *t = match op {
+                0 => serde_json::json!(x + 1.0),
+                1 => serde_json::json!(x - 1.0),
+                2 => serde_json::json!(x + 0.5),
+                _ => serde_json::json!(-x),
+            };
+        }
+        Value::String(s) => match op {
+            0 => s.push('a'),
+            1 => drop(s.pop()),
+            2 => s.insert(0, 'b'),
+            _ => *t = Value::Null,
+        },
+        Value::Array(a) => match op {
+            0 => a.push(a.first().cloned().unwrap_or(Value::Null)),
+            1 => drop(a.pop()),
+            2 => a.push(serde_json::json!(1)),
+            _ => a.reverse(),
+        },
+        Value::Object(o) => match op {
+            0 => drop(o.insert("foo".into(), serde_json::json!(1))),
+            1 => {
+                if let Some(k) = o.keys().next().cloned() {
+                    o.shift_remove(&k);
+                }
+            }
+            2 => drop(o.insert("bar".into(), serde_json::json!("x"))),
+            _ => *t = serde_json::json!([]),
+        },
+        _ => {
+            *t = match op {
+                0 => serde_json::json!(0),
+                1 => serde_json::json!(""),
+                2 => serde_json::json!({}),
+                _ => serde_json::json!(true),
+            }
+        }
+    }
+    v
+}
+
+/// Writes a schema package's files below `dir` (emptied first) and loads it as a diff side.
+fn side_of(dir: &Path, files: &[(String, Value)]) -> Option<wiregen::diff::Side> {
+    let _ = std::fs::remove_dir_all(dir);
+    for (rel, v) in files {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&p, serde_json::to_string_pretty(v).expect("json")).expect("write");
+    }
+    wiregen::diff::Side::load(&dir.to_string_lossy()).ok()
+}
+
+/// The engine of a side: its root type, or the protocol's envelope.
+fn engine_of(side: &wiregen::diff::Side) -> Option<wiregen::engine::Engine> {
+    use wiregen::engine::{Engine, EngineOptions};
+    match side.model.root {
+        Some(r) => Some(Engine::for_type(side.model.clone(), r, EngineOptions::default())),
+        None => Engine::new(side.model.clone(), EngineOptions::default()).ok(),
+    }
+}
+
+/// What the soundness check has seen.
+#[derive(Default)]
+pub struct Soundness {
+    /// Schema pairs both of which loaded.
+    pub pairs: usize,
+    /// Instances checked by both engines.
+    pub compared: usize,
+    /// Of those, the ones the two sides disagree on.
+    pub differing: usize,
+    /// One line per pair whose diff missed a break.
+    pub missed: Vec<String>,
+}
+
+impl Soundness {
+    /// Changes `old` (one to three edits to one of its files) and holds the diff of the two to what the engines
+    /// of both say of `instances` and of small changes to them.
+    pub fn try_pair(
+        &mut self,
+        rng: &mut rng::Rng,
+        what: &str,
+        tmp: &Path,
+        old: &[(String, Value)],
+        instances: &[Value],
+    ) {
+        let (Some(old_side), mut new) = (side_of(&tmp.join("old"), old), old.to_vec()) else { return };
+        let fi = rng.below(new.len() as u64) as usize;
+        for _ in 0..=rng.below(3) {
+            change_schema(rng, &mut new[fi].1, old.len() > 1);
+        }
+        if new == old {
+            return;
+        }
+        let Some(new_side) = side_of(&tmp.join("new"), &new) else { return };
+        let (Some(was), Some(is)) = (engine_of(&old_side), engine_of(&new_side)) else { return };
+        let report = wiregen::diff::diff(&old_side, &new_side);
+        let producers = report.changes.iter().any(|c| c.breaks.old_producers);
+        let consumers = report.changes.iter().any(|c| c.breaks.old_consumers);
+        self.pairs += 1;
+        let mut tried = instances.to_vec();
+        for x in instances {
+            for _ in 0..4 {
+                tried.push(change_instance(rng, x));
+            }
+        }
+        for x in &tried {
+            let (a, b) = (was.check_value(x).is_empty(), is.check_value(x).is_empty());
+            self.compared += 1;
+            if a == b {
+                continue;
+            }
+            self.differing += 1;
+            if !(if a { producers } else { consumers }) {
+                self.missed.push(format!(
+                    "{what}: {x} is {} by OLD and {} by NEW, but no change breaks {}; changes: {:?}\nOLD {}: {}\nNEW {}",
+                    if a { "accepted" } else { "refused" },
+                    if b { "accepted" } else { "refused" },
+                    if a { "old producers" } else { "old consumers" },
+                    report.changes.iter().map(|c| (c.rule, c.breaks)).collect::<Vec<_>>(),
+                    old[fi].0,
+                    old[fi].1,
+                    new[fi].1,
+                ));
+                return;
+            }
+        }
+    }
+}
