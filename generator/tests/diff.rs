@@ -366,7 +366,7 @@ mod soundness;
 /// of them, checked by the engine) is answered by a change that breaks old producers, and every instance only the
 /// new one accepts by one that breaks old consumers.
 ///
-/// `WIREGEN_DIFF_SOUNDNESS_ROUNDS` (default 3 per suite case, twenty times that for the protocol) and
+/// `WIREGEN_DIFF_SOUNDNESS_ROUNDS` (default 3 per suite case, forty times that for the protocol) and
 /// `WIREGEN_DIFF_SOUNDNESS_SEED` run a longer or another soak.
 #[test]
 fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_refuses() {
@@ -392,7 +392,7 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
                 c["tests"].as_array().into_iter().flatten().map(|t| t["data"].clone()).collect();
             let what = format!("{} case {ci}", p.file_name().expect("name").to_string_lossy());
             for _ in 0..rounds {
-                s.try_pair(&mut rng, &what, &tmp, &[("root.json".into(), schema.clone())], &instances);
+                s.try_pair(&mut rng, &what, &tmp, &[("root.json".into(), schema.clone())], &instances, &[]);
             }
         }
     }
@@ -403,17 +403,19 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
         .into_iter()
         .map(|(rel, text)| (rel, serde_json::from_str(&text).expect("a schema file")))
         .collect();
-    let mut lines = Vec::new();
+    let (mut lines, mut streams) = (Vec::new(), Vec::new());
     for p in files_below(&root().join("tests/fixtures/streams")).into_iter().filter(|(r, _)| r.ends_with(".jsonl")) {
         lines.extend(p.1.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()));
+        streams.push((p.0.clone(), p.1.lines().map(String::from).collect::<Vec<_>>()));
     }
-    for _ in 0..rounds * 20 {
-        s.try_pair(&mut rng, "schema", &tmp, &protocol, &lines);
+    for _ in 0..rounds * 40 {
+        s.try_pair(&mut rng, "schema", &tmp, &protocol, &lines, &streams);
     }
     let _ = std::fs::remove_dir_all(&tmp);
     println!(
-        "{} schema pairs ({suite_pairs} of suite cases), {} instances compared, {} on which the two sides differ",
-        s.pairs, s.compared, s.differing
+        "{} schema pairs ({suite_pairs} of suite cases), {} instances and streams compared, {} on which the two sides \
+         differ ({} streams)",
+        s.pairs, s.compared, s.differing, s.streams_differing
     );
     assert!(
         s.pairs > 300 && s.differing > 300,
@@ -421,7 +423,7 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
         s.pairs,
         s.differing
     );
-    assert!(s.pairs > suite_pairs + rounds as usize, "the protocol must be changed too");
+    assert!(s.pairs > suite_pairs + rounds as usize && s.streams_differing > 0, "the protocol must be changed too");
     assert!(s.missed.is_empty(), "{} schema pair(s) with a missed break:\n{}", s.missed.len(), s.missed.join("\n\n"));
 }
 

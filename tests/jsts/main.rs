@@ -222,7 +222,7 @@ fn the_diff_names_who_breaks_on_changed_random_schemas() {
         top.insert("x-root".into(), Value::Bool(true));
         let instances: Vec<Value> = c.tests.iter().map(|t| t.1.clone()).collect();
         for _ in 0..6 {
-            s.try_pair(&mut rng, &c.id, &dir.join("pair"), &[("root.json".into(), schema.clone())], &instances);
+            s.try_pair(&mut rng, &c.id, &dir.join("pair"), &[("root.json".into(), schema.clone())], &instances, &[]);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

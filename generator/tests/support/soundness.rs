@@ -1,7 +1,8 @@
 //! Soundness of `wiregen diff`, shared by its test (`diff.rs`: the suite's cases and the session protocol) and the
 //! suite harness (`tests/jsts`: its random schemas): edits of meaning to a schema, small changes to instances, and
 //! the check that every instance one side accepts and the other refuses is answered by a change that breaks the
-//! party it should (old producers when only OLD accepts it, old consumers when only NEW does).
+//! parties it should (old producers and stored history when only OLD accepts it, old consumers when only NEW
+//! does).
 
 use std::path::Path;
 
@@ -51,6 +52,9 @@ fn objects(v: &Value, at: String, out: &mut Vec<String>) {
 /// With `schemas_only`, the edit is to an object below the root that holds a schema keyword, outside `examples` and
 /// `x-` annotations (a protocol's files hold much that is not a schema), and not to an event's tag `t`.
 fn change_schema(rng: &mut rng::Rng, doc: &mut Value, schemas_only: bool) {
+    if schemas_only && doc.get("x-sequence").is_some() && rng.below(3) == 0 {
+        return change_sequence(rng, doc);
+    }
     let mut all = Vec::new();
     objects(doc, String::new(), &mut all);
     if schemas_only {
@@ -239,6 +243,54 @@ fn change_schema(rng: &mut rng::Rng, doc: &mut Value, schemas_only: bool) {
     }
 }
 
+/// One change to a protocol's sequence rules (`x-sequence`): a rule dropped; a rule's filter dropped (`role`, `on`,
+/// `when`, `unless`) or its `role` swapped; a scope made single or not, or its `marks` or `within` dropped.
+fn change_sequence(rng: &mut rng::Rng, doc: &mut Value) {
+    let Some(seq) = doc.get_mut("x-sequence") else { return };
+    if rng.below(3) != 0 {
+        let Some(rules) = seq.get_mut("rules").and_then(Value::as_array_mut) else { return };
+        if rules.is_empty() {
+            return;
+        }
+        let i = rng.below(rules.len() as u64) as usize;
+        let Some(r) = rules[i].as_object_mut() else { return };
+        match rng.below(4) {
+            0 => drop(rules.remove(i)),
+            1 => {
+                let role = match r.get("role").and_then(Value::as_str) {
+                    Some("user") => "agent",
+                    _ => "user",
+                };
+                r.insert("role".into(), Value::from(role));
+            }
+            _ => {
+                let filters: Vec<String> =
+                    r.keys().filter(|k| ["role", "on", "when", "unless"].contains(&k.as_str())).cloned().collect();
+                if !filters.is_empty() {
+                    let k = rng.pick(&filters).clone();
+                    r.shift_remove(&k);
+                }
+            }
+        }
+    } else {
+        let Some(scopes) = seq.get_mut("scopes").and_then(Value::as_object_mut) else { return };
+        let names: Vec<String> = scopes.keys().cloned().collect();
+        if names.is_empty() {
+            return;
+        }
+        let name = rng.pick(&names).clone();
+        let Some(sc) = scopes.get_mut(&name).and_then(Value::as_object_mut) else { return };
+        match rng.below(3) {
+            0 => {
+                let single = sc.get("single") == Some(&Value::Bool(true));
+                sc.insert("single".into(), Value::Bool(!single));
+            }
+            1 => drop(sc.shift_remove("marks")),
+            _ => drop(sc.shift_remove("within")),
+        }
+    }
+}
+
 /// A small change to an instance: a number nudged, a string or array grown or cut, a key added or removed, a
 /// value replaced by `null`.
 fn change_instance(rng: &mut rng::Rng, v: &Value) -> Value {
@@ -340,13 +392,16 @@ pub struct Soundness {
     pub compared: usize,
     /// Of those, the ones the two sides disagree on.
     pub differing: usize,
+    /// Of the streams, the ones the two sides disagree on.
+    pub streams_differing: usize,
     /// One line per pair whose diff missed a break.
     pub missed: Vec<String>,
 }
 
 impl Soundness {
     /// Changes `old` (one to three edits to one of its files) and holds the diff of the two to what the engines
-    /// of both say of `instances` and of small changes to them.
+    /// of both say of `instances` and of small changes to them, and to what their stream checkers say of
+    /// `streams` (named; a stream is accepted when every line is).
     pub fn try_pair(
         &mut self,
         rng: &mut rng::Rng,
@@ -354,9 +409,15 @@ impl Soundness {
         tmp: &Path,
         old: &[(String, Value)],
         instances: &[Value],
+        streams: &[(String, Vec<String>)],
     ) {
         let (Some(old_side), mut new) = (side_of(&tmp.join("old"), old), old.to_vec()) else { return };
-        let fi = rng.below(new.len() as u64) as usize;
+        // A third of the time the file with the sequence rules, where there is one.
+        let sequence = new.iter().position(|(_, v)| v.get("x-sequence").is_some());
+        let fi = match sequence {
+            Some(i) if rng.below(3) == 0 => i,
+            _ => rng.below(new.len() as u64) as usize,
+        };
         for _ in 0..=rng.below(3) {
             change_schema(rng, &mut new[fi].1, old.len() > 1);
         }
@@ -367,6 +428,8 @@ impl Soundness {
         let (Some(was), Some(is)) = (engine_of(&old_side), engine_of(&new_side)) else { return };
         let report = wiregen::diff::diff(&old_side, &new_side);
         let producers = report.changes.iter().any(|c| c.breaks.old_producers);
+        // (The edits declare no rename or move, so no upgrade comes between a stored OLD message and NEW.)
+        let history = report.changes.iter().any(|c| c.breaks.stored_history);
         let consumers = report.changes.iter().any(|c| c.breaks.old_consumers);
         self.pairs += 1;
         let mut tried = instances.to_vec();
@@ -375,19 +438,27 @@ impl Soundness {
                 tried.push(change_instance(rng, x));
             }
         }
-        for x in &tried {
-            let (a, b) = (was.check_value(x).is_empty(), is.check_value(x).is_empty());
+        let accepts = |e: &wiregen::engine::Engine, lines: &[String]| {
+            let mut checker = wiregen::stream::StreamChecker::new(e);
+            lines.iter().enumerate().all(|(n, l)| checker.check(n + 1, l.as_bytes()).valid)
+        };
+        let verdicts = (tried
+            .iter()
+            .map(|x| (x.to_string(), was.check_value(x).is_empty(), is.check_value(x).is_empty())))
+        .chain(streams.iter().map(|(name, s)| (format!("the stream {name}"), accepts(&was, s), accepts(&is, s))));
+        for (x, a, b) in verdicts {
             self.compared += 1;
             if a == b {
                 continue;
             }
             self.differing += 1;
-            if !(if a { producers } else { consumers }) {
+            self.streams_differing += usize::from(x.starts_with("the stream "));
+            if !(if a { producers && history } else { consumers }) {
                 self.missed.push(format!(
                     "{what}: {x} is {} by OLD and {} by NEW, but no change breaks {}; changes: {:?}\nOLD {}: {}\nNEW {}",
                     if a { "accepted" } else { "refused" },
                     if b { "accepted" } else { "refused" },
-                    if a { "old producers" } else { "old consumers" },
+                    if a { "old producers and stored history" } else { "old consumers" },
                     report.changes.iter().map(|c| (c.rule, c.breaks)).collect::<Vec<_>>(),
                     old[fi].0,
                     old[fi].1,
