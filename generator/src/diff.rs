@@ -293,7 +293,8 @@ pub enum Scope {
     Envelope,
     /// One event of the protocol, by its discriminator value (NEW's, or OLD's when it was removed).
     Event(String),
-    /// A named type of a plain type package (NEW's name, or OLD's when it was removed).
+    /// A named type of a plain type package, or of a protocol package outside its messages (NEW's name, or OLD's
+    /// when it was removed).
     Type(String),
 }
 

@@ -84,8 +84,18 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
                 };
             w.out.sort_by_key(rank);
             rows = w.rows(op, np);
+            // The package's other named types (happy-wire's hold the session protocol beside its API types):
+            // by name, as in a plain package, after the messages' changes.
+            let held = |m: &Model, p: &Protocol| {
+                let mut h = m.reachable_types(&m.ty(p.envelope).node);
+                h[p.envelope.0] = true;
+                (0..m.types.len()).filter(|i| h[*i]).map(|i| m.types[i].names.base.clone()).collect::<BTreeSet<_>>()
+            };
+            let mut skip = held(w.om, op);
+            skip.extend(held(w.nm, np));
+            w.types(&skip);
         }
-        _ => w.types(),
+        _ => w.types(&BTreeSet::new()),
     }
     Report { old: old.label.clone(), new: new.label.clone(), changes: w.out, rows, removals }
 }
@@ -197,10 +207,16 @@ impl<'a> Walk<'a> {
         self.type_pair(at, op.envelope, np.envelope);
     }
 
-    /// A plain type package: named types by name, or by NEW's declared old name.
-    fn types(&mut self) {
-        let olds: Vec<TypeId> = (0..self.om.types.len()).map(TypeId).filter(|i| is_entry(self.om.ty(*i))).collect();
-        let news: Vec<TypeId> = (0..self.nm.types.len()).map(TypeId).filter(|i| is_entry(self.nm.ty(*i))).collect();
+    /// The named types of a package by name, or by NEW's declared old name; but those named in `skip` (in a
+    /// protocol package, the types its messages hold on either side, compared as parts of the messages).
+    fn types(&mut self, skip: &BTreeSet<String>) {
+        let entries = |m: &Model| -> Vec<TypeId> {
+            (0..m.types.len())
+                .map(TypeId)
+                .filter(|i| is_entry(m.ty(*i)) && !skip.contains(&m.ty(*i).names.base))
+                .collect()
+        };
+        let (olds, news) = (entries(self.om), entries(self.nm));
         let mut used = BTreeSet::new();
         for &n in &news {
             let nt = self.nm.ty(n);
