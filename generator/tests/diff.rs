@@ -388,8 +388,8 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
             let mut schema = c["schema"].clone();
             let Some(top) = schema.as_object_mut() else { continue };
             top.insert("x-root".into(), Value::Bool(true));
-            let instances: Vec<Value> =
-                c["tests"].as_array().into_iter().flatten().map(|t| t["data"].clone()).collect();
+            let instances: Vec<(Option<String>, Value)> =
+                c["tests"].as_array().into_iter().flatten().map(|t| (None, t["data"].clone())).collect();
             let what = format!("{} case {ci}", p.file_name().expect("name").to_string_lossy());
             for _ in 0..rounds {
                 s.try_pair(&mut rng, &what, &tmp, &[("root.json".into(), schema.clone())], &instances, &[]);
@@ -405,15 +405,32 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
         .collect();
     let (mut lines, mut streams) = (Vec::new(), Vec::new());
     for p in files_below(&root().join("tests/fixtures/streams")).into_iter().filter(|(r, _)| r.ends_with(".jsonl")) {
-        lines.extend(p.1.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()));
+        lines.extend(p.1.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).map(|v| (None, v)));
         streams.push((p.0.clone(), p.1.lines().map(String::from).collect::<Vec<_>>()));
     }
     for _ in 0..rounds * 40 {
         s.try_pair(&mut rng, "schema", &tmp, &protocol, &lines, &streams);
     }
+    // The happy-wire package: types without a root, each fixture checked against the type it names.
+    let protocol_pairs = s.pairs - suite_pairs;
+    let happy: Vec<(String, Value)> = files_below(&root().join("examples/happy-wire/schema"))
+        .into_iter()
+        .map(|(rel, text)| (rel, serde_json::from_str(&text).expect("a schema file")))
+        .collect();
+    let mut typed = Vec::new();
+    for (_, text) in files_below(&root().join("examples/happy-wire/fixtures")) {
+        let f: Value = serde_json::from_str(&text).expect("a fixture");
+        if let (Some(ty), Some(v)) = (f["type"].as_str(), f.get("value")) {
+            typed.push((Some(ty.to_string()), v.clone()));
+        }
+    }
+    assert!(typed.len() > 50, "the happy-wire fixtures name their types");
+    for _ in 0..rounds * 40 {
+        s.try_pair(&mut rng, "happy-wire", &tmp, &happy, &typed, &[]);
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     println!(
-        "{} schema pairs ({suite_pairs} of suite cases), {} instances and streams compared, {} on which the two sides \
+        "{} schema pairs ({suite_pairs} of suite cases, {protocol_pairs} of the protocol), {} instances and streams compared, {} on which the two sides \
          differ ({} streams)",
         s.pairs, s.compared, s.differing, s.streams_differing
     );
@@ -423,7 +440,8 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
         s.pairs,
         s.differing
     );
-    assert!(s.pairs > suite_pairs + rounds as usize && s.streams_differing > 0, "the protocol must be changed too");
+    assert!(protocol_pairs > rounds as usize && s.streams_differing > 0, "the protocol must be changed too");
+    assert!(s.pairs > suite_pairs + protocol_pairs + rounds as usize, "happy-wire must be changed too");
     assert!(s.missed.is_empty(), "{} schema pair(s) with a missed break:\n{}", s.missed.len(), s.missed.join("\n\n"));
 }
 

@@ -220,7 +220,7 @@ fn the_diff_names_who_breaks_on_changed_random_schemas() {
         let mut schema: Value = serde_json::from_str(&schema_text(c)).expect("a schema");
         let Some(top) = schema.as_object_mut() else { continue };
         top.insert("x-root".into(), Value::Bool(true));
-        let instances: Vec<Value> = c.tests.iter().map(|t| t.1.clone()).collect();
+        let instances: Vec<(Option<String>, Value)> = c.tests.iter().map(|t| (None, t.1.clone())).collect();
         for _ in 0..6 {
             s.try_pair(&mut rng, &c.id, &dir.join("pair"), &[("root.json".into(), schema.clone())], &instances, &[]);
         }

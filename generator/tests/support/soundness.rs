@@ -374,12 +374,13 @@ fn side_of(dir: &Path, files: &[(String, Value)]) -> Option<wiregen::diff::Side>
     wiregen::diff::Side::load(&dir.to_string_lossy()).ok()
 }
 
-/// The engine of a side: its root type, or the protocol's envelope.
-fn engine_of(side: &wiregen::diff::Side) -> Option<wiregen::engine::Engine> {
+/// The engine of a side for a type (by name), else for its root type or the protocol's envelope.
+fn engine_of(side: &wiregen::diff::Side, ty: Option<&str>) -> Option<wiregen::engine::Engine> {
     use wiregen::engine::{Engine, EngineOptions};
-    match side.model.root {
-        Some(r) => Some(Engine::for_type(side.model.clone(), r, EngineOptions::default())),
-        None => Engine::new(side.model.clone(), EngineOptions::default()).ok(),
+    match (ty, side.model.root) {
+        (Some(name), _) => Engine::for_type_named(side.model.clone(), name, EngineOptions::default()).ok(),
+        (None, Some(r)) => Some(Engine::for_type(side.model.clone(), r, EngineOptions::default())),
+        (None, None) => Engine::new(side.model.clone(), EngineOptions::default()).ok(),
     }
 }
 
@@ -400,7 +401,8 @@ pub struct Soundness {
 
 impl Soundness {
     /// Changes `old` (one to three edits to one of its files) and holds the diff of the two to what the engines
-    /// of both say of `instances` and of small changes to them, and to what their stream checkers say of
+    /// of both say of `instances` (each of the type it names, else of the root or the envelope) and of small
+    /// changes to them, and to what their stream checkers say of
     /// `streams` (named; a stream is accepted when every line is).
     pub fn try_pair(
         &mut self,
@@ -408,7 +410,7 @@ impl Soundness {
         what: &str,
         tmp: &Path,
         old: &[(String, Value)],
-        instances: &[Value],
+        instances: &[(Option<String>, Value)],
         streams: &[(String, Vec<String>)],
     ) {
         let (Some(old_side), mut new) = (side_of(&tmp.join("old"), old), old.to_vec()) else { return };
@@ -425,7 +427,6 @@ impl Soundness {
             return;
         }
         let Some(new_side) = side_of(&tmp.join("new"), &new) else { return };
-        let (Some(was), Some(is)) = (engine_of(&old_side), engine_of(&new_side)) else { return };
         let report = wiregen::diff::diff(&old_side, &new_side);
         let producers = report.changes.iter().any(|c| c.breaks.old_producers);
         // (The edits declare no rename or move, so no upgrade comes between a stored OLD message and NEW.)
@@ -433,19 +434,31 @@ impl Soundness {
         let consumers = report.changes.iter().any(|c| c.breaks.old_consumers);
         self.pairs += 1;
         let mut tried = instances.to_vec();
-        for x in instances {
+        for (ty, x) in instances {
             for _ in 0..4 {
-                tried.push(change_instance(rng, x));
+                tried.push((ty.clone(), change_instance(rng, x)));
+            }
+        }
+        // Both sides' engines, per type the instances name (a type NEW no longer has: `type-removed` says so).
+        let mut engines = std::collections::BTreeMap::new();
+        let mut verdicts = Vec::new();
+        for (ty, x) in &tried {
+            let pair = engines
+                .entry(ty.clone())
+                .or_insert_with(|| (engine_of(&old_side, ty.as_deref()), engine_of(&new_side, ty.as_deref())));
+            if let (Some(was), Some(is)) = pair {
+                verdicts.push((x.to_string(), was.check_value(x).is_empty(), is.check_value(x).is_empty()));
             }
         }
         let accepts = |e: &wiregen::engine::Engine, lines: &[String]| {
             let mut checker = wiregen::stream::StreamChecker::new(e);
             lines.iter().enumerate().all(|(n, l)| checker.check(n + 1, l.as_bytes()).valid)
         };
-        let verdicts = (tried
-            .iter()
-            .map(|x| (x.to_string(), was.check_value(x).is_empty(), is.check_value(x).is_empty())))
-        .chain(streams.iter().map(|(name, s)| (format!("the stream {name}"), accepts(&was, s), accepts(&is, s))));
+        if let (Some(was), Some(is)) = (engine_of(&old_side, None), engine_of(&new_side, None)) {
+            for (name, s) in streams {
+                verdicts.push((format!("the stream {name}"), accepts(&was, s), accepts(&is, s)));
+            }
+        }
         for (x, a, b) in verdicts {
             self.compared += 1;
             if a == b {
