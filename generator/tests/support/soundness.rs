@@ -46,14 +46,17 @@ fn objects(v: &Value, at: String, out: &mut Vec<String>) {
 }
 
 /// One change of meaning to a schema, of the kinds `wiregen diff` has rules for: a bound nudged, added or
-/// dropped; `required`, `enum`, `const`, `type`, `additionalProperties`, `pattern`, `uniqueItems` or `items`
-/// changed; any keyword deleted.
+/// dropped; `required`, `enum`, `const`, `type`, `additionalProperties`, `pattern`, `uniqueItems`, `items`, an
+/// applicator or `x-unknown-keys` changed; any keyword deleted; in a protocol, a sequence rule or `x-roles`.
 ///
 /// With `schemas_only`, the edit is to an object below the root that holds a schema keyword, outside `examples` and
 /// `x-` annotations (a protocol's files hold much that is not a schema), and not to an event's tag `t`.
 fn change_schema(rng: &mut rng::Rng, doc: &mut Value, schemas_only: bool) {
     if schemas_only && doc.get("x-sequence").is_some() && rng.below(3) == 0 {
         return change_sequence(rng, doc);
+    }
+    if schemas_only && doc.get("x-roles").is_some() && rng.below(3) == 0 {
+        return change_roles(rng, doc);
     }
     let mut all = Vec::new();
     objects(doc, String::new(), &mut all);
@@ -88,6 +91,7 @@ fn change_schema(rng: &mut rng::Rng, doc: &mut Value, schemas_only: bool) {
         18 => ("else", vec![serde_json::json!(false), serde_json::json!({"type": "array"})]),
         19 => ("unevaluatedProperties", vec![serde_json::json!(false), serde_json::json!({"type": "string"})]),
         20 => ("unevaluatedItems", vec![serde_json::json!(false), serde_json::json!({"type": "integer"})]),
+        21 if rng.below(2) == 0 => ("x-unknown-keys", vec![serde_json::json!("strip")]),
         21 => ("dependentSchemas", vec![serde_json::json!({"foo": {"required": ["bar"]}})]),
         22 => {
             // A member of `allOf`, `anyOf`, `oneOf` or `prefixItems` dropped or added, or a property added.
@@ -288,6 +292,34 @@ fn change_sequence(rng: &mut rng::Rng, doc: &mut Value) {
             1 => drop(sc.shift_remove("marks")),
             _ => drop(sc.shift_remove("within")),
         }
+    }
+}
+
+/// One change to who may send an event or one of its fields (`x-roles`): a role dropped from a list of several, or
+/// one the file names elsewhere added.
+fn change_roles(rng: &mut rng::Rng, doc: &mut Value) {
+    let mut lists = Vec::new();
+    let mut roles = Vec::new();
+    objects(doc, String::new(), &mut lists);
+    lists.retain(|p| doc.pointer(p).and_then(|o| o.get("x-roles")).and_then(Value::as_array).is_some());
+    for p in &lists {
+        for r in doc.pointer(p).and_then(|o| o.get("x-roles")).and_then(Value::as_array).into_iter().flatten() {
+            if !roles.contains(r) {
+                roles.push(r.clone());
+            }
+        }
+    }
+    if lists.is_empty() {
+        return;
+    }
+    let at = rng.pick(&lists).clone();
+    let Some(list) = doc.pointer_mut(&at).and_then(|o| o.get_mut("x-roles")).and_then(Value::as_array_mut) else {
+        return;
+    };
+    if list.len() > 1 {
+        list.remove(rng.below(list.len() as u64) as usize);
+    } else if let Some(r) = roles.iter().find(|r| !list.contains(r)) {
+        list.push(r.clone());
     }
 }
 
