@@ -107,8 +107,9 @@ enum Command {
     /// Rewrite a JSONL stream of OLD messages as NEW messages.
     ///
     /// Each line is checked against OLD, upgraded with NEW's declared renames and moves
-    /// (`x-renamed-from`, `x-moved-from`: the same steps as the generated `upgrade` functions), and
-    /// checked against NEW. Nothing is invented: a value NEW requires that the upgrade cannot carry is
+    /// (`x-renamed-from`, `x-moved-from`: the same steps as the generated `upgrade` functions, but a
+    /// move into a property OLD's event already has, declared for an older version), and checked
+    /// against NEW. Nothing is invented: a value NEW requires that the upgrade cannot carry is
     /// reported (`field-moved`) and its line refused. A property NEW does not have refuses the line,
     /// or with `--on-loss drop` is dropped with a warning. Refused lines are not written, so the output
     /// passes `wiregen validate`. Every warning and refusal names the line, rule id and JSON Pointer

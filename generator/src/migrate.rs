@@ -315,7 +315,7 @@ pub fn migrate_reader(
     let opts = EngineOptions::default();
     let engine = |m: &Model| Engine::new(Arc::new(m.clone()), opts).map_err(std::io::Error::other);
     let (oe, ne) = (engine(old)?, engine(new)?);
-    let plan = Plan::of(new).unwrap_or_default();
+    let plan = Plan::between(old, new).unwrap_or_default();
     let mut s = Summary::default();
     for (i, line) in input.split(b'\n').enumerate() {
         let mut line = line?;

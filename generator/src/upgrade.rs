@@ -109,6 +109,28 @@ impl Plan {
         Some(plan)
     }
 
+    /// The plan of NEW's declarations for messages of OLD: NEW's plan ([`Plan::of`]) without the moves OLD has
+    /// already taken. A declaration is relative to the version before NEW (v2's `subagent-start.agentId` moved
+    /// from v1's envelope `subagent`); where OLD is not that version and its event (under NEW's tag, or the tag
+    /// NEW renamed) already has the property (v2 migrated to v2, or to a later version that kept the
+    /// declaration), the value is there, the envelope's property means something else (a nested start's parent),
+    /// and `wiregen diff` reports no `field-moved`. Renames stay: a message without the old name is left as it is,
+    /// and one holding both names is a loss (`field-renamed`), never an overwrite.
+    pub fn between(old: &Model, new: &Model) -> Option<Plan> {
+        let mut plan = Plan::of(new)?;
+        let Some(op) = old.protocol.as_ref() else { return Some(plan) };
+        let has = |tag: &str, field: &str| {
+            (op.events.iter().filter(|e| e.tag == tag))
+                .any(|e| matches!(old.resolve(&old.ty(e.ty).node.shape), Shape::Object(o) if o.fields.iter().any(|f| f.name == field)))
+        };
+        let renamed = plan.events.clone();
+        plan.moves.retain(|m| {
+            let before = renamed.iter().find(|(_, now)| *now == m.event).map(|(was, _)| was.as_str());
+            !has(&m.event, &m.to) && !before.is_some_and(|t| has(t, &m.to))
+        });
+        Some(plan)
+    }
+
     /// Where a protocol declares a property rename the plan does not follow, and why: inside `allOf`, `anyOf`,
     /// `oneOf`, `not`, `if`, `dependentSchemas`, `unevaluated*`, a `prefixItems` position or `patternProperties`, or
     /// in a type no message holds ([`UNREACHED_RENAME`]); below a type that contains itself, where the rename would

@@ -288,3 +288,31 @@ fn what_migrate_strips_is_what_happy_wires_own_parser_returns() {
     assert!(checked >= 150 && with_keys >= 5, "{checked} fixtures, {with_keys} with stripped keys");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A schema keeps its declarations from one version to the next: v2 still says that `subagent-start.agentId`
+/// moved from v1's envelope `subagent`. Migrating from a version that already has `agentId` (here v2 itself, as
+/// a v3 that changed nothing else would see it) must not take that step again: in v2 the envelope's `subagent`
+/// of a `subagent-start` is the parent subagent, and both are present in a nested start. Every valid stream
+/// fixture migrates to itself.
+#[test]
+fn a_move_declared_for_an_older_version_is_not_taken_again() {
+    let dir = root().join("tests/fixtures/streams");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).expect("streams") {
+        let p = e.expect("entry").path();
+        let name = p.file_name().expect("name").to_string_lossy().into_owned();
+        if !(name.starts_with("valid-") && name.ends_with(".jsonl")) {
+            continue;
+        }
+        let input = format!("tests/fixtures/streams/{name}");
+        let (code, out, err) = wiregen(&["migrate", "--from", V2, "--to", V2, &input], None);
+        assert_eq!(code, 0, "{name}: {err}");
+        let text = std::fs::read_to_string(&p).expect("stream");
+        assert_eq!(lines(&out), lines(&text), "{name}: migrated to itself");
+        checked += 1;
+    }
+    assert!(checked >= 10, "the valid stream fixtures: {checked}");
+    // The nested start is among them.
+    let nested = std::fs::read_to_string(dir.join("valid-nested-subagents.jsonl")).expect("nested");
+    assert!(lines(&nested).iter().any(|v| v["ev"]["t"] == "subagent-start" && v.get("subagent").is_some()));
+}
