@@ -1,8 +1,8 @@
 //! Soundness of `wiregen diff`, shared by its test (`diff.rs`: the suite's cases and the session protocol) and the
 //! suite harness (`tests/jsts`: its random schemas): edits of meaning to a schema, small changes to instances, and
 //! the check that every instance one side accepts and the other refuses is answered by a change that breaks the
-//! parties it should (old producers and stored history when only OLD accepts it, old consumers when only NEW
-//! does).
+//! parties it should (old producers when only OLD accepts it; stored history when OLD accepts it and NEW refuses
+//! it after the upgrade `wiregen migrate` takes; old consumers when only NEW accepts it).
 
 use std::path::Path;
 
@@ -461,7 +461,6 @@ impl Soundness {
         let Some(new_side) = side_of(&tmp.join("new"), &new) else { return };
         let report = wiregen::diff::diff(&old_side, &new_side);
         let producers = report.changes.iter().any(|c| c.breaks.old_producers);
-        // (The edits declare no rename or move, so no upgrade comes between a stored OLD message and NEW.)
         let history = report.changes.iter().any(|c| c.breaks.stored_history);
         let consumers = report.changes.iter().any(|c| c.breaks.old_consumers);
         self.pairs += 1;
@@ -473,13 +472,20 @@ impl Soundness {
         }
         // Both sides' engines, per type the instances name (a type NEW no longer has: `type-removed` says so).
         let mut engines = std::collections::BTreeMap::new();
+        let plan = wiregen::upgrade::Plan::between(&old_side.model, &new_side.model);
         let mut verdicts = Vec::new();
         for (ty, x) in &tried {
             let pair = engines
                 .entry(ty.clone())
                 .or_insert_with(|| (engine_of(&old_side, ty.as_deref()), engine_of(&new_side, ty.as_deref())));
             if let (Some(was), Some(is)) = pair {
-                verdicts.push((x.to_string(), was.check_value(x).is_empty(), is.check_value(x).is_empty()));
+                // Stored history is read after the upgrade `wiregen migrate` takes from OLD to NEW.
+                let mut up = x.clone();
+                if let Some(p) = &plan {
+                    let _ = p.apply(&mut up);
+                }
+                let b = is.check_value(x).is_empty();
+                verdicts.push((x.to_string(), was.check_value(x).is_empty(), b, is.check_value(&up).is_empty()));
             }
         }
         let accepts = |e: &wiregen::engine::Engine, lines: &[String]| {
@@ -488,22 +494,31 @@ impl Soundness {
         };
         if let (Some(was), Some(is)) = (engine_of(&old_side, None), engine_of(&new_side, None)) {
             for (name, s) in streams {
-                verdicts.push((format!("the stream {name}"), accepts(&was, s), accepts(&is, s)));
+                let b = accepts(&is, s);
+                verdicts.push((format!("the stream {name}"), accepts(&was, s), b, b));
             }
         }
-        for (x, a, b) in verdicts {
+        for (x, a, b, upgraded) in verdicts {
             self.compared += 1;
-            if a == b {
+            if a == b && a == upgraded {
                 continue;
             }
             self.differing += 1;
             self.streams_differing += usize::from(x.starts_with("the stream "));
-            if !(if a { producers && history } else { consumers }) {
+            let missed = if a && !b && !producers {
+                Some("old producers")
+            } else if a && !upgraded && !history {
+                Some("stored history (NEW refuses it upgraded)")
+            } else if !a && b && !consumers {
+                Some("old consumers")
+            } else {
+                None
+            };
+            if let Some(who) = missed {
                 self.missed.push(format!(
-                    "{what}: {x} is {} by OLD and {} by NEW, but no change breaks {}; changes: {:?}\nOLD {}: {}\nNEW {}",
+                    "{what}: {x} is {} by OLD and {} by NEW, but no change breaks {who}; changes: {:?}\nOLD {}: {}\nNEW {}",
                     if a { "accepted" } else { "refused" },
                     if b { "accepted" } else { "refused" },
-                    if a { "old producers and stored history" } else { "old consumers" },
                     report.changes.iter().map(|c| (c.rule, c.breaks)).collect::<Vec<_>>(),
                     old[fi].0,
                     old[fi].1,
