@@ -47,6 +47,11 @@ struct Walk<'a> {
     /// The engines of OLD and NEW, built the first time a change needs to know whether a side accepts a value
     /// (an enum that becomes a string: is every old value still a valid string?).
     engines: OnceCell<(Engine, Engine)>,
+    /// The pairs of nodes being compared where only one side is a named type (by address), so that a recursion
+    /// that never meets a pair of named types ends: OLD's `Tree` is an array of `Tree`, NEW's an array of `Tree`
+    /// or `null`, and each step down pairs OLD's `Tree` with NEW's inline nullable, then NEW's `Tree` with OLD's
+    /// inline array.
+    active: HashSet<(usize, usize)>,
 }
 
 pub(super) fn run(old: &Side, new: &Side) -> Report {
@@ -62,6 +67,7 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
         probing: 0,
         member_tag: None,
         engines: OnceCell::new(),
+        active: HashSet::new(),
     };
     let mut rows = Vec::new();
     let mut removals = Vec::new();
@@ -268,7 +274,14 @@ impl<'a> Walk<'a> {
         let (n, nt) = nm.resolve_node(n);
         match (ot, nt) {
             (Some(a), Some(b)) => self.named(at, (a, b), o, n),
-            _ => self.shape(at, o, n),
+            _ => {
+                // The same two nodes met again inside their own comparison: that comparison reports them.
+                let key = (std::ptr::from_ref(o) as usize, std::ptr::from_ref(n) as usize);
+                if self.active.insert(key) {
+                    self.shape(at, o, n);
+                    self.active.remove(&key);
+                }
+            }
         }
     }
 
