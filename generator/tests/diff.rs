@@ -355,6 +355,8 @@ fn the_readme_gives_every_rule_an_example() {
     assert!(missing.is_empty(), "rules without a row in the README's rule table: {missing:?}");
 }
 
+#[path = "support/files.rs"]
+mod files;
 #[path = "support/rng.rs"]
 mod rng;
 #[path = "support/soundness.rs"]
@@ -376,13 +378,7 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
     let tmp = std::env::temp_dir().join(format!("wiregen-diff-soundness-{}", std::process::id()));
     let mut s = soundness::Soundness::default();
     let suite = root().join("tests/jsts/suite/draft2020-12");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&suite)
-        .expect("the suite")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    for p in files {
+    for p in files::json_in(&suite) {
         let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&p).expect("suite file")).expect("json");
         for (ci, c) in cases.iter().enumerate() {
             let mut schema = c["schema"].clone();
@@ -447,19 +443,5 @@ fn the_diff_names_who_breaks_for_every_instance_one_side_accepts_and_the_other_r
 
 /// The files below `dir` (relative path with `/`, text), sorted.
 fn files_below(dir: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read_dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).expect("below").to_string_lossy().replace('\\', "/");
-                out.push((rel, std::fs::read_to_string(&p).expect("text")));
-            }
-        }
-    }
-    out.sort();
-    out
+    files::relative(dir).into_iter().map(|(rel, p)| (rel, std::fs::read_to_string(p).expect("text"))).collect()
 }
