@@ -138,13 +138,19 @@ fn accepts_unknown(o: &ObjectShape) -> bool {
     matches!(o.additional, Additional::Open | Additional::Strip)
 }
 
-/// The schemas of `o`'s `patternProperties` whose pattern matches `name` (every one whose pattern does not compile
-/// in Rust, to be safe).
-fn patterns_matching<'o>(o: &'o ObjectShape, name: &str) -> Vec<&'o Node> {
-    (o.pattern_properties.iter())
+/// What checks a property `o` does not declare: the schemas of the `patternProperties` whose pattern matches
+/// `name` (every one whose pattern does not compile in Rust, to be safe), else the `additionalProperties` schema
+/// if there is one; and whether a pattern matched (the property is then neither refused by a closed object nor
+/// free in an open one).
+fn undeclared_checks<'o>(o: &'o ObjectShape, name: &str) -> (Vec<&'o Node>, bool) {
+    let patterns: Vec<&Node> = (o.pattern_properties.iter())
         .filter(|(p, _)| regex::Regex::new(&p.rust).map_or(true, |re| re.is_match(name)))
         .map(|(_, n)| n)
-        .collect()
+        .collect();
+    match (&o.additional, patterns.is_empty()) {
+        (Additional::Schema(a), true) => (vec![a], false),
+        (_, matched) => (patterns, !matched),
+    }
 }
 
 /// A field pairing: OLD's field, NEW's field, and whether NEW declares it renamed from OLD's.
@@ -617,12 +623,12 @@ impl<'a> Walk<'a> {
                 (Some(of), Some(nf)) => self.field_pair(at, o, of, n, nf, renamed),
                 (None, Some(nf)) => {
                     let fat = at.push(&nf.name);
-                    // OLD's `patternProperties` that match the name checked the property until now: it was neither
-                    // refused by a closed object nor free in an open one.
-                    let before = patterns_matching(o, &nf.name);
-                    let closed = matches!(o.additional, Additional::Closed) && before.is_empty();
+                    // What checked the property until now (OLD's matching patterns, else its `additionalProperties`
+                    // schema).
+                    let (before, matched) = undeclared_checks(o, &nf.name);
+                    let closed = matches!(o.additional, Additional::Closed) && !matched;
                     // An open OLD object let an old message carry the property with any value.
-                    let any_before = accepts_unknown(o) && before.is_empty() && !self.is_any(false, &nf.node);
+                    let any_before = accepts_unknown(o) && !matched && !self.is_any(false, &nf.node);
                     if let Some(from) = &nf.moved_from {
                         let source = self.old_message_field(from);
                         // Required here but optional (or missing) there: an old message may have nothing to move.
@@ -657,14 +663,9 @@ impl<'a> Walk<'a> {
                         let msg = format!("optional property {} added{why}", code(&nf.name));
                         self.push(R::FieldAddedOptional, &fat, None, Some(&nf.node.origin), msg, b);
                     }
-                    // What checked the property until now, OLD's matching patterns or else its
-                    // `additionalProperties` schema: what changed from it.
+                    // What changed from what checked it.
                     if nf.moved_from.is_none() {
-                        let free = before.is_empty();
                         for a in before {
-                            self.node(&fat, a, &nf.node);
-                        }
-                        if let (Additional::Schema(a), true) = (&o.additional, free) {
                             self.node(&fat, a, &nf.node);
                         }
                     }
@@ -672,12 +673,12 @@ impl<'a> Walk<'a> {
                 (Some(of), None) => {
                     let fat = at.push(&of.name);
                     let replaced = n.removed.iter().find(|r| r.name == of.name);
-                    // NEW's `patternProperties` that match the name check the property from now on.
-                    let after = patterns_matching(n, &of.name);
-                    let rejected =
-                        (matches!(n.additional, Additional::Closed) && after.is_empty()) || replaced.is_some();
+                    // What checks the property from now on (NEW's matching patterns, else its
+                    // `additionalProperties` schema).
+                    let (after, matched) = undeclared_checks(n, &of.name);
+                    let rejected = (matches!(n.additional, Additional::Closed) && !matched) || replaced.is_some();
                     // An open NEW object lets a new message carry the property with any value.
-                    let any_now = accepts_unknown(n) && after.is_empty() && !self.is_any(true, &of.node);
+                    let any_now = accepts_unknown(n) && !matched && !self.is_any(true, &of.node);
                     let b = Breaks {
                         old_producers: rejected,
                         stored_history: rejected,
@@ -695,14 +696,9 @@ impl<'a> Walk<'a> {
                     }
                     // NEW has no node for it: point at the object.
                     self.push(R::FieldRemoved, &fat, Some(&of.node.origin), Some(&nn.origin), msg, b);
-                    // What checks the property from now on, NEW's matching patterns or else its
-                    // `additionalProperties` schema: what changed from the property.
+                    // What changed from the property to what checks it now.
                     if replaced.is_none() {
-                        let free = after.is_empty();
                         for b in after {
-                            self.node(&fat, &of.node, b);
-                        }
-                        if let (Additional::Schema(b), true) = (&n.additional, free) {
                             self.node(&fat, &of.node, b);
                         }
                     }
