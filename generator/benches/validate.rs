@@ -209,6 +209,14 @@ fn median(v: &[f64]) -> f64 {
     s[s.len() / 2]
 }
 
+/// Per-round speed ratios of `other` against `base`, measured back to back in each round (so a host that slows
+/// down between rounds slows both): "median Mx (min-max A-Bx)".
+fn paired(base: &[f64], other: &[f64]) -> String {
+    let r: Vec<f64> = base.iter().zip(other).map(|(b, o)| b / o).collect();
+    let (lo, hi) = r.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    format!("median {:.2}x (min-max {lo:.2}-{hi:.2}x)", median(&r))
+}
+
 /// The CPU the single-core figures are pinned to: 0 when this process may run there, else the first it may use;
 /// `None` where pinning is not available.
 #[cfg(target_os = "linux")]
@@ -684,6 +692,11 @@ fn main() {
         "  (the fast verdict alone, without explaining the {} invalid lines: {:.2}x the floor)\n",
         reference.len(),
         mbs(&cs[wf], bytes_big) / mbs(&cs[floor], bytes_big)
+    ));
+    report.push_str(&format!(
+        "  (round by round, each against the floor run just before it on the same CPU: wiregen 1 thread {}, the fast verdict alone {})\n",
+        paired(&cs[floor].secs, &cs[w1].secs),
+        paired(&cs[floor].secs, &cs[wf].secs)
     ));
     report.push_str(&format!(
         "  (the second floor, simd-json's tape, pinned, ran at {:.2}x the serde_json floor; wiregen 1 thread {:.2}x it, the fast verdict alone {:.2}x it)\n",
