@@ -212,9 +212,9 @@ fn median(v: &[f64]) -> f64 {
 /// Per-round speed ratios of `other` against `base`, measured back to back in each round (so a host that slows
 /// down between rounds slows both): "median Mx (min-max A-Bx)".
 fn paired(base: &[f64], other: &[f64]) -> String {
-    let r: Vec<f64> = base.iter().zip(other).map(|(b, o)| b / o).collect();
-    let (lo, hi) = r.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    format!("median {:.2}x (min-max {lo:.2}-{hi:.2}x)", median(&r))
+    let mut r: Vec<f64> = base.iter().zip(other).map(|(b, o)| b / o).collect();
+    r.sort_by(f64::total_cmp);
+    format!("median {:.2}x (min-max {:.2}-{:.2}x)", r[r.len() / 2], r[0], r[r.len() - 1])
 }
 
 /// The CPU the single-core figures are pinned to: 0 when this process may run there, else the first it may use;

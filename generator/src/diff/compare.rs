@@ -147,9 +147,12 @@ fn undeclared_checks<'o>(o: &'o ObjectShape, name: &str) -> (Vec<&'o Node>, bool
         .filter(|(p, _)| regex::Regex::new(&p.rust).map_or(true, |re| re.is_match(name)))
         .map(|(_, n)| n)
         .collect();
-    match (&o.additional, patterns.is_empty()) {
-        (Additional::Schema(a), true) => (vec![a], false),
-        (_, matched) => (patterns, !matched),
+    match &o.additional {
+        Additional::Schema(a) if patterns.is_empty() => (vec![a], false),
+        _ => {
+            let matched = !patterns.is_empty();
+            (patterns, matched)
+        }
     }
 }
 
