@@ -751,9 +751,10 @@ impl<'m> Gen<'m> {
                     let d = self.decode(p)?.func();
                     reads.push(quote!((#d)(&items[#i], at.index(#i))?));
                 }
+                // The error type named: a union calls this closure where nothing else says it (`if let Ok(x)`).
                 quote! {
                     let items = rt::array_items(v, at)?;
-                    ::std::result::Result::Ok((#(#reads,)*))
+                    ::std::result::Result::<_, Error>::Ok((#(#reads,)*))
                 }
             }
             Read::Part(part) => self.decode(part)?.body(),
