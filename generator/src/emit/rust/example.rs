@@ -103,7 +103,15 @@ fn literal(g: &Gen<'_>, node: &Node, v: &Value, names: &mut BTreeSet<Ident>) -> 
             quote!(::std::vec![#(#xs),*])
         }
         (Shape::Array(a), Value::Array(items)) if tuple_positions(a).is_some_and(|ps| ps.len() == items.len()) => {
-            let xs = a.prefix.iter().zip(items).map(|(p, x)| literal(g, p, x, names)).collect::<Option<Vec<_>>>()?;
+            let xs = a
+                .prefix
+                .iter()
+                .zip(items)
+                .map(|(p, x)| {
+                    let x = literal(g, p, x, names)?;
+                    Some(if g.boxed_position(p) { quote!(::std::boxed::Box::new(#x)) } else { x })
+                })
+                .collect::<Option<Vec<_>>>()?;
             quote!((#(#xs,)*))
         }
         (Shape::AllOf(parts), _) if g.typed_part(parts).is_some() => literal(g, g.typed_part(parts)?.0, v, names)?,

@@ -25,7 +25,8 @@
 //! `enum` of non-strings, `prefixItems`, another `allOf`, an `anyOf`, `oneOf` or `type` list that is no type,
 //! `not`, `if`, `{}`) a
 //! `serde_json::Value` that passed a generated check. A field whose type contains its own struct (through
-//! other types, not through a `Vec` or a map) is boxed.
+//! other types, not through a `Vec` or a map) is boxed, and so is a tuple position whose type holds itself
+//! through tuple positions alone.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -208,8 +209,13 @@ pub(crate) struct Gen<'m> {
     merged: Vec<Option<Rc<ObjectShape>>>,
     inline: Vec<bool>,
     idents: Vec<Ident>,
-    /// Per type: the types it holds without indirection (through fields, variants and inlined types).
+    /// Per type: the types it holds without indirection (through fields, variants, tuple positions and inlined
+    /// types).
     reach: Vec<BTreeSet<usize>>,
+    /// Per type: whether it holds itself without indirection and without a struct field on the way (a field that
+    /// holds its own struct is boxed, which breaks every cycle through it): through tuple positions, which are
+    /// then boxed ([`Gen::boxed_position`]).
+    tuple_cycle: Vec<bool>,
     lits: BTreeMap<String, Ident>,
     lit_items: Vec<TokenStream>,
     patterns: BTreeMap<String, Ident>,
@@ -307,6 +313,7 @@ impl<'m> Gen<'m> {
             inline: vec![false; m.types.len()],
             idents,
             reach: Vec::new(),
+            tuple_cycle: Vec::new(),
             lits: BTreeMap::new(),
             lit_items: Vec::new(),
             patterns: BTreeMap::new(),
@@ -387,18 +394,33 @@ impl<'m> Gen<'m> {
                 out
             })
             .collect();
-        self.reach = (0..n)
-            .map(|i| {
-                let mut seen = BTreeSet::new();
-                let mut stack: Vec<usize> = direct[i].iter().copied().collect();
-                while let Some(j) = stack.pop() {
-                    if j < n && seen.insert(j) {
-                        stack.extend(direct[j].iter().copied());
+        let reach_of = |direct: &[BTreeSet<usize>]| -> Vec<BTreeSet<usize>> {
+            (0..n)
+                .map(|i| {
+                    let mut seen = BTreeSet::new();
+                    let mut stack: Vec<usize> = direct[i].iter().copied().collect();
+                    while let Some(j) = stack.pop() {
+                        if j < n && seen.insert(j) {
+                            stack.extend(direct[j].iter().copied());
+                        }
                     }
-                }
-                seen
-            })
-            .collect();
+                    seen
+                })
+                .collect()
+        };
+        // Without the struct fields' edges: what is left of a cycle goes through tuple positions only.
+        let unfielded: Vec<BTreeSet<usize>> =
+            (0..n)
+                .map(|i| {
+                    if matches!(self.forms[i], Form::Struct | Form::Merged) {
+                        BTreeSet::new()
+                    } else {
+                        direct[i].clone()
+                    }
+                })
+                .collect();
+        self.tuple_cycle = reach_of(&unfielded).iter().enumerate().map(|(i, r)| r.contains(&i)).collect();
+        self.reach = reach_of(&direct);
     }
 
     /// The types a node's Rust type holds without indirection.
@@ -413,8 +435,21 @@ impl<'m> Gen<'m> {
                 }
             }
             Shape::Nullable(inner) => self.inline_refs(inner, out),
+            Shape::Array(a) => {
+                for p in tuple_positions(a).unwrap_or_default() {
+                    self.inline_refs(p, out);
+                }
+            }
             _ => {}
         }
+    }
+
+    /// Whether a tuple position is boxed: it holds a type that holds itself through tuple positions alone (`[1,
+    /// [2, null]]` as a list of pairs), which would otherwise be a Rust type of infinite size.
+    pub(crate) fn boxed_position(&self, position: &Node) -> bool {
+        let mut refs = BTreeSet::new();
+        self.inline_refs(position, &mut refs);
+        refs.iter().any(|r| self.tuple_cycle.get(*r).copied().unwrap_or(false))
     }
 
     /// The type an alias chain ends at.
@@ -494,7 +529,14 @@ impl<'m> Gen<'m> {
                 quote!(::std::vec::Vec<#item>)
             }
             Shape::Array(a) if tuple_positions(a).is_some() => {
-                let ts = a.prefix.iter().map(|p| self.ty(p));
+                let ts = a.prefix.iter().map(|p| {
+                    let t = self.ty(p);
+                    if self.boxed_position(p) {
+                        quote!(::std::boxed::Box<#t>)
+                    } else {
+                        t
+                    }
+                });
                 quote!((#(#ts,)*))
             }
             Shape::Nullable(inner) => {
@@ -749,7 +791,8 @@ impl<'m> Gen<'m> {
                 let mut reads = Vec::new();
                 for (i, p) in positions.iter().enumerate() {
                     let d = self.decode(p)?.func();
-                    reads.push(quote!((#d)(&items[#i], at.index(#i))?));
+                    let boxed = self.boxed_position(p).then(|| quote!(.map(::std::boxed::Box::new)));
+                    reads.push(quote!((#d)(&items[#i], at.index(#i))#boxed?));
                 }
                 // The error type named: a union calls this closure where nothing else says it (`if let Ok(x)`).
                 quote! {
