@@ -131,6 +131,15 @@ impl Gen {
                 if self.chance(3) {
                     let n = 1 + self.rng.below(2);
                     s["prefixItems"] = Value::Array((0..n).map(|_| self.schema(depth - 1)).collect());
+                    if self.chance(3) {
+                        // Exactly its positions: a tuple in Rust (a union member; sometimes a recursion through it).
+                        if depth > 1 && self.chance(3) {
+                            s["prefixItems"][0] = json!({"$ref": "#"});
+                        }
+                        s["items"] = json!(false);
+                        s["minItems"] = json!(n);
+                        return s;
+                    }
                 }
                 if !self.chance(4) {
                     s["items"] = if self.chance(6) { json!(false) } else { self.schema(depth - 1) };
