@@ -118,6 +118,21 @@ pub(crate) fn tuple_positions(a: &ArrayShape) -> Option<&[Node]> {
     (n > 0 && closed && a.min_items.is_some_and(|m| m >= n)).then_some(a.prefix.as_slice())
 }
 
+/// Whether node `i` of a graph (`edges` of a node; `None` for none) leads back to itself.
+fn reaches_itself<'e>(i: usize, edges: impl Fn(usize) -> Option<&'e BTreeSet<usize>>) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<usize> = edges(i).into_iter().flatten().copied().collect();
+    while let Some(j) = stack.pop() {
+        if j == i {
+            return true;
+        }
+        if seen.insert(j) {
+            stack.extend(edges(j).into_iter().flatten().copied());
+        }
+    }
+    false
+}
+
 /// Whether a Rust type (from [`Gen::ty`]) is the checked `serde_json::Value`.
 pub(crate) fn is_value(t: &TokenStream) -> bool {
     t.to_string() == quote!(::serde_json::Value).to_string()
@@ -347,19 +362,7 @@ impl<'m> Gen<'m> {
             if self.forms[i] != Form::Newtype {
                 continue;
             }
-            let mut seen = BTreeSet::new();
-            let mut stack: Vec<usize> = edges[i].iter().copied().collect();
-            let mut cyclic = false;
-            while let Some(j) = stack.pop() {
-                if j == i {
-                    cyclic = true;
-                    break;
-                }
-                if j < n && seen.insert(j) {
-                    stack.extend(edges[j].iter().copied());
-                }
-            }
-            self.inline[i] = !cyclic;
+            self.inline[i] = !reaches_itself(i, |j| edges.get(j));
         }
     }
 
@@ -394,33 +397,22 @@ impl<'m> Gen<'m> {
                 out
             })
             .collect();
-        let reach_of = |direct: &[BTreeSet<usize>]| -> Vec<BTreeSet<usize>> {
-            (0..n)
-                .map(|i| {
-                    let mut seen = BTreeSet::new();
-                    let mut stack: Vec<usize> = direct[i].iter().copied().collect();
-                    while let Some(j) = stack.pop() {
-                        if j < n && seen.insert(j) {
-                            stack.extend(direct[j].iter().copied());
-                        }
+        self.reach = (0..n)
+            .map(|i| {
+                let mut seen = BTreeSet::new();
+                let mut stack: Vec<usize> = direct[i].iter().copied().collect();
+                while let Some(j) = stack.pop() {
+                    if j < n && seen.insert(j) {
+                        stack.extend(direct[j].iter().copied());
                     }
-                    seen
-                })
-                .collect()
-        };
+                }
+                seen
+            })
+            .collect();
         // Without the struct fields' edges: what is left of a cycle goes through tuple positions only.
-        let unfielded: Vec<BTreeSet<usize>> =
-            (0..n)
-                .map(|i| {
-                    if matches!(self.forms[i], Form::Struct | Form::Merged) {
-                        BTreeSet::new()
-                    } else {
-                        direct[i].clone()
-                    }
-                })
-                .collect();
-        self.tuple_cycle = reach_of(&unfielded).iter().enumerate().map(|(i, r)| r.contains(&i)).collect();
-        self.reach = reach_of(&direct);
+        let forms = &self.forms;
+        let unfielded = |j: usize| direct.get(j).filter(|_| !matches!(forms.get(j), Some(Form::Struct | Form::Merged)));
+        self.tuple_cycle = (0..n).map(|i| reaches_itself(i, unfielded)).collect();
     }
 
     /// The types a node's Rust type holds without indirection.
