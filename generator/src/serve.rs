@@ -14,7 +14,10 @@
 //!
 //! Protocol errors are JSON bodies `{"error": {"code", "status", "message"}}` with a stable code
 //! ([`ErrorCode`]): 400 `bad-query` / `unreadable-body`, 404 `not-found` / `unknown-event`, 405
-//! `method-not-allowed`, 408 `timeout`, 413 `body-too-large`, 415 `unsupported-media-type`, 503 `overloaded`.
+//! `method-not-allowed`, 408 `timeout`, 413 `body-too-large`, 414 `uri-too-long`, 431 `headers-too-large`, 415
+//! `unsupported-media-type`, 501 `unsupported-transfer-coding`, 503 `overloaded`. A request head hyper cannot
+//! parse gets hyper's own answer (a 400 without a body) and is counted and logged apart
+//! ([`App`]'s `connection_ended`).
 //!
 //! # Safety limits
 //! The body limit is enforced from `Content-Length` before reading and again while the body streams in; a JSONL
@@ -290,6 +293,7 @@ pub async fn serve(
         };
         let conn = builder.serve_connection(TokioIo::new(stream), svc);
         let mut close = close_rx.clone();
+        let app = app.clone();
         tokio::spawn(async move {
             let mut conn = conn;
             let mut closing = false;
@@ -297,7 +301,7 @@ pub async fn serve(
                 tokio::select! {
                     r = std::future::poll_fn(|cx| conn.poll_without_shutdown(cx)) => {
                         if let Err(e) = &r {
-                            tracing::debug!(error = %e, "connection ended with an error");
+                            app.connection_ended(e);
                         }
                         break r.is_ok();
                     }

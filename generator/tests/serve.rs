@@ -582,6 +582,20 @@ fn every_error_status_is_a_json_body_with_a_stable_code() {
     server.post("/v1/validate", "text/plain", VALID.as_bytes()).assert_error(415, "unsupported-media-type");
     request(server.addr, "POST", "/v1/validate", &[], VALID.as_bytes()).assert_error(415, "unsupported-media-type");
     server.post("/v1/rollup", "application/xml", b"<x/>").assert_error(415, "unsupported-media-type");
+    // A second field cannot hide a type, an encoding or a transfer coding behind the first.
+    let two_types = [("Content-Type", JSON), ("Content-Type", "text/plain")];
+    request(server.addr, "POST", "/v1/validate", &two_types, VALID.as_bytes())
+        .assert_error(415, "unsupported-media-type");
+    let encodings = [("Content-Type", JSON), ("Content-Encoding", "identity"), ("Content-Encoding", "gzip")];
+    request(server.addr, "POST", "/v1/validate", &encodings, VALID.as_bytes())
+        .assert_error(415, "unsupported-media-type");
+    // A transfer coding the HTTP layer does not undo (it removes the chunking alone) is not read as the body.
+    let mut s = connect(server.addr);
+    let mut msg =
+        head("POST", "/v1/validate", &[("Content-Type", NDJSON), ("Transfer-Encoding", "gzip, chunked")], None);
+    msg.extend_from_slice(b"0\r\n\r\n");
+    s.write_all(&msg).expect("send");
+    read_response(&mut s).assert_error(501, "unsupported-transfer-coding");
     server.post("/v1/validate?stream=maybe", NDJSON, b"").assert_error(400, "bad-query");
     server.post("/v1/validate?steam=true", NDJSON, b"").assert_error(400, "bad-query");
     server.post("/v1/rollup?stream=true", NDJSON, b"").assert_error(400, "bad-query");
@@ -954,6 +968,40 @@ fn request_heads_over_the_limits_get_json_answers() {
     let r = request(server.addr, "GET", "/healthz", &[("X-Big", big.as_str())], b"");
     assert_eq!(r.status, 431);
     assert_eq!(r.json()["error"]["code"], "headers-too-large");
+}
+
+#[test]
+fn malformed_request_heads_are_answered_counted_and_logged() {
+    let server = Server::start(&[]);
+    // Heads hyper refuses before any route: it answers 400 without a body and closes the connection.
+    let heads: [&[u8]; 4] = [
+        b"POST /v1/validate HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\nContent-Length: 9\r\n\r\n",
+        b"POST /v1/validate HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+        b"POST /v1/validate HTTP/1.1\r\nHost: x\r\nContent-Length : 8\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: x\0y\r\n\r\n",
+    ];
+    for raw in heads {
+        let mut s = connect(server.addr);
+        s.write_all(raw).expect("send");
+        let r = read_response(&mut s);
+        assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(raw));
+    }
+    // An HTTP/2 preface on this HTTP/1.1 service: closed unanswered.
+    let mut s = connect(server.addr);
+    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").expect("send");
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    server.wait_metric("wiregen_http_malformed_requests_total{reason=\"bad-head\"}", 4.0);
+    server.wait_metric("wiregen_http_malformed_requests_total{reason=\"http2-preface\"}", 1.0);
+    // Not routed, so no route's count moved; one log line each, with hyper's reason.
+    let text = server.get("/metrics").text();
+    assert!(!text.contains("status=\"400\""), "{text}");
+    let log = server.log.lock().unwrap().clone();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("malformed request")).collect();
+    assert_eq!(lines.len(), 5, "{log}");
+    assert!(lines.iter().any(|l| l.contains("invalid content-length parsed")), "{log}");
+    assert_eq!(server.get("/healthz").status, 200);
 }
 
 #[test]

@@ -115,6 +115,29 @@ impl App {
     pub fn metrics(&self) -> &Metrics {
         &self.state.metrics
     }
+
+    /// Counts and logs a connection that ended with `e`, when `e` says its request head could not be parsed. Such
+    /// a request never reaches the router: hyper answers it itself, without a body (400 for a malformed request
+    /// line or header field, `Content-Length` included; 414 or 431 past its own limits, which are above the
+    /// service's), or not at all (an HTTP/2 preface), and closes the connection. Other connection errors (the
+    /// client went away, the header deadline) are no request and are not counted.
+    pub(crate) fn connection_ended(&self, e: &hyper::Error) {
+        if !e.is_parse() {
+            tracing::debug!(error = %e, "connection ended with an error");
+            return;
+        }
+        let reason = if e.is_parse_version_h2() {
+            "http2-preface"
+        } else if e.is_parse_too_large() {
+            "head-too-large"
+        } else {
+            "bad-head"
+        };
+        self.state.metrics.malformed(reason);
+        if self.state.log {
+            tracing::info!(reason, error = %e, "malformed request");
+        }
+    }
 }
 
 type St = State<Arc<Shared>>;

@@ -20,22 +20,42 @@ pub enum Kind {
 /// The body kind from the headers.
 ///
 /// # Errors
-/// 415 `unsupported-media-type` for a missing or other content type, a charset other than UTF-8, or a content
-/// encoding (`gzip`, ...): the body would be read as text it is not.
+/// 415 `unsupported-media-type` for a missing, repeated or other content type, a charset other than UTF-8, or a
+/// content encoding (`gzip`, ...), in any of the fields that carry one: the body would be read as text it is not.
+/// 501 `unsupported-transfer-coding` for a transfer coding other than `chunked` (`gzip, chunked`: the HTTP layer
+/// undoes the chunking alone, RFC 9112 section 6.1).
 pub fn kind(headers: &HeaderMap) -> Result<Kind, ApiError> {
     let expected = "expected `application/json` (one envelope) or `application/x-ndjson` (one envelope per line)";
-    if let Some(enc) = headers.get(header::CONTENT_ENCODING) {
-        let enc = enc.to_str().unwrap_or("").trim().to_ascii_lowercase();
-        if enc != "identity" {
-            return Err(ApiError::new(
-                ErrorCode::UnsupportedMediaType,
-                format!("Content-Encoding `{enc}`: the body must be sent unencoded"),
-            ));
-        }
+    // Every field of a list-valued header, as one comma-separated list (RFC 9110 section 5.3).
+    let codings = |name| -> String {
+        let fields = headers.get_all(name).iter().map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
+        fields.collect::<Vec<_>>().join(", ")
+    };
+    let is_only = |list: &str, coding: &str| list.split(',').map(str::trim).all(|c| c.is_empty() || c == coding);
+    let enc = codings(header::CONTENT_ENCODING);
+    if !is_only(&enc, "identity") {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            format!("Content-Encoding `{enc}`: the body must be sent unencoded"),
+        ));
     }
-    let Some(ct) = headers.get(header::CONTENT_TYPE) else {
+    let te = codings(header::TRANSFER_ENCODING);
+    if !is_only(&te, "chunked") {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedTransferCoding,
+            format!("Transfer-Encoding `{te}`: only `chunked` is read"),
+        ));
+    }
+    let mut types = headers.get_all(header::CONTENT_TYPE).iter();
+    let Some(ct) = types.next() else {
         return Err(ApiError::new(ErrorCode::UnsupportedMediaType, format!("no Content-Type: {expected}")));
     };
+    if types.next().is_some() {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            format!("Content-Type given more than once: {expected}, once"),
+        ));
+    }
     let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
     let mut parts = ct.split(';').map(str::trim);
     let media = parts.next().unwrap_or("");
@@ -228,5 +248,20 @@ mod tests {
             assert_eq!(kind(&h).ok(), k, "{enc}");
         }
         assert!(kind(&h).unwrap_err().message.contains("Content-Encoding `gzip, identity`"));
+        // Every field counts: a second field cannot hide an encoding, a type or a transfer coding behind the first.
+        h.insert(header::CONTENT_ENCODING, "identity".parse().unwrap());
+        h.append(header::CONTENT_ENCODING, "gzip".parse().unwrap());
+        assert!(kind(&h).unwrap_err().message.contains("Content-Encoding `identity, gzip`"));
+        h.remove(header::CONTENT_ENCODING);
+        h.append(header::CONTENT_TYPE, "text/plain".parse().unwrap());
+        assert_eq!(kind(&h).unwrap_err().code, ErrorCode::UnsupportedMediaType);
+        h.insert(header::CONTENT_TYPE, "application/x-ndjson".parse().unwrap());
+        for (te, k) in [("chunked", Ok(Kind::Jsonl)), ("gzip, chunked", Err(ErrorCode::UnsupportedTransferCoding))] {
+            h.insert(header::TRANSFER_ENCODING, te.parse().unwrap());
+            assert_eq!(kind(&h).map_err(|e| e.code), k, "{te}");
+        }
+        h.insert(header::TRANSFER_ENCODING, "chunked".parse().unwrap());
+        h.append(header::TRANSFER_ENCODING, "x-custom".parse().unwrap());
+        assert!(kind(&h).unwrap_err().message.contains("Transfer-Encoding `chunked, x-custom`"));
     }
 }

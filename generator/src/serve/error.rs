@@ -35,6 +35,8 @@ catalogue! {
         HeadersTooLarge = "headers-too-large",
         /// 415: the content type is neither `application/json` nor `application/x-ndjson`.
         UnsupportedMediaType = "unsupported-media-type",
+        /// 501: a transfer coding other than `chunked` (`Transfer-Encoding: gzip, chunked`).
+        UnsupportedTransferCoding = "unsupported-transfer-coding",
         /// 503: too many requests in flight; retry (the `Retry-After` header says when).
         Overloaded = "overloaded",
     }
@@ -52,6 +54,7 @@ impl ErrorCode {
             ErrorCode::UriTooLong => StatusCode::URI_TOO_LONG,
             ErrorCode::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::UnsupportedTransferCoding => StatusCode::NOT_IMPLEMENTED,
             ErrorCode::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
         }
     }

@@ -14,6 +14,7 @@ pub(crate) const BUCKETS: [f64; 16] =
 #[derive(Debug, Default)]
 pub struct Metrics {
     requests: Mutex<BTreeMap<(&'static str, u16), u64>>,
+    malformed: Mutex<BTreeMap<&'static str, u64>>,
     invalid_by_rule: Mutex<BTreeMap<&'static str, u64>>,
     messages: AtomicU64,
     invalid: AtomicU64,
@@ -67,6 +68,11 @@ impl Metrics {
         self.latency_sum_nanos.fetch_add(elapsed.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
     }
 
+    /// A request head the HTTP layer could not parse, answered there and never routed, by `reason`.
+    pub(crate) fn malformed(&self, reason: &'static str) {
+        *lock(&self.malformed).entry(reason).or_default() += 1;
+    }
+
     /// Merges what one request validated.
     pub(crate) fn messages(&self, t: &Tally) {
         if t.messages == 0 {
@@ -89,6 +95,14 @@ impl Metrics {
         s.push_str("# TYPE wiregen_http_requests_total counter\n");
         for ((route, status), n) in lock(&self.requests).iter() {
             let _ = writeln!(s, "wiregen_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}");
+        }
+        s.push_str(
+            "# HELP wiregen_http_malformed_requests_total Request heads that are not HTTP/1.1, answered by the HTTP \
+             layer without a route, by reason.\n",
+        );
+        s.push_str("# TYPE wiregen_http_malformed_requests_total counter\n");
+        for (reason, n) in lock(&self.malformed).iter() {
+            let _ = writeln!(s, "wiregen_http_malformed_requests_total{{reason=\"{reason}\"}} {n}");
         }
         s.push_str("# HELP wiregen_http_requests_in_flight Requests being processed.\n");
         s.push_str("# TYPE wiregen_http_requests_in_flight gauge\n");
