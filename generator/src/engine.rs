@@ -170,7 +170,7 @@ impl Engine {
         self.root
     }
 
-    /// Checks one line, taking the fast path ([`crate::fast`]) and explaining with the precise path only when
+    /// Checks one line, taking the fast path (the `fast` module) and explaining with the precise path only when
     /// the fast path cannot vouch for the line. Same verdict and errors as [`Engine::check_line`].
     pub fn check_line_fast(&self, line: &[u8]) -> Vec<Issue> {
         if self.is_valid_fast(line) {
@@ -184,7 +184,7 @@ impl Engine {
         Ok(self.check_json(&parse_json(line)?))
     }
 
-    /// The fast verdict alone: `true` only when the line is certainly valid (see [`crate::fast`]).
+    /// The fast verdict alone: `true` only when the line is certainly valid (see the `fast` module).
     pub fn is_valid_fast(&self, line: &[u8]) -> bool {
         let Some(plan) = &self.fast else { return false };
         crate::fast::is_valid(plan, &|src: &str, v: &str| self.matches(src, v), line)
@@ -799,7 +799,7 @@ fn value_list(vals: &[Value]) -> String {
         .join(", ")
 }
 
-/// JSON equality as JSON Schema defines it ([`json::equal`]), between two values.
+/// JSON equality as JSON Schema defines it (`json::equal`), between two values.
 pub fn json_equal(a: &Value, b: &Value) -> bool {
     json::equal(&Json::from_value(a), &Json::from_value(b))
 }

@@ -304,7 +304,7 @@ pub fn migrate_file(
 /// Migrates a JSONL stream from OLD to NEW (both loaded protocols), writing the migrated lines to `out`.
 ///
 /// # Errors
-/// Reading `input` or writing `out` failed.
+/// Reading `input` or writing `out` failed, or a line is longer than [`crate::validate::MAX_LINE`].
 pub fn migrate_reader(
     old: &Model,
     new: &Model,
@@ -317,12 +317,10 @@ pub fn migrate_reader(
     let (oe, ne) = (engine(old)?, engine(new)?);
     let plan = Plan::between(old, new).unwrap_or_default();
     let mut s = Summary::default();
-    for (i, line) in input.split(b'\n').enumerate() {
-        let mut line = line?;
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-        let n = i + 1;
+    let (mut input, mut line, mut n) = (input, Vec::new(), 0);
+    // Lines as `validate` reads them: without `\n` or `\r\n`, at most `validate::MAX_LINE` bytes.
+    while crate::validate::read_line(&mut input, &mut line)? > 0 {
+        n += 1;
         s.lines += 1;
         let v = match parse_line(&line) {
             Ok(v) => v,

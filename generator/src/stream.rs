@@ -244,7 +244,7 @@ impl StreamSummary {
     /// Checks every line of `reader` as one stream ([`check_reader`]) and summarizes it, passing each record on.
     ///
     /// # Errors
-    /// Only I/O errors while reading.
+    /// Only I/O errors while reading, and a line longer than [`crate::validate::MAX_LINE`].
     pub fn of_reader<R: BufRead>(
         engine: &Engine,
         file: &str,
@@ -282,7 +282,8 @@ impl StreamSummary {
 /// is idle). Reads a batch of lines at a time: memory stays bounded by the stream state and one batch.
 ///
 /// # Errors
-/// Only I/O errors while reading; every problem with the data is a [`Record`].
+/// Only I/O errors while reading, and a line longer than [`crate::validate::MAX_LINE`] (`InvalidData`); every
+/// problem with the data is a [`Record`].
 pub fn check_reader<R: BufRead>(engine: &Engine, reader: R, sink: impl RecordSink) -> io::Result<(Summary, Rollup)> {
     let (summary, checker, _) = check_lines(engine, reader, sink)?;
     Ok((summary, checker.rollup()))
@@ -320,7 +321,8 @@ fn check_lines<'e, R: BufRead, S: RecordSink>(
 /// gives. The rollup is not built (use [`check_reader`] or a [`StreamChecker`] for it).
 ///
 /// # Errors
-/// Only I/O errors while reading; every problem with the data is a record.
+/// Only I/O errors while reading, and a line longer than [`crate::validate::MAX_LINE`] (`InvalidData`); every
+/// problem with the data is a record.
 pub fn check_reader_into<R: BufRead>(
     engine: &Engine,
     reader: R,

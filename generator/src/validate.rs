@@ -137,10 +137,35 @@ fn trim_end(b: &[u8]) -> &[u8] {
     &b[..end]
 }
 
+/// The longest line read, in bytes (its `\n` not counted): 64 MiB. A longer line stops the reading with an
+/// [`io::ErrorKind::InvalidData`] error (saying so): the lines before it were checked, the rest of the input
+/// is not. Without a bound, input without newlines (`wiregen validate /dev/zero`, a log whose newlines were lost)
+/// was held whole and grew until the machine ran out of memory; with it, reading holds at most this much per line
+/// (checking an invalid line can take several times its size: see the README's resource table).
+pub const MAX_LINE: usize = 64 << 20;
+
+/// The error of a line longer than [`MAX_LINE`].
+fn line_too_long() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "a line is longer than {} MiB ({MAX_LINE} bytes), the longest line wiregen reads: the lines before it were \
+             checked, it and the rest of the input were not",
+            MAX_LINE >> 20
+        ),
+    )
+}
+
 /// Reads one line into `buf` (cleared first) without its `\n` or `\r\n`. Returns bytes consumed (0 at end).
+///
+/// # Errors
+/// I/O errors, and a line longer than [`MAX_LINE`] (nothing past `MAX_LINE + 1` of its bytes is read).
 pub(crate) fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<usize> {
     buf.clear();
-    let n = r.read_until(b'\n', buf)?;
+    let n = r.take(MAX_LINE as u64 + 1).read_until(b'\n', buf)?;
+    if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
+        return Err(line_too_long());
+    }
     if buf.last() == Some(&b'\n') {
         buf.pop();
         if buf.last() == Some(&b'\r') {
@@ -156,7 +181,7 @@ pub(crate) fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<
 /// output, so a live stream's records are seen as they come).
 ///
 /// # Errors
-/// Only I/O errors while reading.
+/// Only I/O errors while reading, and a line longer than [`MAX_LINE`].
 pub(crate) fn each_line_here<R: BufRead>(reader: &mut R, out: &mut dyn for<'l> Consumer<&'l [u8]>) -> io::Result<()> {
     struct Each<'a>(&'a mut dyn for<'l> Consumer<&'l [u8]>);
     impl<'l> Consumer<(usize, &'l [u8])> for Each<'_> {
@@ -264,6 +289,9 @@ fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>)
     let (mut eof, mut short) = (false, false);
     loop {
         for off in memchr::memchr_iter(b'\n', &buf[scanned..len]) {
+            if scanned + off - last.map_or(0, |p| p + 1) > MAX_LINE {
+                return Err(line_too_long());
+            }
             lines += 1;
             last = Some(scanned + off);
             if lines == BATCH_LINES {
@@ -278,6 +306,10 @@ fn next_batch<R: BufRead>(reader: &mut R, carry: &mut Vec<u8>, mut buf: Vec<u8>)
         if let Some(p) = cut {
             carry.extend_from_slice(&buf[p + 1..len]);
             return Ok(Some(Batch { data: buf, len: p + 1, lines, eof: false }));
+        }
+        // The line being read (the last one at the end of the input) is too long already.
+        if len - last.map_or(0, |p| p + 1) > MAX_LINE {
+            return Err(line_too_long());
         }
         if eof {
             if len == 0 {
@@ -351,7 +383,8 @@ impl<F: FnMut(Record)> RecordSink for F {
 /// that ends within one batch is checked on the calling thread, without starting threads.
 ///
 /// # Errors
-/// Only I/O errors while reading; every problem with the data is a [`Record`].
+/// Only I/O errors while reading, and a line longer than [`MAX_LINE`] (`InvalidData`); every problem with the
+/// data is a [`Record`].
 pub fn validate_reader<R: BufRead + Send>(engine: &Engine, reader: R, sink: impl RecordSink) -> io::Result<Summary> {
     validate_reader_with(engine, reader, sink, Threads::AllCores)
 }
@@ -369,7 +402,8 @@ pub enum Threads {
 /// [`validate_reader`] with the choice of [`Threads`]; the records are the same either way.
 ///
 /// # Errors
-/// Only I/O errors while reading; every problem with the data is a [`Record`].
+/// Only I/O errors while reading, and a line longer than [`MAX_LINE`] (`InvalidData`); every problem with the
+/// data is a [`Record`].
 pub fn validate_reader_with<R: BufRead + Send>(
     engine: &Engine,
     mut reader: R,
@@ -427,7 +461,8 @@ pub type Format<'a> = &'a (dyn Fn(&Record, &mut Vec<u8>) + Sync);
 /// order, byte for byte what formatting the records of [`validate_reader_with`] one after another gives.
 ///
 /// # Errors
-/// Only I/O errors while reading; every problem with the data is a record.
+/// Only I/O errors while reading, and a line longer than [`MAX_LINE`] (`InvalidData`); every problem with the
+/// data is a record.
 pub fn validate_reader_into<R: BufRead + Send>(
     engine: &Engine,
     mut reader: R,
@@ -520,7 +555,7 @@ impl<S: RecordSink> Consumer<Vec<Issue>> for Numbered<S> {
 /// [`Threads::One`], on one core, or for input that ends within one batch, everything runs on the calling thread.
 ///
 /// # Errors
-/// Only I/O errors while reading.
+/// Only I/O errors while reading, and a line longer than [`MAX_LINE`].
 pub(crate) fn for_each_batch<R: BufRead + Send, B: Send>(
     mut reader: R,
     first_line: usize,
@@ -1042,6 +1077,41 @@ mod tests {
         }
         assert_eq!(lines, 3);
         assert!(start.elapsed() < std::time::Duration::from_secs(10), "took {:?}", start.elapsed());
+    }
+
+    /// The lines `next_batch` gives for `data` read `step` bytes at a time, or its error's kind.
+    fn batch_lines(data: &[u8], step: usize) -> Result<Vec<usize>, io::ErrorKind> {
+        let mut reader = io::BufReader::with_capacity(step.min(64 << 10), Trickle { data, step });
+        let (mut carry, mut lens) = (Vec::new(), Vec::new());
+        while let Some(b) = next_batch(&mut reader, &mut carry, batch_buffer()).map_err(|e| e.kind())? {
+            lens.extend(lines_of(b.lines()).map(<[u8]>::len));
+        }
+        Ok(lens)
+    }
+
+    #[test]
+    fn a_line_longer_than_max_line_stops_the_reading_wherever_it_is() {
+        let line = |n: usize| vec![b'a'; n];
+        let cat = |parts: &[&[u8]]| parts.concat();
+        let (max, over) = (line(MAX_LINE), line(MAX_LINE + 1));
+        // Small reads and reads larger than the line (a file), so a line read in one go is measured too.
+        for step in [64 << 10, 256 << 20] {
+            let ok = cat(&[b"{}\n", &max, b"\n{}\n"]);
+            assert_eq!(batch_lines(&ok, step), Ok(vec![2, MAX_LINE, 2]), "step {step}");
+            assert_eq!(batch_lines(&cat(&[b"{}\n", &max]), step), Ok(vec![2, MAX_LINE]), "step {step}");
+            for bad in [cat(&[b"{}\n", &over, b"\n{}\n"]), cat(&[b"{}\n", &over]), cat(&[&over, b"\n"])] {
+                assert_eq!(batch_lines(&bad, step), Err(io::ErrorKind::InvalidData), "step {step}");
+            }
+        }
+        // The first line (read on its own), and the lines after a first line that opens a multi-line document.
+        let mut buf = Vec::new();
+        let mut r = io::Cursor::new(cat(&[&max, b"\n", &over, b"\n"]));
+        assert_eq!(read_line(&mut r, &mut buf).map(|_| buf.len()).ok(), Some(MAX_LINE));
+        assert_eq!(read_line(&mut r, &mut buf).map_err(|e| e.kind()).err(), Some(io::ErrorKind::InvalidData));
+        assert!(line_too_long().to_string().contains("longer than 64 MiB"));
+        let mut lines = 0;
+        let r = records_after_first(b"{".to_vec(), io::Cursor::new(cat(&[b"\n", &over])), &mut |_, _| lines += 1);
+        assert_eq!((r.map_err(|e| e.kind()).err(), lines), (Some(io::ErrorKind::InvalidData), 2));
     }
 
     #[test]

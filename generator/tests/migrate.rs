@@ -209,6 +209,25 @@ fn out_may_be_the_input_and_is_replaced_only_at_the_end() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_line_longer_than_64_mib_is_an_error_and_the_output_is_left_as_it_was() {
+    let dir = std::env::temp_dir().join(format!("wiregen-migrate-long-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let flow = std::fs::read(root().join("tests/fixtures/migrate/v1-realistic-flow.jsonl")).expect("read");
+    let mut input = flow.clone();
+    input.resize(input.len() + (65 << 20), b' ');
+    let (src, out) = (dir.join("long.jsonl"), dir.join("out.jsonl"));
+    std::fs::write(&src, &input).expect("write");
+    std::fs::write(&out, b"kept\n").expect("write");
+    let (s, o) = (src.to_str().expect("path"), out.to_str().expect("path"));
+    let (code, _, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "--out", o, s], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a line is longer than 64 MiB"), "{err}");
+    assert_eq!(std::fs::read(&out).expect("read"), b"kept\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The text report is safe to print: a key holding control characters (a terminal escape, a newline) is written
 /// escaped, so input cannot forge report lines; an error about the whole message is at `(root)`, as `validate`
 /// says it.

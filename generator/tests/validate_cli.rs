@@ -333,6 +333,36 @@ fn peak_of_run(args: &[&str], input: Vec<u8>) -> (u64, Output) {
 }
 
 #[test]
+fn a_line_longer_than_64_mib_stops_with_an_error_not_unbounded_memory() {
+    // Input that never ends its line (`/dev/zero`, a log whose newlines were lost) grew until memory ran out.
+    let mut input = b"{}\n".to_vec();
+    input.resize(input.len() + (200 << 20), b'a');
+    let (peak, out) = peak_of_run(&["validate", "--format", "json", "-"], input);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("<stdin>: a line is longer than 64 MiB"), "{err}");
+    assert_eq!(records(&out).len(), 1, "the line before it is checked");
+    if Path::new("/proc/self/status").exists() {
+        assert!(peak < 320 * 1024, "peak RSS {peak} KiB: reading stops at the bound");
+    }
+    // A file is read in reads larger than the line: the line is measured all the same, in each mode.
+    let dir = std::env::temp_dir().join(format!("wiregen-long-line-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("long.jsonl");
+    let mut data = b"{}\n".to_vec();
+    data.resize(data.len() + (65 << 20), b' ');
+    data.extend_from_slice(b"\n{}\n");
+    std::fs::write(&file, &data).expect("write");
+    let path = file.to_str().expect("utf-8 path");
+    for args in [&["validate", path][..], &["validate", "--stream", path], &["validate", path, path]] {
+        let out = wiregen(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("longer than 64 MiB"), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn many_tiny_invalid_lines_keep_memory_flat() {
     // Half a million blank lines, each an invalid record (~200 bytes of results each): the records a batch holds
     // are bounded by its line count, not only by its bytes.
