@@ -217,10 +217,10 @@ pub struct Pattern {
     /// The same expression in the syntax of Rust's `regex` crate.
     pub rust: String,
     /// The same expression for JavaScript (`u` flag), its `\p{..}` classes spelled out from the `regex` crate's
-    /// Unicode tables ([`crate::pattern::translate`]).
+    /// Unicode tables (`pattern::translate`).
     pub js: String,
     /// The program the JavaScript outputs match it with, in time linear in the string
-    /// ([`crate::pattern::linear`]).
+    /// (`pattern::linear`).
     pub linear: crate::pattern::linear::Program,
 }
 

@@ -133,9 +133,9 @@ impl Plan {
 
     /// Where a protocol declares a property rename the plan does not follow, and why: inside `allOf`, `anyOf`,
     /// `oneOf`, `not`, `if`, `dependentSchemas`, `unevaluated*`, a `prefixItems` position or `patternProperties`, or
-    /// in a type no message holds ([`UNREACHED_RENAME`]); below a type that contains itself, where the rename would
-    /// repeat at every depth ([`RECURSIVE_RENAME`]); below a property whose name the plan's paths read as a step
-    /// ([`AMBIGUOUS_RENAME`]). The loader refuses them, so a declared rename is never silently left out of an
+    /// in a type no message holds (`UNREACHED_RENAME`); below a type that contains itself, where the rename would
+    /// repeat at every depth (`RECURSIVE_RENAME`); below a property whose name the plan's paths read as a step
+    /// (`AMBIGUOUS_RENAME`). The loader refuses them, so a declared rename is never silently left out of an
     /// upgrade.
     pub fn unreached_renames(m: &Model) -> Vec<(crate::ir::Origin, &'static str)> {
         let Some(p) = m.protocol.as_ref() else { return Vec::new() };

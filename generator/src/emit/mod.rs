@@ -1,4 +1,4 @@
-//! Emitters: each turns the [`Protocol`] model into the files of one output. Emitters read only the model.
+//! Emitters: each turns the [`Model`] into the files of one output. Emitters read only the model.
 
 use std::fmt;
 

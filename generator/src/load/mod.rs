@@ -2,17 +2,17 @@
 //! and builds the [`Model`].
 //!
 //! Steps, each in its own module:
-//! 1. read the files ([`document`]: JSON text to a `Value`, refusing a repeated key) and check every schema
+//! 1. read the files (`load::document`: JSON text to a `Value`, refusing a repeated key) and check every schema
 //!    node's keywords against the supported set ([`KEYWORDS`], the known `x-` annotations); anything else is a
 //!    located error, never silently dropped;
-//! 2. index `$id`s and `$anchor`s and resolve every `$ref` ([`uri`]); a `$dynamicRef` resolves per dynamic
-//!    scope while the types are built ([`dynamic`]);
-//! 3. build the types ([`build`]): every file root, every `$defs` entry and every `$ref` target is a named
-//!    type; inline objects, unions and string enums are named from their path ([`naming`]);
-//! 4. recognise discriminated unions among `oneOf`/`anyOf` ([`unions`]) and refuse `$ref` cycles that no object
+//! 2. index `$id`s and `$anchor`s and resolve every `$ref` (`load::uri`); a `$dynamicRef` resolves per dynamic
+//!    scope while the types are built (`load::dynamic`);
+//! 3. build the types (`load::build`): every file root, every `$defs` entry and every `$ref` target is a named
+//!    type; inline objects, unions and string enums are named from their path (`load::naming`);
+//! 4. recognise discriminated unions among `oneOf`/`anyOf` (`load::unions`) and refuse `$ref` cycles that no object
 //!    or array breaks;
-//! 5. lower the session-protocol annotations, when there are any ([`protocol`]);
-//! 6. give every type its export names, once, for every language ([`naming`]).
+//! 5. lower the session-protocol annotations, when there are any (`load::protocol`);
+//! 6. give every type its export names, once, for every language (`load::naming`).
 
 mod branching;
 mod build;
