@@ -225,8 +225,14 @@ impl Engine {
         }
     }
 
-    /// Checks a parsed value against the engine's type: every error, the canonical first error first.
+    /// Checks a parsed value against the engine's type: every error, the canonical first error first. A value
+    /// nesting deeper than [`MAX_DEPTH`] levels, which no line may hold (one built in code, or parsed without
+    /// serde_json's recursion limit), is `too-deep` at the root, as a line is: its depth is measured without
+    /// recursion before anything else, so no value can exhaust the stack.
     pub fn check_value(&self, v: &Value) -> Vec<Issue> {
+        if !json::depth_within(v, MAX_DEPTH) {
+            return vec![Issue::new(Rule::TooDeep, "", format!("JSON nests deeper than {MAX_DEPTH} levels"))];
+        }
         self.check_json(&Json::from_value(v))
     }
 
@@ -1011,6 +1017,30 @@ mod tests {
             let by_value = parse_line(line).map(|v| v.to_string());
             let by_tree = parse_json(line).map(|j| j.to_json_string());
             assert_eq!(by_tree, by_value, "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    /// A value built in code may nest deeper than any line: it is `too-deep` at the root, and a value 200,000 deep
+    /// (the checker used to recurse into it) is answered without exhausting the stack.
+    #[test]
+    fn a_value_deeper_than_a_line_is_too_deep() {
+        let model = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema")).expect("v2");
+        let e = Engine::new(model, EngineOptions::default()).expect("a root type");
+        let nest = |n: usize| (0..n).fold(Value::Null, |v, _| Value::Array(vec![v]));
+        let ok = "{\"id\":\"m1\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"hi\"}}";
+        let mut v: Value = serde_json::from_str(ok).expect("JSON");
+        assert_eq!(e.check_value(&v), []);
+        for (n, too_deep) in [(125, false), (126, true), (200_000, true)] {
+            // The envelope and its event are two levels: `n` more below `/ev/text`.
+            v["ev"]["text"] = nest(n);
+            let issues = e.check_value(&v);
+            assert_eq!(issues.first().map(|i| i.rule == Rule::TooDeep.id()), Some(too_deep), "{n}: {issues:?}");
+            assert_eq!(too_deep, issues.len() == 1 && issues[0].pointer.is_empty(), "{n}");
+            // Taken apart without recursion, so dropping it is safe too.
+            let mut inner = v["ev"]["text"].take();
+            while let Value::Array(mut a) = inner {
+                inner = a.pop().unwrap_or(Value::Null);
+            }
         }
     }
 

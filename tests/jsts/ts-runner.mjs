@@ -7,7 +7,8 @@
 //   <dir>/cases.json: [{ id, zod: bool, standalone: bool, data: [instance, ...] }] (instances as JSON text, so an
 //   own "__proto__" key stays a key); writes one JSON object to stdout:
 //   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, zodFirst, standaloneFirst: [[rule, pointer] |
-//   null, ...] (each instance's first error), errors: [string...] } }
+//   null, ...] (each instance's first error), hostile: [string...] (the standalone validator's failures on values no
+//   line can hold: see HOSTILE), errors: [string...] } }
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -21,6 +22,37 @@ const load = (file) => importTs(ts, join(dir, file));
 
 /** A first error as [rule, pointer]. */
 const first = (errors) => [errors[0].rule, errors[0].pointer];
+
+/** `n` levels of `wrap` around `null`. */
+const nest = (n, wrap) => {
+  let v = null;
+  for (let i = 0; i < n; i++) v = wrap(v);
+  return v;
+};
+const cyclicArray = [];
+cyclicArray.push(cyclicArray);
+const cyclicObject = {};
+for (const k of ["a", "foo", "", "items"]) cyclicObject[k] = cyclicObject;
+const deepArray = nest(100000, (v) => [v]);
+/**
+ * Values no line can hold (nested 100,000 deep, far past JavaScript's stack, cyclic, or of kinds JSON does not
+ * have), in shapes a schema's recursion follows: the standalone validator must answer them with an error list
+ * (`too-deep` where its type can recurse as deep as the value goes), never throw.
+ */
+const HOSTILE = [
+  ["100,000 nested arrays", deepArray],
+  ["two of them (uniqueItems)", [deepArray, deepArray]],
+  ...["a", "foo", "", "items"].map((k) => [`100,000 objects nested under "${k}"`, nest(100000, (v) => ({ [k]: v }))]),
+  ["100,000 levels of arrays and objects", nest(100000, (v) => [{ a: v, foo: v }])],
+  ["a cyclic array", cyclicArray],
+  ["a cyclic object", cyclicObject],
+  // Values no JSON text holds at all, alone and inside arrays and objects.
+  ...[10n, Symbol("s"), () => 1, undefined, new Map([[1, 2]])].flatMap((v) => [
+    [`${typeof v} ${String(v)}`, v],
+    [`[${typeof v}]`, [v, v]],
+    [`{a: ${typeof v}}`, { a: v, foo: v, "": v, items: v }],
+  ]),
+];
 
 const result = {};
 for (const c of cases) {
@@ -42,6 +74,14 @@ for (const c of cases) {
       const errors = data.map((d) => m.validateRoot(d));
       r.standalone = errors.map((e) => e.length === 0);
       r.standaloneFirst = errors.map((e) => (e.length === 0 ? null : first(e)));
+      r.hostile = [];
+      for (const [name, v] of HOSTILE) {
+        try {
+          if (!Array.isArray(m.validateRoot(v))) r.hostile.push(`${name}: no error list`);
+        } catch (e) {
+          r.hostile.push(`${name}: threw ${e}`);
+        }
+      }
     } catch (e) {
       r.errors.push(`standalone: ${e && e.stack ? e.stack : e}`);
     }

@@ -49,7 +49,7 @@ function lastKey(iss: { path?: readonly PropertyKey[] | undefined }): string {
 }
 
 function quotedList(values: readonly unknown[]): string {
-  return values.map((v) => (typeof v === "string" ? `\`${v}\`` : `\`${JSON.stringify(v)}\``)).join(", ");
+  return values.map((v) => `\`${shown(v)}\``).join(", ");
 }
 
 /** The number of Unicode code points of a string (what the engine counts as characters). */
@@ -75,6 +75,21 @@ function kind(v: unknown): string {
     default:
       return typeof v;
   }
+}
+
+/**
+ * A value as messages quote it: a string as it is, anything else as its JSON text; a value no JSON text holds (a
+ * cyclic one, one nested past JavaScript's stack, a `bigint`, a function) as its kind. It never throws.
+ */
+function shown(v: unknown): string {
+  if (typeof v === "string") return v;
+  try {
+    const text = JSON.stringify(v);
+    if (text !== undefined) return text;
+  } catch {
+    // Not JSON: named by its kind below.
+  }
+  return kind(v);
 }
 
 /** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
@@ -126,6 +141,23 @@ function canonical(v: unknown): string {
       .join(",")}}`;
   }
   return typeof v === "string" ? JSON.stringify(v) : `${typeof v}:${String(v)}`;
+}
+
+/**
+ * Whether `v` nests at most `levels` levels deep (arrays and objects, `v` itself included). It looks only as far
+ * down as `levels` (so the recursion is bounded, and a cyclic value is too deep) and allocates nothing.
+ */
+export function depthWithin(v: unknown, levels: number): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (levels === 0) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!depthWithin(v[i], levels - 1)) return false;
+    return true;
+  }
+  for (const k in v) {
+    if (Object.hasOwn(v, k) && !depthWithin((v as Record<string, unknown>)[k], levels - 1)) return false;
+  }
+  return true;
 }
 
 /** A schema's pattern: `test(s)` answers as `new RegExp(source, "u").test(s)` does, in time linear in `s`. */
@@ -1035,25 +1067,10 @@ const TOO_DEEP = `JSON nests deeper than ${MAX_DEPTH} levels`;
 /**
  * `too-deep` for a parsed value that nests deeper than {@link MAX_DEPTH} levels (arrays and objects, the value itself
  * included), which no line may hold, else `null`: what a value must meet to be written as a line the checkers take
- * back. It looks only as far down as the limit (so the recursion is bounded, and a cyclic value is too deep) and
- * allocates nothing.
+ * back ({@link depthWithin}: a cyclic value is too deep).
  */
 export function depthError(v: unknown): WireError | null {
   return depthWithin(v, MAX_DEPTH) ? null : lineError("too-deep", TOO_DEEP);
-}
-
-/** Whether `v` nests at most `levels` levels deep. */
-function depthWithin(v: unknown, levels: number): boolean {
-  if (typeof v !== "object" || v === null) return true;
-  if (levels === 0) return false;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!depthWithin(v[i], levels - 1)) return false;
-    return true;
-  }
-  for (const k in v) {
-    if (Object.hasOwn(v, k) && !depthWithin((v as Record<string, unknown>)[k], levels - 1)) return false;
-  }
-  return true;
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -49,6 +49,21 @@ function $kind(v: unknown): string {
   }
 }
 
+/**
+ * A value as messages quote it: a string as it is, anything else as its JSON text; a value no JSON text holds (a
+ * cyclic one, one nested past JavaScript's stack, a `bigint`, a function) as its kind. It never throws.
+ */
+function $shown(v: unknown): string {
+  if (typeof v === "string") return v;
+  try {
+    const text = JSON.stringify(v);
+    if (text !== undefined) return text;
+  } catch {
+    // Not JSON: named by its kind below.
+  }
+  return $kind(v);
+}
+
 /** Checks a `SessionCuid2` value. */
 function check$SessionCuid2(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
@@ -72,7 +87,7 @@ function check$SessionUint53(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `SessionRole` value. */
 function check$SessionRole(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "user" && v !== "agent") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `user`, `agent`");
+  else if (v !== "user" && v !== "agent") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `user`, `agent`");
 }
 
 /** Checks a `SessionArgs` value. */
@@ -779,25 +794,25 @@ function check$SessionEvent(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `SessionPermissionMode` value. */
 function check$SessionPermissionMode(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "default" && v !== "acceptEdits" && v !== "bypassPermissions" && v !== "plan") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `default`, `acceptEdits`, `bypassPermissions`, `plan`");
+  else if (v !== "default" && v !== "acceptEdits" && v !== "bypassPermissions" && v !== "plan") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `default`, `acceptEdits`, `bypassPermissions`, `plan`");
 }
 
 /** Checks a `SessionDecision` value. */
 function check$SessionDecision(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "allow-once" && v !== "allow-always" && v !== "deny") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `allow-once`, `allow-always`, `deny`");
+  else if (v !== "allow-once" && v !== "allow-always" && v !== "deny") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `allow-once`, `allow-always`, `deny`");
 }
 
 /** Checks a `SessionClientType` value. */
 function check$SessionClientType(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "cli" && v !== "phone" && v !== "browser" && v !== "daemon") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `cli`, `phone`, `browser`, `daemon`");
+  else if (v !== "cli" && v !== "phone" && v !== "browser" && v !== "daemon") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `cli`, `phone`, `browser`, `daemon`");
 }
 
 /** Checks a `SessionTurnStatus` value. */
 function check$SessionTurnStatus(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `completed`, `failed`, `cancelled`");
+  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `completed`, `failed`, `cancelled`");
 }
 
 /** Checks a parsed value (for example the result of `JSON.parse`) against `SessionCuid2` without Zod: every error, in the engine's order; an empty list when valid. */

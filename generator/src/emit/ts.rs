@@ -82,7 +82,7 @@ const PACKAGE_RUNTIME_NAMES: &[&str] = &[
 /// Names `runtime.ts` exports for the package's own modules only: `index.ts` does not re-export them, so they are
 /// not part of the package's API.
 const RUNTIME_INTERNAL: &[&str] =
-    &["roleIssue", "depthError", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
+    &["roleIssue", "depthError", "depthWithin", "hideOwnProto", "restoreOwnProto", "restoreOwnProtoErrors"];
 
 /// The type-only names among the runtime's exports (`index.ts` re-exports them with `type`).
 const RUNTIME_TYPES: &[&str] =
@@ -285,6 +285,8 @@ pub(crate) fn relocate(e: EmitError, origin: &Origin) -> EmitError {
 
 fn standalone_types(m: &Model) -> Result<Vec<Value>, EmitError> {
     let mut out = Vec::new();
+    let unbounded = standalone::unbounded(m);
+    let too_deep = json!({"pointer": "", "rule": Rule::TooDeep.id(), "message": format!("JSON nests deeper than {MAX_DEPTH} levels")});
     for (i, t) in m.types.iter().enumerate() {
         let (validate, guard) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
         out.push(minijinja::context! {
@@ -292,6 +294,10 @@ fn standalone_types(m: &Model) -> Result<Vec<Value>, EmitError> {
             validate => Value::from(validate),
             guard => Value::from(guard),
             check => Value::from(Code::from_pieces(format!("check${}", m.ty(TypeId(i)).names.ts))),
+            depth_guard => unbounded[i].then(|| Value::from(Code::from_pieces(format!(
+                "if (!$depthWithin(value, {MAX_DEPTH})) return [{}];",
+                json_lit(&too_deep)
+            )))),
             doc => Value::from(jsdoc(t.description.as_deref().unwrap_or(&format!("The `{}` type.", t.names.ts)), 0)),
         });
     }
@@ -353,7 +359,7 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     for (i, t) in m.types.iter().enumerate() {
         let ty = types::ty(&t.node, &|id| Code::from_pieces(m.ty(id).names.ts.clone()))?;
         let mut map: std::collections::BTreeMap<String, Value> = std::collections::BTreeMap::new();
-        for key in ["name", "validate", "guard", "check", "doc"] {
+        for key in ["name", "validate", "guard", "check", "doc", "depth_guard"] {
             map.insert(key.into(), types_view[i].get_attr(key)?);
         }
         map.insert("ty".into(), Value::from(ty));

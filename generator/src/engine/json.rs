@@ -120,6 +120,21 @@ impl<'a> Object<'a> {
     }
 }
 
+/// Whether `v` nests at most `levels` levels deep (arrays and objects, `v` itself included), found without
+/// recursion and without looking below `levels`.
+pub(crate) fn depth_within(v: &Value, levels: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::Array(_) | Value::Object(_) if depth == levels => return false,
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|c| (c, depth + 1))),
+            _ => {}
+        }
+    }
+    true
+}
+
 impl<'a> Json<'a> {
     /// Parses one JSON text exactly as `serde_json::from_str::<Value>` would (same errors, same values).
     ///
@@ -573,5 +588,34 @@ mod tests {
         assert!(!equal(&p(r#"{"a":1}"#), &p(r#"{"a":1,"b":1}"#)));
         assert!(!equal(&p("[1,2]"), &p("[2,1]")));
         assert!(!equal(&p("0"), &p("false")) && !equal(&p("null"), &p("\"\"")));
+    }
+
+    #[test]
+    fn depth_is_measured_without_recursion() {
+        let nest = |n: usize| {
+            (0..n).fold(Value::Null, |v, i| {
+                if i % 2 == 0 {
+                    Value::Array(vec![v])
+                } else {
+                    Value::Object(serde_json::Map::from_iter([("a".to_string(), v)]))
+                }
+            })
+        };
+        assert!(depth_within(&nest(127), 127));
+        assert!(!depth_within(&nest(128), 127));
+        assert!(
+            depth_within(&serde_json::json!([1, [2], {"a": [3]}]), 3)
+                && !depth_within(&serde_json::json!([1, [2], {"a": [3]}]), 2)
+        );
+        // Far past any stack: answered, and the value is taken apart without recursion so dropping it is safe too.
+        let mut deep = nest(200_000);
+        assert!(!depth_within(&deep, 127));
+        while let Some(inner) = match &mut deep {
+            Value::Array(a) => a.pop(),
+            Value::Object(o) => o.remove("a"),
+            _ => None,
+        } {
+            deep = inner;
+        }
     }
 }

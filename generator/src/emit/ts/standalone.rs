@@ -30,6 +30,8 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$e",
     "$type",
     "$jsonEqual",
+    "$depthWithin",
+    "$shown",
     "$firstDuplicate",
     "$canonical",
     "$Matcher",
@@ -137,6 +139,34 @@ pub(crate) struct Standalone<'m> {
     /// Where each declaration is in `constants`.
     made: HashMap<String, usize>,
     var: usize,
+}
+
+/// Per type (by index), whether checking it can recurse as deep as the value goes: it is in a reference cycle, or
+/// has `uniqueItems` (`$firstDuplicate` writes each item's canonical text, all the way down), or refers to a type
+/// that does. Its `validate<Type>` first measures the value's depth, so a value nesting deeper than the engine's
+/// limit (which no line may hold: `too-deep`, as the Rust crate's `from_value` says it), a cyclic one included,
+/// cannot exhaust JavaScript's stack. Checking any other type reads the value only as deep as its schema goes.
+pub(crate) fn unbounded(m: &Model) -> Vec<bool> {
+    let mut cyclic = super::zod::Order::of(m).cyclic;
+    for (c, t) in cyclic.iter_mut().zip(&m.types) {
+        t.node.visit(&mut |n| *c |= matches!(&n.shape, Shape::Array(a) if a.unique));
+    }
+    let edges: Vec<Vec<TypeId>> = m.types.iter().map(|t| super::zod::refs(&t.node)).collect();
+    (0..m.types.len())
+        .map(|i| {
+            let mut seen = vec![false; m.types.len()];
+            let mut stack = vec![i];
+            while let Some(j) = stack.pop() {
+                if cyclic[j] {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[j], true) {
+                    stack.extend(edges[j].iter().map(|r| r.0).filter(|&r| r < m.types.len()));
+                }
+            }
+            false
+        })
+        .collect()
 }
 
 fn check_fn(m: &Model, id: TypeId) -> String {
@@ -405,9 +435,7 @@ impl<'m> Standalone<'m> {
                 w.line(format!("if ({}) {}", not_equal(v, c), push(&pe, Rule::Const, &m)));
             }
             Shape::Enum(values) => {
-                let shown =
-                    format!("(typeof {v} === \"string\" ? \"`\" + {v} + \"`\" : \"`\" + JSON.stringify({v}) + \"`\")");
-                let m = format!("{shown} + {}", msg(&format!(" is not one of {}", value_list(values))));
+                let m = format!("\"`\" + $shown({v}) + {}", msg(&format!("` is not one of {}", value_list(values))));
                 let cond = if values.len() > KEY_CHAIN {
                     self.not_in(v, values)
                 } else if values.is_empty() {

@@ -51,6 +51,21 @@ function $kind(v: unknown): string {
   }
 }
 
+/**
+ * A value as messages quote it: a string as it is, anything else as its JSON text; a value no JSON text holds (a
+ * cyclic one, one nested past JavaScript's stack, a `bigint`, a function) as its kind. It never throws.
+ */
+function $shown(v: unknown): string {
+  if (typeof v === "string") return v;
+  try {
+    const text = JSON.stringify(v);
+    if (text !== undefined) return text;
+  } catch {
+    // Not JSON: named by its kind below.
+  }
+  return $kind(v);
+}
+
 /** A schema's pattern: `test(s)` answers as `new RegExp(source, "u").test(s)` does, in time linear in `s`. */
 interface $Matcher {
   /** The pattern as JavaScript writes it (`u` mode). */
@@ -1131,7 +1146,7 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `SessionRole` value. */
 function check$SessionRole(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "user" && v !== "agent") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `user`, `agent`");
+  else if (v !== "user" && v !== "agent") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `user`, `agent`");
 }
 
 /** Checks a `SessionTextEvent` value. */
@@ -1356,7 +1371,7 @@ function check$SessionStartEvent(v: unknown, p: string, out: WireError[]): void 
 /** Checks a `SessionTurnEndStatus` value. */
 function check$SessionTurnEndStatus(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `completed`, `failed`, `cancelled`");
+  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `completed`, `failed`, `cancelled`");
 }
 
 /** Checks a `SessionTurnEndEvent` value. */
@@ -1963,7 +1978,7 @@ function check$SessionFileImage(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `VoiceConversationDeniedReason` value. */
 function check$VoiceConversationDeniedReason(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "voice_hard_limit_reached" && v !== "subscription_required" && v !== "voice_conversation_limit_reached") $e(out, p, "enum", (typeof v === "string" ? "`" + v + "`" : "`" + JSON.stringify(v) + "`") + " is not one of `voice_hard_limit_reached`, `subscription_required`, `voice_conversation_limit_reached`");
+  else if (v !== "voice_hard_limit_reached" && v !== "subscription_required" && v !== "voice_conversation_limit_reached") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `voice_hard_limit_reached`, `subscription_required`, `voice_conversation_limit_reached`");
 }
 
 /** Checks a parsed value (for example the result of `JSON.parse`) against `UserMessage` without Zod: every error, in the engine's order; an empty list when valid. */
