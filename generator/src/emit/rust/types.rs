@@ -118,21 +118,6 @@ pub(crate) fn tuple_positions(a: &ArrayShape) -> Option<&[Node]> {
     (n > 0 && closed && a.min_items.is_some_and(|m| m >= n)).then_some(a.prefix.as_slice())
 }
 
-/// Whether node `i` of a graph (`edges` of a node; `None` for none) leads back to itself.
-fn reaches_itself<'e>(i: usize, edges: impl Fn(usize) -> Option<&'e BTreeSet<usize>>) -> bool {
-    let mut seen = BTreeSet::new();
-    let mut stack: Vec<usize> = edges(i).into_iter().flatten().copied().collect();
-    while let Some(j) = stack.pop() {
-        if j == i {
-            return true;
-        }
-        if seen.insert(j) {
-            stack.extend(edges(j).into_iter().flatten().copied());
-        }
-    }
-    false
-}
-
 /// Whether a Rust type (from [`Gen::ty`]) is the checked `serde_json::Value`.
 pub(crate) fn is_value(t: &TokenStream) -> bool {
     t.to_string() == quote!(::serde_json::Value).to_string()
@@ -362,7 +347,7 @@ impl<'m> Gen<'m> {
             if self.forms[i] != Form::Newtype {
                 continue;
             }
-            self.inline[i] = !reaches_itself(i, |j| edges.get(j));
+            self.inline[i] = !graph::reaches(i, |j| edges.get(j).into_iter().flatten().copied(), |j| j == i);
         }
     }
 
@@ -397,22 +382,19 @@ impl<'m> Gen<'m> {
                 out
             })
             .collect();
-        self.reach = (0..n)
-            .map(|i| {
-                let mut seen = BTreeSet::new();
-                let mut stack: Vec<usize> = direct[i].iter().copied().collect();
-                while let Some(j) = stack.pop() {
-                    if j < n && seen.insert(j) {
-                        stack.extend(direct[j].iter().copied());
-                    }
-                }
-                seen
-            })
-            .collect();
+        let edges = |j: usize| direct.get(j).into_iter().flatten().copied().filter(move |&r| r < n);
+        self.reach = (0..n).map(|i| graph::reachable(i, edges)).collect();
         // Without the struct fields' edges: what is left of a cycle goes through tuple positions only.
         let forms = &self.forms;
-        let unfielded = |j: usize| direct.get(j).filter(|_| !matches!(forms.get(j), Some(Form::Struct | Form::Merged)));
-        self.tuple_cycle = (0..n).map(|i| reaches_itself(i, unfielded)).collect();
+        let unfielded = |j: usize| {
+            direct
+                .get(j)
+                .filter(|_| !matches!(forms.get(j), Some(Form::Struct | Form::Merged)))
+                .into_iter()
+                .flatten()
+                .copied()
+        };
+        self.tuple_cycle = (0..n).map(|i| graph::reaches(i, unfielded, |j| j == i)).collect();
     }
 
     /// The types a node's Rust type holds without indirection.

@@ -151,22 +151,10 @@ pub(crate) fn unbounded(m: &Model) -> Vec<bool> {
     for (c, t) in cyclic.iter_mut().zip(&m.types) {
         t.node.visit(&mut |n| *c |= matches!(&n.shape, Shape::Array(a) if a.unique));
     }
+    let n = m.types.len();
     let edges: Vec<Vec<TypeId>> = m.types.iter().map(|t| super::zod::refs(&t.node)).collect();
-    (0..m.types.len())
-        .map(|i| {
-            let mut seen = vec![false; m.types.len()];
-            let mut stack = vec![i];
-            while let Some(j) = stack.pop() {
-                if cyclic[j] {
-                    return true;
-                }
-                if !std::mem::replace(&mut seen[j], true) {
-                    stack.extend(edges[j].iter().map(|r| r.0).filter(|&r| r < m.types.len()));
-                }
-            }
-            false
-        })
-        .collect()
+    let out = |j: usize| edges[j].iter().map(|r| r.0).filter(move |&r| r < n);
+    (0..n).map(|i| cyclic[i] || graph::reaches(i, out, |j| cyclic[j])).collect()
 }
 
 fn check_fn(m: &Model, id: TypeId) -> String {

@@ -209,21 +209,7 @@ impl Order {
         for (p, id) in ids.iter().enumerate() {
             pos[id.0] = p;
         }
-        let cyclic = (0..n)
-            .map(|i| {
-                let mut seen = vec![false; n];
-                let mut stack: Vec<usize> = edges[i].iter().map(|r| r.0).collect();
-                while let Some(j) = stack.pop() {
-                    if j == i {
-                        return true;
-                    }
-                    if !std::mem::replace(&mut seen[j], true) {
-                        stack.extend(edges[j].iter().map(|r| r.0));
-                    }
-                }
-                false
-            })
-            .collect();
+        let cyclic = (0..n).map(|i| graph::reaches(i, |j| edges[j].iter().map(|r| r.0), |j| j == i)).collect();
         Order { ids, pos, cyclic }
     }
 }
