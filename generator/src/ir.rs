@@ -21,7 +21,6 @@
 //! - optional means "may be absent"; `null` is a value, allowed only where the schema says so ([`Shape::Nullable`]).
 
 pub mod evaluation;
-pub mod graph;
 pub mod sequence;
 pub use evaluation::Evaluation;
 pub use sequence::Sequence;

@@ -183,6 +183,24 @@ test("NaN and the infinities are no JSON number for any value checker", () => {
   }
 });
 
+test("every standalone validator answers values no line can hold, and checkEnvelope calls them too-deep", () => {
+  let deep = null;
+  for (let i = 0; i < 100000; i++) deep = [deep];
+  const cyclic = { id: "m1", time: 1, role: "agent", ev: { t: "text", text: "hi" } };
+  cyclic.ev.self = cyclic;
+  const hostile = [deep, cyclic, 10n, Symbol("s"), () => 1, undefined, new Map(), [10n], { role: deep, ev: { t: deep } }];
+  const validators = Object.entries(w).filter(([name, f]) => name.startsWith("validateSession") && typeof f === "function");
+  assert.ok(validators.length > 20, validators.map(([n]) => n).join(", "));
+  for (const [name, validate] of validators) {
+    if (name.endsWith("Line") || name.endsWith("LineStandalone")) continue;
+    for (const v of hostile) assert.ok(Array.isArray(validate(v)), `${name}(${typeof v})`);
+  }
+  // An enum error quotes the value; a value JSON cannot write is named by its kind.
+  assert.deepEqual(w.validateSessionRole(10n), [{ pointer: "", rule: "type", message: "expected a string, got bigint" }]);
+  assert.deepEqual(w.validateSessionTurnStatus("done")[0].message, "`done` is not one of `completed`, `failed`, `cancelled`");
+  for (const v of [deep, cyclic]) assert.deepEqual(w.checkEnvelope(v).errors[0].rule, "too-deep");
+});
+
 test("createEnvelope fills only absent values: a null id or time is refused like a null turn", () => {
   for (const key of ["id", "time", "turn"]) {
     assert.throws(() => w.createEnvelope("user", { t: "abort" }, { [key]: null }),

@@ -347,7 +347,7 @@ impl<'m> Gen<'m> {
             if self.forms[i] != Form::Newtype {
                 continue;
             }
-            self.inline[i] = !graph::reaches(i, |j| edges.get(j).into_iter().flatten().copied(), |j| j == i);
+            self.inline[i] = !crate::graph::reaches(i, |j| edges.get(j).into_iter().flatten().copied(), |j| j == i);
         }
     }
 
@@ -383,7 +383,7 @@ impl<'m> Gen<'m> {
             })
             .collect();
         let edges = |j: usize| direct.get(j).into_iter().flatten().copied().filter(move |&r| r < n);
-        self.reach = (0..n).map(|i| graph::reachable(i, edges)).collect();
+        self.reach = (0..n).map(|i| crate::graph::reachable(i, edges)).collect();
         // Without the struct fields' edges: what is left of a cycle goes through tuple positions only.
         let forms = &self.forms;
         let unfielded = |j: usize| {
@@ -394,7 +394,7 @@ impl<'m> Gen<'m> {
                 .flatten()
                 .copied()
         };
-        self.tuple_cycle = (0..n).map(|i| graph::reaches(i, unfielded, |j| j == i)).collect();
+        self.tuple_cycle = (0..n).map(|i| crate::graph::reaches(i, unfielded, |j| j == i)).collect();
     }
 
     /// The types a node's Rust type holds without indirection.

@@ -154,7 +154,7 @@ pub(crate) fn unbounded(m: &Model) -> Vec<bool> {
     let n = m.types.len();
     let edges: Vec<Vec<TypeId>> = m.types.iter().map(|t| super::zod::refs(&t.node)).collect();
     let out = |j: usize| edges[j].iter().map(|r| r.0).filter(move |&r| r < n);
-    (0..n).map(|i| cyclic[i] || graph::reaches(i, out, |j| cyclic[j])).collect()
+    (0..n).map(|i| cyclic[i] || crate::graph::reaches(i, out, |j| cyclic[j])).collect()
 }
 
 fn check_fn(m: &Model, id: TypeId) -> String {

@@ -209,7 +209,7 @@ impl Order {
         for (p, id) in ids.iter().enumerate() {
             pos[id.0] = p;
         }
-        let cyclic = (0..n).map(|i| graph::reaches(i, |j| edges[j].iter().map(|r| r.0), |j| j == i)).collect();
+        let cyclic = (0..n).map(|i| crate::graph::reaches(i, |j| edges[j].iter().map(|r| r.0), |j| j == i)).collect();
         Order { ids, pos, cyclic }
     }
 }
