@@ -231,7 +231,7 @@ impl Engine {
     /// recursion before anything else, so no value can exhaust the stack.
     pub fn check_value(&self, v: &Value) -> Vec<Issue> {
         if !json::depth_within(v, MAX_DEPTH) {
-            return vec![Issue::new(Rule::TooDeep, "", format!("JSON nests deeper than {MAX_DEPTH} levels"))];
+            return vec![Issue::new(Rule::TooDeep, "", too_deep_message())];
         }
         self.check_json(&Json::from_value(v))
     }
@@ -970,6 +970,13 @@ fn line_text(line: &[u8]) -> Result<&str, Issue> {
     Ok(text)
 }
 
+/// What a value nesting deeper than [`MAX_DEPTH`] is told (a line adds where): by the engine, and by the TypeScript
+/// runtime and standalone validators, which are given it. The Rust runtime (`emit/rust/rt.rs`) spells it out, held
+/// to it by `rt_tests::too_deep_says_what_the_engine_says`.
+pub(crate) fn too_deep_message() -> String {
+    format!("JSON nests deeper than {MAX_DEPTH} levels")
+}
+
 /// What a line that starts with a byte order mark is told (an editor that saves "UTF-8 with BOM" writes one at the
 /// start of the file; serde_json and `JSON.parse` refuse it at column 1 without saying why). The TypeScript runtime
 /// is given it; the Rust runtime (`emit/rust/rt.rs`) spells it out, held to it by its tests.
@@ -980,7 +987,7 @@ pub(crate) const BOM_MESSAGE: &str =
 fn parse_issue(e: serde_json::Error) -> Issue {
     let msg = e.to_string();
     if msg.contains("recursion limit exceeded") {
-        Issue::new(Rule::TooDeep, "", format!("JSON nests deeper than {MAX_DEPTH} levels (at column {})", e.column()))
+        Issue::new(Rule::TooDeep, "", format!("{} (at column {})", too_deep_message(), e.column()))
     } else if e.is_eof() {
         Issue::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at column {}", e.column()))
     } else {

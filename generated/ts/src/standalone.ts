@@ -787,7 +787,7 @@ function check$SessionEvent(v: unknown, p: string, out: WireError[]): void {
     else if (t124 === "start") $e(out, p + "/t", "removed-event", "`start` was removed in this version: use `subagent-start` instead");
     else if (t124 === "stop") $e(out, p + "/t", "removed-event", "`stop` was removed in this version: use `subagent-stop` instead");
     else if (t124 === "usage-report") $e(out, p + "/t", "removed-event", "`usage-report` was removed in this version: use `turn-end.usage` instead");
-    else $e(out, p + "/t", "unknown-event", "`" + (typeof t124 === "string" ? t124 : JSON.stringify(t124)) + "` is not an event; expected one of `text`, `file`, `turn-start`, `turn-end`, `tool-call-start`, `tool-call-end`, `service`, `subagent-start`, `subagent-stop`, `session-control-changed`, `permission-request`, `permission-response`, `abort`, `agent-configuration-changed`");
+    else $e(out, p + "/t", "unknown-event", "`" + $shown(t124) + "` is not an event; expected one of `text`, `file`, `turn-start`, `turn-end`, `tool-call-start`, `tool-call-end`, `service`, `subagent-start`, `subagent-stop`, `session-control-changed`, `permission-request`, `permission-response`, `abort`, `agent-configuration-changed`");
   }
 }
 

@@ -31,7 +31,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde_json::json;
 
 use super::{EmitError, EmitOptions, OutFile};
-use crate::engine::{BOM_MESSAGE, MAX_DEPTH};
+use crate::engine::{too_deep_message, BOM_MESSAGE, MAX_DEPTH};
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -134,6 +134,7 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         header => header.clone(),
         support => Value::from(zod_support(&env)?),
         max_depth => MAX_DEPTH,
+        too_deep_message => too_deep_message(),
         bom_message => BOM_MESSAGE,
     })?;
     let mut sa = standalone::Standalone::new(m);
@@ -286,7 +287,7 @@ pub(crate) fn relocate(e: EmitError, origin: &Origin) -> EmitError {
 fn standalone_types(m: &Model) -> Result<Vec<Value>, EmitError> {
     let mut out = Vec::new();
     let unbounded = standalone::unbounded(m);
-    let too_deep = json!({"pointer": "", "rule": Rule::TooDeep.id(), "message": format!("JSON nests deeper than {MAX_DEPTH} levels")});
+    let too_deep = json!({"pointer": "", "rule": Rule::TooDeep.id(), "message": too_deep_message()});
     for (i, t) in m.types.iter().enumerate() {
         let (validate, guard) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
         out.push(minijinja::context! {

@@ -215,7 +215,7 @@ impl Object {
 /// accepts serializes to text the parser takes back.
 pub(crate) const MAX_DEPTH: usize = 127;
 
-fn too_deep_message() -> String {
+pub(crate) fn too_deep_message() -> String {
     format!("JSON nests deeper than {MAX_DEPTH} levels")
 }
 

@@ -314,3 +314,9 @@ fn a_value_fifty_thousand_levels_deep_is_refused_without_recursion() {
         .join()
         .expect("the big-stack thread");
 }
+
+#[test]
+fn too_deep_says_what_the_engine_says() {
+    assert_eq!(MAX_DEPTH, crate::engine::MAX_DEPTH);
+    assert_eq!(too_deep_message(), crate::engine::too_deep_message());
+}

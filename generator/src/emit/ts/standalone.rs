@@ -840,7 +840,7 @@ impl<'m> Standalone<'m> {
             w.line(format!("else if ({t} === {}) {}", string_lit(old), push(&tp.expr(), Rule::RemovedEvent, &m)));
         }
         let tags: Vec<serde_json::Value> = u.members.iter().map(|m| m.tag.clone()).collect();
-        let text = format!("(typeof {t} === \"string\" ? {t} : JSON.stringify({t}))");
+        let text = format!("$shown({t})");
         let (r, tail) = if u.events {
             (Rule::UnknownEvent, format!("` is not an event; expected one of {}", value_list(&tags)))
         } else {

@@ -936,7 +936,7 @@ function unionOptions(iss: RawIssue, tag: string): readonly unknown[] {
 function badTag(tag: string, t: unknown, removed: Readonly<Record<string, string>>, tags: UnionTags, options: readonly unknown[]): [string, RuleId] {
   if (t === undefined) return [`missing required property \`${tag}\``, "required"];
   if (!tags.kinds.includes(typeof t)) return [`expected ${tags.expected}, got ${kind(t)}`, "type"];
-  const text = typeof t === "string" ? t : JSON.stringify(t);
+  const text = shown(t);
   if (typeof t === "string" && Object.hasOwn(removed, t)) return [`\`${t}\` was removed in this version: use \`${removed[t]}\` instead`, "removed-event"];
   if (tags.events) return [`\`${text}\` is not an event; expected one of ${quotedList(options)}`, "unknown-event"];
   return [`\`${text}\` names no member; expected one of ${quotedList(options)}`, "unknown-variant"];
@@ -1062,7 +1062,7 @@ function lineError(rule: RuleId, message: string): WireError {
 }
 
 /** What a value nesting deeper than {@link MAX_DEPTH} is told (the line parser adds where). */
-const TOO_DEEP = `JSON nests deeper than ${MAX_DEPTH} levels`;
+const TOO_DEEP = "JSON nests deeper than 127 levels";
 
 /**
  * `too-deep` for a parsed value that nests deeper than {@link MAX_DEPTH} levels (arrays and objects, the value itself

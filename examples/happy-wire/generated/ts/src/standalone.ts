@@ -327,7 +327,7 @@ function check$LegacyMessageContent(v: unknown, p: string, out: WireError[]): vo
     else if (t10 === "user") check$UserMessage(v, p, out);
     else if (t10 === "agent") check$AgentMessage(v, p, out);
     else if (typeof t10 !== "string") $type(out, p + "/role", "a string", t10);
-    else $e(out, p + "/role", "unknown-variant", "`" + (typeof t10 === "string" ? t10 : JSON.stringify(t10)) + "` names no member; expected one of `user`, `agent`");
+    else $e(out, p + "/role", "unknown-variant", "`" + $shown(t10) + "` names no member; expected one of `user`, `agent`");
   }
 }
 
@@ -507,7 +507,7 @@ function check$MessageContent(v: unknown, p: string, out: WireError[]): void {
     else if (t43 === "agent") check$AgentMessage(v, p, out);
     else if (t43 === "session") check$SessionProtocolMessage(v, p, out);
     else if (typeof t43 !== "string") $type(out, p + "/role", "a string", t43);
-    else $e(out, p + "/role", "unknown-variant", "`" + (typeof t43 === "string" ? t43 : JSON.stringify(t43)) + "` names no member; expected one of `user`, `agent`, `session`");
+    else $e(out, p + "/role", "unknown-variant", "`" + $shown(t43) + "` names no member; expected one of `user`, `agent`, `session`");
   }
 }
 
@@ -675,7 +675,7 @@ function check$CoreUpdateBody(v: unknown, p: string, out: WireError[]): void {
     else if (t69 === "update-session") check$UpdateSessionBody(v, p, out);
     else if (t69 === "update-machine") check$UpdateMachineBody(v, p, out);
     else if (typeof t69 !== "string") $type(out, p + "/t", "a string", t69);
-    else $e(out, p + "/t", "unknown-variant", "`" + (typeof t69 === "string" ? t69 : JSON.stringify(t69)) + "` names no member; expected one of `new-message`, `update-session`, `update-machine`");
+    else $e(out, p + "/t", "unknown-variant", "`" + $shown(t69) + "` names no member; expected one of `new-message`, `update-session`, `update-machine`");
   }
 }
 
@@ -1424,7 +1424,7 @@ function check$SessionEvent(v: unknown, p: string, out: WireError[]): void {
     else if (t205 === "turn-end") check$SessionTurnEndEvent(v, p, out);
     else if (t205 === "stop") check$SessionStopEvent(v, p, out);
     else if (typeof t205 !== "string") $type(out, p + "/t", "a string", t205);
-    else $e(out, p + "/t", "unknown-event", "`" + (typeof t205 === "string" ? t205 : JSON.stringify(t205)) + "` is not an event; expected one of `text`, `service`, `tool-call-start`, `tool-call-end`, `file`, `turn-start`, `start`, `turn-end`, `stop`");
+    else $e(out, p + "/t", "unknown-event", "`" + $shown(t205) + "` is not an event; expected one of `text`, `service`, `tool-call-start`, `tool-call-end`, `file`, `turn-start`, `start`, `turn-end`, `stop`");
   }
 }
 
@@ -1587,7 +1587,7 @@ function check$VoiceConversationResponse(v: unknown, p: string, out: WireError[]
     else if (t230 === true) check$VoiceConversationGranted(v, p, out);
     else if (t230 === false) check$VoiceConversationDenied(v, p, out);
     else if (typeof t230 !== "boolean") $type(out, p + "/allowed", "a boolean", t230);
-    else $e(out, p + "/allowed", "unknown-variant", "`" + (typeof t230 === "string" ? t230 : JSON.stringify(t230)) + "` names no member; expected one of `true`, `false`");
+    else $e(out, p + "/allowed", "unknown-variant", "`" + $shown(t230) + "` names no member; expected one of `true`, `false`");
   }
 }
 
