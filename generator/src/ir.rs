@@ -21,6 +21,7 @@
 //! - optional means "may be absent"; `null` is a value, allowed only where the schema says so ([`Shape::Nullable`]).
 
 pub mod evaluation;
+pub mod kinds;
 pub mod sequence;
 pub use evaluation::Evaluation;
 pub use sequence::Sequence;

@@ -357,8 +357,11 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let mut sa = standalone::Standalone::new(m);
     let body = sa.body()?;
     let mut types_view = standalone_types(m)?;
+    let kinds = crate::ir::kinds::Kinds::of(m);
+    let name = |id: TypeId| Code::from_pieces(m.ty(id).names.ts.clone());
+    let writer = types::TsTypes::new(m, &kinds, &name);
     for (i, t) in m.types.iter().enumerate() {
-        let ty = types::ty(&t.node, &|id| Code::from_pieces(m.ty(id).names.ts.clone()))?;
+        let ty = writer.ty(&t.node)?;
         let mut map: std::collections::BTreeMap<String, Value> = std::collections::BTreeMap::new();
         for key in ["name", "validate", "guard", "check", "doc", "depth_guard"] {
             map.insert(key.into(), types_view[i].get_attr(key)?);

@@ -17,8 +17,9 @@ use minijinja::{context, AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::ts::js::{ident, type_key, Code};
-use super::ts::types::ty;
+use super::ts::types::TsTypes;
 use super::{EmitError, EmitOptions, OutFile};
+use crate::ir::kinds::Kinds;
 use crate::ir::sequence::{AttrSource, FieldRef, RollupKind, Scope};
 use crate::ir::{pascal_case, Field, Model, Protocol, Shape as Node, TypeId};
 use crate::rules::Rule;
@@ -81,6 +82,9 @@ impl RollupTypes {
             }
             None => type_key("never"),
         };
+        let kinds = Kinds::of(m);
+        let types = TsTypes::new(m, &kinds, &name);
+        let ty = |n: &crate::ir::Node| types.ty(n);
         let fields_of = |id: TypeId| -> Vec<&Field> {
             match &m.ty(id).node.shape {
                 Node::Object(o) => o.fields.iter().collect(),
@@ -95,7 +99,7 @@ impl RollupTypes {
                 FieldRef::Event(_) => tag.map(event_fields).unwrap_or_default(),
             };
             match fields.into_iter().find(|x| x.name == f.name()) {
-                Some(x) => Ok((ty(&x.node, &name)?.to_string(), !x.required)),
+                Some(x) => Ok((ty(&x.node)?.to_string(), !x.required)),
                 None => Ok(("string".to_string(), true)),
             }
         };
@@ -103,7 +107,7 @@ impl RollupTypes {
         let record = |tag: &str| -> Result<String, EmitError> {
             let mut parts = Vec::new();
             for f in event_fields(tag).into_iter().filter(|f| f.name != disc) {
-                parts.push(format!("{}: {} | null", type_key(&f.name), ty(&f.node, &name)?));
+                parts.push(format!("{}: {} | null", type_key(&f.name), ty(&f.node)?));
             }
             Ok(braces(&parts))
         };

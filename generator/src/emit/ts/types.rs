@@ -1,131 +1,286 @@
 //! TypeScript types written from the model, for what cannot take its type from Zod: the standalone module (which
-//! imports nothing, yet exports type guards) and the Zod schemas of types in a reference cycle (whose constants
-//! need a declared type, since TypeScript cannot infer a type from its own initializer).
+//! imports nothing, yet exports type guards), the Zod schemas of types in a reference cycle or nested deeper than
+//! Zod's inference goes (whose constants need a declared type), and an `allOf` of parts of several kinds.
 //!
 //! Each type is a supertype of the values its checkers accept (a value that passes is of that type): objects
 //! list their declared properties (absent-or-typed when optional) and, unless they drop or reject other keys,
 //! an index signature; combinators that a type cannot state (`not`, `if`) are `unknown`.
+//!
+//! An `allOf` whose parts admit several JSON kinds ([`Kinds`]; a part without `type` admits all six) is typed kind
+//! by kind: for each kind every part admits, the intersection of the parts' types of that kind, and the union of
+//! those. Intersecting the parts' unions instead makes TypeScript multiply them (`string & unknown[]` does not
+//! reduce), which a chain of a dozen such parts (inheritance through `allOf: [{$ref}, {properties}]` without
+//! `type`) takes past what the compiler represents (`TS2590`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use super::js::{json_lit, type_key, Code};
 use super::EmitError;
+use crate::ir::kinds::{KindSet, Kinds};
 use crate::ir::*;
 
-/// The TypeScript type of a node; `name` gives a referenced type's name.
-pub(crate) fn ty(n: &Node, name: &dyn Fn(TypeId) -> Code) -> Result<Code, EmitError> {
-    let s = match &n.shape {
-        Shape::Any | Shape::Not(_) | Shape::Cond { .. } | Shape::Dependent { .. } => "unknown".to_string(),
-        Shape::Never => "never".to_string(),
-        Shape::Ref(id) => name(*id).to_string(),
-        Shape::Null => "null".to_string(),
-        Shape::Boolean => "boolean".to_string(),
-        Shape::String(_) => "string".to_string(),
-        Shape::Number(_) => "number".to_string(),
-        Shape::Const(v) => literal(v).map_or_else(|| "unknown".to_string(), |c| c.to_string()),
-        Shape::Enum(values) => {
-            let lits: Option<Vec<Code>> = values.iter().map(literal).collect();
-            match lits {
-                Some(l) if !l.is_empty() => Code::join(&l, " | ").to_string(),
-                _ => "unknown".to_string(),
-            }
-        }
-        Shape::Array(a) => {
-            let rest = match a.items.as_deref() {
-                None => Some("unknown".to_string()),
-                Some(Node { shape: Shape::Never, .. }) => None,
-                Some(n) => Some(ty(n, name)?.to_string()),
-            };
-            if a.prefix.is_empty() {
-                match rest {
-                    Some(r) => format!("({r})[]"),
-                    None => "[]".to_string(),
+/// How far a part's kinds are followed through references and `allOf`s before the part is typed whole.
+const MAX_PART_DEPTH: usize = 128;
+
+/// Whether the `allOf` of `members` is typed kind by kind rather than as the intersection of its parts' types:
+/// when a part admits more than one kind. (The Zod module then declares the type of the `allOf` instead of letting
+/// Zod intersect the parts' outputs.)
+pub(crate) fn by_kind(kinds: &Kinds, members: &[Node]) -> bool {
+    members.len() > 1 && members.iter().any(|x| !KindSet::EACH.contains(&kinds.node(x)))
+}
+
+/// Writes the TypeScript types of a model's nodes.
+pub(crate) struct TsTypes<'a> {
+    m: &'a Model,
+    kinds: &'a Kinds,
+    name: &'a dyn Fn(TypeId) -> Code,
+    /// The part of one kind of a type ([`Self::part`]), once worked out.
+    parts: RefCell<HashMap<(TypeId, KindSet), Part>>,
+}
+
+/// The part of one kind of a type: the types whose intersection it is (none: every value of the kind), or `None`
+/// when the type cannot be split by kind.
+type Part = Option<Vec<String>>;
+
+/// The type of all values of one kind.
+fn top(k: KindSet) -> &'static str {
+    match k {
+        KindSet::NULL => "null",
+        KindSet::BOOLEAN => "boolean",
+        KindSet::NUMBER => "number",
+        KindSet::STRING => "string",
+        KindSet::ARRAY => "(unknown)[]",
+        _ => "{ [key: string]: unknown }",
+    }
+}
+
+impl<'a> TsTypes<'a> {
+    /// A writer that names a referenced type with `name`.
+    pub(crate) fn new(m: &'a Model, kinds: &'a Kinds, name: &'a dyn Fn(TypeId) -> Code) -> Self {
+        TsTypes { m, kinds, name, parts: RefCell::new(HashMap::new()) }
+    }
+
+    /// The TypeScript type of a node.
+    pub(crate) fn ty(&self, n: &Node) -> Result<Code, EmitError> {
+        let name = self.name;
+        let s = match &n.shape {
+            Shape::Any | Shape::Not(_) | Shape::Cond { .. } | Shape::Dependent { .. } => "unknown".to_string(),
+            Shape::Never => "never".to_string(),
+            Shape::Ref(id) => name(*id).to_string(),
+            Shape::Null => "null".to_string(),
+            Shape::Boolean => "boolean".to_string(),
+            Shape::String(_) => "string".to_string(),
+            Shape::Number(_) => "number".to_string(),
+            Shape::Const(v) => literal(v).map_or_else(|| "unknown".to_string(), |c| c.to_string()),
+            Shape::Enum(values) => {
+                let lits: Option<Vec<Code>> = values.iter().map(literal).collect();
+                match lits {
+                    Some(l) if !l.is_empty() => Code::join(&l, " | ").to_string(),
+                    _ => "unknown".to_string(),
                 }
-            } else {
+            }
+            Shape::Array(a) => {
+                let rest = match a.items.as_deref() {
+                    None => Some("unknown".to_string()),
+                    Some(Node { shape: Shape::Never, .. }) => None,
+                    Some(n) => Some(self.ty(n)?.to_string()),
+                };
+                if a.prefix.is_empty() {
+                    match rest {
+                        Some(r) => format!("({r})[]"),
+                        None => "[]".to_string(),
+                    }
+                } else {
+                    let mut parts = Vec::new();
+                    for p in &a.prefix {
+                        parts.push(format!("({})?", self.ty(p)?));
+                    }
+                    if let Some(r) = rest {
+                        parts.push(format!("...({r})[]"));
+                    }
+                    format!("[{}]", parts.join(", "))
+                }
+            }
+            Shape::Object(o) => {
                 let mut parts = Vec::new();
-                for p in &a.prefix {
-                    parts.push(format!("({})?", ty(p, name)?));
+                for f in &o.fields {
+                    let opt = if f.required { "" } else { "?" };
+                    parts.push(format!("{}{opt}: {}", type_key(&f.name), self.ty(&f.node)?));
                 }
-                if let Some(r) = rest {
-                    parts.push(format!("...({r})[]"));
+                for r in &o.required_only {
+                    if !o.fields.iter().any(|f| &f.name == r) {
+                        parts.push(format!("{}: unknown", type_key(r)));
+                    }
                 }
-                format!("[{}]", parts.join(", "))
-            }
-        }
-        Shape::Object(o) => {
-            let mut parts = Vec::new();
-            for f in &o.fields {
-                let opt = if f.required { "" } else { "?" };
-                parts.push(format!("{}{opt}: {}", type_key(&f.name), ty(&f.node, name)?));
-            }
-            for r in &o.required_only {
-                if !o.fields.iter().any(|f| &f.name == r) {
-                    parts.push(format!("{}: unknown", type_key(r)));
+                let index = match &o.additional {
+                    Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => None,
+                    Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
+                        Some(self.ty(v)?.to_string())
+                    }
+                    _ => Some("unknown".to_string()),
+                };
+                if let Some(i) = index {
+                    parts.push(format!("[key: string]: {i}"));
                 }
-            }
-            let index = match &o.additional {
-                Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => None,
-                Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
-                    Some(ty(v, name)?.to_string())
-                }
-                _ => Some("unknown".to_string()),
-            };
-            if let Some(i) = index {
-                parts.push(format!("[key: string]: {i}"));
-            }
-            if parts.is_empty() {
-                "{}".to_string()
-            } else {
-                format!("{{ {} }}", parts.join("; "))
-            }
-        }
-        Shape::Union(u) => {
-            let members: Vec<String> = u.members.iter().map(|x| name(x.ty).to_string()).collect();
-            if members.is_empty() {
-                "never".to_string()
-            } else {
-                members.join(" | ")
-            }
-        }
-        Shape::Nullable(inner) => format!("({}) | null", ty(inner, name)?),
-        Shape::Kinds(members) => {
-            let mut out = Vec::new();
-            for x in members {
-                out.push(format!("({})", ty(x, name)?));
-            }
-            out.join(" | ")
-        }
-        // The properties it does not evaluate are checked, not typed: the inner schema's type.
-        Shape::Unevaluated { inner, .. } => ty(inner, name)?.to_string(),
-        Shape::AllOf(members) => {
-            let mut out = Vec::new();
-            for x in members {
-                let t = ty(x, name)?.to_string();
-                if t != "unknown" {
-                    out.push(format!("({t})"));
+                if parts.is_empty() {
+                    "{}".to_string()
+                } else {
+                    format!("{{ {} }}", parts.join("; "))
                 }
             }
-            if out.is_empty() {
-                "unknown".to_string()
-            } else {
-                out.join(" & ")
-            }
-        }
-        Shape::AnyOf(members) | Shape::OneOf(members) => {
-            let mut out = Vec::new();
-            for x in members {
-                let t = ty(x, name)?.to_string();
-                if t == "unknown" {
-                    return Ok(Code::from_pieces("unknown".into()));
+            Shape::Union(u) => {
+                let members: Vec<String> = u.members.iter().map(|x| name(x.ty).to_string()).collect();
+                if members.is_empty() {
+                    "never".to_string()
+                } else {
+                    members.join(" | ")
                 }
-                out.push(format!("({t})"));
             }
-            if out.is_empty() {
-                "never".to_string()
-            } else {
+            Shape::Nullable(inner) => format!("({}) | null", self.ty(inner)?),
+            Shape::Kinds(members) => {
+                let mut out = Vec::new();
+                for x in members {
+                    out.push(format!("({})", self.ty(x)?));
+                }
                 out.join(" | ")
             }
+            // The properties it does not evaluate are checked, not typed: the inner schema's type.
+            Shape::Unevaluated { inner, .. } => self.ty(inner)?.to_string(),
+            Shape::AllOf(members) if by_kind(self.kinds, members) => self.all_of_by_kind(members)?,
+            Shape::AllOf(members) => {
+                let mut out = Vec::new();
+                for x in members {
+                    let t = self.ty(x)?.to_string();
+                    if t != "unknown" {
+                        out.push(format!("({t})"));
+                    }
+                }
+                if out.is_empty() {
+                    "unknown".to_string()
+                } else {
+                    out.join(" & ")
+                }
+            }
+            Shape::AnyOf(members) | Shape::OneOf(members) => {
+                let mut out = Vec::new();
+                for x in members {
+                    let t = self.ty(x)?.to_string();
+                    if t == "unknown" {
+                        return Ok(Code::from_pieces("unknown".into()));
+                    }
+                    out.push(format!("({t})"));
+                }
+                if out.is_empty() {
+                    "never".to_string()
+                } else {
+                    out.join(" | ")
+                }
+            }
+        };
+        Ok(Code::from_pieces(s))
+    }
+
+    /// The type of an `allOf` kind by kind (see the module's documentation): for each kind every part admits, the
+    /// intersection of the parts' types of that kind; the union of those. A part whose kinds cannot be told apart
+    /// this way (an `anyOf` of several kinds, say) leaves the intersection of the parts' types, with each part
+    /// without `type` cut to the kinds every part admits.
+    fn all_of_by_kind(&self, members: &[Node]) -> Result<String, EmitError> {
+        let all = members.iter().fold(KindSet::ALL, |k, x| k.and(self.kinds.node(x)));
+        if all == KindSet::NONE {
+            return Ok("never".to_string());
         }
-    };
-    Ok(Code::from_pieces(s))
+        let mut alternatives = Vec::new();
+        let mut stated = false;
+        for k in KindSet::EACH.into_iter().filter(|k| all.contains(*k)) {
+            let mut list: Vec<String> = Vec::new();
+            for x in members {
+                let Some(p) = self.part(x, k, 0)? else { return self.all_of_narrowed(members, all) };
+                for t in p {
+                    if !list.contains(&t) {
+                        list.push(t);
+                    }
+                }
+            }
+            stated |= !list.is_empty();
+            alternatives.push(if list.is_empty() {
+                top(k).to_string()
+            } else {
+                list.iter().map(|t| format!("({t})")).collect::<Vec<_>>().join(" & ")
+            });
+        }
+        Ok(match alternatives.as_slice() {
+            _ if all == KindSet::ALL && !stated => "unknown".to_string(),
+            [one] => one.clone(),
+            _ => alternatives.iter().map(|t| format!("({t})")).collect::<Vec<_>>().join(" | "),
+        })
+    }
+
+    /// The part of kind `k` of a node's type, as the list of types whose intersection it is (empty: every value
+    /// of the kind); `None` when the node's type cannot be split by kind.
+    fn part(&self, x: &Node, k: KindSet, depth: usize) -> Result<Part, EmitError> {
+        let own = self.kinds.node(x);
+        if own == k {
+            // One kind: the node's type whole, unless it says no more than the kind does.
+            let (resolved, _) = self.m.resolve_node(x);
+            let whole = self.ty(resolved)?.to_string();
+            return Ok(Some(if whole == top(k) || whole == "unknown" {
+                Vec::new()
+            } else {
+                vec![self.ty(x)?.to_string()]
+            }));
+        }
+        if depth > MAX_PART_DEPTH {
+            return Ok(None);
+        }
+        Ok(match &x.shape {
+            Shape::Any | Shape::Not(_) | Shape::Cond { .. } | Shape::Dependent { .. } => Some(Vec::new()),
+            Shape::Ref(id) => {
+                if let Some(p) = self.parts.borrow().get(&(*id, k)) {
+                    return Ok(p.clone());
+                }
+                let p = self.part(&self.m.ty(*id).node, k, depth + 1)?;
+                self.parts.borrow_mut().insert((*id, k), p.clone());
+                p
+            }
+            Shape::Kinds(ms) => match ms.iter().find(|m| self.kinds.node(m).contains(k)) {
+                Some(m) => self.part(m, k, depth + 1)?,
+                None => Some(vec!["never".to_string()]),
+            },
+            Shape::Nullable(_) if k == KindSet::NULL => Some(Vec::new()),
+            Shape::Nullable(inner) | Shape::Unevaluated { inner, .. } => self.part(inner, k, depth + 1)?,
+            Shape::AllOf(ms) => {
+                let mut list = Vec::new();
+                for m in ms {
+                    let Some(p) = self.part(m, k, depth + 1)? else { return Ok(None) };
+                    list.extend(p);
+                }
+                Some(list)
+            }
+            _ => None,
+        })
+    }
+
+    /// The intersection of the parts' types, each part without `type` cut to the kinds in `all`.
+    fn all_of_narrowed(&self, members: &[Node], all: KindSet) -> Result<String, EmitError> {
+        let mut out = Vec::new();
+        for x in members {
+            let t = match &x.shape {
+                Shape::Kinds(ms) => {
+                    let mut kept = Vec::new();
+                    for m in ms.iter().filter(|m| self.kinds.node(m).and(all) != KindSet::NONE) {
+                        kept.push(format!("({})", self.ty(m)?));
+                    }
+                    kept.join(" | ")
+                }
+                _ => self.ty(x)?.to_string(),
+            };
+            if t != "unknown" {
+                out.push(format!("({t})"));
+            }
+        }
+        Ok(if out.is_empty() { "unknown".to_string() } else { out.join(" & ") })
+    }
 }
 
 /// A literal type for a JSON scalar (`"a"`, `1`, `true`, `null`); `None` for arrays, objects and numbers a literal
@@ -139,5 +294,59 @@ fn literal(v: &serde_json::Value) -> Option<Code> {
         }
         serde_json::Value::Array(_) | serde_json::Value::Object(_) => None,
         other => Some(json_lit(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The TypeScript type of the type named `name` in a one-file schema.
+    fn type_of(schema: &str, name: &str) -> String {
+        let files = vec![("a.schema.json".to_string(), schema.to_string())];
+        let (m, _) = crate::load::load_memory(std::path::Path::new("mem"), files, Some("a.schema.json".into()))
+            .unwrap_or_else(|e| panic!("{schema}: {e:?}"));
+        let kinds = Kinds::of(&m);
+        let names = |id: TypeId| Code::from_pieces(m.ty(id).names.ts.clone());
+        let id = m.type_named(name).unwrap_or_else(|| panic!("no type {name}"));
+        TsTypes::new(&m, &kinds, &names).ty(&m.ty(id).node).expect("a type").to_string()
+    }
+
+    /// Inheritance through a part without `type`, on a base of `base`.
+    fn inheritance(base: &str) -> String {
+        format!(
+            r##"{{"$defs": {{"b0": {base},
+                "b1": {{"allOf": [{{"$ref": "#/$defs/b0"}}, {{"properties": {{"p1": {{"type": "integer"}}}}}}]}}}},
+              "$ref": "#/$defs/b1"}}"##
+        )
+    }
+
+    #[test]
+    fn an_all_of_of_parts_of_several_kinds_is_typed_kind_by_kind() {
+        // The base is an object: the object parts intersect, and no other kind is left.
+        let object = inheritance(r#"{"type": "object", "properties": {"p0": {"type": "string"}}}"#);
+        assert_eq!(type_of(&object, "B1"), "(B0) & (B1Part1Object)");
+        // No `type` anywhere: every kind, the object kind being both parts' objects.
+        let untyped = inheritance(r#"{"properties": {"p0": {"type": "string"}}}"#);
+        assert_eq!(
+            type_of(&untyped, "B1"),
+            "(null) | (boolean) | (number) | (string) | ((unknown)[]) | ((B0Object) & (B1Part1Object))"
+        );
+        // Parts that say nothing of their kind's values add nothing to it.
+        assert_eq!(type_of(r#"{"allOf": [{"type": "string"}, {"minLength": 1}, {"maxItems": 2}]}"#, "Root"), "string");
+        assert_eq!(type_of(r#"{"allOf": [{"minLength": 1}, {"maxItems": 2}]}"#, "Root"), "unknown");
+        assert_eq!(
+            type_of(r#"{"allOf": [{"type": ["string", "array"]}, {"maxItems": 2}]}"#, "Root"),
+            "(string) | ((unknown)[])"
+        );
+        // No kind every part admits: no value passes.
+        assert_eq!(type_of(r#"{"allOf": [{"type": "string"}, {"type": ["integer", "null"]}]}"#, "Root"), "never");
+    }
+
+    #[test]
+    fn a_part_that_cannot_be_split_by_kind_leaves_the_intersection_cut_to_the_common_kinds() {
+        let schema = r#"{"allOf": [{"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"minLength": 1}]}"#;
+        // The `anyOf` (a type of its own) admits strings and numbers: the part without `type` keeps those two.
+        assert_eq!(type_of(schema, "Root"), "(RootPart0) & ((number) | (string))");
     }
 }

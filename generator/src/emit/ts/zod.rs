@@ -25,6 +25,7 @@ use std::collections::BTreeSet;
 use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, Code};
 use super::types;
 use super::EmitError;
+use crate::ir::kinds::Kinds;
 use crate::ir::*;
 
 /// Names of `Object.prototype` (and `__proto__`): Zod reads a declared property with `input[key]` and `key in
@@ -233,6 +234,8 @@ impl super::evaluation::PlanChecks for ZodPlan<'_, '_> {
 /// The Zod module's body for a model.
 pub(crate) struct ZodEmit<'m> {
     m: &'m Model,
+    /// The kinds of every type, for typing an `allOf` kind by kind ([`types::TsTypes`]).
+    kinds: Kinds,
     order: Order,
     /// Position (in [`Order::ids`]) of the type being declared: a reference to it or a later one is lazy.
     current: usize,
@@ -308,7 +311,7 @@ impl<'m> ZodEmit<'m> {
                 }
             }
         }
-        Ok(ZodEmit { m, order: Order::of(m), current: 0 })
+        Ok(ZodEmit { m, kinds: Kinds::of(m), order: Order::of(m), current: 0 })
     }
 
     /// The types in declaration order.
@@ -322,6 +325,12 @@ impl<'m> ZodEmit<'m> {
 
     fn ts_name(&self, id: TypeId) -> Code {
         Code::from_pieces(self.m.ty(id).names.ts.clone())
+    }
+
+    /// The TypeScript type of a node, written from the model ([`types`]) with the module's type names.
+    fn ts_type(&self, n: &Node) -> Result<Code, EmitError> {
+        let name = |i| self.ts_name(i);
+        types::TsTypes::new(self.m, &self.kinds, &name).ty(n)
     }
 
     fn is_lazy(&self, id: TypeId) -> bool {
@@ -365,8 +374,8 @@ impl<'m> ZodEmit<'m> {
             expr = format!("{expr}\n  .describe({})", string_lit(d));
         }
         let cyclic = self.order.cyclic.get(id.0).copied().unwrap_or(false);
-        let code = if cyclic {
-            let ty = types::ty(&t.node, &|i| self.ts_name(i))?;
+        let code = if cyclic || nesting(&t.node) > MAX_INFERRED_NESTING {
+            let ty = self.ts_type(&t.node)?;
             format!(
                 "{doc}\nexport type {tname} = {ty};\n{doc}\nexport const {zname}: z.ZodType<{tname}> = ({expr}) as unknown as z.ZodType<{tname}>;\n{aliases}"
             )
@@ -502,6 +511,13 @@ impl<'m> ZodEmit<'m> {
                     Some((first, rest)) if members.first().is_some_and(|f| self.m.may_drop_keys(f)) => {
                         format!("allOf({first}, [{}] as z.ZodType[])", rest.join(", "))
                     }
+                    // Parts of several kinds: typed kind by kind, as Zod's intersection of their outputs would
+                    // multiply the unions.
+                    Some((first, rest)) if types::by_kind(&self.kinds, members) => format!(
+                        "(allOf({first}, [{}]) as unknown as z.ZodType<{}, unknown>)",
+                        rest.join(", "),
+                        self.ts_type(n)?
+                    ),
                     Some((first, rest)) => format!("allOf({first}, [{}])", rest.join(", ")),
                 }
             }
@@ -785,6 +801,17 @@ pub(crate) fn kind_of(m: &Model, s: &Shape) -> (&'static str, &'static str) {
         Shape::Array(_) => ("array", "an array"),
         _ => ("object", "an object"),
     }
+}
+
+/// How deep a type's schema may nest inline (nodes on its longest path, the type's own included) for the Zod
+/// module to infer its type: deeper, the module declares the type from the model, as for a type in a reference
+/// cycle. Zod's inference instantiates a type per level, and TypeScript gives up past its instantiation depth
+/// (`TS2589`: arrays nested 40 deep do; 30 pass).
+const MAX_INFERRED_NESTING: usize = 24;
+
+/// The nodes on the longest inline path down from `n` (`n` included; references end a path).
+fn nesting(n: &Node) -> usize {
+    1 + n.children().into_iter().map(nesting).max().unwrap_or(0)
 }
 
 /// The largest integer JavaScript represents exactly (2^53-1).
