@@ -696,7 +696,8 @@ fn recv_or_idle<T>(rx: &std::sync::mpsc::Receiver<T>, idle: impl FnOnce()) -> Op
 }
 
 /// The inputs of a `validate` run: `-` (stdin) and files as given, and for a directory every `*.jsonl` file below
-/// it (recursively; symbolic links to directories are not followed), sorted by path, so a run is repeatable.
+/// it (recursively; symbolic links to directories are not followed, a link named `*.jsonl` to anything else is
+/// an input, a broken one failing as a missing file does), sorted by path, so a run is repeatable.
 ///
 /// # Errors
 /// A directory that cannot be read, or that holds no `*.jsonl` file (almost certainly the wrong directory).
@@ -710,7 +711,11 @@ pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
             let kind = e.file_type().map_err(|err| format!("{}: {err}", p.display()))?;
             if kind.is_dir() {
                 walk(&p, out)?;
-            } else if p.extension().is_some_and(|x| x == "jsonl") && (kind.is_file() || p.is_file()) {
+            } else if p.extension().is_some_and(|x| x == "jsonl")
+                && (kind.is_file() || kind.is_symlink() && !p.is_dir())
+            {
+                // A link is taken as the file it names: one that names nothing fails to open like a missing file
+                // argument, rather than leaving the run one file short without a word.
                 out.push(p);
             }
         }
@@ -996,13 +1001,24 @@ mod tests {
         for f in ["d/b/2.jsonl", "d/a/1.jsonl", "d/a/deeper/0.jsonl", "d/a/notes.txt", "d/top.jsonl"] {
             std::fs::write(dir.join(f), "").expect("write");
         }
+        // Links: to a file (an input), to nothing (an input that will fail to open), to a directory (not followed).
+        std::os::unix::fs::symlink(dir.join("d/top.jsonl"), dir.join("d/b/3-link.jsonl")).expect("link");
+        std::os::unix::fs::symlink(dir.join("gone.jsonl"), dir.join("d/b/4-broken.jsonl")).expect("link");
+        std::os::unix::fs::symlink(dir.join("d/a"), dir.join("d/b/5-dir.jsonl")).expect("link");
         let got = expand_inputs(&[dir.join("x.jsonl"), dir.join("d"), "-".into()]).expect("expand");
-        let want: Vec<std::path::PathBuf> =
-            ["x.jsonl", "d/a/1.jsonl", "d/a/deeper/0.jsonl", "d/b/2.jsonl", "d/top.jsonl"]
-                .iter()
-                .map(|f| dir.join(f))
-                .chain(["-".into()])
-                .collect();
+        let want: Vec<std::path::PathBuf> = [
+            "x.jsonl",
+            "d/a/1.jsonl",
+            "d/a/deeper/0.jsonl",
+            "d/b/2.jsonl",
+            "d/b/3-link.jsonl",
+            "d/b/4-broken.jsonl",
+            "d/top.jsonl",
+        ]
+        .iter()
+        .map(|f| dir.join(f))
+        .chain(["-".into()])
+        .collect();
         assert_eq!(got, want);
         assert!(expand_inputs(&[dir.join("empty")]).unwrap_err().contains("no *.jsonl"));
         let _ = std::fs::remove_dir_all(&dir);
