@@ -32,6 +32,42 @@ fn manifest_files(dir: &Path) -> Vec<String> {
 /// standalone validator.
 pub type Firsts = BTreeMap<String, [Vec<Option<(String, String)>>; 2]>;
 
+/// The case's valid instances as a constant of the root type, for `tsc` to hold the module's types to what its
+/// checkers accept: every type must be a supertype of the values that pass. Left out: a schema with an object
+/// that strips unknown keys (a literal with a key its type lacks is an excess property there, though the value
+/// passes), and an instance with a `__proto__` key (a literal's `__proto__` sets the prototype).
+fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
+    let mut strips = false;
+    for t in &model.types {
+        t.node.visit(&mut |n: &wiregen::ir::Node| {
+            strips |=
+                matches!(&n.shape, wiregen::ir::Shape::Object(o) if o.additional == wiregen::ir::Additional::Strip);
+        });
+    }
+    let valid: Vec<String> = c
+        .tests
+        .iter()
+        .filter(|(_, d, valid)| *valid && !has_key(d, "__proto__"))
+        .map(|(_, d, _)| format!("  {d},\n"))
+        .collect();
+    if strips || valid.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n// The valid instances are values of the root type.\nexport const $validInstances: readonly Root[] = [\n{}];\n",
+        valid.concat()
+    )
+}
+
+/// Whether a JSON value holds an object with key `key`, at any depth.
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Array(a) => a.iter().any(|x| has_key(x, key)),
+        Value::Object(o) => o.iter().any(|(k, x)| k == key || has_key(x, key)),
+        _ => false,
+    }
+}
+
 /// Outcomes for Zod and for the standalone validator, and their first errors.
 pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
     let package = crate::root().join("generated/ts");
@@ -63,6 +99,7 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
                     if let (Lang::Zod, Some(extra)) = (lang, &c.zod_types) {
                         src.push_str(&format!("\n// The case's type assertions (`zod-types`).\n{extra}\n"));
                     }
+                    src.push_str(&valid_instances(c, &model));
                     std::fs::write(dir.join(file), src).expect("write a module");
                     entry[key] = json!(true);
                     slot.push(None);

@@ -43,6 +43,7 @@ export {
   enumValues,
   unknownKeys,
   closed,
+  withOthers,
   objectWith,
   looseObjectWith,
   allOf,

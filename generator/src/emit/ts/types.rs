@@ -4,7 +4,8 @@
 //!
 //! Each type is a supertype of the values its checkers accept (a value that passes is of that type): objects
 //! list their declared properties (absent-or-typed when optional) and, unless they drop or reject other keys,
-//! an index signature; combinators that a type cannot state (`not`, `if`) are `unknown`.
+//! an index signature; combinators that a type cannot state (`not`, `if`) are `unknown`, and so is an optional
+//! property named after a member of `Object.prototype` (absent, the value still has the inherited member).
 //!
 //! An `allOf` whose parts admit several JSON kinds ([`Kinds`]; a part without `type` admits all six) is typed kind
 //! by kind: for each kind every part admits, the intersection of the parts' types of that kind, and the union of
@@ -16,6 +17,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::js::{json_lit, type_key, Code};
+use super::zod::INHERITED;
 use super::EmitError;
 use crate::ir::kinds::{KindSet, Kinds};
 use crate::ir::*;
@@ -106,7 +108,14 @@ impl<'a> TsTypes<'a> {
                 let mut parts = Vec::new();
                 for f in &o.fields {
                     let opt = if f.required { "" } else { "?" };
-                    parts.push(format!("{}{opt}: {}", type_key(&f.name), self.ty(&f.node)?));
+                    // Absent, an optional property named after a member of `Object.prototype` (`toString`) is
+                    // still read as that member, a function, which its declared type would not admit.
+                    let t = if !f.required && INHERITED.contains(&f.name.as_str()) {
+                        Code::from_pieces("unknown".into())
+                    } else {
+                        self.ty(&f.node)?
+                    };
+                    parts.push(format!("{}{opt}: {t}", type_key(&f.name)));
                 }
                 for r in &o.required_only {
                     if !o.fields.iter().any(|f| &f.name == r) {

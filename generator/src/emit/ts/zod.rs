@@ -102,6 +102,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "onInput",
     "unknownKeys",
     "closed",
+    "withOthers",
     "ObjectRest",
     "objectRest",
     "objectWith",
@@ -631,6 +632,11 @@ impl<'m> ZodEmit<'m> {
                 }
                 Additional::Open => format!("z.looseObject(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
                 Additional::Strip => format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
+                // Zod types a catchall's object as its declared properties AND an index signature of the
+                // catchall's type, which the declared properties need not meet: typed loose instead.
+                Additional::Schema(v) if !o.fields.is_empty() => {
+                    format!("withOthers(\n{pad}  {shape},\n{pad}  {},\n{pad})", self.node(v, indent)?)
+                }
                 Additional::Schema(v) => {
                     format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad}).catchall({})", self.node(v, indent)?)
                 }
@@ -675,9 +681,10 @@ impl<'m> ZodEmit<'m> {
             opt_count(o.min_properties)?,
             opt_count(o.max_properties)?,
         );
+        // Typed with an index signature unless no property beyond the declared ones can be there (as in `types`).
         let f = match o.additional {
-            Additional::Closed | Additional::Strip => "objectWith",
-            Additional::Open | Additional::Schema(_) => "looseObjectWith",
+            Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => "objectWith",
+            _ => "looseObjectWith",
         };
         Ok(format!("{f}(\n{pad}  {shape},\n{pad}  {rest},\n{pad})"))
     }

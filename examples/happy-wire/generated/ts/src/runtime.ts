@@ -634,6 +634,15 @@ export function closed<S extends z.ZodRawShape>(shape: S, unknown: z.ZodType): z
 }
 
 /**
+ * An object whose other properties meet `others` (`additionalProperties` with a schema beside `properties`): Zod's
+ * catchall, typed with an index signature of `unknown`, since its declared properties need not meet `others` (Zod
+ * types a catchall's object as if they did).
+ */
+export function withOthers<S extends z.ZodRawShape>(shape: S, others: z.ZodType): z.ZodObject<S, z.core.$loose> {
+  return z.object(shape, $T).catchall(others) as unknown as z.ZodObject<S, z.core.$loose>;
+}
+
+/**
  * The keywords of an object beyond its declared properties, checked in the engine's order once the declared
  * properties hold: `required` names it does not declare, `dependentRequired`, the other properties in input
  * order (`patternProperties`, then what `additionalProperties` says), `propertyNames`, the property count.
