@@ -309,6 +309,53 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
             .arg(&tests),
         "tsc --noEmit --strict on the type tests",
     );
+    // Every valid message of the fixtures (the message fixtures and the lines of the stream fixtures the engine
+    // takes) is a `SessionEnvelope`: the type is a supertype of what the schema accepts.
+    let engine =
+        Engine::new(wiregen::load::load(&root().join("schema")).expect("schema/ loads"), EngineOptions::default())
+            .expect("an engine");
+    let mut valid: Vec<String> = crate::fixtures::messages()
+        .into_iter()
+        .filter(|f| f.expect == crate::fixtures::Expect::Valid)
+        .filter_map(|f| f.message)
+        .map(|m| m.to_string())
+        .collect();
+    for f in crate::files::below(&root().join("tests/fixtures/streams"))
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+    {
+        let text = std::fs::read_to_string(&f).expect("read a stream fixture");
+        for line in text.lines() {
+            if let Ok(v) = serde_json::from_str::<Value>(line) {
+                if engine.check_value(&v).is_empty() {
+                    valid.push(v.to_string());
+                }
+            }
+        }
+    }
+    assert!(valid.len() > 300, "only {} valid messages found", valid.len());
+    let dir = root().join("target/conformance-types");
+    std::fs::create_dir_all(&dir).expect("create target/conformance-types");
+    let file = dir.join("valid-messages.mts");
+    let items: String = valid.iter().map(|v| format!("  {v},\n")).collect();
+    std::fs::write(
+        &file,
+        format!(
+            "// Written by tests/conformance/zod.rs: every valid fixture message, as a `SessionEnvelope`.\n\
+             import type {{ SessionEnvelope }} from \"../../generated/ts/dist/index.js\";\n\
+             export const valid: readonly SessionEnvelope[] = [\n{items}];\n"
+        ),
+    )
+    .expect("write the valid messages");
+    run(
+        Command::new("node")
+            .current_dir(&dir)
+            .arg(tsc())
+            .args(["--noEmit", "--strict", "--exactOptionalPropertyTypes", "--target", "ES2022", "--lib", "ES2022"])
+            .args(["--module", "NodeNext", "--moduleResolution", "NodeNext", "--skipLibCheck"])
+            .arg(&file),
+        "tsc --noEmit --strict on the valid fixture messages",
+    );
 }
 
 /// The package's API through node's test runner: `createEnvelope`, ids, issues that carry rule ids and paths,
