@@ -324,7 +324,7 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
     {
-        let text = std::fs::read_to_string(&f).expect("read a stream fixture");
+        let text = std::fs::read_to_string(f).expect("read a stream fixture");
         for line in text.lines() {
             if let Ok(v) = serde_json::from_str::<Value>(line) {
                 if engine.check_value(&v).is_empty() {
