@@ -240,6 +240,41 @@ fn every_happy_wire_export_name_type_checks_against_the_generated_package() {
     assert!(out.status.success(), "the type test fails:\n{}", String::from_utf8_lossy(&out.stdout));
 }
 
+/// Every valid fixture of the example is a value of its schema's output type: each is given to a function that
+/// takes only such values (its type parameter keeps the literal's own type, so the keys a strip object drops are
+/// no excess properties), and `tsc` must take them all.
+#[test]
+fn every_valid_happy_wire_fixture_is_of_its_generated_type() {
+    built_ts_package();
+    let dir = root().join("target/conformance-types");
+    std::fs::create_dir_all(&dir).expect("create target/conformance-types");
+    let valid: Vec<ExampleFixture> = fixtures().into_iter().filter(|f| f.valid).collect();
+    assert!(valid.len() > 100, "only {} valid fixtures", valid.len());
+    let items: String = valid.iter().map(|f| format!("  of(hw.{})({}),\n", f.ty, f.value)).collect();
+    let file = dir.join("happy-wire-valid.mts");
+    std::fs::write(
+        &file,
+        format!(
+            "// Written by tests/conformance/example.rs: every valid fixture of the happy-wire example.\n\
+             import * as hw from \"../../examples/happy-wire/generated/ts/dist/index.js\";\n\
+             type Output<S> = S extends {{ _zod: {{ output: infer O }} }} ? O : never;\n\
+             function of<S>(_schema: S) {{\n  return <V extends Output<S>>(v: V): V => v;\n}}\n\
+             export const valid = [\n{items}];\n"
+        ),
+    )
+    .expect("write the fixtures");
+    let package = ts_package();
+    let out = std::process::Command::new("node")
+        .current_dir(&dir)
+        .arg(package.join("node_modules/typescript/bin/tsc"))
+        .args(["--noEmit", "--strict", "--exactOptionalPropertyTypes", "--target", "ES2022", "--lib", "ES2022"])
+        .args(["--module", "NodeNext", "--moduleResolution", "NodeNext", "--skipLibCheck"])
+        .arg(&file)
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "a valid fixture is not of its type:\n{}", String::from_utf8_lossy(&out.stdout));
+}
+
 /// Every `x-` annotation in `value`, at any depth.
 fn annotations(value: &Value, out: &mut BTreeSet<String>) {
     match value {

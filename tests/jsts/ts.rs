@@ -33,9 +33,12 @@ fn manifest_files(dir: &Path) -> Vec<String> {
 pub type Firsts = BTreeMap<String, [Vec<Option<(String, String)>>; 2]>;
 
 /// The case's valid instances as a constant of the root type, for `tsc` to hold the module's types to what its
-/// checkers accept: every type must be a supertype of the values that pass. Left out: a schema with an object
-/// that strips unknown keys (a literal with a key its type lacks is an excess property there, though the value
-/// passes), and an instance with a `__proto__` key (a literal's `__proto__` sets the prototype).
+/// checkers accept: every type must be a supertype of the values that pass. A literal of the type must name only
+/// keys the type declares where it has no index signature, so a declared property the type left out is caught
+/// too. Left out: a schema with an object that strips unknown keys (its type declares only its properties, so a
+/// literal with another key is an excess property, or has no property in common with a type whose properties
+/// are all optional, though the value passes), and an instance with a `__proto__` key (a literal's `__proto__`
+/// sets the prototype).
 fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
     let mut strips = false;
     for t in &model.types {
