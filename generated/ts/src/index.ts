@@ -50,6 +50,7 @@ export {
   present,
   anyOf,
   oneOf,
+  constAlternatives,
   not,
   cond,
   kinds,

@@ -788,6 +788,29 @@ export function oneOf<R extends z.ZodType[]>(members: [...R]): z.ZodType<z.outpu
   }) as unknown as z.ZodType<z.output<R[number]>, unknown>;
 }
 
+/**
+ * An `anyOf` (a `oneOf` with `one`) whose alternatives are all scalar constants (`oneOf: [{"const": "a"}, ...]`,
+ * an enum written with a description per value): the verdicts and messages of {@link anyOf} and {@link oneOf},
+ * found with one lookup, and typed as the union of the constants (`T`, which the generated code writes). Zod's
+ * type of thousands of `z.literal` alternatives takes TypeScript minutes to work out, or more than it can.
+ */
+export function constAlternatives<T>(values: readonly (string | number | boolean | null)[], one: boolean): z.ZodType<T, unknown> {
+  // Map keys compare as JSON scalars do: by kind, then value (`0` and `-0` alike).
+  const at = new Map<unknown, number[]>();
+  values.forEach((v, i) => {
+    const seen = at.get(v);
+    if (seen === undefined) at.set(v, [i]);
+    else seen.push(i);
+  });
+  return z.unknown().check((ctx) => {
+    const ok = at.get(ctx.value);
+    if (!one) {
+      if (ok === undefined) fail(ctx, "any-of", `matches none of the ${values.length} alternatives`);
+    } else if (ok === undefined) fail(ctx, "one-of", `matches none of the ${values.length} alternatives (exactly one must match)`);
+    else if (ok.length > 1) fail(ctx, "one-of", `matches alternatives ${ok[0]} and ${ok[1]} (exactly one must match)`);
+  }) as unknown as z.ZodType<T, unknown>;
+}
+
 /** `not`: the schema does not hold. */
 export function not(inner: z.ZodType): z.ZodUnknown {
   return z.unknown().check((ctx) => {
