@@ -180,6 +180,15 @@ impl Gen {
                     _ => json!({"anyOf": [inner, {"type": "null"}]}),
                 }
             }
+            13 if self.chance(4) => {
+                // Alternatives that are all scalar constants (an enum with a description per value), equal ones
+                // (`1` and `1.0`, `0` and `-0.0`) among them.
+                let word = *self.rng.pick(&["anyOf", "oneOf"]);
+                let n = 2 + self.rng.below(3);
+                let scalars =
+                    [json!(0), json!(-0.0), json!(1), json!(1.0), json!("a"), json!("1"), json!(true), json!(null)];
+                json!({ word: (0..n).map(|_| json!({"const": self.rng.pick(&scalars).clone()})).collect::<Vec<_>>() })
+            }
             13 => {
                 let word = *self.rng.pick(&["allOf", "anyOf", "oneOf"]);
                 let n = 1 + self.rng.below(3);
