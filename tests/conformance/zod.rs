@@ -314,11 +314,10 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
     let engine =
         Engine::new(wiregen::load::load(&root().join("schema")).expect("schema/ loads"), EngineOptions::default())
             .expect("an engine");
-    let mut valid: Vec<String> = crate::fixtures::messages()
+    let mut valid: Vec<Value> = crate::fixtures::messages()
         .into_iter()
         .filter(|f| f.expect == crate::fixtures::Expect::Valid)
         .filter_map(|f| f.message)
-        .map(|m| m.to_string())
         .collect();
     for f in crate::files::below(&root().join("tests/fixtures/streams"))
         .iter()
@@ -328,7 +327,7 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
         for line in text.lines() {
             if let Ok(v) = serde_json::from_str::<Value>(line) {
                 if engine.check_value(&v).is_empty() {
-                    valid.push(v.to_string());
+                    valid.push(v);
                 }
             }
         }
@@ -338,12 +337,20 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
     std::fs::create_dir_all(&dir).expect("create target/conformance-types");
     let file = dir.join("valid-messages.mts");
     let items: String = valid.iter().map(|v| format!("  {v},\n")).collect();
+    // And each one's event is of the events its role may send, without the fields that role may not send.
+    let events = |role: &str| -> String {
+        valid.iter().filter(|v| v["role"] == role).map(|v| format!("  {},\n", v["ev"])).collect()
+    };
     std::fs::write(
         &file,
         format!(
             "// Written by tests/conformance/zod.rs: every valid fixture message, as a `SessionEnvelope`.\n\
-             import type {{ SessionEnvelope }} from \"../../generated/ts/dist/index.js\";\n\
-             export const valid: readonly SessionEnvelope[] = [\n{items}];\n"
+             import type {{ SessionEnvelope, SessionEventForRole }} from \"../../generated/ts/dist/index.js\";\n\
+             export const valid: readonly SessionEnvelope[] = [\n{items}];\n\
+             export const user: readonly SessionEventForRole<\"user\">[] = [\n{}];\n\
+             export const agent: readonly SessionEventForRole<\"agent\">[] = [\n{}];\n",
+            events("user"),
+            events("agent")
         ),
     )
     .expect("write the valid messages");
