@@ -514,9 +514,10 @@ impl<'m> ZodEmit<'m> {
                         format!("allOf({first}, [{}] as z.ZodType[])", rest.join(", "))
                     }
                     // Parts of several kinds: typed kind by kind, as Zod's intersection of their outputs would
-                    // multiply the unions.
+                    // multiply the unions (the parts go as a plain array, so TypeScript does not intersect them
+                    // for the call either).
                     Some((first, rest)) if types::by_kind(&self.kinds, members) => format!(
-                        "(allOf({first}, [{}]) as unknown as z.ZodType<{}, unknown>)",
+                        "(allOf({first}, [{}] as z.ZodType[]) as unknown as z.ZodType<{}, unknown>)",
                         rest.join(", "),
                         self.ts_type(n)?
                     ),

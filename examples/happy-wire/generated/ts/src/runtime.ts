@@ -727,13 +727,17 @@ export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectR
   return z.looseObject(shape, $T).check(objectRest(rest));
 }
 
-/** The output types of a tuple of schemas, intersected (`unknown` for an array that is no tuple). */
-export type AllOutputs<R extends readonly z.ZodType[]> = R extends readonly [
+/**
+ * The output types of a tuple of schemas, intersected (`unknown` for an array that is no tuple). Written with an
+ * accumulator, so the recursion is in tail position, which TypeScript follows up to 1,000 parts (the plain form,
+ * `z.output<H> & AllOutputs<T>`, stops at its instantiation depth near 50: TS2589).
+ */
+export type AllOutputs<R extends readonly z.ZodType[], Acc = unknown> = R extends readonly [
   infer H extends z.ZodType,
   ...infer T extends readonly z.ZodType[],
 ]
-  ? z.output<H> & AllOutputs<T>
-  : unknown;
+  ? AllOutputs<T, Acc & z.output<H>>
+  : Acc;
 
 /**
  * `allOf` (and a schema's typed part with its `$ref`, applicators, `not` and `if`): every part holds, their issues
