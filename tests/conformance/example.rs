@@ -246,12 +246,10 @@ fn every_happy_wire_export_name_type_checks_against_the_generated_package() {
 #[test]
 fn every_valid_happy_wire_fixture_is_of_its_generated_type() {
     built_ts_package();
-    let dir = root().join("target/conformance-types");
-    std::fs::create_dir_all(&dir).expect("create target/conformance-types");
     let valid: Vec<ExampleFixture> = fixtures().into_iter().filter(|f| f.valid).collect();
     assert!(valid.len() > 100, "only {} valid fixtures", valid.len());
     let items: String = valid.iter().map(|f| format!("  of(hw.{})({}),\n", f.ty, f.value)).collect();
-    let file = dir.join("happy-wire-valid.mts");
+    let file = crate::zod::values_file("happy-wire-valid.mts");
     std::fs::write(
         &file,
         format!(
@@ -263,16 +261,7 @@ fn every_valid_happy_wire_fixture_is_of_its_generated_type() {
         ),
     )
     .expect("write the fixtures");
-    let package = ts_package();
-    let out = std::process::Command::new("node")
-        .current_dir(&dir)
-        .arg(package.join("node_modules/typescript/bin/tsc"))
-        .args(["--noEmit", "--strict", "--exactOptionalPropertyTypes", "--target", "ES2022", "--lib", "ES2022"])
-        .args(["--module", "NodeNext", "--moduleResolution", "NodeNext", "--skipLibCheck"])
-        .arg(&file)
-        .output()
-        .expect("node runs");
-    assert!(out.status.success(), "a valid fixture is not of its type:\n{}", String::from_utf8_lossy(&out.stdout));
+    crate::zod::type_check_values(&file, "the valid happy-wire fixtures");
 }
 
 /// Every `x-` annotation in `value`, at any depth.

@@ -311,9 +311,9 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
     );
     // Every valid message of the fixtures (the message fixtures and the lines of the stream fixtures the engine
     // takes) is a `SessionEnvelope`: the type is a supertype of what the schema accepts.
-    let engine =
-        Engine::new(wiregen::load::load(&root().join("schema")).expect("schema/ loads"), EngineOptions::default())
-            .expect("an engine");
+    let model = wiregen::load::load(&root().join("schema")).expect("schema/ loads");
+    let protocol = model.protocol.clone().expect("a protocol");
+    let engine = Engine::new(model, EngineOptions::default()).expect("an engine");
     let mut valid: Vec<Value> = crate::fixtures::messages()
         .into_iter()
         .filter(|f| f.expect == crate::fixtures::Expect::Valid)
@@ -333,36 +333,54 @@ fn the_package_and_its_type_tests_type_check_under_strict() {
         }
     }
     assert!(valid.len() > 300, "only {} valid messages found", valid.len());
-    let dir = root().join("target/conformance-types");
-    std::fs::create_dir_all(&dir).expect("create target/conformance-types");
-    let file = dir.join("valid-messages.mts");
+    let file = values_file("valid-messages.mts");
     let items: String = valid.iter().map(|v| format!("  {v},\n")).collect();
     // And each one's event is of the events its role may send, without the fields that role may not send.
-    let events = |role: &str| -> String {
-        valid.iter().filter(|v| v["role"] == role).map(|v| format!("  {},\n", v["ev"])).collect()
-    };
+    let by_role: String = protocol
+        .roles
+        .iter()
+        .map(|role| {
+            let events: String = valid
+                .iter()
+                .filter(|v| v[&protocol.role_field] == role.as_str())
+                .map(|v| format!("  {},\n", v[&protocol.union_field]))
+                .collect();
+            format!("export const {role}: readonly SessionEventForRole<{role:?}>[] = [\n{events}];\n")
+        })
+        .collect();
     std::fs::write(
         &file,
         format!(
             "// Written by tests/conformance/zod.rs: every valid fixture message, as a `SessionEnvelope`.\n\
              import type {{ SessionEnvelope, SessionEventForRole }} from \"../../generated/ts/dist/index.js\";\n\
-             export const valid: readonly SessionEnvelope[] = [\n{items}];\n\
-             export const user: readonly SessionEventForRole<\"user\">[] = [\n{}];\n\
-             export const agent: readonly SessionEventForRole<\"agent\">[] = [\n{}];\n",
-            events("user"),
-            events("agent")
+             export const valid: readonly SessionEnvelope[] = [\n{items}];\n{by_role}"
         ),
     )
     .expect("write the valid messages");
+    type_check_values(&file, "the valid fixture messages");
+}
+
+/// Type-checks a module of values ([`values_file`]) with `tsc --strict --exactOptionalPropertyTypes`: the values
+/// must be of the types they are given.
+pub fn type_check_values(file: &Path, what: &str) {
+    crate::node::ensure_npm_deps(&package());
     run(
         Command::new("node")
-            .current_dir(&dir)
+            .current_dir(file.parent().expect("a directory"))
             .arg(tsc())
             .args(["--noEmit", "--strict", "--exactOptionalPropertyTypes", "--target", "ES2022", "--lib", "ES2022"])
             .args(["--module", "NodeNext", "--moduleResolution", "NodeNext", "--skipLibCheck"])
-            .arg(&file),
-        "tsc --noEmit --strict on the valid fixture messages",
+            .arg(file),
+        &format!("tsc --noEmit --strict on {what}"),
     );
+}
+
+/// The file `name` in `target/conformance-types/`, the directory of the value type-checks (two levels below the
+/// repository root, so a module there imports the packages as `../../generated/...`).
+pub fn values_file(name: &str) -> PathBuf {
+    let dir = root().join("target/conformance-types");
+    std::fs::create_dir_all(&dir).expect("create target/conformance-types");
+    dir.join(name)
 }
 
 /// The package's API through node's test runner: `createEnvelope`, ids, issues that carry rule ids and paths,

@@ -352,6 +352,16 @@ mod tests {
         assert_eq!(type_of(r#"{"allOf": [{"type": "string"}, {"type": ["integer", "null"]}]}"#, "Root"), "never");
     }
 
+    /// `part` tells a part that says no more than its kind by comparing its type with `top`: the two must write
+    /// a plain schema of each kind alike.
+    #[test]
+    fn the_type_of_a_whole_kind_is_the_type_of_its_plain_schema() {
+        let kinds = ["null", "boolean", "number", "string", "array", "object"];
+        for (k, name) in KindSet::EACH.into_iter().zip(kinds) {
+            assert_eq!(type_of(&format!(r#"{{"type": "{name}"}}"#), "Root"), top(k), "{name}");
+        }
+    }
+
     #[test]
     fn a_part_that_cannot_be_split_by_kind_leaves_the_intersection_cut_to_the_common_kinds() {
         let schema = r#"{"allOf": [{"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"minLength": 1}]}"#;
