@@ -246,12 +246,19 @@ impl Gen {
 
     fn object(&mut self, depth: u32) -> Value {
         let mut props = Map::new();
-        for _ in 0..1 + self.rng.below(4) {
+        // Sometimes none: the object's type is then its index signature alone.
+        let declared = if self.chance(10) { 0 } else { 1 + self.rng.below(4) };
+        for _ in 0..declared {
             props.insert(self.rng.pick(NAMES).to_string(), self.schema(depth - 1));
         }
         let names: Vec<String> = props.keys().cloned().collect();
         let mut s = json!({"type": "object", "properties": props});
-        let required: Vec<&String> = names.iter().filter(|_| self.chance(2)).collect();
+        let mut required: Vec<&str> = names.iter().map(String::as_str).filter(|_| self.chance(2)).collect();
+        // Sometimes a name it does not declare, which its other properties' schemas govern.
+        let other = self.rng.pick(NAMES);
+        if self.chance(6) && !props.contains_key(*other) {
+            required.push(*other);
+        }
         if !required.is_empty() {
             s["required"] = json!(required);
         }
@@ -388,6 +395,14 @@ impl Gen {
                         }
                     }
                 }
+                // The names it requires without declaring them, from `additionalProperties` where it says.
+                let others = o.get("additionalProperties").cloned().unwrap_or(json!({}));
+                for k in o.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                    if !m.contains_key(k) && !self.chance(5) {
+                        let v = self.value(&others, root, depth - 1);
+                        m.insert(k.to_string(), v);
+                    }
+                }
                 Value::Object(m)
             }
         }
@@ -436,7 +451,15 @@ pub fn cases(dir: &std::path::Path, n: usize, seed: u64) -> Vec<Case> {
                 }
             }
             let tests = all.into_iter().enumerate().map(|(k, v)| (format!("instance {k}"), v, false)).collect();
-            Case { keyword: RANDOM.into(), id, description: schema.to_string(), file, tests, zod_types: None }
+            Case {
+                keyword: RANDOM.into(),
+                id,
+                description: schema.to_string(),
+                file,
+                tests,
+                zod_types: None,
+                zod_drops_proto: Vec::new(),
+            }
         })
         .collect()
 }

@@ -4,10 +4,11 @@
 // `rootSchema.safeParse(data).success` for Zod, `validateRoot(data).length === 0` for the standalone validator.
 //
 // usage: node ts-runner.mjs <dir> <typescript module path>
-//   <dir>/cases.json: [{ id, zod: bool, standalone: bool, data: [instance, ...] }] (instances as JSON text, so an
-//   own "__proto__" key stays a key); writes one JSON object to stdout:
+//   <dir>/cases.json: [{ id, zod: bool, standalone: bool, keeps: bool, data: [instance, ...] }] (instances as JSON
+//   text, so an own "__proto__" key stays a key; `keeps`: the schema drops no key); writes one JSON object to stdout:
 //   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, zodFirst, standaloneFirst: [[rule, pointer] |
-//   null, ...] (each instance's first error), hostile: [string...] (the standalone validator's failures on values no
+//   null, ...] (each instance's first error), zodChanged: [index...] (with `keeps`, the instances Zod takes whose
+//   value is not the instance), hostile: [string...] (the standalone validator's failures on values no
 //   line can hold: see HOSTILE), errors: [string...] } }
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -54,6 +55,16 @@ const HOSTILE = [
   ]),
 ];
 
+/** JSON equality of two parsed values, own properties only, in any key order. */
+function sameJson(a, b) {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+}
+
 const result = {};
 for (const c of cases) {
   const r = { zod: null, standalone: null, errors: [] };
@@ -64,6 +75,8 @@ for (const c of cases) {
       const parsed = data.map((d) => m.rootSchema.safeParse(d));
       r.zod = parsed.map((p) => p.success);
       r.zodFirst = parsed.map((p) => (p.success ? null : first(m.toWireErrors(p.error))));
+      // A schema that drops no key gives back the instance it takes, own `__proto__` keys included.
+      if (c.keeps) r.zodChanged = parsed.flatMap((p, i) => (p.success && !sameJson(p.data, data[i]) ? [i] : []));
     } catch (e) {
       r.errors.push(`zod: ${e && e.stack ? e.stack : e}`);
     }

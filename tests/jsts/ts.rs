@@ -40,7 +40,7 @@ pub type Firsts = BTreeMap<String, [Vec<Option<(String, String)>>; 2]>;
 /// are all optional, though the value passes), and an instance with a `__proto__` key (a literal's `__proto__`
 /// sets the prototype).
 fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
-    let strips = model.root.is_some_and(|r| model.may_drop_keys(&model.ty(r).node));
+    let strips = strips(model);
     let valid: Vec<String> = c
         .tests
         .iter()
@@ -54,6 +54,11 @@ fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
         "\n// The valid instances are values of the root type.\nexport const $validInstances: readonly Root[] = [\n{}];\n",
         valid.concat()
     )
+}
+
+/// Whether the schema's root may drop keys of a value it takes (an object that strips unknown keys).
+fn strips(model: &wiregen::ir::Model) -> bool {
+    model.root.is_some_and(|r| model.may_drop_keys(&model.ty(r).node))
 }
 
 /// Outcomes for Zod and for the standalone validator, and their first errors.
@@ -77,7 +82,7 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
                 continue;
             }
         };
-        let mut entry = json!({ "id": c.id, "zod": false, "standalone": false });
+        let mut entry = json!({ "id": c.id, "zod": false, "standalone": false, "keeps": !strips(&model) });
         for (lang, file, slot, key) in [
             (Lang::Zod, format!("{}.zod.ts", c.id), &mut zod, "zod"),
             (Lang::TsStandalone, format!("{}.standalone.ts", c.id), &mut standalone, "standalone"),
@@ -154,6 +159,27 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
         })
         .collect();
     assert!(thrown.is_empty(), "the standalone validator failed on values no line can hold:\n{}", thrown.join("\n"));
+    // Zod's value of an instance it takes is that instance, unless the schema strips keys (or the instance is one
+    // of the known limit's: an own `__proto__` key of an object that does not declare it).
+    let changed: Vec<String> = cases
+        .iter()
+        .flat_map(|c| {
+            let changed = result[&c.id]["zodChanged"].as_array().cloned().unwrap_or_default();
+            changed
+                .into_iter()
+                .map(|i| i.as_u64().unwrap_or(0) as usize)
+                .filter(|i| !c.zod_drops_proto.contains(i))
+                .map(move |i| {
+                    let data = c.tests.get(i).map(|t| t.1.to_string()).unwrap_or_default();
+                    format!("{} ({}): {data}", c.id, c.description)
+                })
+        })
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the Zod module's value of an instance it takes is not the instance:\n{}",
+        changed.join("\n")
+    );
     let z = finish(zod, "zod");
     let s = finish(standalone, "standalone");
     for e in &errors {

@@ -46,6 +46,7 @@ export {
   withOthers,
   objectWith,
   looseObjectWith,
+  ownObject,
   allOf,
   present,
   anyOf,

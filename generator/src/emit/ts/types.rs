@@ -117,11 +117,6 @@ impl<'a> TsTypes<'a> {
                     };
                     parts.push(format!("{}{opt}: {t}", type_key(&f.name)));
                 }
-                for r in &o.required_only {
-                    if !o.fields.iter().any(|f| &f.name == r) {
-                        parts.push(format!("{}: unknown", type_key(r)));
-                    }
-                }
                 let index = match &o.additional {
                     Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => None,
                     Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
@@ -129,6 +124,13 @@ impl<'a> TsTypes<'a> {
                     }
                     _ => Some("unknown".to_string()),
                 };
+                // A name `required` lists without declaring it holds what the other properties hold: the index
+                // signature's type, which TypeScript requires of every property beside one.
+                for r in &o.required_only {
+                    if !o.fields.iter().any(|f| &f.name == r) {
+                        parts.push(format!("{}: {}", type_key(r), index.as_deref().unwrap_or("unknown")));
+                    }
+                }
                 if let Some(i) = index {
                     parts.push(format!("[key: string]: {i}"));
                 }

@@ -10,6 +10,7 @@
 //! | closed object | `closed({...}, unknownKeys(owner, removed))`: each unknown key its own issue |
 //! | open object / strip object / map | `z.looseObject` / `z.object` / `z.object(...).catchall(value)` |
 //! | object with `required`-only names, `dependentRequired`, `patternProperties`, `propertyNames`, counts | `objectWith`/`looseObjectWith`: a loose object plus one check of the rest, in the engine's order |
+//! | object declaring `__proto__` or an `Object.prototype` member (`toString`), or requiring `__proto__` | `ownObject([[key, schema, required], ...], rest)`: own properties only (Zod reads `input[key]`, `key in input`, and skips `__proto__`), typed from the model |
 //! | discriminated union | `z.discriminatedUnion` (its error map names the engine's rule); `union(...)` when a member is not a plain object |
 //! | string | `z.string()` + `minChars`/`maxChars` (code points) + `pattern` (`u` flag) |
 //! | number / integer | `z.number()` (`z.int(intBounds(..))` when bounds within ±(2^53-1) are given on both sides, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
@@ -29,7 +30,8 @@ use crate::ir::kinds::Kinds;
 use crate::ir::*;
 
 /// Names of `Object.prototype` (and `__proto__`): Zod reads a declared property with `input[key]` and `key in
-/// input`, which find these on every object, and never reads an own `__proto__`; such a property is refused.
+/// input`, which find these on every object, and never reads an own `__proto__`; an object that declares one is
+/// read by the runtime's `ownObject` instead.
 pub(crate) const INHERITED: &[&str] = &[
     "__proto__",
     "__defineGetter__",
@@ -107,6 +109,8 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "objectRest",
     "objectWith",
     "looseObjectWith",
+    "ANY_OBJECT",
+    "ownObject",
     "allOf",
     "present",
     "anyOf",
@@ -155,6 +159,7 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "parsedOr",
     "onInput",
     "objectRest",
+    "ANY_OBJECT",
     "jsonKind",
     "STRING_TAGS",
     "badTag",
@@ -608,17 +613,18 @@ impl<'m> ZodEmit<'m> {
 
     fn object(&self, n: &Node, o: &ObjectShape, indent: usize) -> Result<String, EmitError> {
         let pad = " ".repeat(indent);
+        let inherited = |name: &str| INHERITED.contains(&name);
+        let proto = |name: &String| name == "__proto__";
+        if o.fields.iter().any(|f| inherited(&f.name))
+            || o.required_only
+                .iter()
+                .chain(o.dependent_required.iter().flat_map(|(k, d)| d.iter().chain([k])))
+                .any(proto)
+        {
+            return self.own_object(n, o, indent);
+        }
         let mut fields = String::new();
         for f in &o.fields {
-            if INHERITED.contains(&f.name.as_str()) {
-                return Err(at(
-                    &f.node,
-                    format!(
-                        "a property named `{}`: Zod reads it from `Object.prototype` when it is absent (or never reads an own `__proto__`)",
-                        f.name
-                    ),
-                ));
-            }
             // `patternProperties` that match a declared name are checked by the object's rest, after the declared
             // properties, as the engine orders them.
             let mut expr = self.node(&f.node, indent + 4)?.to_string();
@@ -638,10 +644,6 @@ impl<'m> ZodEmit<'m> {
             ));
         }
         let shape = if fields.is_empty() { "{}".to_string() } else { format!("{{\n{fields}{pad}  }}") };
-        let removed: serde_json::Map<String, serde_json::Value> =
-            o.removed.iter().map(|r| (r.name.clone(), serde_json::Value::String(r.replacement.clone()))).collect();
-        let removed = json_lit(&serde_json::Value::Object(removed));
-        let owner = o.removed.first().map(|r| r.owner.clone()).unwrap_or_else(|| self.owner_name(n));
         let plain = o.required_only.is_empty()
             && o.dependent_required.is_empty()
             && o.pattern_properties.is_empty()
@@ -651,7 +653,8 @@ impl<'m> ZodEmit<'m> {
         if plain {
             return Ok(match &o.additional {
                 Additional::Closed => {
-                    format!("closed(\n{pad}  {shape},\n{pad}  unknownKeys({}, {removed}),\n{pad})", string_lit(&owner))
+                    let (owner, removed) = self.removed(n, o);
+                    format!("closed(\n{pad}  {shape},\n{pad}  unknownKeys({owner}, {removed}),\n{pad})")
                 }
                 Additional::Open => format!("z.looseObject(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
                 Additional::Strip => format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
@@ -665,11 +668,51 @@ impl<'m> ZodEmit<'m> {
                 }
             });
         }
-        for name in o.required_only.iter().chain(o.dependent_required.iter().flat_map(|(k, d)| d.iter().chain([k]))) {
-            if name == "__proto__" {
-                return Err(at(n, "`required` or `dependentRequired` names `__proto__`, a key Zod never reads"));
-            }
+        let rest = self.object_rest(n, o, indent)?;
+        // Typed with an index signature unless no property beyond the declared ones can be there (as in `types`).
+        let f = match o.additional {
+            Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => "objectWith",
+            _ => "looseObjectWith",
+        };
+        Ok(format!("{f}(\n{pad}  {shape},\n{pad}  {rest},\n{pad})"))
+    }
+
+    /// An object Zod's own cannot read ([`INHERITED`] names): `ownObject`, which reads own properties only, with
+    /// its declared properties as `[key, schema, required]` and its type from the model.
+    fn own_object(&self, n: &Node, o: &ObjectShape, indent: usize) -> Result<String, EmitError> {
+        let pad = " ".repeat(indent);
+        let mut fields = String::new();
+        for f in &o.fields {
+            let doc = f.description.as_deref().filter(|d| !d.trim().is_empty()).map(str::to_string);
+            let doc = doc.unwrap_or_else(|| format!("The `{}` property.", f.name));
+            fields.push_str(&format!(
+                "{pad}    {}\n{pad}    [{}, {}, {}],\n",
+                jsdoc(&doc, indent + 4),
+                string_lit(&f.name),
+                self.node(&f.node, indent + 4)?,
+                f.required
+            ));
         }
+        let fields = if fields.is_empty() { "[]".to_string() } else { format!("[\n{fields}{pad}  ]") };
+        let rest = self.object_rest(n, o, indent)?;
+        Ok(format!(
+            "(ownObject(\n{pad}  {fields},\n{pad}  {rest},\n{pad}) as unknown as z.ZodType<{}, unknown>)",
+            self.ts_type(n)?
+        ))
+    }
+
+    /// The name an object is called by in a `removed-property` message, and its removed properties with their
+    /// replacements, as literals.
+    fn removed(&self, n: &Node, o: &ObjectShape) -> (Code, Code) {
+        let removed: serde_json::Map<String, serde_json::Value> =
+            o.removed.iter().map(|r| (r.name.clone(), serde_json::Value::String(r.replacement.clone()))).collect();
+        let owner = o.removed.first().map(|r| r.owner.clone()).unwrap_or_else(|| self.owner_name(n));
+        (string_lit(&owner), json_lit(&serde_json::Value::Object(removed)))
+    }
+
+    /// The `ObjectRest` literal of an object: its keywords beyond the declared properties.
+    fn object_rest(&self, n: &Node, o: &ObjectShape, indent: usize) -> Result<String, EmitError> {
+        let (owner, removed) = self.removed(n, o);
         let mut patterns = Vec::new();
         for (p, pn) in &o.pattern_properties {
             patterns.push(format!("[{}, {}]", matcher_lit("", p), self.node(pn, indent + 2)?));
@@ -694,22 +737,15 @@ impl<'m> ZodEmit<'m> {
                 None => "null".to_string(),
             })
         };
-        let rest = format!(
-            "{{ declared: {}, required: {}, dependent: {}, patterns: [{}], additional: {additional}, owner: {}, removed: {removed}, names: {names}, min: {}, max: {} }}",
+        Ok(format!(
+            "{{ declared: {}, required: {}, dependent: {}, patterns: [{}], additional: {additional}, owner: {owner}, removed: {removed}, names: {names}, min: {}, max: {} }}",
             json_lit(&serde_json::Value::Array(declared)),
             json_lit(&serde_json::json!(o.required_only)),
             json_lit(&serde_json::Value::Array(dependent)),
             patterns.join(", "),
-            string_lit(&owner),
             opt_count(o.min_properties)?,
             opt_count(o.max_properties)?,
-        );
-        // Typed with an index signature unless no property beyond the declared ones can be there (as in `types`).
-        let f = match o.additional {
-            Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => "objectWith",
-            _ => "looseObjectWith",
-        };
-        Ok(format!("{f}(\n{pad}  {shape},\n{pad}  {rest},\n{pad})"))
+        ))
     }
 
     /// Whether the Zod schema of `n` reports an absent value as `required` (Zod's `invalid_type` on `undefined`,

@@ -727,6 +727,37 @@ export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectR
   return z.looseObject(shape, $T).check(objectRest(rest));
 }
 
+/** What `ownObject` says of a value that is no object: Zod's own issue, through the shared error map. */
+const ANY_OBJECT = z.looseObject({}, $T);
+
+/**
+ * An object that declares a property named `__proto__` or after a member of `Object.prototype` (`constructor`,
+ * `toString`, ...), or that requires `__proto__`: Zod's object reads a declared property with `input[key]` and
+ * `key in input`, which find the prototype's members on every object, and never reads or copies an own
+ * `__proto__`. This reads own properties only, the declared ones in order (`[key, schema, required]`), then
+ * checks the rest as {@link objectWith} does, once the declared ones hold. Its value is a new object with the
+ * input's own properties (an own `__proto__` stays an own property); the generated code gives its type.
+ */
+export function ownObject(fields: readonly (readonly [string, z.ZodType, boolean])[], rest: ObjectRest): z.ZodType<unknown, unknown> {
+  const check = objectRest(rest);
+  const own = (o: Record<string, unknown>, k: string, value: unknown): void => {
+    Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+  };
+  return onInput((v, c) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return parsedOr(ANY_OBJECT, v, [], c);
+    const input = v as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    const before = c.issues.length;
+    for (const [k, schema, required] of fields) {
+      if (Object.hasOwn(input, k)) own(out, k, parsedOr(schema, input[k], [k], c));
+      else if (required) fail(c, "required", `missing required property \`${k}\``, [k], undefined);
+    }
+    for (const k of Object.keys(input)) if (!Object.hasOwn(out, k)) own(out, k, input[k]);
+    if (c.issues.length === before) check({ ...c, value: out } as Payload<Record<string, unknown>>);
+    return out;
+  });
+}
+
 /**
  * The output types of a tuple of schemas, intersected (`unknown` for an array that is no tuple). Written with an
  * accumulator, so the recursion is in tail position, which TypeScript follows up to 1,000 parts (the plain form,
