@@ -109,7 +109,6 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "objectRest",
     "objectWith",
     "looseObjectWith",
-    "ANY_OBJECT",
     "ownObject",
     "allOf",
     "present",
@@ -159,7 +158,6 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "parsedOr",
     "onInput",
     "objectRest",
-    "ANY_OBJECT",
     "jsonKind",
     "STRING_TAGS",
     "badTag",
@@ -613,14 +611,7 @@ impl<'m> ZodEmit<'m> {
 
     fn object(&self, n: &Node, o: &ObjectShape, indent: usize) -> Result<String, EmitError> {
         let pad = " ".repeat(indent);
-        let inherited = |name: &str| INHERITED.contains(&name);
-        let proto = |name: &String| name == "__proto__";
-        if o.fields.iter().any(|f| inherited(&f.name))
-            || o.required_only
-                .iter()
-                .chain(o.dependent_required.iter().flat_map(|(k, d)| d.iter().chain([k])))
-                .any(proto)
-        {
+        if reads_own(o) {
             return self.own_object(n, o, indent);
         }
         let mut fields = String::new();
@@ -803,13 +794,14 @@ impl<'m> ZodEmit<'m> {
                 u.events
             ))
         };
-        // `z.discriminatedUnion` takes objects that declare the discriminator, declared before the union, and typed
-        // as objects (a member on a reference cycle is declared as a plain `z.ZodType<T>`).
+        // `z.discriminatedUnion` takes Zod objects that declare the discriminator, declared before the union, and
+        // typed as objects (a member on a reference cycle is declared as a plain `z.ZodType<T>`, one that reads own
+        // properties is `ownObject`'s).
         let direct = u.members.iter().all(|m| {
             !self.is_lazy(m.ty)
                 && !self.order.cyclic.get(m.ty.0).copied().unwrap_or(false)
                 && matches!(&self.m.ty(m.ty).node.shape, Shape::Object(o)
-                    if o.fields.iter().any(|f| f.name == u.discriminator && f.required))
+                    if !reads_own(o) && o.fields.iter().any(|f| f.name == u.discriminator && f.required))
         });
         if u.members.is_empty() {
             return Err(at(n, "a union without members"));
@@ -829,6 +821,16 @@ impl<'m> ZodEmit<'m> {
         let tags = tags.unwrap_or_else(|| "{ kinds: [\"string\"], expected: \"a string\", events: true }".to_string());
         Ok(format!("union({tag}, [{}], {removed}, {tags})", members.join(", ")))
     }
+}
+
+/// Whether an object is `ownObject`'s: it declares a property Zod's object cannot read ([`INHERITED`]), or its
+/// `required` or `dependentRequired` names `__proto__`, which a Zod object never keeps.
+fn reads_own(o: &ObjectShape) -> bool {
+    o.fields.iter().any(|f| INHERITED.contains(&f.name.as_str()))
+        || o.required_only
+            .iter()
+            .chain(o.dependent_required.iter().flat_map(|(k, d)| d.iter().chain([k])))
+            .any(|r| r == "__proto__")
 }
 
 fn located_err(n: &Node, e: EmitError) -> EmitError {

@@ -727,9 +727,6 @@ export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectR
   return z.looseObject(shape, $T).check(objectRest(rest));
 }
 
-/** What `ownObject` says of a value that is no object: Zod's own issue, through the shared error map. */
-const ANY_OBJECT = z.looseObject({}, $T);
-
 /**
  * An object that declares a property named `__proto__` or after a member of `Object.prototype` (`constructor`,
  * `toString`, ...), or that requires `__proto__`: Zod's object reads a declared property with `input[key]` and
@@ -740,11 +737,14 @@ const ANY_OBJECT = z.looseObject({}, $T);
  */
 export function ownObject(fields: readonly (readonly [string, z.ZodType, boolean])[], rest: ObjectRest): z.ZodType<unknown, unknown> {
   const check = objectRest(rest);
+  // What it says of a value that is no object: Zod's own issue, through the shared error map. Built here, not at
+  // the module's top, so a bundle that does not use `ownObject` leaves Zod out.
+  const anyObject = z.looseObject({}, $T);
   const own = (o: Record<string, unknown>, k: string, value: unknown): void => {
     Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
   };
   return onInput((v, c) => {
-    if (typeof v !== "object" || v === null || Array.isArray(v)) return parsedOr(ANY_OBJECT, v, [], c);
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return parsedOr(anyObject, v, [], c);
     const input = v as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     const before = c.issues.length;
