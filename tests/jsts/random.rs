@@ -12,9 +12,29 @@ use crate::Case;
 pub const RANDOM: &str = "random";
 
 /// Property names: plain ones, ones every output must quote or escape, and ones the generated Rust must rename or
-/// keep apart from its own names (keywords, the decoder's locals).
+/// keep apart from its own names (keywords, the decoder's locals), and members of `Object.prototype`, which Zod's own
+/// object cannot read (`ownObject`).
 const NAMES: &[&str] = &[
-    "a", "b", "id", "kind", "a-b", "a b", "x/y", "m~n", "", "é", "1", "__x", "type", "self", "at", "v", "obj", "kept",
+    "a",
+    "b",
+    "id",
+    "kind",
+    "a-b",
+    "a b",
+    "x/y",
+    "m~n",
+    "",
+    "é",
+    "1",
+    "__x",
+    "type",
+    "self",
+    "at",
+    "v",
+    "obj",
+    "kept",
+    "constructor",
+    "toString",
 ];
 
 /// Patterns that mean the same in ECMA-262 and in Rust's `regex`.

@@ -749,17 +749,15 @@ impl<'m> ZodEmit<'m> {
                 // A reference not declared yet is a `z.lazy`, which judges `undefined` by its target's error map.
                 Shape::Ref(id) if self.is_lazy(*id) => return false,
                 Shape::Ref(id) => node = &self.m.ty(*id).node,
-                Shape::String(_)
-                | Shape::Number(_)
-                | Shape::Boolean
-                | Shape::Null
-                | Shape::Never
-                | Shape::Object(_) => return true,
+                Shape::String(_) | Shape::Number(_) | Shape::Boolean | Shape::Null | Shape::Never => return true,
+                // `ownObject` asks Zod's object about a value that is no object, outside the property's path.
+                Shape::Object(o) => return !reads_own(o),
                 Shape::Nullable(inner) => node = inner,
                 Shape::Array(a) => return !a.unique && a.contains.is_none(),
                 Shape::Const(v) => return scalar(v).is_some(),
                 Shape::Enum(values) => return values.iter().all(|v| scalar(v).is_some()),
-                Shape::Union(_) => return true,
+                // The runtime's `union` reports an absent value as a value that is no object.
+                Shape::Union(u) => return self.direct_union(u),
                 _ => return false,
             }
         }
@@ -773,6 +771,18 @@ impl<'m> ZodEmit<'m> {
             .iter()
             .find(|t| t.node.origin == n.origin)
             .map_or_else(|| "object".to_string(), |t| t.names.ts.clone())
+    }
+
+    /// Whether a union is a `z.discriminatedUnion`, which takes Zod objects that declare the discriminator, declared
+    /// before the union, and typed as objects (a member on a reference cycle is declared as a plain `z.ZodType<T>`,
+    /// one that reads own properties is `ownObject`'s); else it is the runtime's `union`, a dispatch on the tag.
+    fn direct_union(&self, u: &UnionShape) -> bool {
+        u.members.iter().all(|m| {
+            !self.is_lazy(m.ty)
+                && !self.order.cyclic.get(m.ty.0).copied().unwrap_or(false)
+                && matches!(&self.m.ty(m.ty).node.shape, Shape::Object(o)
+                    if !reads_own(o) && o.fields.iter().any(|f| f.name == u.discriminator && f.required))
+        })
     }
 
     fn union(&self, n: &Node, u: &UnionShape) -> Result<String, EmitError> {
@@ -794,19 +804,10 @@ impl<'m> ZodEmit<'m> {
                 u.events
             ))
         };
-        // `z.discriminatedUnion` takes Zod objects that declare the discriminator, declared before the union, and
-        // typed as objects (a member on a reference cycle is declared as a plain `z.ZodType<T>`, one that reads own
-        // properties is `ownObject`'s).
-        let direct = u.members.iter().all(|m| {
-            !self.is_lazy(m.ty)
-                && !self.order.cyclic.get(m.ty.0).copied().unwrap_or(false)
-                && matches!(&self.m.ty(m.ty).node.shape, Shape::Object(o)
-                    if !reads_own(o) && o.fields.iter().any(|f| f.name == u.discriminator && f.required))
-        });
         if u.members.is_empty() {
             return Err(at(n, "a union without members"));
         }
-        if direct {
+        if self.direct_union(u) {
             let members: Vec<String> = u.members.iter().map(|m| self.schema_name(m.ty).to_string()).collect();
             let map = match &tags {
                 None => format!("unionMessage({tag}, {removed})"),
