@@ -302,7 +302,7 @@ impl Engine {
             Shape::Number(s) => self.number(s, v, ptr, out),
             Shape::Const(c) => {
                 if !equals(c, v) {
-                    out.push(Issue::new(Rule::Const, ptr.render(), format!("must be {}", short_json(c.to_string()))));
+                    out.push(Issue::new(Rule::Const, ptr.render(), const_message(c)));
                 }
             }
             Shape::Enum(values) => {
@@ -786,6 +786,11 @@ fn num(f: f64) -> String {
 }
 
 /// A value's compact JSON text for a message, cut after 57 characters.
+/// The message of a value that is not a `const`'s (every output words it so: the TypeScript emitters write it).
+pub fn const_message(c: &Value) -> String {
+    format!("must be {}", short_json(c.to_string()))
+}
+
 fn short_json(s: String) -> String {
     if s.chars().count() > 60 {
         let cut: String = s.chars().take(57).collect();
@@ -795,7 +800,9 @@ fn short_json(s: String) -> String {
     }
 }
 
-fn value_list(vals: &[Value]) -> String {
+/// Values as a message lists them (`` `a`, `1.0`, `null` ``: a string bare, anything else as JSON, each as written);
+/// the TypeScript emitters write the list so.
+pub fn value_list(vals: &[Value]) -> String {
     vals.iter()
         .map(|v| match v.as_str() {
             Some(s) => format!("`{s}`"),

@@ -506,3 +506,14 @@ pub fn has_index_like_key(v: &Value) -> bool {
         _ => false,
     }
 }
+
+/// Whether a value holds a number written with a fraction or an exponent whose value is whole (`1.0`, `-0.0`,
+/// `1e308`): the engine calls it "a number" and shows it as written, JavaScript sees an integer (`1`, `0`).
+pub fn has_whole_float(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a.iter().any(has_whole_float),
+        Value::Object(o) => o.values().any(has_whole_float),
+        Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0),
+        _ => false,
+    }
+}

@@ -6,7 +6,7 @@
 // usage: node ts-runner.mjs <dir> <typescript module path>
 //   <dir>/cases.json: [{ id, zod: bool, standalone: bool, keeps: bool, data: [instance, ...] }] (instances as JSON
 //   text, so an own "__proto__" key stays a key; `keeps`: the schema drops no key); writes one JSON object to stdout:
-//   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, zodFirst, standaloneFirst: [[rule, pointer] |
+//   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, zodFirst, standaloneFirst: [[rule, pointer, message] |
 //   null, ...] (each instance's first error), zodChanged: [index...] (with `keeps`, the instances Zod takes whose
 //   value is not the instance), hostile: [string...] (the standalone validator's failures on values no
 //   line can hold: see HOSTILE), errors: [string...] } }
@@ -21,8 +21,8 @@ const cases = JSON.parse(readFileSync(join(dir, "cases.json"), "utf8"));
 
 const load = (file) => importTs(ts, join(dir, file));
 
-/** A first error as [rule, pointer]. */
-const first = (errors) => [errors[0].rule, errors[0].pointer];
+/** A first error as [rule, pointer, message]. */
+const first = (errors) => [errors[0].rule, errors[0].pointer, errors[0].message];
 
 /** `n` levels of `wrap` around `null`. */
 const nest = (n, wrap) => {

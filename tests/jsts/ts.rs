@@ -28,9 +28,9 @@ fn manifest_files(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Each instance's first error (rule id, JSON Pointer), `None` when valid, per case id: from Zod and from the
-/// standalone validator.
-pub type Firsts = BTreeMap<String, [Vec<Option<(String, String)>>; 2]>;
+/// Each instance's first error (rule id, JSON Pointer, message), `None` when valid, per case id: from Zod and from
+/// the standalone validator.
+pub type Firsts = BTreeMap<String, [Vec<Option<(String, String, String)>>; 2]>;
 
 /// The case's valid instances as a constant of the root type, for `tsc` to hold the module's types to what its
 /// checkers accept: every type must be a supertype of the values that pass. A literal of the type must name only
@@ -185,11 +185,12 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
     for e in &errors {
         eprintln!("module failed to load: {e}");
     }
-    let firsts_of = |v: &Value| -> Vec<Option<(String, String)>> {
+    let firsts_of = |v: &Value| -> Vec<Option<(String, String, String)>> {
+        let text = |x: &Value| x.as_str().unwrap_or("").to_string();
         v.as_array()
             .into_iter()
             .flatten()
-            .map(|e| e.as_array().map(|p| (p[0].as_str().unwrap_or("").into(), p[1].as_str().unwrap_or("").into())))
+            .map(|e| e.as_array().map(|p| (text(&p[0]), text(&p[1]), text(&p[2]))))
             .collect()
     };
     let firsts = cases

@@ -24,6 +24,7 @@ export {
   rule,
   chars,
   isInt,
+  $TInt,
   intBounds,
   minChars,
   maxChars,

@@ -428,14 +428,19 @@ export const $T = { error: wireMessage } as const;
  */
 export const $C = { error: wireMessage, abort: true, when: (p: Payload<unknown>) => p.issues.length === 0 } as const;
 
-/** The parameters of a `z.literal` that stands for a `const`: a mismatch is `const`. */
-export function constParams(value: unknown): { error: (iss: RawIssue) => string } {
-  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`must be ${JSON.stringify(value)}`, "const")) };
+/** The engine's message for a value that is not `value`, the `const` (the generated code passes the engine's text). */
+function constMessage(value: unknown): string {
+  return `must be \`${JSON.stringify(value)}\``;
 }
 
-/** The parameters of a `z.literal` that stands for an `enum` of scalars: a mismatch is `enum`. */
-export function enumParams(values: readonly unknown[]): { error: (iss: RawIssue) => string } {
-  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`${quotedList([iss.input])} is not one of ${quotedList(values)}`, "enum")) };
+/** The parameters of a `z.literal` that stands for a `const`: a mismatch is `const`, with `message`. */
+export function constParams(value: unknown, message: string = constMessage(value)): { error: (iss: RawIssue) => string } {
+  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(message, "const")) };
+}
+
+/** The parameters of a `z.literal` that stands for an `enum` of scalars: a mismatch is `enum`, listing `shown` (the generated code passes the engine's text, which shows each value as the schema writes it: `1.0`). */
+export function enumParams(values: readonly unknown[], shown: string = quotedList(values)): { error: (iss: RawIssue) => string } {
+  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`${quotedList([iss.input])} is not one of ${shown}`, "enum")) };
 }
 
 /** Pushes a custom issue with its rule id (relative `path`, message already tagged). */
@@ -456,6 +461,15 @@ export function rule<V>(id: RuleId, message: string, ok: (v: V) => boolean): (ct
 /** An integer as JSON Schema means it: any number whose fractional part is zero (`z.int()` stops at 2^53-1). */
 export const isInt = rule<number>("type", "expected an integer, got a number", Number.isInteger);
 
+/** The error map of a number that stands for an integer: a value of another kind is "expected an integer". */
+function intMessage(iss: RawIssue): string {
+  if (iss.code === "invalid_type" && iss.input !== undefined && iss.expected === "number") return tagged(`expected an integer, got ${kind(iss.input)}`, "type");
+  return wireMessage(iss);
+}
+
+/** Parameters of a `z.number()` that stands for an integer (with {@link isInt}): the shared error map, worded so. */
+export const $TInt = { error: intMessage } as const;
+
 /**
  * The parameters of a `z.int()` that stands for an integer the schema bounds on both sides within ±(2^53-1) (each
  * bound `null` when not given): `z.int()` refuses a value beyond ±(2^53-1) on its own, and this reports it as the
@@ -471,7 +485,7 @@ export function intBounds(min: number | null, gt: number | null, max: number | n
         if (max !== null && v > max) return boundMessage("maximum", max);
         if (lt !== null && v >= lt) return boundMessage("exclusive-maximum", lt);
       }
-      return wireMessage(iss);
+      return intMessage(iss);
     },
     abort: true,
   };
@@ -569,14 +583,14 @@ export function containsInput<T extends z.ZodType>(array: T, schema: z.ZodType, 
 }
 
 /** `const` of an array or object (scalars are `z.literal`). */
-export function constValue(value: unknown): z.ZodUnknown {
-  return z.unknown().check(rule<unknown>("const", `must be ${JSON.stringify(value)}`, (v) => jsonEqual(v, value)));
+export function constValue(value: unknown, message: string = constMessage(value)): z.ZodUnknown {
+  return z.unknown().check(rule<unknown>("const", message, (v) => jsonEqual(v, value)));
 }
 
-/** `enum` holding an array or object (scalars only are `z.literal([...])`). */
-export function enumValues(values: readonly unknown[]): z.ZodUnknown {
+/** `enum` holding an array or object (scalars only are `z.literal([...])`); a mismatch lists `shown`, as {@link enumParams} does. */
+export function enumValues(values: readonly unknown[], shown: string = quotedList(values)): z.ZodUnknown {
   return z.unknown().check((ctx) => {
-    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", `${quotedList([ctx.value])} is not one of ${quotedList(values)}`);
+    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", `${quotedList([ctx.value])} is not one of ${shown}`);
   });
 }
 
@@ -708,7 +722,9 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
     }
     if (rest.names !== null) {
       for (const k of keys) {
-        if (!rest.names.safeParse(k).success) fail(c, "property-names", `the property name \`${k}\` is not allowed`, [k], k);
+        const r = rest.names.safeParse(k);
+        // The engine's words: the name, then why its schema refuses it.
+        if (!r.success) fail(c, "property-names", `the property name \`${k}\` is not allowed: ${r.error.issues[0]!.message.replace(RULE_SUFFIX, "")}`, [k], k);
       }
     }
     if (rest.min !== null && keys.length < rest.min) fail(c, "min-properties", `must have at least ${rest.min} propert(ies)`);

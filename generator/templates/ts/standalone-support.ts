@@ -25,6 +25,13 @@ function $type(out: WireError[], pointer: string, expected: string, got: unknown
   out.push({ pointer, rule: "type", message: `expected ${expected}, got ${$kind(got)}` });
 }
 
+/** The message of the first error the check `f` finds in `v`, or `null` when it passes. */
+function $why(f: $Check, v: unknown): string | null {
+  const out: WireError[] = [];
+  f(v, "", out);
+  return out.length === 0 ? null : out[0]!.message;
+}
+
 /** Whether `v` passes the check `f` (its errors are not kept). */
 function $ok(f: $Check, v: unknown): boolean {
   const out: WireError[] = [];

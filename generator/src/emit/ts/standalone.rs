@@ -16,6 +16,7 @@ use super::js::{ident, json_lit, matcher_lit, number_lit, string_lit, Code};
 use super::zod::{count, kind_of, INHERITED};
 use super::EmitError;
 use crate::diag::push_ptr;
+use crate::engine::value_list;
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -42,6 +43,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$lookHolds",
     "$wordAt",
     "$ok",
+    "$why",
     "$Check",
     "$Evaluation",
     "$evaluated",
@@ -159,16 +161,6 @@ pub(crate) fn unbounded(m: &Model) -> Vec<bool> {
 
 fn check_fn(m: &Model, id: TypeId) -> String {
     format!("check${}", m.ty(id).names.ts)
-}
-
-fn value_list(vals: &[serde_json::Value]) -> String {
-    vals.iter()
-        .map(|v| match v.as_str() {
-            Some(s) => format!("`{s}`"),
-            None => format!("`{v}`"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn num_text(f: f64) -> String {
@@ -418,8 +410,7 @@ impl<'m> Standalone<'m> {
                 }
             }
             Shape::Const(c) => {
-                let shown = c.to_string();
-                let m = msg(&format!("must be `{shown}`"));
+                let m = msg(&crate::engine::const_message(c));
                 w.line(format!("if ({}) {}", not_equal(v, c), push(&pe, Rule::Const, &m)));
             }
             Shape::Enum(values) => {
@@ -763,8 +754,11 @@ impl<'m> Standalone<'m> {
             let k = self.fresh("k");
             w.open(format!("for (const {k} in {ov}) {{"));
             w.line(format!("if (!Object.hasOwn({ov}, {k})) continue;"));
-            let m = format!("\"the property name `\" + {k} + \"` is not allowed\"");
-            w.line(format!("if (!$ok({f}, {k})) {}", push(&ptr.dynamic(&k), Rule::PropertyNames, &m)));
+            let why = self.fresh("why");
+            w.line(format!("const {why} = $why({f}, {k});"));
+            // The engine's words: the name, then why its schema refuses it.
+            let m = format!("\"the property name `\" + {k} + \"` is not allowed: \" + {why}");
+            w.line(format!("if ({why} !== null) {}", push(&ptr.dynamic(&k), Rule::PropertyNames, &m)));
             w.close("}");
         }
         if o.min_properties.is_some() || o.max_properties.is_some() {

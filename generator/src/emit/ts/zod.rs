@@ -69,12 +69,15 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "boundMessage",
     "$T",
     "$C",
+    "constMessage",
     "constParams",
     "enumParams",
     "fail",
     "rule",
     "chars",
     "isInt",
+    "intMessage",
+    "$TInt",
     "intBounds",
     "minChars",
     "maxChars",
@@ -158,6 +161,8 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "parsedOr",
     "onInput",
     "objectRest",
+    "constMessage",
+    "intMessage",
     "jsonKind",
     "STRING_TAGS",
     "badTag",
@@ -455,6 +460,8 @@ impl<'m> ZodEmit<'m> {
                         bound(s.maximum)?,
                         bound(s.exclusive_maximum)?
                     )
+                } else if s.integer {
+                    "z.number($TInt)".to_string()
                 } else {
                     "z.number($T)".to_string()
                 };
@@ -479,8 +486,15 @@ impl<'m> ZodEmit<'m> {
                 out
             }
             Shape::Const(v) => match scalar(v) {
-                Some(lit) => format!("z.literal({lit}, constParams({lit}))"),
-                None => format!("constValue({})", json_lit(v)),
+                // The runtime words the message as the engine does where JavaScript shows the value as the schema
+                // writes it; else the engine's text is passed.
+                Some(lit) if shown_alike(v) && v.to_string().chars().count() <= 60 => {
+                    format!("z.literal({lit}, constParams({lit}))")
+                }
+                Some(lit) => {
+                    format!("z.literal({lit}, constParams({lit}, {}))", string_lit(&crate::engine::const_message(v)))
+                }
+                None => format!("constValue({}, {})", json_lit(v), string_lit(&crate::engine::const_message(v))),
             },
             Shape::Enum(values) => {
                 if values.is_empty() {
@@ -489,9 +503,17 @@ impl<'m> ZodEmit<'m> {
                     format!("z.enum({}, $T)", json_lit(&serde_json::Value::Array(values.clone())))
                 } else if values.iter().all(|v| scalar(v).is_some()) {
                     let list = json_lit(&serde_json::Value::Array(values.clone()));
-                    format!("z.literal({list}, enumParams({list}))")
+                    if values.iter().all(shown_alike) {
+                        format!("z.literal({list}, enumParams({list}))")
+                    } else {
+                        format!(
+                            "z.literal({list}, enumParams({list}, {}))",
+                            string_lit(&crate::engine::value_list(values))
+                        )
+                    }
                 } else {
-                    format!("enumValues({})", json_lit(&serde_json::Value::Array(values.clone())))
+                    let list = json_lit(&serde_json::Value::Array(values.clone()));
+                    format!("enumValues({list}, {})", string_lit(&crate::engine::value_list(values)))
                 }
             }
             Shape::Array(a) => self.array(n, a, indent)?,
@@ -821,6 +843,16 @@ impl<'m> ZodEmit<'m> {
         }
         let tags = tags.unwrap_or_else(|| "{ kinds: [\"string\"], expected: \"a string\", events: true }".to_string());
         Ok(format!("union({tag}, [{}], {removed}, {tags})", members.join(", ")))
+    }
+}
+
+/// Whether JavaScript shows a scalar as the schema writes it (`JSON.stringify`): not a number written with a
+/// fraction or an exponent (`1.0` is `1` there), and not an object or array (a message shows the schema's text).
+fn shown_alike(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Number(n) => !n.is_f64(),
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => false,
+        _ => true,
     }
 }
 
