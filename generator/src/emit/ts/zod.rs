@@ -775,7 +775,8 @@ impl<'m> ZodEmit<'m> {
                 // `ownObject` asks Zod's object about a value that is no object, outside the property's path.
                 Shape::Object(o) => return !reads_own(o),
                 Shape::Nullable(inner) => node = inner,
-                Shape::Array(a) => return !a.unique && a.contains.is_none(),
+                // A tuple is `ordered`'s, which asks Zod's tuple about a value that is no array, outside the path.
+                Shape::Array(a) => return a.prefix.is_empty() && !a.unique && a.contains.is_none(),
                 Shape::Const(v) => return scalar(v).is_some(),
                 Shape::Enum(values) => return values.iter().all(|v| scalar(v).is_some()),
                 // The runtime's `union` reports an absent value as a value that is no object.
