@@ -749,7 +749,8 @@ export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectR
  * `key in input`, which find the prototype's members on every object, and never reads or copies an own
  * `__proto__`. This reads own properties only, the declared ones in order (`[key, schema, required]`), then
  * checks the rest as {@link objectWith} does, once the declared ones hold. Its value is a new object with the
- * input's own properties (an own `__proto__` stays an own property); the generated code gives its type.
+ * input's own properties in the input's order (an own `__proto__` stays an own property); the generated code
+ * gives its type.
  */
 export function ownObject(fields: readonly (readonly [string, z.ZodType, boolean])[], rest: ObjectRest): z.ZodType<unknown, unknown> {
   const check = objectRest(rest);
@@ -762,13 +763,15 @@ export function ownObject(fields: readonly (readonly [string, z.ZodType, boolean
   return onInput((v, c) => {
     if (typeof v !== "object" || v === null || Array.isArray(v)) return parsedOr(anyObject, v, [], c);
     const input = v as Record<string, unknown>;
-    const out: Record<string, unknown> = {};
+    const parsed = new Map<string, unknown>();
     const before = c.issues.length;
     for (const [k, schema, required] of fields) {
-      if (Object.hasOwn(input, k)) own(out, k, parsedOr(schema, input[k], [k], c));
+      if (Object.hasOwn(input, k)) parsed.set(k, parsedOr(schema, input[k], [k], c));
       else if (required) fail(c, "required", `missing required property \`${k}\``, [k], undefined);
     }
-    for (const k of Object.keys(input)) if (!Object.hasOwn(out, k)) own(out, k, input[k]);
+    // In the input's order, so the rest is checked in the engine's order (`propertyNames`, patterns).
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(input)) own(out, k, parsed.has(k) ? parsed.get(k) : input[k]);
     if (c.issues.length === before) check({ ...c, value: out } as Payload<Record<string, unknown>>);
     return out;
   });
