@@ -488,7 +488,7 @@ impl<'m> ZodEmit<'m> {
             Shape::Const(v) => match scalar(v) {
                 // The runtime words the message as the engine does where JavaScript shows the value as the schema
                 // writes it; else the engine's text is passed.
-                Some(lit) if shown_alike(v) && v.to_string().chars().count() <= 60 => {
+                Some(lit) if shown_alike(v) && crate::engine::const_message(v) == format!("must be `{v}`") => {
                     format!("z.literal({lit}, constParams({lit}))")
                 }
                 Some(lit) => {
@@ -648,11 +648,9 @@ impl<'m> ZodEmit<'m> {
                 // own rule): absent is `required` first, as for every other property.
                 expr = format!("present({}, {expr})", string_lit(&f.name));
             }
-            let doc = f.description.as_deref().filter(|d| !d.trim().is_empty()).map(str::to_string);
-            let doc = doc.unwrap_or_else(|| format!("The `{}` property.", f.name));
             fields.push_str(&format!(
                 "{pad}    {}\n{pad}    {}: {expr},\n",
-                jsdoc(&doc, indent + 4),
+                field_doc(f, indent + 4),
                 located(prop_key(&f.name), &f.node.origin)?
             ));
         }
@@ -696,11 +694,9 @@ impl<'m> ZodEmit<'m> {
         let pad = " ".repeat(indent);
         let mut fields = String::new();
         for f in &o.fields {
-            let doc = f.description.as_deref().filter(|d| !d.trim().is_empty()).map(str::to_string);
-            let doc = doc.unwrap_or_else(|| format!("The `{}` property.", f.name));
             fields.push_str(&format!(
                 "{pad}    {}\n{pad}    [{}, {}, {}],\n",
-                jsdoc(&doc, indent + 4),
+                field_doc(f, indent + 4),
                 string_lit(&f.name),
                 self.node(&f.node, indent + 4)?,
                 f.required
@@ -845,6 +841,12 @@ impl<'m> ZodEmit<'m> {
         let tags = tags.unwrap_or_else(|| "{ kinds: [\"string\"], expected: \"a string\", events: true }".to_string());
         Ok(format!("union({tag}, [{}], {removed}, {tags})", members.join(", ")))
     }
+}
+
+/// A declared property's doc comment: its description, or a line naming it.
+fn field_doc(f: &Field, indent: usize) -> Code {
+    let doc = f.description.as_deref().filter(|d| !d.trim().is_empty()).map(str::to_string);
+    jsdoc(&doc.unwrap_or_else(|| format!("The `{}` property.", f.name)), indent)
 }
 
 /// Whether JavaScript shows a scalar as the schema writes it (`JSON.stringify`): not a number written with a
