@@ -423,6 +423,10 @@ impl Gen {
                         m.insert(k.to_string(), v);
                     }
                 }
+                // Sometimes in the other order: the checkers go by the input's order where the engine does.
+                if self.chance(3) {
+                    m = m.into_iter().rev().collect();
+                }
                 Value::Object(m)
             }
         }

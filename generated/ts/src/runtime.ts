@@ -689,7 +689,10 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
   return (ctx) => {
     const c = ctx as Payload<unknown>;
     const o = ctx.value;
-    const keys = Object.keys(o);
+    // The input's order, as the engine goes (the parsed value lists the declared keys first, in the schema's
+    // order), less what Zod did not copy (`__proto__`); the value's own order if it came another way.
+    const input = inputOf.get(ctx);
+    const keys = input === undefined ? Object.keys(o) : Object.keys(input as object).filter((k) => Object.hasOwn(o, k));
     for (const r of rest.required) if (!Object.hasOwn(o, r)) fail(c, "required", `missing required property \`${r}\``, [r], undefined);
     for (const [k, deps] of rest.dependent) {
       if (!Object.hasOwn(o, k)) continue;
@@ -733,14 +736,34 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
   };
 }
 
+/** The input of each parse of an {@link objectWith} object, by its payload (a check sees the payload's value). */
+const inputOf = new WeakMap<object, unknown>();
+
+/**
+ * A loose object with the rest's check, whose run notes the input of the payload it parses ({@link inputOf}): the
+ * payload's value is then Zod's new object, and its checks see nothing else. A copy made from it (`.refine()`,
+ * `.check()`) does not note it, and its check goes in the value's order.
+ */
+function looseWithRest<S extends z.ZodRawShape>(shape: S, rest: ObjectRest): z.ZodObject<S, z.core.$loose> {
+  const s = z.looseObject(shape, $T).check(objectRest(rest));
+  // `run`, not `parse`: Zod's memoizer swaps `parse` after the first use, and `run` (parse, then the checks, on
+  // the same payload) is every caller's way in.
+  const run = s._zod.run;
+  s._zod.run = (payload, ctx) => {
+    inputOf.set(payload, payload.value);
+    return run(payload, ctx);
+  };
+  return s;
+}
+
 /** An object with keywords beyond its declared properties ({@link ObjectRest}), typed without an index signature. */
 export function objectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectRest): z.ZodObject<S, z.core.$strip> {
-  return z.looseObject(shape, $T).check(objectRest(rest)) as unknown as z.ZodObject<S, z.core.$strip>;
+  return looseWithRest(shape, rest) as unknown as z.ZodObject<S, z.core.$strip>;
 }
 
 /** {@link objectWith} for an object that keeps other properties (typed with an index signature). */
 export function looseObjectWith<S extends z.ZodRawShape>(shape: S, rest: ObjectRest): z.ZodObject<S, z.core.$loose> {
-  return z.looseObject(shape, $T).check(objectRest(rest));
+  return looseWithRest(shape, rest);
 }
 
 /**
