@@ -763,6 +763,40 @@ mod tests {
         }
     }
 
+    /// The names a runtime declares at its top level (`function`, `const`, `let`, `type`, `interface`, exported or
+    /// not).
+    fn top_level_names(src: &str) -> Vec<&str> {
+        src.lines()
+            .filter_map(|l| {
+                let l = l.strip_prefix("export ").unwrap_or(l);
+                let rest =
+                    ["function ", "const ", "let ", "type ", "interface "].iter().find_map(|k| l.strip_prefix(k))?;
+                let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(rest.len());
+                Some(&rest[..end])
+            })
+            .collect()
+    }
+
+    /// The other way round: a name a runtime declares that the lists lack is no reserved name, so a type of that
+    /// name made a module that declares it twice (a `$defs` type `Evaluation` beside `unevaluatedProperties`).
+    #[test]
+    fn the_runtimes_names_are_listed() {
+        let env = environment().unwrap();
+        let runtime = zod_support(&env).unwrap();
+        let names = top_level_names(runtime.as_str());
+        assert!(names.contains(&"objectWith") && names.contains(&"Evaluation"), "{names:?}");
+        for n in names {
+            assert!(zod::RUNTIME_NAMES.contains(&n), "the Zod runtime declares `{n}`: add it to RUNTIME_NAMES");
+        }
+        let standalone = standalone_support(&env).unwrap();
+        for n in top_level_names(standalone.as_str()) {
+            assert!(
+                standalone::RUNTIME_NAMES.contains(&n),
+                "the standalone runtime declares `{n}`: add it to RUNTIME_NAMES"
+            );
+        }
+    }
+
     /// A runtime name in a comment or a string is not a use of it; in code it is.
     #[test]
     fn names_in_comments_and_strings_are_not_uses() {

@@ -92,8 +92,13 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "multipleOf",
     "minItems",
     "maxItems",
+    "firstDuplicate",
+    "canonical",
     "uniqueItems",
     "uniqueInput",
+    "isPlainObject",
+    "Evaluation",
+    "evaluated",
     "unevaluated",
     "dependent",
     "containsInput",
@@ -110,9 +115,12 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "withOthers",
     "ObjectRest",
     "objectRest",
+    "inputOf",
+    "looseWithRest",
     "objectWith",
     "looseObjectWith",
     "ownObject",
+    "AllOutputs",
     "allOf",
     "present",
     "anyOf",
@@ -136,8 +144,18 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "toWireErrors",
 ];
 
-/// The names of [`RUNTIME_NAMES`] the runtime does not export.
+/// The names of [`RUNTIME_NAMES`] that are not the package's API: `schemas.ts` does not import them and `index.ts`
+/// does not re-export them (the runtime does not export most of them; it exports `firstDuplicate` and `AllOutputs`,
+/// which only its own functions use).
 pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
+    "firstDuplicate",
+    "canonical",
+    "isPlainObject",
+    "Evaluation",
+    "evaluated",
+    "inputOf",
+    "looseWithRest",
+    "AllOutputs",
     "z",
     "MatchState",
     "MAX_MATCH_STATES",
