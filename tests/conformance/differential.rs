@@ -38,10 +38,6 @@ pub enum Exception {
     /// several bad keys the first one Zod and the standalone validator report may differ from the engine's input
     /// order when one looks like an array index. On such lines they are held to the verdict, not the first error.
     IntegerLikeKeyOrder,
-    /// README, *TypeScript output*, "Known limits": Zod never reads an own `__proto__` key, so the raw
-    /// `sessionEnvelopeSchema.safeParse` is not compared on a line holding one (`validateSessionLine`, which
-    /// renames such keys around the check, is).
-    ZodOwnProto,
     /// README, *Bundled JSON Schema*, "Line rules": ajv sees `JSON.parse`'s value, and `JSON.parse` takes what
     /// serde_json's framing refuses: bytes that are not UTF-8 (read as U+FFFD), unpaired `\u` surrogate escapes,
     /// numbers beyond the double range (read as ±Infinity). On such lines ajv may call valid what the engine
@@ -309,11 +305,6 @@ fn compare(line: &[u8], r: RustSide, js: &Value, report: &mut Report) {
     // Zod (validateSessionLine), its raw schema, and the standalone validator: precise checkers.
     let precise = [("zod", &js[0]), ("zod-schema", &js[1]), ("ts-standalone", &js[2])];
     for (name, answer) in precise {
-        if name == "zod-schema" && *answer == "proto" {
-            // The line holds an own `__proto__` key, which raw Zod never reads (README, known limits).
-            report.except(Exception::ZodOwnProto);
-            continue;
-        }
         if name == "zod-schema" && answer.is_null() {
             // The line is not JSON for the line rules (validateSessionLine reports those, compared above).
             if !is_line_rule(engine) {

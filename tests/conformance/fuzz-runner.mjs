@@ -6,11 +6,8 @@
 //
 // An answer is an array [zod, schema, standalone, ajv, roundTrip]:
 //   zod         0 (valid) | [rule, pointer]   validateSessionLine on the bytes (Zod, with the line rules)
-//   schema      null | "proto" | 0 | [rule, pointer]
-//                                             sessionEnvelopeSchema.safeParse on parseLine's value, its first raw issue;
-//                                             null when the line does not parse, "proto" when it holds an own
-//                                             "__proto__" key (raw Zod never reads one: README, TypeScript output,
-//                                             known limits)
+//   schema      null | 0 | [rule, pointer]    sessionEnvelopeSchema.safeParse on parseLine's value, its first raw issue;
+//                                             null when the line does not parse
 //   standalone  0 | [rule, pointer]           validateSessionLineStandalone on the bytes
 //   ajv         "valid" | "invalid" | "not-json" | "too-deep"
 //                                             ajv 8 strict on the bundled schema, on JSON.parse of the line decoded
@@ -61,9 +58,7 @@ for (const bytes of stdinLines()) {
   let schema = null;
   let roundTrip = 0;
   const parsed = w.parseLine(line);
-  if (parsed.ok && parsed.ownProto === true) {
-    schema = "proto";
-  } else if (parsed.ok) {
+  if (parsed.ok) {
     const s = w.sessionEnvelopeSchema.safeParse(parsed.value);
     schema = s.success ? 0 : [w.issueRule(s.error.issues[0]), w.toPointer(s.error.issues[0].path)];
   }

@@ -102,6 +102,28 @@ test("raw Zod issues carry the rule id and the engine's path", () => {
   assert.equal(role.params.rule, "role-event");
 });
 
+test("raw Zod reads an own __proto__ key of a closed object, in a copy made with .describe() or .refine() too", () => {
+  // JSON.parse makes an own `__proto__` property, which Zod's own object neither reads nor copies.
+  const lines = [
+    ['{"id":"m1","time":1,"role":"agent","__proto__":{"x":1},"ev":{"t":"turn-start"}}', ["__proto__"]],
+    ['{"id":"m1","time":1,"role":"agent","ev":{"t":"turn-start","__proto__":1}}', ["ev", "__proto__"]],
+    ['{"id":"m1","time":1,"role":"agent","ev":{"__proto__":1,"t":"abort","x":2}}', ["ev", "__proto__"]],
+  ];
+  const copies = [w.sessionEnvelopeSchema, w.sessionEnvelopeSchema.describe("a copy"), w.sessionEnvelopeSchema.refine(() => true)];
+  for (const schema of copies) {
+    for (const [line, path] of lines) {
+      const r = schema.safeParse(JSON.parse(line));
+      assert.equal(r.success, false, line);
+      assert.deepEqual(r.error.issues[0].path, path, line);
+      assert.equal(w.issueRule(r.error.issues[0]), "additional-property", line);
+      assert.equal(r.error.issues[0].message, "unknown property `__proto__` [additional-property]", line);
+    }
+  }
+  // An open object keeps no own `__proto__` in its value (the README's known limit); the verdict is the engine's.
+  const open = w.sessionEnvelopeSchema.safeParse(JSON.parse('{"id":"m1","time":1,"role":"agent","ev":{"t":"tool-call-start","call":"c1","name":"n","title":"t","description":"d","args":{"__proto__":1}}}'));
+  assert.equal(open.success, true);
+});
+
 test("role rules run only once the shape is valid, like the engine", () => {
   const r = w.sessionEnvelopeSchema.safeParse({ id: "m1", time: -1, role: "user", ev: { t: "turn-start" } });
   assert.deepEqual(r.error.issues.map((i) => w.issueRule(i)), ["minimum"]);

@@ -9,7 +9,6 @@
 //   schema: {valid, pointer, rule} | null           -- sessionEnvelopeSchema.safeParse on the parsed line, its first
 //                                                      raw Zod issue (path joined as a JSON Pointer, rule from the
 //                                                      issue itself); null when the line does not parse
-//   ownProto: bool                                  -- some object has a "__proto__" key, which raw Zod skips
 //   roundTrip: bool | null                          -- a valid line parses to a value deep-equal to the input
 // }
 import { isDeepStrictEqual } from "node:util";
@@ -35,7 +34,6 @@ for (const bytes of lines) {
   if (r.valid) verdict.roundTrip = isDeepStrictEqual(r.value, JSON.parse(text));
   const parsed = w.parseLine(line);
   if (parsed.ok) {
-    verdict.ownProto = parsed.ownProto === true;
     const s = w.sessionEnvelopeSchema.safeParse(parsed.value);
     if (s.success) {
       verdict.schema = { valid: true };

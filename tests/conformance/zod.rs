@@ -79,7 +79,7 @@ fn verdict(a: &Value) -> Verdict {
     if !a["text"].is_null() && Verdict::answered(&a["text"], &["rule"]) != helper {
         return disagree("on the decoded string", Verdict::answered(&a["text"], &["rule"]));
     }
-    if !a["schema"].is_null() && a["ownProto"] != true && Verdict::answered(&a["schema"], &["rule"]) != helper {
+    if !a["schema"].is_null() && Verdict::answered(&a["schema"], &["rule"]) != helper {
         return disagree("sessionEnvelopeSchema's first issue", Verdict::answered(&a["schema"], &["rule"]));
     }
     if helper == Verdict::Valid && a["roundTrip"] != true {

@@ -7,8 +7,9 @@
 //!
 //! | model | Zod |
 //! |---|---|
-//! | closed object | `closed({...}, unknownKeys(owner, removed))`: each unknown key its own issue |
-//! | open object / strip object / map | `z.looseObject` / `z.object` / `z.object(...).catchall(value)` |
+//! | closed object | `closed({...}, unknownKeys(owner, removed))`: each unknown key its own issue, an own `__proto__` too |
+//! | object with an `additionalProperties` schema / map | `withOthers({...}, value)` / `mapOf(value)`: Zod's catchall, an own `__proto__` checked too |
+//! | open object / strip object | `z.looseObject` / `z.object` (an own `__proto__` is not kept: the README's known limit) |
 //! | object with `required`-only names, `dependentRequired`, `patternProperties`, `propertyNames`, counts | `objectWith`/`looseObjectWith`: a loose object plus one check of the rest, in the engine's order |
 //! | object declaring `__proto__` or an `Object.prototype` member (`toString`), or requiring `__proto__` | `ownObject([[key, schema, required], ...], rest)`: own properties only (Zod reads `input[key]`, `key in input`, and skips `__proto__`), typed from the model |
 //! | discriminated union | `z.discriminatedUnion` (its error map names the engine's rule); `union(...)` when a member is not a plain object |
@@ -110,12 +111,21 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "sub",
     "parsedOr",
     "onInput",
+    "PROTO",
+    "ownProp",
+    "renamedKey",
+    "Run",
+    "wrapRun",
+    "seeingProto",
+    "seesProto",
     "unknownKeys",
     "closed",
     "withOthers",
+    "mapOf",
     "ObjectRest",
     "objectRest",
     "inputOf",
+    "notingInput",
     "looseWithRest",
     "objectWith",
     "looseObjectWith",
@@ -148,12 +158,20 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
 /// does not re-export them (the runtime does not export most of them; it exports `firstDuplicate` and `AllOutputs`,
 /// which only its own functions use).
 pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
+    "PROTO",
+    "ownProp",
+    "renamedKey",
+    "Run",
+    "wrapRun",
+    "seeingProto",
+    "seesProto",
     "firstDuplicate",
     "canonical",
     "isPlainObject",
     "Evaluation",
     "evaluated",
     "inputOf",
+    "notingInput",
     "looseWithRest",
     "AllOutputs",
     "z",
@@ -692,9 +710,7 @@ impl<'m> ZodEmit<'m> {
                 Additional::Schema(v) if !o.fields.is_empty() => {
                     format!("withOthers(\n{pad}  {shape},\n{pad}  {},\n{pad})", self.node(v, indent)?)
                 }
-                Additional::Schema(v) => {
-                    format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad}).catchall({})", self.node(v, indent)?)
-                }
+                Additional::Schema(v) => format!("mapOf({})", self.node(v, indent)?),
             });
         }
         let rest = self.object_rest(n, o, indent)?;

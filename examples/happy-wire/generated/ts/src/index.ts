@@ -45,6 +45,7 @@ export {
   unknownKeys,
   closed,
   withOthers,
+  mapOf,
   objectWith,
   looseObjectWith,
   ownObject,

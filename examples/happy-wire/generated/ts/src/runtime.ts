@@ -620,6 +620,69 @@ function onInput<O>(f: (v: unknown, ctx: Payload<unknown>) => O): z.ZodType<O, u
   return z.unknown().transform((v, ctx): O => f(v, ctx as unknown as Payload<unknown>));
 }
 
+const PROTO = "__proto__";
+
+/** Sets `o[k]` as an own property, also where `k` is `__proto__` (assigning that would set the prototype). */
+function ownProp(o: Record<string, unknown>, k: string, value: unknown): void {
+  Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A copy of `o` with its key `from` named `to`, in the same place, and each value mapped by `each`. */
+function renamedKey(o: object, from: string, to: string, each: (v: unknown) => unknown = (v) => v): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(o)) ownProp(out, k === from ? to : k, each((o as Record<string, unknown>)[k]));
+  return out;
+}
+
+/** How Zod runs a schema on a payload: its parse, then its checks, on the same payload. */
+type Run = z.core.$ZodTypeInternals["run"];
+
+/**
+ * `s` with its run wrapped by `wrap`, for what Zod's checks cannot see (they see the parsed value, not the input),
+ * and so is every copy made through its `clone` (`.describe()`, `.meta()`, `.check()`, `.refine()`). No check is
+ * added for it: a check on every closed object made Zod a third slower on the session protocol's messages.
+ */
+function wrapRun<T extends z.ZodType>(s: T, wrap: (run: Run) => Run): T {
+  const i = s._zod;
+  // Without checks Zod's run is its parse, which its memoizer replaces after the first parse: call the current one.
+  const run: Run = i.run === i.parse ? (p, c) => i.parse(p, c) : i.run;
+  i.run = wrap(run);
+  const clone = s.clone.bind(s);
+  type Args = Parameters<T["clone"]>;
+  return Object.assign(s, { clone: (def?: Args[0], params?: Args[1]): T => wrapRun(clone(def, params), wrap) });
+}
+
+/**
+ * An object schema's run that reads an own `__proto__` property of its input as any other key, as the engine does.
+ * `JSON.parse` makes one of a `"__proto__"` key, but Zod's object never reads or copies it (its guard against
+ * prototype pollution), so a closed object or a map would take it unchecked. Such an input is parsed with that key
+ * renamed to one it does not have, which is named back in the issues' paths and in the value.
+ */
+function seeingProto(run: Run): Run {
+  return (payload, ctx) => {
+    const v = payload.value;
+    if (typeof v !== "object" || v === null || !Object.hasOwn(v, PROTO)) return run(payload, ctx);
+    let stand = "\u0000" + PROTO;
+    while (Object.hasOwn(v, stand)) stand += "\u0000";
+    const before = payload.issues.length;
+    payload.value = renamedKey(v, PROTO, stand);
+    const back = (p: Payload<unknown>): Payload<unknown> => {
+      for (const iss of p.issues.slice(before) as { path?: PropertyKey[] }[]) {
+        if (iss.path?.[0] === stand) iss.path = [PROTO, ...iss.path.slice(1)];
+      }
+      if (typeof p.value === "object" && p.value !== null) p.value = renamedKey(p.value, stand, PROTO);
+      return p;
+    };
+    const r = run(payload, ctx);
+    return r instanceof Promise ? r.then(back) : back(r);
+  };
+}
+
+/** An object schema that sees an own `__proto__` ({@link seeingProto}). */
+function seesProto<T extends z.ZodObject>(s: T): T {
+  return wrapRun(s, seeingProto);
+}
+
 /**
  * What a closed object accepts for an unknown property: nothing. Unlike `z.strictObject`, which reports one
  * `unrecognized_keys` issue at the object, this reports each unknown property at its own path (`/ev/machineId`),
@@ -644,7 +707,7 @@ export function unknownKeys(owner: string, removed: Readonly<Record<string, stri
  * {@link unknownKeys}). Typed as Zod's strict object, which it is, only with per-key issues.
  */
 export function closed<S extends z.ZodRawShape>(shape: S, unknown: z.ZodType): z.ZodObject<S, z.core.$strict> {
-  return z.object(shape, $T).catchall(unknown) as unknown as z.ZodObject<S, z.core.$strict>;
+  return seesProto(z.object(shape, $T).catchall(unknown)) as unknown as z.ZodObject<S, z.core.$strict>;
 }
 
 /**
@@ -653,7 +716,12 @@ export function closed<S extends z.ZodRawShape>(shape: S, unknown: z.ZodType): z
  * types a catchall's object as if they did).
  */
 export function withOthers<S extends z.ZodRawShape>(shape: S, others: z.ZodType): z.ZodObject<S, z.core.$loose> {
-  return z.object(shape, $T).catchall(others) as unknown as z.ZodObject<S, z.core.$loose>;
+  return seesProto(z.object(shape, $T).catchall(others)) as unknown as z.ZodObject<S, z.core.$loose>;
+}
+
+/** A map (`additionalProperties` with a schema and no `properties`): Zod's catchall, typed by it. */
+export function mapOf<V extends z.ZodType>(values: V): z.ZodObject<{}, z.core.$catchall<V>> {
+  return seesProto(z.object({}, $T).catchall(values));
 }
 
 /**
@@ -690,9 +758,11 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
     const c = ctx as Payload<unknown>;
     const o = ctx.value;
     // The input's order, as the engine goes (the parsed value lists the declared keys first, in the schema's
-    // order), less what Zod did not copy (`__proto__`); the value's own order if it came another way.
-    const input = inputOf.get(ctx);
-    const keys = input === undefined ? Object.keys(o) : Object.keys(input as object).filter((k) => Object.hasOwn(o, k));
+    // order); the value's own order if it came another way.
+    const input = inputOf.get(ctx) as Record<string, unknown> | undefined;
+    // An own `__proto__`, which Zod did not copy, is a property like the others.
+    if (input !== undefined && Object.hasOwn(input, PROTO) && !Object.hasOwn(o, PROTO)) ownProp(o, PROTO, input[PROTO]);
+    const keys = input === undefined ? Object.keys(o) : Object.keys(input).filter((k) => Object.hasOwn(o, k));
     for (const r of rest.required) if (!Object.hasOwn(o, r)) fail(c, "required", `missing required property \`${r}\``, [r], undefined);
     for (const [k, deps] of rest.dependent) {
       if (!Object.hasOwn(o, k)) continue;
@@ -739,21 +809,17 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
 /** The input of each parse of an {@link objectWith} object, by its payload (a check sees the payload's value). */
 const inputOf = new WeakMap<object, unknown>();
 
-/**
- * A loose object with the rest's check, whose run notes the input of the payload it parses ({@link inputOf}): the
- * payload's value is then Zod's new object, and its checks see nothing else. A copy made from it (`.refine()`,
- * `.check()`) does not note it, and its check goes in the value's order.
- */
-function looseWithRest<S extends z.ZodRawShape>(shape: S, rest: ObjectRest): z.ZodObject<S, z.core.$loose> {
-  const s = z.looseObject(shape, $T).check(objectRest(rest));
-  // `run`, not `parse`: Zod's memoizer swaps `parse` after the first use, and `run` (parse, then the checks, on
-  // the same payload) is every caller's way in.
-  const run = s._zod.run;
-  s._zod.run = (payload, ctx) => {
+/** A run that notes each payload's input ({@link inputOf}) before the parse makes its value a new object. */
+function notingInput(run: Run): Run {
+  return (payload, ctx) => {
     inputOf.set(payload, payload.value);
     return run(payload, ctx);
   };
-  return s;
+}
+
+/** A loose object with the rest's check, which reads the input's keys ({@link notingInput}). */
+function looseWithRest<S extends z.ZodRawShape>(shape: S, rest: ObjectRest): z.ZodObject<S, z.core.$loose> {
+  return wrapRun(z.looseObject(shape, $T).check(objectRest(rest)), notingInput);
 }
 
 /** An object with keywords beyond its declared properties ({@link ObjectRest}), typed without an index signature. */
@@ -780,9 +846,6 @@ export function ownObject(fields: readonly (readonly [string, z.ZodType, boolean
   // What it says of a value that is no object: Zod's own issue, through the shared error map. Built here, not at
   // the module's top, so a bundle that does not use `ownObject` leaves Zod out.
   const anyObject = z.looseObject({}, $T);
-  const own = (o: Record<string, unknown>, k: string, value: unknown): void => {
-    Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
-  };
   return onInput((v, c) => {
     if (typeof v !== "object" || v === null || Array.isArray(v)) return parsedOr(anyObject, v, [], c);
     const input = v as Record<string, unknown>;
@@ -794,7 +857,7 @@ export function ownObject(fields: readonly (readonly [string, z.ZodType, boolean
     }
     // In the input's order, so the rest is checked in the engine's order (`propertyNames`, patterns).
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(input)) own(out, k, parsed.has(k) ? parsed.get(k) : input[k]);
+    for (const k of Object.keys(input)) ownProp(out, k, parsed.has(k) ? parsed.get(k) : input[k]);
     if (c.issues.length === before) check({ ...c, value: out } as Payload<Record<string, unknown>>);
     return out;
   });
@@ -1393,15 +1456,14 @@ export function parseLine(
   return seen.proto ? { ok: true, value, ownProto: true } : { ok: true, value };
 }
 
-const PROTO = "__proto__";
-
 type Json = Record<string, unknown>;
 
 /**
- * `JSON.parse` makes an own `__proto__` property out of a `"__proto__"` key, but Zod never reads or copies one (its
- * guard against prototype pollution), so a closed object would accept it and `args` would lose it. The engine treats
- * it as an ordinary key. To agree, the line checker renames such keys to a sentinel (a key the line does not use),
- * checks, and maps the sentinel back in pointers, messages and the value. Returns the renamed value and sentinel.
+ * `JSON.parse` makes an own `__proto__` property out of a `"__proto__"` key, but Zod's object never copies one (its
+ * guard against prototype pollution): the runtime's closed objects, maps and objects with a rest read it, but an open
+ * object's value loses it (`args`). The engine treats it as an ordinary key. To keep it, the line checker renames such
+ * keys to a sentinel (a key the line does not use), checks, and maps the sentinel back in pointers, messages and the
+ * value. Returns the renamed value and sentinel.
  */
 export function hideOwnProto(value: unknown): { value: unknown; sentinel: string } {
   const taken = new Set<string>();
@@ -1441,9 +1503,5 @@ export function restoreOwnProtoErrors(errors: WireError[], sentinel: string): Wi
 function renameKey(v: unknown, from: string, to: string): unknown {
   if (Array.isArray(v)) return v.map((x) => renameKey(x, from, to));
   if (v === null || typeof v !== "object") return v;
-  const out: Json = {};
-  for (const k of Object.keys(v)) {
-    Object.defineProperty(out, k === from ? to : k, { value: renameKey((v as Json)[k], from, to), enumerable: true, writable: true, configurable: true });
-  }
-  return out;
+  return renamedKey(v, from, to, (x) => renameKey(x, from, to));
 }
