@@ -95,12 +95,8 @@ const INDEX_NAMES: &[&str] =
 /// The runtime names `index.ts` re-exports, values and types, in the runtime's order: everything `runtime.ts`
 /// exports except [`RUNTIME_INTERNAL`].
 fn public_runtime() -> (Vec<&'static str>, Vec<&'static str>) {
-    let exported = zod::RUNTIME_NAMES
-        .iter()
-        .filter(|n| !zod::RUNTIME_PRIVATE.contains(n))
-        .chain(PACKAGE_RUNTIME_NAMES)
-        .copied()
-        .filter(|n| !RUNTIME_INTERNAL.contains(n));
+    let exported =
+        zod::RUNTIME_EXPORTS.iter().chain(PACKAGE_RUNTIME_NAMES).copied().filter(|n| !RUNTIME_INTERNAL.contains(n));
     exported.partition(|n| !RUNTIME_TYPES.contains(n))
 }
 
@@ -119,8 +115,7 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
     };
     let names = exported_names(m)?;
     let code = without_comments_and_strings(&body);
-    let imports: Vec<&str> =
-        zod::RUNTIME_NAMES.iter().copied().filter(|n| !zod::RUNTIME_PRIVATE.contains(n) && uses(&code, n)).collect();
+    let imports: Vec<&str> = zod::RUNTIME_EXPORTS.iter().copied().filter(|n| uses(&code, n)).collect();
     let imports = if imports.is_empty() { vec!["$T"] } else { imports };
     let title = if m.title.is_empty() { m.package.npm_name.clone() } else { m.title.clone() };
     let schemas = env.get_template("schemas.ts")?.render(minijinja::context! {
@@ -251,12 +246,8 @@ fn uses(code: &str, name: &str) -> bool {
 /// `index.ts`'s `export *`).
 fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    let reserved: Vec<&str> = zod::RUNTIME_NAMES
-        .iter()
-        .chain(PACKAGE_RUNTIME_NAMES)
-        .chain(INDEX_NAMES)
-        .chain(standalone::RUNTIME_NAMES)
-        .copied()
+    let reserved: Vec<&str> = zod::runtime_names()
+        .chain(PACKAGE_RUNTIME_NAMES.iter().chain(INDEX_NAMES).chain(standalone::RUNTIME_NAMES).copied())
         .chain(["CreateEnvelopeOptions"])
         .collect();
     for t in &m.types {
@@ -754,7 +745,7 @@ mod tests {
     fn the_runtime_names_are_the_runtimes() {
         let env = environment().unwrap();
         let runtime = zod_support(&env).unwrap();
-        for n in zod::RUNTIME_NAMES.iter().filter(|n| **n != "z") {
+        for n in zod::runtime_names().filter(|n| *n != "z") {
             assert!(declares(runtime.as_str(), n), "{n} is declared by the Zod runtime");
         }
         let standalone = standalone_support(&env).unwrap();
@@ -786,7 +777,10 @@ mod tests {
         let names = top_level_names(runtime.as_str());
         assert!(names.contains(&"objectWith") && names.contains(&"Evaluation"), "{names:?}");
         for n in names {
-            assert!(zod::RUNTIME_NAMES.contains(&n), "the Zod runtime declares `{n}`: add it to RUNTIME_NAMES");
+            assert!(
+                zod::is_runtime_name(n),
+                "the Zod runtime declares `{n}`: add it to RUNTIME_EXPORTS or RUNTIME_PRIVATE"
+            );
         }
         let standalone = standalone_support(&env).unwrap();
         for n in top_level_names(standalone.as_str()) {

@@ -48,58 +48,34 @@ pub(crate) const INHERITED: &[&str] = &[
     "valueOf",
 ];
 
-/// The names the Zod runtime declares (a generated name must not be one of them).
-pub(crate) const RUNTIME_NAMES: &[&str] = &[
-    "z",
+/// The names the Zod runtime exports as the package's API, in the runtime's order: `schemas.ts` imports those it
+/// uses and `index.ts` re-exports them all. With [`RUNTIME_PRIVATE`], every name the runtime declares, none of which
+/// a generated name may be ([`is_runtime_name`]).
+pub(crate) const RUNTIME_EXPORTS: &[&str] = &[
     "RULES",
     "RuleId",
     "WireError",
     "WireResult",
-    "RawIssue",
-    "Payload",
-    "RULE_SET",
-    "RULE_SUFFIX",
-    "isRule",
-    "tagged",
-    "lastKey",
-    "quotedList",
-    "kind",
-    "shown",
-    "EXPECTED",
     "wireMessage",
-    "boundMessage",
     "$T",
     "$C",
-    "constMessage",
     "constParams",
     "enumParams",
-    "fail",
     "rule",
     "chars",
     "isInt",
-    "intMessage",
     "$TInt",
     "intBounds",
     "minChars",
     "maxChars",
     "Matcher",
-    "MatchState",
-    "MAX_MATCH_STATES",
     "matcher",
-    "classHas",
-    "lookHolds",
-    "wordAt",
     "pattern",
     "multipleOf",
     "minItems",
     "maxItems",
-    "firstDuplicate",
-    "canonical",
     "uniqueItems",
     "uniqueInput",
-    "isPlainObject",
-    "Evaluation",
-    "evaluated",
     "unevaluated",
     "dependent",
     "containsInput",
@@ -108,29 +84,14 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "depthWithin",
     "constValue",
     "enumValues",
-    "sub",
-    "parsedOr",
-    "onInput",
-    "PROTO",
-    "ownProp",
-    "renamedKey",
-    "Run",
-    "wrapRun",
-    "seeingProto",
-    "seesProto",
     "unknownKeys",
     "closed",
     "withOthers",
     "mapOf",
     "ObjectRest",
-    "objectRest",
-    "inputOf",
-    "notingInput",
-    "looseWithRest",
     "objectWith",
     "looseObjectWith",
     "ownObject",
-    "AllOutputs",
     "allOf",
     "present",
     "anyOf",
@@ -138,26 +99,49 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "constAlternatives",
     "not",
     "cond",
-    "jsonKind",
     "kinds",
     "UnionTags",
-    "STRING_TAGS",
     "unionMessage",
-    "unionOptions",
-    "badTag",
     "union",
     "RoleParams",
-    "roleMessage",
     "roleIssue",
     "toPointer",
     "issueRule",
     "toWireErrors",
 ];
 
-/// The names of [`RUNTIME_NAMES`] that are not the package's API: `schemas.ts` does not import them and `index.ts`
-/// does not re-export them (the runtime does not export most of them; it exports `firstDuplicate` and `AllOutputs`,
-/// which only its own functions use).
+/// The names the Zod runtime declares that are not the package's API (the runtime does not export most of them; it
+/// exports `firstDuplicate` and `AllOutputs`, which only its own functions use).
 pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
+    "z",
+    "RawIssue",
+    "Payload",
+    "RULE_SET",
+    "RULE_SUFFIX",
+    "isRule",
+    "tagged",
+    "lastKey",
+    "quotedList",
+    "kind",
+    "shown",
+    "EXPECTED",
+    "boundMessage",
+    "constMessage",
+    "fail",
+    "intMessage",
+    "MatchState",
+    "MAX_MATCH_STATES",
+    "classHas",
+    "lookHolds",
+    "wordAt",
+    "firstDuplicate",
+    "canonical",
+    "isPlainObject",
+    "Evaluation",
+    "evaluated",
+    "sub",
+    "parsedOr",
+    "onInput",
     "PROTO",
     "ownProp",
     "renamedKey",
@@ -165,46 +149,27 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "wrapRun",
     "seeingProto",
     "seesProto",
-    "firstDuplicate",
-    "canonical",
-    "isPlainObject",
-    "Evaluation",
-    "evaluated",
+    "objectRest",
     "inputOf",
     "notingInput",
     "looseWithRest",
     "AllOutputs",
-    "z",
-    "MatchState",
-    "MAX_MATCH_STATES",
-    "classHas",
-    "lookHolds",
-    "wordAt",
-    "RawIssue",
-    "Payload",
-    "RULE_SET",
-    "RULE_SUFFIX",
-    "isRule",
-    "tagged",
-    "boundMessage",
-    "lastKey",
-    "quotedList",
-    "kind",
-    "shown",
-    "EXPECTED",
-    "fail",
-    "sub",
-    "parsedOr",
-    "onInput",
-    "objectRest",
-    "constMessage",
-    "intMessage",
     "jsonKind",
     "STRING_TAGS",
-    "badTag",
     "unionOptions",
+    "badTag",
     "roleMessage",
 ];
+
+/// Every name the Zod runtime declares.
+pub(crate) fn runtime_names() -> impl Iterator<Item = &'static str> {
+    RUNTIME_EXPORTS.iter().chain(RUNTIME_PRIVATE).copied()
+}
+
+/// Whether the Zod runtime declares `name`.
+pub(crate) fn is_runtime_name(name: &str) -> bool {
+    runtime_names().any(|n| n == name)
+}
 
 /// The order types are declared in, and which of them are in a reference cycle.
 pub(crate) struct Order {
@@ -335,7 +300,7 @@ impl<'m> ZodEmit<'m> {
         for t in &m.types {
             for n in [&t.names.zod, &t.names.ts] {
                 located(ident(n), &t.origin)?;
-                if RUNTIME_NAMES.contains(&n.as_str()) {
+                if is_runtime_name(n) {
                     return Err(EmitError::at(
                         &t.origin,
                         format!("the TypeScript name `{n}` is a name of the Zod runtime; rename the type (`x-ts-name`, `x-zod-name`)"),
@@ -348,7 +313,7 @@ impl<'m> ZodEmit<'m> {
             for a in &t.aliases {
                 for n in [&a.zod, &a.ts] {
                     located(ident(n), &t.origin)?;
-                    if RUNTIME_NAMES.contains(&n.as_str()) || !seen.insert(n.clone()) {
+                    if is_runtime_name(n) || !seen.insert(n.clone()) {
                         return Err(EmitError::at(
                             &t.origin,
                             format!("the alias `{n}` (`x-aliases`) is already a name of the module; choose another"),
