@@ -639,17 +639,20 @@ type Run = z.core.$ZodTypeInternals["run"];
 
 /**
  * `s` with its run wrapped by `wrap`, for what Zod's checks cannot see (they see the parsed value, not the input),
- * and so is every copy made through its `clone` (`.describe()`, `.meta()`, `.check()`, `.refine()`). No check is
- * added for it: a check on every closed object made Zod a third slower on the session protocol's messages.
+ * and so is every copy Zod makes of it (`.describe()`, `.meta()`, `.check()`, `.refine()`: each builds the copy
+ * with `new s._zod.constr(def)`). No check is added for it (a check on every closed object made Zod a third slower
+ * on the session protocol's messages), and the schema object gets no property of its own.
  */
-function wrapRun<T extends z.ZodType>(s: T, wrap: (run: Run) => Run): T {
+function wrapRun<T extends z.core.$ZodType>(s: T, wrap: (run: Run) => Run): T {
   const i = s._zod;
   // Without checks Zod's run is its parse, which its memoizer replaces after the first parse: call the current one.
   const run: Run = i.run === i.parse ? (p, c) => i.parse(p, c) : i.run;
   i.run = wrap(run);
-  const clone = s.clone.bind(s);
-  type Args = Parameters<T["clone"]>;
-  return Object.assign(s, { clone: (def?: Args[0], params?: Args[1]): T => wrapRun(clone(def, params), wrap) });
+  const constr = i.constr;
+  i.constr = function (def: unknown) {
+    return wrapRun(new constr(def), wrap);
+  } as unknown as typeof constr;
+  return s;
 }
 
 /**
