@@ -10,11 +10,14 @@ import {
   checkEnvelope,
   checkSessionStream,
   createEnvelope,
+  issueRule,
   rollupSession,
+  sessionEnvelopeSchema,
   SessionStreamChecker,
   SessionWireError,
   validateSessionLine,
   validateSessionLineStandalone,
+  toPointer,
   type SessionEnvelope,
   type SessionRollup,
 } from "session-wire";
@@ -97,6 +100,13 @@ const INVALID = [
   '{"id":"m1","time":1000,"role":"agent","ev":{"t":"turn-start"}',
 ];
 
+// Lines with an own `__proto__` key once `JSON.parse` has read them, which Zod's own object neither reads nor copies:
+// the raw schema, and a copy of it, must still report it where the engine does.
+const OWN_PROTO = [
+  '{"id":"m1","time":1000,"role":"agent","__proto__":{"x":1},"ev":{"t":"turn-start"}}',
+  '{"id":"m1","time":1000,"role":"agent","ev":{"__proto__":1,"t":"abort","x":2}}',
+];
+
 // Streams that break a stream rule (the Realistic Flow's own messages, reordered or repeated).
 function invalidStreams(flow: SessionEnvelope[]): SessionEnvelope[][] {
   const m = (id: string): SessionEnvelope => flow.find((x) => x.id === id) ?? fail(`no ${id}`);
@@ -170,6 +180,14 @@ async function main(): Promise<void> {
         return { line, zod: r.valid ? null : first(r.errors), standalone: first(validateSessionLineStandalone(line)) };
       }),
       thrown,
+      ownProto: OWN_PROTO.map((line) => ({
+        line,
+        raw: [sessionEnvelopeSchema, sessionEnvelopeSchema.describe("a copy")].map((schema) => {
+          const r = schema.safeParse(JSON.parse(line));
+          const issue = r.success ? undefined : r.error.issues[0];
+          return issue === undefined ? null : { pointer: toPointer(issue.path), rule: issueRule(issue) };
+        }),
+      })),
       streams: invalidStreams(flow).map((s) => ({
         lines: s.map((m) => JSON.stringify(m)),
         records: checkSessionStream(s).filter((r) => !r.valid).map((r) => ({ line: r.line, first: first(r.errors) })),

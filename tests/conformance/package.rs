@@ -254,7 +254,8 @@ fn the_packed_package_installs_next_to_every_supported_zod() {
 
 /// The seed's Realistic Flow, built with `createEnvelope` in both module systems next to every zod: the same 28
 /// lines as the fixture, valid for the engine, accepted by the stream checkers with the Rust checker's rollup;
-/// invalid messages and streams get the engine's and the stream checker's first errors.
+/// invalid messages and streams get the engine's and the stream checker's first errors, and lines with an own
+/// `__proto__` key the engine's from the raw schema and a `.describe()` copy of it.
 #[test]
 fn esm_and_commonjs_consumers_build_and_check_the_realistic_flow() {
     let engine = engine();
@@ -294,6 +295,14 @@ fn esm_and_commonjs_consumers_build_and_check_the_realistic_flow() {
                         "{at}: {line}: engine {engine_first}, zod {}, standalone {}",
                         x["zod"], x["standalone"]
                     ));
+                }
+            }
+            for x in r["ownProto"].as_array().expect("ownProto") {
+                let line = x["line"].as_str().expect("line");
+                let engine_first = first_of(&engine, line);
+                let raw = x["raw"].as_array().expect("raw");
+                if engine_first.is_null() || raw.len() != 2 || raw.iter().any(|r| *r != engine_first) {
+                    failures.push(format!("{at}: {line}: engine {engine_first}, raw sessionEnvelopeSchema {raw:?}"));
                 }
             }
             let thrown = engine_first_role_event(&engine);
