@@ -634,6 +634,13 @@ function renamedKey(o: object, from: string, to: string, each: (v: unknown) => u
   return out;
 }
 
+/** The name an own `__proto__` key is parsed under: one `taken` says is not in use, so it reads as a plain key. */
+function protoStandIn(taken: (k: string) => boolean): string {
+  let k = "\u0000" + PROTO;
+  while (taken(k)) k += "\u0000";
+  return k;
+}
+
 /** How Zod runs a schema on a payload: its parse, then its checks, on the same payload. */
 type Run = z.core.$ZodTypeInternals["run"];
 
@@ -665,8 +672,7 @@ function seeingProto(run: Run): Run {
   return (payload, ctx) => {
     const v = payload.value;
     if (typeof v !== "object" || v === null || !Object.hasOwn(v, PROTO)) return run(payload, ctx);
-    let stand = "\u0000" + PROTO;
-    while (Object.hasOwn(v, stand)) stand += "\u0000";
+    const stand = protoStandIn((k) => Object.hasOwn(v, k));
     const before = payload.issues.length;
     payload.value = renamedKey(v, PROTO, stand);
     const back = (p: Payload<unknown>): Payload<unknown> => {
@@ -1481,8 +1487,7 @@ export function hideOwnProto(value: unknown): { value: unknown; sentinel: string
     }
   };
   collect(value);
-  let sentinel = "\u0000" + PROTO;
-  while (taken.has(sentinel)) sentinel += "\u0000";
+  const sentinel = protoStandIn((k) => taken.has(k));
   return { value: renameKey(value, PROTO, sentinel), sentinel };
 }
 

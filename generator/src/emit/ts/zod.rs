@@ -145,6 +145,7 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "PROTO",
     "ownProp",
     "renamedKey",
+    "protoStandIn",
     "Run",
     "wrapRun",
     "seeingProto",
