@@ -102,7 +102,7 @@ test("raw Zod issues carry the rule id and the engine's path", () => {
   assert.equal(role.params.rule, "role-event");
 });
 
-test("raw Zod reads an own __proto__ key of a closed object, in a copy made with .describe() or .refine() too", () => {
+test("raw Zod reads an own __proto__ key of a closed object, in a copy made with .describe() or .refine() too, and an open object keeps one", () => {
   // JSON.parse makes an own `__proto__` property, which Zod's own object neither reads nor copies.
   const lines = [
     ['{"id":"m1","time":1,"role":"agent","__proto__":{"x":1},"ev":{"t":"turn-start"}}', ["__proto__"]],
@@ -119,9 +119,14 @@ test("raw Zod reads an own __proto__ key of a closed object, in a copy made with
       assert.equal(r.error.issues[0].message, "unknown property `__proto__` [additional-property]", line);
     }
   }
-  // An open object keeps no own `__proto__` in its value (the README's known limit); the verdict is the engine's.
-  const open = w.sessionEnvelopeSchema.safeParse(JSON.parse('{"id":"m1","time":1,"role":"agent","ev":{"t":"tool-call-start","call":"c1","name":"n","title":"t","description":"d","args":{"__proto__":1}}}'));
+  // An open object keeps an own `__proto__` in its value, as an own property (the prototype is untouched).
+  const open = w.sessionEnvelopeSchema.safeParse(JSON.parse('{"id":"m1","time":1,"role":"agent","ev":{"t":"tool-call-start","call":"c1","name":"n","title":"t","description":"d","args":{"a":0,"__proto__":{"x":1},"b":2}}}'));
   assert.equal(open.success, true);
+  const args = open.data.ev.args;
+  assert.deepEqual(Object.keys(args), ["a", "__proto__", "b"]);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(args, "__proto__").value, { x: 1 });
+  assert.equal(Object.getPrototypeOf(args), Object.prototype);
+  assert.equal(args.x, undefined);
 });
 
 test("role rules run only once the shape is valid, like the engine", () => {

@@ -49,10 +49,6 @@ pub struct Case {
     /// TypeScript appended to the case's Zod module, which must type-check with it (`"zod-types"` in
     /// [`WIREGEN_CASES`]: statements that hold the inferred types to what the schema says).
     pub zod_types: Option<String>,
-    /// The instances (by index) that hold an own `__proto__` key Zod's own object neither reads nor keeps, so
-    /// Zod's value lacks it (`"zod-drops-proto": true` on an instance of [`WIREGEN_CASES`]; README, *TypeScript
-    /// output*, known limits).
-    pub zod_drops_proto: Vec<usize>,
 }
 
 /// What a checker made of one case.
@@ -123,15 +119,7 @@ fn cases() -> Vec<Case> {
             let zod_types = g["zod-types"].as_array().map(|lines| {
                 lines.iter().map(|l| l.as_str().expect("zod-types: lines of text")).collect::<Vec<_>>().join("\n")
             });
-            let zod_drops_proto = g["tests"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .enumerate()
-                .filter(|(_, t)| t["zod-drops-proto"] == json!(true))
-                .map(|(i, _)| i)
-                .collect();
-            out.push(Case { keyword: keyword.clone(), id, description, file, tests, zod_types, zod_drops_proto });
+            out.push(Case { keyword: keyword.clone(), id, description, file, tests, zod_types });
         }
     }
     // Random schemas, expected to get the engine's verdicts (a schema the loader refuses, every checker refuses).

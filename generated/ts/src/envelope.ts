@@ -8,11 +8,8 @@
  */
 import {
   depthError,
-  hideOwnProto,
   newId,
   parseLine,
-  restoreOwnProto,
-  restoreOwnProtoErrors,
   toWireErrors,
   type WireError,
   type WireResult,
@@ -49,12 +46,7 @@ function checkParsed(value: unknown): WireResult<SessionEnvelope> {
 export function validateSessionLine(line: string | Uint8Array): WireResult<SessionEnvelope> {
   const parsed = parseLine(line);
   if (!parsed.ok) return { valid: false, errors: [parsed.error] };
-  if (parsed.ownProto !== true) return checkParsed(parsed.value);
-  const hidden = hideOwnProto(parsed.value);
-  const r = checkParsed(hidden.value);
-  return r.valid
-    ? { valid: true, value: restoreOwnProto(r.value, hidden.sentinel), errors: [] }
-    : { valid: false, errors: restoreOwnProtoErrors(r.errors, hidden.sentinel) };
+  return checkParsed(parsed.value);
 }
 
 /**

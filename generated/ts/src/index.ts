@@ -45,6 +45,7 @@ export {
   unknownKeys,
   closed,
   withOthers,
+  open,
   mapOf,
   objectWith,
   looseObjectWith,

@@ -627,10 +627,10 @@ function ownProp(o: Record<string, unknown>, k: string, value: unknown): void {
   Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** A copy of `o` with its key `from` named `to`, in the same place, and each value mapped by `each`. */
-function renamedKey(o: object, from: string, to: string, each: (v: unknown) => unknown = (v) => v): Record<string, unknown> {
+/** A copy of `o` with its key `from` named `to`, in the same place. */
+function renamedKey(o: object, from: string, to: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(o)) ownProp(out, k === from ? to : k, each((o as Record<string, unknown>)[k]));
+  for (const k of Object.keys(o)) ownProp(out, k === from ? to : k, (o as Record<string, unknown>)[k]);
   return out;
 }
 
@@ -726,6 +726,14 @@ export function closed<S extends z.ZodRawShape>(shape: S, unknown: z.ZodType): z
  */
 export function withOthers<S extends z.ZodRawShape>(shape: S, others: z.ZodType): z.ZodObject<S, z.core.$loose> {
   return seesProto(z.object(shape, $T).catchall(others)) as unknown as z.ZodObject<S, z.core.$loose>;
+}
+
+/**
+ * An open object: Zod's loose object, whose value keeps every property, an own `__proto__` too (Zod's own leaves
+ * that one out of the value).
+ */
+export function open<S extends z.core.$ZodLooseShape>(shape: S): z.ZodObject<S, z.core.$loose> {
+  return seesProto(z.looseObject(shape, $T));
 }
 
 /** A map (`additionalProperties` with a schema and no `properties`): Zod's catchall, typed by it. */
@@ -1272,10 +1280,6 @@ function isDigit(c: number): boolean {
  * for a number out of the double range and for an unpaired surrogate escape. Returns `null` for one valid value.
  */
 export function scanJson(text: string): WireError | null {
-  return scan(text, { proto: false });
-}
-
-function scan(text: string, seen: { proto: boolean }): WireError | null {
   const n = text.length;
   let i = 0;
   let depth = 0;
@@ -1379,12 +1383,7 @@ function scan(text: string, seen: { proto: boolean }): WireError | null {
   // A member key and its colon.
   const key = (): boolean => {
     ws();
-    const start = i;
     if (text.charCodeAt(i) !== 0x22 || !str()) return false;
-    if (i - start >= 11) {
-      const token = text.slice(start, i);
-      if (token === '"__proto__"' || (token.includes("\\") && JSON.parse(token) === PROTO)) seen.proto = true;
-    }
     ws();
     if (text.charCodeAt(i) !== 0x3a) return false;
     i++;
@@ -1437,12 +1436,11 @@ function scan(text: string, seen: { proto: boolean }): WireError | null {
 
 /**
  * Parses one line (without its newline) like the engine: `invalid-utf8` (bytes that are not UTF-8, or a string
- * with an unpaired surrogate), `blank-line`, `too-deep`, `malformed-json`; otherwise the parsed value, with
- * `ownProto` set when some object has a `"__proto__"` key (see {@link hideOwnProto}).
+ * with an unpaired surrogate), `blank-line`, `too-deep`, `malformed-json`; otherwise the parsed value.
  */
 export function parseLine(
   line: string | Uint8Array,
-): { ok: true; value: unknown; ownProto?: true } | { ok: false; error: WireError } {
+): { ok: true; value: unknown } | { ok: false; error: WireError } {
   let text: string;
   if (typeof line === "string") {
     if (LONE_SURROGATE.test(line)) return { ok: false, error: lineError("invalid-utf8", "the line holds an unpaired surrogate, which UTF-8 cannot encode") };
@@ -1458,58 +1456,7 @@ export function parseLine(
   if (text.charCodeAt(0) === 0xfeff) {
     return { ok: false, error: lineError("malformed-json", "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one") };
   }
-  const seen = { proto: false };
-  const problem = scan(text, seen);
+  const problem = scanJson(text);
   if (problem !== null) return { ok: false, error: problem };
-  const value = JSON.parse(text) as unknown;
-  return seen.proto ? { ok: true, value, ownProto: true } : { ok: true, value };
-}
-
-type Json = Record<string, unknown>;
-
-/**
- * `JSON.parse` makes an own `__proto__` property out of a `"__proto__"` key, but Zod's object never copies one (its
- * guard against prototype pollution): the runtime's closed objects, maps and objects with a rest read it, but an open
- * object's value loses it (`args`). The engine treats it as an ordinary key. To keep it, the line checker renames such
- * keys to a sentinel (a key the line does not use), checks, and maps the sentinel back in pointers, messages and the
- * value. Returns the renamed value and sentinel.
- */
-export function hideOwnProto(value: unknown): { value: unknown; sentinel: string } {
-  const taken = new Set<string>();
-  const collect = (v: unknown): void => {
-    if (Array.isArray(v)) {
-      for (const x of v) collect(x);
-    } else if (v !== null && typeof v === "object") {
-      for (const k of Object.keys(v)) {
-        if (k.startsWith("\u0000" + PROTO)) taken.add(k);
-        collect((v as Json)[k]);
-      }
-    }
-  };
-  collect(value);
-  const sentinel = protoStandIn((k) => taken.has(k));
-  return { value: renameKey(value, PROTO, sentinel), sentinel };
-}
-
-/** Undoes {@link hideOwnProto} on a value: keys named `sentinel` become own `__proto__` properties again. */
-export function restoreOwnProto<V>(value: V, sentinel: string): V {
-  return renameKey(value, sentinel, PROTO) as V;
-}
-
-/** Undoes {@link hideOwnProto} on errors. */
-export function restoreOwnProtoErrors(errors: WireError[], sentinel: string): WireError[] {
-  return errors.map((e) => ({
-    pointer: e.pointer
-      .split("/")
-      .map((t) => (t === sentinel ? PROTO : t))
-      .join("/"),
-    rule: e.rule,
-    message: e.message.split(sentinel).join(PROTO),
-  }));
-}
-
-function renameKey(v: unknown, from: string, to: string): unknown {
-  if (Array.isArray(v)) return v.map((x) => renameKey(x, from, to));
-  if (v === null || typeof v !== "object") return v;
-  return renamedKey(v, from, to, (x) => renameKey(x, from, to));
+  return { ok: true, value: JSON.parse(text) as unknown };
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, intBounds, unknownKeys, closed, unionMessage, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, intBounds, unknownKeys, closed, open, unionMessage, roleIssue } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export const sessionCuid2Schema = z.string($T).min(1, $C)
@@ -34,9 +34,8 @@ export const sessionRoleSchema = z.enum(["user","agent"], $T)
 export type SessionRole = z.infer<typeof sessionRoleSchema>;
 
 /** Tool input arguments: any JSON object. */
-export const sessionArgsSchema = z.looseObject(
+export const sessionArgsSchema = open(
   {},
-  $T,
 )
   .describe("Tool input arguments: any JSON object.");
 /** Tool input arguments: any JSON object. */

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | closed object | `closed({...}, unknownKeys(owner, removed))`: each unknown key its own issue, an own `__proto__` too |
 //! | object with an `additionalProperties` schema / map | `withOthers({...}, value)` / `mapOf(value)`: Zod's catchall, an own `__proto__` checked too |
-//! | open object / strip object | `z.looseObject` / `z.object` (an own `__proto__` is not kept: the README's known limit) |
+//! | open object / strip object | `open({...})` (Zod's loose object, keeping an own `__proto__` too) / `z.object` |
 //! | object with `required`-only names, `dependentRequired`, `patternProperties`, `propertyNames`, counts | `objectWith`/`looseObjectWith`: a loose object plus one check of the rest, in the engine's order |
 //! | object declaring `__proto__` or an `Object.prototype` member (`toString`), or requiring `__proto__` | `ownObject([[key, schema, required], ...], rest)`: own properties only (Zod reads `input[key]`, `key in input`, and skips `__proto__`), typed from the model |
 //! | discriminated union | `z.discriminatedUnion` (its error map names the engine's rule); `union(...)` when a member is not a plain object |
@@ -87,6 +87,7 @@ pub(crate) const RUNTIME_EXPORTS: &[&str] = &[
     "unknownKeys",
     "closed",
     "withOthers",
+    "open",
     "mapOf",
     "ObjectRest",
     "objectWith",
@@ -669,7 +670,7 @@ impl<'m> ZodEmit<'m> {
                     let (owner, removed) = self.removed(n, o);
                     format!("closed(\n{pad}  {shape},\n{pad}  unknownKeys({owner}, {removed}),\n{pad})")
                 }
-                Additional::Open => format!("z.looseObject(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
+                Additional::Open => format!("open(\n{pad}  {shape},\n{pad})"),
                 Additional::Strip => format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
                 // Zod types a catchall's object as its declared properties AND an index signature of the
                 // catchall's type, which the declared properties need not meet: typed loose instead.

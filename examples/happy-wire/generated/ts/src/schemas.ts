@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, intBounds, minChars, maxChars, matcher, pattern, kinds, unionMessage, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, intBounds, minChars, maxChars, matcher, pattern, open, kinds, unionMessage, roleIssue } from "./runtime.js";
 
 /** The user's text. */
 export const UserMessageContentSchema = z.object(
@@ -74,12 +74,11 @@ export const UserMessageSchema = z.object(
 export type UserMessage = z.infer<typeof UserMessageSchema>;
 
 /** Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked. */
-export const AgentMessageContentSchema = z.looseObject(
+export const AgentMessageContentSchema = open(
   {
     /** Content kind. */
     type: z.string($T),
   },
-  $T,
 )
   .describe("Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked.");
 /** Agent content (for example `output`, `event`, `codex`, `acp`); every field besides `type` is kept unchecked. */
@@ -150,7 +149,7 @@ export const sessionRoleSchema = z.enum(["user","agent"], $T)
 export type SessionRole = z.infer<typeof sessionRoleSchema>;
 
 /** Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept. */
-export const sessionUsageSchema = z.looseObject(
+export const sessionUsageSchema = open(
   {
     /** Input tokens (non-negative safe integer). */
     input_tokens: z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C),
@@ -165,7 +164,6 @@ export const sessionUsageSchema = z.looseObject(
     /** Provider service tier the request ran on. */
     service_tier: z.string($T).optional(),
   },
-  $T,
 )
   .describe("Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept.");
 /** Model token usage carried by the source agent message; consumers use it to update session context meters without rendering a separate row. Unknown keys are kept. */
@@ -202,9 +200,8 @@ export const sessionServiceMessageEventSchema = z.object(
 export type SessionServiceMessageEvent = z.infer<typeof sessionServiceMessageEventSchema>;
 
 /** Tool input arguments: any JSON object (not an array, not null). */
-export const sessionToolCallStartArgsSchema = z.looseObject(
+export const sessionToolCallStartArgsSchema = open(
   {},
-  $T,
 )
   .describe("Tool input arguments: any JSON object (not an array, not null).");
 /** Tool input arguments: any JSON object (not an array, not null). */
@@ -568,7 +565,7 @@ export const UpdateSchema = CoreUpdateContainerSchema;
 export type Update = CoreUpdateContainer;
 
 /** A model provider known to Rig. */
-export const RigProviderSchema = z.looseObject(
+export const RigProviderSchema = open(
   {
     /** Provider id. */
     id: z.string($T),
@@ -577,14 +574,13 @@ export const RigProviderSchema = z.looseObject(
     /** Human-readable provider name. */
     name: z.string($T),
   },
-  $T,
 )
   .describe("A model provider known to Rig.");
 /** A model provider known to Rig. */
 export type RigProvider = z.infer<typeof RigProviderSchema>;
 
 /** A model Rig can select, with its provider and the service tiers and thinking levels it supports. */
-export const RigModelSchema = z.looseObject(
+export const RigModelSchema = open(
   {
     /** Model id. */
     id: z.string($T),
@@ -611,7 +607,6 @@ export const RigModelSchema = z.looseObject(
     /** Thinking level used by default. */
     defaultThinkingLevel: z.string($T),
   },
-  $T,
 )
   .describe("A model Rig can select, with its provider and the service tiers and thinking levels it supports.");
 /** A model Rig can select, with its provider and the service tiers and thinking levels it supports. */
@@ -624,7 +619,7 @@ export const RigOperatingModeKindSchema = z.string($T)
 export type RigOperatingModeKind = z.infer<typeof RigOperatingModeKindSchema>;
 
 /** An operating (permission) mode Rig offers. */
-export const RigOperatingModeSchema = z.looseObject(
+export const RigOperatingModeSchema = open(
   {
     /** Selection code of the mode. */
     code: z.string($T),
@@ -635,14 +630,13 @@ export const RigOperatingModeSchema = z.looseObject(
     /** Kind of the mode. */
     kind: RigOperatingModeKindSchema,
   },
-  $T,
 )
   .describe("An operating (permission) mode Rig offers.");
 /** An operating (permission) mode Rig offers. */
 export type RigOperatingMode = z.infer<typeof RigOperatingModeSchema>;
 
 /** Attachment support. */
-export const RigCapabilitiesAttachmentsSchema = z.looseObject(
+export const RigCapabilitiesAttachmentsSchema = open(
   {
     /** Whether attachments are accepted. */
     enabled: z.boolean($T),
@@ -651,14 +645,13 @@ export const RigCapabilitiesAttachmentsSchema = z.looseObject(
     /** Accepted media types. */
     mediaTypes: z.array(z.string($T), $T),
   },
-  $T,
 )
   .describe("Attachment support.");
 /** Attachment support. */
 export type RigCapabilitiesAttachments = z.infer<typeof RigCapabilitiesAttachmentsSchema>;
 
 /** File access support. */
-export const RigCapabilitiesFilesSchema = z.looseObject(
+export const RigCapabilitiesFilesSchema = open(
   {
     /** Whether files can be browsed. */
     browse: z.boolean($T),
@@ -669,14 +662,13 @@ export const RigCapabilitiesFilesSchema = z.looseObject(
     /** Whether files can be written. */
     write: z.boolean($T),
   },
-  $T,
 )
   .describe("File access support.");
 /** File access support. */
 export type RigCapabilitiesFiles = z.infer<typeof RigCapabilitiesFilesSchema>;
 
 /** What the Rig client supports. */
-export const RigCapabilitiesSchema = z.looseObject(
+export const RigCapabilitiesSchema = open(
   {
     /** Whether a running turn can be aborted. */
     abort: z.boolean($T),
@@ -699,14 +691,13 @@ export const RigCapabilitiesSchema = z.looseObject(
     /** Whether a running turn can be steered. */
     steering: z.boolean($T),
   },
-  $T,
 )
   .describe("What the Rig client supports.");
 /** What the Rig client supports. */
 export type RigCapabilities = z.infer<typeof RigCapabilitiesSchema>;
 
 /** Subagent counters. */
-export const RigActivitySubagentsSchema = z.looseObject(
+export const RigActivitySubagentsSchema = open(
   {
     /** Subagents running. */
     running: z.number($T),
@@ -715,40 +706,37 @@ export const RigActivitySubagentsSchema = z.looseObject(
     /** Subagents in total. */
     total: z.number($T),
   },
-  $T,
 )
   .describe("Subagent counters.");
 /** Subagent counters. */
 export type RigActivitySubagents = z.infer<typeof RigActivitySubagentsSchema>;
 
 /** Workflow counters. */
-export const RigActivityWorkflowsSchema = z.looseObject(
+export const RigActivityWorkflowsSchema = open(
   {
     /** Workflows running. */
     running: z.number($T),
     /** Workflows in total. */
     total: z.number($T),
   },
-  $T,
 )
   .describe("Workflow counters.");
 /** Workflow counters. */
 export type RigActivityWorkflows = z.infer<typeof RigActivityWorkflowsSchema>;
 
 /** Process counters. */
-export const RigActivityProcessesSchema = z.looseObject(
+export const RigActivityProcessesSchema = open(
   {
     /** Processes running. */
     running: z.number($T),
   },
-  $T,
 )
   .describe("Process counters.");
 /** Process counters. */
 export type RigActivityProcesses = z.infer<typeof RigActivityProcessesSchema>;
 
 /** Task counters. */
-export const RigActivityTasksSchema = z.looseObject(
+export const RigActivityTasksSchema = open(
   {
     /** Tasks pending. */
     pending: z.number($T),
@@ -759,14 +747,13 @@ export const RigActivityTasksSchema = z.looseObject(
     /** Tasks in total. */
     total: z.number($T),
   },
-  $T,
 )
   .describe("Task counters.");
 /** Task counters. */
 export type RigActivityTasks = z.infer<typeof RigActivityTasksSchema>;
 
 /** Counters of what the Rig client is currently doing. */
-export const RigActivitySchema = z.looseObject(
+export const RigActivitySchema = open(
   {
     /** Subagent counters. */
     subagents: RigActivitySubagentsSchema,
@@ -777,14 +764,13 @@ export const RigActivitySchema = z.looseObject(
     /** Task counters. */
     tasks: RigActivityTasksSchema,
   },
-  $T,
 )
   .describe("Counters of what the Rig client is currently doing.");
 /** Counters of what the Rig client is currently doing. */
 export type RigActivity = z.infer<typeof RigActivitySchema>;
 
 /** The publishing client. */
-export const RigMetadataV1ClientSchema = z.looseObject(
+export const RigMetadataV1ClientSchema = open(
   {
     /** Client id; always `rig`. */
     id: z.literal("rig", constParams("rig")),
@@ -793,56 +779,52 @@ export const RigMetadataV1ClientSchema = z.looseObject(
     /** Client version. */
     version: z.string($T),
   },
-  $T,
 )
   .describe("The publishing client.");
 /** The publishing client. */
 export type RigMetadataV1Client = z.infer<typeof RigMetadataV1ClientSchema>;
 
 /** The current model. */
-export const RigMetadataV1ModelSchema = z.looseObject(
+export const RigMetadataV1ModelSchema = open(
   {
     /** Id of the current model's provider. */
     providerId: z.string($T),
     /** Id of the current model. */
     id: z.string($T),
   },
-  $T,
 )
   .describe("The current model.");
 /** The current model. */
 export type RigMetadataV1Model = z.infer<typeof RigMetadataV1ModelSchema>;
 
 /** Reasoning level selection. */
-export const RigMetadataV1ReasoningSchema = z.looseObject(
+export const RigMetadataV1ReasoningSchema = open(
   {
     /** Current reasoning level; null when none is selected. */
     current: z.string($T).nullable(),
     /** Available reasoning levels. */
     levels: z.array(z.string($T), $T),
   },
-  $T,
 )
   .describe("Reasoning level selection.");
 /** Reasoning level selection. */
 export type RigMetadataV1Reasoning = z.infer<typeof RigMetadataV1ReasoningSchema>;
 
 /** A thought level. */
-export const RigMetadataV1ThoughtLevelSchema = z.looseObject(
+export const RigMetadataV1ThoughtLevelSchema = open(
   {
     /** Selection code of the thought level. */
     code: z.string($T),
     /** Display value of the thought level. */
     value: z.string($T),
   },
-  $T,
 )
   .describe("A thought level.");
 /** A thought level. */
 export type RigMetadataV1ThoughtLevel = z.infer<typeof RigMetadataV1ThoughtLevelSchema>;
 
 /** State of the Rig session. */
-export const RigMetadataV1SessionSchema = z.looseObject(
+export const RigMetadataV1SessionSchema = open(
   {
     /** Session status (for example `running`). */
     status: z.string($T),
@@ -853,28 +835,26 @@ export const RigMetadataV1SessionSchema = z.looseObject(
     /** Service tier of the session. */
     serviceTier: z.string($T).optional(),
   },
-  $T,
 )
   .describe("State of the Rig session.");
 /** State of the Rig session. */
 export type RigMetadataV1Session = z.infer<typeof RigMetadataV1SessionSchema>;
 
 /** An MCP server. */
-export const RigMetadataV1McpServerSchema = z.looseObject(
+export const RigMetadataV1McpServerSchema = open(
   {
     /** Server name. */
     name: z.string($T),
     /** Server status. */
     status: z.string($T),
   },
-  $T,
 )
   .describe("An MCP server.");
 /** An MCP server. */
 export type RigMetadataV1McpServer = z.infer<typeof RigMetadataV1McpServerSchema>;
 
 /** Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept). */
-export const RigMetadataV1Schema = z.looseObject(
+export const RigMetadataV1Schema = open(
   {
     /** Metadata revision (a safe integer >= 1; later revisions are additive). */
     rigMetadataVersion: z.int(intBounds(1, null, 9007199254740991, null)).min(1, $C),
@@ -917,7 +897,6 @@ export const RigMetadataV1Schema = z.looseObject(
     /** Available skills. */
     skills: z.array(z.string($T), $T),
   },
-  $T,
 )
   .describe("Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept).");
 /** Rig metadata, version 1 and later additive revisions (parsed with the v1-compatible fields known here; unknown fields are kept). */
