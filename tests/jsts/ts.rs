@@ -37,16 +37,12 @@ pub type Firsts = BTreeMap<String, [Vec<Option<(String, String, String)>>; 2]>;
 /// keys the type declares where it has no index signature, so a declared property the type left out is caught
 /// too. Left out: a schema with an object that strips unknown keys (its type declares only its properties, so a
 /// literal with another key is an excess property, or has no property in common with a type whose properties
-/// are all optional, though the value passes), and an instance with a `__proto__` key (a literal's `__proto__`
-/// sets the prototype).
+/// are all optional, though the value passes). A `__proto__` key is written as a computed key (`["__proto__"]`),
+/// which makes a property of that name as `JSON.parse` does (a literal's plain `__proto__` sets the prototype).
 fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
     let strips = strips(model);
-    let valid: Vec<String> = c
-        .tests
-        .iter()
-        .filter(|(_, d, valid)| *valid && !d.to_string().contains("__proto__"))
-        .map(|(_, d, _)| format!("  {d},\n"))
-        .collect();
+    let valid: Vec<String> =
+        c.tests.iter().filter(|(_, _, valid)| *valid).map(|(_, d, _)| format!("  {},\n", literal(d))).collect();
     if strips || valid.is_empty() {
         return String::new();
     }
@@ -54,6 +50,22 @@ fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
         "\n// The valid instances are values of the root type.\nexport const $validInstances: readonly Root[] = [\n{}];\n",
         valid.concat()
     )
+}
+
+/// `v` as a TypeScript literal: its JSON text, except that a `__proto__` key is a computed key.
+fn literal(v: &Value) -> String {
+    match v {
+        Value::Array(a) => format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => {
+            let members = o.iter().map(|(k, x)| {
+                let key = Value::String(k.clone()).to_string();
+                let key = if k == "__proto__" { format!("[{key}]") } else { key };
+                format!("{key}: {}", literal(x))
+            });
+            format!("{{{}}}", members.collect::<Vec<_>>().join(", "))
+        }
+        _ => v.to_string(),
+    }
 }
 
 /// Whether the schema's root may drop keys of a value it takes (an object that strips unknown keys).
