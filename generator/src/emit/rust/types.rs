@@ -26,7 +26,7 @@
 //! `not`, `if`, `{}`) a
 //! `serde_json::Value` that passed a generated check. A field whose type contains its own struct (through
 //! other types, not through a `Vec` or a map) is boxed, and so is a tuple position whose type holds itself
-//! through tuple positions alone.
+//! through tuple positions alone (an `allOf` holds what its typed part holds).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -395,6 +395,9 @@ impl<'m> Gen<'m> {
                 .copied()
         };
         self.tuple_cycle = (0..n).map(|i| crate::graph::reaches(i, unfielded, |j| j == i)).collect();
+        // `allOf`s chose their typed part above through the Rust types of their parts, cached before the tuple
+        // positions' boxing was known: those are computed again.
+        self.inlined_ty.borrow_mut().clear();
     }
 
     /// The types a node's Rust type holds without indirection.
@@ -411,6 +414,12 @@ impl<'m> Gen<'m> {
             Shape::Nullable(inner) => self.inline_refs(inner, out),
             Shape::Array(a) => {
                 for p in tuple_positions(a).unwrap_or_default() {
+                    self.inline_refs(p, out);
+                }
+            }
+            // An `allOf` is its typed part's Rust type.
+            Shape::AllOf(parts) => {
+                if let Some((p, _)) = self.typed_part(parts) {
                     self.inline_refs(p, out);
                 }
             }
