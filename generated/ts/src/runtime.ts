@@ -92,6 +92,18 @@ function shown(v: unknown): string {
   return kind(v);
 }
 
+/**
+ * A value an `enum` does not allow, as its message quotes it (the engine's words): {@link shown}, except that
+ * the text of a value other than a string is cut to its first 57 code points and `...` when it has more than 60.
+ */
+function shownShort(v: unknown): string {
+  const text = shown(v);
+  // A text of at most 60 UTF-16 units has at most 60 code points.
+  if (typeof v === "string" || text.length <= 60) return text;
+  const points = Array.from(text);
+  return points.length > 60 ? points.slice(0, 57).join("") + "..." : text;
+}
+
 /** JSON equality as JSON Schema defines it: numbers by value, objects whatever their key order, arrays item by item. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -440,7 +452,7 @@ export function constParams(value: unknown, message: string = constMessage(value
 
 /** The parameters of a `z.literal` that stands for an `enum` of scalars: a mismatch is `enum`, listing `shown` (the generated code passes the engine's text, which shows each value as the schema writes it: `1.0`). */
 export function enumParams(values: readonly unknown[], shown: string = quotedList(values)): { error: (iss: RawIssue) => string } {
-  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`${quotedList([iss.input])} is not one of ${shown}`, "enum")) };
+  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`\`${shownShort(iss.input)}\` is not one of ${shown}`, "enum")) };
 }
 
 /** Pushes a custom issue with its rule id (relative `path`, message already tagged). */
@@ -590,7 +602,7 @@ export function constValue(value: unknown, message: string = constMessage(value)
 /** `enum` holding an array or object (scalars only are `z.literal([...])`); a mismatch lists `shown`, as {@link enumParams} does. */
 export function enumValues(values: readonly unknown[], shown: string = quotedList(values)): z.ZodUnknown {
   return z.unknown().check((ctx) => {
-    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", `${quotedList([ctx.value])} is not one of ${shown}`);
+    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", `\`${shownShort(ctx.value)}\` is not one of ${shown}`);
   });
 }
 

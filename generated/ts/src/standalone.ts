@@ -64,6 +64,18 @@ function $shown(v: unknown): string {
   return $kind(v);
 }
 
+/**
+ * A value an `enum` does not allow, as its message quotes it (the engine's words): {@link $shown}, except that
+ * the text of a value other than a string is cut to its first 57 code points and `...` when it has more than 60.
+ */
+function $shownShort(v: unknown): string {
+  const text = $shown(v);
+  // A text of at most 60 UTF-16 units has at most 60 code points.
+  if (typeof v === "string" || text.length <= 60) return text;
+  const points = Array.from(text);
+  return points.length > 60 ? points.slice(0, 57).join("") + "..." : text;
+}
+
 /** Checks a `SessionCuid2` value. */
 function check$SessionCuid2(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
@@ -87,7 +99,7 @@ function check$SessionUint53(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `SessionRole` value. */
 function check$SessionRole(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "user" && v !== "agent") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `user`, `agent`");
+  else if (v !== "user" && v !== "agent") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `user`, `agent`");
 }
 
 /** Checks a `SessionArgs` value. */
@@ -794,25 +806,25 @@ function check$SessionEvent(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `SessionPermissionMode` value. */
 function check$SessionPermissionMode(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "default" && v !== "acceptEdits" && v !== "bypassPermissions" && v !== "plan") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `default`, `acceptEdits`, `bypassPermissions`, `plan`");
+  else if (v !== "default" && v !== "acceptEdits" && v !== "bypassPermissions" && v !== "plan") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `default`, `acceptEdits`, `bypassPermissions`, `plan`");
 }
 
 /** Checks a `SessionDecision` value. */
 function check$SessionDecision(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "allow-once" && v !== "allow-always" && v !== "deny") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `allow-once`, `allow-always`, `deny`");
+  else if (v !== "allow-once" && v !== "allow-always" && v !== "deny") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `allow-once`, `allow-always`, `deny`");
 }
 
 /** Checks a `SessionClientType` value. */
 function check$SessionClientType(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "cli" && v !== "phone" && v !== "browser" && v !== "daemon") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `cli`, `phone`, `browser`, `daemon`");
+  else if (v !== "cli" && v !== "phone" && v !== "browser" && v !== "daemon") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `cli`, `phone`, `browser`, `daemon`");
 }
 
 /** Checks a `SessionTurnStatus` value. */
 function check$SessionTurnStatus(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `completed`, `failed`, `cancelled`");
+  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `completed`, `failed`, `cancelled`");
 }
 
 /** Checks a parsed value (for example the result of `JSON.parse`) against `SessionCuid2` without Zod: every error, in the engine's order; an empty list when valid. */

@@ -33,6 +33,7 @@ pub(crate) const RUNTIME_NAMES: &[&str] = &[
     "$jsonEqual",
     "$depthWithin",
     "$shown",
+    "$shownShort",
     "$firstDuplicate",
     "$canonical",
     "$Matcher",
@@ -414,7 +415,8 @@ impl<'m> Standalone<'m> {
                 w.line(format!("if ({}) {}", not_equal(v, c), push(&pe, Rule::Const, &m)));
             }
             Shape::Enum(values) => {
-                let m = format!("\"`\" + $shown({v}) + {}", msg(&format!("` is not one of {}", value_list(values))));
+                let m =
+                    format!("\"`\" + $shownShort({v}) + {}", msg(&format!("` is not one of {}", value_list(values))));
                 let cond = if values.len() > KEY_CHAIN {
                     self.not_in(v, values)
                 } else if values.is_empty() {

@@ -125,6 +125,7 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "quotedList",
     "kind",
     "shown",
+    "shownShort",
     "EXPECTED",
     "boundMessage",
     "constMessage",

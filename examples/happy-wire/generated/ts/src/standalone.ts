@@ -66,6 +66,18 @@ function $shown(v: unknown): string {
   return $kind(v);
 }
 
+/**
+ * A value an `enum` does not allow, as its message quotes it (the engine's words): {@link $shown}, except that
+ * the text of a value other than a string is cut to its first 57 code points and `...` when it has more than 60.
+ */
+function $shownShort(v: unknown): string {
+  const text = $shown(v);
+  // A text of at most 60 UTF-16 units has at most 60 code points.
+  if (typeof v === "string" || text.length <= 60) return text;
+  const points = Array.from(text);
+  return points.length > 60 ? points.slice(0, 57).join("") + "..." : text;
+}
+
 /** A schema's pattern: `test(s)` answers as `new RegExp(source, "u").test(s)` does, in time linear in `s`. */
 interface $Matcher {
   /** The pattern as JavaScript writes it (`u` mode). */
@@ -1146,7 +1158,7 @@ function check$RigMetadataV1(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `SessionRole` value. */
 function check$SessionRole(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "user" && v !== "agent") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `user`, `agent`");
+  else if (v !== "user" && v !== "agent") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `user`, `agent`");
 }
 
 /** Checks a `SessionTextEvent` value. */
@@ -1371,7 +1383,7 @@ function check$SessionStartEvent(v: unknown, p: string, out: WireError[]): void 
 /** Checks a `SessionTurnEndStatus` value. */
 function check$SessionTurnEndStatus(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `completed`, `failed`, `cancelled`");
+  else if (v !== "completed" && v !== "failed" && v !== "cancelled") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `completed`, `failed`, `cancelled`");
 }
 
 /** Checks a `SessionTurnEndEvent` value. */
@@ -1978,7 +1990,7 @@ function check$SessionFileImage(v: unknown, p: string, out: WireError[]): void {
 /** Checks a `VoiceConversationDeniedReason` value. */
 function check$VoiceConversationDeniedReason(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v !== "voice_hard_limit_reached" && v !== "subscription_required" && v !== "voice_conversation_limit_reached") $e(out, p, "enum", "`" + $shown(v) + "` is not one of `voice_hard_limit_reached`, `subscription_required`, `voice_conversation_limit_reached`");
+  else if (v !== "voice_hard_limit_reached" && v !== "subscription_required" && v !== "voice_conversation_limit_reached") $e(out, p, "enum", "`" + $shownShort(v) + "` is not one of `voice_hard_limit_reached`, `subscription_required`, `voice_conversation_limit_reached`");
 }
 
 /** Checks a parsed value (for example the result of `JSON.parse`) against `UserMessage` without Zod: every error, in the engine's order; an empty list when valid. */
