@@ -41,8 +41,12 @@ pub type Firsts = BTreeMap<String, [Vec<Option<(String, String, String)>>; 2]>;
 /// which makes a property of that name as `JSON.parse` does (a literal's plain `__proto__` sets the prototype).
 fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
     let strips = strips(model);
-    let valid: Vec<String> =
-        c.tests.iter().filter(|(_, _, valid)| *valid).map(|(_, d, _)| format!("  {},\n", literal(d))).collect();
+    let valid: Vec<String> = c
+        .tests
+        .iter()
+        .filter(|(_, _, valid)| *valid)
+        .map(|(_, d, _)| format!("  {},\n", wiregen::emit::ts_literal(d)))
+        .collect();
     if strips || valid.is_empty() {
         return String::new();
     }
@@ -50,22 +54,6 @@ fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
         "\n// The valid instances are values of the root type.\nexport const $validInstances: readonly Root[] = [\n{}];\n",
         valid.concat()
     )
-}
-
-/// `v` as a TypeScript literal: its JSON text, except that a `__proto__` key is a computed key.
-fn literal(v: &Value) -> String {
-    match v {
-        Value::Array(a) => format!("[{}]", a.iter().map(literal).collect::<Vec<_>>().join(", ")),
-        Value::Object(o) => {
-            let members = o.iter().map(|(k, x)| {
-                let key = Value::String(k.clone()).to_string();
-                let key = if k == "__proto__" { format!("[{key}]") } else { key };
-                format!("{key}: {}", literal(x))
-            });
-            format!("{{{}}}", members.collect::<Vec<_>>().join(", "))
-        }
-        _ => v.to_string(),
-    }
 }
 
 /// Whether the schema's root may drop keys of a value it takes (an object that strips unknown keys).
@@ -177,8 +165,8 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
         .iter()
         .flat_map(|c| {
             let changed = result[&c.id]["zodChanged"].as_array().cloned().unwrap_or_default();
-            changed.into_iter().map(|i| i.as_u64().unwrap_or(0) as usize).map(move |i| {
-                let data = c.tests.get(i).map(|t| t.1.to_string()).unwrap_or_default();
+            changed.into_iter().map(move |i| {
+                let data = c.tests.get(i.as_u64().unwrap_or(0) as usize).map(|t| t.1.to_string()).unwrap_or_default();
                 format!("{} ({}): {data}", c.id, c.description)
             })
         })

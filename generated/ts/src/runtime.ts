@@ -452,7 +452,12 @@ export function constParams(value: unknown, message: string = constMessage(value
 
 /** The parameters of a `z.literal` that stands for an `enum` of scalars: a mismatch is `enum`, listing `shown` (the generated code passes the engine's text, which shows each value as the schema writes it: `1.0`). */
 export function enumParams(values: readonly unknown[], shown: string = quotedList(values)): { error: (iss: RawIssue) => string } {
-  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(`\`${shownShort(iss.input)}\` is not one of ${shown}`, "enum")) };
+  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(enumMessage(iss.input, shown), "enum")) };
+}
+
+/** An `enum`'s message for a value it does not allow, `shown` listing the allowed ones. */
+function enumMessage(value: unknown, shown: string): string {
+  return `\`${shownShort(value)}\` is not one of ${shown}`;
 }
 
 /** Pushes a custom issue with its rule id (relative `path`, message already tagged). */
@@ -602,7 +607,7 @@ export function constValue(value: unknown, message: string = constMessage(value)
 /** `enum` holding an array or object (scalars only are `z.literal([...])`); a mismatch lists `shown`, as {@link enumParams} does. */
 export function enumValues(values: readonly unknown[], shown: string = quotedList(values)): z.ZodUnknown {
   return z.unknown().check((ctx) => {
-    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", `\`${shownShort(ctx.value)}\` is not one of ${shown}`);
+    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", enumMessage(ctx.value, shown));
   });
 }
 
@@ -646,13 +651,6 @@ function renamedKey(o: object, from: string, to: string): Record<string, unknown
   return out;
 }
 
-/** The name an own `__proto__` key is parsed under: one `taken` says is not in use, so it reads as a plain key. */
-function protoStandIn(taken: (k: string) => boolean): string {
-  let k = "\u0000" + PROTO;
-  while (taken(k)) k += "\u0000";
-  return k;
-}
-
 /** How Zod runs a schema on a payload: its parse, then its checks, on the same payload. */
 type Run = z.core.$ZodTypeInternals["run"];
 
@@ -684,7 +682,9 @@ function seeingProto(run: Run): Run {
   return (payload, ctx) => {
     const v = payload.value;
     if (typeof v !== "object" || v === null || !Object.hasOwn(v, PROTO)) return run(payload, ctx);
-    const stand = protoStandIn((k) => Object.hasOwn(v, k));
+    // The name it is parsed under: one the input does not use, so it reads as a plain key.
+    let stand = "\u0000" + PROTO;
+    while (Object.hasOwn(v, stand)) stand += "\u0000";
     const before = payload.issues.length;
     payload.value = renamedKey(v, PROTO, stand);
     const back = (p: Payload<unknown>): Payload<unknown> => {
@@ -742,7 +742,8 @@ export function withOthers<S extends z.ZodRawShape>(shape: S, others: z.ZodType)
 
 /**
  * An open object: Zod's loose object, whose value keeps every property, an own `__proto__` too (Zod's own leaves
- * that one out of the value).
+ * that one out of the value). `S` is bound as by Zod's `looseObject` (bound by `z.ZodRawShape`, `tsc` gave up on
+ * a shape of arrays nested 40 deep).
  */
 export function open<S extends z.core.$ZodLooseShape>(shape: S): z.ZodObject<S, z.core.$loose> {
   return seesProto(z.looseObject(shape, $T));

@@ -130,6 +130,13 @@ pub fn rust_shared_runtime() -> Result<String, EmitError> {
     rust::shared_runtime()
 }
 
+/// A JSON value as a TypeScript literal that makes the same value, as the generated modules write one (a key
+/// `__proto__` computed, so it makes a property as `JSON.parse` does); the JSON-Schema-Test-Suite harness writes
+/// instances into the modules with it.
+pub fn ts_literal(v: &serde_json::Value) -> String {
+    ts::js::json_lit(v).to_string()
+}
+
 /// The `[dependencies]` lines generated Rust needs (`serde`, `serde_json`, and `regex` when `patterns`).
 pub fn rust_dependencies(patterns: bool) -> String {
     rust::dependencies(patterns)
