@@ -101,8 +101,35 @@ impl Gen {
                 if self.chance(3) {
                     s["exclusiveMaximum"] = json!(self.rng.below(20) as f64 / 2.0);
                 }
+                if self.chance(5) {
+                    s["maximum"] = json!(self.rng.below(9) as i64 - 1);
+                }
+                if self.chance(5) {
+                    s["exclusiveMinimum"] = json!(self.rng.below(7) as f64 / 2.0 - 2.0);
+                }
                 if self.chance(4) {
-                    s["multipleOf"] = json!([0.5, 2.0, 3.0, 0.25][self.rng.below(4) as usize]);
+                    // Binary fractions, and decimal ones whose quotients round (`0.3 / 0.1` is not 3 in IEEE).
+                    s["multipleOf"] = json!(*self.rng.pick(&[0.5, 2.0, 3.0, 0.25, 0.1, 0.01, 1.5]));
+                }
+                s
+            }
+            2 if self.chance(3) => {
+                // Several kinds in one `type`, each with a keyword of its own (which the others ignore).
+                let mut kinds = vec!["string", "integer", "number", "array", "object", "boolean", "null"];
+                let mut pick = Vec::new();
+                for _ in 0..2 + self.rng.below(2) {
+                    let k = kinds.remove(self.rng.below(kinds.len() as u64) as usize);
+                    pick.push(k);
+                }
+                let mut s = json!({"type": pick.clone()});
+                for k in pick {
+                    match k {
+                        "string" => s["minLength"] = json!(1 + self.count()),
+                        "integer" | "number" => s["minimum"] = json!(self.rng.below(5) as i64 - 1),
+                        "array" => s["maxItems"] = json!(self.count()),
+                        "object" => s["required"] = json!([*self.rng.pick(NAMES)]),
+                        _ => {}
+                    }
                 }
                 s
             }
@@ -128,11 +155,17 @@ impl Gen {
                 }
                 let name = format!("D{}", self.defs.len());
                 self.defs.insert(name.clone(), Value::Null);
-                let body = if self.chance(2) {
+                let mut body = if self.chance(2) {
                     json!({"type": "integer", "maximum": self.rng.below(9)})
                 } else {
                     self.schema(depth.saturating_sub(1))
                 };
+                // Sometimes reached by a plain-name fragment (`$anchor`) instead of its pointer.
+                if let (true, Some(o)) = (self.chance(4), body.as_object_mut()) {
+                    o.insert("$anchor".into(), json!(format!("anchor{name}")));
+                    self.defs.insert(name.clone(), body);
+                    return json!({"$ref": format!("#anchor{name}")});
+                }
                 self.defs.insert(name.clone(), body);
                 json!({"$ref": format!("#/$defs/{name}")})
             }
@@ -292,7 +325,11 @@ impl Gen {
             s["patternProperties"] = json!({ *self.rng.pick(PATTERNS): self.schema(depth - 1) });
         }
         if self.chance(6) {
-            s["propertyNames"] = json!({"maxLength": 1 + self.rng.below(3)});
+            s["propertyNames"] = match self.rng.below(4) {
+                0 => json!({"pattern": *self.rng.pick(PATTERNS)}),
+                1 => json!({"enum": names.iter().chain([&other.to_string()]).collect::<Vec<_>>()}),
+                _ => json!({"maxLength": 1 + self.rng.below(3)}),
+            };
         }
         if self.chance(5) {
             s["minProperties"] = json!(self.count());
@@ -351,8 +388,12 @@ impl Gen {
         }
         let Some(o) = s.as_object() else { return any_value(&mut self.rng, 1) };
         if let Some(r) = o.get("$ref").and_then(Value::as_str) {
-            // A pointer from the root, or the `$id` of one of its `$defs` (the generic lists).
-            let by_id = || root.get("$defs")?.as_object()?.values().find(|d| d.get("$id") == Some(&json!(r))).cloned();
+            // A pointer from the root, or the `$id` (the generic lists) or `$anchor` of one of its `$defs`.
+            let by_id = || {
+                let defs = root.get("$defs")?.as_object()?;
+                let anchor = json!(r.trim_start_matches('#'));
+                defs.values().find(|d| d.get("$id") == Some(&json!(r)) || d.get("$anchor") == Some(&anchor)).cloned()
+            };
             let target = root.pointer(r.trim_start_matches('#')).cloned().or_else(by_id).unwrap_or(Value::Null);
             return self.value(&target, root, depth - 1);
         }
@@ -380,6 +421,9 @@ impl Gen {
         match t.as_str() {
             "string" => json!(*self.rng.pick(&["a", "ab", "abc", "b", "💩", "é", "1"])),
             "integer" => json!(self.rng.below(8) as i64 - 2),
+            "number" if self.chance(4) => {
+                json!(*self.rng.pick(&[0.3, 0.7, 1.1, 0.30000000000000004, 4.35, 1e-7, -2.5]))
+            }
             "number" => json!(self.rng.below(12) as f64 / 2.0 - 1.0),
             "boolean" => json!(self.chance(2)),
             "null" => Value::Null,

@@ -338,9 +338,9 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let mut sa = standalone::Standalone::new(m);
     let body = sa.body()?;
     let mut types_view = standalone_types(m)?;
-    let kinds = crate::ir::kinds::Kinds::of(m);
+    let facts = types::TypeFacts::of(m);
     let name = |id: TypeId| Code::from_pieces(m.ty(id).names.ts.clone());
-    let writer = types::TsTypes::new(m, &kinds, &name);
+    let writer = types::TsTypes::new(m, &facts, &name);
     for (i, t) in m.types.iter().enumerate() {
         let ty = writer.ty(&t.node)?;
         let mut map: std::collections::BTreeMap<String, Value> = std::collections::BTreeMap::new();

@@ -17,9 +17,8 @@ use minijinja::{context, AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::ts::js::{ident, type_key, Code};
-use super::ts::types::TsTypes;
+use super::ts::types::{TsTypes, TypeFacts};
 use super::{EmitError, EmitOptions, OutFile};
-use crate::ir::kinds::Kinds;
 use crate::ir::sequence::{AttrSource, FieldRef, RollupKind, Scope};
 use crate::ir::{pascal_case, Field, Model, Protocol, Shape as Node, TypeId};
 use crate::rules::Rule;
@@ -82,8 +81,8 @@ impl RollupTypes {
             }
             None => type_key("never"),
         };
-        let kinds = Kinds::of(m);
-        let types = TsTypes::new(m, &kinds, &name);
+        let facts = TypeFacts::of(m);
+        let types = TsTypes::new(m, &facts, &name);
         let ty = |n: &crate::ir::Node| types.ty(n);
         let fields_of = |id: TypeId| -> Vec<&Field> {
             match &m.ty(id).node.shape {

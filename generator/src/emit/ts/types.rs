@@ -5,7 +5,9 @@
 //! Each type is a supertype of the values its checkers accept (a value that passes is of that type): objects
 //! list their declared properties (absent-or-typed when optional) and, unless they drop or reject other keys,
 //! an index signature; combinators that a type cannot state (`not`, `if`) are `unknown`, and so is an optional
-//! property named after a member of `Object.prototype` (absent, the value still has the inherited member).
+//! property named after a member of `Object.prototype` (absent, the value still has the inherited member). Where
+//! the model declares such a name, an object type with an index signature of `unknown` lists it too
+//! ([`TypeFacts::inherited`]).
 //!
 //! An `allOf` whose parts admit several JSON kinds ([`Kinds`]; a part without `type` admits all six) is typed kind
 //! by kind: for each kind every part admits, the intersection of the parts' types of that kind, and the union of
@@ -32,10 +34,46 @@ pub(crate) fn by_kind(kinds: &Kinds, members: &[Node]) -> bool {
     members.len() > 1 && members.iter().any(|x| !KindSet::EACH.contains(&kinds.node(x)))
 }
 
+/// What typing a node needs to know of the whole model, worked out once per model.
+pub(crate) struct TypeFacts {
+    /// The kinds of every type (an `allOf` is typed kind by kind).
+    pub(crate) kinds: Kinds,
+    /// The names of `Object.prototype`'s members ([`INHERITED`]) that some object of the model declares as a
+    /// property: an object type with an index signature of `unknown` lists them as optional `unknown` properties.
+    /// Else, where a union's member declares one with a literal type (`constructor: null`), TypeScript takes it for
+    /// the union's discriminant and compares an object literal with that member alone, since an open member's
+    /// `constructor` is `Object`'s (a function): `{"constructor": null, "a": 1}` was refused although the open
+    /// member admits it.
+    inherited: Vec<&'static str>,
+}
+
+impl TypeFacts {
+    /// The facts of `m`.
+    pub(crate) fn of(m: &Model) -> TypeFacts {
+        let mut inherited = Vec::new();
+        for t in &m.types {
+            t.node.visit(&mut |n| {
+                if let Shape::Object(o) = &n.shape {
+                    for f in &o.fields {
+                        if let Some(name) = INHERITED.iter().find(|i| **i == f.name) {
+                            if !inherited.contains(name) {
+                                inherited.push(*name);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        inherited.sort_unstable();
+        TypeFacts { kinds: Kinds::of(m), inherited }
+    }
+}
+
 /// Writes the TypeScript types of a model's nodes.
 pub(crate) struct TsTypes<'a> {
     m: &'a Model,
     kinds: &'a Kinds,
+    inherited: &'a [&'static str],
     name: &'a dyn Fn(TypeId) -> Code,
     /// The part of one kind of a type ([`Self::part`]), once worked out.
     parts: RefCell<HashMap<(TypeId, KindSet), Part>>,
@@ -59,8 +97,29 @@ fn top(k: KindSet) -> &'static str {
 
 impl<'a> TsTypes<'a> {
     /// A writer that names a referenced type with `name`.
-    pub(crate) fn new(m: &'a Model, kinds: &'a Kinds, name: &'a dyn Fn(TypeId) -> Code) -> Self {
-        TsTypes { m, kinds, name, parts: RefCell::new(HashMap::new()) }
+    pub(crate) fn new(m: &'a Model, facts: &'a TypeFacts, name: &'a dyn Fn(TypeId) -> Code) -> Self {
+        TsTypes { m, kinds: &facts.kinds, inherited: &facts.inherited, name, parts: RefCell::new(HashMap::new()) }
+    }
+
+    /// The index signature's type of an object's type, if it has one.
+    fn index(&self, o: &ObjectShape) -> Result<Option<String>, EmitError> {
+        Ok(match &o.additional {
+            Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => None,
+            Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
+                Some(self.ty(v)?.to_string())
+            }
+            _ => Some("unknown".to_string()),
+        })
+    }
+
+    /// The optional `unknown` properties an object's type lists for the model's [`TypeFacts::inherited`] names it
+    /// does not declare (when its index signature is `unknown`).
+    pub(crate) fn inherited_slots(&self, o: &ObjectShape) -> Result<Vec<&'static str>, EmitError> {
+        if self.inherited.is_empty() || self.index(o)?.as_deref() != Some("unknown") {
+            return Ok(Vec::new());
+        }
+        let declared = |n: &str| o.fields.iter().any(|f| f.name == n) || o.required_only.iter().any(|r| r == n);
+        Ok(self.inherited.iter().copied().filter(|n| !declared(n)).collect())
     }
 
     /// The TypeScript type of a node.
@@ -117,19 +176,16 @@ impl<'a> TsTypes<'a> {
                     };
                     parts.push(format!("{}{opt}: {t}", type_key(&f.name)));
                 }
-                let index = match &o.additional {
-                    Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => None,
-                    Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
-                        Some(self.ty(v)?.to_string())
-                    }
-                    _ => Some("unknown".to_string()),
-                };
+                let index = self.index(o)?;
                 // A name `required` lists without declaring it holds what the other properties hold: the index
                 // signature's type, which TypeScript requires of every property beside one.
                 for r in &o.required_only {
                     if !o.fields.iter().any(|f| &f.name == r) {
                         parts.push(format!("{}: {}", type_key(r), index.as_deref().unwrap_or("unknown")));
                     }
+                }
+                for name in self.inherited_slots(o)? {
+                    parts.push(format!("{}?: unknown", type_key(name)));
                 }
                 if let Some(i) = index {
                     parts.push(format!("[key: string]: {i}"));
@@ -317,10 +373,10 @@ mod tests {
         let files = vec![("a.schema.json".to_string(), schema.to_string())];
         let (m, _) = crate::load::load_memory(std::path::Path::new("mem"), files, Some("a.schema.json".into()))
             .unwrap_or_else(|e| panic!("{schema}: {e:?}"));
-        let kinds = Kinds::of(&m);
+        let facts = TypeFacts::of(&m);
         let names = |id: TypeId| Code::from_pieces(m.ty(id).names.ts.clone());
         let id = m.type_named(name).unwrap_or_else(|| panic!("no type {name}"));
-        TsTypes::new(&m, &kinds, &names).ty(&m.ty(id).node).expect("a type").to_string()
+        TsTypes::new(&m, &facts, &names).ty(&m.ty(id).node).expect("a type").to_string()
     }
 
     /// Inheritance through a part without `type`, on a base of `base`.

@@ -27,7 +27,6 @@ use std::collections::BTreeSet;
 use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, Code};
 use super::types;
 use super::EmitError;
-use crate::ir::kinds::Kinds;
 use crate::ir::*;
 
 /// Names of `Object.prototype` (and `__proto__`): Zod reads a declared property with `input[key]` and `key in
@@ -248,8 +247,8 @@ impl super::evaluation::PlanChecks for ZodPlan<'_, '_> {
 /// The Zod module's body for a model.
 pub(crate) struct ZodEmit<'m> {
     m: &'m Model,
-    /// The kinds of every type, for typing an `allOf` kind by kind ([`types::TsTypes`]).
-    kinds: Kinds,
+    /// What typing needs of the whole model ([`types::TsTypes`]; the kinds of every type, for an `allOf`).
+    facts: types::TypeFacts,
     order: Order,
     /// Position (in [`Order::ids`]) of the type being declared: a reference to it or a later one is lazy.
     current: usize,
@@ -325,7 +324,7 @@ impl<'m> ZodEmit<'m> {
                 }
             }
         }
-        Ok(ZodEmit { m, kinds: Kinds::of(m), order: Order::of(m), current: 0 })
+        Ok(ZodEmit { m, facts: types::TypeFacts::of(m), order: Order::of(m), current: 0 })
     }
 
     /// The types in declaration order.
@@ -344,7 +343,7 @@ impl<'m> ZodEmit<'m> {
     /// The TypeScript type of a node, written from the model ([`types`]) with the module's type names.
     fn ts_type(&self, n: &Node) -> Result<Code, EmitError> {
         let name = |i| self.ts_name(i);
-        types::TsTypes::new(self.m, &self.kinds, &name).ty(n)
+        types::TsTypes::new(self.m, &self.facts, &name).ty(n)
     }
 
     fn is_lazy(&self, id: TypeId) -> bool {
@@ -521,7 +520,11 @@ impl<'m> ZodEmit<'m> {
                 }
             }
             Shape::Array(a) => self.array(n, a, indent)?,
-            Shape::Object(o) => self.object(n, o, indent)?,
+            Shape::Object(o) if reads_own(o) || !self.lists_inherited(o)? => self.object(n, o, indent)?,
+            Shape::Object(o) => {
+                // Zod's type would not list the model's inherited names ([`types::TypeFacts`]): declared.
+                format!("({} as unknown as z.ZodType<{}, unknown>)", self.object(n, o, indent)?, self.ts_type(n)?)
+            }
             Shape::Union(u) => self.union(n, u)?,
             Shape::Nullable(inner) => format!("{}.nullable()", self.node(inner, indent)?),
             Shape::Kinds(members) => {
@@ -545,7 +548,7 @@ impl<'m> ZodEmit<'m> {
                     // Parts of several kinds: typed kind by kind, as Zod's intersection of their outputs would
                     // multiply the unions (the parts go as a plain array, so TypeScript does not intersect them
                     // for the call either).
-                    Some((first, rest)) if types::by_kind(&self.kinds, members) => format!(
+                    Some((first, rest)) if types::by_kind(&self.facts.kinds, members) => format!(
                         "(allOf({first}, [{}] as z.ZodType[]) as unknown as z.ZodType<{}, unknown>)",
                         rest.join(", "),
                         self.ts_type(n)?
@@ -647,7 +650,7 @@ impl<'m> ZodEmit<'m> {
             let mut expr = self.node(&f.node, indent + 4)?.to_string();
             if !f.required {
                 expr.push_str(".optional()");
-            } else if !self.absent_is_required(&f.node) {
+            } else if !self.absent_is_required(&f.node)? {
                 // Its schema would judge an absent value itself (`z.unknown()` takes it, an applicator reports its
                 // own rule): absent is `required` first, as for every other property.
                 expr = format!("present({}, {expr})", string_lit(&f.name));
@@ -762,27 +765,27 @@ impl<'m> ZodEmit<'m> {
     /// Whether the Zod schema of `n` reports an absent value as `required` (Zod's `invalid_type` on `undefined`,
     /// which the error map names `required`): the typed schemas do; `z.unknown()`, the applicators and the checks
     /// built on them judge `undefined` themselves. A reference is what it refers to.
-    fn absent_is_required(&self, n: &Node) -> bool {
+    fn absent_is_required(&self, n: &Node) -> Result<bool, EmitError> {
         let mut node = n;
         for _ in 0..=self.m.types.len() {
             match &node.shape {
                 // A reference not declared yet is a `z.lazy`, which judges `undefined` by its target's error map.
-                Shape::Ref(id) if self.is_lazy(*id) => return false,
+                Shape::Ref(id) if self.is_lazy(*id) => return Ok(false),
                 Shape::Ref(id) => node = &self.m.ty(*id).node,
-                Shape::String(_) | Shape::Number(_) | Shape::Boolean | Shape::Null | Shape::Never => return true,
+                Shape::String(_) | Shape::Number(_) | Shape::Boolean | Shape::Null | Shape::Never => return Ok(true),
                 // `ownObject` asks Zod's object about a value that is no object, outside the property's path.
-                Shape::Object(o) => return !reads_own(o),
+                Shape::Object(o) => return Ok(!reads_own(o)),
                 Shape::Nullable(inner) => node = inner,
                 // A tuple is `ordered`'s, which asks Zod's tuple about a value that is no array, outside the path.
-                Shape::Array(a) => return a.prefix.is_empty() && !a.unique && a.contains.is_none(),
-                Shape::Const(v) => return scalar(v).is_some(),
-                Shape::Enum(values) => return values.iter().all(|v| scalar(v).is_some()),
+                Shape::Array(a) => return Ok(a.prefix.is_empty() && !a.unique && a.contains.is_none()),
+                Shape::Const(v) => return Ok(scalar(v).is_some()),
+                Shape::Enum(values) => return Ok(values.iter().all(|v| scalar(v).is_some())),
                 // The runtime's `union` reports an absent value as a value that is no object.
                 Shape::Union(u) => return self.direct_union(u),
-                _ => return false,
+                _ => return Ok(false),
             }
         }
-        false
+        Ok(false)
     }
 
     /// The name an object is called by in messages: its type's TypeScript name.
@@ -794,16 +797,34 @@ impl<'m> ZodEmit<'m> {
             .map_or_else(|| "object".to_string(), |t| t.names.ts.clone())
     }
 
+    /// Whether an object's type lists names of `Object.prototype`'s members it does not declare
+    /// ([`types::TypeFacts`]), which Zod's type of it would not.
+    fn lists_inherited(&self, o: &ObjectShape) -> Result<bool, EmitError> {
+        let name = |i| self.ts_name(i);
+        Ok(!types::TsTypes::new(self.m, &self.facts, &name).inherited_slots(o)?.is_empty())
+    }
+
     /// Whether a union is a `z.discriminatedUnion`, which takes Zod objects that declare the discriminator, declared
     /// before the union, and typed as objects (a member on a reference cycle is declared as a plain `z.ZodType<T>`,
-    /// one that reads own properties is `ownObject`'s); else it is the runtime's `union`, a dispatch on the tag.
-    fn direct_union(&self, u: &UnionShape) -> bool {
-        u.members.iter().all(|m| {
-            !self.is_lazy(m.ty)
+    /// one that reads own properties is `ownObject`'s, one that lists inherited names is declared too); else it
+    /// is the runtime's `union`, a dispatch on the tag.
+    fn direct_union(&self, u: &UnionShape) -> Result<bool, EmitError> {
+        for m in &u.members {
+            let direct = !self.is_lazy(m.ty)
                 && !self.order.cyclic.get(m.ty.0).copied().unwrap_or(false)
-                && matches!(&self.m.ty(m.ty).node.shape, Shape::Object(o)
-                    if !reads_own(o) && o.fields.iter().any(|f| f.name == u.discriminator && f.required))
-        })
+                && match &self.m.ty(m.ty).node.shape {
+                    Shape::Object(o) => {
+                        !reads_own(o)
+                            && o.fields.iter().any(|f| f.name == u.discriminator && f.required)
+                            && !self.lists_inherited(o)?
+                    }
+                    _ => false,
+                };
+            if !direct {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn union(&self, n: &Node, u: &UnionShape) -> Result<String, EmitError> {
@@ -828,7 +849,7 @@ impl<'m> ZodEmit<'m> {
         if u.members.is_empty() {
             return Err(at(n, "a union without members"));
         }
-        if self.direct_union(u) {
+        if self.direct_union(u)? {
             let members: Vec<String> = u.members.iter().map(|m| self.schema_name(m.ty).to_string()).collect();
             let map = match &tags {
                 None => format!("unionMessage({tag}, {removed})"),
