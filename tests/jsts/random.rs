@@ -37,6 +37,21 @@ const NAMES: &[&str] = &[
     "toString",
 ];
 
+/// Annotation texts: ones that end or open a comment, a doc attribute or a code fence, or hold characters a
+/// source file must escape (line and paragraph separators, a NUL, a lone backslash, template syntax).
+const TEXTS: &[&str] = &[
+    "plain words",
+    "ends */ here",
+    "/* opens",
+    "*/",
+    "line one\nline two\r\n\ttabbed",
+    "```\nan unclosed fence",
+    "\\ a backslash, \"quotes\", `ticks`, ${x} and #{y}",
+    "#[doc = \"x\"] ]] \u{2028} \u{2029} \u{0} <script>",
+    "# a heading\n- a list\n|a|table|",
+    "💩 é \u{301}",
+];
+
 /// Patterns that mean the same in ECMA-262 and in Rust's `regex`.
 const PATTERNS: &[&str] = &["^a", "b$", "^[a-c]*$", "\\d", "^.{2}$", "é|💩"];
 
@@ -76,8 +91,29 @@ impl Gen {
         self.rng.below(4)
     }
 
-    /// A schema of depth at most `depth`.
+    /// A schema of depth at most `depth`, sometimes with annotations (which every output prints or carries).
     fn schema(&mut self, depth: u32) -> Value {
+        let mut s = self.bare_schema(depth);
+        if let (true, Some(o)) = (self.chance(8), s.as_object_mut()) {
+            o.insert("description".into(), json!(*self.rng.pick(TEXTS)));
+            if self.rng.below(3) == 0 {
+                o.insert("title".into(), json!(*self.rng.pick(TEXTS)));
+            }
+            if self.rng.below(4) == 0 {
+                o.insert("$comment".into(), json!(*self.rng.pick(TEXTS)));
+            }
+            if self.rng.below(4) == 0 {
+                o.insert("deprecated".into(), json!(true));
+            }
+            if self.rng.below(3) == 0 {
+                o.insert("examples".into(), json!([*self.rng.pick(TEXTS), any_value(&mut self.rng, 2)]));
+            }
+        }
+        s
+    }
+
+    /// A schema of depth at most `depth`, without annotations.
+    fn bare_schema(&mut self, depth: u32) -> Value {
         let kind = self.rng.below(if depth == 0 { 7 } else { 16 });
         match kind {
             0 => {

@@ -60,6 +60,7 @@ pub(crate) const RUNTIME_EXPORTS: &[&str] = &[
     "$C",
     "constParams",
     "enumParams",
+    "stringEnumParams",
     "rule",
     "chars",
     "isInt",
@@ -503,7 +504,13 @@ impl<'m> ZodEmit<'m> {
                 if values.is_empty() {
                     "z.never($T)".to_string()
                 } else if values.iter().all(|v| v.is_string()) {
-                    format!("z.enum({}, $T)", json_lit(&serde_json::Value::Array(values.clone())))
+                    let list = json_lit(&serde_json::Value::Array(values.clone()));
+                    // Zod lists a `z.enum`'s values from an object, where JavaScript puts index-like keys first.
+                    if values.iter().any(|v| v.as_str().is_some_and(index_like)) {
+                        format!("z.enum({list}, stringEnumParams({list}))")
+                    } else {
+                        format!("z.enum({list}, $T)")
+                    }
                 } else if values.iter().all(|v| scalar(v).is_some()) {
                     let list = json_lit(&serde_json::Value::Array(values.clone()));
                     if values.iter().all(shown_alike) {
@@ -880,6 +887,13 @@ fn shown_alike(v: &serde_json::Value) -> bool {
         serde_json::Value::Array(_) | serde_json::Value::Object(_) => false,
         _ => true,
     }
+}
+
+/// Whether JavaScript takes `s` for an array index when it is an object's key (`"0"`, `"1"`, not `"01"`), which it
+/// lists before the other keys whatever their order.
+fn index_like(s: &str) -> bool {
+    (s == "0" || (!s.starts_with('0') && !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())))
+        && s.parse::<u64>().is_ok_and(|n| n < u64::from(u32::MAX))
 }
 
 /// Whether an object is `ownObject`'s: it declares a property Zod's object cannot read ([`INHERITED`]), or its

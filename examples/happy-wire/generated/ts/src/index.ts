@@ -21,6 +21,7 @@ export {
   $C,
   constParams,
   enumParams,
+  stringEnumParams,
   rule,
   chars,
   isInt,

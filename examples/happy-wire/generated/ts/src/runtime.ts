@@ -455,6 +455,18 @@ export function enumParams(values: readonly unknown[], shown: string = quotedLis
   return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(enumMessage(iss.input, shown), "enum")) };
 }
 
+/**
+ * The parameters of a `z.enum` of strings among which one looks like an array index (`"1"`): its issue lists the
+ * values with such keys first (Zod keeps them in an object), so the message lists them as the schema does.
+ */
+export function stringEnumParams(values: readonly string[]): { error: (iss: RawIssue) => string } {
+  const shown = quotedList(values);
+  return {
+    error: (iss) =>
+      iss.code === "invalid_value" && typeof iss.input === "string" ? tagged(enumMessage(iss.input, shown), "enum") : wireMessage(iss),
+  };
+}
+
 /** An `enum`'s message for a value it does not allow, `shown` listing the allowed ones. */
 function enumMessage(value: unknown, shown: string): string {
   return `\`${shownShort(value)}\` is not one of ${shown}`;
