@@ -12,10 +12,10 @@
 //! | open object / strip object | `open({...})` (Zod's loose object, keeping an own `__proto__` too) / `z.object` |
 //! | object with `required`-only names, `dependentRequired`, `patternProperties`, `propertyNames`, counts | `objectWith`/`looseObjectWith`: a loose object plus one check of the rest, in the engine's order |
 //! | object declaring `__proto__` or an `Object.prototype` member (`toString`), or requiring `__proto__` | `ownObject([[key, schema, required], ...], rest)`: own properties only (Zod reads `input[key]`, `key in input`, and skips `__proto__`), typed from the model |
-//! | discriminated union | `z.discriminatedUnion` (its error map names the engine's rule); `union(...)` when a member is not a plain object |
+//! | discriminated union | `z.discriminatedUnion` (its error map names the engine's rule); `union(...)` when a member is not a plain object (or is typed from the model: it lists `Object.prototype` names the model declares elsewhere) |
 //! | string | `z.string()` + `minChars`/`maxChars` (code points) + `pattern` (`u` flag) |
 //! | number / integer | `z.number()` (`z.int(intBounds(..))` when bounds within ±(2^53-1) are given on both sides, else `isInt`) + `.min`/`.gt`/`.max`/`.lt` + `multipleOf` (`Number.isInteger(v / m)`) |
-//! | const / enum | `z.literal` for scalars (`z.enum` for strings); `constValue`/`enumValues` (JSON equality) otherwise |
+//! | const / enum | `z.literal` for scalars (`z.enum` for strings, its message from `stringEnumParams` when a value looks like an array index); `constValue`/`enumValues` (JSON equality) otherwise |
 //! | array / tuple | `z.array` / `ordered(z.tuple([...optional], rest))` + `minItems`, `maxItems`; `uniqueInput(...)` for `uniqueItems`; `containsInput(...)` for `contains` |
 //! | nullable, several JSON kinds | `.nullable()`, `kinds([...])` |
 //! | `allOf`, `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas` | `allOf`, `anyOf`, `oneOf`, `not`, `cond`, `dependent` (checks on the input) |
