@@ -91,7 +91,8 @@ impl Gen {
         self.rng.below(4)
     }
 
-    /// A schema of depth at most `depth`, sometimes with annotations (which every output prints or carries).
+    /// A schema of depth at most `depth`, sometimes with annotations (which every output prints, carries or
+    /// ignores, but none may check).
     fn schema(&mut self, depth: u32) -> Value {
         let mut s = self.bare_schema(depth);
         if let (true, Some(o)) = (self.chance(8), s.as_object_mut()) {
@@ -107,6 +108,12 @@ impl Gen {
             }
             if self.rng.below(3) == 0 {
                 o.insert("examples".into(), json!([*self.rng.pick(TEXTS), any_value(&mut self.rng, 2)]));
+            }
+            if self.rng.below(4) == 0 {
+                o.insert("default".into(), any_value(&mut self.rng, 2));
+            }
+            if self.rng.below(5) == 0 {
+                o.insert(if self.chance(2) { "readOnly" } else { "writeOnly" }.into(), json!(self.chance(2)));
             }
         }
         s
