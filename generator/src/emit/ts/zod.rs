@@ -527,11 +527,11 @@ impl<'m> ZodEmit<'m> {
                 }
             }
             Shape::Array(a) => self.array(n, a, indent)?,
-            Shape::Object(o) if reads_own(o) || !self.lists_inherited(o)? => self.object(n, o, indent)?,
-            Shape::Object(o) => {
-                // Zod's type would not list the model's inherited names ([`types::TypeFacts`]): declared.
+            // Zod's type would not list the model's inherited names ([`types::TypeFacts`]): declared.
+            Shape::Object(o) if !reads_own(o) && self.lists_inherited(o)? => {
                 format!("({} as unknown as z.ZodType<{}, unknown>)", self.object(n, o, indent)?, self.ts_type(n)?)
             }
+            Shape::Object(o) => self.object(n, o, indent)?,
             Shape::Union(u) => self.union(n, u)?,
             Shape::Nullable(inner) => format!("{}.nullable()", self.node(inner, indent)?),
             Shape::Kinds(members) => {
@@ -821,8 +821,8 @@ impl<'m> ZodEmit<'m> {
                 && !self.order.cyclic.get(m.ty.0).copied().unwrap_or(false)
                 && match &self.m.ty(m.ty).node.shape {
                     Shape::Object(o) => {
-                        !reads_own(o)
-                            && o.fields.iter().any(|f| f.name == u.discriminator && f.required)
+                        o.fields.iter().any(|f| f.name == u.discriminator && f.required)
+                            && !reads_own(o)
                             && !self.lists_inherited(o)?
                     }
                     _ => false,

@@ -405,7 +405,7 @@ export function wireMessage(iss: RawIssue): string {
     case "invalid_value":
       if (iss.input === undefined) return tagged(`missing required property \`${lastKey(iss)}\``, "required");
       if (typeof iss.input !== "string") return tagged(`expected a string, got ${kind(iss.input)}`, "type");
-      return tagged(`\`${iss.input}\` is not one of ${quotedList(iss.values)}`, "enum");
+      return tagged(enumMessage(iss.input, quotedList(iss.values)), "enum");
     case "too_small":
       if (iss.origin === "string") return tagged(`must be at least ${String(iss.minimum)} character(s) long`, "min-length");
       if (iss.origin === "array") return tagged(`must have at least ${String(iss.minimum)} item(s)`, "min-items");
