@@ -122,16 +122,66 @@ fn an_output_refusal_is_located_like_a_schema_error() {
     let d = &diags.0[0];
     assert_eq!(
         (d.kind.code(), d.file.as_path(), d.line, d.col, d.pointer.as_str()),
-        ("emit.unsupported", schema.join("root.json").as_path(), 6, 13, "/properties/name"),
+        ("emit.unsupported", schema.join("root.json").as_path(), 6, 46, "/properties/name/maxLength"),
         "{report}"
     );
-    assert!(d.message.contains("18446744073709551615"), "{report}");
+    assert!(d.message.contains("`maxLength` is 18446744073709551615"), "{report}");
     assert!(!out.exists(), "nothing is written");
     // The outputs that can express it still do.
     opts.outputs = vec![wiregen::emit::Output::Rust, wiregen::emit::Output::Schema];
     wiregen::generate(&opts).unwrap_or_else(|e| panic!("{}", assert_no_repeats(&e)));
     let _ = std::fs::remove_dir_all(&schema);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Each count keyword JavaScript cannot count exactly (above 2^53-1) is refused at the keyword itself, by name, in
+/// both JavaScript outputs; 2^53-1 itself is still written.
+#[test]
+fn a_count_beyond_javascript_is_refused_at_its_keyword() {
+    let cases = [
+        ("minLength", r#""type": "string""#),
+        ("maxLength", r#""type": "string""#),
+        ("minItems", r#""type": "array""#),
+        ("maxItems", r#""type": "array""#),
+        ("minContains", r#""type": "array", "contains": { "type": "null" }"#),
+        ("maxContains", r#""type": "array", "contains": { "type": "null" }"#),
+        ("minProperties", r#""type": "object""#),
+        ("maxProperties", r#""type": "object""#),
+    ];
+    for (keyword, rest) in cases {
+        for (n, fits) in [("9007199254740992", false), ("9007199254740991", true)] {
+            let schema = tmp(&format!("count-{keyword}-{fits}"));
+            std::fs::create_dir_all(&schema).expect("mkdir");
+            let text = format!(
+                "{{\n  \"x-package\": {{ \"crate\": \"big\", \"npm\": \"big\" }},\n  \"type\": \"object\",\n  \"properties\": {{\n    \"a\": {{ {rest}, \"{keyword}\": {n} }}\n  }}\n}}\n"
+            );
+            std::fs::write(schema.join("root.json"), &text).expect("write");
+            let out = tmp(&format!("count-{keyword}-{fits}-out"));
+            let mut opts = wiregen::Options::new(&schema, &out);
+            opts.outputs = vec![wiregen::emit::Output::Ts];
+            let r = wiregen::generate(&opts);
+            if fits {
+                r.unwrap_or_else(|e| panic!("{keyword}: {n} fits: {}", assert_no_repeats(&e)));
+            } else {
+                let err = r.expect_err("JavaScript does not count that far");
+                let report = assert_no_repeats(&err);
+                let wiregen::Error::Schema(diags) = &err else {
+                    panic!("{keyword}: expected a located refusal, got {report}")
+                };
+                let d = &diags.0[0];
+                let col = text.lines().nth(4).and_then(|l| l.find(n)).map(|c| c + 1);
+                assert_eq!(
+                    (d.kind.code(), d.line, Some(d.col), d.pointer.as_str()),
+                    ("emit.unsupported", 5, col, format!("/properties/a/{keyword}").as_str()),
+                    "{report}"
+                );
+                assert!(d.message.contains(&format!("`{keyword}` is {n}")), "{report}");
+                assert!(!out.exists(), "nothing is written");
+            }
+            let _ = std::fs::remove_dir_all(&schema);
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
 }
 
 /// The model is public, so a tool can hand the engine and the emitters a model that refers to types it does not

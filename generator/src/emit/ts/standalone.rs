@@ -346,7 +346,7 @@ impl<'m> Standalone<'m> {
             Shape::String(s) => {
                 w.line(format!("if (typeof {v} !== \"string\") {}", Self::type_err(ptr, "a string", v)));
                 if let Some(min) = s.min_length.filter(|m| *m > 0) {
-                    let min = count(n, min)?;
+                    let min = count(n, "minLength", min)?;
                     let cond = if min == 1 {
                         format!("{v}.length === 0")
                     } else {
@@ -356,7 +356,7 @@ impl<'m> Standalone<'m> {
                     w.line(format!("else if ({cond}) {}", push(&pe, Rule::MinLength, &m)));
                 }
                 if let Some(max) = s.max_length {
-                    let max = count(n, max)?;
+                    let max = count(n, "maxLength", max)?;
                     let m = msg(&format!("must be at most {max} character(s) long"));
                     w.line(format!(
                         "else if ({v}.length > {max} && $chars({v}) > {max}) {}",
@@ -586,11 +586,11 @@ impl<'m> Standalone<'m> {
             first = false;
         };
         if let Some(k) = a.min_items {
-            let k = count(n, k)?;
+            let k = count(n, "minItems", k)?;
             kw(w, format!("{v}.length < {k}"), Rule::MinItems, msg(&format!("must have at least {k} item(s)")));
         }
         if let Some(k) = a.max_items {
-            let k = count(n, k)?;
+            let k = count(n, "maxItems", k)?;
             kw(w, format!("{v}.length > {k}"), Rule::MaxItems, msg(&format!("must have at most {k} item(s)")));
         }
         // Uniqueness, then `contains`, only when what comes before holds (the engine stops at the first): after a
@@ -625,10 +625,10 @@ impl<'m> Standalone<'m> {
                     msg(&format!("must contain at {bound} item(s) matching `contains` ("))
                 )
             };
-            let min = count(n, c.min)?;
+            let min = count(n, "minContains", c.min)?;
             let mut cond = format!("if ({k} < {min}) {}", push(&pe, Rule::Contains, &found(&format!("least {min}"))));
             if let Some(max) = c.max {
-                let max = count(n, max)?;
+                let max = count(n, "maxContains", max)?;
                 cond.push_str(&format!(
                     " else if ({k} > {max}) {}",
                     push(&pe, Rule::Contains, &found(&format!("most {max}")))
@@ -769,13 +769,13 @@ impl<'m> Standalone<'m> {
             let pe = ptr.expr();
             let mut first = true;
             if let Some(k) = o.min_properties {
-                let k = count(n, k)?;
+                let k = count(n, "minProperties", k)?;
                 let m = msg(&format!("must have at least {k} propert(ies)"));
                 w.line(format!("if ({c} < {k}) {}", push(&pe, Rule::MinProperties, &m)));
                 first = false;
             }
             if let Some(k) = o.max_properties {
-                let k = count(n, k)?;
+                let k = count(n, "maxProperties", k)?;
                 let m = msg(&format!("must have at most {k} propert(ies)"));
                 w.line(format!(
                     "{}if ({c} > {k}) {}",

@@ -433,10 +433,10 @@ impl<'m> ZodEmit<'m> {
                 match s.min_length {
                     None | Some(0) => {}
                     Some(1) => out.push_str(".min(1, $C)"),
-                    Some(k) => out.push_str(&format!(".check(minChars({}))", count(n, k)?)),
+                    Some(k) => out.push_str(&format!(".check(minChars({}))", count(n, "minLength", k)?)),
                 }
                 if let Some(k) = s.max_length {
-                    out.push_str(&format!(".check(maxChars({}))", count(n, k)?));
+                    out.push_str(&format!(".check(maxChars({}))", count(n, "maxLength", k)?));
                 }
                 if let Some(p) = &s.pattern {
                     out.push_str(&format!(".check(pattern({}, {}))", matcher_lit("", p), string_lit(&p.source)));
@@ -625,10 +625,10 @@ impl<'m> ZodEmit<'m> {
             format!("ordered(z.tuple([{}], {rest}, $T))", items.join(", "))
         };
         if let Some(k) = a.min_items {
-            out.push_str(&format!(".check(minItems({}))", count(n, k)?));
+            out.push_str(&format!(".check(minItems({}))", count(n, "minItems", k)?));
         }
         if let Some(k) = a.max_items {
-            out.push_str(&format!(".check(maxItems({}))", count(n, k)?));
+            out.push_str(&format!(".check(maxItems({}))", count(n, "maxItems", k)?));
         }
         if a.unique {
             // Compared as the input holds them: a parsed item may have dropped keys.
@@ -637,10 +637,14 @@ impl<'m> ZodEmit<'m> {
         if let Some(c) = &a.contains {
             // Counted on the input's items, once the array parsed (the engine counts after the items and counts).
             let max = match c.max {
-                Some(m) => count(n, m)?.to_string(),
+                Some(m) => count(n, "maxContains", m)?.to_string(),
                 None => "null".to_string(),
             };
-            out = format!("containsInput({out}, {}, {}, {max})", self.node(&c.node, indent)?, count(n, c.min)?);
+            out = format!(
+                "containsInput({out}, {}, {}, {max})",
+                self.node(&c.node, indent)?,
+                count(n, "minContains", c.min)?
+            );
         }
         Ok(out)
     }
@@ -752,9 +756,9 @@ impl<'m> ZodEmit<'m> {
             Some(pn) => self.node(pn, indent + 2)?.to_string(),
             None => "null".to_string(),
         };
-        let opt_count = |c: Option<u64>| -> Result<String, EmitError> {
+        let opt_count = |keyword: &str, c: Option<u64>| -> Result<String, EmitError> {
             Ok(match c {
-                Some(k) => count(n, k)?.to_string(),
+                Some(k) => count(n, keyword, k)?.to_string(),
                 None => "null".to_string(),
             })
         };
@@ -764,8 +768,8 @@ impl<'m> ZodEmit<'m> {
             json_lit(&serde_json::json!(o.required_only)),
             json_lit(&serde_json::Value::Array(dependent)),
             patterns.join(", "),
-            opt_count(o.min_properties)?,
-            opt_count(o.max_properties)?,
+            opt_count("minProperties", o.min_properties)?,
+            opt_count("maxProperties", o.max_properties)?,
         ))
     }
 
@@ -913,11 +917,15 @@ fn located_err(n: &Node, e: EmitError) -> EmitError {
     }
 }
 
-/// A count keyword (`minLength`, `minItems`, ...) of the node `n`, for JavaScript, which counts exactly up to
-/// 2^53-1 (the Zod schemas and the standalone validator); a larger one is refused there.
-pub(crate) fn count(n: &Node, k: u64) -> Result<u64, EmitError> {
+/// The count keyword `keyword` (`minLength`, `minItems`, ...) of the node `n`, of value `k`, for JavaScript, which
+/// counts exactly up to 2^53-1 (the Zod schemas and the standalone validator); a larger one is refused there, at the
+/// keyword (a node's count keywords are those of the schema object at its origin).
+pub(crate) fn count(n: &Node, keyword: &str, k: u64) -> Result<u64, EmitError> {
     if k > MAX_SAFE as u64 {
-        return Err(at(n, format!("the count {k} is beyond what JavaScript counts exactly")));
+        return Err(EmitError::at(
+            &n.origin.join(keyword),
+            format!("`{keyword}` is {k}, beyond what JavaScript counts exactly (2^53-1)"),
+        ));
     }
     Ok(k)
 }
