@@ -83,18 +83,6 @@ pub(crate) struct TsTypes<'a> {
 /// when the type cannot be split by kind.
 type Part = Option<Vec<String>>;
 
-/// The type of all values of one kind.
-fn top(k: KindSet) -> &'static str {
-    match k {
-        KindSet::NULL => "null",
-        KindSet::BOOLEAN => "boolean",
-        KindSet::NUMBER => "number",
-        KindSet::STRING => "string",
-        KindSet::ARRAY => "(unknown)[]",
-        _ => "{ [key: string]: unknown }",
-    }
-}
-
 impl<'a> TsTypes<'a> {
     /// A writer that names a referenced type with `name`.
     pub(crate) fn new(m: &'a Model, facts: &'a TypeFacts, name: &'a dyn Fn(TypeId) -> Code) -> Self {
@@ -120,6 +108,49 @@ impl<'a> TsTypes<'a> {
         }
         let declared = |n: &str| o.fields.iter().any(|f| f.name == n) || o.required_only.iter().any(|r| r == n);
         Ok(self.inherited.iter().copied().filter(|n| !declared(n)).collect())
+    }
+
+    /// The type of all values of one kind: that of the plain schema of the kind (`{"type": "object"}`).
+    fn top(&self, k: KindSet) -> Result<String, EmitError> {
+        Ok(match k {
+            KindSet::NULL => "null".to_string(),
+            KindSet::BOOLEAN => "boolean".to_string(),
+            KindSet::NUMBER => "number".to_string(),
+            KindSet::STRING => "string".to_string(),
+            KindSet::ARRAY => "(unknown)[]".to_string(),
+            _ => self.object(&ObjectShape::open(Vec::new()))?,
+        })
+    }
+
+    /// The TypeScript type of an object.
+    fn object(&self, o: &ObjectShape) -> Result<String, EmitError> {
+        let mut parts = Vec::new();
+        for f in &o.fields {
+            let opt = if f.required { "" } else { "?" };
+            // Absent, an optional property named after a member of `Object.prototype` (`toString`) is
+            // still read as that member, a function, which its declared type would not admit.
+            let t = if !f.required && INHERITED.contains(&f.name.as_str()) {
+                Code::from_pieces("unknown".into())
+            } else {
+                self.ty(&f.node)?
+            };
+            parts.push(format!("{}{opt}: {t}", type_key(&f.name)));
+        }
+        let index = self.index(o)?;
+        // A name `required` lists without declaring it holds what the other properties hold: the index
+        // signature's type, which TypeScript requires of every property beside one.
+        for r in &o.required_only {
+            if !o.fields.iter().any(|f| &f.name == r) {
+                parts.push(format!("{}: {}", type_key(r), index.as_deref().unwrap_or("unknown")));
+            }
+        }
+        for name in self.inherited_slots(o)? {
+            parts.push(format!("{}?: unknown", type_key(name)));
+        }
+        if let Some(i) = index {
+            parts.push(format!("[key: string]: {i}"));
+        }
+        Ok(if parts.is_empty() { "{}".to_string() } else { format!("{{ {} }}", parts.join("; ")) })
     }
 
     /// The TypeScript type of a node.
@@ -163,39 +194,7 @@ impl<'a> TsTypes<'a> {
                     format!("[{}]", parts.join(", "))
                 }
             }
-            Shape::Object(o) => {
-                let mut parts = Vec::new();
-                for f in &o.fields {
-                    let opt = if f.required { "" } else { "?" };
-                    // Absent, an optional property named after a member of `Object.prototype` (`toString`) is
-                    // still read as that member, a function, which its declared type would not admit.
-                    let t = if !f.required && INHERITED.contains(&f.name.as_str()) {
-                        Code::from_pieces("unknown".into())
-                    } else {
-                        self.ty(&f.node)?
-                    };
-                    parts.push(format!("{}{opt}: {t}", type_key(&f.name)));
-                }
-                let index = self.index(o)?;
-                // A name `required` lists without declaring it holds what the other properties hold: the index
-                // signature's type, which TypeScript requires of every property beside one.
-                for r in &o.required_only {
-                    if !o.fields.iter().any(|f| &f.name == r) {
-                        parts.push(format!("{}: {}", type_key(r), index.as_deref().unwrap_or("unknown")));
-                    }
-                }
-                for name in self.inherited_slots(o)? {
-                    parts.push(format!("{}?: unknown", type_key(name)));
-                }
-                if let Some(i) = index {
-                    parts.push(format!("[key: string]: {i}"));
-                }
-                if parts.is_empty() {
-                    "{}".to_string()
-                } else {
-                    format!("{{ {} }}", parts.join("; "))
-                }
-            }
+            Shape::Object(o) => self.object(o)?,
             Shape::Union(u) => {
                 let members: Vec<String> = u.members.iter().map(|x| name(x.ty).to_string()).collect();
                 if members.is_empty() {
@@ -271,7 +270,7 @@ impl<'a> TsTypes<'a> {
             }
             stated |= !list.is_empty();
             alternatives.push(if list.is_empty() {
-                top(k).to_string()
+                self.top(k)?
             } else {
                 list.iter().map(|t| format!("({t})")).collect::<Vec<_>>().join(" & ")
             });
@@ -291,7 +290,7 @@ impl<'a> TsTypes<'a> {
             // One kind: the node's type whole, unless it says no more than the kind does.
             let (resolved, _) = self.m.resolve_node(x);
             let whole = self.ty(resolved)?.to_string();
-            return Ok(Some(if whole == top(k) || whole == "unknown" {
+            return Ok(Some(if whole == self.top(k)? || whole == "unknown" {
                 Vec::new()
             } else {
                 vec![self.ty(x)?.to_string()]
@@ -411,12 +410,24 @@ mod tests {
     }
 
     /// `part` tells a part that says no more than its kind by comparing its type with `top`: the two must write
-    /// a plain schema of each kind alike.
+    /// a plain schema of each kind alike, also in a model that declares a property named after a member of
+    /// `Object.prototype` (whose open objects list it).
     #[test]
     fn the_type_of_a_whole_kind_is_the_type_of_its_plain_schema() {
         let kinds = ["null", "boolean", "number", "string", "array", "object"];
-        for (k, name) in KindSet::EACH.into_iter().zip(kinds) {
-            assert_eq!(type_of(&format!(r#"{{"type": "{name}"}}"#), "Root"), top(k), "{name}");
+        for defs in ["", r#", "$defs": {"t": {"properties": {"toString": {"type": "string"}}}}"#] {
+            for (k, name) in KindSet::EACH.into_iter().zip(kinds) {
+                let schema = format!(r#"{{"type": "{name}"{defs}}}"#);
+                let files = vec![("a.schema.json".to_string(), schema.clone())];
+                let (m, _) = crate::load::load_memory(std::path::Path::new("mem"), files, Some("a.schema.json".into()))
+                    .unwrap_or_else(|e| panic!("{schema}: {e:?}"));
+                let facts = TypeFacts::of(&m);
+                let names = |id: TypeId| Code::from_pieces(m.ty(id).names.ts.clone());
+                let types = TsTypes::new(&m, &facts, &names);
+                let top = types.top(k).expect("a type");
+                assert_eq!(type_of(&schema, "Root"), top, "{schema}");
+                assert_eq!(top.contains("toString?: unknown"), !defs.is_empty() && name == "object", "{top}");
+            }
         }
     }
 
