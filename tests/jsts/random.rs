@@ -35,6 +35,15 @@ const NAMES: &[&str] = &[
     "kept",
     "constructor",
     "toString",
+    "__proto__",
+    "valueOf",
+    "hasOwnProperty",
+    "$ref",
+    "q\"uote",
+    "back\\slash",
+    "${x}",
+    "\u{2028}",
+    "💩",
 ];
 
 /// Annotation texts: ones that end or open a comment, a doc attribute or a code fence, or hold characters a
@@ -62,7 +71,7 @@ fn any_value(rng: &mut Rng, depth: u32) -> Value {
         1 => json!(rng.below(2) == 0),
         2 => json!(rng.below(7) as i64 - 3),
         3 => json!([0.5, -1.5, 1e3, 2.0, 9007199254740993.0][rng.below(5) as usize]),
-        4 => json!(["", "a", "ab", "abc", "💩", "é"][rng.below(6) as usize]),
+        4 => json!(["", "a", "ab", "abc", "💩", "é", "\"'`", "\\", "${a}", "\u{2028}\u{0}"][rng.below(10) as usize]),
         5 => json!(*rng.pick(NAMES)),
         6 => Value::Array((0..rng.below(3)).map(|_| any_value(rng, depth - 1)).collect()),
         _ => {
