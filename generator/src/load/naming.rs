@@ -269,14 +269,21 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         .collect();
     // Bases first: derived ones get a number when they clash.
     let mut taken: BTreeMap<String, Origin> = BTreeMap::new();
-    for s in types.slots.iter().filter(|s| s.explicit) {
-        if let Some(prev) = taken.get(&s.base) {
-            let prev = prev.clone();
+    // The slots whose `x-name` repeats an earlier one's, with that one: the names derived from it clash too, which
+    // is the same mistake and is not reported again.
+    let mut repeated: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut first_named: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, s) in types.slots.iter().enumerate().filter(|(_, s)| s.explicit) {
+        if let Some(&j) = first_named.get(s.base.as_str()) {
+            let prev = &types.slots[j].origin;
             cx.err(
                 &s.origin.join("x-name"),
                 K::NameCollision,
                 format!("`{}` already names the type at {}#{}", s.base, prev.file, prev.pointer),
             );
+            repeated.insert((i, j));
+        } else {
+            first_named.insert(&s.base, i);
         }
         taken.insert(s.base.clone(), s.origin.clone());
     }
@@ -296,6 +303,8 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         bases.push(b);
     }
     let mut out = Vec::new();
+    // Per slot, the keyword that overrides its Rust, TypeScript and Zod name, where one does.
+    let mut overrides: Vec<[Option<&'static str>; 3]> = Vec::new();
     for (i, s) in types.slots.iter().enumerate() {
         let file = s.origin.file.clone();
         let policy = match policies.get(&file) {
@@ -318,39 +327,75 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
                 cx.name_override(&s.origin, key, ok)
             }
         };
-        let rust = over(cx, "x-rust-name", is_type_name).unwrap_or_else(|| base.clone());
-        let ts = over(cx, "x-ts-name", is_identifier).unwrap_or(derived.ts);
-        let zod = over(cx, "x-zod-name", is_identifier).unwrap_or_else(|| policy.zod(&ts));
+        let (rust, ts, zod) = (
+            over(cx, "x-rust-name", is_type_name),
+            over(cx, "x-ts-name", is_identifier),
+            over(cx, "x-zod-name", is_identifier),
+        );
+        overrides.push([
+            rust.is_some().then_some("x-rust-name"),
+            ts.is_some().then_some("x-ts-name"),
+            zod.is_some().then_some("x-zod-name"),
+        ]);
+        let rust = rust.unwrap_or_else(|| base.clone());
+        let ts = ts.unwrap_or(derived.ts);
+        let zod = zod.unwrap_or_else(|| policy.zod(&ts));
         let aliases =
             if copy { Vec::new() } else { cx.alias_bases(&s.origin).iter().map(|a| policy.names(a, member)).collect() };
         out.push((Names { base, rust, ts, zod }, aliases));
     }
     cx.stray_aliases(types);
+    // A name (or alias) that is already another type's, in each language where it is: one error per name and other
+    // type, which lists the languages, at the keyword that gave the first language's name where one did.
+    struct Clash {
+        /// The slot and its name (0) or alias (1 + its index).
+        at: (usize, usize),
+        /// The slot whose name it already is.
+        prev: usize,
+        names: Vec<String>,
+        keyword: Option<&'static str>,
+    }
+    let mut clashes: Vec<Clash> = Vec::new();
     for (lang, pick) in [("Rust", 0usize), ("TypeScript", 1), ("Zod", 2)] {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, (names, aliases)) in out.iter().enumerate() {
             for (k, n) in std::iter::once(names).chain(aliases).enumerate() {
                 let name = [&n.rust, &n.ts, &n.zod][pick].as_str();
-                let at = if k == 0 {
-                    types.slots[i].origin.clone()
-                } else {
-                    types.slots[i].origin.join("x-aliases").join(&(k - 1).to_string())
-                };
-                if let Some(&j) = seen.get(name) {
-                    let prev = types.slots[j].origin.clone();
-                    cx.err(
-                        &at,
-                        K::NameCollision,
-                        format!(
-                            "the {lang} name `{name}` is already the name of the type at {}#{}",
-                            prev.file, prev.pointer
-                        ),
-                    );
-                } else {
-                    seen.insert(name, i);
+                match seen.get(name) {
+                    Some(&j) if k == 0 && repeated.contains(&(i, j)) => {}
+                    Some(&j) => {
+                        let said = format!("the {lang} name `{name}`");
+                        match clashes.iter_mut().find(|c| c.at == (i, k) && c.prev == j) {
+                            Some(c) => c.names.push(said),
+                            None => clashes.push(Clash {
+                                at: (i, k),
+                                prev: j,
+                                names: vec![said],
+                                keyword: overrides[i][pick].filter(|_| k == 0),
+                            }),
+                        }
+                    }
+                    None => {
+                        seen.insert(name, i);
+                    }
                 }
             }
         }
+    }
+    clashes.sort_by_key(|c| c.at);
+    for Clash { at: (i, k), prev: j, names: list, keyword } in clashes {
+        let at = match (k, keyword) {
+            (0, Some(key)) => types.slots[i].origin.join(key),
+            (0, None) => types.slots[i].origin.clone(),
+            _ => types.slots[i].origin.join("x-aliases").join(&(k - 1).to_string()),
+        };
+        let prev = &types.slots[j].origin;
+        let (names, verb) = match list.as_slice() {
+            [one] => (one.clone(), "is already the name"),
+            [init @ .., last] => (format!("{} and {last}", init.join(", ")), "are already the names"),
+            [] => continue,
+        };
+        cx.err(&at, K::NameCollision, format!("{names} {verb} of the type at {}#{}", prev.file, prev.pointer));
     }
     out
 }
