@@ -1,7 +1,8 @@
 // The TypeScript side of the JSON-Schema-Test-Suite harness (tests/jsts/ts.rs): in ONE node process, transpiles
 // every case's two generated modules (`<id>.zod.ts`, `<id>.standalone.ts`) with the TypeScript compiler of
 // generated/ts (types are stripped, nothing is type-checked here), imports them, and runs every instance:
-// `rootSchema.safeParse(data).success` for Zod, `validateRoot(data).length === 0` for the standalone validator.
+// `rootSchema.safeParse(data).success` for Zod, `validateRoot(data).length === 0` for the standalone validator
+// (the root type's names, given by the case: `schema` and `validate`).
 //
 // usage: node ts-runner.mjs <dir> <typescript module path>
 //   <dir>/cases.json: [{ id, zod: bool, standalone: bool, keeps: bool, data: [instance, ...] }] (instances as JSON
@@ -72,7 +73,7 @@ for (const c of cases) {
   if (c.zod) {
     try {
       const m = await load(c.id + ".zod");
-      const parsed = data.map((d) => m.rootSchema.safeParse(d));
+      const parsed = data.map((d) => m[c.schema].safeParse(d));
       r.zod = parsed.map((p) => p.success);
       r.zodFirst = parsed.map((p) => (p.success ? null : first(m.toWireErrors(p.error))));
       // A schema that drops no key gives back the instance it takes, own `__proto__` keys included.
@@ -84,13 +85,13 @@ for (const c of cases) {
   if (c.standalone) {
     try {
       const m = await load(c.id + ".standalone");
-      const errors = data.map((d) => m.validateRoot(d));
+      const errors = data.map((d) => m[c.validate](d));
       r.standalone = errors.map((e) => e.length === 0);
       r.standaloneFirst = errors.map((e) => (e.length === 0 ? null : first(e)));
       r.hostile = [];
       for (const [name, v] of HOSTILE) {
         try {
-          if (!Array.isArray(m.validateRoot(v))) r.hostile.push(`${name}: no error list`);
+          if (!Array.isArray(m[c.validate](v))) r.hostile.push(`${name}: no error list`);
         } catch (e) {
           r.hostile.push(`${name}: threw ${e}`);
         }

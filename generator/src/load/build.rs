@@ -32,6 +32,9 @@ pub(crate) struct Slot {
     pub(crate) def: Option<TypeDef>,
     /// The dynamic scope the type is built in ([`super::dynamic`]; 0 in a package without `$dynamicRef`).
     pub(crate) scope: usize,
+    /// Whether the type is a part of the schema at its origin (hoisted with a suffix, such as the object of an
+    /// object with `dependentSchemas`): the name keywords there (`x-rust-name`, `x-aliases`, ...) name the whole.
+    pub(crate) part: bool,
 }
 
 /// The types of one load.
@@ -57,7 +60,7 @@ impl Types {
         def: Option<TypeDef>,
         scope: usize,
     ) -> TypeId {
-        self.slots.push(Slot { origin: origin.clone(), base, explicit, def, scope });
+        self.slots.push(Slot { origin: origin.clone(), base, explicit, def, scope, part: false });
         TypeId(self.slots.len() - 1)
     }
 }
@@ -359,6 +362,7 @@ impl Cx {
             def.examples.clear();
         }
         let id = types.push(at, base, explicit, Some(def), self.dynamic.current);
+        types.slots[id.0].part = !suffix.is_empty();
         Node { origin, description, shape: Shape::Ref(id) }
     }
 

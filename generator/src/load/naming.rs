@@ -318,8 +318,9 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         let base = bases[i].clone();
         let member = members.contains(&TypeId(i));
         let derived = policy.names(&base, member);
-        // The type built at the same place in another dynamic scope takes its numbered base, not the overrides.
-        let copy = types.named.get(&s.origin).is_some_and(|f| types.slots[f.0].scope != s.scope);
+        // The type built at the same place in another dynamic scope takes its numbered base, not the overrides,
+        // and so does a part of the schema there.
+        let copy = s.part || types.named.get(&s.origin).is_some_and(|f| types.slots[f.0].scope != s.scope);
         let over = |cx: &mut Cx, key: &str, ok: fn(&str) -> bool| {
             if copy {
                 None
