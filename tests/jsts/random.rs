@@ -46,7 +46,7 @@ const NAMES: &[&str] = &[
     "💩",
 ];
 
-/// Names given to types (`x-name`, `x-rust-name`, `x-ts-name`).
+/// Names given to types (`x-name`, `x-rust-name`, `x-ts-name`, `x-aliases`).
 const TYPE_NAMES: &[&str] = &["Item", "RootA", "RootAItem", "Option", "Vec", "Object", "String", "Value", "Root"];
 
 /// Annotation texts: ones that end or open a comment, a doc attribute or a code fence, or hold characters a
@@ -379,11 +379,15 @@ impl Gen {
         if self.chance(5) {
             s["patternProperties"] = json!({ *self.rng.pick(PATTERNS): self.schema(depth - 1) });
         }
-        // Sometimes a name of its own: one a derived name takes too (`RootA`), one of Rust's prelude or a global
-        // value of JavaScript, or the name of another language given to one language only.
+        // Sometimes a name of its own (or another one, `x-aliases`): one a derived name takes too (`RootA`), one of
+        // Rust's prelude or a global value of JavaScript, or the name of another language given to one language only.
         if self.chance(12) {
-            let key = *self.rng.pick(&["x-name", "x-name", "x-rust-name", "x-ts-name"]);
-            s[key] = json!(*self.rng.pick(TYPE_NAMES));
+            let key = *self.rng.pick(&["x-name", "x-name", "x-rust-name", "x-ts-name", "x-zod-name", "x-aliases"]);
+            s[key] = match key {
+                "x-zod-name" => json!(*self.rng.pick(&["itemSchema", "rootSchema", "rootASchema", "Object", "value"])),
+                "x-aliases" => json!([*self.rng.pick(TYPE_NAMES)]),
+                _ => json!(*self.rng.pick(TYPE_NAMES)),
+            };
         }
         if self.chance(6) {
             s["propertyNames"] = match self.rng.below(4) {

@@ -271,6 +271,90 @@ const GLOBAL_TYPES: &[&str] = &[
     "WeakSet",
 ];
 
+/// Global values of JavaScript (ES2022 and the few of Node and browsers a module may reach): a module that declares
+/// a binding of the same name (a Zod schema named `Object` by `x-zod-name`, a validator `isFinite`) hides the global
+/// from its own code, which then fails to type-check or misbehaves.
+const GLOBAL_VALUES: &[&str] = &[
+    "AggregateError",
+    "Array",
+    "ArrayBuffer",
+    "Atomics",
+    "BigInt",
+    "BigInt64Array",
+    "BigUint64Array",
+    "Boolean",
+    "DataView",
+    "Date",
+    "Error",
+    "EvalError",
+    "FinalizationRegistry",
+    "Float32Array",
+    "Float64Array",
+    "Function",
+    "Infinity",
+    "Int16Array",
+    "Int32Array",
+    "Int8Array",
+    "Intl",
+    "JSON",
+    "Map",
+    "Math",
+    "NaN",
+    "Number",
+    "Object",
+    "Promise",
+    "Proxy",
+    "RangeError",
+    "ReferenceError",
+    "Reflect",
+    "RegExp",
+    "Set",
+    "SharedArrayBuffer",
+    "String",
+    "Symbol",
+    "SyntaxError",
+    "TextDecoder",
+    "TextEncoder",
+    "TypeError",
+    "URIError",
+    "Uint16Array",
+    "Uint32Array",
+    "Uint8Array",
+    "Uint8ClampedArray",
+    "WeakMap",
+    "WeakRef",
+    "WeakSet",
+    "console",
+    "decodeURI",
+    "decodeURIComponent",
+    "encodeURI",
+    "encodeURIComponent",
+    "escape",
+    "globalThis",
+    "isFinite",
+    "isNaN",
+    "parseFloat",
+    "parseInt",
+    "queueMicrotask",
+    "structuredClone",
+    "undefined",
+    "unescape",
+];
+
+/// An identifier for a value binding the module declares (a Zod schema, a validator function): [`ident`], and no
+/// global value it would hide ([`GLOBAL_VALUES`]).
+///
+/// # Errors
+/// As [`ident`], and [`EmitError::Unsupported`] when `s` is a global value's name.
+pub(crate) fn value_ident(s: &str) -> Result<Code, EmitError> {
+    if GLOBAL_VALUES.contains(&s) {
+        return Err(EmitError::Unsupported(format!(
+            "`{s}` is a global value of JavaScript, which the module's own code would no longer reach; rename the type (`x-zod-name`, `x-ts-name`)"
+        )));
+    }
+    ident(s)
+}
+
 fn is_identifier_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
@@ -380,6 +464,8 @@ mod tests {
         assert!(ident("sessionTextEventSchema").is_ok());
         assert!(ident("class").is_err());
         assert!(ident("Record").is_err() && ident("Map").is_err() && ident("RecordEntry").is_ok());
+        assert!(ident("Object").is_ok() && value_ident("Object").is_err() && value_ident("isFinite").is_err());
+        assert!(value_ident("objectSchema").is_ok() && value_ident("class").is_err());
         assert!(ident("a-b").is_err());
         assert_eq!(prop_key("toolName").expect("key").as_str(), "toolName");
         assert_eq!(prop_key("tool-name").expect("key").as_str(), "\"tool-name\"");

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::js::{ident, json_lit, matcher_lit, number_lit, string_lit, Code};
+use super::js::{json_lit, matcher_lit, number_lit, string_lit, value_ident, Code};
 use super::zod::{count, kind_of, INHERITED};
 use super::EmitError;
 use crate::diag::push_ptr;
@@ -62,7 +62,7 @@ const CHUNK: usize = 64;
 
 /// The public names of one type's validator.
 pub(crate) fn names(ts: &str) -> Result<(Code, Code), EmitError> {
-    Ok((ident(&format!("validate{ts}"))?, ident(&format!("is{ts}"))?))
+    Ok((value_ident(&format!("validate{ts}"))?, value_ident(&format!("is{ts}"))?))
 }
 
 /// Lines of code with indentation.

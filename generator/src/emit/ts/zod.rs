@@ -24,7 +24,7 @@
 
 use std::collections::BTreeSet;
 
-use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, Code};
+use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, value_ident, Code};
 use super::types;
 use super::EmitError;
 use crate::ir::*;
@@ -301,6 +301,7 @@ impl<'m> ZodEmit<'m> {
     pub fn new(m: &'m Model) -> Result<Self, EmitError> {
         let mut seen = BTreeSet::new();
         for t in &m.types {
+            located(value_ident(&t.names.zod), &t.origin)?;
             for n in [&t.names.zod, &t.names.ts] {
                 located(ident(n), &t.origin)?;
                 if is_runtime_name(n) {
@@ -314,6 +315,7 @@ impl<'m> ZodEmit<'m> {
                 return Err(EmitError::at(&t.origin, "two generated TypeScript names are the same"));
             }
             for a in &t.aliases {
+                located(value_ident(&a.zod), &t.origin)?;
                 for n in [&a.zod, &a.ts] {
                     located(ident(n), &t.origin)?;
                     if is_runtime_name(n) || !seen.insert(n.clone()) {
