@@ -396,7 +396,13 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
             [init @ .., last] => (format!("{} and {last}", init.join(", ")), "are already the names"),
             [] => continue,
         };
-        cx.err(&at, K::NameCollision, format!("{names} {verb} of the type at {}#{}", prev.file, prev.pointer));
+        let message = if j == i {
+            // An alias that names the type it is on (no other type is involved).
+            format!("the alias gives the type its own name again ({names})")
+        } else {
+            format!("{names} {verb} of the type at {}#{}", prev.file, prev.pointer)
+        };
+        cx.err(&at, K::NameCollision, message);
     }
     out
 }
