@@ -1,12 +1,13 @@
 // The TypeScript side of the JSON-Schema-Test-Suite harness (tests/jsts/ts.rs): in ONE node process, transpiles
 // every case's two generated modules (`<id>.zod.ts`, `<id>.standalone.ts`) with the TypeScript compiler of
 // generated/ts (types are stripped, nothing is type-checked here), imports them, and runs every instance:
-// `rootSchema.safeParse(data).success` for Zod, `validateRoot(data).length === 0` for the standalone validator
-// (the root type's names, given by the case: `schema` and `validate`).
+// `m[schema].safeParse(data).success` for Zod (`rootSchema`), `m[validate](data).length === 0` for the standalone
+// validator (`validateRoot`), by the root type's names the case gives.
 //
 // usage: node ts-runner.mjs <dir> <typescript module path>
-//   <dir>/cases.json: [{ id, zod: bool, standalone: bool, keeps: bool, data: [instance, ...] }] (instances as JSON
-//   text, so an own "__proto__" key stays a key; `keeps`: the schema drops no key); writes one JSON object to stdout:
+//   <dir>/cases.json: [{ id, zod: bool, standalone: bool, schema, validate, keeps: bool, data: [instance, ...] }]
+//   (instances as JSON text, so an own "__proto__" key stays a key; `keeps`: the schema drops no key); writes one
+//   JSON object to stdout:
 //   { "<id>": { zod: [bool...] | null, standalone: [bool...] | null, zodFirst, standaloneFirst: [[rule, pointer, message] |
 //   null, ...] (each instance's first error), zodChanged: [index...] (with `keeps`, the instances Zod takes whose
 //   value is not the instance), hostile: [string...] (the standalone validator's failures on values no

@@ -40,7 +40,7 @@ pub type Firsts = BTreeMap<String, [Vec<Option<(String, String, String)>>; 2]>;
 /// are all optional, though the value passes). A `__proto__` key is written as a computed key (`["__proto__"]`),
 /// which makes a property of that name as `JSON.parse` does (a literal's plain `__proto__` sets the prototype).
 fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
-    let root = model.root.map_or_else(|| "Root".to_string(), |r| model.ty(r).names.ts.clone());
+    let (root, _) = root_names(model);
     let strips = strips(model);
     let valid: Vec<String> = c
         .tests
@@ -57,13 +57,16 @@ fn valid_instances(c: &Case, model: &wiregen::ir::Model) -> String {
     )
 }
 
-/// The names `ts-runner.mjs` calls the root type's checkers by (`schema`: the Zod schema, `validate`: the
-/// standalone validator's function), which an `x-name`, `x-ts-name` or `x-zod-name` on the root sets.
-fn root_names(model: &wiregen::ir::Model, entry: &mut Value) {
-    let (ts, zod) =
-        model.root.map_or(("Root", "rootSchema"), |r| (model.ty(r).names.ts.as_str(), model.ty(r).names.zod.as_str()));
-    entry["schema"] = json!(zod);
-    entry["validate"] = json!(format!("validate{ts}"));
+/// The root type's TypeScript and Zod names, which an `x-name`, `x-ts-name` or `x-zod-name` on the root sets.
+fn root_names(model: &wiregen::ir::Model) -> (&str, &str) {
+    model.root.map_or(("Root", "rootSchema"), |r| (model.ty(r).names.ts.as_str(), model.ty(r).names.zod.as_str()))
+}
+
+/// A case of `ts-runner.mjs`: its id, which modules it has, and the names it calls the root's checkers by
+/// (`schema`: the Zod schema, `validate`: the standalone validator's function).
+fn runner_entry(id: &str, model: &wiregen::ir::Model, zod: bool, standalone: bool) -> Value {
+    let (ts, schema) = root_names(model);
+    json!({ "id": id, "zod": zod, "standalone": standalone, "schema": schema, "validate": format!("validate{ts}") })
 }
 
 /// Whether the schema's root may drop keys of a value it takes (an object that strips unknown keys).
@@ -92,8 +95,8 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
                 continue;
             }
         };
-        let mut entry = json!({ "id": c.id, "zod": false, "standalone": false, "keeps": !strips(&model) });
-        root_names(&model, &mut entry);
+        let mut entry = runner_entry(&c.id, &model, false, false);
+        entry["keeps"] = json!(!strips(&model));
         for (lang, file, slot, key) in [
             (Lang::Zod, format!("{}.zod.ts", c.id), &mut zod, "zod"),
             (Lang::TsStandalone, format!("{}.standalone.ts", c.id), &mut standalone, "standalone"),
@@ -300,8 +303,7 @@ fn the_typescript_outputs_agree_with_the_engine_on_mutated_instances() {
             let (Ok(z), Ok(s)) = (Lang::Zod.module(&model), Lang::TsStandalone.module(&model)) else { continue };
             std::fs::write(dir.join(format!("{id}.zod.ts")), z).expect("write");
             std::fs::write(dir.join(format!("{id}.standalone.ts")), s).expect("write");
-            let mut entry = json!({ "id": id, "zod": true, "standalone": true });
-            root_names(&model, &mut entry);
+            let mut entry = runner_entry(&id, &model, true, true);
             let engine = wiregen::engine::Engine::new(model, wiregen::engine::EngineOptions::default())
                 .expect("a single file has a root");
             let mut values = Vec::new();

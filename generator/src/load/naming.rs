@@ -251,6 +251,17 @@ fn walk_aliases(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<
     }
 }
 
+/// What a name keyword's value must be (a Rust type name, a TypeScript identifier).
+type NameCheck = fn(&str) -> bool;
+
+/// The languages a type is named in, in [`Names`]' order: the word errors use, the keyword that overrides the
+/// name, and what that keyword's value must be.
+const LANGUAGES: [(&str, &str, NameCheck); 3] = [
+    ("Rust", "x-rust-name", is_type_name),
+    ("TypeScript", "x-ts-name", is_identifier),
+    ("Zod", "x-zod-name", is_identifier),
+];
+
 /// Gives every type its names and its aliases' names (in slot order), and reports clashes between names.
 pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> Vec<(Names, Vec<Names>)> {
     let default = match package_root {
@@ -267,14 +278,13 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         })
         .flatten()
         .collect();
-    // Bases first: derived ones get a number when they clash.
-    let mut taken: BTreeMap<String, Origin> = BTreeMap::new();
+    // Bases first: derived ones get a number when they clash. Each base taken -> the first slot that took it.
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
     // The slots whose `x-name` repeats an earlier one's, with that one: the names derived from it clash too, which
     // is the same mistake and is not reported again.
     let mut repeated: BTreeSet<(usize, usize)> = BTreeSet::new();
-    let mut first_named: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, s) in types.slots.iter().enumerate().filter(|(_, s)| s.explicit) {
-        if let Some(&j) = first_named.get(s.base.as_str()) {
+        if let Some(&j) = taken.get(&s.base) {
             let prev = &types.slots[j].origin;
             cx.err(
                 &s.origin.join("x-name"),
@@ -283,12 +293,11 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
             );
             repeated.insert((i, j));
         } else {
-            first_named.insert(&s.base, i);
+            taken.insert(s.base.clone(), i);
         }
-        taken.insert(s.base.clone(), s.origin.clone());
     }
     let mut bases = Vec::new();
-    for s in &types.slots {
+    for (i, s) in types.slots.iter().enumerate() {
         if s.explicit {
             bases.push(s.base.clone());
             continue;
@@ -299,12 +308,12 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
             b = format!("{}{n}", s.base);
             n += 1;
         }
-        taken.insert(b.clone(), s.origin.clone());
+        taken.insert(b.clone(), i);
         bases.push(b);
     }
     let mut out = Vec::new();
-    // Per slot, the keyword that overrides its Rust, TypeScript and Zod name, where one does.
-    let mut overrides: Vec<[Option<&'static str>; 3]> = Vec::new();
+    // Per slot, whether its Rust, TypeScript and Zod name is the keyword's of [`LANGUAGES`].
+    let mut overridden: Vec<[bool; 3]> = Vec::new();
     for (i, s) in types.slots.iter().enumerate() {
         let file = s.origin.file.clone();
         let policy = match policies.get(&file) {
@@ -318,31 +327,20 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         let base = bases[i].clone();
         let member = members.contains(&TypeId(i));
         let derived = policy.names(&base, member);
-        // The type built at the same place in another dynamic scope takes its numbered base, not the overrides,
-        // and so does a part of the schema there.
-        let copy = s.part || types.named.get(&s.origin).is_some_and(|f| types.slots[f.0].scope != s.scope);
-        let over = |cx: &mut Cx, key: &str, ok: fn(&str) -> bool| {
-            if copy {
-                None
-            } else {
-                cx.name_override(&s.origin, key, ok)
-            }
-        };
-        let (rust, ts, zod) = (
-            over(cx, "x-rust-name", is_type_name),
-            over(cx, "x-ts-name", is_identifier),
-            over(cx, "x-zod-name", is_identifier),
-        );
-        overrides.push([
-            rust.is_some().then_some("x-rust-name"),
-            ts.is_some().then_some("x-ts-name"),
-            zod.is_some().then_some("x-zod-name"),
-        ]);
+        // The name keywords at a place name the type first built there in its dynamic scope, as a whole: not the
+        // type built there in another scope (it takes its numbered base), nor a part of the schema there.
+        let named_there = !s.part && types.named.get(&s.origin).is_none_or(|f| types.slots[f.0].scope == s.scope);
+        let [rust, ts, zod] =
+            LANGUAGES.map(|(_, key, ok)| if named_there { cx.name_override(&s.origin, key, ok) } else { None });
+        overridden.push([rust.is_some(), ts.is_some(), zod.is_some()]);
         let rust = rust.unwrap_or_else(|| base.clone());
         let ts = ts.unwrap_or(derived.ts);
         let zod = zod.unwrap_or_else(|| policy.zod(&ts));
-        let aliases =
-            if copy { Vec::new() } else { cx.alias_bases(&s.origin).iter().map(|a| policy.names(a, member)).collect() };
+        let aliases = if named_there {
+            cx.alias_bases(&s.origin).iter().map(|a| policy.names(a, member)).collect()
+        } else {
+            Vec::new()
+        };
         out.push((Names { base, rust, ts, zod }, aliases));
     }
     cx.stray_aliases(types);
@@ -357,7 +355,7 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         keyword: Option<&'static str>,
     }
     let mut clashes: Vec<Clash> = Vec::new();
-    for (lang, pick) in [("Rust", 0usize), ("TypeScript", 1), ("Zod", 2)] {
+    for (pick, (lang, key, _)) in LANGUAGES.iter().enumerate() {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, (names, aliases)) in out.iter().enumerate() {
             for (k, n) in std::iter::once(names).chain(aliases).enumerate() {
@@ -372,7 +370,7 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
                                 at: (i, k),
                                 prev: j,
                                 names: vec![said],
-                                keyword: overrides[i][pick].filter(|_| k == 0),
+                                keyword: (k == 0 && overridden[i][pick]).then_some(*key),
                             }),
                         }
                     }

@@ -271,9 +271,10 @@ const GLOBAL_TYPES: &[&str] = &[
     "WeakSet",
 ];
 
-/// Global values of JavaScript (ES2022 and the few of Node and browsers a module may reach): a module that declares
-/// a binding of the same name (a Zod schema named `Object` by `x-zod-name`, a validator `isFinite`) hides the global
-/// from its own code, which then fails to type-check or misbehaves.
+/// Global values of JavaScript (ES2022 and the few of Node and browsers a module may reach) but those that are
+/// [`GLOBAL_TYPES`] too (`Map`, `Set`, ...), which [`ident`] refuses already: a module that declares a binding of the
+/// same name (a Zod schema named `Object` by `x-zod-name`, a validator `isFinite`) hides the global from its own
+/// code, which then fails to type-check or misbehaves.
 const GLOBAL_VALUES: &[&str] = &[
     "AggregateError",
     "Array",
@@ -297,7 +298,6 @@ const GLOBAL_VALUES: &[&str] = &[
     "Int8Array",
     "Intl",
     "JSON",
-    "Map",
     "Math",
     "NaN",
     "Number",
@@ -308,7 +308,6 @@ const GLOBAL_VALUES: &[&str] = &[
     "ReferenceError",
     "Reflect",
     "RegExp",
-    "Set",
     "SharedArrayBuffer",
     "String",
     "Symbol",
@@ -321,9 +320,7 @@ const GLOBAL_VALUES: &[&str] = &[
     "Uint32Array",
     "Uint8Array",
     "Uint8ClampedArray",
-    "WeakMap",
     "WeakRef",
-    "WeakSet",
     "console",
     "decodeURI",
     "decodeURIComponent",

@@ -301,9 +301,9 @@ impl<'m> ZodEmit<'m> {
     pub fn new(m: &'m Model) -> Result<Self, EmitError> {
         let mut seen = BTreeSet::new();
         for t in &m.types {
-            located(value_ident(&t.names.zod), &t.origin)?;
-            for n in [&t.names.zod, &t.names.ts] {
-                located(ident(n), &t.origin)?;
+            // The Zod name is a value the module declares, the TypeScript name a type.
+            for (n, check) in [(&t.names.zod, value_ident as fn(&str) -> _), (&t.names.ts, ident)] {
+                located(check(n), &t.origin)?;
                 if is_runtime_name(n) {
                     return Err(EmitError::at(
                         &t.origin,
@@ -315,9 +315,8 @@ impl<'m> ZodEmit<'m> {
                 return Err(EmitError::at(&t.origin, "two generated TypeScript names are the same"));
             }
             for a in &t.aliases {
-                located(value_ident(&a.zod), &t.origin)?;
-                for n in [&a.zod, &a.ts] {
-                    located(ident(n), &t.origin)?;
+                for (n, check) in [(&a.zod, value_ident as fn(&str) -> _), (&a.ts, ident)] {
+                    located(check(n), &t.origin)?;
                     if is_runtime_name(n) || !seen.insert(n.clone()) {
                         return Err(EmitError::at(
                             &t.origin,
