@@ -37,6 +37,11 @@ pub struct Origin {
     pub pointer: String,
 }
 
+impl Origin {
+    /// No place (the origin of what stands for a missing type).
+    pub const NONE: Origin = Origin { file: String::new(), pointer: String::new() };
+}
+
 /// Index of a [`TypeDef`] in [`Model::types`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TypeId(pub usize);
@@ -105,6 +110,38 @@ pub struct Names {
     pub ts: String,
     /// Zod schema constant name.
     pub zod: String,
+    /// Where each name was given, for the errors about it.
+    pub at: NameOrigins,
+}
+
+/// Where a type's names were given: the keyword that gave each (`x-rust-name`, `x-ts-name`, `x-zod-name`; `x-name`
+/// for a name made from the base name it gave; `x-aliases/N` for an alias), or the type's schema for a derived name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameOrigins {
+    /// Of the Rust name.
+    pub rust: Origin,
+    /// Of the TypeScript name (and of the names made from it, such as a validator's).
+    pub ts: Origin,
+    /// Of the Zod name.
+    pub zod: Origin,
+}
+
+impl Names {
+    /// The names of a type before naming gives them (and of the type that stands for a missing one).
+    pub const UNSET: Names = Names {
+        base: String::new(),
+        rust: String::new(),
+        ts: String::new(),
+        zod: String::new(),
+        at: NameOrigins { rust: Origin::NONE, ts: Origin::NONE, zod: Origin::NONE },
+    };
+}
+
+impl NameOrigins {
+    /// Every name given at `at`.
+    pub fn all(at: &Origin) -> NameOrigins {
+        NameOrigins { rust: at.clone(), ts: at.clone(), zod: at.clone() }
+    }
 }
 
 /// One schema node: a shape with its origin and description.
@@ -552,18 +589,14 @@ pub enum RoleRule<'a> {
 
 /// What an id outside [`Model::types`] stands for: a nameless type that accepts nothing.
 static MISSING_TYPE: TypeDef = TypeDef {
-    names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+    names: Names::UNSET,
     aliases: Vec::new(),
     explicit_name: false,
     description: None,
     examples: Vec::new(),
-    origin: Origin { file: String::new(), pointer: String::new() },
+    origin: Origin::NONE,
     renamed_from: None,
-    node: Node {
-        origin: Origin { file: String::new(), pointer: String::new() },
-        description: None,
-        shape: Shape::Never,
-    },
+    node: Node { origin: Origin::NONE, description: None, shape: Shape::Never },
 };
 
 impl Model {

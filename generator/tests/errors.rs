@@ -184,6 +184,58 @@ fn a_count_beyond_javascript_is_refused_at_its_keyword() {
     }
 }
 
+/// A name the TypeScript outputs cannot declare (it would hide a global of TypeScript or JavaScript from the
+/// module's own code, or is the runtime's) is refused at the keyword that gave it: `x-name` for a name made from
+/// the base name it gave, `x-ts-name` for the TypeScript name and the validator names made from it, `x-zod-name`,
+/// or the alias in `x-aliases`.
+#[test]
+fn a_name_the_typescript_outputs_cannot_declare_is_refused_where_it_was_given() {
+    let cases = [
+        (r#""x-name": "Partial""#, "/properties/a/x-name", "`Partial` is a global type"),
+        (r#""x-ts-name": "Record""#, "/properties/a/x-ts-name", "`Record` is a global type"),
+        (r#""x-zod-name": "Object""#, "/properties/a/x-zod-name", "`Object` is a global value"),
+        (r#""x-ts-name": "Finite""#, "/properties/a/x-ts-name", "`isFinite` is a global value"),
+        (r#""x-ts-name": "WireResult""#, "/properties/a/x-ts-name", "`WireResult` is a name of the Zod runtime"),
+        (r#""x-aliases": ["Picture", "Readonly"]"#, "/properties/a/x-aliases/1", "`Readonly` is a global type"),
+        (r#""x-name": "Picture", "x-zod-name": "fooSchema""#, "", ""),
+    ];
+    for (i, (keywords, pointer, says)) in cases.into_iter().enumerate() {
+        let schema = tmp(&format!("ts-name-{i}"));
+        std::fs::create_dir_all(&schema).expect("mkdir");
+        let text = format!(
+            "{{\n  \"x-package\": {{ \"crate\": \"names\", \"npm\": \"names\" }},\n  \"type\": \"object\",\n  \"properties\": {{\n    \"a\": {{ \"type\": \"object\", {keywords} }}\n  }}\n}}\n"
+        );
+        std::fs::write(schema.join("root.json"), &text).expect("write");
+        let out = tmp(&format!("ts-name-{i}-out"));
+        let mut opts = wiregen::Options::new(&schema, &out);
+        opts.outputs = vec![wiregen::emit::Output::Ts];
+        let r = wiregen::generate(&opts);
+        if pointer.is_empty() {
+            r.unwrap_or_else(|e| panic!("{keywords}: the names are usable: {}", assert_no_repeats(&e)));
+        } else {
+            let err = r.expect_err("the name is refused");
+            let report = assert_no_repeats(&err);
+            let wiregen::Error::Schema(diags) = &err else {
+                panic!("{keywords}: expected a located refusal, got {report}")
+            };
+            let d = &diags.0[0];
+            // The name's value, its line and column.
+            let name = says.split('`').nth(1).expect("the name in backticks");
+            let name = name.strip_prefix("is").filter(|_| name == "isFinite").unwrap_or(name);
+            let col = text.lines().nth(4).and_then(|l| l.find(&format!("\"{name}\""))).expect("the name") + 1;
+            assert_eq!(
+                (d.kind.code(), d.line, d.col, d.pointer.as_str()),
+                ("emit.unsupported", 5, col, pointer),
+                "{keywords}: {report}"
+            );
+            assert!(d.message.contains(says), "{keywords}: {report}");
+            assert!(!out.exists(), "nothing is written");
+        }
+        let _ = std::fs::remove_dir_all(&schema);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
 /// The model is public, so a tool can hand the engine and the emitters a model that refers to types it does not
 /// hold. That is an emitter error or a validation verdict, never a panic.
 #[test]

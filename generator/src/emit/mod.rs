@@ -184,6 +184,14 @@ impl EmitError {
         EmitError::UnsupportedAt { origin: origin.clone(), message: message.into() }
     }
 
+    /// The refusal located at `origin` unless it is located already.
+    pub(crate) fn or_at(self, origin: &crate::ir::Origin) -> Self {
+        match self {
+            EmitError::Unsupported(message) => EmitError::UnsupportedAt { origin: origin.clone(), message },
+            other => other,
+        }
+    }
+
     /// The refusal as a located diagnostic of the schema (`emit.unsupported`), when it names a place.
     pub fn located(&self, sources: &crate::load::Sources) -> Option<crate::diag::SchemaError> {
         match self {

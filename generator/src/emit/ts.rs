@@ -241,7 +241,7 @@ fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
         .chain(["CreateEnvelopeOptions"])
         .collect();
     for t in &m.types {
-        let (v, g) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
+        let (v, g) = standalone::names(&t.names)?;
         let aliases = t.aliases.iter().flat_map(|a| [a.zod.clone(), a.ts.clone()]);
         for n in [t.names.zod.clone(), t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(aliases) {
             if reserved.contains(&n.as_str()) || !seen.insert(n.clone()) {
@@ -258,21 +258,14 @@ fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
     Ok(seen)
 }
 
-pub(crate) fn relocate(e: EmitError, origin: &Origin) -> EmitError {
-    match e {
-        EmitError::Unsupported(msg) => EmitError::at(origin, msg),
-        other => other,
-    }
-}
-
 fn standalone_types(m: &Model) -> Result<Vec<Value>, EmitError> {
     let mut out = Vec::new();
     let unbounded = standalone::unbounded(m);
     let too_deep = json!({"pointer": "", "rule": Rule::TooDeep.id(), "message": too_deep_message()});
     for (i, t) in m.types.iter().enumerate() {
-        let (validate, guard) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
+        let (validate, guard) = standalone::names(&t.names)?;
         out.push(minijinja::context! {
-            name => Value::from(ident(&t.names.ts).map_err(|e| relocate(e, &t.origin))?),
+            name => Value::from(ident(&t.names.ts).map_err(|e| e.or_at(&t.names.at.ts))?),
             validate => Value::from(validate),
             guard => Value::from(guard),
             check => Value::from(Code::from_pieces(format!("check${}", m.ty(TypeId(i)).names.ts))),
@@ -326,7 +319,7 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let env = environment()?;
     let mut seen = BTreeSet::new();
     for t in &m.types {
-        let (v, g) = standalone::names(&t.names.ts).map_err(|e| relocate(e, &t.origin))?;
+        let (v, g) = standalone::names(&t.names)?;
         for n in
             [t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(t.aliases.iter().map(|a| a.ts.clone()))
         {
@@ -349,7 +342,7 @@ pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
         }
         map.insert("ty".into(), Value::from(ty));
         let aliases: Result<Vec<Value>, EmitError> =
-            t.aliases.iter().map(|a| ident(&a.ts).map(Value::from).map_err(|e| relocate(e, &t.origin))).collect();
+            t.aliases.iter().map(|a| ident(&a.ts).map(Value::from).map_err(|e| e.or_at(&a.at.ts))).collect();
         map.insert("aliases".into(), Value::from(aliases?));
         types_view[i] = Value::from(map);
     }
@@ -537,13 +530,13 @@ pub(crate) fn protocol_names(m: &Model, p: &Protocol) -> Result<ProtocolNames, E
         Some(prefix) => lower_first(&format!("{prefix}Removed{}s", u.names.base)),
         None => format!("{}Removed", lower_first(ts)),
     };
-    let at = |e: EmitError| relocate(e, &u.origin);
+    let at = |e: EmitError| e.or_at(&u.names.at.ts);
     Ok(ProtocolNames {
         tags: ident(&format!("{}Tags", lower_first(ts))).map_err(at)?,
         roles: ident(&format!("{}Roles", lower_first(ts))).map_err(at)?,
         removed: ident(&removed).map_err(at)?,
         for_role: ident(&format!("{ts}ForRole")).map_err(at)?,
-        options: ident(&format!("{}Options", env.names.ts)).map_err(|e| relocate(e, &env.origin))?,
+        options: ident(&format!("{}Options", env.names.ts)).map_err(|e| e.or_at(&env.names.at.ts))?,
     })
 }
 
@@ -573,7 +566,7 @@ fn protocol_view(m: &Model, p: &Protocol) -> Result<Value, EmitError> {
     let mut events = Vec::new();
     for e in &p.events {
         events.push(minijinja::context! {
-            key => Value::from(prop_key(&e.tag).map_err(|x| relocate(x, &u.origin))?),
+            key => Value::from(prop_key(&e.tag).map_err(|x| x.or_at(&u.origin))?),
             roles => Value::from(json_lit(&json!(e.roles))),
         });
     }
@@ -619,7 +612,7 @@ fn protocol_view(m: &Model, p: &Protocol) -> Result<Value, EmitError> {
             Code::join(&parts, " & ")
         };
         per_role.push(minijinja::context! {
-            key => Value::from(prop_key(role).map_err(|x| relocate(x, &m.ty(p.role_enum).origin))?),
+            key => Value::from(prop_key(role).map_err(|x| x.or_at(&m.ty(p.role_enum).origin))?),
             events => Value::from(events_ty),
             options => Value::from(options_ty),
         });
@@ -682,7 +675,7 @@ fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>
                     })),
                 });
             }
-            let (validate, _) = standalone::names(&env.names.ts).map_err(|e| relocate(e, &env.origin))?;
+            let (validate, _) = standalone::names(&env.names)?;
             Some(minijinja::context! {
                 envelope_schema => Value::from(Code::from_pieces(env.names.zod.clone())),
                 envelope_type => Value::from(Code::from_pieces(env.names.ts.clone())),

@@ -238,7 +238,7 @@ impl Cx {
             _ => None,
         };
         TypeDef {
-            names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+            names: Names::UNSET,
             aliases: Vec::new(),
             explicit_name: false,
             description,

@@ -182,10 +182,11 @@ impl Cx {
 impl Policy {
     /// The names of a base name that no `x-*-name` overrides: Rust the base, TypeScript prefix + base + member
     /// suffix, Zod the TypeScript name in the policy's case + `Schema`.
-    fn names(&self, base: &str, member: bool) -> Names {
+    /// `at` is where the base name was given.
+    fn names(&self, base: &str, member: bool, at: &Origin) -> Names {
         let suffix = if member { self.member_suffix.as_str() } else { "" };
         let ts = format!("{}{base}{suffix}", self.prefix);
-        Names { base: base.to_string(), rust: base.to_string(), zod: self.zod(&ts), ts }
+        Names { base: base.to_string(), rust: base.to_string(), zod: self.zod(&ts), ts, at: NameOrigins::all(at) }
     }
 
     fn zod(&self, ts: &str) -> String {
@@ -200,18 +201,19 @@ impl Policy {
 }
 
 impl Cx {
-    /// The base names `x-aliases` lists at `at` (checked: a non-empty list of distinct PascalCase names).
-    fn alias_bases(&mut self, at: &Origin) -> Vec<String> {
+    /// The base names `x-aliases` lists at `at`, each with its index (checked: a non-empty list of distinct PascalCase
+    /// names).
+    fn alias_bases(&mut self, at: &Origin) -> Vec<(usize, String)> {
         let Some(v) = self.value_at(at).and_then(|v| v.get("x-aliases")).cloned() else { return Vec::new() };
         let kat = at.join("x-aliases");
         let Some(list) = v.as_array().filter(|a| !a.is_empty()) else {
             self.err(&kat, K::InvalidValue, "`x-aliases` must be a non-empty list of PascalCase names");
             return Vec::new();
         };
-        let mut out: Vec<String> = Vec::new();
+        let mut out: Vec<(usize, String)> = Vec::new();
         for (i, x) in list.iter().enumerate() {
             match x.as_str() {
-                Some(s) if is_type_name(s) && !out.iter().any(|o| o == s) => out.push(s.to_string()),
+                Some(s) if is_type_name(s) && !out.iter().any(|(_, o)| o == s) => out.push((i, s.to_string())),
                 Some(s) if is_type_name(s) => {
                     self.err(&kat.join(&i.to_string()), K::InvalidValue, format!("`{s}` is listed twice"))
                 }
@@ -312,8 +314,6 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         bases.push(b);
     }
     let mut out = Vec::new();
-    // Per slot, whether its Rust, TypeScript and Zod name is the keyword's of [`LANGUAGES`].
-    let mut overridden: Vec<[bool; 3]> = Vec::new();
     for (i, s) in types.slots.iter().enumerate() {
         let file = s.origin.file.clone();
         let policy = match policies.get(&file) {
@@ -326,52 +326,57 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         };
         let base = bases[i].clone();
         let member = members.contains(&TypeId(i));
-        let derived = policy.names(&base, member);
+        let base_at = if s.explicit { s.origin.join("x-name") } else { s.origin.clone() };
+        let derived = policy.names(&base, member, &base_at);
         // The name keywords at a place name the type first built there in its dynamic scope, as a whole: not the
         // type built there in another scope (it takes its numbered base), nor a part of the schema there.
         let named_there = !s.part && types.named.get(&s.origin).is_none_or(|f| types.slots[f.0].scope == s.scope);
-        let [rust, ts, zod] =
-            LANGUAGES.map(|(_, key, ok)| if named_there { cx.name_override(&s.origin, key, ok) } else { None });
-        overridden.push([rust.is_some(), ts.is_some(), zod.is_some()]);
-        let rust = rust.unwrap_or_else(|| base.clone());
-        let ts = ts.unwrap_or(derived.ts);
-        let zod = zod.unwrap_or_else(|| policy.zod(&ts));
+        let [rust, ts, zod] = LANGUAGES.map(|(_, key, ok)| {
+            if named_there {
+                cx.name_override(&s.origin, key, ok).map(|n| (n, s.origin.join(key)))
+            } else {
+                None
+            }
+        });
+        let (rust, rust_at) = rust.unwrap_or_else(|| (base.clone(), base_at.clone()));
+        let (ts, ts_at) = ts.unwrap_or((derived.ts, base_at));
+        let (zod, zod_at) = zod.unwrap_or_else(|| (policy.zod(&ts), ts_at.clone()));
         let aliases = if named_there {
-            cx.alias_bases(&s.origin).iter().map(|a| policy.names(a, member)).collect()
+            let list = s.origin.join("x-aliases");
+            let bases = cx.alias_bases(&s.origin);
+            bases.iter().map(|(k, a)| policy.names(a, member, &list.join(&k.to_string()))).collect()
         } else {
             Vec::new()
         };
-        out.push((Names { base, rust, ts, zod }, aliases));
+        out.push((Names { base, rust, ts, zod, at: NameOrigins { rust: rust_at, ts: ts_at, zod: zod_at } }, aliases));
     }
     cx.stray_aliases(types);
     // A name (or alias) that is already another type's, in each language where it is: one error per name and other
-    // type, which lists the languages, at the keyword that gave the first language's name where one did.
+    // type, which lists the languages, where the first language's name was given.
     struct Clash {
         /// The slot and its name (0) or alias (1 + its index).
         at: (usize, usize),
         /// The slot whose name it already is.
         prev: usize,
         names: Vec<String>,
-        keyword: Option<&'static str>,
+        given: Origin,
     }
     let mut clashes: Vec<Clash> = Vec::new();
-    for (pick, (lang, key, _)) in LANGUAGES.iter().enumerate() {
+    for (pick, (lang, _, _)) in LANGUAGES.iter().enumerate() {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, (names, aliases)) in out.iter().enumerate() {
             for (k, n) in std::iter::once(names).chain(aliases).enumerate() {
-                let name = [&n.rust, &n.ts, &n.zod][pick].as_str();
+                let (name, given) = [(&n.rust, &n.at.rust), (&n.ts, &n.at.ts), (&n.zod, &n.at.zod)][pick];
+                let name = name.as_str();
                 match seen.get(name) {
                     Some(&j) if k == 0 && repeated.contains(&(i, j)) => {}
                     Some(&j) => {
                         let said = format!("the {lang} name `{name}`");
                         match clashes.iter_mut().find(|c| c.at == (i, k) && c.prev == j) {
                             Some(c) => c.names.push(said),
-                            None => clashes.push(Clash {
-                                at: (i, k),
-                                prev: j,
-                                names: vec![said],
-                                keyword: (k == 0 && overridden[i][pick]).then_some(*key),
-                            }),
+                            None => {
+                                clashes.push(Clash { at: (i, k), prev: j, names: vec![said], given: given.clone() })
+                            }
                         }
                     }
                     None => {
@@ -382,12 +387,7 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         }
     }
     clashes.sort_by_key(|c| c.at);
-    for Clash { at: (i, k), prev: j, names: list, keyword } in clashes {
-        let at = match (k, keyword) {
-            (0, Some(key)) => types.slots[i].origin.join(key),
-            (0, None) => types.slots[i].origin.clone(),
-            _ => types.slots[i].origin.join("x-aliases").join(&(k - 1).to_string()),
-        };
+    for Clash { at: (i, _), prev: j, names: list, given: at } in clashes {
         let prev = &types.slots[j].origin;
         let (names, verb) = match list.as_slice() {
             [one] => (one.clone(), "is already the name"),

@@ -123,7 +123,7 @@ impl Cx {
             None => (super::naming::derived_name(self, types, at), false),
         };
         let def = TypeDef {
-            names: Names { base: String::new(), rust: String::new(), ts: String::new(), zod: String::new() },
+            names: Names::UNSET,
             aliases: Vec::new(),
             explicit_name: explicit,
             description: v.get("description").and_then(Value::as_str).map(String::from),

@@ -199,7 +199,7 @@ fn first_sentence(s: &str) -> String {
 fn readme_view(m: &Model, opts: &EmitOptions) -> Result<ReadmeView, EmitError> {
     let mut types = Vec::new();
     for t in &m.types {
-        let (validate, guard) = standalone::names(&t.names.ts).map_err(|e| super::relocate(e, &t.origin))?;
+        let (validate, guard) = standalone::names(&t.names)?;
         let mut aliases = Vec::new();
         for a in &t.aliases {
             aliases.push(a.zod.clone());
@@ -303,7 +303,7 @@ fn example(m: &Model) -> Result<String, EmitError> {
         return Ok(format!("import {{ RULES }} from {};\n", json!(name)));
     };
     let t = m.ty(root);
-    let (validate, _) = standalone::names(&t.names.ts).map_err(|e| super::relocate(e, &t.origin))?;
+    let (validate, _) = standalone::names(&t.names)?;
     let value = t.examples.first().map_or_else(|| "JSON.parse(text)".to_string(), |x| x.to_string());
     Ok(format!(
         "import {{ {zod}, {validate} }} from {pkg};\n\

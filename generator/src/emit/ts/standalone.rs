@@ -60,9 +60,13 @@ const KEY_CHAIN: usize = 32;
 /// place; more go to hoisted functions of this many ([`Standalone::pieces`]).
 const CHUNK: usize = 64;
 
-/// The public names of one type's validator.
-pub(crate) fn names(ts: &str) -> Result<(Code, Code), EmitError> {
-    Ok((value_ident(&format!("validate{ts}"))?, value_ident(&format!("is{ts}"))?))
+/// The public names of one type's validator (`validate` and `is` before its TypeScript name).
+///
+/// # Errors
+/// When they cannot be the names of values, located where the TypeScript name was given.
+pub(crate) fn names(n: &Names) -> Result<(Code, Code), EmitError> {
+    let name = |verb: &str| value_ident(&format!("{verb}{}", n.ts)).map_err(|e| e.or_at(&n.at.ts));
+    Ok((name("validate")?, name("is")?))
 }
 
 /// Lines of code with indentation.

@@ -265,13 +265,6 @@ fn at(n: &Node, msg: impl Into<String>) -> EmitError {
     EmitError::at(&n.origin, msg)
 }
 
-fn located<T>(r: Result<T, EmitError>, origin: &Origin) -> Result<T, EmitError> {
-    r.map_err(|e| match e {
-        EmitError::Unsupported(msg) => EmitError::at(origin, msg),
-        other => other,
-    })
-}
-
 /// `kind` of a JSON value as `typeof` names it.
 fn typeof_name(v: &serde_json::Value) -> &'static str {
     match v {
@@ -301,26 +294,26 @@ impl<'m> ZodEmit<'m> {
     pub fn new(m: &'m Model) -> Result<Self, EmitError> {
         let mut seen = BTreeSet::new();
         for t in &m.types {
-            // The Zod name is a value the module declares, the TypeScript name a type.
-            for (n, check) in [(&t.names.zod, value_ident as fn(&str) -> _), (&t.names.ts, ident)] {
-                located(check(n), &t.origin)?;
-                if is_runtime_name(n) {
-                    return Err(EmitError::at(
-                        &t.origin,
-                        format!("the TypeScript name `{n}` is a name of the Zod runtime; rename the type (`x-ts-name`, `x-zod-name`)"),
-                    ));
-                }
-            }
-            if !seen.insert(t.names.zod.clone()) || (t.names.ts != t.names.zod && !seen.insert(t.names.ts.clone())) {
-                return Err(EmitError::at(&t.origin, "two generated TypeScript names are the same"));
-            }
-            for a in &t.aliases {
-                for (n, check) in [(&a.zod, value_ident as fn(&str) -> _), (&a.ts, ident)] {
-                    located(check(n), &t.origin)?;
-                    if is_runtime_name(n) || !seen.insert(n.clone()) {
+            for (k, n) in std::iter::once(&t.names).chain(&t.aliases).enumerate() {
+                // The Zod name is a value the module declares, the TypeScript name a type.
+                for (name, at, check, shared) in
+                    [(&n.zod, &n.at.zod, value_ident as fn(&str) -> _, false), (&n.ts, &n.at.ts, ident, n.ts == n.zod)]
+                {
+                    check(name).map_err(|e| e.or_at(at))?;
+                    if is_runtime_name(name) {
                         return Err(EmitError::at(
-                            &t.origin,
-                            format!("the alias `{n}` (`x-aliases`) is already a name of the module; choose another"),
+                            at,
+                            format!(
+                                "`{name}` is a name of the Zod runtime; rename the type (`x-ts-name`, `x-zod-name`)"
+                            ),
+                        ));
+                    }
+                    // A type and a value may share a name: the same type's TypeScript and Zod names may.
+                    if !shared && !seen.insert(name.clone()) {
+                        let what = if k == 0 { "the type" } else { "the alias" };
+                        return Err(EmitError::at(
+                            at,
+                            format!("`{name}` is already a name of the module (a TypeScript type and a Zod schema of the same name); rename {what}"),
                         ));
                     }
                 }
@@ -406,7 +399,8 @@ impl<'m> ZodEmit<'m> {
         let (zname, tname) = (self.schema_name(id), self.ts_name(id));
         let mut out = String::new();
         for a in &t.aliases {
-            let (az, at) = (located(ident(&a.zod), &t.origin)?, located(ident(&a.ts), &t.origin)?);
+            let (az, at) =
+                (ident(&a.zod).map_err(|e| e.or_at(&a.at.zod))?, ident(&a.ts).map_err(|e| e.or_at(&a.at.ts))?);
             out.push_str(&format!(
                 "/** {{@link {zname}}} under another name (`x-aliases`: a name an earlier version of the package used). */\n\
                  export const {az} = {zname};\n\
@@ -670,7 +664,7 @@ impl<'m> ZodEmit<'m> {
             fields.push_str(&format!(
                 "{pad}    {}\n{pad}    {}: {expr},\n",
                 field_doc(f, indent + 4),
-                located(prop_key(&f.name), &f.node.origin)?
+                prop_key(&f.name).map_err(|e| e.or_at(&f.node.origin))?
             ));
         }
         let shape = if fields.is_empty() { "{}".to_string() } else { format!("{{\n{fields}{pad}  }}") };
