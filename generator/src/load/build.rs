@@ -531,16 +531,24 @@ impl Cx {
             let id = self.instance(types, &t);
             parts.push(Node { origin: at.clone(), description: None, shape: Shape::Ref(id) });
         }
+        // A union that does not stand alone is refused, and the rest of the load sees the union alone (so that the
+        // checks that need it, such as the envelope's, do not report the same mistake again); what is beside it
+        // is still built, for its own errors.
+        let mut union_alone = None;
         if let Some(u) = o.get("x-union") {
-            if !parts.is_empty() || o.contains_key("allOf") || o.contains_key("anyOf") || o.contains_key("oneOf") {
+            let beside =
+                !parts.is_empty() || o.contains_key("allOf") || o.contains_key("anyOf") || o.contains_key("oneOf");
+            if beside {
                 self.err(
                     &at.join("x-union"),
                     K::InvalidValue,
                     "`x-union` stands alone: no `$ref`, `type` or applicator beside it",
                 );
             }
-            if let Some(n) = self.x_union(types, at, u) {
-                parts.push(n);
+            match self.x_union(types, at, u) {
+                Some(n) if beside => union_alone = Some(n),
+                Some(n) => parts.push(n),
+                None => {}
             }
         }
         if let Some(Value::Array(all)) = o.get("allOf") {
@@ -611,6 +619,9 @@ impl Cx {
                 K::InvalidValue,
                 "`x-discriminator` belongs beside `oneOf` or `anyOf`",
             );
+        }
+        if let Some(n) = union_alone {
+            parts = vec![n];
         }
         let shape = match parts.len() {
             0 => Shape::Any,

@@ -41,13 +41,17 @@ impl Cx {
             }
         }
         let Some(p) = m.protocol.as_ref() else { return };
-        self.check_rule_values(&engine, &m, p);
+        let refused = self.check_rule_values(&engine, &m, p);
         let env = m.ty(p.envelope).origin.join("x-flows");
         for (f, flow) in p.flows.iter().enumerate() {
             let mut checker = crate::stream::StreamChecker::new(&engine);
             for (s, step) in flow.steps.iter().enumerate() {
                 let rec = checker.check(s + 1, step.message.to_string().as_bytes());
                 if let Some(issue) = rec.errors.first() {
+                    // A rule refused above would break the flow too: the same mistake, not reported again.
+                    if refused.contains(&issue.rule) {
+                        break;
+                    }
                     let at = env.join(&f.to_string()).join("messages").join(&s.to_string()).join("message");
                     let what = format!("message {} of the flow `{}`", s + 1, flow.title);
                     self.example_err(&at, &step.message, issue, &what);
@@ -59,9 +63,12 @@ impl Cx {
     }
 
     /// The values sequence rules compare a field with (`when`, `equals`) must be values the field can hold, or the
-    /// rule would never fire (a `when` of `"yes"` on a boolean) or always fire.
-    fn check_rule_values(&mut self, engine: &Engine, m: &Model, p: &Protocol) {
+    /// rule would never fire (a `when` of `"yes"` on a boolean) or always fire. Returns the ids of the rules
+    /// refused.
+    fn check_rule_values(&mut self, engine: &Engine, m: &Model, p: &Protocol) -> Vec<&'static str> {
+        let mut refused = Vec::new();
         for r in &p.sequence.rules {
+            let errors = self.errors.len();
             let on: Vec<&str> = if r.on.is_empty() {
                 p.events.iter().map(|e| e.tag.as_str()).collect()
             } else {
@@ -85,7 +92,11 @@ impl Cx {
                     self.err(&r.origin.join("equals"), K::InvalidValue, msg);
                 }
             }
+            if self.errors.len() > errors {
+                refused.push(r.id);
+            }
         }
+        refused
     }
 
     /// Reports an example the package rejects, at the deepest part of the value the issue's pointer names.

@@ -135,8 +135,12 @@ impl Cx {
                 self.err(&at, K::InvalidValue, "events are discriminated by a string");
                 continue;
             };
-            if let Some(e) = self.event(types, m.ty, &tag, &u.discriminator, &roles, &categories) {
+            if let Some(e) = self.event(types, m.ty, &tag, &roles, &categories) {
                 events.push(e);
+            }
+            // A tag two events hold is refused already ([`Cx::check_union`]): its examples are not held to it.
+            if u.members.iter().filter(|x| x.tag == m.tag).count() == 1 {
+                self.example_tags(&types.slots[m.ty.0].origin, &tag, &u.discriminator);
             }
         }
         self.event_renames(types, &mut events);
@@ -321,12 +325,25 @@ impl Cx {
         None
     }
 
+    /// Each example of the event at `at` holds its tag.
+    fn example_tags(&mut self, at: &Origin, tag: &str, discriminator: &str) {
+        let examples = self.doc(at).or_null(at).get("examples").and_then(Value::as_array).cloned().unwrap_or_default();
+        for (i, ex) in examples.iter().enumerate() {
+            if ex.get(discriminator).and_then(Value::as_str) != Some(tag) {
+                self.err(
+                    &at.join("examples").join(&i.to_string()),
+                    K::InvalidValue,
+                    format!("the example's `{discriminator}` must be `{tag}`"),
+                );
+            }
+        }
+    }
+
     fn event(
         &mut self,
         types: &Types,
         ty: TypeId,
         tag: &str,
-        discriminator: &str,
         roles: &[String],
         categories: &[Category],
     ) -> Option<Event> {
@@ -377,17 +394,7 @@ impl Cx {
             }
         };
         match v.get("examples") {
-            Some(Value::Array(a)) if !a.is_empty() => {
-                for (i, ex) in a.iter().enumerate() {
-                    if ex.get(discriminator).and_then(Value::as_str) != Some(tag) {
-                        self.err(
-                            &at.join("examples").join(&i.to_string()),
-                            K::InvalidValue,
-                            format!("the example's `{discriminator}` must be `{tag}`"),
-                        );
-                    }
-                }
-            }
+            Some(Value::Array(a)) if !a.is_empty() => {}
             _ => self.err(&at, K::Missing, "every event needs `examples` (at least one example body)"),
         }
         let mut field_roles = Vec::new();

@@ -558,7 +558,9 @@ impl Cx {
             }
         };
         let kind = kind?;
-        // What the kind needs of its scope.
+        // What the kind needs of its scope (the values its message may name depend on it: when the scope does not
+        // fit, they are not checked, as they would only echo that mistake).
+        let mut scope_fits = true;
         if let Some(s) = kind.scope() {
             let sc = &scopes[s];
             let need = match &kind {
@@ -578,6 +580,7 @@ impl Cx {
             if let Some(need) = need {
                 self.err(&at.join("scope"), K::InvalidValue, format!("a `{kind_name}` rule needs {need}"));
                 ok = false;
+                scope_fits = false;
             }
         }
         if let RuleKind::OpenReused { scope } = kind {
@@ -586,7 +589,7 @@ impl Cx {
         let message = message?;
         let params = params(&kind, scopes);
         for p in crate::stream::rules::placeholders(&message) {
-            if !params.iter().any(|x| x == p) {
+            if scope_fits && !params.iter().any(|x| x == p) {
                 self.err(
                     &at.join("message"),
                     K::InvalidValue,
