@@ -68,6 +68,13 @@ fn break_schema(case: &Value, schema: &Path) {
     let mut v: Value = serde_json::from_str(&text).expect("schema file is JSON");
     let ptr = case["pointer"].as_str().expect("pointer");
     let (parent, last) = ptr.rsplit_once('/').expect("pointer has a parent");
+    // An item of an array is set in place.
+    if let (Some(items), "set") = (v.pointer_mut(parent).and_then(Value::as_array_mut), op) {
+        let i: usize = last.parse().expect("an array index");
+        items[i] = case["value"].clone();
+        std::fs::write(&file, serde_json::to_string_pretty(&v).expect("json") + "\n").expect("write");
+        return;
+    }
     let obj = v.pointer_mut(parent).and_then(Value::as_object_mut).expect("parent is an object");
     match op {
         "set" => {

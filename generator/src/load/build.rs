@@ -668,18 +668,26 @@ impl Cx {
             },
             Some(Value::Array(a)) => {
                 let mut ks = Vec::new();
+                let mut refused = false;
                 for (i, t) in a.iter().enumerate() {
-                    match t.as_str().and_then(Kind::parse) {
-                        Some(k) if !ks.contains(&k) => ks.push(k),
-                        _ => self.err(
-                            &at.join("type").join(&i.to_string()),
-                            K::InvalidValue,
-                            "`type` lists distinct JSON Schema type names",
-                        ),
-                    }
+                    let msg = match t.as_str().map(|s| (s, Kind::parse(s))) {
+                        Some((_, Some(k))) if !ks.contains(&k) => {
+                            ks.push(k);
+                            continue;
+                        }
+                        Some((s, Some(_))) => format!("`{s}` is listed twice"),
+                        Some((s, None)) => format!("`{s}` is not a JSON Schema type"),
+                        None => "`type` lists distinct JSON Schema type names".to_string(),
+                    };
+                    self.err(&at.join("type").join(&i.to_string()), K::InvalidValue, msg);
+                    refused = true;
                 }
-                if ks.is_empty() {
+                if ks.is_empty() && !refused {
                     self.err(&at.join("type"), K::InvalidValue, "`type` must not be empty");
+                }
+                // Refused, the schema accepts nothing (its other keywords are not checked against a part of it).
+                if ks.is_empty() || refused {
+                    return Some(Node::never(at));
                 }
                 ks.sort();
                 Some(ks)

@@ -286,6 +286,8 @@ pub(crate) struct Cx {
     /// In single-file mode, that file.
     pub(crate) single: Option<String>,
     pub(crate) errors: Vec<SchemaError>,
+    /// Where each of [`Cx::errors`] is ([`Cx::refused_within`]).
+    refused: Vec<Origin>,
     /// The schema compiled into the binary ([`load_builtin`]): its files are `schema/`, which the tests load from
     /// disk with every check, so the checks of examples and flows and of branching recursion are left out here.
     pub(crate) builtin: bool,
@@ -335,6 +337,21 @@ impl Cx {
     pub(crate) fn err(&mut self, at: &Origin, kind: K, message: impl Into<String>) {
         let e = located(&self.dir, &self.files, at, kind, message.into());
         self.errors.push(e);
+        self.refused.push(at.clone());
+    }
+
+    /// Whether an error was reported at `at` itself.
+    pub(crate) fn refused_at(&self, at: &Origin) -> bool {
+        self.refused.iter().any(|r| r == at)
+    }
+
+    /// Whether an error was reported at `at` or below it. A check whose verdict follows from what is there skips
+    /// it then: one mistake gets one error, not its echoes.
+    pub(crate) fn refused_within(&self, at: &Origin) -> bool {
+        self.refused.iter().any(|r| {
+            r.file == at.file
+                && r.pointer.strip_prefix(&at.pointer).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
     }
 
     /// Refuses each member of annotation object `o` (at `at`) that is not one of `known`, so a misspelt or invented

@@ -387,7 +387,15 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         }
     }
     clashes.sort_by_key(|c| c.at);
+    // A type whose name keyword is refused already has a name it was not meant to have: its clashes are echoes.
+    let misnamed = |cx: &Cx, i: usize| {
+        let at = &types.slots[i].origin;
+        std::iter::once("x-name").chain(LANGUAGES.iter().map(|l| l.1)).any(|k| cx.refused_within(&at.join(k)))
+    };
     for Clash { at: (i, _), prev: j, names: list, given: at } in clashes {
+        if misnamed(cx, i) || misnamed(cx, j) {
+            continue;
+        }
         let prev = &types.slots[j].origin;
         let (names, verb) = match list.as_slice() {
             [one] => (one.clone(), "is already the name"),

@@ -61,7 +61,9 @@ impl Cx {
         let env_doc = self.doc(&env_at);
         let env_v = env_doc.or_null(&env_at);
         let Some(Shape::Object(env_obj)) = types.slots[env.0].def.as_ref().map(|d| d.node.shape.clone()) else {
-            self.err(&env_at, K::InvalidValue, "the envelope (`x-role-property`) must be an object type");
+            if !self.refused_within(&env_at.join("type")) {
+                self.err(&env_at, K::InvalidValue, "the envelope (`x-role-property`) must be an object type");
+            }
             return None;
         };
         let role_field = match env_v.get("x-role-property") {
@@ -132,7 +134,10 @@ impl Cx {
         for m in &u.members {
             let Some(tag) = m.tag.as_str().map(String::from) else {
                 let at = types.slots[m.ty.0].origin.clone();
-                self.err(&at, K::InvalidValue, "events are discriminated by a string");
+                // A member without a tag is refused already ([`Cx::check_union`]).
+                if !(m.tag.is_null() && self.refused_within(&at)) {
+                    self.err(&at, K::InvalidValue, "events are discriminated by a string");
+                }
                 continue;
             };
             if let Some(e) = self.event(types, m.ty, &tag, &roles, &categories) {
@@ -144,6 +149,9 @@ impl Cx {
             }
         }
         self.event_renames(types, &mut events);
+        // Whether every member of the union is an event: one refused already is none, and a name elsewhere
+        // (`x-removed`, `x-sequence`) that is no event may be its, which is not reported again.
+        let all_events = u.members.iter().all(|m| events.iter().any(|e| e.ty == m.ty));
         let mut envelope_field_roles = Vec::new();
         let mut auto = Vec::new();
         for f in &env_obj.fields {
@@ -187,7 +195,7 @@ impl Cx {
                 }
             }
         }
-        let removed = self.removed(types, &env_at, env_v, &mut u, &events);
+        let removed = self.removed(types, &env_at, env_v, &mut u, &events, all_events);
         let flows = self.flows(&env_at, env_v);
         let side_channels = self
             .string_rows(&env_at, env_v, "x-side-channels", ["thing", "mechanism", "why"])
@@ -207,6 +215,7 @@ impl Cx {
                 discriminator: &u.discriminator,
                 events: &events,
                 roles: &roles,
+                all_events,
             },
             &env_at,
             env_v,
@@ -350,12 +359,18 @@ impl Cx {
         let at = types.slots[ty.0].origin.clone();
         let doc = self.doc(&at);
         let v = doc.or_null(&at);
-        let ev_roles = self.roles(&at, Some(roles)).unwrap_or_else(|| {
-            self.err(&at, K::Missing, "`x-roles` (who may send this event) is required on an event");
+        let ev_roles = self.roles(&at, Some(roles));
+        // The event's roles when they are known: missing or refused, its fields' roles are not held to them.
+        let roles_known = ev_roles.is_some() && !self.refused_within(&at.join("x-roles"));
+        let ev_roles = ev_roles.unwrap_or_else(|| {
+            if !self.refused_within(&at.join("x-roles")) {
+                self.err(&at, K::Missing, "`x-roles` (who may send this event) is required on an event");
+            }
             Vec::new()
         });
         let category = match v.get("x-category") {
-            Some(Value::String(c)) if categories.iter().any(|x| &x.name == c) => c.clone(),
+            // With no categories (the envelope's `x-categories` is missing or refused), none is reported.
+            Some(Value::String(c)) if categories.is_empty() || categories.iter().any(|x| &x.name == c) => c.clone(),
             Some(Value::String(c)) => {
                 let names: Vec<&str> = categories.iter().map(|c| c.name.as_str()).collect();
                 self.err(
@@ -395,6 +410,8 @@ impl Cx {
         };
         match v.get("examples") {
             Some(Value::Array(a)) if !a.is_empty() => {}
+            // Refused already (not an array).
+            Some(_) if self.refused_within(&at.join("examples")) => {}
             _ => self.err(&at, K::Missing, "every event needs `examples` (at least one example body)"),
         }
         let mut field_roles = Vec::new();
@@ -402,7 +419,7 @@ impl Cx {
             for f in &o.fields {
                 let fat = at.join("properties").join(&f.name);
                 if let Some(r) = self.roles(&fat, Some(roles)) {
-                    if let Some(x) = r.iter().find(|x| !ev_roles.contains(x)) {
+                    if let Some(x) = r.iter().find(|x| roles_known && !ev_roles.contains(x)) {
                         self.err(
                             &fat.join("x-roles"),
                             K::InvalidValue,
@@ -462,16 +479,18 @@ impl Cx {
                 })
                 .collect()
         });
-        list.unwrap_or_else(|| {
-            self.err(
-                &at.join("x-categories"),
-                K::InvalidValue,
-                "`x-categories` is an array of `{\"name\", \"title\"}`",
-            );
-            Vec::new()
-        })
+        match list {
+            Some(l) if !l.is_empty() => l,
+            _ => {
+                let msg = "`x-categories` is a non-empty array of `{\"name\", \"title\"}`";
+                self.err(&at.join("x-categories"), K::InvalidValue, msg);
+                Vec::new()
+            }
+        }
     }
 
+    /// The envelope's `x-removed` entries (`all_events`: whether every member of the union is an event; when not,
+    /// a name that is no event is not reported, as it may be the refused member's).
     fn removed(
         &mut self,
         types: &mut Types,
@@ -479,6 +498,7 @@ impl Cx {
         v: &Value,
         u: &mut UnionShape,
         events: &[Event],
+        all_events: bool,
     ) -> Vec<Removed> {
         let empty = Vec::new();
         let list = match v.get("x-removed") {
@@ -531,7 +551,7 @@ impl Cx {
                         self.err(&rat.join("events").join(old), K::InvalidValue, "the replacement must be a string");
                         continue;
                     };
-                    if !tags.contains(rep.split('.').next().unwrap_or(rep)) {
+                    if all_events && !tags.contains(rep.split('.').next().unwrap_or(rep)) {
                         self.err(&rat.join("events").join(old), K::InvalidValue, format!("`{rep}` names no event"));
                     }
                     pairs.push((old.clone(), rep.to_string()));
@@ -550,7 +570,11 @@ impl Cx {
                 for (j, tag) in names.into_iter().enumerate() {
                     let jat = rat.join("renamed").join(&j.to_string());
                     match events.iter().find(|e| e.tag == tag) {
+                        None if !all_events => {}
                         None => self.err(&jat, K::InvalidValue, format!("`{tag}` names no event")),
+                        // Its `x-renamed-from` refused already is not reported missing.
+                        Some(Event { renamed_from: None, ty, .. })
+                            if self.refused_within(&types.slots[ty.0].origin.join("x-renamed-from")) => {}
                         Some(Event { renamed_from: None, .. }) => self.err(
                             &jat,
                             K::InvalidValue,
@@ -598,6 +622,7 @@ impl Cx {
                             });
                         }
                     }
+                    None if !all_events => {}
                     None => self.err(
                         &rat.join("property").join("event"),
                         K::InvalidValue,
@@ -642,8 +667,10 @@ impl Cx {
     fn require_descriptions(&mut self, types: &Types) {
         for s in &types.slots {
             let Some(d) = &s.def else { continue };
+            // A `description` refused already (not a string) is not reported missing too.
             if d.description.as_deref().is_none_or(|t| t.trim().is_empty())
                 && (s.explicit || matches!(d.node.shape, Shape::Object(_) | Shape::Union(_) | Shape::Enum(_)))
+                && !self.refused_within(&s.origin.join("description"))
             {
                 self.err(
                     &s.origin,
@@ -653,7 +680,9 @@ impl Cx {
             }
             if let Shape::Object(o) = &d.node.shape {
                 for f in &o.fields {
-                    if f.description.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    if f.description.as_deref().is_none_or(|t| t.trim().is_empty())
+                        && !self.refused_within(&f.node.origin.join("description"))
+                    {
                         self.err(
                             &f.node.origin,
                             K::MissingDescription,
@@ -684,10 +713,20 @@ impl Cx {
                     }
                 }
             }
-            for e in &p.events {
-                let eat = types.slots[e.ty.0].origin.clone();
+            // Every member of the event union is an event's place, those refused already included (their
+            // annotations are not the mistake).
+            let members: Vec<TypeId> = match types.slots[p.union.0].def.as_ref().map(|d| &d.node.shape) {
+                Some(Shape::Union(u)) => u.members.iter().map(|m| m.ty).collect(),
+                _ => p.events.iter().map(|e| e.ty).collect(),
+            };
+            for ty in members {
+                let eat = types.slots[ty.0].origin.clone();
                 events.insert(eat.clone());
-                if let Some(Shape::Object(o)) = types.slots[e.ty.0].def.as_ref().map(|d| &d.node.shape) {
+                // The properties it declares, also when its type is refused (it has no fields then).
+                if let Some(Value::Object(ps)) = self.value_at(&eat).and_then(|v| v.get("properties")) {
+                    fields.extend(ps.keys().map(|k| eat.join("properties").join(k)));
+                }
+                if let Some(Shape::Object(o)) = types.slots[ty.0].def.as_ref().map(|d| &d.node.shape) {
                     for f in &o.fields {
                         fields.insert(eat.join("properties").join(&f.name));
                     }

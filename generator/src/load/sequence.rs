@@ -28,6 +28,10 @@ const RULE_KEYS: &[&str] = &[
     "id", "kind", "scope", "role", "on", "when", "pointer", "message", "summary", "seed", "key", "at", "by", "unless",
     "mark", "field", "equals",
 ];
+
+/// The members every rule has.
+const RULE_REQUIRED: [&str; 6] = ["id", "kind", "pointer", "message", "summary", "seed"];
+
 const ROLLUP_KINDS: &[&str] = &["last", "latest", "count", "sum"];
 
 /// What the lowering reads from the rest of the protocol.
@@ -38,6 +42,9 @@ pub(super) struct SeqCx<'a> {
     pub(super) discriminator: &'a str,
     pub(super) events: &'a [Event],
     pub(super) roles: &'a [String],
+    /// Whether every member of the event union is one of `events`. A member refused already is none, and a name
+    /// that is no event may be its: that is not reported again.
+    pub(super) all_events: bool,
 }
 
 impl SeqCx<'_> {
@@ -187,7 +194,9 @@ impl Cx {
         if sx.events.iter().any(|e| e.tag == tag) {
             Some(tag)
         } else {
-            self.err(&at.join(key), K::InvalidValue, format!("`{tag}` is not an event of this protocol"));
+            if sx.all_events {
+                self.err(&at.join(key), K::InvalidValue, format!("`{tag}` is not an event of this protocol"));
+            }
             None
         }
     }
@@ -214,7 +223,7 @@ impl Cx {
             FieldRef::Envelope(_) if sx.field(None, &f).is_none() => vec!["the envelope"],
             FieldRef::Envelope(_) => Vec::new(),
             FieldRef::Event(_) if tags.is_empty() => {
-                if sx.events.iter().any(|e| sx.field(Some(&e.tag), &f).is_some()) {
+                if sx.events.iter().any(|e| sx.field(Some(&e.tag), &f).is_some()) || !sx.all_events {
                     Vec::new()
                 } else {
                     vec!["any event"]
@@ -391,18 +400,26 @@ impl Cx {
             return None;
         };
         let mut ok = self.unknown_keys(at, o, RULE_KEYS, "a rule");
-        let id = self.seq_str(at, o, "id", true);
+        // The keys every rule has, missing ones in one error.
+        let missing: Vec<String> =
+            RULE_REQUIRED.iter().filter(|k| !o.contains_key(**k)).map(|k| format!("`{k}`")).collect();
+        match missing.as_slice() {
+            [] => {}
+            [one] => self.err(at, K::Missing, format!("{one} is required here")),
+            [init @ .., last] => self.err(at, K::Missing, format!("{} and {last} are required here", init.join(", "))),
+        }
+        let id = self.seq_str(at, o, "id", false);
         if let Some(id) = &id {
             if crate::rules::Rule::from_id(id).is_some() {
                 self.err(&at.join("id"), K::InvalidValue, format!("`{id}` is a message-level rule id"));
                 ok = false;
             }
         }
-        let kind_name = self.seq_str(at, o, "kind", true).unwrap_or_default();
-        let pointer = self.seq_str(at, o, "pointer", true);
-        let message = self.seq_str(at, o, "message", true);
-        let summary = self.seq_str(at, o, "summary", true);
-        let seed = self.seq_str(at, o, "seed", true);
+        let kind_name = self.seq_str(at, o, "kind", false).unwrap_or_default();
+        let pointer = self.seq_str(at, o, "pointer", false);
+        let message = self.seq_str(at, o, "message", false);
+        let summary = self.seq_str(at, o, "summary", false);
+        let seed = self.seq_str(at, o, "seed", false);
         let role = self.seq_role(sx, at, o);
         if o.get("role").is_some() && role.is_none() {
             ok = false;
@@ -415,11 +432,10 @@ impl Cx {
                     match t.as_str().filter(|t| sx.events.iter().any(|e| &e.tag == t)) {
                         Some(t) => on.push(t.to_string()),
                         None => {
-                            self.err(
-                                &at.join("on").join(&i.to_string()),
-                                K::InvalidValue,
-                                "not an event of this protocol",
-                            );
+                            if sx.all_events {
+                                let at = at.join("on").join(&i.to_string());
+                                self.err(&at, K::InvalidValue, "not an event of this protocol");
+                            }
                             ok = false;
                         }
                     }

@@ -156,6 +156,16 @@ impl Cx {
                     seen.insert(key, m.ty);
                     m.tag = t;
                 }
+                // Not when what makes the tag (the member's `type`, `required`, `properties` or tag property) is
+                // refused already.
+                None if [
+                    origin.join("type"),
+                    origin.join("required"),
+                    origin.join("properties").join(&u.discriminator),
+                ]
+                .iter()
+                .any(|k| self.refused_within(k))
+                    || self.refused_at(&origin.join("properties")) => {}
                 None => self.err(
                     &origin,
                     K::InvalidValue,
