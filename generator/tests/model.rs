@@ -996,3 +996,50 @@ fn a_type_named_like_a_global_of_typescript_is_refused_by_the_typescript_outputs
         assert!(String::from_utf8_lossy(&o.stdout).contains("Tally"), "{lang}");
     }
 }
+
+/// A `oneOf` with `x-discriminator` whose members do not fit is refused with the member that does not, and why;
+/// the same member in a second union on the same property is that mistake again, not a second error; and a member
+/// whose `type` is refused does not make its union refused too.
+#[test]
+fn a_union_that_does_not_fit_its_discriminator_names_the_member_once() {
+    let member = |t: &str| json!({"type": "object", "required": ["k"], "properties": {"k": {"const": t}, "v": {"type": "string"}}});
+    let union = |refs: &[&str]| json!({"oneOf": refs.iter().map(|r| json!({"$ref": format!("#/$defs/{r}")})).collect::<Vec<_>>(), "x-discriminator": "k"});
+    // Each case: member B, and the one error expected (pointer, part of the message).
+    let cases: [(&str, Value, &str, &str); 4] = [
+        (
+            "untagged",
+            json!({"type": "object", "properties": {"k": {"type": "string"}}}),
+            "/$defs/U1/x-discriminator",
+            "the member at one.schema.json#/$defs/B does not have `k` required and fixed by a `const`",
+        ),
+        (
+            "not-an-object",
+            json!({"type": "string"}),
+            "/$defs/U1/x-discriminator",
+            "the member at one.schema.json#/$defs/B is not an object type",
+        ),
+        (
+            "same-tag",
+            member("a"),
+            "/$defs/U1/x-discriminator",
+            "the members at one.schema.json#/$defs/A and one.schema.json#/$defs/B have the same `k`, \"a\"",
+        ),
+        ("type-refused", json!({"type": "objekt"}), "/$defs/B/type", "`objekt` is not a JSON Schema type"),
+    ];
+    for (name, b, want_pointer, want) in cases {
+        let schema = json!({
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/U1"}, "y": {"$ref": "#/$defs/U2"}},
+            "$defs": {"A": member("a"), "B": b, "C": member("c"), "U1": union(&["A", "B"]), "U2": union(&["C", "B"])}
+        });
+        let dir = schema_dir(&format!("union-misfit-{name}"), &[("one.schema.json", schema)]);
+        let errors = match wiregen::load::load(&dir.join("one.schema.json")) {
+            Ok(_) => panic!("{name}: the schema is refused"),
+            Err(e) => e.0,
+        };
+        let got: Vec<(&str, &str)> = errors.iter().map(|e| (e.pointer.as_str(), e.message.as_str())).collect();
+        assert_eq!(got.len(), 1, "{name}: {got:#?}");
+        assert_eq!(got[0].0, want_pointer, "{name}: {got:#?}");
+        assert!(got[0].1.contains(want), "{name}: {}", got[0].1);
+    }
+}

@@ -144,6 +144,26 @@ const METADATA: &[&str] =
     &["$schema", "$id", "$comment", "title", "description", "$defs", "definitions", "x-naming", "x-package"];
 
 impl Cx {
+    /// Whether the kind of value `n` holds is refused already: its `type` or `enum`, or those of a type it refers
+    /// to. A check of what kind of value a property holds (an `x-auto`, a role enum, a rollup) skips it then.
+    pub(crate) fn kind_refused(&self, types: &Types, n: &Node) -> bool {
+        let mut at = &n.origin;
+        let mut shape = &n.shape;
+        for _ in 0..=types.slots.len() {
+            if ["type", "enum"].iter().any(|k| self.refused_within(&at.join(k))) {
+                return true;
+            }
+            let Shape::Ref(id) = shape else { return false };
+            let Some(slot) = types.slots.get(id.0) else { return false };
+            at = &slot.origin;
+            match &slot.def {
+                Some(d) => shape = &d.node.shape,
+                None => return false,
+            }
+        }
+        false
+    }
+
     /// Builds every type, then the unions, the protocol layer and the names.
     pub(crate) fn build_model(&mut self) -> Option<Model> {
         let mut types = Types::default();

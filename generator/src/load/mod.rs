@@ -340,6 +340,12 @@ impl Cx {
         self.refused.push(at.clone());
     }
 
+    /// Records that `at` is refused for a mistake reported already (its own error would only echo it), so the
+    /// checks that read it skip it as they skip a reported one.
+    pub(crate) fn echo(&mut self, at: &Origin) {
+        self.refused.push(at.clone());
+    }
+
     /// Whether an error was reported at `at` itself.
     pub(crate) fn refused_at(&self, at: &Origin) -> bool {
         self.refused.iter().any(|r| r == at)

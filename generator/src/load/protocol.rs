@@ -81,6 +81,10 @@ impl Cx {
             _ => None,
         });
         let Some(role_enum) = role_enum else {
+            // Not when the role property's type is refused already.
+            if env_obj.fields.iter().any(|f| f.name == role_field && self.kind_refused(types, &f.node)) {
+                return None;
+            }
             self.err(
                 &env_at.join("x-role-property"),
                 K::InvalidValue,
@@ -107,11 +111,20 @@ impl Cx {
         let (union_field, union) = match unions.as_slice() {
             [(f, u)] => (f.clone(), *u),
             [] => {
-                self.err(
-                    &env_at.join("properties"),
-                    K::Missing,
-                    "the envelope needs one property whose type is a discriminated union (the events)",
-                );
+                // Not when a property's union is refused already (`x-discriminator`, `x-union`).
+                let refused = env_obj.fields.iter().any(|f| match f.node.shape {
+                    Shape::Ref(id) => ["x-discriminator", "x-union"]
+                        .iter()
+                        .any(|k| self.refused_within(&types.slots[id.0].origin.join(k))),
+                    _ => self.refused_within(&f.node.origin.join("x-union")),
+                });
+                if !refused {
+                    self.err(
+                        &env_at.join("properties"),
+                        K::Missing,
+                        "the envelope needs one property whose type is a discriminated union (the events)",
+                    );
+                }
                 return None;
             }
             [(first, _), rest @ ..] => {
@@ -163,10 +176,12 @@ impl Cx {
             let fv = doc.or_null(&fat);
             match fv.get("x-auto") {
                 Some(Value::String(s)) if s == "id" || s == "now" => {
-                    let ok = matches!(
-                        (s.as_str(), self.resolved_shape(types, &f.node)),
-                        ("id", Some(Shape::String(_))) | ("now", Some(Shape::Number(_)))
-                    );
+                    // A property whose `type` is refused already is not held to its `x-auto`.
+                    let ok = self.kind_refused(types, &f.node)
+                        || matches!(
+                            (s.as_str(), self.resolved_shape(types, &f.node)),
+                            ("id", Some(Shape::String(_))) | ("now", Some(Shape::Number(_)))
+                        );
                     if !ok {
                         self.err(
                             &fat.join("x-auto"),
@@ -636,7 +651,10 @@ impl Cx {
             };
             out.push(Removed { what, why, kind, origin: rat });
         }
-        self.undocumented_renames(types, at, events, &documented);
+        // An entry refused already may be the one that lists them.
+        if !self.refused_within(&at.join("x-removed")) {
+            self.undocumented_renames(types, at, events, &documented);
+        }
         out
     }
 

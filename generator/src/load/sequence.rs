@@ -668,8 +668,11 @@ impl Cx {
                             .collect(),
                     },
                     _ => {
-                        let need = if kind == "count" { "an enum of strings" } else { "an object of numbers" };
-                        self.err(&at.join("field"), K::InvalidValue, format!("a `{kind}` part reads {need}"));
+                        // Not when the field's type is refused already.
+                        if !sx.field(Some(&event), &field).is_some_and(|f| self.kind_refused(sx.types, &f.node)) {
+                            let need = if kind == "count" { "an enum of strings" } else { "an object of numbers" };
+                            self.err(&at.join("field"), K::InvalidValue, format!("a `{kind}` part reads {need}"));
+                        }
                         return None;
                     }
                 }

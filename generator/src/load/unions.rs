@@ -9,7 +9,7 @@
 //! A type that refers back to itself must pass through an object or an array on the way (a property, an item):
 //! `a -> b -> a` with nothing between would make every checker loop, so it is refused, located at the `$ref`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -21,20 +21,30 @@ use crate::ir::*;
 impl Cx {
     pub(crate) fn recognize_unions(&mut self, types: &mut Types) {
         let consts = object_consts(types);
+        // The members reported not fitting a discriminator: another union of the same member on the same
+        // property is the same mistake.
+        let mut misfits = BTreeSet::new();
         let n = types.slots.len();
         for i in 0..n {
             let Some(mut def) = types.slots[i].def.take() else { continue };
-            self.unions_in(types, &consts, &mut def.node, true);
+            self.unions_in(types, &consts, &mut misfits, &mut def.node, true);
             types.slots[i].def = Some(def);
         }
     }
 
-    fn unions_in(&mut self, types: &mut Types, consts: &Consts, node: &mut Node, body: bool) {
+    fn unions_in(
+        &mut self,
+        types: &mut Types,
+        consts: &Consts,
+        misfits: &mut BTreeSet<(TypeId, String)>,
+        node: &mut Node,
+        body: bool,
+    ) {
         match &mut node.shape {
             Shape::Union(u) => self.check_union(types, consts, &node.origin, u),
             Shape::AnyOf(members) | Shape::OneOf(members) => {
                 for m in members.iter_mut() {
-                    self.unions_in(types, consts, m, false);
+                    self.unions_in(types, consts, misfits, m, false);
                 }
                 let forced = self.value_at(&node.origin).and_then(|v| v.get("x-discriminator")).cloned();
                 let ids: Option<Vec<TypeId>> = members
@@ -63,52 +73,71 @@ impl Cx {
                     }
                     (None, Some(f)) => {
                         let at = node.origin.join("x-discriminator");
-                        self.err(
-                            &at,
-                            K::InvalidValue,
-                            format!(
-                                "not a discriminated union on {f}: every member must be an object type with `{}` required and fixed by a distinct `const` (a string, a boolean or an integer)",
-                                f.as_str().map_or_else(|| f.to_string(), |s| format!("`{s}`"))
-                            ),
-                        );
+                        match f.as_str() {
+                            None => {
+                                self.err(&at, K::InvalidValue, "`x-discriminator` names the tag property (a string)")
+                            }
+                            Some(f) => match misfit(types, consts, members, f) {
+                                // A member whose tag is refused already, or reported not fitting another union.
+                                Some((Some(ty), _))
+                                    if self.tag_refused(&types.slots[ty.0].origin, f)
+                                        || misfits.contains(&(ty, f.to_string())) =>
+                                {
+                                    self.echo(&at)
+                                }
+                                Some((ty, why)) => {
+                                    if let Some(ty) = ty {
+                                        misfits.insert((ty, f.to_string()));
+                                    }
+                                    self.err(
+                                        &at,
+                                        K::InvalidValue,
+                                        format!("not a discriminated union on `{f}`: {why}"),
+                                    );
+                                }
+                                None => self.err(&at, K::InvalidValue, format!("not a discriminated union on `{f}`")),
+                            },
+                        }
                     }
                     (None, None) => {}
                 }
             }
-            Shape::AllOf(ms) | Shape::Kinds(ms) => ms.iter_mut().for_each(|m| self.unions_in(types, consts, m, false)),
-            Shape::Nullable(m) | Shape::Not(m) => self.unions_in(types, consts, m, false),
+            Shape::AllOf(ms) | Shape::Kinds(ms) => {
+                ms.iter_mut().for_each(|m| self.unions_in(types, consts, misfits, m, false))
+            }
+            Shape::Nullable(m) | Shape::Not(m) => self.unions_in(types, consts, misfits, m, false),
             Shape::Cond { cond, then, otherwise } => {
-                self.unions_in(types, consts, cond, false);
+                self.unions_in(types, consts, misfits, cond, false);
                 if let Some(t) = then {
-                    self.unions_in(types, consts, t, false);
+                    self.unions_in(types, consts, misfits, t, false);
                 }
                 if let Some(e) = otherwise {
-                    self.unions_in(types, consts, e, false);
+                    self.unions_in(types, consts, misfits, e, false);
                 }
             }
-            Shape::Dependent { then, .. } => self.unions_in(types, consts, then, false),
+            Shape::Dependent { then, .. } => self.unions_in(types, consts, misfits, then, false),
             Shape::Unevaluated { inner, rest, .. } => {
-                self.unions_in(types, consts, inner, false);
-                self.unions_in(types, consts, rest, false);
+                self.unions_in(types, consts, misfits, inner, false);
+                self.unions_in(types, consts, misfits, rest, false);
             }
             Shape::Array(a) => {
-                a.prefix.iter_mut().for_each(|m| self.unions_in(types, consts, m, false));
+                a.prefix.iter_mut().for_each(|m| self.unions_in(types, consts, misfits, m, false));
                 if let Some(it) = &mut a.items {
-                    self.unions_in(types, consts, it, false);
+                    self.unions_in(types, consts, misfits, it, false);
                 }
                 if let Some(c) = &mut a.contains {
-                    self.unions_in(types, consts, &mut c.node, false);
+                    self.unions_in(types, consts, misfits, &mut c.node, false);
                 }
             }
             Shape::Object(o) => {
                 for f in &mut o.fields {
-                    self.unions_in(types, consts, &mut f.node, false);
+                    self.unions_in(types, consts, misfits, &mut f.node, false);
                 }
                 if let Additional::Schema(s) = &mut o.additional {
-                    self.unions_in(types, consts, s, false);
+                    self.unions_in(types, consts, misfits, s, false);
                 }
                 for (_, s) in &mut o.pattern_properties {
-                    self.unions_in(types, consts, s, false);
+                    self.unions_in(types, consts, misfits, s, false);
                 }
             }
             _ => {}
@@ -156,16 +185,7 @@ impl Cx {
                     seen.insert(key, m.ty);
                     m.tag = t;
                 }
-                // Not when what makes the tag (the member's `type`, `required`, `properties` or tag property) is
-                // refused already.
-                None if [
-                    origin.join("type"),
-                    origin.join("required"),
-                    origin.join("properties").join(&u.discriminator),
-                ]
-                .iter()
-                .any(|k| self.refused_within(k))
-                    || self.refused_at(&origin.join("properties")) => {}
+                None if self.tag_refused(&origin, &u.discriminator) => {}
                 None => self.err(
                     &origin,
                     K::InvalidValue,
@@ -176,6 +196,16 @@ impl Cx {
                 ),
             }
         }
+    }
+
+    /// Whether what makes the tag of the union member at `origin` (its `type`, `required`, `properties` or tag
+    /// property) is refused already: the member not being tagged then is not reported again.
+    fn tag_refused(&self, origin: &Origin, discriminator: &str) -> bool {
+        let properties = origin.join("properties");
+        [origin.join("type"), origin.join("required"), properties.join(discriminator)]
+            .iter()
+            .any(|k| self.refused_within(k))
+            || self.refused_at(&properties)
     }
 
     /// Refuses `$ref` cycles that pass through no object or array.
@@ -271,6 +301,62 @@ fn is_tag(v: &Value) -> bool {
 }
 
 /// Follows a chain of aliases (`$defs` entries that are only a `$ref`) to the type they name.
+/// The first member of `members` that keeps them from being a union discriminated by `f`: its type (the one it
+/// refers to, through aliases) when it has one, and why, in words.
+fn misfit(types: &Types, consts: &Consts, members: &[Node], f: &str) -> Option<(Option<TypeId>, String)> {
+    let mut seen: Vec<(&Value, TypeId)> = Vec::new();
+    for m in members {
+        let refs = refs_of(types, m);
+        let Some(ty) = refs.last().copied().filter(|id| resolve_alias(types, *id).is_some()) else {
+            let at = refs.last().map_or(&m.origin, |id| &types.slots[id.0].origin);
+            return Some((
+                refs.last().copied(),
+                format!("the member at {}#{} is not an object type", at.file, at.pointer),
+            ));
+        };
+        let at = &types.slots[ty.0].origin;
+        match consts.get(&ty).and_then(|l| l.iter().find(|(k, _)| k == f)) {
+            None => {
+                return Some((
+                    Some(ty),
+                    format!(
+                        "the member at {}#{} does not have `{f}` required and fixed by a `const` (a string, a boolean or an integer)",
+                        at.file, at.pointer
+                    ),
+                ))
+            }
+            Some((_, v)) => {
+                if let Some((_, other)) = seen.iter().find(|(x, _)| *x == v) {
+                    let o = &types.slots[other.0].origin;
+                    return Some((
+                        Some(ty),
+                        format!("the members at {}#{} and {}#{} have the same `{f}`, {v}", o.file, o.pointer, at.file, at.pointer),
+                    ));
+                }
+                seen.push((v, ty));
+            }
+        }
+    }
+    None
+}
+
+/// The types a union member refers to, through aliases (`$ref` to `$ref`).
+fn refs_of(types: &Types, m: &Node) -> Vec<TypeId> {
+    let mut out = Vec::new();
+    let mut next = match m.shape {
+        Shape::Ref(id) => Some(id),
+        _ => None,
+    };
+    while let Some(id) = next.filter(|id| !out.contains(id)) {
+        out.push(id);
+        next = match types.slots.get(id.0).and_then(|s| s.def.as_ref()).map(|d| &d.node.shape) {
+            Some(Shape::Ref(n)) => Some(*n),
+            _ => None,
+        };
+    }
+    out
+}
+
 fn resolve_alias(types: &Types, mut id: TypeId) -> Option<TypeId> {
     for _ in 0..types.slots.len() + 1 {
         match types.slots.get(id.0)?.def.as_ref().map(|d| &d.node.shape) {
