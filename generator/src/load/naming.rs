@@ -234,6 +234,8 @@ impl Cx {
         for (rel, f) in &self.files {
             walk_aliases(&Origin { file: rel.clone(), pointer: String::new() }, &f.value, &named, &mut stray);
         }
+        // A schema whose `type` or `enum` is refused already may be a named type as meant (a string enum).
+        stray.retain(|at| !["type", "enum"].iter().any(|k| self.refused_within(&at.join(k))));
         for at in stray {
             self.err(
                 &at.join("x-aliases"),

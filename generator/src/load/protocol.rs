@@ -434,7 +434,8 @@ impl Cx {
             for f in &o.fields {
                 let fat = at.join("properties").join(&f.name);
                 if let Some(r) = self.roles(&fat, Some(roles)) {
-                    if let Some(x) = r.iter().find(|x| roles_known && !ev_roles.contains(x)) {
+                    // A role that is none is reported already.
+                    if let Some(x) = r.iter().find(|x| roles_known && roles.contains(x) && !ev_roles.contains(x)) {
                         self.err(
                             &fat.join("x-roles"),
                             K::InvalidValue,
