@@ -47,10 +47,7 @@ impl Cx {
                     self.unions_in(types, consts, misfits, m, false);
                 }
                 let forced = self.value_at(&node.origin).and_then(|v| v.get("x-discriminator")).cloned();
-                let ids: Option<Vec<TypeId>> = members
-                    .iter()
-                    .map(|m| if let Shape::Ref(id) = m.shape { resolve_alias(types, id) } else { None })
-                    .collect();
+                let ids: Option<Vec<TypeId>> = members.iter().map(|m| member_object(types, m)).collect();
                 let found =
                     ids.as_ref().and_then(|ids| discriminator(consts, ids, forced.as_ref().and_then(Value::as_str)));
                 match (found, forced) {
@@ -300,19 +297,15 @@ fn is_tag(v: &Value) -> bool {
     }
 }
 
-/// Follows a chain of aliases (`$defs` entries that are only a `$ref`) to the type they name.
 /// The first member of `members` that keeps them from being a union discriminated by `f`: its type (the one it
 /// refers to, through aliases) when it has one, and why, in words.
 fn misfit(types: &Types, consts: &Consts, members: &[Node], f: &str) -> Option<(Option<TypeId>, String)> {
     let mut seen: Vec<(&Value, TypeId)> = Vec::new();
     for m in members {
-        let refs = refs_of(types, m);
-        let Some(ty) = refs.last().copied().filter(|id| resolve_alias(types, *id).is_some()) else {
-            let at = refs.last().map_or(&m.origin, |id| &types.slots[id.0].origin);
-            return Some((
-                refs.last().copied(),
-                format!("the member at {}#{} is not an object type", at.file, at.pointer),
-            ));
+        let Some(ty) = member_object(types, m) else {
+            let last = refs_of(types, m).last().copied();
+            let at = last.map_or(&m.origin, |id| &types.slots[id.0].origin);
+            return Some((last, format!("the member at {}#{} is not an object type", at.file, at.pointer)));
         };
         let at = &types.slots[ty.0].origin;
         match consts.get(&ty).and_then(|l| l.iter().find(|(k, _)| k == f)) {
@@ -340,7 +333,8 @@ fn misfit(types: &Types, consts: &Consts, members: &[Node], f: &str) -> Option<(
     None
 }
 
-/// The types a union member refers to, through aliases (`$ref` to `$ref`).
+/// The types a union member refers to: the one it names and, through aliases (`$defs` entries that are only a
+/// `$ref`), the ones after it; empty when it is no `$ref`.
 fn refs_of(types: &Types, m: &Node) -> Vec<TypeId> {
     let mut out = Vec::new();
     let mut next = match m.shape {
@@ -357,15 +351,10 @@ fn refs_of(types: &Types, m: &Node) -> Vec<TypeId> {
     out
 }
 
-fn resolve_alias(types: &Types, mut id: TypeId) -> Option<TypeId> {
-    for _ in 0..types.slots.len() + 1 {
-        match types.slots.get(id.0)?.def.as_ref().map(|d| &d.node.shape) {
-            Some(Shape::Ref(next)) => id = *next,
-            Some(Shape::Object(_)) => return Some(id),
-            _ => return None,
-        }
-    }
-    None
+/// The object type a union member names, through aliases.
+fn member_object(types: &Types, m: &Node) -> Option<TypeId> {
+    let last = *refs_of(types, m).last()?;
+    matches!(types.slots[last.0].def.as_ref().map(|d| &d.node.shape), Some(Shape::Object(_))).then_some(last)
 }
 
 /// The discriminator of members, and each member's value: `forced`, or the first fitting property.
