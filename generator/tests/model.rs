@@ -1043,3 +1043,28 @@ fn a_union_that_does_not_fit_its_discriminator_names_the_member_once() {
         assert!(got[0].1.contains(want), "{name}: {}", got[0].1);
     }
 }
+
+/// Two files that declare the same `$id` are one mistake: the second `$id` is refused, and the anchors inside that
+/// resource (the same names, since it is the same resource twice) are not refused again one by one.
+#[test]
+fn a_resource_declared_twice_is_one_error_not_one_per_anchor() {
+    let list = json!({
+        "type": "object",
+        "properties": {"l": {"$ref": "https://example.com/list"}},
+        "$defs": {"L": {
+            "$id": "https://example.com/list",
+            "type": "array",
+            "items": {"$dynamicRef": "#item"},
+            "$defs": {"item": {"$dynamicAnchor": "item", "type": "string"}, "named": {"$anchor": "named"}}
+        }}
+    });
+    let dir = schema_dir("resource-twice", &[("a.schema.json", list.clone()), ("b.schema.json", list)]);
+    let errors = match wiregen::load::load(&dir) {
+        Ok(_) => panic!("the second `$id` is refused"),
+        Err(e) => e.0,
+    };
+    let got: Vec<(&str, &str)> = errors.iter().map(|e| (e.pointer.as_str(), e.message.as_str())).collect();
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0].0, "/$defs/L/$id");
+    assert!(got[0].1.contains("is already the `$id` of a.schema.json#/$defs/L"), "{}", got[0].1);
+}

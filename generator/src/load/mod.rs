@@ -556,8 +556,13 @@ impl Cx {
             // A `$dynamicAnchor` is also a plain anchor: a `$ref` to it is an ordinary reference.
             let abs = format!("{base}#{name}");
             if let Some(prev) = self.anchors.get(&abs).filter(|p| *p != at) {
-                let msg = format!("`{name}` is already an anchor of this resource, at {}#{}", prev.file, prev.pointer);
-                self.err(&at.join(key), K::InvalidValue, msg);
+                // In a resource whose `$id` is refused as another's, its anchors are the other's too: not reported.
+                let duplicate = self.resources.get(&base).is_some_and(|r| self.refused_at(&r.join("$id")));
+                if !duplicate {
+                    let msg =
+                        format!("`{name}` is already an anchor of this resource, at {}#{}", prev.file, prev.pointer);
+                    self.err(&at.join(key), K::InvalidValue, msg);
+                }
                 continue;
             }
             self.anchors.insert(abs, at.clone());
