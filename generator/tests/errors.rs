@@ -136,6 +136,25 @@ fn an_output_refusal_is_located_like_a_schema_error() {
 
 /// Each count keyword JavaScript cannot count exactly (above 2^53-1) is refused at the keyword itself, by name, in
 /// both JavaScript outputs; 2^53-1 itself is still written.
+/// The TypeScript package of a schema directory whose root is an object with one property `a`, written on line 5
+/// as `"a": { <members> }`: its text, the directory, the output directory, and what `generate` gave.
+fn ts_package_of_property(
+    name: &str,
+    members: &str,
+) -> (String, PathBuf, PathBuf, Result<wiregen::GenerateReport, wiregen::Error>) {
+    let schema = tmp(name);
+    std::fs::create_dir_all(&schema).expect("mkdir");
+    let text = format!(
+        "{{\n  \"x-package\": {{ \"crate\": \"one\", \"npm\": \"one\" }},\n  \"type\": \"object\",\n  \"properties\": {{\n    \"a\": {{ {members} }}\n  }}\n}}\n"
+    );
+    std::fs::write(schema.join("root.json"), &text).expect("write");
+    let out = tmp(&format!("{name}-out"));
+    let mut opts = wiregen::Options::new(&schema, &out);
+    opts.outputs = vec![wiregen::emit::Output::Ts];
+    let r = wiregen::generate(&opts);
+    (text, schema, out, r)
+}
+
 #[test]
 fn a_count_beyond_javascript_is_refused_at_its_keyword() {
     let cases = [
@@ -150,16 +169,8 @@ fn a_count_beyond_javascript_is_refused_at_its_keyword() {
     ];
     for (keyword, rest) in cases {
         for (n, fits) in [("9007199254740992", false), ("9007199254740991", true)] {
-            let schema = tmp(&format!("count-{keyword}-{fits}"));
-            std::fs::create_dir_all(&schema).expect("mkdir");
-            let text = format!(
-                "{{\n  \"x-package\": {{ \"crate\": \"big\", \"npm\": \"big\" }},\n  \"type\": \"object\",\n  \"properties\": {{\n    \"a\": {{ {rest}, \"{keyword}\": {n} }}\n  }}\n}}\n"
-            );
-            std::fs::write(schema.join("root.json"), &text).expect("write");
-            let out = tmp(&format!("count-{keyword}-{fits}-out"));
-            let mut opts = wiregen::Options::new(&schema, &out);
-            opts.outputs = vec![wiregen::emit::Output::Ts];
-            let r = wiregen::generate(&opts);
+            let (text, schema, out, r) =
+                ts_package_of_property(&format!("count-{keyword}-{fits}"), &format!("{rest}, \"{keyword}\": {n}"));
             if fits {
                 r.unwrap_or_else(|e| panic!("{keyword}: {n} fits: {}", assert_no_repeats(&e)));
             } else {
@@ -200,16 +211,8 @@ fn a_name_the_typescript_outputs_cannot_declare_is_refused_where_it_was_given() 
         (r#""x-name": "Picture", "x-zod-name": "fooSchema""#, "", ""),
     ];
     for (i, (keywords, pointer, says)) in cases.into_iter().enumerate() {
-        let schema = tmp(&format!("ts-name-{i}"));
-        std::fs::create_dir_all(&schema).expect("mkdir");
-        let text = format!(
-            "{{\n  \"x-package\": {{ \"crate\": \"names\", \"npm\": \"names\" }},\n  \"type\": \"object\",\n  \"properties\": {{\n    \"a\": {{ \"type\": \"object\", {keywords} }}\n  }}\n}}\n"
-        );
-        std::fs::write(schema.join("root.json"), &text).expect("write");
-        let out = tmp(&format!("ts-name-{i}-out"));
-        let mut opts = wiregen::Options::new(&schema, &out);
-        opts.outputs = vec![wiregen::emit::Output::Ts];
-        let r = wiregen::generate(&opts);
+        let (text, schema, out, r) =
+            ts_package_of_property(&format!("ts-name-{i}"), &format!("\"type\": \"object\", {keywords}"));
         if pointer.is_empty() {
             r.unwrap_or_else(|e| panic!("{keywords}: the names are usable: {}", assert_no_repeats(&e)));
         } else {
