@@ -155,6 +155,19 @@ fn ts_package_of_property(
     (text, schema, out, r)
 }
 
+/// The first diagnostic of a located refusal, and the whole report (`what` names the case when it is not one).
+fn first_refusal(
+    r: Result<wiregen::GenerateReport, wiregen::Error>,
+    what: &str,
+) -> (wiregen::diag::SchemaError, String) {
+    let Err(err) = r else { panic!("{what}: refused") };
+    let report = assert_no_repeats(&err);
+    match err {
+        wiregen::Error::Schema(mut diags) if !diags.0.is_empty() => (diags.0.swap_remove(0), report),
+        _ => panic!("{what}: expected a located refusal, got {report}"),
+    }
+}
+
 #[test]
 fn a_count_beyond_javascript_is_refused_at_its_keyword() {
     let cases = [
@@ -174,12 +187,7 @@ fn a_count_beyond_javascript_is_refused_at_its_keyword() {
             if fits {
                 r.unwrap_or_else(|e| panic!("{keyword}: {n} fits: {}", assert_no_repeats(&e)));
             } else {
-                let err = r.expect_err("JavaScript does not count that far");
-                let report = assert_no_repeats(&err);
-                let wiregen::Error::Schema(diags) = &err else {
-                    panic!("{keyword}: expected a located refusal, got {report}")
-                };
-                let d = &diags.0[0];
+                let (d, report) = first_refusal(r, keyword);
                 let col = text.lines().nth(4).and_then(|l| l.find(n)).map(|c| c + 1);
                 assert_eq!(
                     (d.kind.code(), d.line, Some(d.col), d.pointer.as_str()),
@@ -216,12 +224,7 @@ fn a_name_the_typescript_outputs_cannot_declare_is_refused_where_it_was_given() 
         if pointer.is_empty() {
             r.unwrap_or_else(|e| panic!("{keywords}: the names are usable: {}", assert_no_repeats(&e)));
         } else {
-            let err = r.expect_err("the name is refused");
-            let report = assert_no_repeats(&err);
-            let wiregen::Error::Schema(diags) = &err else {
-                panic!("{keywords}: expected a located refusal, got {report}")
-            };
-            let d = &diags.0[0];
+            let (d, report) = first_refusal(r, keywords);
             // The name's value, its line and column.
             let name = says.split('`').nth(1).expect("the name in backticks");
             let name = name.strip_prefix("is").filter(|_| name == "isFinite").unwrap_or(name);
