@@ -155,9 +155,13 @@ pub(crate) fn render(opts: &Options) -> Result<Vec<OutFile>, Error> {
     let mut files = Vec::new();
     for o in &opts.outputs {
         // An output's refusal names its place in the schema like the loader's errors.
-        let mut produced = o.emit(&proto, &opts.emit).map_err(|e| match e.located(&sources) {
-            Some(d) => Error::Schema(SchemaErrors(vec![d])),
-            None => Error::Emit(e),
+        let mut produced = o.emit(&proto, &opts.emit).map_err(|e| {
+            let located = e.located(&sources);
+            if located.is_empty() {
+                Error::Emit(e)
+            } else {
+                Error::Schema(SchemaErrors(located))
+            }
         })?;
         let mut names: Vec<String> = produced.iter().map(|f| f.path[o.name().len() + 1..].to_string()).collect();
         names.sort();

@@ -469,13 +469,14 @@ fn types(a: TypesArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            match (e.located(&sources), a.format) {
-                (Some(d), format) => report_schema_errors(&wiregen::diag::SchemaErrors(vec![d]), format),
-                (None, Format::Json) => {
+            let located = e.located(&sources);
+            match (located.is_empty(), a.format) {
+                (false, format) => report_schema_errors(&wiregen::diag::SchemaErrors(located), format),
+                (true, Format::Json) => {
                     let code = wiregen::diag::SchemaErrorKind::Unexpressible.code();
                     println!("{}", serde_json::json!({"code": code, "message": e.to_string()}))
                 }
-                (None, Format::Text) => eprintln!("wiregen: {e}"),
+                (true, Format::Text) => eprintln!("wiregen: {e}"),
             }
             ExitCode::from(2)
         }

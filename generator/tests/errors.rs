@@ -242,6 +242,43 @@ fn a_name_the_typescript_outputs_cannot_declare_is_refused_where_it_was_given() 
     }
 }
 
+/// Every name a TypeScript module cannot declare is refused at once, each at its keyword, not only the first.
+#[test]
+fn every_name_the_typescript_outputs_cannot_declare_is_refused_at_once() {
+    let schema = tmp("ts-names-at-once");
+    std::fs::create_dir_all(&schema).expect("mkdir");
+    let text = r#"{
+  "x-package": { "crate": "names", "npm": "names" },
+  "type": "object",
+  "properties": {
+    "a": { "type": "object", "x-ts-name": "Record" },
+    "b": { "type": "object", "x-zod-name": "Object" },
+    "c": { "type": "object", "x-name": "Partial", "x-aliases": ["Readonly"] }
+  }
+}
+"#;
+    std::fs::write(schema.join("root.json"), text).expect("write");
+    let out = tmp("ts-names-at-once-out");
+    let mut opts = wiregen::Options::new(&schema, &out);
+    opts.outputs = vec![wiregen::emit::Output::Ts];
+    let err = wiregen::generate(&opts).expect_err("the names are refused");
+    let report = assert_no_repeats(&err);
+    let wiregen::Error::Schema(diags) = &err else { panic!("expected located refusals, got {report}") };
+    let got: Vec<(&str, usize)> = diags.0.iter().map(|d| (d.pointer.as_str(), d.line)).collect();
+    assert_eq!(
+        got,
+        [
+            ("/properties/a/x-ts-name", 5),
+            ("/properties/b/x-zod-name", 6),
+            ("/properties/c/x-name", 7),
+            ("/properties/c/x-aliases/0", 7)
+        ],
+        "{report}"
+    );
+    assert!(!out.exists(), "nothing is written");
+    let _ = std::fs::remove_dir_all(&schema);
+}
+
 /// The model is public, so a tool can hand the engine and the emitters a model that refers to types it does not
 /// hold. That is an emitter error or a validation verdict, never a panic.
 #[test]

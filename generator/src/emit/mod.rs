@@ -176,6 +176,8 @@ pub enum EmitError {
         /// What cannot be expressed, and why.
         message: String,
     },
+    /// Several located refusals (every name a module cannot declare, say), in the order found.
+    Several(Vec<EmitError>),
 }
 
 impl EmitError {
@@ -192,15 +194,26 @@ impl EmitError {
         }
     }
 
-    /// The refusal as a located diagnostic of the schema (`emit.unsupported`), when it names a place.
-    pub fn located(&self, sources: &crate::load::Sources) -> Option<crate::diag::SchemaError> {
+    /// `Ok` when `errors` is empty, else the one error or [`EmitError::Several`].
+    pub(crate) fn all(mut errors: Vec<EmitError>) -> Result<(), EmitError> {
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(EmitError::Several(errors)),
+        }
+    }
+
+    /// The refusal as located diagnostics of the schema (`emit.unsupported`), when it names places (empty when it
+    /// names none).
+    pub fn located(&self, sources: &crate::load::Sources) -> Vec<crate::diag::SchemaError> {
         match self {
-            EmitError::UnsupportedAt { origin, message } => Some(sources.error_at(
+            EmitError::UnsupportedAt { origin, message } => vec![sources.error_at(
                 origin,
                 crate::diag::SchemaErrorKind::Unexpressible,
                 format!("cannot emit: {message}"),
-            )),
-            _ => None,
+            )],
+            EmitError::Several(list) => list.iter().flat_map(|e| e.located(sources)).collect(),
+            _ => Vec::new(),
         }
     }
 }
@@ -216,6 +229,15 @@ impl fmt::Display for EmitError {
                 let (file, message) = (crate::diag::printable(&origin.file), crate::diag::printable(message));
                 write!(f, "{file}: {ptr}: cannot emit: {message}")
             }
+            EmitError::Several(list) => {
+                for (i, e) in list.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("\n")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -225,7 +247,7 @@ impl std::error::Error for EmitError {
         match self {
             EmitError::Template(e) => Some(e),
             EmitError::RustSyntax(e) => Some(e),
-            EmitError::Unsupported(_) | EmitError::UnsupportedAt { .. } => None,
+            EmitError::Unsupported(_) | EmitError::UnsupportedAt { .. } | EmitError::Several(_) => None,
         }
     }
 }

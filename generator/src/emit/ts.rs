@@ -317,17 +317,33 @@ fn zod_declarations(m: &Model) -> Result<String, EmitError> {
 /// When the model holds what the validator cannot express exactly.
 pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let env = environment()?;
+    // Every name the module declares: each type's and alias's TypeScript name, and each type's validators.
     let mut seen = BTreeSet::new();
+    let mut refused = Vec::new();
     for t in &m.types {
-        let (v, g) = standalone::names(&t.names)?;
-        for n in
-            [t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(t.aliases.iter().map(|a| a.ts.clone()))
-        {
-            if standalone::RUNTIME_NAMES.contains(&n.as_str()) || n == "WireError" || !seen.insert(n.clone()) {
-                return Err(EmitError::at(&t.origin, format!("the generated name `{n}` is taken; rename the type")));
+        for (k, n) in std::iter::once(&t.names).chain(&t.aliases).enumerate() {
+            let declared = match (ident(&n.ts), k) {
+                (Err(e), _) => Err(e),
+                (Ok(ts), 0) => standalone::names(n).map(|(v, g)| vec![ts.to_string(), v.to_string(), g.to_string()]),
+                (Ok(ts), _) => Ok(vec![ts.to_string()]),
+            };
+            match declared {
+                Err(e) => refused.push(e.or_at(&n.at.ts)),
+                Ok(names) => {
+                    for name in names {
+                        if standalone::RUNTIME_NAMES.contains(&name.as_str())
+                            || name == "WireError"
+                            || !seen.insert(name.clone())
+                        {
+                            let msg = format!("the generated name `{name}` is taken; rename the type");
+                            refused.push(EmitError::at(&n.at.ts, msg));
+                        }
+                    }
+                }
             }
         }
     }
+    EmitError::all(refused)?;
     let mut sa = standalone::Standalone::new(m);
     let body = sa.body()?;
     let mut types_view = standalone_types(m)?;

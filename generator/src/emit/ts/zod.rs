@@ -290,28 +290,27 @@ impl<'m> ZodEmit<'m> {
     /// Prepares the module of `m`; checks every generated name.
     ///
     /// # Errors
-    /// A name that is not an identifier or that the runtime already uses.
+    /// Every name that is not an identifier, hides a global, or is already a name of the module or its runtime.
     pub fn new(m: &'m Model) -> Result<Self, EmitError> {
         let mut seen = BTreeSet::new();
+        let mut refused = Vec::new();
         for t in &m.types {
             for (k, n) in std::iter::once(&t.names).chain(&t.aliases).enumerate() {
                 // The Zod name is a value the module declares, the TypeScript name a type.
                 for (name, at, check, shared) in
                     [(&n.zod, &n.at.zod, value_ident as fn(&str) -> _, false), (&n.ts, &n.at.ts, ident, n.ts == n.zod)]
                 {
-                    check(name).map_err(|e| e.or_at(at))?;
-                    if is_runtime_name(name) {
-                        return Err(EmitError::at(
-                            at,
-                            format!(
-                                "`{name}` is a name of the Zod runtime; rename the type (`x-ts-name`, `x-zod-name`)"
-                            ),
-                        ));
-                    }
+                    if let Err(e) = check(name) {
+                        refused.push(e.or_at(at));
+                    } else if is_runtime_name(name) {
+                        let msg = format!(
+                            "`{name}` is a name of the Zod runtime; rename the type (`x-ts-name`, `x-zod-name`)"
+                        );
+                        refused.push(EmitError::at(at, msg));
                     // A type and a value may share a name: the same type's TypeScript and Zod names may.
-                    if !shared && !seen.insert(name.clone()) {
+                    } else if !shared && !seen.insert(name.clone()) {
                         let what = if k == 0 { "the type" } else { "the alias" };
-                        return Err(EmitError::at(
+                        refused.push(EmitError::at(
                             at,
                             format!("`{name}` is already a name of the module (a TypeScript type and a Zod schema of the same name); rename {what}"),
                         ));
@@ -319,6 +318,7 @@ impl<'m> ZodEmit<'m> {
                 }
             }
         }
+        EmitError::all(refused)?;
         Ok(ZodEmit { m, facts: types::TypeFacts::of(m), order: Order::of(m), current: 0 })
     }
 
