@@ -743,18 +743,26 @@ impl Cx {
             }
         }
         let constrained = !present.is_empty() || dependencies.is_some();
-        for (f, i) in present {
-            let (kws, fam) = families[f];
-            let k = kws[i];
-            if let Some(ks) = &kinds {
-                if !ks.iter().any(|x| fam.contains(x)) {
-                    let names: Vec<&str> = ks.iter().map(|k| kind_name(*k)).collect();
-                    self.err(
-                        &at.join(k),
-                        K::InvalidValue,
-                        format!("`{k}` does not apply to type `{}`", names.join("`, `")),
-                    );
+        // The keywords of kinds `type` leaves out: one at its place, several in one error at `type` (the one
+        // mistake they share).
+        if let Some(ks) = &kinds {
+            let stray: Vec<String> = present
+                .iter()
+                .filter(|(f, _)| !ks.iter().any(|x| families[*f].1.contains(x)))
+                .map(|(f, i)| format!("`{}`", families[*f].0[*i]))
+                .collect();
+            let types = ks.iter().map(|k| kind_name(*k)).collect::<Vec<_>>().join("`, `");
+            match stray.as_slice() {
+                [] => {}
+                [one] => {
+                    let k = one.trim_matches('`');
+                    self.err(&at.join(k), K::InvalidValue, format!("{one} does not apply to type `{types}`"));
                 }
+                [init @ .., last] => self.err(
+                    &at.join("type"),
+                    K::InvalidValue,
+                    format!("{} and {last} do not apply to type `{types}`", init.join(", ")),
+                ),
             }
         }
         let value_part = self.const_or_enum(at, o, kinds.as_deref());
