@@ -101,8 +101,6 @@ fn an_emitter_error_has_no_hidden_cause() {
 /// and JSON Pointer of the place (code `emit.unsupported`), and nothing written.
 #[test]
 fn an_output_refusal_is_located_like_a_schema_error() {
-    let schema = tmp("unexpressible");
-    std::fs::create_dir_all(&schema).expect("mkdir");
     let text = r#"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "x-package": { "crate": "big", "npm": "big" },
@@ -112,14 +110,8 @@ fn an_output_refusal_is_located_like_a_schema_error() {
   }
 }
 "#;
-    std::fs::write(schema.join("root.json"), text).expect("write");
-    let out = tmp("unexpressible-out");
-    let mut opts = wiregen::Options::new(&schema, &out);
-    opts.outputs = vec![wiregen::emit::Output::Ts];
-    let err = wiregen::generate(&opts).expect_err("JavaScript does not count that far");
-    let report = assert_no_repeats(&err);
-    let wiregen::Error::Schema(diags) = &err else { panic!("expected a located refusal, got {report}") };
-    let d = &diags.0[0];
+    let (schema, out, r) = ts_package("unexpressible", text);
+    let (d, report) = first_refusal(r, "JavaScript does not count that far");
     assert_eq!(
         (d.kind.code(), d.file.as_path(), d.line, d.col, d.pointer.as_str()),
         ("emit.unsupported", schema.join("root.json").as_path(), 6, 46, "/properties/name/maxLength"),
@@ -128,46 +120,63 @@ fn an_output_refusal_is_located_like_a_schema_error() {
     assert!(d.message.contains("`maxLength` is 18446744073709551615"), "{report}");
     assert!(!out.exists(), "nothing is written");
     // The outputs that can express it still do.
+    let mut opts = wiregen::Options::new(&schema, &out);
     opts.outputs = vec![wiregen::emit::Output::Rust, wiregen::emit::Output::Schema];
     wiregen::generate(&opts).unwrap_or_else(|e| panic!("{}", assert_no_repeats(&e)));
     let _ = std::fs::remove_dir_all(&schema);
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// Each count keyword JavaScript cannot count exactly (above 2^53-1) is refused at the keyword itself, by name, in
-/// both JavaScript outputs; 2^53-1 itself is still written.
 /// The TypeScript package of a schema directory whose root is an object with one property `a`, written on line 5
 /// as `"a": { <members> }`: its text, the directory, the output directory, and what `generate` gave.
 fn ts_package_of_property(
     name: &str,
     members: &str,
 ) -> (String, PathBuf, PathBuf, Result<wiregen::GenerateReport, wiregen::Error>) {
-    let schema = tmp(name);
-    std::fs::create_dir_all(&schema).expect("mkdir");
     let text = format!(
         "{{\n  \"x-package\": {{ \"crate\": \"one\", \"npm\": \"one\" }},\n  \"type\": \"object\",\n  \"properties\": {{\n    \"a\": {{ {members} }}\n  }}\n}}\n"
     );
-    std::fs::write(schema.join("root.json"), &text).expect("write");
+    let (schema, out, r) = ts_package(name, &text);
+    (text, schema, out, r)
+}
+
+/// The TypeScript package of a schema directory holding `text` as `root.json`: the directory, the output directory,
+/// and what `generate` gave.
+fn ts_package(name: &str, text: &str) -> (PathBuf, PathBuf, Result<wiregen::GenerateReport, wiregen::Error>) {
+    let schema = tmp(name);
+    std::fs::create_dir_all(&schema).expect("mkdir");
+    std::fs::write(schema.join("root.json"), text).expect("write");
     let out = tmp(&format!("{name}-out"));
     let mut opts = wiregen::Options::new(&schema, &out);
     opts.outputs = vec![wiregen::emit::Output::Ts];
     let r = wiregen::generate(&opts);
-    (text, schema, out, r)
+    (schema, out, r)
 }
 
-/// The first diagnostic of a located refusal, and the whole report (`what` names the case when it is not one).
-fn first_refusal(
+/// The diagnostics of a located refusal, and the whole report (`what` names the case when it is not one).
+fn refusals(
     r: Result<wiregen::GenerateReport, wiregen::Error>,
     what: &str,
-) -> (wiregen::diag::SchemaError, String) {
+) -> (Vec<wiregen::diag::SchemaError>, String) {
     let Err(err) = r else { panic!("{what}: refused") };
     let report = assert_no_repeats(&err);
     match err {
-        wiregen::Error::Schema(mut diags) if !diags.0.is_empty() => (diags.0.swap_remove(0), report),
+        wiregen::Error::Schema(diags) if !diags.0.is_empty() => (diags.0, report),
         _ => panic!("{what}: expected a located refusal, got {report}"),
     }
 }
 
+/// The first diagnostic of a located refusal, and the whole report.
+fn first_refusal(
+    r: Result<wiregen::GenerateReport, wiregen::Error>,
+    what: &str,
+) -> (wiregen::diag::SchemaError, String) {
+    let (mut diags, report) = refusals(r, what);
+    (diags.swap_remove(0), report)
+}
+
+/// Each count keyword JavaScript cannot count exactly (above 2^53-1) is refused at the keyword itself, by name, in
+/// both JavaScript outputs; 2^53-1 itself is still written.
 #[test]
 fn a_count_beyond_javascript_is_refused_at_its_keyword() {
     let cases = [
@@ -245,8 +254,6 @@ fn a_name_the_typescript_outputs_cannot_declare_is_refused_where_it_was_given() 
 /// Every name a TypeScript module cannot declare is refused at once, each at its keyword, not only the first.
 #[test]
 fn every_name_the_typescript_outputs_cannot_declare_is_refused_at_once() {
-    let schema = tmp("ts-names-at-once");
-    std::fs::create_dir_all(&schema).expect("mkdir");
     let text = r#"{
   "x-package": { "crate": "names", "npm": "names" },
   "type": "object",
@@ -257,14 +264,9 @@ fn every_name_the_typescript_outputs_cannot_declare_is_refused_at_once() {
   }
 }
 "#;
-    std::fs::write(schema.join("root.json"), text).expect("write");
-    let out = tmp("ts-names-at-once-out");
-    let mut opts = wiregen::Options::new(&schema, &out);
-    opts.outputs = vec![wiregen::emit::Output::Ts];
-    let err = wiregen::generate(&opts).expect_err("the names are refused");
-    let report = assert_no_repeats(&err);
-    let wiregen::Error::Schema(diags) = &err else { panic!("expected located refusals, got {report}") };
-    let got: Vec<(&str, usize)> = diags.0.iter().map(|d| (d.pointer.as_str(), d.line)).collect();
+    let (schema, out, r) = ts_package("ts-names-at-once", text);
+    let (diags, report) = refusals(r, "the names");
+    let got: Vec<(&str, usize)> = diags.iter().map(|d| (d.pointer.as_str(), d.line)).collect();
     assert_eq!(
         got,
         [
