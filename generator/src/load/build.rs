@@ -147,21 +147,10 @@ impl Cx {
     /// Whether the kind of value `n` holds is refused already: its `type` or `enum`, or those of a type it refers
     /// to. A check of what kind of value a property holds (an `x-auto`, a role enum, a rollup) skips it then.
     pub(crate) fn kind_refused(&self, types: &Types, n: &Node) -> bool {
-        let mut at = &n.origin;
-        let mut shape = &n.shape;
-        for _ in 0..=types.slots.len() {
-            if ["type", "enum"].iter().any(|k| self.refused_within(&at.join(k))) {
-                return true;
-            }
-            let Shape::Ref(id) = shape else { return false };
-            let Some(slot) = types.slots.get(id.0) else { return false };
-            at = &slot.origin;
-            match &slot.def {
-                Some(d) => shape = &d.node.shape,
-                None => return false,
-            }
-        }
-        false
+        let refs = super::unions::refs_of(types, n);
+        std::iter::once(&n.origin)
+            .chain(refs.iter().map(|id| &types.slots[id.0].origin))
+            .any(|at| ["type", "enum"].iter().any(|k| self.refused_within(&at.join(k))))
     }
 
     /// Builds every type, then the unions, the protocol layer and the names.

@@ -333,9 +333,9 @@ fn misfit(types: &Types, consts: &Consts, members: &[Node], f: &str) -> Option<(
     None
 }
 
-/// The types a union member refers to: the one it names and, through aliases (`$defs` entries that are only a
+/// The types a node (a union member, a property) refers to: the one it names and, through aliases (`$defs` entries that are only a
 /// `$ref`), the ones after it; empty when it is no `$ref`.
-fn refs_of(types: &Types, m: &Node) -> Vec<TypeId> {
+pub(super) fn refs_of(types: &Types, m: &Node) -> Vec<TypeId> {
     let mut out = Vec::new();
     let mut next = match m.shape {
         Shape::Ref(id) => Some(id),
