@@ -223,7 +223,11 @@ fn a_name_the_typescript_outputs_cannot_declare_is_refused_where_it_was_given() 
         (r#""x-ts-name": "Record""#, "/properties/a/x-ts-name", "`Record` is a global type"),
         (r#""x-zod-name": "Object""#, "/properties/a/x-zod-name", "`Object` is a global value"),
         (r#""x-ts-name": "Finite""#, "/properties/a/x-ts-name", "`isFinite` is a global value"),
-        (r#""x-ts-name": "WireResult""#, "/properties/a/x-ts-name", "`WireResult` is a name of the Zod runtime"),
+        (
+            r#""x-ts-name": "WireResult""#,
+            "/properties/a/x-ts-name",
+            "`WireResult` is already a name of `src/runtime.ts`",
+        ),
         (r#""x-aliases": ["Picture", "Readonly"]"#, "/properties/a/x-aliases/1", "`Readonly` is a global type"),
         (r#""x-name": "Picture", "x-zod-name": "fooSchema""#, "", ""),
     ];
@@ -277,6 +281,49 @@ fn every_name_the_typescript_outputs_cannot_declare_is_refused_at_once() {
         ],
         "{report}"
     );
+    assert!(!out.exists(), "nothing is written");
+    let _ = std::fs::remove_dir_all(&schema);
+}
+
+/// A name made from the schema that another module of the npm package already holds is refused at its keyword,
+/// each once: a protocol type (`SessionEventForRole`), what the stream checker and the upcaster export
+/// (`SessionRollup`, `UpgradeLoss`), a type the stream checker imports beside a name of its own (`Item`), the
+/// runtime's `WireError`, a `$` in a name the standalone code holds, a Zod schema named like another type's
+/// validator (the keyword is what to change, not the derived name). Before, each of these was written and the
+/// package did not compile.
+#[test]
+fn a_name_another_module_of_the_package_holds_is_refused_at_its_keyword() {
+    let schema = tmp("package-names");
+    copy_dir(&root().join("schema"), &schema);
+    let defs_file = schema.join("defs.schema.json");
+    let mut defs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&defs_file).expect("read")).expect("JSON");
+    let added = [
+        ("forRole", "x-name", "EventForRole", "`SessionEventForRole` is already a protocol type named after the type at envelope.schema.json#/properties/ev in `src/schemas.ts`"),
+        ("rollup", "x-name", "Rollup", "`SessionRollup` is already a name `src/stream.ts` exports, and `src/index.ts` re-exports both"),
+        ("loss", "x-ts-name", "UpgradeLoss", "`UpgradeLoss` is already a name `src/upgrade.ts` exports"),
+        ("wire", "x-ts-name", "WireError", "`WireError` is already a name of `src/runtime.ts`, which `src/schemas.ts` uses"),
+        ("dollar", "x-ts-name", "Foo$", "`Foo$` holds `$`, which marks the names `src/standalone.ts` makes for itself"),
+        ("guard", "x-zod-name", "isSessionCuid2", "`isSessionCuid2` is already a validator of the type at defs.schema.json#/$defs/cuid2, and `src/index.ts` exports both"),
+    ];
+    for (key, keyword, name, _) in added {
+        defs["$defs"][key] = serde_json::json!({ "type": "string", "description": "A name.", keyword: name });
+    }
+    // `SessionId` is a type the stream checker's rollup names, so `src/stream.ts` imports it.
+    defs["$defs"]["id"]["x-ts-name"] = "Item".into();
+    std::fs::write(&defs_file, serde_json::to_string_pretty(&defs).expect("JSON")).expect("write");
+    let out = tmp("package-names-out");
+    let mut opts = wiregen::Options::new(&schema, &out);
+    opts.outputs = vec![wiregen::emit::Output::Ts];
+    let (diags, report) = refusals(wiregen::generate(&opts), "the names");
+    let mut expected: Vec<(String, &str)> =
+        added.iter().map(|(key, keyword, _, says)| (format!("/$defs/{key}/{keyword}"), *says)).collect();
+    expected.push(("/$defs/id/x-ts-name".into(), "`Item` is already a name of `src/stream.ts`; rename the type"));
+    assert_eq!(diags.len(), expected.len(), "one error each: {report}");
+    for (pointer, says) in expected {
+        let d = diags.iter().find(|d| d.pointer == pointer).unwrap_or_else(|| panic!("{pointer}: {report}"));
+        assert!(d.message.contains(says) && d.file.ends_with("defs.schema.json") && d.line > 0, "{pointer}: {report}");
+    }
     assert!(!out.exists(), "nothing is written");
     let _ = std::fs::remove_dir_all(&schema);
 }

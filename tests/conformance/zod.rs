@@ -274,6 +274,75 @@ fn the_standalone_validator_gives_the_engines_error_list_on_edge_lines_and_fixtu
     assert!(failures.is_empty(), "{} disagreement(s):\n{}", failures.len(), failures.join("\n"));
 }
 
+/// Names another module of the package binds for itself alone (neither exports nor imports from the schemas) are
+/// free for the schema's types (`wiregen::emit::ts::names`): a v2 package whose types are named like the stream
+/// checker's `Item` and `Scope`, the line checker's `checkParsed` and the Zod runtime's private `RawIssue`, with
+/// the upcaster's `$isObj` and the stream checker's `fill` as Zod schemas, builds under the package's strict
+/// tsconfig and exports them.
+#[test]
+fn a_package_whose_types_take_names_other_modules_keep_to_themselves_builds() {
+    crate::node::ensure_npm_deps(&package());
+    let dir = std::env::temp_dir().join(format!("wiregen-zod-private-names-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let schema = dir.join("schema");
+    for entry in walk(&root().join("schema")) {
+        let to = schema.join(entry.strip_prefix(root().join("schema")).expect("below schema/"));
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&entry, &to).expect("copy");
+    }
+    let defs_file = schema.join("defs.schema.json");
+    let mut defs: Value = serde_json::from_str(&std::fs::read_to_string(&defs_file).expect("read")).expect("JSON");
+    for (key, ts, zod) in [("item", "Item", "checkParsed"), ("scope", "Scope", "fill"), ("raw", "RawIssue", "$isObj")] {
+        defs["$defs"][key] =
+            serde_json::json!({ "type": "string", "description": "A name.", "x-ts-name": ts, "x-zod-name": zod });
+    }
+    std::fs::write(&defs_file, serde_json::to_string_pretty(&defs).expect("JSON")).expect("write");
+    let p = wiregen::load::load(&schema).unwrap_or_else(|e| panic!("the schema loads: {e}"));
+    let files = wiregen::emit::Output::Ts.emit(&p, &Default::default()).expect("the names are usable");
+    let out = dir.join("ts");
+    build_beside(&files, &out, "the package");
+    let script = r#"
+        import { pathToFileURL } from "node:url";
+        const w = await import(pathToFileURL(process.argv[1] + "/dist/index.js").href);
+        for (const [schema, validate] of [["checkParsed", "validateItem"], ["fill", "validateScope"], ["$isObj", "validateRawIssue"]]) {
+          if (!w[schema].safeParse("a").success || w[validate]("a").length !== 0 || w[validate](1).length === 0) {
+            console.error(schema, validate); process.exit(1);
+          }
+        }
+    "#;
+    run(
+        Command::new("node").args(["--input-type=module", "-e", script]).arg(&out),
+        "the package's exports under the reused names",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Writes the files of a TypeScript output into `dir`, links the package's `node_modules/` there and builds it with
+/// `tsc -p tsconfig.json` (into `dir/dist/`).
+fn build_beside(files: &[wiregen::emit::OutFile], dir: &Path, what: &str) {
+    for f in files {
+        let path = dir.join(f.path.strip_prefix("ts/").expect("a file of the ts output"));
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, &f.contents).expect("write");
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(package().join("node_modules"), dir.join("node_modules")).expect("link node_modules");
+    run(Command::new("node").current_dir(dir).arg(tsc()).args(["-p", "tsconfig.json"]), &format!("tsc on {what}"));
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        if e.file_type().expect("file type").is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
 fn tsc() -> PathBuf {
     package().join("node_modules/typescript/bin/tsc")
 }
@@ -457,14 +526,7 @@ fn hostile_schema_text_still_gives_valid_typescript() {
     let files = wiregen::emit::Output::Ts.emit(&p, &Default::default()).expect("the emitter takes hostile text");
     let dir = std::env::temp_dir().join(format!("wiregen-zod-hostile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    for f in &files {
-        let path = dir.join(f.path.strip_prefix("ts/").expect("a file of the ts output"));
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, &f.contents).expect("write");
-    }
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(package().join("node_modules"), dir.join("node_modules")).expect("link node_modules");
-    run(Command::new("node").current_dir(&dir).arg(tsc()).args(["-p", "tsconfig.json"]), "tsc on the hostile package");
+    build_beside(&files, &dir, "the hostile package");
     let expected = serde_json::json!({
         "envelope": p.ty(p.protocol.as_ref().expect("a protocol").envelope).description,
         "union": p.ty(p.protocol.as_ref().expect("a protocol").union).description,

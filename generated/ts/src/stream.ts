@@ -354,7 +354,7 @@ function isObj(v: unknown): v is Obj {
 }
 
 /** A value as message text: a string as it is, anything else as JSON. */
-function text(v: unknown): string {
+function shownValue(v: unknown): string {
   return v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v);
 }
 
@@ -694,7 +694,7 @@ export class SessionStreamChecker {
         const marked = c === undefined ? null : (c[1].marks[k.mark] ?? null);
         if (c === undefined || marked === null) return undefined;
         const value = get(m, k.field);
-        return jsonEqual(value, k.equals) ? undefined : withKey(c[0], { [k.field.property]: text(value) }, marked);
+        return jsonEqual(value, k.equals) ? undefined : withKey(c[0], { [k.field.property]: shownValue(value) }, marked);
       }
     }
   }

@@ -24,8 +24,6 @@
 //! The package lockfile (`package-lock.json`) is committed beside the generated files but not produced here: the
 //! output's manifest lists only emitted files, so regeneration keeps it (and `node_modules/`, `dist/`).
 
-use std::collections::BTreeSet;
-
 use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::json;
@@ -37,6 +35,7 @@ use crate::rules::Rule;
 
 pub(crate) mod evaluation;
 pub(crate) mod js;
+pub(crate) mod names;
 pub(crate) mod package;
 pub(crate) mod standalone;
 pub(crate) mod types;
@@ -78,9 +77,21 @@ const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "depthError", "depthWithin"];
 const RUNTIME_TYPES: &[&str] =
     &["Matcher", "RuleId", "WireError", "WireResult", "ObjectRest", "UnionTags", "RoleParams"];
 
-/// Names `envelope.ts` declares (a package with a protocol layer).
-const INDEX_NAMES: &[&str] =
+/// Names `envelope.ts` exports (a package with a protocol layer).
+const ENVELOPE_EXPORTS: &[&str] =
     &["checkEnvelope", "validateSessionLine", "validateSessionLineStandalone", "SessionWireError", "createEnvelope"];
+
+/// Names `envelope.ts` holds of its own besides those it exports: what it declares and what it imports from the
+/// runtime.
+const ENVELOPE_OWN: &[&str] =
+    &["checkParsed", "depthError", "newId", "parseLine", "toWireErrors", "WireError", "WireResult"];
+
+/// Names `upgrade.ts` exports (a package whose schema declares renames or moves).
+const UPGRADE_EXPORTS: &[&str] = &["UpgradeLoss", "UpgradePlan", "UPGRADE_PLAN", "applyUpgradePlan", "upgrade"];
+
+/// Names `upgrade.ts` declares for itself.
+const UPGRADE_OWN: &[&str] =
+    &["$Obj", "$isObj", "$has", "$rekey", "$esc", "$place", "$take", "$renameAt", "$renameAll"];
 
 /// The runtime names `index.ts` re-exports, values and types, in the runtime's order: everything `runtime.ts`
 /// exports except [`RUNTIME_INTERNAL`].
@@ -96,6 +107,12 @@ fn public_runtime() -> (Vec<&'static str>, Vec<&'static str>) {
 /// [`EmitError::UnsupportedAt`] when the model holds what the package cannot express exactly (see the README's
 /// TypeScript section); [`EmitError::Template`] for a template bug.
 pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, EmitError> {
+    let plan = crate::upgrade::Plan::of(m).filter(|p| !p.is_empty());
+    let stream_types = match &m.protocol {
+        Some(p) => super::ts_stream::imported_types(m, p)?,
+        None => Vec::new(),
+    };
+    names::check(m, &names::package(m, &stream_types, plan.is_some()))?;
     let env = environment()?;
     let header = Value::from(Code::from_pieces(format!("// {}", opts.generated_by())));
     let body = zod_declarations(m)?;
@@ -103,7 +120,6 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         Some(p) => Some(protocol_view(m, p)?),
         None => None,
     };
-    let names = exported_names(m)?;
     let code = without_comments_and_strings(&body);
     let imports: Vec<&str> = zod::RUNTIME_EXPORTS.iter().copied().filter(|n| uses(&code, n)).collect();
     let imports = if imports.is_empty() { vec!["$T"] } else { imports };
@@ -146,7 +162,6 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         files.extend(super::ts_stream::emit(m, p, opts)?);
     }
     // The upcaster, when the schema declares renames or moves.
-    let plan = crate::upgrade::Plan::of(m).filter(|p| !p.is_empty());
     if let Some(plan) = &plan {
         let upgrade = env.get_template("upgrade.ts")?.render(minijinja::context! {
             header => header.clone(),
@@ -156,7 +171,7 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         })?;
         files.push(OutFile::new("src/upgrade.ts", upgrade));
     }
-    let view = index_view(m, &header, m.protocol.is_some(), &names)?;
+    let view = index_view(m, &header, m.protocol.is_some())?;
     if m.protocol.is_some() {
         files.push(OutFile::new("src/envelope.ts", env.get_template("envelope.ts")?.render(&view)?));
     }
@@ -232,32 +247,6 @@ fn uses(code: &str, name: &str) -> bool {
     false
 }
 
-/// Every name the package exports, checked to be distinct (a clash would make TypeScript drop the name from
-/// `index.ts`'s `export *`).
-fn exported_names(m: &Model) -> Result<BTreeSet<String>, EmitError> {
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    let reserved: Vec<&str> = zod::runtime_names()
-        .chain(PACKAGE_RUNTIME_NAMES.iter().chain(INDEX_NAMES).chain(standalone::RUNTIME_NAMES).copied())
-        .chain(["CreateEnvelopeOptions"])
-        .collect();
-    for t in &m.types {
-        let (v, g) = standalone::names(&t.names)?;
-        let aliases = t.aliases.iter().flat_map(|a| [a.zod.clone(), a.ts.clone()]);
-        for n in [t.names.zod.clone(), t.names.ts.clone(), v.to_string(), g.to_string()].into_iter().chain(aliases) {
-            if reserved.contains(&n.as_str()) || !seen.insert(n.clone()) {
-                if n == t.names.ts && n == t.names.zod {
-                    continue;
-                }
-                return Err(EmitError::at(
-                    &t.origin,
-                    format!("the generated name `{n}` is already a name of the package; rename the type (`x-ts-name`, `x-zod-name`, `x-aliases`)"),
-                ));
-            }
-        }
-    }
-    Ok(seen)
-}
-
 fn standalone_types(m: &Model) -> Result<Vec<Value>, EmitError> {
     let mut out = Vec::new();
     let unbounded = standalone::unbounded(m);
@@ -285,6 +274,7 @@ fn standalone_types(m: &Model) -> Result<Vec<Value>, EmitError> {
 /// # Errors
 /// When the model holds what the Zod schemas cannot express exactly.
 pub(crate) fn zod_module(m: &Model) -> Result<String, EmitError> {
+    names::check(m, &names::zod_module(m))?;
     let env = environment()?;
     let body = zod_declarations(m)?;
     Ok(env.get_template("zod-module.ts")?.render(minijinja::context! {
@@ -296,7 +286,7 @@ pub(crate) fn zod_module(m: &Model) -> Result<String, EmitError> {
 
 /// Every type's Zod declaration (schema and type), in dependency order, the envelope's with the role check.
 fn zod_declarations(m: &Model) -> Result<String, EmitError> {
-    let mut zod = zod::ZodEmit::new(m)?;
+    let mut zod = zod::ZodEmit::new(m);
     let roles = match &m.protocol {
         Some(p) => Some((p.envelope, zod::role_check(m, p)?)),
         None => None,
@@ -317,33 +307,7 @@ fn zod_declarations(m: &Model) -> Result<String, EmitError> {
 /// When the model holds what the validator cannot express exactly.
 pub(crate) fn standalone_module(m: &Model) -> Result<String, EmitError> {
     let env = environment()?;
-    // Every name the module declares: each type's and alias's TypeScript name, and each type's validators.
-    let mut seen = BTreeSet::new();
-    let mut refused = Vec::new();
-    for t in &m.types {
-        for (k, n) in std::iter::once(&t.names).chain(&t.aliases).enumerate() {
-            let declared = match (ident(&n.ts), k) {
-                (Err(e), _) => Err(e),
-                (Ok(ts), 0) => standalone::names(n).map(|(v, g)| vec![ts.to_string(), v.to_string(), g.to_string()]),
-                (Ok(ts), _) => Ok(vec![ts.to_string()]),
-            };
-            match declared {
-                Err(e) => refused.push(e.or_at(&n.at.ts)),
-                Ok(names) => {
-                    for name in names {
-                        if standalone::RUNTIME_NAMES.contains(&name.as_str())
-                            || name == "WireError"
-                            || !seen.insert(name.clone())
-                        {
-                            let msg = format!("the generated name `{name}` is taken; rename the type");
-                            refused.push(EmitError::at(&n.at.ts, msg));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    EmitError::all(refused)?;
+    names::check(m, &names::standalone_module(m))?;
     let mut sa = standalone::Standalone::new(m);
     let body = sa.body()?;
     let mut types_view = standalone_types(m)?;
@@ -530,30 +494,42 @@ fn lower_first(s: &str) -> String {
 /// `<union>Tags`, `<union>Roles`, `<prefix>Removed<base>s`, `<Union>ForRole`, `<Envelope>Options` (for the v2
 /// protocol: `sessionEventTags`, `sessionEventRoles`, `sessionRemovedEvents`, `SessionEventForRole`,
 /// `SessionEnvelopeOptions`).
-pub(crate) struct ProtocolNames {
-    pub(crate) tags: Code,
-    pub(crate) roles: Code,
-    pub(crate) removed: Code,
-    pub(crate) for_role: Code,
-    pub(crate) options: Code,
+pub(crate) struct ProtocolNames<T = Code> {
+    pub(crate) tags: T,
+    pub(crate) roles: T,
+    pub(crate) removed: T,
+    pub(crate) for_role: T,
+    pub(crate) options: T,
 }
 
 pub(crate) fn protocol_names(m: &Model, p: &Protocol) -> Result<ProtocolNames, EmitError> {
+    let n = protocol_name_strings(m, p);
+    let (u, env) = (&m.ty(p.union).names.at.ts, &m.ty(p.envelope).names.at.ts);
+    let name = |s: &str, at: &Origin| ident(s).map_err(|e| e.or_at(at));
+    Ok(ProtocolNames {
+        tags: name(&n.tags, u)?,
+        roles: name(&n.roles, u)?,
+        removed: name(&n.removed, u)?,
+        for_role: name(&n.for_role, u)?,
+        options: name(&n.options, env)?,
+    })
+}
+
+/// [`ProtocolNames`] as they are made, unchecked ([`names::check`] checks them).
+pub(crate) fn protocol_name_strings(m: &Model, p: &Protocol) -> ProtocolNames<String> {
     let u = m.ty(p.union);
-    let env = m.ty(p.envelope);
     let ts = &u.names.ts;
     let removed = match ts.strip_suffix(&u.names.base) {
         Some(prefix) => lower_first(&format!("{prefix}Removed{}s", u.names.base)),
         None => format!("{}Removed", lower_first(ts)),
     };
-    let at = |e: EmitError| e.or_at(&u.names.at.ts);
-    Ok(ProtocolNames {
-        tags: ident(&format!("{}Tags", lower_first(ts))).map_err(at)?,
-        roles: ident(&format!("{}Roles", lower_first(ts))).map_err(at)?,
-        removed: ident(&removed).map_err(at)?,
-        for_role: ident(&format!("{ts}ForRole")).map_err(at)?,
-        options: ident(&format!("{}Options", env.names.ts)).map_err(|e| e.or_at(&env.names.at.ts))?,
-    })
+    ProtocolNames {
+        tags: format!("{}Tags", lower_first(ts)),
+        roles: format!("{}Roles", lower_first(ts)),
+        removed,
+        for_role: format!("{ts}ForRole"),
+        options: format!("{}Options", m.ty(p.envelope).names.ts),
+    }
 }
 
 /// The envelope's object shape.
@@ -655,7 +631,7 @@ fn jsdoc_inline(s: &str) -> Code {
     Code::from_pieces(s.replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ").replace("*/", "*\\/").replace('@', "\\@"))
 }
 
-fn index_view(m: &Model, header: &Value, stream: bool, _names: &BTreeSet<String>) -> Result<Value, EmitError> {
+fn index_view(m: &Model, header: &Value, stream: bool) -> Result<Value, EmitError> {
     let title = if m.title.is_empty() { m.package.npm_name.clone() } else { m.title.clone() };
     let protocol = match &m.protocol {
         None => None,
@@ -777,7 +753,7 @@ mod tests {
         assert!(names.contains(&"objectWith") && names.contains(&"Evaluation"), "{names:?}");
         for n in names {
             assert!(
-                zod::is_runtime_name(n),
+                zod::runtime_names().any(|x| x == n),
                 "the Zod runtime declares `{n}`: add it to RUNTIME_EXPORTS or RUNTIME_PRIVATE"
             );
         }

@@ -25,6 +25,65 @@ use crate::rules::Rule;
 
 const TEMPLATE: &str = include_str!("../../templates/ts/stream.ts.j2");
 
+/// Names the module exports (the package's `index.ts` re-exports them).
+pub(crate) const EXPORTS: &[&str] = &[
+    "STREAM_RULES",
+    "StreamRuleId",
+    "StreamRule",
+    "StreamError",
+    "StreamRecord",
+    "SessionRollup",
+    "SessionStreamChecker",
+    "checkSessionStream",
+    "rollupSession",
+];
+
+/// Names the module holds of its own besides those it exports: what it imports from the package's other modules
+/// and what it declares for itself. A schema type it imports may have none of these names.
+pub(crate) const OWN: &[&str] = &[
+    "checkEnvelope",
+    "validateSessionLine",
+    "jsonEqual",
+    "parseLine",
+    "WireError",
+    "WireResult",
+    "Obj",
+    "Params",
+    "FieldRef",
+    "Scope",
+    "RuleKind",
+    "Rule",
+    "RollupKind",
+    "RollupPart",
+    "Sequence",
+    "SEQUENCE",
+    "ROLE",
+    "EV",
+    "TAG",
+    "TYPE_RULE",
+    "fill",
+    "isObj",
+    "shownValue",
+    "Msg",
+    "get",
+    "str",
+    "sameRef",
+    "selected",
+    "Item",
+    "ScopeState",
+    "REJECTED_KEYS",
+    "remember",
+    "UNREADABLE",
+    "theOpen",
+    "index",
+    "openItem",
+    "closeItem",
+    "clearOpen",
+    "firstLinked",
+    "inOrder",
+    "PartState",
+];
+
 #[derive(Serialize)]
 struct RuleCx {
     key: String,
@@ -64,6 +123,9 @@ struct Member {
 struct RollupTypes {
     /// The schema types these expressions name (imported from `schemas.ts`).
     imports: Vec<String>,
+    /// The same types.
+    #[serde(skip)]
+    imported: Vec<TypeId>,
     /// The declared parts between `messages` and `open`.
     parts: Vec<Member>,
     /// The scopes listed under `open`.
@@ -71,15 +133,12 @@ struct RollupTypes {
 }
 
 impl RollupTypes {
-    fn of(m: &Model, p: &Protocol) -> Result<RollupTypes, EmitError> {
-        let idents: Vec<Code> = m.types.iter().map(|t| ident(&t.names.ts)).collect::<Result<_, _>>()?;
-        let used: RefCell<BTreeSet<String>> = RefCell::new(BTreeSet::new());
-        let name = |id: TypeId| match idents.get(id.0) {
-            Some(c) => {
-                used.borrow_mut().insert(c.to_string());
-                c.clone()
-            }
-            None => type_key("never"),
+    /// The types, with the schema types named by `names` (`None`: only which types they name matters).
+    fn of(m: &Model, p: &Protocol, names: Option<&[Code]>) -> Result<RollupTypes, EmitError> {
+        let used: RefCell<BTreeSet<TypeId>> = RefCell::new(BTreeSet::new());
+        let name = |id: TypeId| {
+            used.borrow_mut().insert(id);
+            names.and_then(|n| n.get(id.0)).cloned().unwrap_or_else(|| type_key("never"))
         };
         let facts = TypeFacts::of(m);
         let types = TsTypes::new(m, &facts, &name);
@@ -149,7 +208,10 @@ impl RollupTypes {
             let ty = if s.single { format!("{item} | null") } else { format!("{item}[]") };
             open.push(Member { key: type_key(r).to_string(), ty, doc: s.description.clone() });
         }
-        Ok(RollupTypes { imports: used.into_inner().into_iter().collect(), parts, open })
+        let imported: Vec<TypeId> = used.into_inner().into_iter().collect();
+        let mut imports: Vec<String> = imported.iter().map(|id| m.ty(*id).names.ts.clone()).collect();
+        imports.sort();
+        Ok(RollupTypes { imports, imported, parts, open })
     }
 }
 
@@ -173,6 +235,14 @@ fn doc(s: &str) -> String {
     s.replace("*/", "*\\/").replace(['\n', '\r', '\u{2028}', '\u{2029}'], " ")
 }
 
+/// The schema types whose TypeScript names the module imports (those the rollup's type names).
+///
+/// # Errors
+/// A type the rollup names that TypeScript cannot express.
+pub(crate) fn imported_types(m: &Model, p: &Protocol) -> Result<Vec<TypeId>, EmitError> {
+    Ok(RollupTypes::of(m, p, None)?.imported)
+}
+
 /// Emits `src/stream.ts` of the TypeScript package of a model with a protocol layer.
 ///
 /// # Errors
@@ -186,6 +256,7 @@ pub(crate) fn emit(m: &Model, p: &Protocol, opts: &EmitOptions) -> Result<Vec<Ou
     env.add_filter("doc", doc);
     env.add_template("stream.ts", TEMPLATE)?;
     let header = format!("// {}", opts.generated_by());
+    let idents: Vec<Code> = m.types.iter().map(|t| ident(&t.names.ts)).collect::<Result<_, _>>()?;
     let out = env.get_template("stream.ts")?.render(context! {
         header,
         package => m.package.npm_name,
@@ -198,7 +269,7 @@ pub(crate) fn emit(m: &Model, p: &Protocol, opts: &EmitOptions) -> Result<Vec<Ou
         tag => p.discriminator(m),
         type_rule => Rule::Type.id(),
         unreadable => [Rule::BlankLine, Rule::InvalidUtf8, Rule::MalformedJson, Rule::TooDeep].map(Rule::id),
-        types => RollupTypes::of(m, p)?,
+        types => RollupTypes::of(m, p, Some(&idents))?,
     })?;
     Ok(vec![OutFile::new("src/stream.ts", out)])
 }

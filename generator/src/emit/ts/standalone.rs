@@ -65,8 +65,14 @@ const CHUNK: usize = 64;
 /// # Errors
 /// When they cannot be the names of values, located where the TypeScript name was given.
 pub(crate) fn names(n: &Names) -> Result<(Code, Code), EmitError> {
-    let name = |verb: &str| value_ident(&format!("{verb}{}", n.ts)).map_err(|e| e.or_at(&n.at.ts));
-    Ok((name("validate")?, name("is")?))
+    let (validate, guard) = validator_names(&n.ts);
+    let name = |s: &str| value_ident(s).map_err(|e| e.or_at(&n.at.ts));
+    Ok((name(&validate)?, name(&guard)?))
+}
+
+/// The names of the validators of the type whose TypeScript name is `ts`, unchecked: `validate<T>` and `is<T>`.
+pub(crate) fn validator_names(ts: &str) -> (String, String) {
+    (format!("validate{ts}"), format!("is{ts}"))
 }
 
 /// Lines of code with indentation.

@@ -22,9 +22,7 @@
 //! | `unevaluatedProperties`/`unevaluatedItems` beside applicators | `unevaluated(inner, plan, rest, items)`: the plan of [`crate::ir::Evaluation`] ([`super::evaluation`]) |
 //! | a type in a reference cycle | `z.lazy` for the back references, a declared type ([`super::types`]) |
 
-use std::collections::BTreeSet;
-
-use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, value_ident, Code};
+use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, Code};
 use super::types;
 use super::EmitError;
 use crate::ir::*;
@@ -49,7 +47,7 @@ pub(crate) const INHERITED: &[&str] = &[
 
 /// The names the Zod runtime exports as the package's API, in the runtime's order: `schemas.ts` imports those it
 /// uses and `index.ts` re-exports them all. With [`RUNTIME_PRIVATE`], every name the runtime declares, none of which
-/// a generated name may be ([`is_runtime_name`]).
+/// a name the Zod module makes from the model may be ([`super::names`]).
 pub(crate) const RUNTIME_EXPORTS: &[&str] = &[
     "RULES",
     "RuleId",
@@ -169,11 +167,6 @@ pub(crate) fn runtime_names() -> impl Iterator<Item = &'static str> {
     RUNTIME_EXPORTS.iter().chain(RUNTIME_PRIVATE).copied()
 }
 
-/// Whether the Zod runtime declares `name`.
-pub(crate) fn is_runtime_name(name: &str) -> bool {
-    runtime_names().any(|n| n == name)
-}
-
 /// The order types are declared in, and which of them are in a reference cycle.
 pub(crate) struct Order {
     /// Types in declaration order: every type after the types it refers to, except along a cycle.
@@ -287,39 +280,9 @@ fn kind_article(v: &serde_json::Value) -> &'static str {
 }
 
 impl<'m> ZodEmit<'m> {
-    /// Prepares the module of `m`; checks every generated name.
-    ///
-    /// # Errors
-    /// Every name that is not an identifier, hides a global, or is already a name of the module or its runtime.
-    pub fn new(m: &'m Model) -> Result<Self, EmitError> {
-        let mut seen = BTreeSet::new();
-        let mut refused = Vec::new();
-        for t in &m.types {
-            for (k, n) in std::iter::once(&t.names).chain(&t.aliases).enumerate() {
-                // The Zod name is a value the module declares, the TypeScript name a type.
-                for (name, at, check, shared) in
-                    [(&n.zod, &n.at.zod, value_ident as fn(&str) -> _, false), (&n.ts, &n.at.ts, ident, n.ts == n.zod)]
-                {
-                    if let Err(e) = check(name) {
-                        refused.push(e.or_at(at));
-                    } else if is_runtime_name(name) {
-                        let msg = format!(
-                            "`{name}` is a name of the Zod runtime; rename the type (`x-ts-name`, `x-zod-name`)"
-                        );
-                        refused.push(EmitError::at(at, msg));
-                    // A type and a value may share a name: the same type's TypeScript and Zod names may.
-                    } else if !shared && !seen.insert(name.clone()) {
-                        let what = if k == 0 { "the type" } else { "the alias" };
-                        refused.push(EmitError::at(
-                            at,
-                            format!("`{name}` is already a name of the module (a TypeScript type and a Zod schema of the same name); rename {what}"),
-                        ));
-                    }
-                }
-            }
-        }
-        EmitError::all(refused)?;
-        Ok(ZodEmit { m, facts: types::TypeFacts::of(m), order: Order::of(m), current: 0 })
+    /// Prepares the module of `m`, whose names [`super::names::check`] has checked.
+    pub fn new(m: &'m Model) -> Self {
+        ZodEmit { m, facts: types::TypeFacts::of(m), order: Order::of(m), current: 0 }
     }
 
     /// The types in declaration order.
