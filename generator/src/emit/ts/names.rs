@@ -142,7 +142,7 @@ impl<'m> Module<'m> {
     }
 
     /// A module that re-exports every name `modules` export (the package's `index.ts`).
-    fn reexporting(mut self, modules: &[&Module<'m>]) -> Self {
+    fn reexporting(mut self, modules: &[Module<'m>]) -> Self {
         for module in modules {
             self.held.extend(module.held.iter().filter(|(_, exported)| *exported).cloned());
         }
@@ -247,12 +247,7 @@ pub(crate) fn package<'m>(m: &'m Model, stream_types: &[TypeId], upgrade: bool) 
         .made(ts_types(m, all_types(m), false), false)
         .made(validators(m, all_types(m), &[Kind::Validate, Kind::Guard]), true)
         .standalone();
-    let (public_values, public_types) = super::public_runtime();
-    let mut index = vec![
-        Module::new("`src/index.ts`").own(&public_values, RUNTIME, true).own(&public_types, RUNTIME, true),
-        schemas_ts,
-        standalone_ts,
-    ];
+    let mut modules = vec![schemas_ts, standalone_ts];
     if let Some(p) = protocol {
         const ENVELOPE: &str = "`src/envelope.ts`";
         let env = m.ty(p.envelope);
@@ -262,7 +257,7 @@ pub(crate) fn package<'m>(m: &'m Model, stream_types: &[TypeId], upgrade: bool) 
         ];
         let roles = ts_types(m, [p.role_enum], false);
         let for_role = tables(m).into_iter().filter(|t| t.kind == Kind::TableType);
-        index.push(
+        modules.push(
             Module::new(ENVELOPE)
                 .own(super::ENVELOPE_EXPORTS, ENVELOPE, true)
                 .own(super::ENVELOPE_OWN, ENVELOPE, false)
@@ -270,7 +265,7 @@ pub(crate) fn package<'m>(m: &'m Model, stream_types: &[TypeId], upgrade: bool) 
                 .made(validators(m, [p.envelope], &[Kind::Validate]), false),
         );
         const STREAM: &str = "`src/stream.ts`";
-        index.push(
+        modules.push(
             Module::new(STREAM)
                 .own(crate::emit::ts_stream::EXPORTS, STREAM, true)
                 .own(crate::emit::ts_stream::OWN, STREAM, false)
@@ -279,17 +274,19 @@ pub(crate) fn package<'m>(m: &'m Model, stream_types: &[TypeId], upgrade: bool) 
     }
     if upgrade {
         const UPGRADE: &str = "`src/upgrade.ts`";
-        index.push(Module::new(UPGRADE).own(super::UPGRADE_EXPORTS, UPGRADE, true).own(
+        modules.push(Module::new(UPGRADE).own(super::UPGRADE_EXPORTS, UPGRADE, true).own(
             super::UPGRADE_OWN,
             UPGRADE,
             false,
         ));
     }
-    let first = index.remove(0);
-    let modules: Vec<&Module> = index.iter().collect();
-    let index_ts = first.reexporting(&modules);
-    index.push(index_ts);
-    index
+    let (public_values, public_types) = super::public_runtime();
+    let index = Module::new("`src/index.ts`")
+        .own(&public_values, RUNTIME, true)
+        .own(&public_types, RUNTIME, true)
+        .reexporting(&modules);
+    modules.push(index);
+    modules
 }
 
 /// Refuses every name made from the model that a module of `modules` cannot hold (see the module's
