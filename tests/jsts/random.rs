@@ -46,8 +46,14 @@ const NAMES: &[&str] = &[
     "💩",
 ];
 
-/// Names given to types (`x-name`, `x-rust-name`, `x-ts-name`, `x-aliases`).
-const TYPE_NAMES: &[&str] = &["Item", "RootA", "RootAItem", "Option", "Vec", "Object", "String", "Value", "Root"];
+/// Names given to types (`x-name`, `x-rust-name`, `x-ts-name`, `x-aliases`): among them names the Zod runtime
+/// declares for itself (`RawIssue`, `Evaluation`), which the Zod module refuses and the standalone module takes.
+const TYPE_NAMES: &[&str] =
+    &["Item", "RootA", "RootAItem", "Option", "Vec", "Object", "String", "Value", "Root", "RawIssue", "Evaluation"];
+
+/// Names given to Zod schemas (`x-zod-name`): a derived one, a global value, one of the Zod runtime (`rule`), and
+/// names the standalone code has (`isRoot`, `$ok`), which only its module holds.
+const ZOD_NAMES: &[&str] = &["itemSchema", "rootSchema", "rootASchema", "Object", "value", "rule", "isRoot", "$ok"];
 
 /// Annotation texts: ones that end or open a comment, a doc attribute or a code fence, or hold characters a
 /// source file must escape (line and paragraph separators, a NUL, a lone backslash, template syntax).
@@ -384,7 +390,7 @@ impl Gen {
         if self.chance(12) {
             let key = *self.rng.pick(&["x-name", "x-name", "x-rust-name", "x-ts-name", "x-zod-name", "x-aliases"]);
             s[key] = match key {
-                "x-zod-name" => json!(*self.rng.pick(&["itemSchema", "rootSchema", "rootASchema", "Object", "value"])),
+                "x-zod-name" => json!(*self.rng.pick(ZOD_NAMES)),
                 "x-aliases" => json!([*self.rng.pick(TYPE_NAMES)]),
                 _ => json!(*self.rng.pick(TYPE_NAMES)),
             };
