@@ -666,3 +666,47 @@ fn a_type_that_holds_itself_is_named_where_it_recurs() {
     assert_eq!(row[1], "array? of `Tree`");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two sections whose names make the same slug (an event `Text` beside `text`, types `FOOBAR` and `FooBar`) get
+/// anchors of their own (`event-text-2`, `type-foobar-2`; types in the Types section's order), and each link leads to its own section: before, both
+/// sections carried one anchor and every link led to the first.
+#[test]
+fn sections_whose_names_share_a_slug_get_anchors_of_their_own() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-slugs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root().join("schema"), &dir);
+    let upper = dir.join("events/text-upper.schema.json");
+    std::fs::copy(dir.join("events/text.schema.json"), &upper).unwrap();
+    edit_json(&upper, |v| {
+        v["$id"] = "https://wiregen.dev/session-protocol/v2/events/text-upper.schema.json".into();
+        v["title"] = "Text".into();
+        v["x-order"] = 99.into();
+        v["properties"]["t"]["const"] = "Text".into();
+        v["examples"] = serde_json::json!([{ "t": "Text", "text": "Hello." }]);
+    });
+    edit_json(&dir.join("defs.schema.json"), |v| {
+        for (key, name) in [("fooBar", "FooBar"), ("fooBAR", "FOOBAR")] {
+            v["$defs"][key] = serde_json::json!({ "type": "string", "description": "A type.", "x-name": name });
+        }
+    });
+    let md = render(&dir);
+    let ids: Vec<&str> =
+        md.match_indices("<a id=\"").map(|(i, _)| &md[i + 7..i + 7 + md[i + 7..].find('"').unwrap()]).collect();
+    let distinct: std::collections::BTreeSet<&&str> = ids.iter().collect();
+    assert_eq!(ids.len(), distinct.len(), "an anchor is given twice: {ids:?}");
+    links_resolve(&md);
+    // Each link leads to the section of what it names.
+    for (link, heading) in [
+        ("[`Text`](#event-text-2)", "#### `Text`"),
+        ("[`text`](#event-text)", "#### `text`"),
+        ("[`FOOBAR`](#type-foobar)", "### `FOOBAR`"),
+        ("[`FooBar`](#type-foobar-2)", "### `FooBar`"),
+    ] {
+        assert!(md.contains(link), "no link {link}");
+        let anchor = &link[link.find("(#").unwrap() + 2..link.len() - 1];
+        let at = md.find(&format!("<a id=\"{anchor}\"></a>")).unwrap_or_else(|| panic!("no anchor {anchor}"));
+        let next = md[at..].lines().find(|l| l.starts_with('#')).unwrap();
+        assert_eq!(next, heading, "#{anchor} leads to another section");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -31,7 +31,7 @@
 //! validators use).
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
@@ -173,19 +173,70 @@ fn longest_run(s: &str, ch: char) -> usize {
     best
 }
 
-/// The stable anchor of an event section: `event-` and the tag, lowercased, with anything other than ASCII
-/// letters, digits, `-` and `_` replaced by `-`.
-pub(crate) fn event_anchor(tag: &str) -> String {
-    let slug: String = tag
-        .chars()
+/// A name as an anchor's slug: lowercased, with anything other than ASCII letters, digits, `-` and `_` replaced by
+/// `-` (`tool-call-start`, `A b/c` -> `a-b-c`).
+fn slug(name: &str) -> String {
+    name.chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' })
-        .collect();
-    format!("event-{slug}")
+        .collect()
 }
 
-/// The anchor of a type's section in the Types section: `type-` and its base name, lowercased.
-pub(crate) fn type_anchor(base: &str) -> String {
-    format!("type-{}", event_anchor(base).trim_start_matches("event-"))
+/// The anchors of the reference's sections, each distinct: the template's own ([`FIXED_ANCHORS`]: `envelope`,
+/// `event-types`, ...), then `event-<tag>`, `category-<name>`, `flow-<title>`, `type-<base name>`, each a prefix and
+/// a [`slug`]. A slug another section took
+/// already gets `-2`, `-3`, ...: two tags that differ only in case or punctuation (`Text` and `text`, `a.b` and
+/// `a-b`) would otherwise share one anchor, and every link to the second would lead to the first.
+struct Anchors {
+    taken: BTreeSet<String>,
+    /// By tag.
+    events: BTreeMap<String, String>,
+    /// By category name.
+    categories: BTreeMap<String, String>,
+    /// In the protocol's order of flows.
+    flows: Vec<String>,
+}
+
+/// The anchors the template gives its own sections.
+const FIXED_ANCHORS: &[&str] = &[
+    "envelope",
+    "strict-ids",
+    "event-types",
+    "event-type-summary",
+    "role-matrix",
+    "removed",
+    "side-channels",
+    "open-questions",
+    "types",
+    "message-rules",
+    "stream-rules",
+];
+
+impl Anchors {
+    /// The template's own anchors taken.
+    fn new() -> Self {
+        Anchors {
+            taken: FIXED_ANCHORS.iter().map(|a| a.to_string()).collect(),
+            events: BTreeMap::new(),
+            categories: BTreeMap::new(),
+            flows: Vec::new(),
+        }
+    }
+
+    fn take(&mut self, prefix: &str, name: &str) -> String {
+        let first = format!("{prefix}{}", slug(name));
+        let mut anchor = first.clone();
+        let mut n = 2;
+        while !self.taken.insert(anchor.clone()) {
+            anchor = format!("{first}-{n}");
+            n += 1;
+        }
+        anchor
+    }
+
+    /// The anchor of event `tag`'s section.
+    fn event(&self, tag: &str) -> String {
+        self.events.get(tag).cloned().unwrap_or_default()
+    }
 }
 
 /// What the template sees: plain strings and lists, nothing to compute.
@@ -424,7 +475,7 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
         .iter()
         .map(|c| CategoryView {
             title: c.title.clone(),
-            anchor: format!("category-{}", event_anchor(&c.name).trim_start_matches("event-")),
+            anchor: d.sections.categories.get(&c.name).cloned().unwrap_or_default(),
             events: p
                 .events
                 .iter()
@@ -441,7 +492,7 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
         .map(|e| SummaryRow {
             category: e.category.clone(),
             tag: e.tag.clone(),
-            anchor: event_anchor(&e.tag),
+            anchor: d.sections.event(&e.tag),
             roles: ordered_roles(p, &e.roles).join("/"),
             status: status(e),
         })
@@ -451,7 +502,7 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
         .iter()
         .map(|e| MatrixRow {
             tag: e.tag.clone(),
-            anchor: event_anchor(&e.tag),
+            anchor: d.sections.event(&e.tag),
             cells: p
                 .roles
                 .iter()
@@ -492,9 +543,10 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
         flows: p
             .flows
             .iter()
-            .map(|f| FlowView {
+            .zip(&d.sections.flows)
+            .map(|(f, anchor)| FlowView {
                 title: f.title.clone(),
-                anchor: format!("flow-{}", event_anchor(&f.title).trim_start_matches("event-")),
+                anchor: anchor.clone(),
                 description: f.description.clone(),
                 text: flow_text(f),
             })
@@ -586,7 +638,7 @@ fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
     }
     EventView {
         tag: e.tag.clone(),
-        anchor: event_anchor(&e.tag),
+        anchor: d.sections.event(&e.tag),
         sent_by: ordered_roles(p, &e.roles).join(" or "),
         status: status(e),
         description: t.description.clone().unwrap_or_default(),
@@ -602,7 +654,7 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
     let t = d.m.ty(id);
     let mut view = TypeView {
         name: t.names.base.clone(),
-        anchor: type_anchor(&t.names.base),
+        anchor: d.anchors.get(id.0).cloned().flatten().unwrap_or_default(),
         rust: t.names.rust.clone(),
         ts: t.names.ts.clone(),
         zod: t.names.zod.clone(),
@@ -720,6 +772,8 @@ struct Describer<'m> {
     m: &'m Model,
     /// Per type, the anchor of the section that shows it, if any.
     anchors: Vec<Option<String>>,
+    /// Every section's anchor.
+    sections: Anchors,
     /// Types with a section in the Types section, in order.
     sectioned: Vec<TypeId>,
     /// The types [`Describer::phrase`] is spelling out in place: one reached again inside itself (an array of
@@ -733,6 +787,7 @@ impl<'m> Describer<'m> {
     /// type has one in the Types section.
     fn new(m: &'m Model) -> Self {
         let mut anchors: Vec<Option<String>> = vec![None; m.types.len()];
+        let mut sections = Anchors::new();
         let mut shown: BTreeSet<TypeId> = BTreeSet::new();
         if let Some(p) = &m.protocol {
             // (A hand-built model may name types it does not hold: they have no anchor.)
@@ -741,10 +796,21 @@ impl<'m> Describer<'m> {
                     *slot = Some(a);
                 }
             };
+            // The template's own sections for the envelope and the union.
             set(p.envelope, "envelope".into());
             set(p.union, "event-types".into());
             for e in &p.events {
-                set(e.ty, event_anchor(&e.tag));
+                let a = sections.take("event-", &e.tag);
+                sections.events.insert(e.tag.clone(), a.clone());
+                set(e.ty, a);
+            }
+            for c in &p.categories {
+                let a = sections.take("category-", &c.name);
+                sections.categories.insert(c.name.clone(), a);
+            }
+            for f in &p.flows {
+                let a = sections.take("flow-", &f.title);
+                sections.flows.push(a);
             }
             let mut todo = vec![p.envelope];
             while let Some(id) = todo.pop() {
@@ -782,14 +848,14 @@ impl<'m> Describer<'m> {
                 }
             }
         }
-        for id in &sectioned {
-            if let Some(slot) = anchors.get_mut(id.0) {
-                *slot = Some(type_anchor(&m.ty(*id).names.base));
-            }
-        }
         let mut sectioned: Vec<TypeId> = sectioned.into_iter().collect();
         sectioned.sort_by(|a, b| m.ty(*a).names.base.cmp(&m.ty(*b).names.base));
-        Describer { m, anchors, sectioned, expanding: RefCell::default() }
+        for id in &sectioned {
+            if let Some(slot) = anchors.get_mut(id.0) {
+                *slot = Some(sections.take("type-", &m.ty(*id).names.base));
+            }
+        }
+        Describer { m, anchors, sections, sectioned, expanding: RefCell::default() }
     }
 
     fn sectioned(&self) -> Vec<TypeId> {
@@ -1409,10 +1475,26 @@ mod tests {
         assert_eq!(fence("a ```` b\n".into(), "".into()), "`````\na ```` b\n`````");
     }
 
+    /// The list of the template's own anchors is the template's.
     #[test]
-    fn anchors_are_slugs() {
-        assert_eq!(event_anchor("tool-call-start"), "event-tool-call-start");
-        assert_eq!(event_anchor("A b/c"), "event-a-b-c");
+    fn the_fixed_anchors_are_the_templates() {
+        let literal: BTreeSet<&str> = TEMPLATE
+            .match_indices("<a id=\"")
+            .map(|(i, _)| &TEMPLATE[i + 7..i + 7 + TEMPLATE[i + 7..].find('"').unwrap_or(0)])
+            .filter(|id| !id.contains("{{"))
+            .collect();
+        assert_eq!(literal, FIXED_ANCHORS.iter().copied().collect::<BTreeSet<_>>());
+    }
+
+    #[test]
+    fn anchors_are_slugs_and_distinct() {
+        let mut a = Anchors::new();
+        assert_eq!(a.take("event-", "tool-call-start"), "event-tool-call-start");
+        assert_eq!(a.take("event-", "type-summary"), "event-type-summary-2");
+        assert_eq!(a.take("event-", "A b/c"), "event-a-b-c");
+        assert_eq!(a.take("event-", "a.b.c"), "event-a-b-c-2");
+        assert_eq!(a.take("event-", "a-b-c-2"), "event-a-b-c-2-2");
+        assert_eq!(a.take("type-", "A b/c"), "type-a-b-c");
     }
 
     #[test]
