@@ -147,6 +147,18 @@ impl fmt::Display for SchemaErrors {
 
 impl std::error::Error for SchemaErrors {}
 
+/// Items as a list in prose: `a`, `a and b`, `a, b and c`.
+pub(crate) fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [init @ .., last] => {
+            let init: Vec<&str> = init.iter().map(AsRef::as_ref).collect();
+            format!("{} and {}", init.join(", "), last.as_ref())
+        }
+    }
+}
+
 /// Escapes one JSON Pointer reference token (RFC 6901).
 pub(crate) fn escape_token(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -747,10 +747,10 @@ impl Cx {
                     let k = one.trim_matches('`');
                     self.err(&at.join(k), K::InvalidValue, format!("{one} does not apply to type `{types}`"));
                 }
-                [init @ .., last] => self.err(
+                several => self.err(
                     &at.join("type"),
                     K::InvalidValue,
-                    format!("{} and {last} do not apply to type `{types}`", init.join(", ")),
+                    format!("{} do not apply to type `{types}`", crate::diag::and_list(several)),
                 ),
             }
         }

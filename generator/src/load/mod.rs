@@ -458,6 +458,7 @@ impl Cx {
             Value::Object(o) => o,
             _ => return self.err(at, K::InvalidValue, "a schema must be a JSON object or a boolean"),
         };
+        let mut unknown: Vec<&str> = Vec::new();
         for (k, sub) in obj {
             let kat = at.join(k);
             if k.starts_with("x-") {
@@ -471,11 +472,7 @@ impl Cx {
                 continue;
             }
             if !KEYWORDS.contains(&k.as_str()) && !build::is_kind_keyword(k) {
-                self.err(
-                    &kat,
-                    K::UnsupportedKeyword,
-                    format!("keyword `{k}` is not supported by wiregen (it would be silently dropped by some outputs)"),
-                );
+                unknown.push(k.as_str());
                 continue;
             }
             if k == "$schema" {
@@ -491,7 +488,59 @@ impl Cx {
                 }
             }
         }
+        match unknown.as_slice() {
+            [] => {}
+            [k] => self.err(
+                &at.join(k),
+                K::UnsupportedKeyword,
+                format!("keyword `{k}` is not supported by wiregen (it would be silently dropped by some outputs)"),
+            ),
+            // Several: one mistake, most likely (a map of schemas in the place of a schema, a schema of another
+            // dialect), so one error at the schema that lists them.
+            several => {
+                let listed = crate::diag::and_list(&several.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>());
+                let hint = if several.len() == obj.len() && obj.values().all(|v| v.is_object() || v.is_boolean()) {
+                    "; none of its keys is a keyword and each holds a schema: a map of schemas such as `properties` in the place of a schema?"
+                } else {
+                    ""
+                };
+                self.err(
+                    at,
+                    K::UnsupportedKeyword,
+                    format!("keywords {listed} are not supported by wiregen (they would be silently dropped by some outputs){hint}"),
+                );
+            }
+        }
+        // A container with several entries that are not schemas is one mistake (another kind of map in its place):
+        // one error at the container, not one per entry.
+        let mut not_schemas: BTreeSet<String> = BTreeSet::new();
+        for k in MAP_KEYWORDS.iter().chain(LIST_KEYWORDS) {
+            let map = MAP_KEYWORDS.contains(k);
+            let entries: Vec<(String, &Value)> = match obj.get(*k) {
+                Some(Value::Object(m)) if map => m.iter().map(|(n, x)| (n.clone(), x)).collect(),
+                Some(Value::Array(a)) if !map => a.iter().enumerate().map(|(i, x)| (i.to_string(), x)).collect(),
+                _ => continue,
+            };
+            let bad: Vec<&str> = entries.iter().filter(|(_, x)| !is_schema(x)).map(|(n, _)| n.as_str()).collect();
+            if bad.len() >= 2 {
+                let (what, entries) = if map {
+                    ("an object", crate::diag::and_list(&bad.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>()))
+                } else {
+                    ("an array", format!("items {}", crate::diag::and_list(&bad)))
+                };
+                self.err(
+                    &at.join(k),
+                    K::InvalidValue,
+                    format!("`{k}` must be {what} of schemas (JSON objects or booleans): {entries} are not"),
+                );
+                let kk = push_ptr("", k);
+                not_schemas.extend(bad.iter().map(|n| push_ptr(&kk, n)));
+            }
+        }
         for (tok, child) in children(v) {
+            if not_schemas.contains(&tok) {
+                continue;
+            }
             let cat = at.below(&tok);
             self.check_keywords(&cat, child, false);
         }

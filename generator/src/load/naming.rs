@@ -400,9 +400,9 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         }
         let prev = &types.slots[j].origin;
         let (names, verb) = match list.as_slice() {
-            [one] => (one.clone(), "is already the name"),
-            [init @ .., last] => (format!("{} and {last}", init.join(", ")), "are already the names"),
             [] => continue,
+            [one] => (one.clone(), "is already the name"),
+            several => (crate::diag::and_list(several), "are already the names"),
         };
         let message = if j == i {
             // An alias that names the type it is on (no other type is involved).

@@ -406,7 +406,7 @@ impl Cx {
         match missing.as_slice() {
             [] => {}
             [one] => self.err(at, K::Missing, format!("{one} is required here")),
-            [init @ .., last] => self.err(at, K::Missing, format!("{} and {last} are required here", init.join(", "))),
+            several => self.err(at, K::Missing, format!("{} are required here", crate::diag::and_list(several))),
         }
         let id = self.seq_str(at, o, "id", false);
         if let Some(id) = &id {
