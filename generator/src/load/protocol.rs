@@ -465,11 +465,16 @@ impl Cx {
             r.as_array().and_then(|a| a.iter().map(|x| x.as_str().map(String::from)).collect());
         match list {
             Some(l) if !l.is_empty() => {
-                for x in &l {
-                    if roles.is_some_and(|roles| !roles.contains(x)) {
-                        let all = roles.unwrap_or_default().join(", ");
-                        self.err(&at.join("x-roles"), K::InvalidValue, format!("`{x}` is not a role (roles: {all})"));
-                    }
+                // Every name that is no role, in one error (they are at one place).
+                let unknown: Vec<String> = match roles {
+                    Some(roles) => l.iter().filter(|x| !roles.contains(x)).map(|x| format!("`{x}`")).collect(),
+                    None => Vec::new(),
+                };
+                if !unknown.is_empty() {
+                    let all = roles.unwrap_or_default().join(", ");
+                    let verb = if unknown.len() == 1 { "is not a role" } else { "are not roles" };
+                    let names = crate::diag::and_list(&unknown);
+                    self.err(&at.join("x-roles"), K::InvalidValue, format!("{names} {verb} (roles: {all})"));
                 }
                 Some(l)
             }

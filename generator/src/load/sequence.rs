@@ -92,6 +92,9 @@ impl Cx {
         }
         let empty = Map::new();
         let scopes_v = self.seq_object(&at, o, "scopes").unwrap_or(&empty);
+        if self.several_not_objects(&at.join("scopes"), scopes_v.iter().map(|(k, v)| (k.clone(), v)), "scopes", false) {
+            return Sequence::default();
+        }
         let names: Vec<String> = scopes_v.keys().cloned().collect();
         let mut scopes = Vec::new();
         for (i, (name, def)) in scopes_v.iter().enumerate() {
@@ -126,7 +129,14 @@ impl Cx {
         let mut seq = Sequence { scopes, rules: Vec::new(), rollup: Vec::new() };
         match o.get("rules") {
             None => {}
-            Some(Value::Array(rules)) => {
+            Some(Value::Array(rules))
+                if !self.several_not_objects(
+                    &at.join("rules"),
+                    rules.iter().enumerate().map(|(i, v)| (i.to_string(), v)),
+                    "rules",
+                    true,
+                ) =>
+            {
                 let mut ids = BTreeSet::new();
                 for (i, r) in rules.iter().enumerate() {
                     let rat = at.join("rules").join(&i.to_string());
@@ -138,9 +148,18 @@ impl Cx {
                     }
                 }
             }
+            Some(Value::Array(_)) => {}
             Some(_) => self.err(&at.join("rules"), K::InvalidValue, "`rules` is an array of rules, in check order"),
         }
-        let rollup_v = self.seq_object(&at, o, "rollup").unwrap_or(&empty);
+        let mut rollup_v = self.seq_object(&at, o, "rollup").unwrap_or(&empty);
+        if self.several_not_objects(
+            &at.join("rollup"),
+            rollup_v.iter().map(|(k, v)| (k.clone(), v)),
+            "rollup parts",
+            false,
+        ) {
+            rollup_v = &empty;
+        }
         let mut taken: BTreeSet<String> = ["messages", "open"].into_iter().map(String::from).collect();
         for (name, def) in rollup_v {
             let pat = at.join("rollup").join(name);
@@ -161,6 +180,30 @@ impl Cx {
             }
         }
         seq
+    }
+
+    /// Whether several entries of the container at `at` (its `what`: scopes, rules, rollup parts) are not objects:
+    /// another kind of value stands in its place, which is one error at the container listing them, not one per
+    /// entry.
+    fn several_not_objects<'v>(
+        &mut self,
+        at: &Origin,
+        entries: impl Iterator<Item = (String, &'v Value)>,
+        what: &str,
+        indexed: bool,
+    ) -> bool {
+        let bad: Vec<String> = entries.filter(|(_, v)| !v.is_object()).map(|(k, _)| k).collect();
+        if bad.len() < 2 {
+            return false;
+        }
+        // An array's entries are named by index, a map's by key.
+        let listed = if indexed {
+            format!("items {}", crate::diag::and_list(&bad))
+        } else {
+            crate::diag::and_list(&bad.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>())
+        };
+        self.err(at, K::InvalidValue, format!("{what} are objects: {listed} are not"));
+        true
     }
 
     fn seq_object<'v>(&mut self, at: &Origin, o: &'v Map<String, Value>, key: &str) -> Option<&'v Map<String, Value>> {
