@@ -511,28 +511,15 @@ impl Cx {
                 );
             }
         }
-        // A container with several entries that are not schemas is one mistake (another kind of map in its place):
-        // one error at the container, not one per entry.
         let mut not_schemas: BTreeSet<String> = BTreeSet::new();
         for k in MAP_KEYWORDS.iter().chain(LIST_KEYWORDS) {
-            let map = MAP_KEYWORDS.contains(k);
-            let entries: Vec<(String, &Value)> = match obj.get(*k) {
-                Some(Value::Object(m)) if map => m.iter().map(|(n, x)| (n.clone(), x)).collect(),
-                Some(Value::Array(a)) if !map => a.iter().enumerate().map(|(i, x)| (i.to_string(), x)).collect(),
+            let (entries, must) = match obj.get(*k) {
+                Some(Value::Object(m)) if MAP_KEYWORDS.contains(k) => (Entries::Map(m), "an object"),
+                Some(Value::Array(a)) if LIST_KEYWORDS.contains(k) => (Entries::List(a), "an array"),
                 _ => continue,
             };
-            let bad: Vec<&str> = entries.iter().filter(|(_, x)| !is_schema(x)).map(|(n, _)| n.as_str()).collect();
-            if bad.len() >= 2 {
-                let (what, entries) = if map {
-                    ("an object", crate::diag::and_list(&bad.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>()))
-                } else {
-                    ("an array", format!("items {}", crate::diag::and_list(&bad)))
-                };
-                self.err(
-                    &at.join(k),
-                    K::InvalidValue,
-                    format!("`{k}` must be {what} of schemas (JSON objects or booleans): {entries} are not"),
-                );
+            let must = format!("`{k}` must be {must} of schemas (JSON objects or booleans)");
+            if let Some(bad) = self.several_misfits(&at.join(k), entries, is_schema, &must) {
                 let kk = push_ptr("", k);
                 not_schemas.extend(bad.iter().map(|n| push_ptr(&kk, n)));
             }
@@ -559,6 +546,38 @@ impl Cx {
                 }
             }
         }
+    }
+
+    /// A container of entries (`properties`, `anyOf`, `x-sequence`'s `scopes`, ...) with two or more entries
+    /// `fits` refuses is one mistake (another kind of value in its place): one error at the container, `must` (what
+    /// its entries must be) and the entries that are not, and the names of those entries, which the caller does not
+    /// check one by one. `None` when fewer than two misfit: each is then its own error.
+    pub(crate) fn several_misfits(
+        &mut self,
+        at: &Origin,
+        entries: Entries<'_>,
+        fits: impl Fn(&Value) -> bool,
+        must: &str,
+    ) -> Option<Vec<String>> {
+        let (bad, listed): (Vec<String>, String) = match entries {
+            Entries::Map(m) => {
+                let bad: Vec<String> = m.iter().filter(|(_, v)| !fits(v)).map(|(k, _)| k.clone()).collect();
+                let quoted: Vec<String> = bad.iter().map(|k| format!("`{k}`")).collect();
+                let listed = crate::diag::and_list(&quoted);
+                (bad, listed)
+            }
+            Entries::List(a) => {
+                let bad: Vec<String> =
+                    a.iter().enumerate().filter(|(_, v)| !fits(v)).map(|(i, _)| i.to_string()).collect();
+                let listed = format!("items {}", crate::diag::and_list(&bad));
+                (bad, listed)
+            }
+        };
+        if bad.len() < 2 {
+            return None;
+        }
+        self.err(at, K::InvalidValue, format!("{must}: {listed} are not"));
+        Some(bad)
     }
 
     /// Registers every schema resource (`$id`, file) and anchor under its absolute URI.
@@ -772,6 +791,12 @@ const LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 /// entry) or lists property names (a `dependentRequired` entry).
 pub(crate) fn is_schema(v: &Value) -> bool {
     v.is_object() || v.is_boolean()
+}
+
+/// The entries of a container: a map's by key, an array's by index.
+pub(crate) enum Entries<'v> {
+    Map(&'v serde_json::Map<String, Value>),
+    List(&'v [Value]),
 }
 
 /// The subschemas of a schema, each with the pointer suffix that leads to it (`/properties/a`).

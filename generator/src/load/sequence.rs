@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use super::build::Types;
-use super::Cx;
+use super::{Cx, Entries};
 use crate::diag::SchemaErrorKind as K;
 use crate::ir::sequence::*;
 use crate::ir::*;
@@ -92,7 +92,10 @@ impl Cx {
         }
         let empty = Map::new();
         let scopes_v = self.seq_object(&at, o, "scopes").unwrap_or(&empty);
-        if self.several_not_objects(&at.join("scopes"), scopes_v.iter().map(|(k, v)| (k.clone(), v)), "scopes", false) {
+        if self
+            .several_misfits(&at.join("scopes"), Entries::Map(scopes_v), Value::is_object, "scopes are objects")
+            .is_some()
+        {
             return Sequence::default();
         }
         let names: Vec<String> = scopes_v.keys().cloned().collect();
@@ -130,12 +133,9 @@ impl Cx {
         match o.get("rules") {
             None => {}
             Some(Value::Array(rules))
-                if !self.several_not_objects(
-                    &at.join("rules"),
-                    rules.iter().enumerate().map(|(i, v)| (i.to_string(), v)),
-                    "rules",
-                    true,
-                ) =>
+                if self
+                    .several_misfits(&at.join("rules"), Entries::List(rules), Value::is_object, "rules are objects")
+                    .is_none() =>
             {
                 let mut ids = BTreeSet::new();
                 for (i, r) in rules.iter().enumerate() {
@@ -152,12 +152,8 @@ impl Cx {
             Some(_) => self.err(&at.join("rules"), K::InvalidValue, "`rules` is an array of rules, in check order"),
         }
         let mut rollup_v = self.seq_object(&at, o, "rollup").unwrap_or(&empty);
-        if self.several_not_objects(
-            &at.join("rollup"),
-            rollup_v.iter().map(|(k, v)| (k.clone(), v)),
-            "rollup parts",
-            false,
-        ) {
+        let must = "rollup parts are objects";
+        if self.several_misfits(&at.join("rollup"), Entries::Map(rollup_v), Value::is_object, must).is_some() {
             rollup_v = &empty;
         }
         let mut taken: BTreeSet<String> = ["messages", "open"].into_iter().map(String::from).collect();
@@ -180,30 +176,6 @@ impl Cx {
             }
         }
         seq
-    }
-
-    /// Whether several entries of the container at `at` (its `what`: scopes, rules, rollup parts) are not objects:
-    /// another kind of value stands in its place, which is one error at the container listing them, not one per
-    /// entry.
-    fn several_not_objects<'v>(
-        &mut self,
-        at: &Origin,
-        entries: impl Iterator<Item = (String, &'v Value)>,
-        what: &str,
-        indexed: bool,
-    ) -> bool {
-        let bad: Vec<String> = entries.filter(|(_, v)| !v.is_object()).map(|(k, _)| k).collect();
-        if bad.len() < 2 {
-            return false;
-        }
-        // An array's entries are named by index, a map's by key.
-        let listed = if indexed {
-            format!("items {}", crate::diag::and_list(&bad))
-        } else {
-            crate::diag::and_list(&bad.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>())
-        };
-        self.err(at, K::InvalidValue, format!("{what} are objects: {listed} are not"));
-        true
     }
 
     fn seq_object<'v>(&mut self, at: &Origin, o: &'v Map<String, Value>, key: &str) -> Option<&'v Map<String, Value>> {
