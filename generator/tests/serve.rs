@@ -88,6 +88,22 @@ impl Server {
         }
     }
 
+    /// Waits until the server's log holds `count` lines that contain `needle` (the log is read from its stderr by
+    /// another thread, so a line may arrive after the metric or response that followed it), and returns the log.
+    fn wait_log_lines(&self, needle: &str, count: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let log = self.log.lock().unwrap().clone();
+            let got = log.lines().filter(|l| l.contains(needle)).count();
+            assert!(got <= count, "more than {count} lines with {needle:?}:\n{log}");
+            if got == count {
+                return log;
+            }
+            assert!(Instant::now() < deadline, "{got} of {count} lines with {needle:?}:\n{log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn terminate(&self) {
         self.signal("-TERM");
     }
@@ -499,26 +515,16 @@ fn one_structured_log_line_per_request() {
     server.post("/v1/validate", NDJSON, format!("{VALID}\n{BAD_ENUM}\n").as_bytes());
     server.get("/healthz");
     server.get("/nope");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let log = server.log.lock().unwrap().clone();
-        let lines: Vec<&str> = log.lines().filter(|l| l.contains(" request ")).collect();
-        if lines.len() == 3 {
-            assert!(
-                lines[0].contains("method=POST")
-                    && lines[0].contains("path=/v1/validate")
-                    && lines[0].contains("status=200")
-            );
-            assert!(lines[0].contains("messages=2") && lines[0].contains("invalid=1"), "{}", lines[0]);
-            assert!(lines[1].contains("path=/healthz") && lines[1].contains("status=200"));
-            assert!(lines[2].contains("path=/nope") && lines[2].contains("status=404"));
-            assert!(lines.iter().all(|l| l.contains("micros=")));
-            assert!(!log.contains('\u{1b}'), "no ANSI colours when stderr is not a terminal");
-            break;
-        }
-        assert!(Instant::now() < deadline && lines.len() < 3, "expected 3 request lines:\n{log}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let log = server.wait_log_lines(" request ", 3);
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains(" request ")).collect();
+    assert!(
+        lines[0].contains("method=POST") && lines[0].contains("path=/v1/validate") && lines[0].contains("status=200")
+    );
+    assert!(lines[0].contains("messages=2") && lines[0].contains("invalid=1"), "{}", lines[0]);
+    assert!(lines[1].contains("path=/healthz") && lines[1].contains("status=200"));
+    assert!(lines[2].contains("path=/nope") && lines[2].contains("status=404"));
+    assert!(lines.iter().all(|l| l.contains("micros=")));
+    assert!(!log.contains('\u{1b}'), "no ANSI colours when stderr is not a terminal");
 }
 
 #[test]
@@ -898,11 +904,7 @@ fn sigint_on_an_idle_server_exits_cleanly() {
     server.signal("-INT");
     let status = server.wait_exit(Duration::from_secs(5));
     assert!(status.success(), "exit status {status}");
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !server.log.lock().unwrap().contains("SIGINT") {
-        assert!(Instant::now() < deadline, "no SIGINT log line");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_log_lines("SIGINT", 1);
 }
 
 /// Peak resident memory of the server so far, in KiB (0 where /proc is missing).
@@ -997,9 +999,8 @@ fn malformed_request_heads_are_answered_counted_and_logged() {
     // Not routed, so no route's count moved; one log line each, with hyper's reason.
     let text = server.get("/metrics").text();
     assert!(!text.contains("status=\"400\""), "{text}");
-    let log = server.log.lock().unwrap().clone();
+    let log = server.wait_log_lines("malformed request", 5);
     let lines: Vec<&str> = log.lines().filter(|l| l.contains("malformed request")).collect();
-    assert_eq!(lines.len(), 5, "{log}");
     assert!(lines.iter().any(|l| l.contains("invalid content-length parsed")), "{log}");
     assert_eq!(server.get("/healthz").status, 200);
 }
