@@ -289,7 +289,10 @@ impl Cx {
             None => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => {
+                // Whether the scope is single decides what its rules may read: the scope is refused whole, so they
+                // do not report echoes of this.
                 self.err(&at.join("single"), K::InvalidValue, "`single` is a boolean");
+                ok = false;
                 false
             }
         };
@@ -341,6 +344,8 @@ impl Cx {
                         }
                     }
                 }
+                // Whether it is single is not known when `single` is refused (reported already).
+                Some(_) if self.refused_within(&at.join("single")) => ok = false,
                 Some(_) => {
                     self.err(&mat, K::InvalidValue, "only a `single` scope has marks (the open one gets them)");
                     ok = false;
