@@ -502,17 +502,17 @@ pub(crate) struct ProtocolNames<T = Code> {
     pub(crate) options: T,
 }
 
-pub(crate) fn protocol_names(m: &Model, p: &Protocol) -> Result<ProtocolNames, EmitError> {
+/// The names as code: [`names::check`] has checked them (with every other name the package declares) before any
+/// module is written.
+pub(crate) fn protocol_names(m: &Model, p: &Protocol) -> ProtocolNames {
     let n = protocol_name_strings(m, p);
-    let (u, env) = (&m.ty(p.union).names.at.ts, &m.ty(p.envelope).names.at.ts);
-    let name = |s: &str, at: &Origin| ident(s).map_err(|e| e.or_at(at));
-    Ok(ProtocolNames {
-        tags: name(&n.tags, u)?,
-        roles: name(&n.roles, u)?,
-        removed: name(&n.removed, u)?,
-        for_role: name(&n.for_role, u)?,
-        options: name(&n.options, env)?,
-    })
+    ProtocolNames {
+        tags: Code::from_pieces(n.tags),
+        roles: Code::from_pieces(n.roles),
+        removed: Code::from_pieces(n.removed),
+        for_role: Code::from_pieces(n.for_role),
+        options: Code::from_pieces(n.options),
+    }
 }
 
 /// [`ProtocolNames`] as they are made, unchecked ([`names::check`] checks them).
@@ -542,7 +542,7 @@ fn envelope_object<'a>(m: &'a Model, p: &Protocol) -> Result<&'a ObjectShape, Em
 }
 
 fn protocol_view(m: &Model, p: &Protocol) -> Result<Value, EmitError> {
-    let names = protocol_names(m, p)?;
+    let names = protocol_names(m, p);
     let u = m.ty(p.union);
     let disc = p.discriminator(m);
     let role_type = Code::from_pieces(m.ty(p.role_enum).names.ts.clone());
@@ -636,7 +636,7 @@ fn index_view(m: &Model, header: &Value, stream: bool) -> Result<Value, EmitErro
     let protocol = match &m.protocol {
         None => None,
         Some(p) => {
-            let names = protocol_names(m, p)?;
+            let names = protocol_names(m, p);
             let env = m.ty(p.envelope);
             let obj = envelope_object(m, p)?;
             let mut auto = Vec::new();

@@ -499,7 +499,7 @@ impl Cx {
             // dialect), so one error at the schema that lists them.
             several => {
                 let listed = crate::diag::and_list(&several.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>());
-                let hint = if several.len() == obj.len() && obj.values().all(|v| v.is_object() || v.is_boolean()) {
+                let hint = if several.len() == obj.len() && obj.values().all(is_schema) {
                     "; none of its keys is a keyword and each holds a schema: a map of schemas such as `properties` in the place of a schema?"
                 } else {
                     ""

@@ -217,7 +217,7 @@ fn readme_view(m: &Model, opts: &EmitOptions) -> Result<ReadmeView, EmitError> {
     let protocol = match &m.protocol {
         None => None,
         Some(p) => {
-            let names = super::protocol_names(m, p)?;
+            let names = super::protocol_names(m, p);
             let auto: Vec<String> = p
                 .auto
                 .iter()
