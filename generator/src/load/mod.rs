@@ -90,6 +90,67 @@ const REFUSED: &[(&str, &str)] = &[
     ("contentSchema", "`contentSchema` is not supported"),
 ];
 
+/// Keywords written as an earlier draft wrote them, which draft 2020-12 reads otherwise or not at all: the keyword,
+/// the form (of its value), the kind of error, and what draft 2020-12 writes instead. The keyword check refuses
+/// them first, so that the one mistake is one error that says what to write, not a complaint about the value's
+/// shape (and nothing below the keyword is checked as a schema).
+const EARLIER_FORMS: &[EarlierForm] = &[
+    EarlierForm {
+        keyword: "items",
+        form: Value::is_array,
+        kind: K::InvalidValue,
+        instead: "`items` as an array is the tuple form of draft-07 and earlier: draft 2020-12 writes that array as \
+                  `prefixItems`, and what `additionalItems` said as `items`",
+    },
+    EarlierForm {
+        keyword: "exclusiveMinimum",
+        form: Value::is_boolean,
+        kind: K::InvalidValue,
+        instead: "a boolean `exclusiveMinimum` is the form of draft-04: draft 2020-12 writes the bound itself \
+                  (`\"exclusiveMinimum\": 5` for `\"minimum\": 5, \"exclusiveMinimum\": true`)",
+    },
+    EarlierForm {
+        keyword: "exclusiveMaximum",
+        form: Value::is_boolean,
+        kind: K::InvalidValue,
+        instead: "a boolean `exclusiveMaximum` is the form of draft-04: draft 2020-12 writes the bound itself \
+                  (`\"exclusiveMaximum\": 5` for `\"maximum\": 5, \"exclusiveMaximum\": true`)",
+    },
+    EarlierForm {
+        keyword: "required",
+        form: Value::is_boolean,
+        kind: K::InvalidValue,
+        instead: "a boolean `required` is the form of draft-03: list the property's name in the `required` array \
+                  of the object schema that holds the property",
+    },
+    EarlierForm {
+        keyword: "id",
+        form: Value::is_string,
+        kind: K::UnsupportedKeyword,
+        instead: "`id` is draft-04's name of `$id`",
+    },
+    EarlierForm {
+        keyword: "divisibleBy",
+        form: is_any,
+        kind: K::UnsupportedKeyword,
+        instead: "`divisibleBy` is draft-03's name of `multipleOf`",
+    },
+];
+
+/// One entry of [`EARLIER_FORMS`].
+struct EarlierForm {
+    keyword: &'static str,
+    /// Whether the keyword's value is in the earlier draft's form.
+    form: fn(&Value) -> bool,
+    kind: K,
+    /// What draft 2020-12 writes instead.
+    instead: &'static str,
+}
+
+fn is_any(_: &Value) -> bool {
+    true
+}
+
 /// The annotations the loader understands; any other `x-` key is refused so a typo cannot pass silently.
 pub const ANNOTATIONS: &[&str] = &[
     "x-name",
@@ -459,12 +520,19 @@ impl Cx {
             _ => return self.err(at, K::InvalidValue, "a schema must be a JSON object or a boolean"),
         };
         let mut unknown: Vec<&str> = Vec::new();
+        // Entries below this schema that are not to be checked as schemas (they were refused as a whole).
+        let mut not_schemas: BTreeSet<String> = BTreeSet::new();
         for (k, sub) in obj {
             let kat = at.join(k);
             if k.starts_with("x-") {
                 if !ANNOTATIONS.contains(&k.as_str()) {
                     self.err(&kat, K::UnsupportedKeyword, format!("unknown annotation `{k}`"));
                 }
+                continue;
+            }
+            if let Some(e) = EARLIER_FORMS.iter().find(|e| e.keyword == k && (e.form)(sub)) {
+                self.err(&kat, e.kind, e.instead);
+                not_schemas.insert(push_ptr("", k));
                 continue;
             }
             if let Some((_, why)) = REFUSED.iter().find(|(r, _)| r == k) {
@@ -511,7 +579,6 @@ impl Cx {
                 );
             }
         }
-        let mut not_schemas: BTreeSet<String> = BTreeSet::new();
         for k in MAP_KEYWORDS.iter().chain(LIST_KEYWORDS) {
             let (entries, must) = match obj.get(*k) {
                 Some(Value::Object(m)) if MAP_KEYWORDS.contains(k) => (Entries::Map(m), "an object"),
