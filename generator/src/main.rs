@@ -192,17 +192,18 @@ struct ServeArgs {
     /// Also check that ids are cuid2-shaped.
     #[arg(long)]
     strict_ids: bool,
-    /// Deadline for a whole request, body included (408 `timeout` after it).
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    /// Deadline for a whole request, body included (408 `timeout` after it); also how long a client may read
+    /// nothing of its answer before its connection is dropped.
+    #[arg(long, default_value_t = 30_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
     /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt).
-    #[arg(long, default_value_t = 256, value_name = "N")]
+    #[arg(long, default_value_t = 256, value_name = "N", value_parser = at_least_one())]
     max_concurrency: usize,
     /// Open connections at once; more wait in the listen backlog.
-    #[arg(long, default_value_t = 1024, value_name = "N")]
+    #[arg(long, default_value_t = 1024, value_name = "N", value_parser = at_least_one())]
     max_connections: usize,
     /// Deadline for a request's headers to arrive.
-    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    #[arg(long, default_value_t = 10_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     header_timeout_ms: u64,
     /// On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
@@ -234,6 +235,11 @@ impl From<ServeArgs> for wiregen::serve::ServeOptions {
 /// `wiregen serve`: the binary, not the library, installs the log subscriber (one line per request on stderr,
 /// colours only on a terminal) and prints the bound address as the first line on stdout.
 #[cfg(feature = "serve")]
+/// A count of at least one (`--max-concurrency 0` would serve nothing).
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}
+
 fn serve(a: ServeArgs) -> ExitCode {
     let level = if a.quiet { tracing::Level::WARN } else { tracing::Level::INFO };
     let _ = tracing_subscriber::fmt()

@@ -52,6 +52,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -79,7 +80,8 @@ pub struct ServeOptions {
     pub max_answer: u64,
     /// Also check that ids are cuid2-shaped. Default off.
     pub strict_ids: bool,
-    /// Deadline for a whole request, body included, in milliseconds (408 `timeout` after it). Default 30000.
+    /// Deadline for a whole request, body included, in milliseconds (408 `timeout` after it); also how long a client
+    /// may read nothing of its answer before its connection is dropped. Default 30000.
     pub timeout_ms: u64,
     /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt). Default 256.
     pub max_concurrency: usize,
@@ -237,13 +239,14 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let router = app.router();
-    let overflow_router = app::overflow_router();
+    let overflow_router = app.overflow_router();
     let mut http = hyper::server::conn::http1::Builder::new();
     // hyper's own limits stay above the service's (app::MAX_HEADERS, MAX_HEADER_BYTES), so that a request over
     // the service's limits still gets a JSON answer.
     http.timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(opts.header_timeout_ms.max(1)))
         .max_headers(1024)
+        .max_buf_size(CONNECTION_BUFFER)
         .keep_alive(true)
         // A client that shuts its sending side after the request (`nc -N`, some proxies) still gets the answer;
         // without it hyper closed the connection at that end of input and dropped the request unanswered.
@@ -252,6 +255,7 @@ pub async fn serve(
     http_overflow
         .timer(TokioTimer::new())
         .header_read_timeout(Duration::from_millis(opts.header_timeout_ms.clamp(1, OVERFLOW_HEADER_MS)))
+        .max_buf_size(CONNECTION_BUFFER)
         .keep_alive(false)
         .half_close(true);
     let conns = Arc::new(Semaphore::new(opts.max_connections.max(1)));
@@ -291,6 +295,7 @@ pub async fn serve(
         } else {
             (TowerToHyperService::new(router.clone()), &http)
         };
+        let stream = SendDeadline::new(stream, Duration::from_millis(opts.timeout_ms.max(1)));
         let conn = builder.serve_connection(TokioIo::new(stream), svc);
         let mut close = close_rx.clone();
         let app = app.clone();
@@ -300,10 +305,14 @@ pub async fn serve(
             let done = loop {
                 tokio::select! {
                     r = std::future::poll_fn(|cx| conn.poll_without_shutdown(cx)) => {
-                        if let Err(e) = &r {
-                            app.connection_ended(e);
+                        match &r {
+                            Ok(()) => break true,
+                            Err(e) => {
+                                app.connection_ended(e);
+                                // hyper answered a head it could not parse (400, 414, 431): close as carefully.
+                                break e.is_parse() && !e.is_parse_version_h2();
+                            }
                         }
-                        break r.is_ok();
                     }
                     _ = close.changed(), if !closing => {
                         closing = true;
@@ -312,7 +321,7 @@ pub async fn serve(
                 }
             };
             if done {
-                linger(conn.into_parts().io.into_inner()).await;
+                linger(conn.into_parts().io.into_inner().stream).await;
             }
             drop(slot);
             drop(close);
@@ -328,6 +337,12 @@ pub async fn serve(
     Ok(())
 }
 
+/// The most a connection buffers of what it reads or writes (hyper's default is ~400 KB): what an answer's
+/// client has not read yet stays in the answer, under the request's place, but for this much (and one piece,
+/// `app::ANSWER_PIECE`) once hyper took the last piece. A request head must fit in it: larger heads get hyper's
+/// own 431, without a body (the service's JSON 431 starts at 16 KiB).
+const CONNECTION_BUFFER: usize = 64 << 10;
+
 /// Connections over `--max-connections` that are still accepted, for `/healthz` alone (everything else is
 /// 503): an orchestrator's probe gets through when slow clients hold every regular connection.
 pub const OVERFLOW_CONNECTIONS: usize = 64;
@@ -339,6 +354,89 @@ pub const OVERFLOW_HEADER_MS: u64 = 2_000;
 const LINGER_TIME: Duration = Duration::from_secs(10);
 const LINGER_IDLE: Duration = Duration::from_secs(2);
 const LINGER_BYTES: u64 = 256 << 20;
+
+/// A connection's socket with a deadline on sending: a write that makes no progress for `limit` (the client does
+/// not read its answer) fails with `TimedOut`, and hyper drops the connection and the answer it held. Reading has
+/// its own deadlines (the header deadline, `--timeout-ms` for the request).
+struct SendDeadline {
+    stream: tokio::net::TcpStream,
+    limit: Duration,
+    /// Armed when a write finds the socket full; disarmed by any progress.
+    stalled: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl SendDeadline {
+    fn new(stream: tokio::net::TcpStream, limit: Duration) -> Self {
+        SendDeadline { stream, limit, stalled: None }
+    }
+
+    /// What a write that got `r` from the socket returns.
+    fn progress<T>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        r: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if r.is_ready() {
+            self.stalled = None;
+            return r;
+        }
+        let limit = self.limit;
+        let sleep = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the client read nothing of its answer for {} ms (--timeout-ms)", limit.as_millis()),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for SendDeadline {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for SendDeadline {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let r = std::pin::Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.progress(cx, r)
+    }
+
+    fn poll_write_vectored(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let r = std::pin::Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.progress(cx, r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let r = std::pin::Pin::new(&mut this.stream).poll_flush(cx);
+        this.progress(cx, r)
+    }
+
+    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
 
 /// A connection's place: held until the connection is closed, from the regular pool or the overflow pool.
 struct Slot {

@@ -209,6 +209,25 @@ fn read_response(s: &mut TcpStream) -> Resp {
     parse_response(&raw)
 }
 
+/// Reads exactly one response (head, then `Content-Length` bytes), leaving the connection open.
+fn read_one(s: &mut TcpStream) -> Resp {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).expect("head byte");
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8(buf.clone()).expect("head");
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().expect("len")))
+        .expect("content-length");
+    let mut body = vec![0; len];
+    s.read_exact(&mut body).expect("body");
+    buf.extend_from_slice(&body);
+    parse_response(&buf)
+}
+
 fn parse_response(raw: &[u8]) -> Resp {
     let end = raw
         .windows(4)
@@ -814,25 +833,9 @@ fn keep_alive_connections_serve_several_requests() {
         let body = if i == 1 { BAD_ENUM } else { VALID };
         let msg = format!("POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
         s.write_all(msg.as_bytes()).expect("send");
-        // Read exactly one response: head, then content-length bytes.
-        let mut buf = Vec::new();
-        let mut byte = [0u8; 1];
-        while !buf.ends_with(b"\r\n\r\n") {
-            s.read_exact(&mut byte).expect("head byte");
-            buf.push(byte[0]);
-        }
-        let head = String::from_utf8(buf.clone()).expect("head");
-        let len: usize = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().expect("len"))
-            })
-            .expect("content-length");
-        let mut body = vec![0; len];
-        s.read_exact(&mut body).expect("body");
-        buf.extend_from_slice(&body);
-        let r = parse_response(&buf);
+        let r = read_one(&mut s);
         assert_eq!(r.json()["valid"], i != 1);
+        assert_eq!(r.header("connection"), None, "the body was read: the connection stays open");
     }
     assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"200\"}"), 3.0);
 }
@@ -1161,4 +1164,145 @@ fn peak_memory_is_bounded_by_max_body_max_answer_and_concurrency() {
     let peak = server_peak_kib(&server);
     eprintln!("two at once: peak {peak} KiB, idle {idle} KiB");
     assert!(peak <= idle + 2 * per_request_kib + SLACK_KIB, "two requests: peak {peak} KiB, idle {idle} KiB");
+}
+
+#[test]
+fn an_answer_given_before_the_body_is_read_says_the_connection_closes() {
+    let server = Server::start(&["--max-concurrency", "1"]);
+    let big = vec![b'x'; 300 << 10];
+    // Refused before the body is read (415, 404, 405, 400 bad-query, and a GET with a body): the answer says
+    // `Connection: close`, so a keep-alive client does not send its next request into a closing connection.
+    for (method, path, ct) in [
+        ("POST", "/v1/validate", "text/plain"),
+        ("POST", "/nope", "application/x-ndjson"),
+        ("PUT", "/v1/validate", "application/x-ndjson"),
+        ("POST", "/v1/validate?bad", "application/x-ndjson"),
+        ("GET", "/healthz", "application/x-ndjson"),
+    ] {
+        let mut s = connect(server.addr);
+        let mut req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: t\r\nContent-Type: {ct}\r\nContent-Length: {}\r\n\r\n",
+            big.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(&big);
+        s.write_all(&req).expect("send");
+        let r = read_response(&mut s);
+        assert_eq!(r.header("connection"), Some("close"), "{method} {path}: {}", r.status);
+    }
+    // A body read to its end, or none: the connection stays open for the next request.
+    let mut s = connect(server.addr);
+    for _ in 0..2 {
+        let msg = format!(
+            "POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{VALID}",
+            VALID.len()
+        );
+        s.write_all(msg.as_bytes()).expect("send");
+        let r = read_one(&mut s);
+        assert_eq!((r.status, r.header("connection")), (200, None));
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").expect("send");
+        let r = read_one(&mut s);
+        assert_eq!((r.status, r.header("connection")), (200, None));
+    }
+}
+
+#[test]
+fn an_http_1_1_request_needs_exactly_one_host() {
+    let server = Server::start(&[]);
+    for raw in [
+        &b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"[..],
+        b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: a b/c@@\r\nConnection: close\r\n\r\n",
+    ] {
+        let mut s = connect(server.addr);
+        s.write_all(raw).expect("send");
+        read_response(&mut s).assert_error(400, "bad-host");
+    }
+    for raw in [
+        &b"GET /healthz HTTP/1.0\r\n\r\n"[..],
+        b"GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: wiregen.example:80\r\nConnection: close\r\n\r\n",
+    ] {
+        let mut s = connect(server.addr);
+        s.write_all(raw).expect("send");
+        assert_eq!(read_response(&mut s).status, 200, "{}", String::from_utf8_lossy(raw));
+    }
+    server.wait_metric("wiregen_http_requests_total{route=\"/healthz\",status=\"400\"}", 3.0);
+}
+
+#[test]
+fn a_client_that_does_not_read_its_answer_is_dropped_and_frees_its_place() {
+    let server = Server::start(&["--max-concurrency", "1", "--max-body", "1048576", "--timeout-ms", "1500"]);
+    // 1 MiB of blank lines: an answer of ~33 MB (a record each), more than the sockets buffer.
+    let body = vec![b'\n'; 1 << 20];
+    let mut a = connect(server.addr);
+    let mut req = format!(
+        "POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-ndjson\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&body);
+    a.write_all(&req).expect("send");
+    // Long after its check is done, the unread answer still holds the one place: the places bound the answers
+    // held in memory.
+    std::thread::sleep(Duration::from_millis(700));
+    server.post("/v1/validate", "application/json", VALID.as_bytes()).assert_error(503, "overloaded");
+    // Once it has read nothing for --timeout-ms, the client is dropped with its answer, and the place is free.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = server.post("/v1/validate", "application/json", VALID.as_bytes());
+        if r.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the unread answer still holds the place");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut got = Vec::new();
+    let r = a.read_to_end(&mut got);
+    assert!(r.is_ok() || matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset), "{r:?}");
+    assert!(got.starts_with(b"HTTP/1.1 200") && got.len() < 33 << 20, "{} bytes", got.len());
+    server.wait_log_lines("client not reading its answer", 1);
+}
+
+#[test]
+fn overflow_connections_are_counted_logged_and_answered_in_json() {
+    let server = Server::start(&["--max-connections", "1"]);
+    let idle = connect(server.addr);
+    std::thread::sleep(Duration::from_millis(200));
+    let r = request(server.addr, "PUT", "/healthz", &[], b"");
+    r.assert_error(405, "method-not-allowed");
+    request(server.addr, "POST", "/v1/validate", &[("Content-Type", "application/json")], VALID.as_bytes())
+        .assert_error(503, "overloaded");
+    server.wait_log_lines("status=503", 1);
+    drop(idle);
+    server.wait_metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"503\"}", 1.0);
+    server.wait_metric("wiregen_http_requests_total{route=\"/healthz\",status=\"405\"}", 1.0);
+}
+
+#[test]
+fn a_head_hyper_refuses_is_closed_without_a_reset() {
+    let server = Server::start(&[]);
+    // A malformed head followed by more bytes: hyper answers 400 and the service closes as it does after its own
+    // answers, reading what the client still sends, so the client reads the answer and then the end, no reset.
+    let mut s = connect(server.addr);
+    let mut raw = b"POST /v1/validate HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\nContent-Length: 9\r\n\r\n".to_vec();
+    raw.extend(std::iter::repeat_n(b'x', 1 << 20));
+    s.write_all(&raw).expect("send");
+    let mut got = Vec::new();
+    s.read_to_end(&mut got).expect("the answer, then the end of the stream");
+    assert!(got.starts_with(b"HTTP/1.1 400"), "{}", String::from_utf8_lossy(&got));
+}
+
+#[test]
+fn limits_of_zero_are_refused_not_raised_silently() {
+    for flag in ["--max-concurrency", "--max-connections", "--timeout-ms", "--header-timeout-ms"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+            .args(["serve", "--listen", "127.0.0.1:0", flag, "0"])
+            .output()
+            .expect("run wiregen serve");
+        assert_eq!(out.status.code(), Some(2), "{flag} 0");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("invalid value '0' for '{flag}")), "{flag}: {err}");
+    }
 }

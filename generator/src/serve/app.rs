@@ -1,16 +1,20 @@
 //! The router, its handlers and the per-request middleware (limits, deadline, metrics, one log line).
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use hyper::body::{Frame, SizeHint};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
@@ -123,7 +127,14 @@ impl App {
     /// client went away, the header deadline) are no request and are not counted.
     pub(crate) fn connection_ended(&self, e: &hyper::Error) {
         if !e.is_parse() {
-            tracing::debug!(error = %e, "connection ended with an error");
+            let timed_out = std::error::Error::source(e)
+                .and_then(|s| s.downcast_ref::<std::io::Error>())
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut);
+            if timed_out && self.state.log {
+                tracing::info!(error = %e, "client not reading its answer: connection dropped");
+            } else {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
             return;
         }
         let reason = if e.is_parse_version_h2() {
@@ -157,35 +168,36 @@ fn route_of(path: &str) -> &'static str {
     }
 }
 
-/// Every request passes here: concurrency limit, deadline, JSON 405, metrics and one log line.
+/// Every request passes here: the head's limits and `Host`, concurrency limit, deadline, JSON 405, metrics, one
+/// log line, and `Connection: close` when the body was not read to its end.
 async fn around(State(st): St, req: Request, next: Next) -> Response {
     // Counted and logged once, however the request ends (dropped when the client goes away mid-request).
     let request = InFlight::start(st, req.method().clone(), req.uri().path().to_string());
     let (st, route) = (&request.st, request.route);
     let exempt = matches!(route, "/healthz" | "/metrics");
-    if let Some(e) = head_too_large(&req) {
-        let resp = e.into_response();
-        request.finish(resp.status().as_u16(), &Tally::default());
-        return resp;
-    }
-    let permit = if exempt { None } else { st.limiter.clone().try_acquire_owned().ok() };
-    let mut resp = if !exempt && permit.is_none() {
-        ApiError::new(
-            ErrorCode::Overloaded,
-            format!("more than {} requests in flight; retry shortly", st.max_concurrency),
-        )
-        .into_response()
+    let (req, body_read) = ReadToEnd::track(req);
+    let mut permit = None;
+    let mut resp = if let Some(e) = head_too_large(&req).or_else(|| bad_host(&req)) {
+        e.into_response()
     } else {
-        match tokio::time::timeout(st.timeout, next.run(req)).await {
-            Ok(r) => r,
-            Err(_) => ApiError::new(
-                ErrorCode::Timeout,
-                format!("the request did not complete within {} ms (--timeout-ms)", st.timeout.as_millis()),
+        permit = if exempt { None } else { st.limiter.clone().try_acquire_owned().ok() };
+        if !exempt && permit.is_none() {
+            ApiError::new(
+                ErrorCode::Overloaded,
+                format!("more than {} requests in flight; retry shortly", st.max_concurrency),
             )
-            .into_response(),
+            .into_response()
+        } else {
+            match tokio::time::timeout(st.timeout, next.run(req)).await {
+                Ok(r) => r,
+                Err(_) => ApiError::new(
+                    ErrorCode::Timeout,
+                    format!("the request did not complete within {} ms (--timeout-ms)", st.timeout.as_millis()),
+                )
+                .into_response(),
+            }
         }
     };
-    drop(permit);
     if resp.status() == StatusCode::METHOD_NOT_ALLOWED && !resp.headers().contains_key(header::CONTENT_TYPE) {
         // axum adds the `Allow` header on the way out.
         let allowed = if matches!(route, "/v1/validate" | "/v1/rollup") { "POST" } else { "GET, HEAD" };
@@ -193,9 +205,111 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
         resp = ApiError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; use {allowed}"))
             .into_response();
     }
+    if !body_read.load(Ordering::Relaxed) {
+        // The rest of the body was not read: the connection cannot carry another request, and the client is told
+        // so (RFC 9112 section 9.6) instead of finding the connection closed under its next request.
+        resp.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     let tally = resp.extensions_mut().remove::<Tally>().unwrap_or_default();
     request.finish(resp.status().as_u16(), &tally);
-    resp
+    // The permit goes with the answer until hyper has taken its last piece: the permits bound the answers held in
+    // memory, those of clients that do not read them too (the connection drops such a client after
+    // `--timeout-ms` without progress, `serve::SendDeadline`).
+    match permit {
+        Some(permit) => resp.map(|body| Body::new(Answer { body, piece: Bytes::new(), permit: Some(permit) })),
+        None => resp,
+    }
+}
+
+/// A request body that notes when it has been read to its end (or had none).
+struct ReadToEnd {
+    body: Body,
+    ended: Arc<AtomicBool>,
+}
+
+impl ReadToEnd {
+    fn track(req: Request) -> (Request, Arc<AtomicBool>) {
+        let ended = Arc::new(AtomicBool::new(false));
+        let flag = ended.clone();
+        let req = req.map(|body| {
+            flag.store(body.is_end_stream(), Ordering::Relaxed);
+            Body::new(ReadToEnd { body, ended: flag })
+        });
+        (req, ended)
+    }
+}
+
+impl HttpBody for ReadToEnd {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let r = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(r, Poll::Ready(None)) || self.body.is_end_stream() {
+            self.ended.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The most bytes of an answer handed to hyper at once ([`Answer`]).
+const ANSWER_PIECE: usize = 64 << 10;
+
+/// An answer handed to hyper [`ANSWER_PIECE`] bytes at a time, holding the request's concurrency permit until the
+/// last piece is taken (hyper takes the next piece only when its write buffer has room).
+struct Answer {
+    body: Body,
+    /// What is left of the data frame being handed out.
+    piece: Bytes,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl HttpBody for Answer {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        if self.piece.is_empty() {
+            match std::task::ready!(Pin::new(&mut self.body).poll_frame(cx)) {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => self.piece = data,
+                    Err(frame) => return Poll::Ready(Some(Ok(frame))),
+                },
+                end => {
+                    self.permit = None;
+                    return Poll::Ready(end);
+                }
+            }
+        }
+        let n = self.piece.len().min(ANSWER_PIECE);
+        let data = self.piece.split_to(n);
+        if self.piece.is_empty() && self.body.is_end_stream() {
+            self.permit = None;
+        }
+        Poll::Ready(Some(Ok(Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.piece.is_empty() && self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let mut h = self.body.size_hint();
+        let piece = self.piece.len() as u64;
+        h.set_lower(h.lower() + piece);
+        if let Some(upper) = h.upper() {
+            h.set_upper(upper + piece);
+        }
+        h
+    }
 }
 
 /// The status a request is counted and logged with when its client went away before the answer (nginx's "client
@@ -281,10 +395,37 @@ fn head_too_large(req: &Request) -> Option<ApiError> {
     None
 }
 
-/// The service for connections over `--max-connections`: `/healthz` answers (an orchestrator's probe must get
-/// through a slow-client flood), anything else is 503 `overloaded`.
-pub(crate) fn overflow_router() -> Router {
-    Router::new().route("/healthz", get(healthz)).fallback(overloaded)
+/// A request without exactly one `Host` field holding a host, as RFC 9112 section 3.2 requires of HTTP/1.1 (a
+/// server must answer 400). HTTP/1.0 requests may have none.
+fn bad_host(req: &Request) -> Option<ApiError> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let problem = match (hosts.next(), hosts.next()) {
+        (None, _) if req.version() == axum::http::Version::HTTP_10 => return None,
+        (None, _) => "no `Host` field".to_string(),
+        (Some(_), Some(_)) => "more than one `Host` field".to_string(),
+        (Some(h), None) => {
+            // uri-host [ ":" port ]: a name (unreserved, percent-encoded, sub-delims) or an IP literal; may be empty.
+            let host_byte = |b: &u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:[]".contains(b);
+            if h.as_bytes().iter().all(host_byte) {
+                return None;
+            }
+            format!("`Host: {}` is not a host", String::from_utf8_lossy(h.as_bytes()))
+        }
+    };
+    Some(ApiError::new(ErrorCode::BadHost, format!("{problem}: an HTTP/1.1 request has exactly one, naming the host")))
+}
+
+impl App {
+    /// The service for connections over `--max-connections`: `/healthz` answers (an orchestrator's probe must get
+    /// through a slow-client flood), anything else is 503 `overloaded`; counted and logged like every request.
+    pub(crate) fn overflow_router(&self) -> Router {
+        let st = self.state.clone();
+        Router::new()
+            .route("/healthz", get(healthz))
+            .fallback(overloaded)
+            .layer(middleware::from_fn_with_state(st.clone(), around))
+            .with_state(st)
+    }
 }
 
 async fn overloaded() -> ApiError {

@@ -56,12 +56,15 @@ pub fn kind(headers: &HeaderMap) -> Result<Kind, ApiError> {
             format!("Content-Type given more than once: {expected}, once"),
         ));
     }
-    let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
+    let ct = String::from_utf8_lossy(ct.as_bytes()).to_ascii_lowercase();
     let mut parts = ct.split(';').map(str::trim);
     let media = parts.next().unwrap_or("");
     for p in parts {
-        if let Some(cs) = p.strip_prefix("charset=") {
-            let cs = cs.trim_matches('"');
+        // `name=value`; spaces around `=` are not HTTP (RFC 9110 section 5.6.6), but a charset written so still
+        // says what the body is.
+        let Some((name, value)) = p.split_once('=') else { continue };
+        if name.trim_end() == "charset" {
+            let cs = value.trim_start().trim_matches('"');
             if cs != "utf-8" && cs != "utf8" {
                 return Err(ApiError::new(
                     ErrorCode::UnsupportedMediaType,
@@ -236,11 +239,16 @@ mod tests {
             ("Application/JSON; charset=UTF-8", Some(Kind::Json)),
             ("application/x-ndjson", Some(Kind::Jsonl)),
             ("application/json; charset=latin1", None),
+            ("application/json; charset = latin1", None),
+            ("application/json;charset=\"utf-8\"", Some(Kind::Json)),
             ("text/plain", None),
         ] {
             h.insert(header::CONTENT_TYPE, ct.parse().unwrap());
             assert_eq!(kind(&h).ok(), k, "{ct}");
         }
+        // A value that is not ASCII is shown as it came, not as an empty name.
+        h.insert(header::CONTENT_TYPE, axum::http::HeaderValue::from_bytes(b"text/\xe9t\xe9").unwrap());
+        assert!(kind(&h).unwrap_err().message.contains("text/\u{fffd}t\u{fffd}"), "{}", kind(&h).unwrap_err().message);
         // An encoded body is not the text it would be read as.
         h.insert(header::CONTENT_TYPE, "application/x-ndjson".parse().unwrap());
         for (enc, k) in [("identity", Some(Kind::Jsonl)), ("gzip", None), ("br", None), ("GZIP, identity", None)] {

@@ -19,6 +19,8 @@ catalogue! {
         BadQuery = "bad-query",
         /// 400: the body could not be read: cut short, broken chunking, or (for `application/json`) not UTF-8.
         UnreadableBody = "unreadable-body",
+        /// 400: an HTTP/1.1 request without exactly one `Host` field naming a host (RFC 9112 section 3.2).
+        BadHost = "bad-host",
         /// 404: no such route.
         NotFound = "not-found",
         /// 404: `GET /v1/schema/events/{t}` for a `t` that is no event.
@@ -46,7 +48,7 @@ impl ErrorCode {
     /// The HTTP status that carries it.
     pub fn status(self) -> StatusCode {
         match self {
-            ErrorCode::BadQuery | ErrorCode::UnreadableBody => StatusCode::BAD_REQUEST,
+            ErrorCode::BadQuery | ErrorCode::UnreadableBody | ErrorCode::BadHost => StatusCode::BAD_REQUEST,
             ErrorCode::NotFound | ErrorCode::UnknownEvent => StatusCode::NOT_FOUND,
             ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
@@ -87,15 +89,8 @@ impl IntoResponse for ApiError {
         let mut r =
             (self.code.status(), [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], self.body())
                 .into_response();
-        match self.code {
-            ErrorCode::Overloaded => {
-                r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            }
-            // The rest of the body is not read: the connection cannot be reused.
-            ErrorCode::BodyTooLarge | ErrorCode::UnreadableBody | ErrorCode::Timeout => {
-                r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-            }
-            _ => {}
+        if self.code == ErrorCode::Overloaded {
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         r
     }
