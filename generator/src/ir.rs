@@ -74,6 +74,9 @@ pub struct Package {
     pub crate_name: String,
     /// The npm package name.
     pub npm_name: String,
+    /// The version both packages carry (`x-package`'s `version`, `0.1.0` when it gives none): SemVer, as Cargo
+    /// and npm read it.
+    pub version: String,
 }
 
 /// A named type.

@@ -148,6 +148,30 @@ fn a_schema_file_nothing_references_becomes_a_type() {
 }
 
 #[test]
+fn the_packages_carry_the_version_x_package_gives() {
+    let dir = schema_dir(
+        "versioned",
+        &[(
+            "main.schema.json",
+            json!({"x-package": {"crate": "demo-wire", "npm": "@demo/wire", "version": "2.1.0-rc.1"}, "type": "object",
+                   "properties": {"a": {"type": "string"}}}),
+        )],
+    );
+    let out_dir = dir.with_extension("out");
+    let out =
+        wiregen(&dir, &["generate", "--only", "rust,ts", "--schema", ".", "--out", out_dir.to_str().expect("path")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cargo = std::fs::read_to_string(out_dir.join("rust/Cargo.toml")).expect("Cargo.toml");
+    assert!(cargo.contains("\nversion = \"2.1.0-rc.1\"\n"), "{cargo}");
+    let package: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("ts/package.json")).expect("package.json"))
+            .expect("JSON");
+    assert_eq!(package["version"], "2.1.0-rc.1");
+    // A scoped name is published as public (npm's default for one is restricted).
+    assert_eq!(package["publishConfig"], json!({"access": "public"}));
+}
+
+#[test]
 fn a_recursive_type_through_ref_is_supported() {
     // A `$ref` cycle that an object breaks is a recursive type (one that nothing breaks is refused: the
     // `ref-cycle` golden case); it used to overflow the stack.

@@ -28,9 +28,20 @@ pub fn built_package() -> &'static Path {
     BUILT.get_or_init(|| {
         let dir = package();
         crate::node::ensure_npm_deps(&dir);
+        // What an earlier build wrote of a module the package no longer has: the build removes it, or it would be
+        // packed and published.
+        let stale = ["dist/gone.js", "dist/gone.d.ts", "dist/cjs/gone.cjs", "dist/cjs/gone.d.cts"];
+        for f in stale {
+            let path = dir.join(f);
+            std::fs::create_dir_all(path.parent().expect("in dist")).expect("dist/");
+            std::fs::write(&path, "export {};\n").expect("a file of an earlier build");
+        }
         run(Command::new("npm").current_dir(&dir).args(["run", "--silent", "build"]), "npm run build in generated/ts");
         let index = dir.join("dist/index.js");
         assert!(index.is_file(), "the build wrote {}", index.display());
+        for f in stale {
+            assert!(!dir.join(f).exists(), "the build left {f} of an earlier build");
+        }
         index
     })
 }

@@ -4,8 +4,11 @@
  * at run time (in the spirit of ajv's standalone code). `validate<Type>(value)` returns every error in the engine's
  * order, so the first one is the canonical first error (same rule id and JSON Pointer as `wiregen validate`), an
  * empty list when the value is valid; `is<Type>(value)` is the type guard. The protocol's role rules run on the
- * envelope once its shape is valid. Ids are not checked against their strict pattern. *
- * This module imports only types: it can be copied into a project without the package's dependencies.
+ * envelope once its shape is valid. Ids are not checked against their strict pattern.
+ *
+ * The code runs on nothing but itself: it imports only types (`WireError`, and the types it guards, which the
+ * package derives with `z.infer`), so bundlers leave Zod out of what imports this module alone. Copied into another
+ * project, it needs those types from this package, `./runtime.js` and `./schemas.js`.
  *
  * @module
  */

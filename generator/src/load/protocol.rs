@@ -830,12 +830,13 @@ impl Cx {
             .cloned()
             .or_else(|| p.map(|p| types.slots[p.envelope.0].origin.file.clone()))
             .or_else(|| self.single.clone());
-        let mut pkg = Package { crate_name: "wire-types".into(), npm_name: "wire-types".into() };
+        let mut pkg =
+            Package { crate_name: "wire-types".into(), npm_name: "wire-types".into(), version: DEFAULT_VERSION.into() };
         let Some(rf) = &root_file else { return (pkg, None) };
         let at = Origin { file: rf.clone(), pointer: String::new() };
         if let Some(x) = self.value_at(&at).and_then(|v| v.get("x-package")).cloned() {
             if let Some(o) = x.as_object() {
-                self.unknown_keys(&at.join("x-package"), o, &["crate", "npm"], "`x-package`");
+                self.unknown_keys(&at.join("x-package"), o, &["crate", "npm", "version"], "`x-package`");
             }
             let name_ok = |s: &str| {
                 !s.is_empty()
@@ -845,12 +846,25 @@ impl Cx {
             };
             match (x.get("crate").and_then(Value::as_str), x.get("npm").and_then(Value::as_str)) {
                 (Some(c), Some(n)) if name_ok(c) && name_ok(n) && !c.contains(['@', '/', '.']) => {
-                    pkg = Package { crate_name: c.into(), npm_name: n.into() };
+                    pkg.crate_name = c.into();
+                    pkg.npm_name = n.into();
                 }
                 _ => self.err(
                     &at.join("x-package"),
                     K::InvalidValue,
-                    "`x-package` is `{\"crate\": \"name\", \"npm\": \"name\"}` (lowercase)",
+                    "`x-package` is `{\"crate\": \"name\", \"npm\": \"name\"}` (lowercase), with an optional `\"version\"`",
+                ),
+            }
+            match x.get("version") {
+                None => {}
+                Some(Value::String(v)) if is_semver(v) => pkg.version = v.clone(),
+                Some(v) => self.err(
+                    &at.join("x-package").join("version"),
+                    K::InvalidValue,
+                    format!(
+                        "`version` is {v}: a SemVer version, as Cargo and npm read it (`1.2.3`, `1.2.3-beta.1`, \
+                         `1.2.3+build.5`)"
+                    ),
                 ),
             }
         }
@@ -890,5 +904,69 @@ impl Cx {
         let id = s("$id");
         let base = id.rsplit_once('/').map(|(b, _)| format!("{b}/")).unwrap_or_default();
         (s("title"), s("description"), base)
+    }
+}
+
+/// The version of a package whose `x-package` gives none.
+const DEFAULT_VERSION: &str = "0.1.0";
+
+/// Whether `v` is a SemVer 2.0.0 version (what both Cargo and npm accept): `MAJOR.MINOR.PATCH`, numbers without
+/// leading zeros, then an optional `-` pre-release and `+` build, dot-separated identifiers of ASCII letters,
+/// digits and `-` (a numeric pre-release identifier without leading zeros).
+fn is_semver(v: &str) -> bool {
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    let ident = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let (rest, build) = match v.split_once('+') {
+        Some((r, b)) => (r, Some(b)),
+        None => (v, None),
+    };
+    let (core, pre) = match rest.split_once('-') {
+        Some((c, p)) => (c, Some(p)),
+        None => (rest, None),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| number(p))
+        && pre.is_none_or(|p| p.split('.').all(|i| ident(i) && (!i.bytes().all(|b| b.is_ascii_digit()) || number(i))))
+        && build.is_none_or(|b| b.split('.').all(ident))
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::is_semver;
+
+    #[test]
+    fn semver_versions() {
+        for ok in [
+            "0.1.0",
+            "1.2.3",
+            "10.20.30",
+            "1.0.0-alpha",
+            "1.0.0-alpha.1",
+            "1.0.0-0.3.7",
+            "1.0.0-x-y.7",
+            "1.0.0+20130313144700",
+            "1.0.0-beta+exp.sha.5114f85",
+        ] {
+            assert!(is_semver(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "1",
+            "1.2",
+            "1.2.3.4",
+            "01.2.3",
+            "1.02.3",
+            "v1.2.3",
+            "1.2.3-",
+            "1.2.3-01",
+            "1.2.3+",
+            "1.2.3-a..b",
+            "1.2.3-a_b",
+            " 1.2.3",
+            "1.2.x",
+        ] {
+            assert!(!is_semver(bad), "{bad}");
+        }
     }
 }

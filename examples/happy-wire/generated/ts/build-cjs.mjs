@@ -3,23 +3,19 @@
 // The last build step (`npm run build`): `tsc -p tsconfig.cjs.json` writes the CommonJS build as `dist/cjs/*.js`
 // and `*.d.ts`; in this `"type": "module"` package Node and TypeScript would read those as ES modules, so this
 // renames them to `.cjs` and `.d.cts` and points their relative imports (`require("./runtime.js")`,
-// `from "./runtime.js"`) at the renamed files. Files left from an earlier build of a module that no longer exists
-// are removed.
+// `from "./runtime.js"`) at the renamed files. (The build's first step removed `dist/` of any earlier build.)
 import { readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 
 const dir = new URL("./dist/cjs/", import.meta.url);
 const SPECIFIER = /(require\(|from |import\()"(\.\/[A-Za-z0-9_-]+)\.js"/g;
 
-const fresh = new Set();
+const renamed = new Set();
 for (const file of readdirSync(dir)) {
   const to = file.endsWith(".d.ts") ? file.slice(0, -".d.ts".length) + ".d.cts" : file.endsWith(".js") ? file.slice(0, -".js".length) + ".cjs" : null;
   if (to === null) continue;
   const text = readFileSync(new URL(file, dir), "utf8").replace(SPECIFIER, '$1"$2.cjs"');
   writeFileSync(new URL(to, dir), text);
   unlinkSync(new URL(file, dir));
-  fresh.add(to);
+  renamed.add(to);
 }
-if (!fresh.has("index.cjs") || !fresh.has("index.d.cts")) throw new Error("dist/cjs: tsc -p tsconfig.cjs.json wrote no index.js and index.d.ts");
-for (const file of readdirSync(dir)) {
-  if ((file.endsWith(".cjs") || file.endsWith(".d.cts")) && !fresh.has(file)) unlinkSync(new URL(file, dir));
-}
+if (!renamed.has("index.cjs") || !renamed.has("index.d.cts")) throw new Error("dist/cjs: tsc -p tsconfig.cjs.json wrote no index.js and index.d.ts");

@@ -88,7 +88,7 @@ pub(crate) fn cargo_toml(m: &Model, patterns: bool, generated_by: &str) -> Strin
         r#"# {generated_by}
 [package]
 name = "{name}"
-version = "0.1.0"
+version = "{version}"
 description = "{description}"
 edition = "2021"
 license = "MIT OR Apache-2.0"
@@ -102,6 +102,7 @@ publish = false
 schemars = ["dep:schemars"]
 "#,
         name = m.package.crate_name,
+        version = m.package.version,
         deps = dependencies(patterns),
     )
 }

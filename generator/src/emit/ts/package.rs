@@ -60,11 +60,15 @@ fn title(m: &Model) -> String {
     }
 }
 
+/// The build's first step: `dist/` from an earlier build goes, so a module the package no longer has is not packed
+/// from it (`tsc` only adds and overwrites).
+const CLEAN_DIST: &str = "node -e \"require('node:fs').rmSync('dist', { recursive: true, force: true })\"";
+
 fn package_json(m: &Model, opts: &EmitOptions) -> String {
-    let v = json!({
+    let mut v = json!({
         "//": opts.generated_by(),
         "name": m.package.npm_name,
-        "version": "0.1.0",
+        "version": m.package.version,
         "description": format!("{}: Zod 4 schemas, TypeScript types and checkers generated from the JSON Schema", title(m)),
         "license": LICENSE,
         "type": "module",
@@ -83,13 +87,17 @@ fn package_json(m: &Model, opts: &EmitOptions) -> String {
         "sideEffects": false,
         "engines": { "node": ">=20" },
         "scripts": {
-            "build": "tsc -p tsconfig.json && tsc -p tsconfig.cjs.json && node build-cjs.mjs",
+            "build": CLEAN_DIST.to_string() + " && tsc -p tsconfig.json && tsc -p tsconfig.cjs.json && node build-cjs.mjs",
             "typecheck": "tsc -p tsconfig.json --noEmit",
             "prepack": "npm run build"
         },
         "peerDependencies": { "zod": ZOD_PEER_RANGE },
         "devDependencies": { "typescript": TYPESCRIPT_RANGE, "zod": ZOD_DEV_RANGE }
     });
+    if m.package.npm_name.starts_with('@') {
+        // npm publishes a scoped package as restricted (paid, private) unless told otherwise.
+        v["publishConfig"] = json!({ "access": "public" });
+    }
     pretty(&v)
 }
 
