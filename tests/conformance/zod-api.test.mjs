@@ -162,6 +162,28 @@ test("descriptions are attached to the schemas", () => {
   assert.ok(w.sessionRoleSchema.description.length > 0);
 });
 
+test("a string with an unpaired surrogate has no line: checkEnvelope and createEnvelope refuse it where it is", () => {
+  const half = "\u{1F600}".slice(0, 1); // an emoji cut in half, as cutting text by UTF-16 length does
+  const cases = [
+    [() => w.createEnvelope("user", { t: "text", text: `ok ${half}` }), "/ev/text"],
+    [() => w.createEnvelope("agent", { ...toolCall, args: { [`k${half}`]: 1 } }), `/ev/args/k${half}`],
+    [() => w.createEnvelope("agent", { ...toolCall, args: { "a/b": ["x", "\uDC00"] } }), "/ev/args/a~1b/1"],
+  ];
+  for (const [make, pointer] of cases) {
+    assert.throws(make, (e) => {
+      assert.ok(e instanceof w.SessionWireError);
+      assert.deepEqual([e.errors[0].pointer, e.errors[0].rule], [pointer, "invalid-utf8"]);
+      return true;
+    });
+  }
+  const m = { id: "m1", time: 1, role: "user", ev: { t: "text", text: half } };
+  assert.deepEqual(w.checkEnvelope(m).errors.map((e) => [e.pointer, e.rule]), [["/ev/text", "invalid-utf8"]]);
+  // What the line checkers say of its JSON, and of the string itself as a line.
+  assert.equal(w.validateSessionLine(JSON.stringify(m)).errors[0].rule, "malformed-json");
+  // A whole emoji is text like any other.
+  assert.equal(w.createEnvelope("user", { t: "text", text: "\u{1F600}" }).ev.text, "\u{1F600}");
+});
+
 test("parsed values no line may hold are too deep for every value checker, and createEnvelope refuses them", () => {
   let deep = {};
   for (let i = 0; i < 200; i++) deep = { a: deep };

@@ -8,6 +8,7 @@
  */
 import {
   depthError,
+  surrogateError,
   newId,
   parseLine,
   toWireErrors,
@@ -29,7 +30,7 @@ import { validateSessionEnvelope } from "./standalone.js";
  */
 export function checkEnvelope(value: unknown): WireResult<SessionEnvelope> {
   // A value no line may hold is `too-deep` at the root, as the Rust crate's `from_value` says it.
-  const deep = depthError(value);
+  const deep = depthError(value) ?? surrogateError(value);
   return deep === null ? checkParsed(value) : { valid: false, errors: [deep] };
 }
 

@@ -1288,6 +1288,36 @@ export function depthError(v: unknown): WireError | null {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * `invalid-utf8` at the first string of `v` (a value, or a key) that holds an unpaired surrogate, else `null`: the
+ * other half of what a value must meet to be written as a line the checkers take back, for such a string has no
+ * UTF-8 form, and its JSON (`"\ud83d"`) is `malformed-json` to every line checker. For a value
+ * {@link depthError} passed (it recurses).
+ */
+export function surrogateError(v: unknown): WireError | null {
+  const at = unpairedAt(v, "");
+  return at === null ? null : { pointer: at, rule: "invalid-utf8", message: "the string holds an unpaired surrogate, which UTF-8 cannot encode" };
+}
+
+function unpairedAt(v: unknown, at: string): string | null {
+  if (typeof v === "string") return LONE_SURROGATE.test(v) ? at : null;
+  if (typeof v !== "object" || v === null) return null;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const found = unpairedAt(v[i], `${at}/${i}`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  for (const k of Object.keys(v)) {
+    const p = `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+    if (LONE_SURROGATE.test(k)) return p;
+    const found = unpairedAt((v as Record<string, unknown>)[k], p);
+    if (found !== null) return found;
+  }
+  return null;
+}
 // Rust's `char::is_whitespace` (Unicode White_Space), which the engine's blank-line check uses.
 const BLANK = /^[\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]*$/;
 
