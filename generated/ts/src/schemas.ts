@@ -10,39 +10,39 @@ import * as z from "zod";
 import { $T, $C, constParams, intBounds, unknownKeys, closed, open, unionMessage, roleIssue } from "./runtime.js";
 
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
-export const sessionCuid2Schema = z.string($T).min(1, $C)
-  .describe("A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters).");
+export const sessionCuid2Schema = /* @__PURE__ */ (() => z.string($T).min(1, $C)
+  .describe("A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters)."))();
 /** A cuid2 identifier. Any non-empty string is accepted; `--strict-ids` also checks the cuid2 shape (a lowercase letter, then lowercase letters and digits, 2 to 32 characters). */
 export type SessionCuid2 = z.infer<typeof sessionCuid2Schema>;
 
 /** A non-empty identifier string. */
-export const sessionIdSchema = z.string($T).min(1, $C)
-  .describe("A non-empty identifier string.");
+export const sessionIdSchema = /* @__PURE__ */ (() => z.string($T).min(1, $C)
+  .describe("A non-empty identifier string."))();
 /** A non-empty identifier string. */
 export type SessionId = z.infer<typeof sessionIdSchema>;
 
 /** A non-negative integer that JavaScript represents exactly (0 to 2^53-1). */
-export const sessionUint53Schema = z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C)
-  .describe("A non-negative integer that JavaScript represents exactly (0 to 2^53-1).");
+export const sessionUint53Schema = /* @__PURE__ */ (() => z.int(intBounds(0, null, 9007199254740991, null)).min(0, $C)
+  .describe("A non-negative integer that JavaScript represents exactly (0 to 2^53-1)."))();
 /** A non-negative integer that JavaScript represents exactly (0 to 2^53-1). */
 export type SessionUint53 = z.infer<typeof sessionUint53Schema>;
 
 /** Who produced this event */
-export const sessionRoleSchema = z.enum(["user","agent"], $T)
-  .describe("Who produced this event");
+export const sessionRoleSchema = /* @__PURE__ */ (() => z.enum(["user","agent"], $T)
+  .describe("Who produced this event"))();
 /** Who produced this event */
 export type SessionRole = z.infer<typeof sessionRoleSchema>;
 
 /** Tool input arguments: any JSON object. */
-export const sessionArgsSchema = open(
+export const sessionArgsSchema = /* @__PURE__ */ (() => open(
   {},
 )
-  .describe("Tool input arguments: any JSON object.");
+  .describe("Tool input arguments: any JSON object."))();
 /** Tool input arguments: any JSON object. */
 export type SessionArgs = z.infer<typeof sessionArgsSchema>;
 
 /** Token usage for this turn */
-export const sessionUsageSchema = closed(
+export const sessionUsageSchema = /* @__PURE__ */ (() => closed(
   {
     /** Input tokens consumed */
     inputTokens: sessionUint53Schema,
@@ -53,12 +53,12 @@ export const sessionUsageSchema = closed(
   },
   unknownKeys("SessionUsage", {}),
 )
-  .describe("Token usage for this turn");
+  .describe("Token usage for this turn"))();
 /** Token usage for this turn */
 export type SessionUsage = z.infer<typeof sessionUsageSchema>;
 
 /** Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost. */
-export const sessionMessageUsageSchema = closed(
+export const sessionMessageUsageSchema = /* @__PURE__ */ (() => closed(
   {
     /** Input tokens */
     inputTokens: sessionUint53Schema,
@@ -75,12 +75,12 @@ export const sessionMessageUsageSchema = closed(
   },
   unknownKeys("SessionMessageUsage", {}),
 )
-  .describe("Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost.");
+  .describe("Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost."))();
 /** Model token usage carried by the source agent message (v1's envelope `usage`, in v2's camelCase); consumers use it to update session context meters without rendering a separate row. Unlike a turn's `usage` it has no cost. */
 export type SessionMessageUsage = z.infer<typeof sessionMessageUsageSchema>;
 
 /** Optional image metadata */
-export const sessionImageSchema = closed(
+export const sessionImageSchema = /* @__PURE__ */ (() => closed(
   {
     /** Image width in pixels */
     width: sessionUint53Schema,
@@ -91,12 +91,12 @@ export const sessionImageSchema = closed(
   },
   unknownKeys("SessionImage", {}),
 )
-  .describe("Optional image metadata");
+  .describe("Optional image metadata"))();
 /** Optional image metadata */
 export type SessionImage = z.infer<typeof sessionImageSchema>;
 
 /** Message text from the user or the agent. A user `steer` message is displayed immediately; the app pins it below current agent output until `turn-end` or until the agent emits output that follows the steer (client display logic, no protocol-level ordering). */
-export const sessionTextEventSchema = closed(
+export const sessionTextEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("text", constParams("text")),
@@ -109,12 +109,12 @@ export const sessionTextEventSchema = closed(
   },
   unknownKeys("SessionTextEvent", {}),
 )
-  .describe("Message text from the user or the agent. A user `steer` message is displayed immediately; the app pins it below current agent output until `turn-end` or until the agent emits output that follows the steer (client display logic, no protocol-level ordering).");
+  .describe("Message text from the user or the agent. A user `steer` message is displayed immediately; the app pins it below current agent output until `turn-end` or until the agent emits output that follows the steer (client display logic, no protocol-level ordering)."))();
 /** Message text from the user or the agent. A user `steer` message is displayed immediately; the app pins it below current agent output until `turn-end` or until the agent emits output that follows the steer (client display logic, no protocol-level ordering). */
 export type SessionTextEvent = z.infer<typeof sessionTextEventSchema>;
 
 /** A file shared by the user or the agent, stored on the server as an upload. */
-export const sessionFileEventSchema = closed(
+export const sessionFileEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("file", constParams("file")),
@@ -131,25 +131,25 @@ export const sessionFileEventSchema = closed(
   },
   unknownKeys("SessionFileEvent", {}),
 )
-  .describe("A file shared by the user or the agent, stored on the server as an upload.");
+  .describe("A file shared by the user or the agent, stored on the server as an upload."))();
 /** A file shared by the user or the agent, stored on the server as an upload. */
 export type SessionFileEvent = z.infer<typeof sessionFileEventSchema>;
 
 /** Establishes the `turn` id on the envelope. Also serves as the "agent picked up your message" signal — the gap between user `text` (sent) and `turn-start` is the "queued" window. */
-export const sessionTurnStartEventSchema = closed(
+export const sessionTurnStartEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("turn-start", constParams("turn-start")),
   },
   unknownKeys("SessionTurnStartEvent", {}),
 )
-  .describe("Establishes the `turn` id on the envelope. Also serves as the \"agent picked up your message\" signal — the gap between user `text` (sent) and `turn-start` is the \"queued\" window.");
+  .describe("Establishes the `turn` id on the envelope. Also serves as the \"agent picked up your message\" signal — the gap between user `text` (sent) and `turn-start` is the \"queued\" window."))();
 /** Establishes the `turn` id on the envelope. Also serves as the "agent picked up your message" signal — the gap between user `text` (sent) and `turn-start` is the "queued" window. */
 export type SessionTurnStartEvent = z.infer<typeof sessionTurnStartEventSchema>;
 
 /** Final turn outcome */
-export const sessionTurnStatusSchema = z.enum(["completed","failed","cancelled"], $T)
-  .describe("Final turn outcome");
+export const sessionTurnStatusSchema = /* @__PURE__ */ (() => z.enum(["completed","failed","cancelled"], $T)
+  .describe("Final turn outcome"))();
 /** Final turn outcome */
 export type SessionTurnStatus = z.infer<typeof sessionTurnStatusSchema>;
 /** {@link sessionTurnStatusSchema} under another name (`x-aliases`: a name an earlier version of the package used). */
@@ -158,7 +158,7 @@ export const sessionTurnEndStatusSchema = sessionTurnStatusSchema;
 export type SessionTurnEndStatus = SessionTurnStatus;
 
 /** Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal. */
-export const sessionTurnEndEventSchema = closed(
+export const sessionTurnEndEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("turn-end", constParams("turn-end")),
@@ -169,12 +169,12 @@ export const sessionTurnEndEventSchema = closed(
   },
   unknownKeys("SessionTurnEndEvent", {}),
 )
-  .describe("Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal.");
+  .describe("Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal."))();
 /** Ends the turn with its final outcome and token usage. Replaces the ephemeral `usage-report` socket event. Also replaces the legacy `ready` signal — `turn-end` IS the ready signal. */
 export type SessionTurnEndEvent = z.infer<typeof sessionTurnEndEventSchema>;
 
 /** The agent starts a tool call. */
-export const sessionToolCallStartEventSchema = closed(
+export const sessionToolCallStartEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("tool-call-start", constParams("tool-call-start")),
@@ -191,12 +191,12 @@ export const sessionToolCallStartEventSchema = closed(
   },
   unknownKeys("SessionToolCallStartEvent", {}),
 )
-  .describe("The agent starts a tool call.");
+  .describe("The agent starts a tool call."))();
 /** The agent starts a tool call. */
 export type SessionToolCallStartEvent = z.infer<typeof sessionToolCallStartEventSchema>;
 
 /** The agent ends a tool call started by `tool-call-start`. */
-export const sessionToolCallEndEventSchema = closed(
+export const sessionToolCallEndEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("tool-call-end", constParams("tool-call-end")),
@@ -205,12 +205,12 @@ export const sessionToolCallEndEventSchema = closed(
   },
   unknownKeys("SessionToolCallEndEvent", {}),
 )
-  .describe("The agent ends a tool call started by `tool-call-start`.");
+  .describe("The agent ends a tool call started by `tool-call-start`."))();
 /** The agent ends a tool call started by `tool-call-start`. */
 export type SessionToolCallEndEvent = z.infer<typeof sessionToolCallEndEventSchema>;
 
 /** System/internal messages — reconnecting, context compacted, process errors. Not from the LLM. */
-export const sessionServiceEventSchema = closed(
+export const sessionServiceEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("service", constParams("service")),
@@ -219,7 +219,7 @@ export const sessionServiceEventSchema = closed(
   },
   unknownKeys("SessionServiceEvent", {}),
 )
-  .describe("System/internal messages — reconnecting, context compacted, process errors. Not from the LLM.");
+  .describe("System/internal messages — reconnecting, context compacted, process errors. Not from the LLM."))();
 /** System/internal messages — reconnecting, context compacted, process errors. Not from the LLM. */
 export type SessionServiceEvent = z.infer<typeof sessionServiceEventSchema>;
 /** {@link sessionServiceEventSchema} under another name (`x-aliases`: a name an earlier version of the package used). */
@@ -228,7 +228,7 @@ export const sessionServiceMessageEventSchema = sessionServiceEventSchema;
 export type SessionServiceMessageEvent = SessionServiceEvent;
 
 /** The agent starts a subagent. */
-export const sessionSubagentStartEventSchema = closed(
+export const sessionSubagentStartEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("subagent-start", constParams("subagent-start")),
@@ -239,12 +239,12 @@ export const sessionSubagentStartEventSchema = closed(
   },
   unknownKeys("SessionSubagentStartEvent", {}),
 )
-  .describe("The agent starts a subagent.");
+  .describe("The agent starts a subagent."))();
 /** The agent starts a subagent. */
 export type SessionSubagentStartEvent = z.infer<typeof sessionSubagentStartEventSchema>;
 
 /** The agent stops a running subagent. */
-export const sessionSubagentStopEventSchema = closed(
+export const sessionSubagentStopEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("subagent-stop", constParams("subagent-stop")),
@@ -253,18 +253,18 @@ export const sessionSubagentStopEventSchema = closed(
   },
   unknownKeys("SessionSubagentStopEvent", {}),
 )
-  .describe("The agent stops a running subagent.");
+  .describe("The agent stops a running subagent."))();
 /** The agent stops a running subagent. */
 export type SessionSubagentStopEvent = z.infer<typeof sessionSubagentStopEventSchema>;
 
 /** What took control */
-export const sessionClientTypeSchema = z.enum(["cli","phone","browser","daemon"], $T)
-  .describe("What took control");
+export const sessionClientTypeSchema = /* @__PURE__ */ (() => z.enum(["cli","phone","browser","daemon"], $T)
+  .describe("What took control"))();
 /** What took control */
 export type SessionClientType = z.infer<typeof sessionClientTypeSchema>;
 
 /** A client took control of the session. Controlling device is also written to session state (metadata) as a rollup of the stream. */
-export const sessionSessionControlChangedEventSchema = closed(
+export const sessionSessionControlChangedEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("session-control-changed", constParams("session-control-changed")),
@@ -275,12 +275,12 @@ export const sessionSessionControlChangedEventSchema = closed(
   },
   unknownKeys("session-control-changed", {"machineId":"tokenId"}),
 )
-  .describe("A client took control of the session. Controlling device is also written to session state (metadata) as a rollup of the stream.");
+  .describe("A client took control of the session. Controlling device is also written to session state (metadata) as a rollup of the stream."))();
 /** A client took control of the session. Controlling device is also written to session state (metadata) as a rollup of the stream. */
 export type SessionSessionControlChangedEvent = z.infer<typeof sessionSessionControlChangedEventSchema>;
 
 /** Always during a turn. Appears between `tool-call-start` and `tool-call-end`. The tool does not execute until the user responds. RPC still delivers in real-time, but the message is the permanent record in the stream. */
-export const sessionPermissionRequestEventSchema = closed(
+export const sessionPermissionRequestEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("permission-request", constParams("permission-request")),
@@ -297,18 +297,18 @@ export const sessionPermissionRequestEventSchema = closed(
   },
   unknownKeys("SessionPermissionRequestEvent", {}),
 )
-  .describe("Always during a turn. Appears between `tool-call-start` and `tool-call-end`. The tool does not execute until the user responds. RPC still delivers in real-time, but the message is the permanent record in the stream.");
+  .describe("Always during a turn. Appears between `tool-call-start` and `tool-call-end`. The tool does not execute until the user responds. RPC still delivers in real-time, but the message is the permanent record in the stream."))();
 /** Always during a turn. Appears between `tool-call-start` and `tool-call-end`. The tool does not execute until the user responds. RPC still delivers in real-time, but the message is the permanent record in the stream. */
 export type SessionPermissionRequestEvent = z.infer<typeof sessionPermissionRequestEventSchema>;
 
 /** The user's answer */
-export const sessionDecisionSchema = z.enum(["allow-once","allow-always","deny"], $T)
-  .describe("The user's answer");
+export const sessionDecisionSchema = /* @__PURE__ */ (() => z.enum(["allow-once","allow-always","deny"], $T)
+  .describe("The user's answer"))();
 /** The user's answer */
 export type SessionDecision = z.infer<typeof sessionDecisionSchema>;
 
 /** The user answers a `permission-request`. Matches the `call` from the request. */
-export const sessionPermissionResponseEventSchema = closed(
+export const sessionPermissionResponseEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("permission-response", constParams("permission-response")),
@@ -319,30 +319,30 @@ export const sessionPermissionResponseEventSchema = closed(
   },
   unknownKeys("SessionPermissionResponseEvent", {}),
 )
-  .describe("The user answers a `permission-request`. Matches the `call` from the request.");
+  .describe("The user answers a `permission-request`. Matches the `call` from the request."))();
 /** The user answers a `permission-request`. Matches the `call` from the request. */
 export type SessionPermissionResponseEvent = z.infer<typeof sessionPermissionResponseEventSchema>;
 
 /** Written to the stream when user presses stop. RPC still does real-time delivery. Agent responds with `turn-end { status: "cancelled" }`. */
-export const sessionAbortEventSchema = closed(
+export const sessionAbortEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("abort", constParams("abort")),
   },
   unknownKeys("SessionAbortEvent", {}),
 )
-  .describe("Written to the stream when user presses stop. RPC still does real-time delivery. Agent responds with `turn-end { status: \"cancelled\" }`.");
+  .describe("Written to the stream when user presses stop. RPC still does real-time delivery. Agent responds with `turn-end { status: \"cancelled\" }`."))();
 /** Written to the stream when user presses stop. RPC still does real-time delivery. Agent responds with `turn-end { status: "cancelled" }`. */
 export type SessionAbortEvent = z.infer<typeof sessionAbortEventSchema>;
 
 /** Permission mode */
-export const sessionPermissionModeSchema = z.enum(["default","acceptEdits","bypassPermissions","plan"], $T)
-  .describe("Permission mode");
+export const sessionPermissionModeSchema = /* @__PURE__ */ (() => z.enum(["default","acceptEdits","bypassPermissions","plan"], $T)
+  .describe("Permission mode"))();
 /** Permission mode */
 export type SessionPermissionMode = z.infer<typeof sessionPermissionModeSchema>;
 
 /** All fields optional — include only what changed. User sends this when changing config from the app. Agent sends this when entering plan mode, etc. The actual config mechanism stays in session metadata (optimistic concurrency) — this event is the audit trail in the stream. */
-export const sessionAgentConfigurationChangedEventSchema = closed(
+export const sessionAgentConfigurationChangedEventSchema = /* @__PURE__ */ (() => closed(
   {
     /** Event type discriminator */
     t: z.literal("agent-configuration-changed", constParams("agent-configuration-changed")),
@@ -357,18 +357,18 @@ export const sessionAgentConfigurationChangedEventSchema = closed(
   },
   unknownKeys("SessionAgentConfigurationChangedEvent", {}),
 )
-  .describe("All fields optional — include only what changed. User sends this when changing config from the app. Agent sends this when entering plan mode, etc. The actual config mechanism stays in session metadata (optimistic concurrency) — this event is the audit trail in the stream.");
+  .describe("All fields optional — include only what changed. User sends this when changing config from the app. Agent sends this when entering plan mode, etc. The actual config mechanism stays in session metadata (optimistic concurrency) — this event is the audit trail in the stream."))();
 /** All fields optional — include only what changed. User sends this when changing config from the app. Agent sends this when entering plan mode, etc. The actual config mechanism stays in session metadata (optimistic concurrency) — this event is the audit trail in the stream. */
 export type SessionAgentConfigurationChangedEvent = z.infer<typeof sessionAgentConfigurationChangedEventSchema>;
 
 /** Event body, discriminated by `ev.t` */
-export const sessionEventSchema = z.discriminatedUnion("t", [sessionTextEventSchema, sessionFileEventSchema, sessionTurnStartEventSchema, sessionTurnEndEventSchema, sessionToolCallStartEventSchema, sessionToolCallEndEventSchema, sessionServiceEventSchema, sessionSubagentStartEventSchema, sessionSubagentStopEventSchema, sessionSessionControlChangedEventSchema, sessionPermissionRequestEventSchema, sessionPermissionResponseEventSchema, sessionAbortEventSchema, sessionAgentConfigurationChangedEventSchema], { error: unionMessage("t", {"ready":"turn-end","start":"subagent-start","stop":"subagent-stop","usage-report":"turn-end.usage"}) })
-  .describe("Event body, discriminated by `ev.t`");
+export const sessionEventSchema = /* @__PURE__ */ (() => z.discriminatedUnion("t", [sessionTextEventSchema, sessionFileEventSchema, sessionTurnStartEventSchema, sessionTurnEndEventSchema, sessionToolCallStartEventSchema, sessionToolCallEndEventSchema, sessionServiceEventSchema, sessionSubagentStartEventSchema, sessionSubagentStopEventSchema, sessionSessionControlChangedEventSchema, sessionPermissionRequestEventSchema, sessionPermissionResponseEventSchema, sessionAbortEventSchema, sessionAgentConfigurationChangedEventSchema], { error: unionMessage("t", {"ready":"turn-end","start":"subagent-start","stop":"subagent-stop","usage-report":"turn-end.usage"}) })
+  .describe("Event body, discriminated by `ev.t`"))();
 /** Event body, discriminated by `ev.t` */
 export type SessionEvent = z.infer<typeof sessionEventSchema>;
 
 /** One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format. */
-export const sessionEnvelopeSchema = closed(
+export const sessionEnvelopeSchema = /* @__PURE__ */ (() => closed(
   {
     /** Globally unique message identifier */
     id: sessionCuid2Schema,
@@ -453,7 +453,7 @@ export const sessionEnvelopeSchema = closed(
         break;
     }
   })
-  .describe("One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format.");
+  .describe("One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format."))();
 /** One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format. */
 export type SessionEnvelope = z.infer<typeof sessionEnvelopeSchema>;
 

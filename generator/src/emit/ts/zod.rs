@@ -345,13 +345,15 @@ impl<'m> ZodEmit<'m> {
             expr = format!("{expr}\n  .describe({})", string_lit(d));
         }
         let cyclic = self.order.cyclic.get(id.0).copied().unwrap_or(false);
+        // Each schema is built in a call marked pure, so that a bundler drops the schemas an import does not reach
+        // (a chain of Zod calls at the top level is kept whole: a bundler cannot tell that it has no side effects).
         let code = if cyclic || nesting(&t.node) > MAX_INFERRED_NESTING {
             let ty = self.ts_type(&t.node)?;
             format!(
-                "{doc}\nexport type {tname} = {ty};\n{doc}\nexport const {zname}: z.ZodType<{tname}> = ({expr}) as unknown as z.ZodType<{tname}>;\n{aliases}"
+                "{doc}\nexport type {tname} = {ty};\n{doc}\nexport const {zname}: z.ZodType<{tname}> = {PURE} (() => ({expr}) as unknown as z.ZodType<{tname}>)();\n{aliases}"
             )
         } else {
-            format!("{doc}\nexport const {zname} = {expr};\n{doc}\nexport type {tname} = z.infer<typeof {zname}>;\n{aliases}")
+            format!("{doc}\nexport const {zname} = {PURE} (() => {expr})();\n{doc}\nexport type {tname} = z.infer<typeof {zname}>;\n{aliases}")
         };
         Ok(Decl { code: Code::from_pieces(code) })
     }
@@ -985,3 +987,7 @@ pub(crate) fn role_check(m: &Model, p: &Protocol) -> Result<Code, EmitError> {
     w.push_str("    }\n  }");
     Ok(Code::from_pieces(w))
 }
+
+/// The annotation that tells bundlers (esbuild, Rollup, webpack's Terser) a call has no side effects, so its result
+/// may be dropped when nothing uses it.
+const PURE: &str = "/* @__PURE__ */";
