@@ -115,6 +115,17 @@ impl App {
             .with_state(st)
     }
 
+    /// The service for connections over `--max-connections`: `/healthz` answers (an orchestrator's probe must get
+    /// through a slow-client flood), anything else is 503 `overloaded`; counted and logged like every request.
+    pub(crate) fn overflow_router(&self) -> Router {
+        let st = self.state.clone();
+        Router::new()
+            .route("/healthz", get(healthz))
+            .fallback(overloaded)
+            .layer(middleware::from_fn_with_state(st.clone(), around))
+            .with_state(st)
+    }
+
     /// The metrics (what `GET /metrics` renders).
     pub fn metrics(&self) -> &Metrics {
         &self.state.metrics
@@ -413,19 +424,6 @@ fn bad_host(req: &Request) -> Option<ApiError> {
         }
     };
     Some(ApiError::new(ErrorCode::BadHost, format!("{problem}: an HTTP/1.1 request has exactly one, naming the host")))
-}
-
-impl App {
-    /// The service for connections over `--max-connections`: `/healthz` answers (an orchestrator's probe must get
-    /// through a slow-client flood), anything else is 503 `overloaded`; counted and logged like every request.
-    pub(crate) fn overflow_router(&self) -> Router {
-        let st = self.state.clone();
-        Router::new()
-            .route("/healthz", get(healthz))
-            .fallback(overloaded)
-            .layer(middleware::from_fn_with_state(st.clone(), around))
-            .with_state(st)
-    }
 }
 
 async fn overloaded() -> ApiError {
