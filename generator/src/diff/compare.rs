@@ -632,6 +632,28 @@ impl<'a> Walk<'a> {
                     let closed = matches!(o.additional, Additional::Closed) && !matched;
                     // An open OLD object let an old message carry the property with any value.
                     let any_before = accepts_unknown(o) && !matched && !self.is_any(false, &nf.node);
+                    let kept = matches!(o.additional, Additional::Open | Additional::Schema(_));
+                    if let Some(old) =
+                        nf.renamed_from.as_deref().filter(|old| kept && !o.fields.iter().any(|f| f.name == *old))
+                    {
+                        // OLD does not declare the old name, but its object kept any property: the upgrade renames
+                        // what stored messages carry under it, and refuses one that holds both names.
+                        let b = Breaks {
+                            old_producers: !accepts_unknown(n) || nf.required,
+                            old_consumers: false,
+                            stored_history: true,
+                        };
+                        let msg = format!(
+                            "property {} renamed to {} (declared; OLD does not declare {}, but its object keeps any \
+                             property: the upgrade renames what stored messages carry under it, and refuses a message \
+                             that holds both)",
+                            code(old),
+                            code(&nf.name),
+                            code(old)
+                        );
+                        self.push(R::FieldRenamed, &fat, None, Some(&nf.node.origin), msg, b);
+                        self.was(old);
+                    }
                     if let Some(from) = &nf.moved_from {
                         let source = self.old_message_field(from);
                         // Required here but optional (or missing) there: an old message may have nothing to move.

@@ -724,17 +724,12 @@ impl Cx {
         let mut events = BTreeSet::new();
         let mut fields = BTreeSet::new();
         let mut env_fields = BTreeSet::new();
-        // The envelope properties every message of this version has: a move out of one would empty it.
-        let mut env_required = BTreeSet::new();
         if let Some(p) = p {
             let at = types.slots[p.envelope.0].origin.clone();
             envelope.insert(at.clone());
             if let Some(Shape::Object(o)) = types.slots[p.envelope.0].def.as_ref().map(|d| &d.node.shape) {
                 for f in &o.fields {
                     env_fields.insert(at.join("properties").join(&f.name));
-                    if f.required {
-                        env_required.insert(f.name.clone());
-                    }
                 }
             }
             // Every member of the event union is an event's place, those refused already included (their
@@ -778,18 +773,19 @@ impl Cx {
                         };
                         if ok && k == "x-moved-from" {
                             let src = o.get(k).and_then(Value::as_str).unwrap_or_default();
-                            let mut tokens = src.split('/').skip(1).map(crate::diag::unescape_token);
-                            let (first, more) = (tokens.next().unwrap_or_default(), tokens.next().is_some());
+                            let tokens: Vec<String> = src.split('/').skip(1).map(crate::diag::unescape_token).collect();
                             let why = match p {
-                                Some(p) if first == p.union_field => Some(format!(
+                                Some(p) if tokens.first() == Some(&p.union_field) => Some(format!(
                                     "`{src}` is inside the event: a value that stays in the event is renamed \
                                      (`x-renamed-from`), not moved"
                                 )),
-                                _ if !more && env_required.contains(&first) => Some(format!(
-                                    "`{src}` is required on every message of this version: moving its value out \
-                                     would leave every upgraded message without it"
-                                )),
-                                _ => None,
+                                Some(p) => required_where_held(types, p.envelope, &tokens).map(|holder| {
+                                    format!(
+                                        "`{src}` is required on {holder} of this version: moving its value out \
+                                         would leave every upgraded one without it"
+                                    )
+                                }),
+                                None => None,
                             };
                             if let Some(why) = why {
                                 self.err(&at.join(k), K::InvalidValue, why);
@@ -905,6 +901,39 @@ impl Cx {
         let base = id.rsplit_once('/').map(|(b, _)| format!("{b}/")).unwrap_or_default();
         (s("title"), s("description"), base)
     }
+}
+
+/// When the property at `path` (names from the envelope's root) is required in the object that holds it in this
+/// version, what that object is ("every message", "every `/usage`"): a move out of the property would leave every
+/// such object of an upgraded message without it. `None` when it is optional, or the path leaves the objects this
+/// can follow (a union, a map).
+fn required_where_held(types: &Types, envelope: TypeId, path: &[String]) -> Option<String> {
+    let (last, holders) = path.split_last()?;
+    let mut holder = object_of(types, &types.slots[envelope.0].def.as_ref()?.node.shape)?;
+    for name in holders {
+        let field = holder.fields.iter().find(|f| &f.name == name)?;
+        holder = object_of(types, &field.node.shape)?;
+    }
+    holder.fields.iter().find(|f| &f.name == last).filter(|f| f.required)?;
+    Some(if holders.is_empty() {
+        "every message".to_string()
+    } else {
+        let pointer: String = holders.iter().map(|h| crate::diag::push_ptr("", h)).collect();
+        format!("every `{pointer}`")
+    })
+}
+
+/// The object a shape is, through references.
+fn object_of<'a>(types: &'a Types, mut shape: &'a Shape) -> Option<&'a ObjectShape> {
+    // A chain of references is as long as the types are many, at most.
+    for _ in 0..=types.slots.len() {
+        match shape {
+            Shape::Object(o) => return Some(o),
+            Shape::Ref(id) => shape = &types.slots.get(id.0)?.def.as_ref()?.node.shape,
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The version of a package whose `x-package` gives none.
