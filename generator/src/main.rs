@@ -384,7 +384,8 @@ fn migrate(a: MigrateArgs) -> ExitCode {
     let load = |spec: &str| match Side::load(spec) {
         Ok(s) => Some(s),
         Err(DiffError::Schema { spec, errors }) => {
-            report_schema_errors(&errors, a.format);
+            // Not on stdout: that is the migrated stream's.
+            report_schema_errors_on(&errors, a.format, &mut std::io::stderr());
             eprintln!("wiregen migrate: `{spec}` has {} schema error(s)", errors.0.len());
             None
         }
@@ -543,10 +544,15 @@ fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format, schema: &
 
 /// Schema diagnostics as `--format` asks: JSON objects on stdout (one per line), or text on stderr.
 fn report_schema_errors(errs: &wiregen::diag::SchemaErrors, format: Format) {
+    report_schema_errors_on(errs, format, &mut std::io::stdout());
+}
+
+/// [`report_schema_errors`] with the JSON diagnostics written to `json` (text goes to stderr either way).
+fn report_schema_errors_on(errs: &wiregen::diag::SchemaErrors, format: Format, json: &mut dyn Write) {
     match format {
         Format::Json => {
             for d in &errs.0 {
-                println!("{}", d.to_json());
+                let _ = writeln!(json, "{}", d.to_json());
             }
         }
         Format::Text => eprintln!("{errs}"),

@@ -195,6 +195,15 @@ fn a_side_read_from_git_equals_the_same_directory() {
     assert_eq!(v["old"], "HEAD:tests/fixtures/diff/base/protocol");
     assert_eq!(v["changes"], Value::Array(Vec::new()));
     assert!(v["rows"].as_array().is_some_and(|r| r.len() == 4), "{out}");
+    // From a directory below the repository's root the path is still read from the root, as `git show` reads it
+    // (the listing of a directory was limited to the working directory: "no schema files were given").
+    let (code, out, err) = wiregen(
+        &root().join("generator"),
+        &["diff", "--format", "json", "HEAD:tests/fixtures/diff/base/protocol", "../tests/fixtures/diff/base/protocol"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["changes"], Value::Array(Vec::new()));
 }
 
 #[test]

@@ -335,3 +335,18 @@ fn a_move_declared_for_an_older_version_is_not_taken_again() {
     let nested = std::fs::read_to_string(dir.join("valid-nested-subagents.jsonl")).expect("nested");
     assert!(lines(&nested).iter().any(|v| v["ev"]["t"] == "subagent-start" && v.get("subagent").is_some()));
 }
+
+#[test]
+fn a_side_that_does_not_load_is_reported_on_stderr_never_into_the_stream() {
+    // stdout is the migrated stream: the located diagnostics of a broken side go to stderr, in either format.
+    let broken = std::env::temp_dir().join(format!("wiregen-migrate-broken-{}", std::process::id()));
+    std::fs::create_dir_all(&broken).expect("mkdir");
+    std::fs::write(broken.join("envelope.schema.json"), "{ \"type\": ").expect("write");
+    let to = broken.to_string_lossy().to_string();
+    for format in ["text", "json"] {
+        let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", &to, "--format", format, "-"], Some(b""));
+        assert_eq!((code, out.as_str()), (2, ""), "{format}: {err}");
+        assert!(err.contains("schema.invalid-json") || err.contains("invalid-json"), "{format}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&broken);
+}

@@ -107,7 +107,7 @@ impl Side {
         let mut files = Vec::new();
         let (dir, single) = match kind.trim() {
             "tree" => {
-                let names = git(&["ls-tree", "-r", "-z", "--name-only", &object]).map_err(git_err)?;
+                let names = git(&["ls-tree", "--full-tree", "-r", "-z", "--name-only", &object]).map_err(git_err)?;
                 for rel in names.split('\0').filter(|n| crate::load::is_schema_file(n)) {
                     let blob = if path.is_empty() || path.ends_with('/') {
                         format!("{object}{rel}")
