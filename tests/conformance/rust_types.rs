@@ -461,3 +461,17 @@ fn from_value_measures_a_value_fifty_thousand_levels_deep_without_recursing() {
         .join()
         .expect("the big-stack thread");
 }
+
+/// The crates' values can be shared between threads: a service checks a session under a lock while a reporter
+/// reads its rollup through `&self` (`RwLock`), which needs `Sync`. The stream checker was `Send` only (a `Cell`
+/// in its id table).
+#[test]
+fn the_crates_types_are_send_and_sync() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<session_wire::stream::StreamChecker>();
+    shared::<std::sync::RwLock<session_wire::stream::StreamChecker>>();
+    shared::<happy_wire::stream::StreamChecker>();
+    shared::<Envelope>();
+    shared::<session_wire::Error>();
+    shared::<wiregen::stream::StreamChecker<'static>>();
+}

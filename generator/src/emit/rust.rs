@@ -449,6 +449,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_crate_asks_for_the_serde_json_features_it_relies_on() {
+        // A consumer's build decides serde_json's features for every crate in it (this workspace turns both on,
+        // so its own tests cannot see a missing one): the generated crate must ask for them itself.
+        let deps = dependencies(false);
+        let serde_json = deps.lines().find(|l| l.starts_with("serde_json")).expect("serde_json");
+        for feature in ["float_roundtrip", "preserve_order"] {
+            assert!(serde_json.contains(&format!("\"{feature}\"")), "{serde_json}");
+        }
+    }
+
+    #[test]
     fn doc_lines_cannot_break_out() {
         let lines = doc_lines("a */ b `c`\u{2028}d\re\u{202E}f\n    indented\n```rust\nx");
         assert_eq!(lines, vec!["a */ b `c`", "d", "e\\u{202E}f", "indented", "\\```rust", "x"]);

@@ -1130,7 +1130,7 @@ struct Seen {
     text: Vec<u8>,
     /// The number of the message last checked ([`State::check_msg`]) and its value's key (so the value is inserted
     /// without hashing again).
-    pending: std::cell::Cell<Option<(u64, u32)>>,
+    pending: Option<(u64, u32)>,
 }
 
 /// A [`Seen`] value: where its bytes end (they start where the previous entry's end), its line, and the previous
@@ -1192,9 +1192,9 @@ impl Seen {
 
     /// The line `key` was seen on. `key` is message `n`'s value: [`Seen::insert`] of the same message takes its
     /// table key.
-    fn get(&self, key: &[u8], n: u64) -> Option<usize> {
+    fn get(&mut self, key: &[u8], n: u64) -> Option<usize> {
         let h = self.key(key);
-        self.pending.set(Some((n, h)));
+        self.pending = Some((n, h));
         self.find(h, key)
     }
 
@@ -1341,7 +1341,7 @@ impl State {
 
     /// The violation of rule `r` (index `i`) by `msg`, if it breaks it, with the earlier line it relates to and
     /// the rejected line it follows from, where there are such lines.
-    fn broken(&self, m: &Machine, i: usize, r: &Rule, msg: &Msg<'_>) -> Option<Violation> {
+    fn broken(&mut self, m: &Machine, i: usize, r: &Rule, msg: &Msg<'_>) -> Option<Violation> {
         let fire = |params: &[(&str, &str)], related: Option<usize>, caused_by: Option<usize>| {
             let message = format_message(&r.message, params);
             Some(Violation { rule: i, pointer: r.pointer.clone(), message, related, caused_by })

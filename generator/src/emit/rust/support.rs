@@ -71,7 +71,12 @@ pub(crate) fn rule_tokens() -> TokenStream {
 /// `serde_json` with `float_roundtrip` (numbers are the correctly rounded doubles the engine compares), and
 /// `regex` with the engine's own features when the schema has patterns.
 pub(crate) fn dependencies(patterns: bool) -> String {
-    let mut out = String::from("serde = \"1\"\nserde_json = { version = \"1\", features = [\"float_roundtrip\"] }\n");
+    // `preserve_order`: a `serde_json::Map` payload (an open object's value, `args`) and the stream rollup keep
+    // their keys in input and declaration order; without it, in a build that does not turn it on elsewhere, they
+    // came out sorted.
+    let mut out = String::from(
+        "serde = \"1\"\nserde_json = { version = \"1\", features = [\"float_roundtrip\", \"preserve_order\"] }\n",
+    );
     if patterns {
         out.push_str(
             "regex = { version = \"1\", default-features = false, features = [\"std\", \"perf\", \"unicode-perl\", \"unicode-gencat\"] }\n",
