@@ -250,6 +250,47 @@ impl<'de> serde::de::DeserializeSeed<'de> for JsonVisitor {
     }
 }
 
+/// The key under which serde_json hands a number over as its text (a map of that one entry) when its
+/// `arbitrary_precision` feature is on, which any crate of a build turns on for every other.
+pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// Whether serde_json hands numbers over as [`NUMBER_TOKEN`] maps in this build (asked once). Only then is such a
+/// map a number: otherwise it is an object a message may well hold.
+pub(crate) fn numbers_as_maps() -> bool {
+    struct Probe;
+    impl<'de> serde::de::Visitor<'de> for Probe {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a number")
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<bool, A::Error> {
+            Ok(true)
+        }
+    }
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        serde::Deserializer::deserialize_any(&mut serde_json::Deserializer::from_str("1"), Probe).unwrap_or(false)
+    })
+}
+
+/// A number given as its text, as serde_json's default features read it: an integer that fits 64 bits as one
+/// (`-0` as the double it is), else the nearest double, `None` when that is not finite.
+pub(crate) fn number_from_text(text: &str) -> Option<serde_json::Number> {
+    if text == "-0" {
+        return serde_json::Number::from_f64(-0.0);
+    }
+    if let Ok(u) = text.parse::<u64>() {
+        return Some(u.into());
+    }
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(i.into());
+    }
+    text.parse::<f64>().ok().filter(|f| f.is_finite()).and_then(serde_json::Number::from_f64)
+}
+
 /// A key of an object (any deserializer's string).
 struct Key;
 
@@ -314,10 +355,26 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let inner = self.inner()?;
+        // With numbers handed over as maps, a map is known to be an object, and to nest, only after its first key.
+        let as_maps = numbers_as_maps();
+        let inner = if as_maps { None } else { Some(self.inner()?) };
+        let first = map.next_key_seed(Key)?;
+        if as_maps && first.as_deref() == Some(NUMBER_TOKEN) {
+            let text: String = map.next_value()?;
+            return number_from_text(&text)
+                .map(Json::Number)
+                .ok_or_else(|| serde::de::Error::custom("not a finite JSON number"));
+        }
+        let inner = match inner {
+            Some(inner) => inner,
+            None => self.inner()?,
+        };
         let mut out: Vec<(String, Json)> = Vec::new();
         let mut index: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-        while let Some((k, v)) = map.next_entry_seed(Key, JsonVisitor { depth: inner.depth })? {
+        let mut next = first;
+        while let Some(k) = next {
+            let v = map.next_value_seed(JsonVisitor { depth: inner.depth })?;
+            next = map.next_key_seed(Key)?;
             match index.get(&k) {
                 Some(&i) => {
                     if let Some(slot) = out.get_mut(i) {

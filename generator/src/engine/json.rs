@@ -423,14 +423,62 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let first = map.next_key_seed(KeySeed)?;
+        if first.as_deref() == Some(NUMBER_TOKEN) && numbers_as_maps() {
+            let text: Cow<'de, str> = map.next_value_seed(KeySeed)?;
+            return number_from_text(&text)
+                .map(Json::Number)
+                .ok_or_else(|| serde::de::Error::custom("not a finite JSON number"));
+        }
         // Room for a typical message object's members at once, instead of growing through 4 and 8.
         let mut o = Object { members: Vec::with_capacity(8), index: None };
-        while let Some(key) = map.next_key_seed(KeySeed)? {
+        let mut next = first;
+        while let Some(key) = next {
             let value = map.next_value()?;
             o.insert(key, value);
+            next = map.next_key_seed(KeySeed)?;
         }
         Ok(Json::Object(o))
     }
+}
+
+/// The key under which serde_json hands a number over as its text (a map of that one entry) when its
+/// `arbitrary_precision` feature is on, which any crate of a build turns on for every other.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// Whether serde_json hands numbers over as [`NUMBER_TOKEN`] maps in this build (asked once). Only then is such a
+/// map a number: otherwise it is an object a message may well hold.
+fn numbers_as_maps() -> bool {
+    struct Probe;
+    impl<'de> Visitor<'de> for Probe {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a number")
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<bool, A::Error> {
+            Ok(true)
+        }
+    }
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| serde_json::Deserializer::from_str("1").deserialize_any(Probe).unwrap_or(false))
+}
+
+/// A number given as its text, as serde_json's default features read it: an integer that fits 64 bits as one
+/// (`-0` as the double it is), else the nearest double, `None` when that is not finite.
+fn number_from_text(text: &str) -> Option<Number> {
+    if text == "-0" {
+        return Number::from_f64(-0.0);
+    }
+    if let Ok(u) = text.parse::<u64>() {
+        return Some(u.into());
+    }
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(i.into());
+    }
+    text.parse::<f64>().ok().filter(|f| f.is_finite()).and_then(Number::from_f64)
 }
 
 /// Reads an object key, borrowed unless it held an escape.
@@ -467,6 +515,21 @@ impl<'de> Visitor<'de> for KeySeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_given_as_text_read_as_the_default_features_read_them() {
+        // What serde_json's `arbitrary_precision` (which any crate of a build may turn on) hands over as text.
+        for text in ["0", "-5", "18446744073709551615", "-9223372036854775808", "1.5", "1e3", "1000.0", "-0"] {
+            let want: Number = serde_json::from_str(text).expect("a number");
+            assert_eq!(number_from_text(text), Some(want), "{text}");
+        }
+        assert_eq!(number_from_text("18446744073709551616"), Number::from_f64(18446744073709551616.0));
+        assert_eq!(number_from_text("1e400"), None);
+        // In this build numbers come as numbers, so an object under that key is an object a message may hold.
+        assert!(!numbers_as_maps());
+        same_as_value(&format!(r#"{{"{NUMBER_TOKEN}":"5"}}"#));
+        assert!(matches!(Json::parse(&format!(r#"{{"{NUMBER_TOKEN}":"5"}}"#)), Ok(Json::Object(_))));
+    }
 
     /// The texts the tree must read exactly as `Value` does: escapes, numbers at the edges, repeated keys (few and
     /// many), nesting, whitespace, and broken texts whose errors must be the same.

@@ -320,3 +320,28 @@ fn too_deep_says_what_the_engine_says() {
     assert_eq!(MAX_DEPTH, crate::engine::MAX_DEPTH);
     assert_eq!(too_deep_message(), crate::engine::too_deep_message());
 }
+
+#[test]
+fn numbers_given_as_text_read_as_the_default_features_read_them() {
+    // What serde_json's `arbitrary_precision` (which any crate of a build may turn on) hands over as text.
+    let n = |t: &str| number_from_text(t).map(|n| n.to_string());
+    for (text, want) in [
+        ("0", "0"),
+        ("-5", "-5"),
+        ("18446744073709551615", "18446744073709551615"),
+        ("-9223372036854775808", "-9223372036854775808"),
+        ("1.5", "1.5"),
+        ("1e3", "1000.0"),
+        ("1000.0", "1000.0"),
+        ("18446744073709551616", "1.8446744073709552e+19"),
+        ("-0", "-0.0"),
+    ] {
+        assert_eq!(n(text).as_deref(), Some(want), "{text}");
+        assert_eq!(serde_json::from_str::<serde_json::Number>(text).map(|n| n.to_string()).ok().as_deref(), Some(want));
+    }
+    assert_eq!(n("1e400"), None);
+    // In this build numbers come as numbers, so an object under that key is an object a message may hold.
+    assert!(!numbers_as_maps());
+    let v = json(&format!(r#"{{"{NUMBER_TOKEN}":"5"}}"#));
+    assert!(matches!(v, Json::Object(_)), "{v:?}");
+}
