@@ -254,8 +254,9 @@ impl<'de> serde::de::DeserializeSeed<'de> for JsonVisitor {
 /// `arbitrary_precision` feature is on, which any crate of a build turns on for every other.
 pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
-/// Whether serde_json hands numbers over as [`NUMBER_TOKEN`] maps in this build (asked once). Only then is such a
-/// map a number: otherwise it is an object a message may well hold.
+/// Whether serde_json hands numbers over as [`NUMBER_TOKEN`] maps in this build (asked once, of a fraction:
+/// integers that fit 64 bits come as integers either way). Only then is such a map a number: otherwise it is an
+/// object a message may well hold.
 pub(crate) fn numbers_as_maps() -> bool {
     struct Probe;
     impl<'de> serde::de::Visitor<'de> for Probe {
@@ -263,7 +264,7 @@ pub(crate) fn numbers_as_maps() -> bool {
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a number")
         }
-        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
             Ok(false)
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<bool, A::Error> {
@@ -272,7 +273,7 @@ pub(crate) fn numbers_as_maps() -> bool {
     }
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| {
-        serde::Deserializer::deserialize_any(&mut serde_json::Deserializer::from_str("1"), Probe).unwrap_or(false)
+        serde::Deserializer::deserialize_any(&mut serde_json::Deserializer::from_str("0.5"), Probe).unwrap_or(false)
     })
 }
 

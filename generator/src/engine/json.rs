@@ -446,8 +446,9 @@ impl<'de> Visitor<'de> for JsonVisitor {
 /// `arbitrary_precision` feature is on, which any crate of a build turns on for every other.
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
-/// Whether serde_json hands numbers over as [`NUMBER_TOKEN`] maps in this build (asked once). Only then is such a
-/// map a number: otherwise it is an object a message may well hold.
+/// Whether serde_json hands numbers over as [`NUMBER_TOKEN`] maps in this build (asked once, of a fraction:
+/// integers that fit 64 bits come as integers either way). Only then is such a map a number: otherwise it is an
+/// object a message may well hold.
 fn numbers_as_maps() -> bool {
     struct Probe;
     impl<'de> Visitor<'de> for Probe {
@@ -455,7 +456,7 @@ fn numbers_as_maps() -> bool {
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a number")
         }
-        fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
             Ok(false)
         }
         fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<bool, A::Error> {
@@ -463,7 +464,7 @@ fn numbers_as_maps() -> bool {
         }
     }
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| serde_json::Deserializer::from_str("1").deserialize_any(Probe).unwrap_or(false))
+    *ON.get_or_init(|| serde_json::Deserializer::from_str("0.5").deserialize_any(Probe).unwrap_or(false))
 }
 
 /// A number given as its text, as serde_json's default features read it: an integer that fits 64 bits as one
