@@ -49,7 +49,7 @@ pub struct TypeId(pub usize);
 /// A whole schema package.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
-    /// Human title (the root schema's `title`).
+    /// Human title (the root schema's `title`, else the npm package name).
     pub title: String,
     /// Description of the package (the root schema's `description`).
     pub description: String,

@@ -148,6 +148,29 @@ fn a_schema_file_nothing_references_becomes_a_type() {
 }
 
 #[test]
+fn a_folder_of_plain_type_files_gets_a_title_and_no_relative_id() {
+    // No `x-package`, no protocol: the package is `wire-types`, its root gives no title and no base URI.
+    let dir = schema_dir(
+        "plain",
+        &[(
+            "person.schema.json",
+            json!({"$id": "https://example.com/person.schema.json", "title": "Person", "type": "object",
+                   "properties": {"name": {"type": "string"}}}),
+        )],
+    );
+    let out_dir = dir.with_extension("out");
+    let out =
+        wiregen(&dir, &["generate", "--only", "schema,docs", "--schema", ".", "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bundle: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("schema/wire-types.schema.json")).unwrap()).unwrap();
+    // A root `$id` should be absolute: "wire-types.schema.json" was refused by some validators. The title was "".
+    assert_eq!((bundle.get("$id"), &bundle["title"]), (None, &json!("wire-types")), "{bundle}");
+    let docs = std::fs::read_to_string(out_dir.join("docs/wire-types.md")).unwrap();
+    assert!(docs.lines().any(|l| l == "# wire-types"), "{docs}");
+}
+
+#[test]
 fn the_packages_carry_the_version_x_package_gives() {
     let dir = schema_dir(
         "versioned",

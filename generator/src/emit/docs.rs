@@ -114,17 +114,17 @@ pub(crate) fn cell(s: String) -> String {
 
 /// A literal as an inline code span that survives any content: the backtick fence is one longer than the
 /// longest backtick run inside, padded with spaces when the content starts or ends with a backtick; line
-/// breaks become spaces (as markdown would render them) and `|` is escaped for tables.
+/// breaks are written as escapes and `|` is escaped for tables.
 pub(crate) fn code(s: String) -> String {
     code_span(&s).replace('|', "\\|")
 }
 
 /// A literal as an inline code span, outside a table: [`code`] without escaping `|`.
 fn code_span(s: &str) -> String {
-    // Line breaks become spaces (a span is one line); other control characters and bidirectional overrides are
-    // written as `\u{..}` escapes, as on a terminal, so a name cannot hide itself or its neighbours in the page.
-    let flat: String =
-        s.chars().map(|c| if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') { ' ' } else { c }).collect();
+    // A span is one line: line breaks are written `\n` and `\r` (a space would make `a\nb` read as the name
+    // `a b`); other control characters and bidirectional overrides are written as `\u{..}` escapes, as on a
+    // terminal, so a name cannot hide itself or its neighbours in the page.
+    let flat = s.replace('\n', "\\n").replace('\r', "\\r");
     let flat = crate::diag::printable(&flat).into_owned();
     if flat.is_empty() {
         return "` `".into();
@@ -1463,7 +1463,8 @@ mod tests {
         assert_eq!(code("ev.t".into()), "`ev.t`");
         assert_eq!(code("a`b".into()), "``a`b``");
         assert_eq!(code("`x".into()), "`` `x ``");
-        assert_eq!(code("a|b\nc".into()), "`a\\|b c`");
+        assert_eq!(code("a|b\nc".into()), "`a\\|b\\nc`");
+        assert_eq!(code("a\r\nb\u{2028}c".into()), "`a\\r\\nb\\u{2028}c`");
         assert_eq!(code(String::new()), "` `");
         // A terminal escape or a bidirectional override in a name is shown, not obeyed.
         assert_eq!(code("a\u{1b}[31mb\u{202E}c".into()), "`a\\u{001B}[31mb\\u{202E}c`");

@@ -79,7 +79,11 @@ pub(crate) fn bundle(m: &Model, opts: &EmitOptions) -> Result<Value, EmitError> 
     let mut w = Writer::new(m, &names, m.root);
     let mut root = Map::new();
     root.insert("$schema".into(), json!(DIALECT));
-    root.insert("$id".into(), json!(format!("{}{}", m.base_uri, file_name(m))));
+    // A root `$id` should be absolute (draft 2020-12, section 8.2.1; some validators refuse another): without a base
+    // URI from the package root's `$id`, the document has none, and its references are fragments either way.
+    if !m.base_uri.is_empty() {
+        root.insert("$id".into(), json!(format!("{}{}", m.base_uri, file_name(m))));
+    }
     root.insert("$comment".into(), json!(opts.generated_by()));
     root.insert("title".into(), json!(m.title));
     match m.root {

@@ -190,6 +190,9 @@ impl Cx {
         }
         let root = self.root_type(&types, protocol.as_ref());
         let (title, description, base_uri) = self.root_text(root_file.as_deref());
+        // A package whose root gives no title (a folder of plain type files) is titled by its name: the reference's
+        // heading and the bundle's title were empty.
+        let title = if title.trim().is_empty() { package.npm_name.clone() } else { title };
         let defs = types
             .slots
             .into_iter()

@@ -87,8 +87,7 @@ pub(crate) fn dependencies(patterns: bool) -> String {
 
 /// The crate's `Cargo.toml`.
 pub(crate) fn cargo_toml(m: &Model, patterns: bool, generated_by: &str) -> String {
-    let about = if m.title.is_empty() { "a JSON Schema package".to_string() } else { m.title.clone() };
-    let description = format!("Types for {about}, generated from its JSON Schema").replace(['"', '\\'], "'");
+    let description = format!("Types for {}, generated from its JSON Schema", m.title).replace(['"', '\\'], "'");
     format!(
         r#"# {generated_by}
 [package]

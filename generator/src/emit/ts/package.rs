@@ -52,14 +52,6 @@ pub(crate) fn files(m: &Model, opts: &EmitOptions, header: &Code) -> Result<Vec<
     ])
 }
 
-fn title(m: &Model) -> String {
-    if m.title.is_empty() {
-        m.package.npm_name.clone()
-    } else {
-        m.title.clone()
-    }
-}
-
 /// The build's first step: `dist/` from an earlier build goes, so a module the package no longer has is not packed
 /// from it (`tsc` only adds and overwrites).
 const CLEAN_DIST: &str = "node -e \"require('node:fs').rmSync('dist', { recursive: true, force: true })\"";
@@ -69,7 +61,7 @@ fn package_json(m: &Model, opts: &EmitOptions) -> String {
         "//": opts.generated_by(),
         "name": m.package.npm_name,
         "version": m.package.version,
-        "description": format!("{}: Zod 4 schemas, TypeScript types and checkers generated from the JSON Schema", title(m)),
+        "description": format!("{}: Zod 4 schemas, TypeScript types and checkers generated from the JSON Schema", m.title),
         "license": LICENSE,
         "type": "module",
         "main": CJS_MAIN,
@@ -253,7 +245,7 @@ fn readme_view(m: &Model, opts: &EmitOptions) -> Result<ReadmeView, EmitError> {
         generated_by: opts.generated_by(),
         name: m.package.npm_name.clone(),
         name_json: json!(m.package.npm_name).to_string(),
-        title: title(m),
+        title: m.title.clone(),
         description: if m.description == m.title { String::new() } else { m.description.clone() },
         zod_range: ZOD_PEER_RANGE,
         example: example(m)?,
