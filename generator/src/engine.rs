@@ -113,13 +113,20 @@ impl Engine {
         Ok(Self::for_type(model, root, opts))
     }
 
-    /// Compiles the engine for the type named `name` (its base, Rust or TypeScript name).
+    /// Compiles the engine for the type named `name`: its base, Rust, TypeScript or Zod name, or its name in the
+    /// bundled schema's `$defs` (an event's is `<base>Event`), so that the name a reader of any output sees works.
     ///
     /// # Errors
     /// [`EngineError::UnknownType`].
     pub fn for_type_named(model: impl Into<Arc<Model>>, name: &str, opts: EngineOptions) -> Result<Self, EngineError> {
         let model = model.into();
-        let id = model.type_named(name).ok_or_else(|| EngineError::UnknownType(name.to_string()))?;
+        let id = model
+            .type_named(name)
+            .or_else(|| {
+                let defs = crate::emit::schema::def_names(&model).ok()?;
+                defs.iter().position(|d| d == name).map(TypeId)
+            })
+            .ok_or_else(|| EngineError::UnknownType(name.to_string()))?;
         Ok(Self::for_type(model, id, opts))
     }
 

@@ -153,7 +153,8 @@ struct ValidateArgs {
     /// The schema directory, or one schema file; default: the session protocol compiled into this binary.
     #[arg(long)]
     schema: Option<PathBuf>,
-    /// The type to check each record against (its name in the schema); default: the schema's root type.
+    /// The type to check each record against: its name in the schema, in an output (`SessionTextEvent`,
+    /// `sessionTextEventSchema`) or in the bundled schema's `$defs` (`TextEvent`); default: the schema's root type.
     #[arg(long = "type", value_name = "NAME")]
     type_name: Option<String>,
     /// Also check that ids are cuid2-shaped.

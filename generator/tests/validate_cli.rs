@@ -662,6 +662,14 @@ fn a_wrong_type_lists_the_types_and_a_stream_without_rules_says_so() {
     let summary = run(&["validate", "--schema", "plain.json", "--stream", "--summary", "--format", "json", "in.jsonl"]);
     let summary: Value = serde_json::from_slice(&summary.stdout).expect("one JSON summary");
     assert_eq!(summary["rollup"]["messages"], serde_json::json!({"accepted": 1, "rejected": 1}));
+    // An event body by the name the bundled schema gives it (`$defs/TextEvent`), as by its type's own names.
+    std::fs::write(dir.join("text.jsonl"), "{\"t\": \"text\", \"text\": \"hi\"}\n{\"t\": \"text\"}\n").expect("write");
+    for name in ["TextEvent", "Text", "SessionTextEvent", "sessionTextEventSchema"] {
+        let by_name = run(&["validate", "--type", name, "text.jsonl"]);
+        assert_eq!(by_name.status.code(), Some(1), "{name}: {}", stderr(&by_name));
+        let out = String::from_utf8_lossy(&by_name.stdout).into_owned();
+        assert!(out.contains("text.jsonl:2: /text:") && !out.contains("text.jsonl:1"), "{name}: {out}");
+    }
     // The protocol compiled in has rules: no such note.
     std::fs::copy(root().join("tests/fixtures/streams/seed-realistic-flow.jsonl"), dir.join("s.jsonl")).expect("copy");
     let proto = run(&["validate", "--stream", "s.jsonl"]);
