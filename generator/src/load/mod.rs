@@ -81,9 +81,6 @@ pub(crate) const DEFS_KEYWORDS: &[&str] = &["$defs", "definitions"];
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
     ("format", "`format` is not checked by every output; use `pattern`"),
-    ("$recursiveRef", "`$recursiveRef` (draft 2019-09) is not supported: use `$dynamicRef`"),
-    ("$recursiveAnchor", "`$recursiveAnchor` (draft 2019-09) is not supported: use `$dynamicAnchor`"),
-    ("additionalItems", "`additionalItems` is the draft-07 keyword: use `prefixItems` and `items`"),
     ("$vocabulary", "custom vocabularies are not supported"),
     ("contentEncoding", "`contentEncoding` is not supported"),
     ("contentMediaType", "`contentMediaType` is not supported"),
@@ -122,6 +119,27 @@ const EARLIER_FORMS: &[EarlierForm] = &[
         kind: K::InvalidValue,
         instead: "a boolean `required` is the form of draft-03: list the property's name in the `required` array \
                   of the object schema that holds the property",
+    },
+    EarlierForm {
+        keyword: "additionalItems",
+        form: is_any,
+        kind: K::UnsupportedKeyword,
+        instead: "`additionalItems` is the draft-07 keyword: use `prefixItems` and `items` (wiregen refuses what some \
+                  output would drop)",
+    },
+    EarlierForm {
+        keyword: "$recursiveRef",
+        form: is_any,
+        kind: K::UnsupportedKeyword,
+        instead: "`$recursiveRef` (draft 2019-09) is not supported: use `$dynamicRef` (wiregen refuses what some \
+                  output would drop)",
+    },
+    EarlierForm {
+        keyword: "$recursiveAnchor",
+        form: is_any,
+        kind: K::UnsupportedKeyword,
+        instead: "`$recursiveAnchor` (draft 2019-09) is not supported: use `$dynamicAnchor` (wiregen refuses what \
+                  some output would drop)",
     },
     EarlierForm {
         keyword: "id",

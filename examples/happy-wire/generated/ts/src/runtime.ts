@@ -1296,28 +1296,30 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * {@link depthError} passed (it recurses).
  */
 export function surrogateError(v: unknown): WireError | null {
-  const at = unpairedAt(v, "");
-  return at === null ? null : { pointer: at, rule: "invalid-utf8", message: "the string holds an unpaired surrogate, which UTF-8 cannot encode" };
+  const path: PropertyKey[] = [];
+  return unpairedAt(v, path) ? { pointer: toPointer(path), rule: "invalid-utf8", message: "the string holds an unpaired surrogate, which UTF-8 cannot encode" } : null;
 }
 
-function unpairedAt(v: unknown, at: string): string | null {
-  if (typeof v === "string") return LONE_SURROGATE.test(v) ? at : null;
-  if (typeof v !== "object" || v === null) return null;
+/** Whether `v` holds a string (a value, or a key) with an unpaired surrogate; `path` is then the first one's. */
+function unpairedAt(v: unknown, path: PropertyKey[]): boolean {
+  if (typeof v === "string") return LONE_SURROGATE.test(v);
+  if (typeof v !== "object" || v === null) return false;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
-      const found = unpairedAt(v[i], `${at}/${i}`);
-      if (found !== null) return found;
+      path.push(i);
+      if (unpairedAt(v[i], path)) return true;
+      path.pop();
     }
-    return null;
+    return false;
   }
   for (const k of Object.keys(v)) {
-    const p = `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-    if (LONE_SURROGATE.test(k)) return p;
-    const found = unpairedAt((v as Record<string, unknown>)[k], p);
-    if (found !== null) return found;
+    path.push(k);
+    if (LONE_SURROGATE.test(k) || unpairedAt((v as Record<string, unknown>)[k], path)) return true;
+    path.pop();
   }
-  return null;
+  return false;
 }
+
 // Rust's `char::is_whitespace` (Unicode White_Space), which the engine's blank-line check uses.
 const BLANK = /^[\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]*$/;
 
