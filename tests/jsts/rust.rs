@@ -41,14 +41,18 @@ fn write_if_changed(path: &Path, text: &str) {
     }
 }
 
-/// serde's verdict on a text: 0 refused, 1 accepted and serialized back to the same JSON (numbers by value,
-/// keys as sets), 2 accepted but serialized to something else.
+/// serde's verdict on a text: 0 refused, 1 accepted and serialized back to the same JSON (numbers by value, and
+/// one the input wrote as an integer whose double fits 64 bits written as an integer; keys as sets), 2 accepted
+/// but serialized to something else.
 const VERDICT: &str = r#"
 fn verdict<T: serde::Serialize>(parsed: Result<T, serde_json::Error>, text: &str) -> u8 {
     fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
         use serde_json::Value as V;
         match (a, b) {
-            (V::Number(x), V::Number(y)) => x.as_f64() == y.as_f64(),
+            (V::Number(x), V::Number(y)) => {
+                let fits = y.as_f64().is_some_and(|f| (-9.223372036854775808e18..1.8446744073709551616e19).contains(&f));
+                x.as_f64() == y.as_f64() && !(x.is_f64() && !y.is_f64() && fits)
+            }
             (V::Array(x), V::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
             (V::Object(x), V::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w))),
             _ => a == b,

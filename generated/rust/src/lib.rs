@@ -647,7 +647,7 @@ impl ::serde::Serialize for Cuid2 {
         &self,
         s: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        rt::Wire::wire(&self.0, s)
     }
 }
 #[rustfmt::skip]
@@ -658,6 +658,8 @@ impl<'de> ::serde::Deserialize<'de> for Cuid2 {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Cuid2 {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Cuid2 {
@@ -718,7 +720,7 @@ impl ::serde::Serialize for Id {
         &self,
         s: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        rt::Wire::wire(&self.0, s)
     }
 }
 #[rustfmt::skip]
@@ -729,6 +731,8 @@ impl<'de> ::serde::Deserialize<'de> for Id {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Id {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Id {
@@ -791,7 +795,7 @@ impl ::serde::Serialize for Uint53 {
         &self,
         s: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        rt::Wire::wire(&self.0, s)
     }
 }
 #[rustfmt::skip]
@@ -802,6 +806,8 @@ impl<'de> ::serde::Deserialize<'de> for Uint53 {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Uint53 {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Uint53 {
@@ -881,6 +887,8 @@ impl<'de> ::serde::Deserialize<'de> for Role {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Role {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Role {
@@ -935,7 +943,7 @@ impl ::serde::Serialize for Args {
         &self,
         s: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        rt::Wire::wire(&self.0, s)
     }
 }
 #[rustfmt::skip]
@@ -946,6 +954,8 @@ impl<'de> ::serde::Deserialize<'de> for Args {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Args {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Args {
@@ -1036,9 +1046,9 @@ impl ::serde::Serialize for Usage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
-        map.serialize_entry("inputTokens", &self.input_tokens)?;
-        map.serialize_entry("outputTokens", &self.output_tokens)?;
-        map.serialize_entry("cost", &self.cost)?;
+        map.serialize_entry("inputTokens", &rt::W(&self.input_tokens))?;
+        map.serialize_entry("outputTokens", &rt::W(&self.output_tokens))?;
+        map.serialize_entry("cost", &rt::W(&self.cost))?;
         map.end()
     }
 }
@@ -1050,6 +1060,8 @@ impl<'de> ::serde::Deserialize<'de> for Usage {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Usage {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Usage {
@@ -1215,19 +1227,19 @@ impl ::serde::Serialize for MessageUsage {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
-        map.serialize_entry("inputTokens", &self.input_tokens)?;
+        map.serialize_entry("inputTokens", &rt::W(&self.input_tokens))?;
         if let ::std::option::Option::Some(x) = &self.cache_creation_input_tokens {
-            map.serialize_entry("cacheCreationInputTokens", x)?;
+            map.serialize_entry("cacheCreationInputTokens", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.cache_read_input_tokens {
-            map.serialize_entry("cacheReadInputTokens", x)?;
+            map.serialize_entry("cacheReadInputTokens", &rt::W(x))?;
         }
-        map.serialize_entry("outputTokens", &self.output_tokens)?;
+        map.serialize_entry("outputTokens", &rt::W(&self.output_tokens))?;
         if let ::std::option::Option::Some(x) = &self.context_window {
-            map.serialize_entry("contextWindow", x)?;
+            map.serialize_entry("contextWindow", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.service_tier {
-            map.serialize_entry("serviceTier", x)?;
+            map.serialize_entry("serviceTier", &rt::W(x))?;
         }
         map.end()
     }
@@ -1240,6 +1252,8 @@ impl<'de> ::serde::Deserialize<'de> for MessageUsage {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for MessageUsage {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for MessageUsage {
@@ -1344,9 +1358,9 @@ impl ::serde::Serialize for Image {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
-        map.serialize_entry("width", &self.width)?;
-        map.serialize_entry("height", &self.height)?;
-        map.serialize_entry("thumbhash", &self.thumbhash)?;
+        map.serialize_entry("width", &rt::W(&self.width))?;
+        map.serialize_entry("height", &rt::W(&self.height))?;
+        map.serialize_entry("thumbhash", &rt::W(&self.thumbhash))?;
         map.end()
     }
 }
@@ -1358,6 +1372,8 @@ impl<'de> ::serde::Deserialize<'de> for Image {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Image {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Image {
@@ -1561,25 +1577,25 @@ impl ::serde::Serialize for Envelope {
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("time", &self.time)?;
-        map.serialize_entry("role", &self.role)?;
+        map.serialize_entry("id", &rt::W(&self.id))?;
+        map.serialize_entry("time", &rt::W(&self.time))?;
+        map.serialize_entry("role", &rt::W(&self.role))?;
         if let ::std::option::Option::Some(x) = &self.turn {
-            map.serialize_entry("turn", x)?;
+            map.serialize_entry("turn", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.subagent {
-            map.serialize_entry("subagent", x)?;
+            map.serialize_entry("subagent", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.claude_uuid {
-            map.serialize_entry("claudeUuid", x)?;
+            map.serialize_entry("claudeUuid", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.codex_item_id {
-            map.serialize_entry("codexItemId", x)?;
+            map.serialize_entry("codexItemId", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.usage {
-            map.serialize_entry("usage", x)?;
+            map.serialize_entry("usage", &rt::W(x))?;
         }
-        map.serialize_entry("ev", &self.ev)?;
+        map.serialize_entry("ev", &rt::W(&self.ev))?;
         map.end()
     }
 }
@@ -1591,6 +1607,8 @@ impl<'de> ::serde::Deserialize<'de> for Envelope {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Envelope {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Envelope {
@@ -1698,6 +1716,8 @@ impl<'de> ::serde::Deserialize<'de> for Abort {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Abort {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Abort {
@@ -1848,16 +1868,16 @@ impl ::serde::Serialize for AgentConfigurationChanged {
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "agent-configuration-changed")?;
         if let ::std::option::Option::Some(x) = &self.permission_mode {
-            map.serialize_entry("permissionMode", x)?;
+            map.serialize_entry("permissionMode", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.model {
-            map.serialize_entry("model", x)?;
+            map.serialize_entry("model", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.thinking_level {
-            map.serialize_entry("thinkingLevel", x)?;
+            map.serialize_entry("thinkingLevel", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.sandbox {
-            map.serialize_entry("sandbox", x)?;
+            map.serialize_entry("sandbox", &rt::W(x))?;
         }
         map.end()
     }
@@ -1870,6 +1890,8 @@ impl<'de> ::serde::Deserialize<'de> for AgentConfigurationChanged {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for AgentConfigurationChanged {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for AgentConfigurationChanged {
@@ -2018,14 +2040,14 @@ impl ::serde::Serialize for File {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "file")?;
-        map.serialize_entry("ref", &self.ref_)?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("size", &self.size)?;
+        map.serialize_entry("ref", &rt::W(&self.ref_))?;
+        map.serialize_entry("name", &rt::W(&self.name))?;
+        map.serialize_entry("size", &rt::W(&self.size))?;
         if let ::std::option::Option::Some(x) = &self.mime_type {
-            map.serialize_entry("mimeType", x)?;
+            map.serialize_entry("mimeType", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.image {
-            map.serialize_entry("image", x)?;
+            map.serialize_entry("image", &rt::W(x))?;
         }
         map.end()
     }
@@ -2038,6 +2060,8 @@ impl<'de> ::serde::Deserialize<'de> for File {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for File {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for File {
@@ -2189,11 +2213,11 @@ impl ::serde::Serialize for PermissionRequest {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "permission-request")?;
-        map.serialize_entry("call", &self.call)?;
-        map.serialize_entry("toolName", &self.tool_name)?;
-        map.serialize_entry("title", &self.title)?;
-        map.serialize_entry("description", &self.description)?;
-        map.serialize_entry("args", &self.args)?;
+        map.serialize_entry("call", &rt::W(&self.call))?;
+        map.serialize_entry("toolName", &rt::W(&self.tool_name))?;
+        map.serialize_entry("title", &rt::W(&self.title))?;
+        map.serialize_entry("description", &rt::W(&self.description))?;
+        map.serialize_entry("args", &rt::W(&self.args))?;
         map.end()
     }
 }
@@ -2205,6 +2229,8 @@ impl<'de> ::serde::Deserialize<'de> for PermissionRequest {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for PermissionRequest {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for PermissionRequest {
@@ -2302,8 +2328,8 @@ impl ::serde::Serialize for PermissionResponse {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "permission-response")?;
-        map.serialize_entry("call", &self.call)?;
-        map.serialize_entry("decision", &self.decision)?;
+        map.serialize_entry("call", &rt::W(&self.call))?;
+        map.serialize_entry("decision", &rt::W(&self.decision))?;
         map.end()
     }
 }
@@ -2315,6 +2341,8 @@ impl<'de> ::serde::Deserialize<'de> for PermissionResponse {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for PermissionResponse {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for PermissionResponse {
@@ -2399,7 +2427,7 @@ impl ::serde::Serialize for Service {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "service")?;
-        map.serialize_entry("text", &self.text)?;
+        map.serialize_entry("text", &rt::W(&self.text))?;
         map.end()
     }
 }
@@ -2411,6 +2439,8 @@ impl<'de> ::serde::Deserialize<'de> for Service {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Service {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Service {
@@ -2509,9 +2539,9 @@ impl ::serde::Serialize for SessionControlChanged {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "session-control-changed")?;
-        map.serialize_entry("clientType", &self.client_type)?;
+        map.serialize_entry("clientType", &rt::W(&self.client_type))?;
         if let ::std::option::Option::Some(x) = &self.token_id {
-            map.serialize_entry("tokenId", x)?;
+            map.serialize_entry("tokenId", &rt::W(x))?;
         }
         map.end()
     }
@@ -2524,6 +2554,8 @@ impl<'de> ::serde::Deserialize<'de> for SessionControlChanged {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for SessionControlChanged {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for SessionControlChanged {
@@ -2633,9 +2665,9 @@ impl ::serde::Serialize for SubagentStart {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "subagent-start")?;
-        map.serialize_entry("agentId", &self.agent_id)?;
+        map.serialize_entry("agentId", &rt::W(&self.agent_id))?;
         if let ::std::option::Option::Some(x) = &self.title {
-            map.serialize_entry("title", x)?;
+            map.serialize_entry("title", &rt::W(x))?;
         }
         map.end()
     }
@@ -2648,6 +2680,8 @@ impl<'de> ::serde::Deserialize<'de> for SubagentStart {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for SubagentStart {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for SubagentStart {
@@ -2718,7 +2752,7 @@ impl ::serde::Serialize for SubagentStop {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "subagent-stop")?;
-        map.serialize_entry("agentId", &self.agent_id)?;
+        map.serialize_entry("agentId", &rt::W(&self.agent_id))?;
         map.end()
     }
 }
@@ -2730,6 +2764,8 @@ impl<'de> ::serde::Deserialize<'de> for SubagentStop {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for SubagentStop {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for SubagentStop {
@@ -2843,12 +2879,12 @@ impl ::serde::Serialize for Text {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "text")?;
-        map.serialize_entry("text", &self.text)?;
+        map.serialize_entry("text", &rt::W(&self.text))?;
         if let ::std::option::Option::Some(x) = &self.thinking {
-            map.serialize_entry("thinking", x)?;
+            map.serialize_entry("thinking", &rt::W(x))?;
         }
         if let ::std::option::Option::Some(x) = &self.steer {
-            map.serialize_entry("steer", x)?;
+            map.serialize_entry("steer", &rt::W(x))?;
         }
         map.end()
     }
@@ -2861,6 +2897,8 @@ impl<'de> ::serde::Deserialize<'de> for Text {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Text {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Text {
@@ -2933,7 +2971,7 @@ impl ::serde::Serialize for ToolCallEnd {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "tool-call-end")?;
-        map.serialize_entry("call", &self.call)?;
+        map.serialize_entry("call", &rt::W(&self.call))?;
         map.end()
     }
 }
@@ -2945,6 +2983,8 @@ impl<'de> ::serde::Deserialize<'de> for ToolCallEnd {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for ToolCallEnd {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for ToolCallEnd {
@@ -3089,11 +3129,11 @@ impl ::serde::Serialize for ToolCallStart {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "tool-call-start")?;
-        map.serialize_entry("call", &self.call)?;
-        map.serialize_entry("name", &self.name)?;
-        map.serialize_entry("title", &self.title)?;
-        map.serialize_entry("description", &self.description)?;
-        map.serialize_entry("args", &self.args)?;
+        map.serialize_entry("call", &rt::W(&self.call))?;
+        map.serialize_entry("name", &rt::W(&self.name))?;
+        map.serialize_entry("title", &rt::W(&self.title))?;
+        map.serialize_entry("description", &rt::W(&self.description))?;
+        map.serialize_entry("args", &rt::W(&self.args))?;
         map.end()
     }
 }
@@ -3105,6 +3145,8 @@ impl<'de> ::serde::Deserialize<'de> for ToolCallStart {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for ToolCallStart {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for ToolCallStart {
@@ -3203,9 +3245,9 @@ impl ::serde::Serialize for TurnEnd {
         use ::serde::ser::SerializeMap as _;
         let mut map = s.serialize_map(::std::option::Option::None)?;
         map.serialize_entry("t", "turn-end")?;
-        map.serialize_entry("status", &self.status)?;
+        map.serialize_entry("status", &rt::W(&self.status))?;
         if let ::std::option::Option::Some(x) = &self.usage {
-            map.serialize_entry("usage", x)?;
+            map.serialize_entry("usage", &rt::W(x))?;
         }
         map.end()
     }
@@ -3218,6 +3260,8 @@ impl<'de> ::serde::Deserialize<'de> for TurnEnd {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for TurnEnd {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for TurnEnd {
@@ -3296,6 +3340,8 @@ impl<'de> ::serde::Deserialize<'de> for TurnStart {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for TurnStart {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for TurnStart {
@@ -3697,6 +3743,8 @@ impl<'de> ::serde::Deserialize<'de> for Event {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Event {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Event {
@@ -3825,6 +3873,8 @@ impl<'de> ::serde::Deserialize<'de> for PermissionMode {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for PermissionMode {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for PermissionMode {
@@ -3913,6 +3963,8 @@ impl<'de> ::serde::Deserialize<'de> for Decision {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for Decision {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for Decision {
@@ -4006,6 +4058,8 @@ impl<'de> ::serde::Deserialize<'de> for ClientType {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for ClientType {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for ClientType {
@@ -4094,6 +4148,8 @@ impl<'de> ::serde::Deserialize<'de> for TurnStatus {
         rt::deserialize(d)
     }
 }
+#[rustfmt::skip]
+impl rt::Wire for TurnStatus {}
 #[cfg(feature = "schemars")]
 #[rustfmt::skip]
 impl ::schemars::JsonSchema for TurnStatus {

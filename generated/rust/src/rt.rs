@@ -139,17 +139,117 @@ impl<T: serde::Serialize> serde::Serialize for Extra<T> {
 }
 
 /// Writes the properties of `extra` that are not `declared` into a map being serialized.
-pub(crate) fn write_extra<M: serde::ser::SerializeMap, T: serde::Serialize>(
+pub(crate) fn write_extra<M: serde::ser::SerializeMap, T: Wire>(
     m: &mut M,
     extra: &Extra<T>,
     declared: &[&str],
 ) -> Result<(), M::Error> {
     for (k, v) in &extra.0 {
         if !declared.contains(&k.as_str()) {
-            m.serialize_entry(k, v)?;
+            m.serialize_entry(k, &W(v))?;
         }
     }
     Ok(())
+}
+
+/// How a generated type writes its parts: as serde writes them, except a number held in an `f64` that is whole
+/// and fits 64 bits, which is written as an integer (`7`, as JavaScript's `JSON.stringify` writes it), not as
+/// serde_json writes an `f64` (`7.0`, which a reader of the field into an integer type refuses). Numbers stay
+/// what they are: `7` and `7.0` are the same JSON Schema value.
+pub(crate) trait Wire: serde::Serialize {
+    fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.serialize(s)
+    }
+}
+
+/// A part written through [`Wire`].
+pub(crate) struct W<'a, T: ?Sized>(pub(crate) &'a T);
+
+impl<T: Wire + ?Sized> serde::Serialize for W<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.wire(s)
+    }
+}
+
+impl Wire for f64 {
+    fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+        let x = *self;
+        if x.fract() != 0.0 {
+            s.serialize_f64(x)
+        } else if (-TWO_63..TWO_63).contains(&x) {
+            // Whole and within i64: the conversion is exact (`-0.0` is written `0`, as JavaScript writes it).
+            s.serialize_i64(x as i64)
+        } else if (0.0..2.0 * TWO_63).contains(&x) {
+            s.serialize_u64(x as u64)
+        } else {
+            s.serialize_f64(x)
+        }
+    }
+}
+
+impl Wire for u64 {}
+impl Wire for i64 {}
+impl Wire for bool {}
+impl Wire for String {}
+impl Wire for () {}
+impl Wire for serde_json::Value {}
+impl Wire for serde_json::Map<String, serde_json::Value> {}
+
+impl<T: Wire + ?Sized> Wire for Box<T> {
+    fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).wire(s)
+    }
+}
+
+impl<T: Wire> Wire for Option<T> {
+    fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Some(x) => s.serialize_some(&W(x)),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+impl<T: Wire> Wire for Vec<T> {
+    fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(W))
+    }
+}
+
+impl<T: Wire> Wire for Extra<T> {
+    fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, W(v))))
+    }
+}
+
+/// `Wire` for the tuples the types use (of at most 12 positions, as `types::TUPLE_MAX` says).
+macro_rules! wire_tuples {
+    ($(($($t:ident $i:tt),+))+) => {$(
+        impl<$($t: Wire),+> Wire for ($($t,)+) {
+            fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeTuple as _;
+                let mut t = s.serialize_tuple([$($i),+].len())?;
+                $(t.serialize_element(&W(&self.$i))?;)+
+                t.end()
+            }
+        }
+    )+};
+}
+
+wire_tuples! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
 }
 
 /// A JSON value that keeps object members in input order whatever `serde_json`'s features are.

@@ -345,3 +345,24 @@ fn numbers_given_as_text_read_as_the_default_features_read_them() {
     let v = json(&format!(r#"{{"{NUMBER_TOKEN}":"5"}}"#));
     assert!(matches!(v, Json::Object(_)), "{v:?}");
 }
+
+#[test]
+fn an_f64_is_written_as_javascript_writes_it_when_whole_and_within_64_bits() {
+    let written = |x: f64| serde_json::to_string(&W(&x)).expect("serializes");
+    let two63 = 9_223_372_036_854_775_808.0;
+    assert_eq!(written(7.0), "7");
+    assert_eq!(written(-7.0), "-7");
+    assert_eq!(written(-0.0), "0");
+    assert_eq!(written(0.5), "0.5");
+    assert_eq!(written(9_007_199_254_740_992.0), "9007199254740992");
+    assert_eq!(written(-two63), "-9223372036854775808");
+    assert_eq!(written(two63), "9223372036854775808");
+    assert_eq!(written(2.0 * two63), "1.8446744073709552e+19");
+    assert_eq!(written(1e300), "1e+300");
+    // Inside the containers the types use, too.
+    let parts = (vec![Some(1.0), None], 2.5, Box::new(3.0));
+    assert_eq!(serde_json::to_string(&W(&parts)).expect("serializes"), "[[1,null],2.5,3]");
+    let mut extra = Extra::new();
+    extra.insert("a".to_string(), 4.0);
+    assert_eq!(serde_json::to_string(&W(&extra)).expect("serializes"), r#"{"a":4}"#);
+}

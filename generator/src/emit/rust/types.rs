@@ -109,13 +109,17 @@ fn enum_ty(values: &[Value]) -> Option<ValueTy> {
     (!nums.is_empty()).then(|| ValueTy::Num(num_ty(&shape)))
 }
 
+/// The most positions a Rust tuple has whose `Debug`, `Clone` and `PartialEq` the standard library implements.
+const TUPLE_MAX: u64 = 12;
+
 /// The positions of an array that always has exactly its `prefixItems` (a Rust tuple): `minItems` at least
-/// their number, and no item after them (`items: false`, or `maxItems` at most their number).
+/// their number, and no item after them (`items: false`, or `maxItems` at most their number). Longer arrays than
+/// [`TUPLE_MAX`] stay checked `serde_json::Value`s (a longer tuple has none of the traits the types derive).
 pub(crate) fn tuple_positions(a: &ArrayShape) -> Option<&[Node]> {
     let n = a.prefix.len() as u64;
     let closed =
         matches!(a.items.as_deref(), Some(Node { shape: Shape::Never, .. })) || a.max_items.is_some_and(|m| m <= n);
-    (n > 0 && closed && a.min_items.is_some_and(|m| m >= n)).then_some(a.prefix.as_slice())
+    (n > 0 && n <= TUPLE_MAX && closed && a.min_items.is_some_and(|m| m >= n)).then_some(a.prefix.as_slice())
 }
 
 /// Whether a Rust type (from [`Gen::ty`]) is the checked `serde_json::Value`.
@@ -1075,13 +1079,17 @@ impl<'m> Gen<'m> {
         }
     }
 
-    fn deserialize_impl(ty: &Ident) -> TokenStream {
+    /// The impls every item has alike: `Deserialize` through its checks, and `rt::Wire` as its `Serialize`
+    /// writes it (its parts are written through `rt::W`).
+    fn shared_impls(ty: &Ident) -> TokenStream {
         quote! {
             impl<'de> ::serde::Deserialize<'de> for #ty {
                 fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                     rt::deserialize(d)
                 }
             }
+
+            impl rt::Wire for #ty {}
         }
     }
 
@@ -1304,9 +1312,9 @@ impl<'m> Gen<'m> {
                     let v = self.const_value(c);
                     quote!(if self.#i { map.serialize_entry(#name, #v)?; })
                 }
-                FieldKind::Value { .. } if p.field.required => quote!(map.serialize_entry(#name, &self.#i)?;),
+                FieldKind::Value { .. } if p.field.required => quote!(map.serialize_entry(#name, &rt::W(&self.#i))?;),
                 FieldKind::Value { .. } => {
-                    quote!(if let ::std::option::Option::Some(x) = &self.#i { map.serialize_entry(#name, x)?; })
+                    quote!(if let ::std::option::Option::Some(x) = &self.#i { map.serialize_entry(#name, &rt::W(x))?; })
                 }
             });
         }
@@ -1321,7 +1329,7 @@ impl<'m> Gen<'m> {
         } else {
             quote!(impl #ty { #ctors #from_value #role_fn })
         };
-        let de_impl = Self::deserialize_impl(&ty);
+        let shared = Self::shared_impls(&ty);
         let obj_binding = if stmts.is_empty() && roles.is_empty() { quote!(_obj) } else { quote!(obj) };
         let check = check.map(|c| quote!(#c?;));
         Ok(quote! {
@@ -1352,7 +1360,7 @@ impl<'m> Gen<'m> {
                 }
             }
 
-            #de_impl
+            #shared
         })
     }
 
@@ -1563,7 +1571,7 @@ impl<'m> Gen<'m> {
             }
         });
         let from_value = Self::from_value_fn();
-        let de_impl = Self::deserialize_impl(&ty);
+        let shared = Self::shared_impls(&ty);
         let fallback =
             quote!(_ => ::std::result::Result::Err(rt::bad_tag(at, #disc, t, TAGS, &[#(#removed),*], #events)),);
         Ok(quote! {
@@ -1603,7 +1611,7 @@ impl<'m> Gen<'m> {
             }
 
             #(#froms)*
-            #de_impl
+            #shared
         })
     }
 
@@ -1622,7 +1630,7 @@ impl<'m> Gen<'m> {
         let allowed =
             lit(&values.iter().map(|v| format!("`{}`", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(", "));
         let from_value = Self::from_value_fn();
-        let de_impl = Self::deserialize_impl(&ty);
+        let shared = Self::shared_impls(&ty);
         Ok(quote! {
             #docs
             #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1665,7 +1673,7 @@ impl<'m> Gen<'m> {
                 }
             }
 
-            #de_impl
+            #shared
         })
     }
 
@@ -1692,7 +1700,7 @@ impl<'m> Gen<'m> {
                 (quote!(#d #v), quote!(|()| Self::#v), quote!(Self::#v => s.serialize_unit(),))
             } else {
                 let inner = self.ty(n);
-                (quote!(#d #v(#inner)), quote!(Self::#v), quote!(Self::#v(x) => x.serialize(s),))
+                (quote!(#d #v(#inner)), quote!(Self::#v), quote!(Self::#v(x) => rt::Wire::wire(x, s),))
             };
             variants.push(variant);
             let dec = self.decode(n)?.func();
@@ -1709,7 +1717,7 @@ impl<'m> Gen<'m> {
             writes.push(write);
         }
         let from_value = Self::from_value_fn();
-        let de_impl = Self::deserialize_impl(&ty);
+        let shared = Self::shared_impls(&ty);
         Ok(quote! {
             #docs
             #[derive(Debug, Clone, PartialEq)]
@@ -1736,7 +1744,7 @@ impl<'m> Gen<'m> {
                 }
             }
 
-            #de_impl
+            #shared
         })
     }
 
@@ -1747,7 +1755,7 @@ impl<'m> Gen<'m> {
         let inner = self.ty(&t.node);
         let body = self.decode(&t.node)?.body();
         let from_value = Self::from_value_fn();
-        let de_impl = Self::deserialize_impl(&ty);
+        let shared = Self::shared_impls(&ty);
         Ok(quote! {
             #docs
             #[derive(Debug, Clone, PartialEq)]
@@ -1773,11 +1781,11 @@ impl<'m> Gen<'m> {
 
             impl ::serde::Serialize for #ty {
                 fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
-                    self.0.serialize(s)
+                    rt::Wire::wire(&self.0, s)
                 }
             }
 
-            #de_impl
+            #shared
         })
     }
 }
