@@ -126,14 +126,10 @@ impl<T> IntoIterator for Extra<T> {
     }
 }
 
-impl<T: serde::Serialize> serde::Serialize for Extra<T> {
+/// Written as the generated types write their parts: `Extra<f64>` writes a whole number as an integer (`4`).
+impl<T: Wire> serde::Serialize for Extra<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            m.serialize_entry(k, v)?;
-        }
-        m.end()
+        s.collect_map(self.0.iter().map(|(k, v)| (k, W(v))))
     }
 }
 
@@ -216,11 +212,7 @@ impl<T: Wire> Wire for Vec<T> {
     }
 }
 
-impl<T: Wire> Wire for Extra<T> {
-    fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(k, v)| (k, W(v))))
-    }
-}
+impl<T: Wire> Wire for Extra<T> {}
 
 /// `Wire` for the tuples the types use (of at most 12 positions, as `types::TUPLE_MAX` says).
 macro_rules! wire_tuples {

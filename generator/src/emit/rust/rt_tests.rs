@@ -365,4 +365,5 @@ fn an_f64_is_written_as_javascript_writes_it_when_whole_and_within_64_bits() {
     let mut extra = Extra::new();
     extra.insert("a".to_string(), 4.0);
     assert_eq!(serde_json::to_string(&W(&extra)).expect("serializes"), r#"{"a":4}"#);
+    assert_eq!(serde_json::to_string(&extra).expect("serializes"), r#"{"a":4}"#);
 }
