@@ -997,13 +997,27 @@ pub(crate) fn too_deep_message() -> String {
 pub(crate) const BOM_MESSAGE: &str =
     "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one";
 
+/// Where a parse error is, as its message says it: `column C` in a one-line text, `line L column C` past its first
+/// line (a pretty-printed document). The TypeScript runtime and the Rust runtime (`emit/rust/rt.rs`) say it alike.
+pub(crate) fn parse_error_at(e: &serde_json::Error) -> String {
+    if e.line() > 1 {
+        format!("line {} column {}", e.line(), e.column())
+    } else {
+        format!("column {}", e.column())
+    }
+}
+
 /// The issue for a line serde_json cannot parse.
 fn parse_issue(e: serde_json::Error) -> Issue {
     let msg = e.to_string();
     if msg.contains("recursion limit exceeded") {
-        Issue::new(Rule::TooDeep, "", format!("{} (at column {})", too_deep_message(), e.column()))
+        Issue::new(Rule::TooDeep, "", format!("{} (at {})", too_deep_message(), parse_error_at(&e)))
     } else if e.is_eof() {
-        Issue::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at column {}", e.column()))
+        Issue::new(
+            Rule::MalformedJson,
+            "",
+            format!("malformed JSON: unexpected end of input at {}", parse_error_at(&e)),
+        )
     } else {
         Issue::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
     }

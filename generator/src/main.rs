@@ -155,7 +155,8 @@ struct ValidateArgs {
     schema: Option<PathBuf>,
     /// The type to check each record against: its name in the schema, in an output (`SessionTextEvent`,
     /// `sessionTextEventSchema`) or in the bundled schema's `$defs` (`TextEvent`); default: the schema's root type.
-    #[arg(long = "type", value_name = "NAME")]
+    /// Not with --stream, whose records are the protocol's envelopes.
+    #[arg(long = "type", value_name = "NAME", conflicts_with = "stream")]
     type_name: Option<String>,
     /// Also check that ids are cuid2-shaped.
     #[arg(long)]
@@ -739,7 +740,8 @@ fn validate(a: ValidateArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let name_file = paths.len() > 1;
+    // A directory stands for several files, however many it holds: its records name their file.
+    let name_file = paths.len() > 1 || a.paths.iter().any(|p| p.is_dir());
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut tally = Tally::default();

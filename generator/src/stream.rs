@@ -277,7 +277,8 @@ impl StreamSummary {
     }
 }
 
-/// Checks every line of `reader` as one stream (each line one message; no pretty-printed documents), handing
+/// Checks every line of `reader` as one stream (each line one message, or the whole input one pretty-printed
+/// message, framed as message mode frames it), handing
 /// each record to `sink` in order (a closure, or a [`RecordSink`] that can stop the run and flush while the input
 /// is idle). Reads a batch of lines at a time: memory stays bounded by the stream state and one batch.
 ///
@@ -311,7 +312,20 @@ fn check_lines<'e, R: BufRead, S: RecordSink>(
         }
     }
     let mut lines = Lines { checker: StreamChecker::new(engine), summary: Summary::default(), sink };
-    crate::validate::each_line_here(&mut reader, &mut lines)?;
+    // Framed as message mode frames its input: a file of one pretty-printed envelope is a stream of that message.
+    let first = crate::validate::start_records(&mut reader, &mut |bytes, hint| {
+        let mut rec = lines.checker.check(lines.summary.records + 1, &bytes);
+        if let (Some(hint), Some(first)) = (hint, rec.errors.first_mut()) {
+            first.message.push_str(&hint);
+        }
+        lines.summary.add(&rec);
+        lines.sink.record(rec)
+    })?;
+    if let Some(first) = first {
+        if lines.consume(&first).is_continue() {
+            crate::validate::each_line_here(&mut reader, &mut lines)?;
+        }
+    }
     Ok((lines.summary, lines.checker, lines.sink))
 }
 

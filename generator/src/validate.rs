@@ -69,8 +69,9 @@ impl std::ops::AddAssign for Summary {
     }
 }
 
-/// How much input after an incomplete first line is buffered to see whether it is one pretty-printed document.
-pub(crate) const PRETTY_DOCUMENT_LIMIT: u64 = 16 << 20;
+/// How much input after an incomplete first line is buffered to see whether it is one pretty-printed document:
+/// as much as the longest line ([`MAX_LINE`]), so a document may be as large as a line may.
+pub(crate) const PRETTY_DOCUMENT_LIMIT: u64 = MAX_LINE as u64;
 
 /// Whether a first line is the start of a JSON value that continues on the next lines.
 fn first_line_incomplete(first: &[u8]) -> bool {
@@ -80,53 +81,76 @@ fn first_line_incomplete(first: &[u8]) -> bool {
         .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_err_and(|e| e.is_eof()))
 }
 
-/// Splits input into records once its first line (without the newline) has been read, calling `each` with the
-/// bytes of each: one multi-line JSON document when the first line is an incomplete JSON value and the whole input
-/// is one complete value, else JSONL lines (without their newlines), in order. When the first line is only an
-/// opening `{` or `[` and the whole input is not one value either, the first line's call also gets where the input
-/// breaks when read as one document (a pretty-printed envelope with a trailing comma on line 5 is that comma, not
-/// "line 1 ends early" and one error per line after it).
-fn records_after_first<R: BufRead>(
-    first: Vec<u8>,
-    mut reader: R,
-    each: &mut dyn FnMut(Vec<u8>, Option<&serde_json::Error>),
-) -> io::Result<()> {
-    if first_line_incomplete(&first) {
-        // Possibly one pretty-printed document: buffer what follows, up to a bound (a single envelope is small).
-        let mut rest = Vec::new();
-        (&mut reader).take(PRETTY_DOCUMENT_LIMIT).read_to_end(&mut rest)?;
-        if (rest.len() as u64) < PRETTY_DOCUMENT_LIMIT {
-            let mut whole = first.clone();
-            whole.push(b'\n');
-            whole.extend_from_slice(&rest);
-            let parsed = std::str::from_utf8(&whole).ok().map(serde_json::from_str::<serde::de::IgnoredAny>);
-            match parsed {
-                Some(Ok(_)) => {
-                    each(trim_end(&whole).to_vec(), None);
-                    return Ok(());
-                }
-                // Pretty-printers put the opening bracket alone on the first line; a JSONL line cut short does not.
-                Some(Err(e)) if e.line() > 1 && matches!(trim_end(first.trim_ascii_start()), b"{" | b"[") => {
-                    each(first, Some(&e))
-                }
-                _ => each(first, None),
+/// Reads the first line of the input: `Some` of it when it is an ordinary line (the caller checks it, and the rest
+/// line by line); else, when it is an incomplete JSON value, reads the input's records and calls `each` with the
+/// bytes of each until it says stop, and returns `None` (also for an empty input). Those records are one multi-line
+/// JSON document when the whole input is one complete value, else the JSONL lines (without their newlines), in
+/// order; when the first line is only an opening `{` or `[` (as pretty-printers write it), the first line's call
+/// also gets what to add to its first error: where the input breaks read as one document (a pretty-printed envelope
+/// with a trailing comma on line 5 is that comma, not "line 1 ends early" and one error per line after it), its
+/// first byte that is not UTF-8, or that it is longer than a document may be. Message mode and stream mode both
+/// start their input with this.
+///
+/// # Errors
+/// Only I/O errors while reading, and a line longer than [`MAX_LINE`].
+pub(crate) fn start_records<R: BufRead>(
+    reader: &mut R,
+    each: &mut dyn FnMut(Vec<u8>, Option<String>) -> ControlFlow<()>,
+) -> io::Result<Option<Vec<u8>>> {
+    let mut first = Vec::new();
+    if read_line(reader, &mut first)? == 0 {
+        return Ok(None);
+    }
+    if !first_line_incomplete(&first) {
+        return Ok(Some(first));
+    }
+    // Possibly one pretty-printed document: read what follows into one buffer after the first line, up to a bound.
+    let head = first.len() + 1;
+    let mut whole = first;
+    whole.push(b'\n');
+    (&mut *reader).take(PRETTY_DOCUMENT_LIMIT).read_to_end(&mut whole)?;
+    let complete = ((whole.len() - head) as u64) < PRETTY_DOCUMENT_LIMIT;
+    let pretty = matches!(trim_end(whole[..head].trim_ascii_start()), b"{" | b"[");
+    let why = if !complete {
+        Some(format!("longer than {} MiB, the most wiregen reads as one document", MAX_LINE >> 20))
+    } else {
+        match std::str::from_utf8(&whole) {
+            Err(e) => {
+                let (line, column) = line_and_column(&whole, e.valid_up_to());
+                Some(format!("invalid UTF-8 at line {line} column {column}"))
             }
-        } else {
-            each(first, None);
+            Ok(text) => match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                Ok(_) => {
+                    let _ = each(trim_end(&whole).to_vec(), None);
+                    return Ok(None);
+                }
+                Err(e) if e.line() > 1 => Some(e.to_string()),
+                Err(_) => None,
+            },
         }
-        let mut chained = io::BufReader::new(io::Cursor::new(rest).chain(reader));
-        let mut buf = Vec::new();
-        while read_line(&mut chained, &mut buf)? > 0 {
-            each(std::mem::take(&mut buf), None);
-        }
-        return Ok(());
+    };
+    let hint = why.filter(|_| pretty).map(|w| format!(" (read as one multi-line document: {w})"));
+    if each(whole[..head - 1].to_vec(), hint).is_break() {
+        return Ok(None);
     }
-    each(first, None);
+    let mut rest = io::Cursor::new(whole);
+    rest.set_position(head as u64);
+    let mut chained = io::BufReader::new(rest.chain(reader));
     let mut buf = Vec::new();
-    while read_line(&mut reader, &mut buf)? > 0 {
-        each(std::mem::take(&mut buf), None);
+    while read_line(&mut chained, &mut buf)? > 0 {
+        if each(std::mem::take(&mut buf), None).is_break() {
+            break;
+        }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// The line and column (both from 1, the column in bytes) of a byte offset in a text.
+fn line_and_column(text: &[u8], offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let column = offset - before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+    (line, column)
 }
 
 fn trim_end(b: &[u8]) -> &[u8] {
@@ -424,24 +448,17 @@ fn start<R: BufRead>(
     reader: &mut R,
     out: &mut dyn Consumer<Vec<Issue>>,
 ) -> io::Result<ControlFlow<()>> {
-    let mut first = Vec::new();
-    if read_line(reader, &mut first)? == 0 {
-        return Ok(ControlFlow::Break(()));
-    }
-    if first_line_incomplete(&first) {
-        let mut stopped = false;
-        records_after_first(first, reader, &mut |bytes, as_document| {
-            if !stopped {
-                let mut issues = engine.check_line_fast(&bytes);
-                if let (Some(e), Some(first)) = (as_document, issues.first_mut()) {
-                    first.message.push_str(&format!(" (read as one multi-line document: {e})"));
-                }
-                stopped = out.consume(issues).is_break();
-            }
-        })?;
-        return Ok(ControlFlow::Break(()));
-    }
-    Ok(out.consume(engine.check_line_fast(&first)))
+    let first = start_records(reader, &mut |bytes, hint| {
+        let mut issues = engine.check_line_fast(&bytes);
+        if let (Some(hint), Some(first)) = (hint, issues.first_mut()) {
+            first.message.push_str(&hint);
+        }
+        out.consume(issues)
+    })?;
+    Ok(match first {
+        Some(line) => out.consume(engine.check_line_fast(&line)),
+        None => ControlFlow::Break(()),
+    })
 }
 
 /// Where [`validate_reader_into`] writes: the records' bytes, in input order.
@@ -1126,7 +1143,11 @@ mod tests {
         assert_eq!(read_line(&mut r, &mut buf).map_err(|e| e.kind()).err(), Some(io::ErrorKind::InvalidData));
         assert!(line_too_long().to_string().contains("longer than 64 MiB"));
         let mut lines = 0;
-        let r = records_after_first(b"{".to_vec(), io::Cursor::new(cat(&[b"\n", &over])), &mut |_, _| lines += 1);
+        let mut r = io::Cursor::new(cat(&[b"{\n\n", &over]));
+        let r = start_records(&mut r, &mut |_, _| {
+            lines += 1;
+            ControlFlow::Continue(())
+        });
         assert_eq!((r.map_err(|e| e.kind()).err(), lines), (Some(io::ErrorKind::InvalidData), 2));
     }
 

@@ -160,6 +160,65 @@ fn a_pretty_printed_envelope_is_one_record() {
     let recs = records(&wiregen(&["validate", "--format", "json"], cut.as_bytes()));
     assert_eq!(recs[0]["errors"][0]["message"], "malformed JSON: unexpected end of input at column 20");
     assert_eq!(recs[1]["valid"], true);
+    // A stream is framed alike: the pretty-printed envelope is a stream of one message, the invalid one is one
+    // invalid record with the same error.
+    let out = wiregen(&["validate", "--stream", "--format", "json"], pretty.as_bytes());
+    assert_eq!((out.status.code(), records(&out).len()), (Some(0), 1), "{}", String::from_utf8_lossy(&out.stdout));
+    let recs = records(&wiregen(&["validate", "--stream", "--format", "json"], bad.as_bytes()));
+    assert_eq!((recs.len(), &recs[0]["errors"][0]["pointer"]), (1, &Value::from("/role")));
+    let recs = records(&wiregen(&["validate", "--stream", "--format", "json"], broken.as_bytes()));
+    let first = recs[0]["errors"][0]["message"].as_str().expect("message");
+    assert!(first.contains("read as one multi-line document: ") && first.contains(" at line 2 column 14"), "{first}");
+    // A byte that is not UTF-8 on the document's 4th line, and nesting too deep on its 6th, are located there.
+    let lines: Vec<&str> = pretty.lines().collect();
+    let mut utf = lines.iter().map(|l| l.as_bytes().to_vec()).collect::<Vec<_>>();
+    utf[3] = lines[3].replace("\"user\"", "\"us\u{1}r\"").into_bytes();
+    let at = utf[3].iter().position(|b| *b == 1).expect("marker");
+    utf[3][at] = 0xff;
+    let recs = records(&wiregen(&["validate", "--format", "json"], &utf.join(&b'\n')));
+    let first = recs[0]["errors"][0]["message"].as_str().expect("message");
+    assert!(
+        first.ends_with(&format!("(read as one multi-line document: invalid UTF-8 at line 4 column {})", at + 1)),
+        "{first}"
+    );
+    let deep = pretty.replacen("\"hi\"", &format!("{}0{}", "[\n".repeat(130), "]".repeat(130)), 1);
+    let recs = records(&wiregen(&["validate", "--format", "json"], deep.as_bytes()));
+    assert_eq!(recs.len(), 1);
+    // The envelope and `ev` are two levels, so the 126th `[` is the 128th level: the first on line 7, it on 132.
+    let depth_line = 132;
+    assert_eq!(
+        recs[0]["errors"][0]["message"],
+        format!("JSON nests deeper than 127 levels (at line {depth_line} column 1)")
+    );
+}
+
+/// A pretty-printed document as large as a line may be (64 MiB) is one record (up to stop 53 one of 16 MiB was
+/// read line by line, as hundreds of thousands of malformed lines); a larger one is read line by line and its first
+/// line says why.
+#[test]
+fn a_pretty_printed_document_may_be_as_large_as_a_line() {
+    let doc = |items: usize| {
+        let mut d = String::from("{\n \"id\": \"m1\",\n \"time\": 1,\n \"role\": \"agent\",\n \"ev\": {\n  \"t\": \"tool-call-start\", \"call\": \"c\", \"name\": \"n\", \"title\": \"t\", \"description\": \"d\",\n  \"args\": {\"a\": [\n");
+        for _ in 0..items {
+            d.push_str("   \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\",\n");
+        }
+        d.push_str("   0\n  ]}\n }\n}\n");
+        d
+    };
+    let big = doc(400_000);
+    assert!(big.len() > 20 << 20);
+    let out = wiregen(&["validate", "--format", "json"], big.as_bytes());
+    assert_eq!((out.status.code(), records(&out).len()), (Some(0), 1));
+    let huge = doc(1_300_000);
+    assert!(huge.len() > 64 << 20);
+    let out = wiregen(&["validate", "--format", "json"], huge.as_bytes());
+    let recs = records(&out);
+    assert!(recs.len() > 1_000_000);
+    assert_eq!(
+        recs[0]["errors"][0]["message"],
+        "malformed JSON: unexpected end of input at column 1 (read as one multi-line document: longer than 64 MiB, \
+         the most wiregen reads as one document)"
+    );
 }
 
 /// Peak resident memory of a process, from /proc (Linux), sampled until it exits.
@@ -614,6 +673,10 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     assert_eq!(missing.status.code(), Some(2));
     assert_eq!(records(&missing).len(), 1, "only z.jsonl's record");
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere.jsonl"));
+    // A directory stands for several files however many it holds: its one file's records name it too.
+    let one = run(&["validate", "--format", "json", "logs/b"]);
+    assert_eq!(one.status.code(), Some(1));
+    assert_eq!(records(&one)[0]["file"], "logs/b/z.jsonl", "{}", String::from_utf8_lossy(&one.stdout));
     // A directory without logs is named, not passed as "nothing invalid".
     std::fs::create_dir_all(dir.join("empty")).expect("mkdir");
     let empty = run(&["validate", "empty"]);
@@ -654,6 +717,11 @@ fn a_wrong_type_lists_the_types_and_a_stream_without_rules_says_so() {
     assert!(stderr(&no_root).contains("`A`, `B`"), "{}", stderr(&no_root));
     let named = run(&["validate", "--schema", "two", "--type", "A", "in.jsonl"]);
     assert_eq!(named.status.code(), Some(0), "{}", stderr(&named));
+    // --type picks the type of each record; a stream's records are envelopes: the two are refused together (every
+    // line failed one check or the other).
+    let both = run(&["validate", "--schema", "two", "--type", "A", "--stream", "in.jsonl"]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
     let stream = run(&["validate", "--schema", "plain.json", "--stream", "in.jsonl"]);
     assert_eq!(stream.status.code(), Some(1));
     assert!(stderr(&stream).contains("declares no sequence rules"), "{}", stderr(&stream));

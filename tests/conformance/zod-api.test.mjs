@@ -208,6 +208,15 @@ test("parsed values no line may hold are too deep for every value checker, and c
   assert.equal(w.checkEnvelope({ id: "m1", time: 1, role: "agent", ev: cyclic }).errors[0].rule, "too-deep");
 });
 
+test("an error past a text's first line is located by line and column, as the engine locates it", () => {
+  // `wiregen validate` says the same of these texts (generator/tests/validate_cli.rs holds its words).
+  const deep = '{"id":"m1",\n"x":' + "[".repeat(130) + "]".repeat(130) + "}";
+  const tooDeep = "JSON nests deeper than 127 levels (at line 2 column 131)";
+  assert.equal(w.validateSessionLine(deep).errors[0].message, tooDeep);
+  assert.equal(w.validateSessionLineStandalone(deep)[0].message, tooDeep);
+  assert.equal(w.validateSessionLine("[" + "[".repeat(130)).errors[0].message, "JSON nests deeper than 127 levels (at column 128)");
+});
+
 test("one bad value gives one issue: a value of the wrong type that has a length is not also too short", () => {
   for (const [line, pointer] of [
     ['{"id":[],"time":1,"role":"agent","ev":{"t":"text","text":"hi"}}', "/id"],

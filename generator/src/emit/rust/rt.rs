@@ -677,16 +677,20 @@ pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
             "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one",
         ));
     }
+    // Where an error is: `column C` in a one-line text, `line L column C` past its first line (the engine's words).
+    let at = |e: &serde_json::Error| {
+        if e.line() > 1 {
+            format!("line {} column {}", e.line(), e.column())
+        } else {
+            format!("column {}", e.column())
+        }
+    };
     let json: Json = serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("recursion limit exceeded") || msg.starts_with(&too_deep_message()) {
-            Error::new(Rule::TooDeep, "", format!("{} (at column {})", too_deep_message(), e.column()))
+            Error::new(Rule::TooDeep, "", format!("{} (at {})", too_deep_message(), at(&e)))
         } else if e.is_eof() {
-            Error::new(
-                Rule::MalformedJson,
-                "",
-                format!("malformed JSON: unexpected end of input at column {}", e.column()),
-            )
+            Error::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at {}", at(&e)))
         } else {
             Error::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
         }

@@ -1341,8 +1341,16 @@ export function scanJson(text: string): WireError | null {
   let i = 0;
   let depth = 0;
   const stack: number[] = [];
+  // Where index `k` is, as the engine says it: `column C` on the first line, `line L column C` past it.
+  const at = (k: number): string => {
+    const nl = text.lastIndexOf("\n", k - 1);
+    if (k === 0 || nl < 0) return `column ${k + 1}`;
+    let line = 2;
+    for (let j = text.indexOf("\n"); j < nl; j = text.indexOf("\n", j + 1)) line++;
+    return `line ${line} column ${k - nl}`;
+  };
   const bad = (what: string): WireError =>
-    i >= n ? lineError("malformed-json", `malformed JSON: unexpected end of input at column ${n}`) : lineError("malformed-json", `malformed JSON: ${what} at column ${i + 1}`);
+    i >= n ? lineError("malformed-json", `malformed JSON: unexpected end of input at ${at(n - 1)}`) : lineError("malformed-json", `malformed JSON: ${what} at ${at(i)}`);
   const ws = (): void => {
     while (i < n) {
       const c = text.charCodeAt(i);
@@ -1452,7 +1460,7 @@ export function scanJson(text: string): WireError | null {
     if (i >= n) return bad("expected a value");
     const c = text.charCodeAt(i);
     if (c === 0x7b || c === 0x5b) {
-      if (++depth > MAX_DEPTH) return lineError("too-deep", `${TOO_DEEP} (at column ${i + 1})`);
+      if (++depth > MAX_DEPTH) return lineError("too-deep", `${TOO_DEEP} (at ${at(i)})`);
       i++;
       ws();
       const close = c === 0x7b ? 0x7d : 0x5d;
