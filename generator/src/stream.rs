@@ -412,6 +412,24 @@ mod tests {
         assert!(roll.open["turn"].is_null());
     }
 
+    /// A sum is written as the generated types write numbers: whole as an integer while it fits 64 bits (three
+    /// turns of 2^53-1 tokens were `2.7021597764222972e16`), a fraction as it is.
+    #[test]
+    fn whole_sums_past_2_53_are_written_as_integers() {
+        let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
+        let mut c = StreamChecker::new(&e);
+        for k in 0..3 {
+            let start = format!(r#"{{"id":"s{k}","time":1,"role":"agent","turn":"t{k}","ev":{{"t":"turn-start"}}}}"#);
+            let end = format!(
+                r#"{{"id":"e{k}","time":1,"role":"agent","turn":"t{k}","ev":{{"t":"turn-end","status":"completed","usage":{{"inputTokens":9007199254740991,"outputTokens":1,"cost":0.1}}}}}}"#
+            );
+            assert!(c.check(2 * k + 1, start.as_bytes()).valid);
+            assert!(c.check(2 * k + 2, end.as_bytes()).valid);
+        }
+        let usage = serde_json::to_string(&c.rollup().parts["usage"]).expect("json");
+        assert_eq!(usage, r#"{"inputTokens":27021597764222972,"outputTokens":3,"cost":0.30000000000000004}"#);
+    }
+
     /// A package without `x-sequence` has no sequence rules and an empty rollup besides the counts.
     #[test]
     fn without_declarations_nothing_is_a_sequence_violation() {

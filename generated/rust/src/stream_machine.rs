@@ -1081,10 +1081,14 @@ fn text(v: Option<&Value>) -> String {
     }
 }
 
-/// A sum as JSON, printed as JavaScript prints numbers: whole sums as integers.
+/// A sum as JSON, a whole one as an integer, as JavaScript prints it (past 2^53 the same value, in all its digits:
+/// JavaScript rounds the last ones to zeros), while it fits 64 bits; the generated Rust types write numbers alike.
 fn number(sum: f64) -> Value {
-    if sum.fract() == 0.0 && sum.abs() < 9_007_199_254_740_992.0 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if sum.fract() == 0.0 && (-TWO_63..TWO_63).contains(&sum) {
         Value::from(sum as i64)
+    } else if sum.fract() == 0.0 && (0.0..2.0 * TWO_63).contains(&sum) {
+        Value::from(sum as u64)
     } else {
         serde_json::Number::from_f64(sum).map_or(Value::Null, Value::Number)
     }
