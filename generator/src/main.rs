@@ -540,7 +540,7 @@ fn type_names(model: &wiregen::ir::Model) -> String {
 fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format, schema: &Path) {
     let whole = |e: &wiregen::diag::SchemaError| e.kind == wiregen::diag::SchemaErrorKind::Io && e.file == schema;
     if format == Format::Text && errs.0.iter().any(whole) {
-        eprintln!("wiregen: name the schema directory (or one schema file) with --schema");
+        eprintln!("wiregen: --schema takes the schema directory, or one schema file");
     }
 }
 

@@ -722,6 +722,14 @@ fn a_wrong_type_lists_the_types_and_a_stream_without_rules_says_so() {
     let both = run(&["validate", "--schema", "two", "--type", "A", "--stream", "in.jsonl"]);
     assert_eq!(both.status.code(), Some(2));
     assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
+    // A --schema that is not there: the error, and what --schema takes (it said "name the schema with --schema").
+    let nowhere = run(&["validate", "--schema", "nowhere", "in.jsonl"]);
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(
+        stderr(&nowhere).ends_with("--schema takes the schema directory, or one schema file\n"),
+        "{}",
+        stderr(&nowhere)
+    );
     let stream = run(&["validate", "--schema", "plain.json", "--stream", "in.jsonl"]);
     assert_eq!(stream.status.code(), Some(1));
     assert!(stderr(&stream).contains("declares no sequence rules"), "{}", stderr(&stream));
