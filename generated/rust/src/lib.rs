@@ -71,6 +71,16 @@
 //! `schemars`: `JsonSchema` for every type, the exact schema of the type (the role rules of an envelope as `if`/`then`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![allow(
+    clippy::redundant_closure_call,
+    clippy::large_enum_variant,
+    clippy::type_complexity
+)]
+#![allow(
+    rustdoc::broken_intra_doc_links,
+    rustdoc::bare_urls,
+    rustdoc::invalid_html_tags
+)]
 #[rustfmt::skip]
 mod rt;
 #[rustfmt::skip]
@@ -640,6 +650,17 @@ impl rt::Decode for Cuid2 {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         Self::decode_inner(v, at).map(Self)
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        rt::check_string(
+            v,
+            at,
+            &rt::Str {
+                min_length: ::std::option::Option::Some(1),
+                max_length: ::std::option::Option::None,
+                pattern: ::std::option::Option::None,
+            },
+        )
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for Cuid2 {
@@ -712,6 +733,17 @@ impl Id {
 impl rt::Decode for Id {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         Self::decode_inner(v, at).map(Self)
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        rt::check_string(
+            v,
+            at,
+            &rt::Str {
+                min_length: ::std::option::Option::Some(1),
+                max_length: ::std::option::Option::None,
+                pattern: ::std::option::Option::None,
+            },
+        )
     }
 }
 #[rustfmt::skip]
@@ -787,6 +819,20 @@ impl Uint53 {
 impl rt::Decode for Uint53 {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         Self::decode_inner(v, at).map(Self)
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        rt::check_number(
+            v,
+            at,
+            &rt::Num {
+                integer: true,
+                minimum: ::std::option::Option::Some(0f64),
+                exclusive_minimum: ::std::option::Option::None,
+                maximum: ::std::option::Option::Some(9007199254740991f64),
+                exclusive_maximum: ::std::option::Option::None,
+                multiple_of: ::std::option::Option::None,
+            },
+        )
     }
 }
 #[rustfmt::skip]
@@ -936,6 +982,9 @@ impl rt::Decode for Args {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         Self::decode_inner(v, at).map(Self)
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        rt::object(v, at).map(drop)
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for Args {
@@ -1036,6 +1085,35 @@ impl rt::Decode for Usage {
             output_tokens: field_1,
             cost: field_2,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "inputTokens", <Uint53 as rt::Decode>::check)?;
+        obj.required(at, "outputTokens", <Uint53 as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "cost",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::Some(0f64),
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &["inputTokens", "outputTokens", "cost"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -1218,6 +1296,57 @@ impl rt::Decode for MessageUsage {
             service_tier: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "inputTokens", <Uint53 as rt::Decode>::check)?;
+        obj.optional(at, "cacheCreationInputTokens", <Uint53 as rt::Decode>::check)?;
+        obj.optional(at, "cacheReadInputTokens", <Uint53 as rt::Decode>::check)?;
+        obj.required(at, "outputTokens", <Uint53 as rt::Decode>::check)?;
+        obj.optional(
+            at,
+            "contextWindow",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: true,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::Some(0f64),
+                    maximum: ::std::option::Option::Some(9007199254740991f64),
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "serviceTier",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &[
+                "inputTokens",
+                "cacheCreationInputTokens",
+                "cacheReadInputTokens",
+                "outputTokens",
+                "contextWindow",
+                "serviceTier",
+            ],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for MessageUsage {
@@ -1348,6 +1477,32 @@ impl rt::Decode for Image {
             height: field_1,
             thumbhash: field_2,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "width", <Uint53 as rt::Decode>::check)?;
+        obj.required(at, "height", <Uint53 as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "thumbhash",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &["width", "height", "thumbhash"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -1695,6 +1850,12 @@ impl rt::Decode for Abort {
         rt::others(obj, at, &["t"], &[], &rt::Rest::Closed { removed: &[] })?;
         ::std::result::Result::Ok(Self {})
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_0))?;
+        rt::others(obj, at, &["t"], &[], &rt::Rest::Closed { removed: &[] })?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for Abort {
@@ -1856,6 +2017,46 @@ impl rt::Decode for AgentConfigurationChanged {
             thinking_level: field_3,
             sandbox: field_4,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_1))?;
+        obj.optional(at, "permissionMode", <PermissionMode as rt::Decode>::check)?;
+        obj.optional(
+            at,
+            "model",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "thinkingLevel",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(at, "sandbox", |v, at| rt::boolean(v, at).map(drop))?;
+        rt::others(
+            obj,
+            at,
+            &["t", "permissionMode", "model", "thinkingLevel", "sandbox"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -2030,6 +2231,47 @@ impl rt::Decode for File {
             image: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_2))?;
+        obj.required(at, "ref", <Id as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "size", <Uint53 as rt::Decode>::check)?;
+        obj.optional(
+            at,
+            "mimeType",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(at, "image", <Image as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["t", "ref", "name", "size", "mimeType", "image"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for File {
@@ -2203,6 +2445,59 @@ impl rt::Decode for PermissionRequest {
             args: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_3))?;
+        obj.required(at, "call", <Id as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "toolName",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "title",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "description",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "args", <Args as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["t", "call", "toolName", "title", "description", "args"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for PermissionRequest {
@@ -2318,6 +2613,20 @@ impl rt::Decode for PermissionResponse {
             decision: field_2,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_4))?;
+        obj.required(at, "call", <Id as rt::Decode>::check)?;
+        obj.required(at, "decision", <Decision as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["t", "call", "decision"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for PermissionResponse {
@@ -2416,6 +2725,25 @@ impl rt::Decode for Service {
             )?;
         rt::others(obj, at, &["t", "text"], &[], &rt::Rest::Closed { removed: &[] })?;
         ::std::result::Result::Ok(Self { text: field_1 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_5))?;
+        obj.required(
+            at,
+            "text",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["t", "text"], &[], &rt::Rest::Closed { removed: &[] })?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -2528,6 +2856,22 @@ impl rt::Decode for SessionControlChanged {
             client_type: field_1,
             token_id: field_2,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_6))?;
+        obj.required(at, "clientType", <ClientType as rt::Decode>::check)?;
+        obj.optional(at, "tokenId", <Id as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["t", "clientType", "tokenId"],
+            &[],
+            &rt::Rest::Closed {
+                removed: &[("machineId", "tokenId", "session-control-changed")],
+            },
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -2655,6 +2999,32 @@ impl rt::Decode for SubagentStart {
             title: field_2,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_7))?;
+        obj.required(at, "agentId", <Cuid2 as rt::Decode>::check)?;
+        obj.optional(
+            at,
+            "title",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &["t", "agentId", "title"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for SubagentStart {
@@ -2741,6 +3111,13 @@ impl rt::Decode for SubagentStop {
         let field_1 = obj.required(at, "agentId", Cuid2::decode_inner)?;
         rt::others(obj, at, &["t", "agentId"], &[], &rt::Rest::Closed { removed: &[] })?;
         ::std::result::Result::Ok(Self { agent_id: field_1 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_8))?;
+        obj.required(at, "agentId", <Cuid2 as rt::Decode>::check)?;
+        rt::others(obj, at, &["t", "agentId"], &[], &rt::Rest::Closed { removed: &[] })?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -2869,6 +3246,33 @@ impl rt::Decode for Text {
             steer: field_3,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_9))?;
+        obj.required(
+            at,
+            "text",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(at, "thinking", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.optional(at, "steer", |v, at| rt::boolean(v, at).map(drop))?;
+        rt::others(
+            obj,
+            at,
+            &["t", "text", "thinking", "steer"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for Text {
@@ -2960,6 +3364,13 @@ impl rt::Decode for ToolCallEnd {
         let field_1 = obj.required(at, "call", Id::decode_inner)?;
         rt::others(obj, at, &["t", "call"], &[], &rt::Rest::Closed { removed: &[] })?;
         ::std::result::Result::Ok(Self { call: field_1 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_10))?;
+        obj.required(at, "call", <Id as rt::Decode>::check)?;
+        rt::others(obj, at, &["t", "call"], &[], &rt::Rest::Closed { removed: &[] })?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -3119,6 +3530,59 @@ impl rt::Decode for ToolCallStart {
             args: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_11))?;
+        obj.required(at, "call", <Id as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "title",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "description",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "args", <Args as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["t", "call", "name", "title", "description", "args"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for ToolCallStart {
@@ -3235,6 +3699,20 @@ impl rt::Decode for TurnEnd {
             usage: field_2,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_12))?;
+        obj.required(at, "status", <TurnStatus as rt::Decode>::check)?;
+        obj.optional(at, "usage", <Usage as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["t", "status", "usage"],
+            &[],
+            &rt::Rest::Closed { removed: &[] },
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for TurnEnd {
@@ -3318,6 +3796,12 @@ impl rt::Decode for TurnStart {
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_13))?;
         rt::others(obj, at, &["t"], &[], &rt::Rest::Closed { removed: &[] })?;
         ::std::result::Result::Ok(Self {})
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_13))?;
+        rt::others(obj, at, &["t"], &[], &rt::Rest::Closed { removed: &[] })?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -3606,6 +4090,67 @@ impl rt::Decode for Event {
             ::std::option::Option::Some(13) => {
                 <AgentConfigurationChanged as rt::Decode>::decode(v, at)
                     .map(Self::AgentConfigurationChanged)
+            }
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(
+                        at,
+                        "t",
+                        t,
+                        TAGS,
+                        &[
+                            ("ready", "turn-end"),
+                            ("start", "subagent-start"),
+                            ("stop", "subagent-stop"),
+                            ("usage-report", "turn-end.usage"),
+                        ],
+                        true,
+                    ),
+                )
+            }
+        }
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        const TAGS: &[rt::Tag] = &[
+            rt::Tag::Str("text"),
+            rt::Tag::Str("file"),
+            rt::Tag::Str("turn-start"),
+            rt::Tag::Str("turn-end"),
+            rt::Tag::Str("tool-call-start"),
+            rt::Tag::Str("tool-call-end"),
+            rt::Tag::Str("service"),
+            rt::Tag::Str("subagent-start"),
+            rt::Tag::Str("subagent-stop"),
+            rt::Tag::Str("session-control-changed"),
+            rt::Tag::Str("permission-request"),
+            rt::Tag::Str("permission-response"),
+            rt::Tag::Str("abort"),
+            rt::Tag::Str("agent-configuration-changed"),
+        ];
+        let obj = rt::object(v, at)?;
+        let t = rt::tag(obj, at, "t")?;
+        match rt::which(t, TAGS) {
+            ::std::option::Option::Some(0) => <Text as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(1) => <File as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(2) => <TurnStart as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(3) => <TurnEnd as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(4) => <ToolCallStart as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(5) => <ToolCallEnd as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(6) => <Service as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(7) => <SubagentStart as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(8) => <SubagentStop as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(9) => {
+                <SessionControlChanged as rt::Decode>::check(v, at)
+            }
+            ::std::option::Option::Some(10) => {
+                <PermissionRequest as rt::Decode>::check(v, at)
+            }
+            ::std::option::Option::Some(11) => {
+                <PermissionResponse as rt::Decode>::check(v, at)
+            }
+            ::std::option::Option::Some(12) => <Abort as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(13) => {
+                <AgentConfigurationChanged as rt::Decode>::check(v, at)
             }
             _ => {
                 ::std::result::Result::Err(

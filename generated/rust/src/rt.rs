@@ -608,6 +608,11 @@ impl<'a> Ptr<'a> {
 pub(crate) trait Decode: Sized {
     /// The value at `at`, or the first rule it breaks.
     fn decode(v: &Json, at: Ptr<'_>) -> Result<Self, Error>;
+
+    /// The first rule the value at `at` breaks, building nothing (the generated types check their node).
+    fn check(v: &Json, at: Ptr<'_>) -> Result<(), Error> {
+        Self::decode(v, at).map(drop)
+    }
 }
 
 /// A check of a value that keeps nothing (the parts of a schema that are not a Rust type).
@@ -710,11 +715,6 @@ pub(crate) fn from_bytes<T: Decode>(bytes: &[u8]) -> Result<T, Error> {
 /// A value as JSON (what the constructors of an envelope build before checking it).
 pub(crate) fn to_json<T: serde::Serialize>(x: &T) -> Result<serde_json::Value, Error> {
     serde_json::to_value(x).map_err(|e| Error::new(Rule::Type, "", e.to_string()))
-}
-
-/// The check of a type: decode and drop.
-pub(crate) fn check<T: Decode>(v: &Json, at: Ptr<'_>) -> Result<(), Error> {
-    T::decode(v, at).map(drop)
 }
 
 /// Runs a check and keeps the value as it is.

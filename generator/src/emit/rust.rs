@@ -86,10 +86,15 @@ pub(crate) fn emit_model(m: &Model, emit: &EmitOptions) -> Result<Vec<OutFile>, 
     let mut g = Gen::new(m, opts)?;
     let header = format!("// {}\n", emit.generated_by());
     let docs = inner_doc_attrs(&crate_docs(&g)?);
+    // Allowed: lints of generated code's shape (a tuple's positions read by closures called in place, a choice's
+    // alternatives of different sizes, a 12-position tuple's type) and of descriptions, which are the schema
+    // authors' markdown, not rustdoc (`[Foo]`, a bare address or `<T>` in one is text).
     let head = quote! {
         #docs
         #![deny(missing_docs)]
         #![forbid(unsafe_code)]
+        #![allow(clippy::redundant_closure_call, clippy::large_enum_variant, clippy::type_complexity)]
+        #![allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
     };
     let lib = render_parts(head, Layout::RustfmtSkip, |part| g.items(part))?;
     let mut files = vec![
@@ -271,10 +276,12 @@ pub(crate) fn ident(s: &str) -> Ident {
 /// name prefixed, a keyword suffixed with `_` (`ref` -> `ref_`). Not unique by itself: see [`Names::unique`].
 pub(crate) fn field_name(name: &str) -> String {
     let snake = crate::ir::snake_case(name);
-    let mut s: String = snake.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-    s = s.to_ascii_lowercase();
-    if s.is_empty() || s.chars().all(|c| c == '_') {
-        s = format!("field{s}");
+    let s: String = snake.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    // One underscore between words and none at the ends: `a__b`, `_id` and `ünï` (`_n_`) gave names rustc warns
+    // of (`a__b`, `with__id`); they are `a_b`, `id` and `n`.
+    let mut s = s.to_ascii_lowercase().split('_').filter(|w| !w.is_empty()).collect::<Vec<_>>().join("_");
+    if s.is_empty() {
+        s = "field".to_string();
     }
     if s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, 'n');
@@ -312,6 +319,9 @@ impl Names {
     /// in all, not n² (an `anyOf` of 20,000 constants names 20,000 `Integer` variants).
     pub(crate) fn unique(&mut self, base: String) -> Ident {
         let mut name = base.clone();
+        // A number follows the name's last letter or digit: `Self_` (`Self` is reserved) again is `Self2`, not
+        // `Self_2`, which is no camel case.
+        let base = base.trim_end_matches('_').to_string();
         if self.taken.contains(&name) {
             let n = self.next.entry(base.clone()).or_insert(2);
             name = format!("{base}{n}");
@@ -483,6 +493,18 @@ mod tests {
         assert_eq!(names.unique("a".into()), "a4");
         assert_eq!(names.unique("a2".into()), "a22");
         assert_eq!(names.unique("a".into()), "a5");
+        // Names rustc does not warn of: one `_` between words, none at the ends, a number after the last letter.
+        assert_eq!(field_name("_x"), "x");
+        assert_eq!(field_name("a__b"), "a_b");
+        assert_eq!(field_name("__"), "field");
+        assert_eq!(field_name("\u{fc}n\u{ef}"), "n");
+        assert_eq!(field_name("-"), "field");
+        let mut names = Names::default();
+        assert_eq!(names.unique(variant_name("Self")), "Self_");
+        assert_eq!(names.unique(variant_name("self")), "Self2");
+        let mut names = Names::default();
+        assert_eq!(names.unique(field_name("-")), "field");
+        assert_eq!(names.unique(field_name("$")), "field2");
     }
 
     #[test]

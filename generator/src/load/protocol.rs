@@ -834,16 +834,34 @@ impl Cx {
             if let Some(o) = x.as_object() {
                 self.unknown_keys(&at.join("x-package"), o, &["crate", "npm", "version"], "`x-package`");
             }
-            let name_ok = |s: &str| {
-                !s.is_empty()
-                    && s.chars().all(|c| {
-                        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '@' | '/' | '.')
-                    })
-            };
             match (x.get("crate").and_then(Value::as_str), x.get("npm").and_then(Value::as_str)) {
-                (Some(c), Some(n)) if name_ok(c) && name_ok(n) && !c.contains(['@', '/', '.']) => {
-                    pkg.crate_name = c.into();
-                    pkg.npm_name = n.into();
+                (Some(c), Some(n)) => {
+                    let at = at.join("x-package");
+                    if is_crate_name(c) {
+                        pkg.crate_name = c.into();
+                    } else {
+                        self.err(
+                            &at.join("crate"),
+                            K::InvalidValue,
+                            format!(
+                                "`crate` is `{c}`: a Cargo package name is a lowercase letter, then lowercase letters \
+                                 and digits, words joined by one `-` or `_` (`session-wire`), at most 64 characters"
+                            ),
+                        );
+                    }
+                    if is_npm_name(n) {
+                        pkg.npm_name = n.into();
+                    } else {
+                        self.err(
+                            &at.join("npm"),
+                            K::InvalidValue,
+                            format!(
+                                "`npm` is `{n}`: an npm package name is lowercase letters, digits, `-`, `_` and `.`, \
+                                 not starting with `.` or `_`, optionally after a scope (`@team/session-wire`), at \
+                                 most 214 characters"
+                            ),
+                        );
+                    }
                 }
                 _ => self.err(
                     &at.join("x-package"),
@@ -938,6 +956,33 @@ fn object_of<'a>(types: &'a Types, mut shape: &'a Shape) -> Option<&'a ObjectSha
 
 /// The version of a package whose `x-package` gives none.
 const DEFAULT_VERSION: &str = "0.1.0";
+
+/// Whether a name is a Cargo package name wiregen writes: a lowercase ASCII letter first, then lowercase letters and
+/// digits, words joined by one `-` or `_` (the crate's name in Rust is its `_` form, which rustc warns of when it holds
+/// `__`), at most 64 characters (crates.io's limit).
+fn is_crate_name(n: &str) -> bool {
+    n.len() <= 64
+        && n.starts_with(|c: char| c.is_ascii_lowercase())
+        && n.split(['-', '_']).all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+}
+
+/// Whether a name is an npm package name: at most 214 characters, lowercase letters, digits, `-`, `_` and `.`, not
+/// starting with `.` or `_`, optionally after a scope `@scope/` of the same characters.
+fn is_npm_name(n: &str) -> bool {
+    let part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(['.', '_'])
+            && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.'))
+    };
+    let name = match n.strip_prefix('@') {
+        Some(scoped) => match scoped.split_once('/') {
+            Some((scope, name)) if part(scope) => name,
+            _ => return false,
+        },
+        None => n,
+    };
+    n.len() <= 214 && part(name) && name != "node_modules" && name != "favicon.ico"
+}
 
 /// Whether `v` is a SemVer 2.0.0 version (what both Cargo and npm accept): `MAJOR.MINOR.PATCH`, numbers without
 /// leading zeros, then an optional `-` pre-release and `+` build, dot-separated identifiers of ASCII letters,

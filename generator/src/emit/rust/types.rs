@@ -813,11 +813,7 @@ impl<'m> Gen<'m> {
                 self.undefined(*id)?;
                 let f = self.final_id(*id);
                 let i = self.type_ident(f);
-                if self.is_inlined(f) {
-                    Code::Body(quote!(#i::decode_inner(v, at).map(drop)))
-                } else {
-                    Code::Path(quote!(rt::check::<#i>))
-                }
+                Code::Path(quote!(<#i as rt::Decode>::check))
             }
             Shape::Null => Code::Path(quote!(rt::null)),
             Shape::Boolean => Code::Body(quote!(rt::boolean(v, at).map(drop))),
@@ -1004,13 +1000,12 @@ impl<'m> Gen<'m> {
     fn type_item(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
         let t = self.m.ty(id);
         let mut tokens = match (&t.node.shape, self.forms[id.0]) {
-            (Shape::Object(o), Form::Struct) => self.struct_item(id, o, None)?,
+            (Shape::Object(o), Form::Struct) => self.struct_item(id, o, false)?,
             (_, Form::Merged) => {
                 let o = self.merged[id.0]
                     .clone()
                     .ok_or_else(|| EmitError::Unsupported("a merged type without its object".into()))?;
-                let all = self.check(&t.node)?.body();
-                self.struct_item(id, &o, Some(all))?
+                self.struct_item(id, &o, true)?
             }
             (Shape::Union(u), Form::Union) => self.union_item(id, u)?,
             (Shape::AnyOf(ms) | Shape::OneOf(ms) | Shape::Kinds(ms), Form::Choice) => self.choice_item(id, ms)?,
@@ -1149,49 +1144,17 @@ impl<'m> Gen<'m> {
         }
     }
 
-    /// A struct and its decoder and serializer. `check`, for a [`Form::Merged`] type, is the check of the whole
-    /// type, which runs first: the struct's own decoder then only reads the fields (it cannot fail after it).
-    fn struct_item(
+    /// The statements that read an object's properties in the engine's order (over `obj`, `at` and `v`), and the
+    /// struct's field initializers: each value decoded and bound to a numbered local, not to its field's name (a
+    /// property named `at`, `v`, `obj` or `kept` would shadow the decoder's own locals); with `check_only`, each
+    /// value checked and nothing kept (the struct's `check`).
+    fn object_reads(
         &mut self,
-        id: TypeId,
+        plans: &[FieldPlan<'_>],
         o: &ObjectShape,
-        check: Option<TokenStream>,
-    ) -> Result<TokenStream, EmitError> {
-        let ty = self.type_ident(id);
-        let docs = self.type_docs(id);
-        let plans = self.field_plans(id, o);
-        let envelope = self.m.protocol.as_ref().is_some_and(|p| p.envelope == id);
-        let vis = if envelope { TokenStream::new() } else { quote!(pub) };
-        let extra_i = Self::extra_ident(&plans);
-        let extra_ty = self.extra_ty(o);
-
-        // The struct.
-        let mut fields = Vec::new();
-        for p in &plans {
-            let Some(fty) = self.field_ty(p) else { continue };
-            let i = &p.ident;
-            let mut text = match &p.field.description {
-                Some(d) if !d.trim().is_empty() => d.clone(),
-                _ => format!("The `{}` property.", p.field.name),
-            };
-            if let FieldKind::ConstOptional(c) = &p.kind {
-                text.push_str(&format!("\n\nWhether the property is present (it is always `{c}`)."));
-            }
-            if !p.field.required && matches!(p.kind, FieldKind::Value { .. }) && self.is_nullable(&p.field.node) {
-                text.push_str("\n\n`None`: absent; `Some(None)`: `null`.");
-            }
-            let d = doc_attrs(&text);
-            fields.push(quote!(#d #vis #i: #fty));
-        }
-        if let Some(et) = &extra_ty {
-            let d = doc_attrs("The properties the schema does not declare, in input order.");
-            fields.push(quote!(#d #vis #extra_i: #et));
-        }
-        let all_optional = plans.iter().all(|p| !p.field.required || matches!(p.kind, FieldKind::ConstRequired(_)));
-        let default = if all_optional && !envelope { quote!(, ::std::default::Default) } else { TokenStream::new() };
-
-        // The decoder, in the engine's order. Each value is bound to a numbered local, not to its field's name:
-        // a property named `at`, `v`, `obj` or `kept` would shadow the decoder's own locals.
+        extra_i: &Ident,
+        check_only: bool,
+    ) -> Result<(Vec<TokenStream>, Vec<TokenStream>), EmitError> {
         let mut stmts = Vec::new();
         let mut inits = Vec::new();
         for (n, p) in plans.iter().enumerate() {
@@ -1203,12 +1166,21 @@ impl<'m> Gen<'m> {
                     let l = self.lit(c);
                     stmts.push(quote!(obj.required(at, #name, |v, at| rt::constant(v, at, &#l))?;));
                 }
+                FieldKind::ConstOptional(c) if check_only => {
+                    let l = self.lit(c);
+                    stmts.push(quote!(obj.optional(at, #name, |v, at| rt::constant(v, at, &#l))?;));
+                }
                 FieldKind::ConstOptional(c) => {
                     let l = self.lit(c);
                     stmts.push(
                         quote!(let #local = obj.optional(at, #name, |v, at| rt::constant(v, at, &#l))?.is_some();),
                     );
                     inits.push(quote!(#i: #local));
+                }
+                FieldKind::Value { .. } if check_only => {
+                    let c = self.check(&p.field.node)?.func();
+                    let getter = if p.field.required { quote!(required) } else { quote!(optional) };
+                    stmts.push(quote!(obj.#getter(at, #name, #c)?;));
                 }
                 FieldKind::Value { boxed } => {
                     let mut d = self.decode(&p.field.node)?;
@@ -1257,7 +1229,9 @@ impl<'m> Gen<'m> {
                 quote!(rt::Rest::Schema(#c))
             }
         };
-        let kind = extra_kind(o);
+        // A check keeps nothing: `others` has checked the values an `extra` map would keep (checking them again,
+        // at every level, doubled its time with each).
+        let kind = if check_only { ExtraKind::None } else { extra_kind(o) };
         let needs_others = !matches!(o.additional, Additional::Strip) || !o.pattern_properties.is_empty();
         if needs_others {
             let call = quote!(rt::others(obj, at, &[#(#declared),*], &[#(#patterns),*], &#rest)?);
@@ -1287,6 +1261,103 @@ impl<'m> Gen<'m> {
                 inits.push(quote!(#extra_i: field_extra));
             }
         }
+        Ok((stmts, inits))
+    }
+
+    /// The `check` of a type's `Decode`: its node's check, which builds nothing. A check that reaches the type
+    /// through a reference (`<T as rt::Decode>::check`) runs it, so checking a value costs one pass over it; through the decoder,
+    /// a decoder that checks its whole node before it reads its parts (a choice, a merged struct, a refinement)
+    /// decoded each part twice, at every level of the value, in time exponential in its depth (a 58-byte value
+    /// of the schema of any JSON value took 5 s). The envelope keeps the default, its decoder: the role rules.
+    /// A struct's is its properties' reads with checks for decoders, a union's its dispatch to its members' checks.
+    fn check_fn(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
+        if self.m.protocol.as_ref().is_some_and(|p| p.envelope == id) {
+            return Ok(TokenStream::new());
+        }
+        let m = self.m;
+        let body = match (&m.ty(id).node.shape, self.forms[id.0]) {
+            (Shape::Object(o), Form::Struct) => {
+                let plans = self.field_plans(id, o);
+                let extra_i = Self::extra_ident(&plans);
+                let (stmts, _) = self.object_reads(&plans, o, &extra_i, true)?;
+                let obj = if stmts.is_empty() { quote!(_obj) } else { quote!(obj) };
+                quote! {
+                    let #obj = rt::object(v, at)?;
+                    #(#stmts)*
+                    ::std::result::Result::Ok(())
+                }
+            }
+            (Shape::Union(u), Form::Union) => {
+                let mut arms = Vec::new();
+                let mut tags = Vec::new();
+                for (k, mb) in u.members.iter().enumerate() {
+                    let t = self.type_ident(self.final_id(mb.ty));
+                    let k = Literal::usize_unsuffixed(k);
+                    arms.push(quote!(::std::option::Option::Some(#k) => <#t as rt::Decode>::check(v, at),));
+                    tags.push(tag_tokens(&mb.tag).unwrap_or_default());
+                }
+                let (disc, events) = (lit(&u.discriminator), u.events);
+                let removed = u.removed.iter().map(|(a, b)| {
+                    let (a, b) = (lit(a), lit(b));
+                    quote!((#a, #b))
+                });
+                quote! {
+                    const TAGS: &[rt::Tag] = &[#(#tags),*];
+                    let obj = rt::object(v, at)?;
+                    let t = rt::tag(obj, at, #disc)?;
+                    match rt::which(t, TAGS) {
+                        #(#arms)*
+                        _ => ::std::result::Result::Err(rt::bad_tag(at, #disc, t, TAGS, &[#(#removed),*], #events)),
+                    }
+                }
+            }
+            _ => self.check(&m.ty(id).node)?.body(),
+        };
+        Ok(quote! {
+            fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+                #body
+            }
+        })
+    }
+
+    /// A struct and its decoder and serializer. `checked_first`, for a [`Form::Merged`] type: the check of the whole
+    /// type runs first, and the struct's own decoder then only reads the fields (it cannot fail after it).
+    fn struct_item(&mut self, id: TypeId, o: &ObjectShape, checked_first: bool) -> Result<TokenStream, EmitError> {
+        let ty = self.type_ident(id);
+        let docs = self.type_docs(id);
+        let plans = self.field_plans(id, o);
+        let envelope = self.m.protocol.as_ref().is_some_and(|p| p.envelope == id);
+        let vis = if envelope { TokenStream::new() } else { quote!(pub) };
+        let extra_i = Self::extra_ident(&plans);
+        let extra_ty = self.extra_ty(o);
+
+        // The struct.
+        let mut fields = Vec::new();
+        for p in &plans {
+            let Some(fty) = self.field_ty(p) else { continue };
+            let i = &p.ident;
+            let mut text = match &p.field.description {
+                Some(d) if !d.trim().is_empty() => d.clone(),
+                _ => format!("The `{}` property.", p.field.name),
+            };
+            if let FieldKind::ConstOptional(c) = &p.kind {
+                text.push_str(&format!("\n\nWhether the property is present (it is always `{c}`)."));
+            }
+            if !p.field.required && matches!(p.kind, FieldKind::Value { .. }) && self.is_nullable(&p.field.node) {
+                text.push_str("\n\n`None`: absent; `Some(None)`: `null`.");
+            }
+            let d = doc_attrs(&text);
+            fields.push(quote!(#d #vis #i: #fty));
+        }
+        if let Some(et) = &extra_ty {
+            let d = doc_attrs("The properties the schema does not declare, in input order.");
+            fields.push(quote!(#d #vis #extra_i: #et));
+        }
+        let all_optional = plans.iter().all(|p| !p.field.required || matches!(p.kind, FieldKind::ConstRequired(_)));
+        let default = if all_optional && !envelope { quote!(, ::std::default::Default) } else { TokenStream::new() };
+
+        // The decoder, in the engine's order.
+        let (stmts, inits) = self.object_reads(&plans, o, &extra_i, false)?;
         let mut roles = TokenStream::new();
         let mut role_fn = TokenStream::new();
         if envelope {
@@ -1319,6 +1390,7 @@ impl<'m> Gen<'m> {
             });
         }
         if extra_ty.is_some() {
+            let declared = o.fields.iter().map(|f| lit(&f.name));
             writes.push(quote!(rt::write_extra(&mut map, &self.#extra_i, &[#(#declared),*])?;));
         }
         let from_value = if envelope { TokenStream::new() } else { Self::from_value_fn() };
@@ -1331,7 +1403,8 @@ impl<'m> Gen<'m> {
         };
         let shared = Self::shared_impls(&ty);
         let obj_binding = if stmts.is_empty() && roles.is_empty() { quote!(_obj) } else { quote!(obj) };
-        let check = check.map(|c| quote!(#c?;));
+        let check = checked_first.then(|| quote!(Self::check(v, at)?;));
+        let check_fn = self.check_fn(id)?;
         Ok(quote! {
             #docs
             #[derive(Debug, Clone, PartialEq #default)]
@@ -1349,6 +1422,8 @@ impl<'m> Gen<'m> {
                     #roles
                     ::std::result::Result::Ok(Self { #(#inits),* })
                 }
+
+                #check_fn
             }
 
             impl ::serde::Serialize for #ty {
@@ -1477,6 +1552,7 @@ impl<'m> Gen<'m> {
     }
 
     fn union_item(&mut self, id: TypeId, u: &UnionShape) -> Result<TokenStream, EmitError> {
+        let check_fn = self.check_fn(id)?;
         let ty = self.type_ident(id);
         let docs = self.type_docs(id);
         let protocol = self.m.protocol.as_ref().filter(|p| p.union == id);
@@ -1600,6 +1676,8 @@ impl<'m> Gen<'m> {
                         #fallback
                     }
                 }
+
+                #check_fn
             }
 
             impl ::serde::Serialize for #ty {
@@ -1681,10 +1759,9 @@ impl<'m> Gen<'m> {
     /// kind. The decoder checks the whole node first (so its errors are the node's) and then keeps the first
     /// alternative that decodes the value, which one does after that check (of a `type` list, the value's kind).
     fn choice_item(&mut self, id: TypeId, members: &[Node]) -> Result<TokenStream, EmitError> {
-        let t = self.m.ty(id);
         let ty = self.type_ident(id);
         let docs = self.type_docs(id);
-        let check = self.check(&t.node)?.body();
+        let check_fn = self.check_fn(id)?;
         let mut names = Names::default();
         let (mut variants, mut tries, mut writes) = (Vec::new(), Vec::new(), Vec::new());
         for (k, n) in members.iter().enumerate() {
@@ -1731,9 +1808,11 @@ impl<'m> Gen<'m> {
 
             impl rt::Decode for #ty {
                 fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
-                    #check?;
+                    Self::check(v, at)?;
                     #(#tries)*
                 }
+
+                #check_fn
             }
 
             impl ::serde::Serialize for #ty {
@@ -1749,6 +1828,7 @@ impl<'m> Gen<'m> {
     }
 
     fn newtype_item(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
+        let check_fn = self.check_fn(id)?;
         let t = self.m.ty(id);
         let ty = self.type_ident(id);
         let docs = self.type_docs(id);
@@ -1777,6 +1857,8 @@ impl<'m> Gen<'m> {
                 fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
                     Self::decode_inner(v, at).map(Self)
                 }
+
+                #check_fn
             }
 
             impl ::serde::Serialize for #ty {

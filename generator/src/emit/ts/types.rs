@@ -16,7 +16,7 @@
 //! `type`) takes past what the compiler represents (`TS2590`).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::js::{json_lit, type_key, Code};
 use super::zod::INHERITED;
@@ -77,6 +77,8 @@ pub(crate) struct TsTypes<'a> {
     name: &'a dyn Fn(TypeId) -> Code,
     /// The part of one kind of a type ([`Self::part`]), once worked out.
     parts: RefCell<HashMap<(TypeId, KindSet), Part>>,
+    /// The nodes (by address) [`Self::part`] is writing the whole type of: one met again holds itself.
+    writing: RefCell<HashSet<usize>>,
 }
 
 /// The part of one kind of a type: the types whose intersection it is (none: every value of the kind), or `None`
@@ -86,7 +88,14 @@ type Part = Option<Vec<String>>;
 impl<'a> TsTypes<'a> {
     /// A writer that names a referenced type with `name`.
     pub(crate) fn new(m: &'a Model, facts: &'a TypeFacts, name: &'a dyn Fn(TypeId) -> Code) -> Self {
-        TsTypes { m, kinds: &facts.kinds, inherited: &facts.inherited, name, parts: RefCell::new(HashMap::new()) }
+        TsTypes {
+            m,
+            kinds: &facts.kinds,
+            inherited: &facts.inherited,
+            name,
+            parts: RefCell::new(HashMap::new()),
+            writing: RefCell::new(HashSet::new()),
+        }
     }
 
     /// The index signature's type of an object's type, if it has one.
@@ -287,9 +296,18 @@ impl<'a> TsTypes<'a> {
     fn part(&self, x: &Node, k: KindSet, depth: usize) -> Result<Part, EmitError> {
         let own = self.kinds.node(x);
         if own == k {
-            // One kind: the node's type whole, unless it says no more than the kind does.
+            // One kind: the node's type whole, unless it says no more than the kind does. A node met again while its
+            // own type is being written holds itself (`{"properties": {"n": {"type": "object", "$ref": "#"}}}`), so
+            // it says more: a reference's type is its name; an inline node's is not split by kind (the `allOf` is
+            // written as the intersection of its parts). Writing the whole again recursed until the stack ran out.
             let (resolved, _) = self.m.resolve_node(x);
-            let whole = self.ty(resolved)?.to_string();
+            let key = std::ptr::from_ref(resolved) as usize;
+            if !self.writing.borrow_mut().insert(key) {
+                return matches!(x.shape, Shape::Ref(_)).then(|| self.ty(x).map(|t| vec![t.to_string()])).transpose();
+            }
+            let whole = self.ty(resolved);
+            self.writing.borrow_mut().remove(&key);
+            let whole = whole?.to_string();
             return Ok(Some(if whole == self.top(k)? || whole == "unknown" {
                 Vec::new()
             } else {

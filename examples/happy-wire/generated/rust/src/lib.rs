@@ -69,6 +69,16 @@
 //! `schemars`: `JsonSchema` for every type, the exact schema of the type (the role rules of an envelope as `if`/`then`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![allow(
+    clippy::redundant_closure_call,
+    clippy::large_enum_variant,
+    clippy::type_complexity
+)]
+#![allow(
+    rustdoc::broken_intra_doc_links,
+    rustdoc::bare_urls,
+    rustdoc::invalid_html_tags
+)]
 #[rustfmt::skip]
 mod rt;
 #[rustfmt::skip]
@@ -674,6 +684,26 @@ impl rt::Decode for UserMessage {
             meta: field_3,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "role", |v, at| rt::constant(v, at, &LIT_0))?;
+        obj.required(at, "content", <UserMessageContent as rt::Decode>::check)?;
+        obj.optional(
+            at,
+            "localKey",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(at, "meta", <MessageMeta as rt::Decode>::check)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for UserMessage {
@@ -770,6 +800,13 @@ impl rt::Decode for AgentMessage {
             content: field_1,
             meta: field_2,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "role", |v, at| rt::constant(v, at, &LIT_1))?;
+        obj.required(at, "content", <AgentMessageContent as rt::Decode>::check)?;
+        obj.optional(at, "meta", <MessageMeta as rt::Decode>::check)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -873,6 +910,16 @@ impl rt::Decode for LegacyMessageContent {
             ::std::option::Option::Some(1) => {
                 <AgentMessage as rt::Decode>::decode(v, at).map(Self::AgentMessage)
             }
+            _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
+        }
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        const TAGS: &[rt::Tag] = &[rt::Tag::Str("user"), rt::Tag::Str("agent")];
+        let obj = rt::object(v, at)?;
+        let t = rt::tag(obj, at, "role")?;
+        match rt::which(t, TAGS) {
+            ::std::option::Option::Some(0) => <UserMessage as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(1) => <AgentMessage as rt::Decode>::check(v, at),
             _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
         }
     }
@@ -1328,6 +1375,203 @@ impl rt::Decode for MessageMeta {
             display_text: field_10,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.optional(
+            at,
+            "sentFrom",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "permissionMode",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "model",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        obj.optional(
+            at,
+            "modelProviderId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "fallbackModel",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        obj.optional(
+            at,
+            "customSystemPrompt",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        obj.optional(
+            at,
+            "appendSystemPrompt",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        obj.optional(
+            at,
+            "allowedTools",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::tuple(
+                    v,
+                    at,
+                    &rt::Arr {
+                        min_items: ::std::option::Option::None,
+                        max_items: ::std::option::Option::None,
+                        unique: false,
+                        contains: ::std::option::Option::None,
+                    },
+                    &[],
+                    ::std::option::Option::Some(|v, at| rt::check_string(
+                        v,
+                        at,
+                        &rt::Str {
+                            min_length: ::std::option::Option::None,
+                            max_length: ::std::option::Option::None,
+                            pattern: ::std::option::Option::None,
+                        },
+                    )),
+                ),
+            ),
+        )?;
+        obj.optional(
+            at,
+            "disallowedTools",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::tuple(
+                    v,
+                    at,
+                    &rt::Arr {
+                        min_items: ::std::option::Option::None,
+                        max_items: ::std::option::Option::None,
+                        unique: false,
+                        contains: ::std::option::Option::None,
+                    },
+                    &[],
+                    ::std::option::Option::Some(|v, at| rt::check_string(
+                        v,
+                        at,
+                        &rt::Str {
+                            min_length: ::std::option::Option::None,
+                            max_length: ::std::option::Option::None,
+                            pattern: ::std::option::Option::None,
+                        },
+                    )),
+                ),
+            ),
+        )?;
+        obj.optional(
+            at,
+            "effort",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        obj.optional(
+            at,
+            "displayText",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for MessageMeta {
@@ -1463,6 +1707,24 @@ impl rt::Decode for SessionMessageContent {
             )?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_2))?;
         ::std::result::Result::Ok(Self { c: field_0 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "c",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_2))?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -1659,6 +1921,89 @@ impl rt::Decode for SessionMessage {
             updated_at: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "id",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "seq",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "localId",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        obj.required(at, "content", <SessionMessageContent as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "createdAt",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "updatedAt",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for SessionMessage {
@@ -1759,6 +2104,13 @@ impl rt::Decode for SessionProtocolMessage {
             content: field_1,
             meta: field_2,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "role", |v, at| rt::constant(v, at, &LIT_3))?;
+        obj.required(at, "content", <Envelope as rt::Decode>::check)?;
+        obj.optional(at, "meta", <MessageMeta as rt::Decode>::check)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -1876,6 +2228,23 @@ impl rt::Decode for MessageContent {
             ::std::option::Option::Some(2) => {
                 <SessionProtocolMessage as rt::Decode>::decode(v, at)
                     .map(Self::SessionProtocolMessage)
+            }
+            _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
+        }
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        const TAGS: &[rt::Tag] = &[
+            rt::Tag::Str("user"),
+            rt::Tag::Str("agent"),
+            rt::Tag::Str("session"),
+        ];
+        let obj = rt::object(v, at)?;
+        let t = rt::tag(obj, at, "role")?;
+        match rt::which(t, TAGS) {
+            ::std::option::Option::Some(0) => <UserMessage as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(1) => <AgentMessage as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(2) => {
+                <SessionProtocolMessage as rt::Decode>::check(v, at)
             }
             _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
         }
@@ -2014,6 +2383,39 @@ impl rt::Decode for VersionedEncryptedValue {
             value: field_1,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "version",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "value",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for VersionedEncryptedValue {
@@ -2126,6 +2528,43 @@ impl rt::Decode for VersionedNullableEncryptedValue {
             value: field_1,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "version",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "value",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for VersionedNullableEncryptedValue {
@@ -2220,6 +2659,25 @@ impl rt::Decode for UpdateNewMessageBody {
             sid: field_1,
             message: field_2,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_4))?;
+        obj.required(
+            at,
+            "sid",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "message", <SessionMessage as rt::Decode>::check)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -2363,6 +2821,42 @@ impl rt::Decode for UpdateSessionBody {
             agent_state: field_3,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_5))?;
+        obj.required(
+            at,
+            "id",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "metadata",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                <VersionedEncryptedValue as rt::Decode>::check,
+            ),
+        )?;
+        obj.optional(
+            at,
+            "agentState",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                <VersionedNullableEncryptedValue as rt::Decode>::check,
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for UpdateSessionBody {
@@ -2484,6 +2978,39 @@ impl rt::Decode for VersionedMachineEncryptedValue {
             version: field_0,
             value: field_1,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "version",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "value",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -2666,6 +3193,59 @@ impl rt::Decode for UpdateMachineBody {
             active_at: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_6))?;
+        obj.required(
+            at,
+            "machineId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "metadata",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                <VersionedMachineEncryptedValue as rt::Decode>::check,
+            ),
+        )?;
+        obj.optional(
+            at,
+            "daemonState",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                <VersionedMachineEncryptedValue as rt::Decode>::check,
+            ),
+        )?;
+        obj.optional(at, "active", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.optional(
+            at,
+            "activeAt",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for UpdateMachineBody {
@@ -2810,6 +3390,27 @@ impl rt::Decode for CoreUpdateBody {
             ::std::option::Option::Some(2) => {
                 <UpdateMachineBody as rt::Decode>::decode(v, at)
                     .map(Self::UpdateMachineBody)
+            }
+            _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], false)),
+        }
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        const TAGS: &[rt::Tag] = &[
+            rt::Tag::Str("new-message"),
+            rt::Tag::Str("update-session"),
+            rt::Tag::Str("update-machine"),
+        ];
+        let obj = rt::object(v, at)?;
+        let t = rt::tag(obj, at, "t")?;
+        match rt::which(t, TAGS) {
+            ::std::option::Option::Some(0) => {
+                <UpdateNewMessageBody as rt::Decode>::check(v, at)
+            }
+            ::std::option::Option::Some(1) => {
+                <UpdateSessionBody as rt::Decode>::check(v, at)
+            }
+            ::std::option::Option::Some(2) => {
+                <UpdateMachineBody as rt::Decode>::check(v, at)
             }
             _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], false)),
         }
@@ -2976,6 +3577,56 @@ impl rt::Decode for CoreUpdateContainer {
             created_at: field_3,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "id",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "seq",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "body", <CoreUpdateBody as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "createdAt",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for CoreUpdateContainer {
@@ -3132,6 +3783,50 @@ impl rt::Decode for RigProvider {
             name: field_2,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "id",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "kind",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["id", "kind", "name"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -3474,6 +4169,199 @@ impl rt::Decode for RigModel {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "id",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "code",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "value",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "providerId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "providerKind",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "providerName",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "provider", <RigProvider as rt::Decode>::check)?;
+        obj.optional(
+            at,
+            "contextWindow",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "serviceTiers",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(|v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                )),
+            ),
+        )?;
+        obj.required(
+            at,
+            "thinkingLevels",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(|v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                )),
+            ),
+        )?;
+        obj.required(
+            at,
+            "defaultThinkingLevel",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &[
+                "id",
+                "code",
+                "name",
+                "value",
+                "providerId",
+                "providerKind",
+                "providerName",
+                "provider",
+                "contextWindow",
+                "serviceTiers",
+                "thinkingLevels",
+                "defaultThinkingLevel",
+            ],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigModel {
@@ -3610,6 +4498,17 @@ impl RigOperatingModeKind {
 impl rt::Decode for RigOperatingModeKind {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         Self::decode_inner(v, at).map(Self)
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        rt::check_string(
+            v,
+            at,
+            &rt::Str {
+                min_length: ::std::option::Option::None,
+                max_length: ::std::option::Option::None,
+                pattern: ::std::option::Option::None,
+            },
+        )
     }
 }
 #[rustfmt::skip]
@@ -3751,6 +4650,57 @@ impl rt::Decode for RigOperatingMode {
             kind: field_3,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "code",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "value",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "description",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "kind", <RigOperatingModeKind as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["code", "value", "description", "kind"],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -3944,6 +4894,69 @@ impl rt::Decode for RigCapabilities {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "abort", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(
+            at,
+            "attachments",
+            <RigCapabilitiesAttachments as rt::Decode>::check,
+        )?;
+        obj.required(at, "files", <RigCapabilitiesFiles as rt::Decode>::check)?;
+        obj.required(at, "modelSelection", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(at, "reasoningSelection", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(
+            at,
+            "permissionModeSelection",
+            |v, at| rt::boolean(v, at).map(drop),
+        )?;
+        obj.required(at, "resume", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(
+            at,
+            "rpcMethods",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(|v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                )),
+            ),
+        )?;
+        obj.required(at, "shell", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(at, "steering", |v, at| rt::boolean(v, at).map(drop))?;
+        rt::others(
+            obj,
+            at,
+            &[
+                "abort",
+                "attachments",
+                "files",
+                "modelSelection",
+                "reasoningSelection",
+                "permissionModeSelection",
+                "resume",
+                "rpcMethods",
+                "shell",
+                "steering",
+            ],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigCapabilities {
@@ -4095,6 +5108,21 @@ impl rt::Decode for RigActivity {
             tasks: field_3,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "subagents", <RigActivitySubagents as rt::Decode>::check)?;
+        obj.required(at, "workflows", <RigActivityWorkflows as rt::Decode>::check)?;
+        obj.required(at, "processes", <RigActivityProcesses as rt::Decode>::check)?;
+        obj.required(at, "tasks", <RigActivityTasks as rt::Decode>::check)?;
+        rt::others(
+            obj,
+            at,
+            &["subagents", "workflows", "processes", "tasks"],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -4550,6 +5578,258 @@ impl rt::Decode for RigMetadataV1 {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "rigMetadataVersion",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: true,
+                    minimum: ::std::option::Option::Some(1f64),
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::Some(9007199254740991f64),
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "client", <RigMetadataV1Client as rt::Decode>::check)?;
+        obj.required(at, "provider", <RigProvider as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "providers",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(<RigProvider as rt::Decode>::check),
+            ),
+        )?;
+        obj.required(at, "model", <RigMetadataV1Model as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "models",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(<RigModel as rt::Decode>::check),
+            ),
+        )?;
+        obj.required(
+            at,
+            "currentModelProviderId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "currentModelCode",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "permissionMode",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "currentOperatingModeCode",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "operatingModes",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(<RigOperatingMode as rt::Decode>::check),
+            ),
+        )?;
+        obj.required(at, "reasoning", <RigMetadataV1Reasoning as rt::Decode>::check)?;
+        obj.optional(
+            at,
+            "currentThoughtLevelCode",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "thoughtLevels",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(
+                    <RigMetadataV1ThoughtLevel as rt::Decode>::check,
+                ),
+            ),
+        )?;
+        obj.required(at, "session", <RigMetadataV1Session as rt::Decode>::check)?;
+        obj.required(at, "capabilities", <RigCapabilities as rt::Decode>::check)?;
+        obj.required(at, "activity", <RigActivity as rt::Decode>::check)?;
+        obj.required(
+            at,
+            "mcpServers",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(
+                    <RigMetadataV1McpServer as rt::Decode>::check,
+                ),
+            ),
+        )?;
+        obj.required(
+            at,
+            "tools",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(|v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                )),
+            ),
+        )?;
+        obj.required(
+            at,
+            "skills",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(|v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                )),
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &[
+                "rigMetadataVersion",
+                "client",
+                "provider",
+                "providers",
+                "model",
+                "models",
+                "currentModelProviderId",
+                "currentModelCode",
+                "permissionMode",
+                "currentOperatingModeCode",
+                "operatingModes",
+                "reasoning",
+                "currentThoughtLevelCode",
+                "thoughtLevels",
+                "session",
+                "capabilities",
+                "activity",
+                "mcpServers",
+                "tools",
+                "skills",
+            ],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigMetadataV1 {
@@ -4829,6 +6109,25 @@ impl rt::Decode for Text {
             thinking: field_2,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_7))?;
+        obj.required(
+            at,
+            "text",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(at, "thinking", |v, at| rt::boolean(v, at).map(drop))?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for Text {
@@ -5088,6 +6387,117 @@ impl rt::Decode for Usage {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "input_tokens",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: true,
+                    minimum: ::std::option::Option::Some(0f64),
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::Some(9007199254740991f64),
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "cache_creation_input_tokens",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: true,
+                    minimum: ::std::option::Option::Some(0f64),
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::Some(9007199254740991f64),
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "cache_read_input_tokens",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: true,
+                    minimum: ::std::option::Option::Some(0f64),
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::Some(9007199254740991f64),
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "output_tokens",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: true,
+                    minimum: ::std::option::Option::Some(0f64),
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::Some(9007199254740991f64),
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "context_window",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: true,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::Some(0f64),
+                    maximum: ::std::option::Option::Some(9007199254740991f64),
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "service_tier",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &[
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+                "context_window",
+                "service_tier",
+            ],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for Usage {
@@ -5222,6 +6632,24 @@ impl rt::Decode for ServiceMessage {
                 ),
             )?;
         ::std::result::Result::Ok(Self { text: field_1 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_8))?;
+        obj.required(
+            at,
+            "text",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -5387,6 +6815,64 @@ impl rt::Decode for ToolCallStart {
             args: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_9))?;
+        obj.required(
+            at,
+            "call",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "title",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "description",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "args", <ToolCallStartArgs as rt::Decode>::check)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for ToolCallStart {
@@ -5492,6 +6978,24 @@ impl rt::Decode for ToolCallEnd {
                 ),
             )?;
         ::std::result::Result::Ok(Self { call: field_1 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_10))?;
+        obj.required(
+            at,
+            "call",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -5672,6 +7176,67 @@ impl rt::Decode for File {
             image: field_5,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_11))?;
+        obj.required(
+            at,
+            "ref",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "size",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(
+            at,
+            "mimeType",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.optional(at, "image", <FileImage as rt::Decode>::check)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for File {
@@ -5766,6 +7331,11 @@ impl rt::Decode for TurnStart {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_12))?;
         ::std::result::Result::Ok(Self {})
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_12))?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -5868,6 +7438,24 @@ impl rt::Decode for Start {
                 ),
             )?;
         ::std::result::Result::Ok(Self { title: field_1 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_13))?;
+        obj.optional(
+            at,
+            "title",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -6042,6 +7630,12 @@ impl rt::Decode for TurnEnd {
         let field_1 = obj.required(at, "status", <TurnEndStatus as rt::Decode>::decode)?;
         ::std::result::Result::Ok(Self { status: field_1 })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_14))?;
+        obj.required(at, "status", <TurnEndStatus as rt::Decode>::check)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for TurnEnd {
@@ -6118,6 +7712,11 @@ impl rt::Decode for Stop {
         let obj = rt::object(v, at)?;
         obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_15))?;
         ::std::result::Result::Ok(Self {})
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "t", |v, at| rt::constant(v, at, &LIT_15))?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -6323,6 +7922,35 @@ impl rt::Decode for Event {
             ::std::option::Option::Some(8) => {
                 <Stop as rt::Decode>::decode(v, at).map(Self::Stop)
             }
+            _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], true)),
+        }
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        const TAGS: &[rt::Tag] = &[
+            rt::Tag::Str("text"),
+            rt::Tag::Str("service"),
+            rt::Tag::Str("tool-call-start"),
+            rt::Tag::Str("tool-call-end"),
+            rt::Tag::Str("file"),
+            rt::Tag::Str("turn-start"),
+            rt::Tag::Str("start"),
+            rt::Tag::Str("turn-end"),
+            rt::Tag::Str("stop"),
+        ];
+        let obj = rt::object(v, at)?;
+        let t = rt::tag(obj, at, "t")?;
+        match rt::which(t, TAGS) {
+            ::std::option::Option::Some(0) => <Text as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(1) => {
+                <ServiceMessage as rt::Decode>::check(v, at)
+            }
+            ::std::option::Option::Some(2) => <ToolCallStart as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(3) => <ToolCallEnd as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(4) => <File as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(5) => <TurnStart as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(6) => <Start as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(7) => <TurnEnd as rt::Decode>::check(v, at),
+            ::std::option::Option::Some(8) => <Stop as rt::Decode>::check(v, at),
             _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], true)),
         }
     }
@@ -6844,6 +8472,95 @@ impl rt::Decode for VoiceConversationGranted {
             limit_seconds: field_6,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "allowed", |v, at| rt::constant(v, at, &LIT_16))?;
+        obj.required(
+            at,
+            "conversationToken",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "conversationId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "agentId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "elevenUserId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "usedSeconds",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "limitSeconds",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for VoiceConversationGranted {
@@ -7002,6 +8719,61 @@ impl rt::Decode for VoiceConversationDenied {
             agent_id: field_4,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "allowed", |v, at| rt::constant(v, at, &LIT_17))?;
+        obj.required(
+            at,
+            "reason",
+            <VoiceConversationDeniedReason as rt::Decode>::check,
+        )?;
+        obj.required(
+            at,
+            "usedSeconds",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "limitSeconds",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "agentId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for VoiceConversationDenied {
@@ -7128,6 +8900,24 @@ impl rt::Decode for VoiceConversationResponse {
             ::std::option::Option::Some(1) => {
                 <VoiceConversationDenied as rt::Decode>::decode(v, at)
                     .map(Self::VoiceConversationDenied)
+            }
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "allowed", t, TAGS, &[], false),
+                )
+            }
+        }
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        const TAGS: &[rt::Tag] = &[rt::Tag::Bool(true), rt::Tag::Bool(false)];
+        let obj = rt::object(v, at)?;
+        let t = rt::tag(obj, at, "allowed")?;
+        match rt::which(t, TAGS) {
+            ::std::option::Option::Some(0) => {
+                <VoiceConversationGranted as rt::Decode>::check(v, at)
+            }
+            ::std::option::Option::Some(1) => {
+                <VoiceConversationDenied as rt::Decode>::check(v, at)
             }
             _ => {
                 ::std::result::Result::Err(
@@ -7328,6 +9118,87 @@ impl rt::Decode for VoiceUsageResponse {
             eleven_user_id: field_4,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "usedSeconds",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "limitSeconds",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "conversationCount",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "conversationLimit",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "elevenUserId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for VoiceUsageResponse {
@@ -7419,6 +9290,24 @@ impl rt::Decode for UserMessageContent {
                 ),
             )?;
         ::std::result::Result::Ok(Self { text: field_1 })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "type", |v, at| rt::constant(v, at, &LIT_7))?;
+        obj.required(
+            at,
+            "text",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -7512,6 +9401,24 @@ impl rt::Decode for AgentMessageContent {
             type_: field_0,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "type",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["type"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -7652,6 +9559,58 @@ impl rt::Decode for RigCapabilitiesAttachments {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "enabled", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(
+            at,
+            "maxBytes",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "mediaTypes",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(|v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                )),
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &["enabled", "maxBytes", "mediaTypes"],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigCapabilitiesAttachments {
@@ -7757,6 +9716,21 @@ impl rt::Decode for RigCapabilitiesFiles {
             write: field_3,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "browse", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(at, "read", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(at, "search", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.required(at, "write", |v, at| rt::boolean(v, at).map(drop))?;
+        rt::others(
+            obj,
+            at,
+            &["browse", "read", "search", "write"],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -7908,6 +9882,59 @@ impl rt::Decode for RigActivitySubagents {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "running",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "queued",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "total",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["running", "queued", "total"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigActivitySubagents {
@@ -8028,6 +10055,43 @@ impl rt::Decode for RigActivityWorkflows {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "running",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "total",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["running", "total"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigActivityWorkflows {
@@ -8124,6 +10188,27 @@ impl rt::Decode for RigActivityProcesses {
             running: field_0,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "running",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["running"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -8289,6 +10374,81 @@ impl rt::Decode for RigActivityTasks {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "pending",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "inProgress",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "completed",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "total",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &["pending", "inProgress", "completed", "total"],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigActivityTasks {
@@ -8419,6 +10579,38 @@ impl rt::Decode for RigMetadataV1Client {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(at, "id", |v, at| rt::constant(v, at, &LIT_18))?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "version",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["id", "name", "version"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigMetadataV1Client {
@@ -8535,6 +10727,37 @@ impl rt::Decode for RigMetadataV1Model {
             id: field_1,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "providerId",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "id",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["providerId", "id"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -8665,6 +10888,52 @@ impl rt::Decode for RigMetadataV1Reasoning {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "current",
+            |v, at| rt::check_nullable(
+                v,
+                at,
+                |v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                ),
+            ),
+        )?;
+        obj.required(
+            at,
+            "levels",
+            |v, at| rt::tuple(
+                v,
+                at,
+                &rt::Arr {
+                    min_items: ::std::option::Option::None,
+                    max_items: ::std::option::Option::None,
+                    unique: false,
+                    contains: ::std::option::Option::None,
+                },
+                &[],
+                ::std::option::Option::Some(|v, at| rt::check_string(
+                    v,
+                    at,
+                    &rt::Str {
+                        min_length: ::std::option::Option::None,
+                        max_length: ::std::option::Option::None,
+                        pattern: ::std::option::Option::None,
+                    },
+                )),
+            ),
+        )?;
+        rt::others(obj, at, &["current", "levels"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigMetadataV1Reasoning {
@@ -8781,6 +11050,37 @@ impl rt::Decode for RigMetadataV1ThoughtLevel {
             value: field_1,
             extra: field_extra,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "code",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "value",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["code", "value"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
@@ -8936,6 +11236,57 @@ impl rt::Decode for RigMetadataV1Session {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "status",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "permissionMode",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(at, "modelLocked", |v, at| rt::boolean(v, at).map(drop))?;
+        obj.optional(
+            at,
+            "serviceTier",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(
+            obj,
+            at,
+            &["status", "permissionMode", "modelLocked", "serviceTier"],
+            &[],
+            &rt::Rest::Open,
+        )?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigMetadataV1Session {
@@ -9063,6 +11414,37 @@ impl rt::Decode for RigMetadataV1McpServer {
             extra: field_extra,
         })
     }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "name",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "status",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        rt::others(obj, at, &["name", "status"], &[], &rt::Rest::Open)?;
+        ::std::result::Result::Ok(())
+    }
 }
 #[rustfmt::skip]
 impl ::serde::Serialize for RigMetadataV1McpServer {
@@ -9136,6 +11518,9 @@ impl ToolCallStartArgs {
 impl rt::Decode for ToolCallStartArgs {
     fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
         Self::decode_inner(v, at).map(Self)
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        rt::object(v, at).map(drop)
     }
 }
 #[rustfmt::skip]
@@ -9264,6 +11649,55 @@ impl rt::Decode for FileImage {
             height: field_1,
             thumbhash: field_2,
         })
+    }
+    fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
+        let obj = rt::object(v, at)?;
+        obj.required(
+            at,
+            "width",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "height",
+            |v, at| rt::check_number(
+                v,
+                at,
+                &rt::Num {
+                    integer: false,
+                    minimum: ::std::option::Option::None,
+                    exclusive_minimum: ::std::option::Option::None,
+                    maximum: ::std::option::Option::None,
+                    exclusive_maximum: ::std::option::Option::None,
+                    multiple_of: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        obj.required(
+            at,
+            "thumbhash",
+            |v, at| rt::check_string(
+                v,
+                at,
+                &rt::Str {
+                    min_length: ::std::option::Option::None,
+                    max_length: ::std::option::Option::None,
+                    pattern: ::std::option::Option::None,
+                },
+            ),
+        )?;
+        ::std::result::Result::Ok(())
     }
 }
 #[rustfmt::skip]
