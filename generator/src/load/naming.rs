@@ -167,12 +167,12 @@ impl Cx {
         p
     }
 
-    fn name_override(&mut self, at: &Origin, key: &str, check: fn(&str) -> bool) -> Option<String> {
+    fn name_override(&mut self, at: &Origin, key: &str, check: fn(&str) -> bool, what: &str) -> Option<String> {
         let v = self.value_at(at)?.get(key)?.clone();
         match v.as_str() {
             Some(s) if check(s) => Some(s.to_string()),
             _ => {
-                self.err(&at.join(key), K::InvalidValue, format!("`{key}` must be an identifier"));
+                self.err(&at.join(key), K::InvalidValue, format!("`{key}` must be {what}"));
                 None
             }
         }
@@ -260,11 +260,16 @@ type NameCheck = fn(&str) -> bool;
 
 /// The languages a type is named in, in [`Names`]' order: the word errors use, the keyword that overrides the
 /// name, and what that keyword's value must be.
-const LANGUAGES: [(&str, &str, NameCheck); 3] = [
-    ("Rust", "x-rust-name", is_type_name),
-    ("TypeScript", "x-ts-name", is_identifier),
-    ("Zod", "x-zod-name", is_identifier),
+const LANGUAGES: [(&str, &str, NameCheck, &str); 3] = [
+    ("Rust", "x-rust-name", is_type_name, TYPE_NAME),
+    ("TypeScript", "x-ts-name", is_identifier, IDENTIFIER),
+    ("Zod", "x-zod-name", is_identifier, IDENTIFIER),
 ];
+
+/// What [`is_type_name`] takes, as an error says it.
+const TYPE_NAME: &str = "a type name: an ASCII capital letter, then ASCII letters and digits (`SessionEvent`)";
+/// What `is_identifier` takes, as an error says it.
+const IDENTIFIER: &str = "an identifier: ASCII letters, digits, `_` and `$`, not starting with a digit (`sessionEvent`)";
 
 /// Gives every type its names and its aliases' names (in slot order), and reports clashes between names.
 pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> Vec<(Names, Vec<Names>)> {
@@ -333,9 +338,9 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         // The name keywords at a place name the type first built there in its dynamic scope, as a whole: not the
         // type built there in another scope (it takes its numbered base), nor a part of the schema there.
         let named_there = !s.part && types.named.get(&s.origin).is_none_or(|f| types.slots[f.0].scope == s.scope);
-        let [rust, ts, zod] = LANGUAGES.map(|(_, key, ok)| {
+        let [rust, ts, zod] = LANGUAGES.map(|(_, key, ok, what)| {
             if named_there {
-                cx.name_override(&s.origin, key, ok).map(|n| (n, s.origin.join(key)))
+                cx.name_override(&s.origin, key, ok, what).map(|n| (n, s.origin.join(key)))
             } else {
                 None
             }
@@ -364,7 +369,7 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         given: Origin,
     }
     let mut clashes: Vec<Clash> = Vec::new();
-    for (pick, (lang, _, _)) in LANGUAGES.iter().enumerate() {
+    for (pick, (lang, _, _, _)) in LANGUAGES.iter().enumerate() {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, (names, aliases)) in out.iter().enumerate() {
             for (k, n) in std::iter::once(names).chain(aliases).enumerate() {
