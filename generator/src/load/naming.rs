@@ -269,7 +269,8 @@ const LANGUAGES: [(&str, &str, NameCheck, &str); 3] = [
 /// What [`is_type_name`] takes, as an error says it.
 const TYPE_NAME: &str = "a type name: an ASCII capital letter, then ASCII letters and digits (`SessionEvent`)";
 /// What `is_identifier` takes, as an error says it.
-const IDENTIFIER: &str = "an identifier: ASCII letters, digits, `_` and `$`, not starting with a digit (`sessionEvent`)";
+const IDENTIFIER: &str =
+    "an identifier: ASCII letters, digits, `_` and `$`, not starting with a digit (`sessionEvent`)";
 
 /// Gives every type its names and its aliases' names (in slot order), and reports clashes between names.
 pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> Vec<(Names, Vec<Names>)> {

@@ -69,16 +69,10 @@
 //! `schemars`: `JsonSchema` for every type, the exact schema of the type (the role rules of an envelope as `if`/`then`).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
-#![allow(
-    clippy::redundant_closure_call,
-    clippy::large_enum_variant,
-    clippy::type_complexity
-)]
-#![allow(
-    rustdoc::broken_intra_doc_links,
-    rustdoc::bare_urls,
-    rustdoc::invalid_html_tags
-)]
+#![allow(clippy::redundant_closure_call, clippy::large_enum_variant)]
+#![allow(clippy::type_complexity)]
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls)]
+#![allow(rustdoc::invalid_html_tags)]
 #[rustfmt::skip]
 mod rt;
 #[rustfmt::skip]
