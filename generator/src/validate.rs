@@ -717,8 +717,12 @@ fn recv_or_idle<T>(rx: &std::sync::mpsc::Receiver<T>, idle: impl FnOnce()) -> Op
 /// an input, a broken one failing as a missing file does), sorted by path, so a run is repeatable.
 ///
 /// # Errors
-/// A directory that cannot be read, or that holds no `*.jsonl` file (almost certainly the wrong directory).
+/// A directory that cannot be read, or that holds no `*.jsonl` file (almost certainly the wrong directory); `-`
+/// given twice (stdin is read once: the second would silently be an empty input).
 pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, String> {
+    if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err("`-` (stdin) is given more than once; it can be read once".into());
+    }
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
         let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut entries: Vec<_> = entries.collect::<Result<_, _>>().map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -677,6 +677,10 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     let one = run(&["validate", "--format", "json", "logs/b"]);
     assert_eq!(one.status.code(), Some(1));
     assert_eq!(records(&one)[0]["file"], "logs/b/z.jsonl", "{}", String::from_utf8_lossy(&one.stdout));
+    // Stdin given twice is refused (the second read nothing, silently).
+    let twice = run(&["validate", "-", "-"]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("`-` (stdin) is given more than once"));
     // A directory without logs is named, not passed as "nothing invalid".
     std::fs::create_dir_all(dir.join("empty")).expect("mkdir");
     let empty = run(&["validate", "empty"]);
