@@ -806,12 +806,20 @@ pub fn pascal_case(s: &str) -> String {
 
 /// Converts `toolName` or `tool-call` to `tool_name` / `tool_call`.
 pub fn snake_case(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
     let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
+    for (i, &c) in chars.iter().enumerate() {
         if c == '-' || c == ' ' || c == '.' {
             out.push('_');
         } else if c.is_uppercase() {
-            if i > 0 && !out.ends_with('_') {
+            // A capital starts a word after a lowercase letter or a digit, and, in a run of capitals (an acronym),
+            // where the next letter is lowercase: `HTTPServer` is `http_server`, `userID` `user_id`.
+            let prev = i.checked_sub(1).map(|p| chars[p]);
+            let next = chars.get(i + 1);
+            let starts = prev.is_some_and(|p| {
+                p.is_lowercase() || p.is_ascii_digit() || p.is_uppercase() && next.is_some_and(|n| n.is_lowercase())
+            });
+            if starts && !out.ends_with('_') {
                 out.push('_');
             }
             out.extend(c.to_lowercase());

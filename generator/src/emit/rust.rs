@@ -502,6 +502,13 @@ mod tests {
         assert_eq!(field_name("__"), "field");
         assert_eq!(field_name("\u{fc}n\u{ef}"), "n");
         assert_eq!(field_name("-"), "field");
+        // Acronyms are words (it gave `h_t_t_p_server`).
+        assert_eq!(field_name("HTTPServer"), "http_server");
+        assert_eq!(field_name("userID"), "user_id");
+        assert_eq!(field_name("ID"), "id");
+        assert_eq!(field_name("getHTTPResponseCode"), "get_http_response_code");
+        assert_eq!(field_name("version2Name"), "version2_name");
+        assert_eq!(field_name("codexItemId"), "codex_item_id");
         let mut names = Names::default();
         assert_eq!(names.unique(variant_name("Self")), "Self_");
         assert_eq!(names.unique(variant_name("self")), "Self2");
