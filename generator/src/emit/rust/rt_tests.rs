@@ -322,6 +322,14 @@ fn too_deep_says_what_the_engine_says() {
 }
 
 #[test]
+fn parse_errors_are_located_as_the_engine_locates_them() {
+    for text in ["[1,", "{\"a\":\n[1,\n", "[\n[\n", "{\n\"a\": x}"] {
+        let e = serde_json::from_str::<serde_json::Value>(text).expect_err("not JSON");
+        assert_eq!(parse_error_at(&e), crate::engine::parse_error_at(&e), "{text:?}");
+    }
+}
+
+#[test]
 fn numbers_given_as_text_read_as_the_default_features_read_them() {
     // What serde_json's `arbitrary_precision` (which any crate of a build may turn on) hands over as text.
     let n = |t: &str| number_from_text(t).map(|n| n.to_string());
@@ -359,6 +367,11 @@ fn an_f64_is_written_as_javascript_writes_it_when_whole_and_within_64_bits() {
     assert_eq!(written(two63), "9223372036854775808");
     assert_eq!(written(2.0 * two63), "1.8446744073709552e+19");
     assert_eq!(written(1e300), "1e+300");
+    // The stream machine writes rollup sums by the same rule (its own copy, as it runs without this runtime).
+    for x in [7.0, -0.0, 0.5, 9_007_199_254_740_992.0, -two63, two63, 2.0 * two63, 1e300] {
+        let sum = serde_json::to_string(&crate::stream::machine::number(x)).expect("serializes");
+        assert_eq!(sum, written(x), "{x}");
+    }
     // Inside the containers the types use, too.
     let parts = (vec![Some(1.0), None], 2.5, Box::new(3.0));
     assert_eq!(serde_json::to_string(&W(&parts)).expect("serializes"), "[[1,null],2.5,3]");

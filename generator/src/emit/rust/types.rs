@@ -1264,60 +1264,26 @@ impl<'m> Gen<'m> {
         Ok((stmts, inits))
     }
 
-    /// The `check` of a type's `Decode`: its node's check, which builds nothing. A check that reaches the type
-    /// through a reference (`<T as rt::Decode>::check`) runs it, so checking a value costs one pass over it; through the decoder,
-    /// a decoder that checks its whole node before it reads its parts (a choice, a merged struct, a refinement)
-    /// decoded each part twice, at every level of the value, in time exponential in its depth (a 58-byte value
-    /// of the schema of any JSON value took 5 s). The envelope keeps the default, its decoder: the role rules.
-    /// A struct's is its properties' reads with checks for decoders, a union's its dispatch to its members' checks.
+    /// The `check` of a type's `Decode`, which builds nothing. A check that reaches the type through a reference
+    /// (`<T as rt::Decode>::check`) runs it, so checking a value costs one pass over it; through the decoder, a
+    /// decoder that checks its whole node before it reads its parts (a choice, a merged struct, a refinement)
+    /// decoded each part twice, at every level of the value, in time exponential in its depth (a 58-byte value of
+    /// the schema of any JSON value took 5 s). A choice's, a merged struct's and a newtype's is their node's check
+    /// (this); a struct's is its property reads with checks for decoders, a union's its dispatch to its members'
+    /// checks (built beside their decoders); the envelope keeps the default, its decoder: the role rules.
     fn check_fn(&mut self, id: TypeId) -> Result<TokenStream, EmitError> {
-        if self.m.protocol.as_ref().is_some_and(|p| p.envelope == id) {
-            return Ok(TokenStream::new());
-        }
         let m = self.m;
-        let body = match (&m.ty(id).node.shape, self.forms[id.0]) {
-            (Shape::Object(o), Form::Struct) => {
-                let plans = self.field_plans(id, o);
-                let extra_i = Self::extra_ident(&plans);
-                let (stmts, _) = self.object_reads(&plans, o, &extra_i, true)?;
-                let obj = if stmts.is_empty() { quote!(_obj) } else { quote!(obj) };
-                quote! {
-                    let #obj = rt::object(v, at)?;
-                    #(#stmts)*
-                    ::std::result::Result::Ok(())
-                }
-            }
-            (Shape::Union(u), Form::Union) => {
-                let mut arms = Vec::new();
-                let mut tags = Vec::new();
-                for (k, mb) in u.members.iter().enumerate() {
-                    let t = self.type_ident(self.final_id(mb.ty));
-                    let k = Literal::usize_unsuffixed(k);
-                    arms.push(quote!(::std::option::Option::Some(#k) => <#t as rt::Decode>::check(v, at),));
-                    tags.push(tag_tokens(&mb.tag).unwrap_or_default());
-                }
-                let (disc, events) = (lit(&u.discriminator), u.events);
-                let removed = u.removed.iter().map(|(a, b)| {
-                    let (a, b) = (lit(a), lit(b));
-                    quote!((#a, #b))
-                });
-                quote! {
-                    const TAGS: &[rt::Tag] = &[#(#tags),*];
-                    let obj = rt::object(v, at)?;
-                    let t = rt::tag(obj, at, #disc)?;
-                    match rt::which(t, TAGS) {
-                        #(#arms)*
-                        _ => ::std::result::Result::Err(rt::bad_tag(at, #disc, t, TAGS, &[#(#removed),*], #events)),
-                    }
-                }
-            }
-            _ => self.check(&m.ty(id).node)?.body(),
-        };
-        Ok(quote! {
+        let body = self.check(&m.ty(id).node)?.body();
+        Ok(Self::check_method(&body))
+    }
+
+    /// `Decode::check` with `body` (over `v` and `at`).
+    fn check_method(body: &TokenStream) -> TokenStream {
+        quote! {
             fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
                 #body
             }
-        })
+        }
     }
 
     /// A struct and its decoder and serializer. `checked_first`, for a [`Form::Merged`] type: the check of the whole
@@ -1404,7 +1370,19 @@ impl<'m> Gen<'m> {
         let shared = Self::shared_impls(&ty);
         let obj_binding = if stmts.is_empty() && roles.is_empty() { quote!(_obj) } else { quote!(obj) };
         let check = checked_first.then(|| quote!(Self::check(v, at)?;));
-        let check_fn = self.check_fn(id)?;
+        let check_fn = if envelope {
+            TokenStream::new()
+        } else if checked_first {
+            self.check_fn(id)?
+        } else {
+            let (stmts, _) = self.object_reads(&plans, o, &extra_i, true)?;
+            let obj = if stmts.is_empty() { quote!(_obj) } else { quote!(obj) };
+            Self::check_method(&quote! {
+                let #obj = rt::object(v, at)?;
+                #(#stmts)*
+                ::std::result::Result::Ok(())
+            })
+        };
         Ok(quote! {
             #docs
             #[derive(Debug, Clone, PartialEq #default)]
@@ -1552,14 +1530,13 @@ impl<'m> Gen<'m> {
     }
 
     fn union_item(&mut self, id: TypeId, u: &UnionShape) -> Result<TokenStream, EmitError> {
-        let check_fn = self.check_fn(id)?;
         let ty = self.type_ident(id);
         let docs = self.type_docs(id);
         let protocol = self.m.protocol.as_ref().filter(|p| p.union == id);
         let mut variants = Vec::new();
         let mut names = Vec::new();
         let mut tags = Vec::new();
-        let mut arms = Vec::new();
+        let (mut arms, mut check_arms) = (Vec::new(), Vec::new());
         for (k, mb) in u.members.iter().enumerate() {
             self.undefined(mb.ty)?;
             let f = self.final_id(mb.ty);
@@ -1579,6 +1556,7 @@ impl<'m> Gen<'m> {
             })?);
             let k = Literal::usize_unsuffixed(k);
             arms.push(quote!(::std::option::Option::Some(#k) => <#v as rt::Decode>::decode(v, at).map(Self::#v),));
+            check_arms.push(quote!(::std::option::Option::Some(#k) => <#v as rt::Decode>::check(v, at),));
             names.push(v);
         }
         let disc = lit(&u.discriminator);
@@ -1648,8 +1626,21 @@ impl<'m> Gen<'m> {
         });
         let from_value = Self::from_value_fn();
         let shared = Self::shared_impls(&ty);
+        // The dispatch on the discriminator, the same for the decoder and the check.
+        let which = quote! {
+            const TAGS: &[rt::Tag] = &[#(#tags),*];
+            let obj = rt::object(v, at)?;
+            let t = rt::tag(obj, at, #disc)?;
+        };
         let fallback =
             quote!(_ => ::std::result::Result::Err(rt::bad_tag(at, #disc, t, TAGS, &[#(#removed),*], #events)),);
+        let check_fn = Self::check_method(&quote! {
+            #which
+            match rt::which(t, TAGS) {
+                #(#check_arms)*
+                #fallback
+            }
+        });
         Ok(quote! {
             #docs
             ///
@@ -1668,9 +1659,7 @@ impl<'m> Gen<'m> {
 
             impl rt::Decode for #ty {
                 fn decode(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<Self, Error> {
-                    const TAGS: &[rt::Tag] = &[#(#tags),*];
-                    let obj = rt::object(v, at)?;
-                    let t = rt::tag(obj, at, #disc)?;
+                    #which
                     match rt::which(t, TAGS) {
                         #(#arms)*
                         #fallback

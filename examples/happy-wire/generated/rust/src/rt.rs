@@ -671,6 +671,16 @@ pub(crate) fn from_value<T: Decode>(v: &serde_json::Value) -> Result<T, Error> {
     T::decode(&Json::from(v), Ptr::ROOT)
 }
 
+/// Where a parse error is: `column C` in a one-line text, `line L column C` past its first line (the engine's
+/// words: `engine::parse_error_at`, held to it by `rt_tests::parse_errors_are_located_as_the_engine_locates_them`).
+pub(crate) fn parse_error_at(e: &serde_json::Error) -> String {
+    if e.line() > 1 {
+        format!("line {} column {}", e.line(), e.column())
+    } else {
+        format!("column {}", e.column())
+    }
+}
+
 /// Parses one JSON text (one line of a stream, without its newline) and checks it.
 pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     if text.trim().is_empty() {
@@ -683,20 +693,16 @@ pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
             "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one",
         ));
     }
-    // Where an error is: `column C` in a one-line text, `line L column C` past its first line (the engine's words).
-    let at = |e: &serde_json::Error| {
-        if e.line() > 1 {
-            format!("line {} column {}", e.line(), e.column())
-        } else {
-            format!("column {}", e.column())
-        }
-    };
     let json: Json = serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("recursion limit exceeded") || msg.starts_with(&too_deep_message()) {
-            Error::new(Rule::TooDeep, "", format!("{} (at {})", too_deep_message(), at(&e)))
+            Error::new(Rule::TooDeep, "", format!("{} (at {})", too_deep_message(), parse_error_at(&e)))
         } else if e.is_eof() {
-            Error::new(Rule::MalformedJson, "", format!("malformed JSON: unexpected end of input at {}", at(&e)))
+            Error::new(
+                Rule::MalformedJson,
+                "",
+                format!("malformed JSON: unexpected end of input at {}", parse_error_at(&e)),
+            )
         } else {
             Error::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
         }
