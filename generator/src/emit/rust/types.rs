@@ -127,6 +127,13 @@ pub(crate) fn is_value(t: &TokenStream) -> bool {
     t.to_string() == quote!(::serde_json::Value).to_string()
 }
 
+/// Whether a Rust type is a container that says nothing of its parts: a bare `Map` or a `Vec<Value>`.
+fn is_untyped_container(t: &TokenStream) -> bool {
+    let t = t.to_string();
+    t == quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>).to_string()
+        || t == quote!(::std::vec::Vec<::serde_json::Value>).to_string()
+}
+
 /// An object that holds any members and nothing else: a `serde_json::Map`.
 pub(crate) fn is_bare_map(o: &ObjectShape) -> bool {
     o.fields.is_empty()
@@ -229,6 +236,9 @@ pub(crate) struct Gen<'m> {
     /// The Rust type of each inlined type, once computed: a type referred to from many places (through the
     /// parts of `allOf`s) is typed once, not once per path to it.
     inlined_ty: RefCell<BTreeMap<usize, TokenStream>>,
+    /// The JSON kinds each type's values may have (an `allOf`'s typed part drops `null` where another part
+    /// refuses it).
+    kinds: kinds::Kinds,
 }
 
 /// Type names the output defines itself.
@@ -324,6 +334,7 @@ impl<'m> Gen<'m> {
             pattern_items: Vec::new(),
             keywords: Keywords::new(m, None),
             inlined_ty: RefCell::default(),
+            kinds: kinds::Kinds::of(m),
         };
         g.plan_inlining();
         g.plan_reach();
@@ -546,15 +557,59 @@ impl<'m> Gen<'m> {
     }
 
     /// The part of an `allOf` whose Rust type the whole takes (a refinement such as `{"$ref": "#/$defs/id",
-    /// "minLength": 1}` is the referenced type's `String`): the first part that has a type other than `Value`.
-    /// Once the whole `allOf` passes, that part's decoder reads the value and cannot fail. `None` when no part
-    /// has one, or a part may drop keys (the checked value keeps them, as the TypeScript outputs do).
-    /// Each part's type is computed once (nested `allOf`s would otherwise cost time exponential in their depth).
-    pub(crate) fn typed_part<'n>(&self, parts: &'n [Node]) -> Option<(&'n Node, TokenStream)> {
+    /// "minLength": 1}` is the referenced type's `String`): the first part whose type says the most, that is one
+    /// other than `Value`, and other than a bare `Map` or `Vec<Value>` where another part has one (`{"type":
+    /// "object", "$ref": "#/$defs/user"}` is a `User`). A nullable part is taken without its `null` where another
+    /// part refuses `null` (`{"type": ["object", "null"], "$ref": "#/$defs/user"}` is a `User`, not an
+    /// `Option<User>` whose `None` could not be written). Once the whole `allOf` passes, that part's decoder reads
+    /// the value and cannot fail. `None` when no part has a type, or a part may drop keys (the checked value keeps
+    /// them, as the TypeScript outputs do). Each part's type is computed once (nested `allOf`s would otherwise
+    /// cost time exponential in their depth).
+    pub(crate) fn typed_part<'n>(&self, parts: &'n [Node]) -> Option<(&'n Node, TokenStream)>
+    where
+        'm: 'n,
+    {
         if parts.iter().any(|p| self.m.may_drop_keys(p)) {
             return None;
         }
-        parts.iter().map(|p| (p, self.ty(p))).find(|(_, t)| !is_value(t))
+        let no_null =
+            !parts.iter().fold(kinds::KindSet::ALL, |k, p| k.and(self.kinds.node(p))).contains(kinds::KindSet::NULL);
+        let mut best: Option<(&'n Node, TokenStream, u8)> = None;
+        for p in parts {
+            let p = if no_null { self.without_null(p) } else { p };
+            let t = self.ty(p);
+            let says = if is_value(&t) {
+                continue;
+            } else if is_untyped_container(&t) {
+                1
+            } else {
+                2
+            };
+            if best.as_ref().is_none_or(|(_, _, b)| says > *b) {
+                best = Some((p, t, says));
+            }
+        }
+        best.map(|(p, t, _)| (p, t))
+    }
+
+    /// A nullable node without its `null`: the inner node of a `Nullable`, also through a reference to an inlined
+    /// type (whose Rust type is the node's); any other node as it is.
+    fn without_null<'n>(&self, node: &'n Node) -> &'n Node
+    where
+        'm: 'n,
+    {
+        match &node.shape {
+            Shape::Nullable(inner) => inner,
+            Shape::Ref(id) => {
+                let f = self.final_id(*id);
+                let target: &'m Node = &self.m.ty(f).node;
+                match &target.shape {
+                    Shape::Nullable(inner) if self.is_inlined(f) => inner,
+                    _ => node,
+                }
+            }
+            _ => node,
+        }
     }
 
     /// Whether a node's Rust type is `Copy` (for getters).
