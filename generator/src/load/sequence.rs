@@ -32,6 +32,27 @@ const RULE_KEYS: &[&str] = &[
 /// The members every rule has.
 const RULE_REQUIRED: [&str; 6] = ["id", "kind", "pointer", "message", "summary", "seed"];
 
+/// The members a rule of any kind may have.
+const RULE_COMMON: &[&str] = &["id", "kind", "role", "on", "when", "pointer", "message", "summary", "seed"];
+
+/// The members a rule of a kind reads beside [`RULE_COMMON`] (`None` for no kind).
+fn kind_members(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "unique" => &["key"],
+        "names-open" => &["scope", "at"],
+        "close-blocked" => &["scope", "by", "unless"],
+        "close-requires" => &["scope", "mark", "field", "equals"],
+        k if RuleKind::NAMES.contains(&k) => &["scope"],
+        _ => return None,
+    })
+}
+
+/// Whether a rule id has the form every id has: lowercase ASCII words of letters and digits joined by `.` or `-`
+/// (`turn.already-open`). Records, metrics labels and log lines print it as it is.
+pub(crate) fn is_rule_id(id: &str) -> bool {
+    id.split(['.', '-']).all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
 const ROLLUP_KINDS: &[&str] = &["last", "latest", "count", "sum"];
 
 /// What the lowering reads from the rest of the protocol.
@@ -63,6 +84,35 @@ impl SeqCx<'_> {
         }
     }
 
+    /// The pointer a field reference is written as.
+    fn pointer(&self, f: &FieldRef) -> String {
+        match f {
+            FieldRef::Envelope(n) => format!("/{n}"),
+            FieldRef::Event(n) => format!("/{}/{n}", self.union_field),
+        }
+    }
+
+    /// Whether every value a node accepts is a string (keys are compared as strings). A type that is not built
+    /// (refused) or a cycle of references alone (refused as `schema.ref-cycle`) counts as one, so that its error is
+    /// not echoed here.
+    fn strings_only(&self, n: &Node, depth: usize) -> bool {
+        if depth > self.types.slots.len() + 8 {
+            return true;
+        }
+        match &n.shape {
+            Shape::String(_) | Shape::Never => true,
+            Shape::Const(v) => v.is_string(),
+            Shape::Enum(vs) => vs.iter().all(Value::is_string),
+            Shape::Ref(id) => self.types.slots[id.0].def.as_ref().is_none_or(|d| self.strings_only(&d.node, depth + 1)),
+            Shape::AllOf(ps) => ps.iter().any(|p| self.strings_only(p, depth + 1)),
+            Shape::AnyOf(ps) | Shape::OneOf(ps) | Shape::Kinds(ps) => {
+                ps.iter().all(|p| self.strings_only(p, depth + 1))
+            }
+            Shape::Unevaluated { inner, .. } => self.strings_only(inner, depth + 1),
+            _ => false,
+        }
+    }
+
     fn resolve<'s>(&'s self, mut s: &'s Shape) -> Option<&'s Shape> {
         for _ in 0..=self.types.slots.len() {
             match s {
@@ -91,6 +141,11 @@ impl Cx {
             );
         }
         let empty = Map::new();
+        if o.get("scopes").is_some_and(|v| !v.is_object()) {
+            // The rules name scopes: without them each would only repeat this.
+            self.seq_object(&at, o, "scopes");
+            return Sequence::default();
+        }
         let scopes_v = self.seq_object(&at, o, "scopes").unwrap_or(&empty);
         if self
             .several_misfits(&at.join("scopes"), Entries::Map(scopes_v), Value::is_object, "scopes are objects")
@@ -107,6 +162,27 @@ impl Cx {
         }
         if scopes.len() != names.len() {
             // A broken scope has its errors; the rules that name it would only repeat them.
+            return Sequence::default();
+        }
+        let mut keys_fit = true;
+        for s in &scopes {
+            let Some(w) = s.within.map(|w| &scopes[w]) else { continue };
+            if w.key != s.key {
+                keys_fit = false;
+                let (mine, theirs) = (sx.pointer(&s.key), sx.pointer(&w.key));
+                self.err(
+                    &at.join("scopes").join(&s.name).join("within"),
+                    K::InvalidValue,
+                    format!(
+                        "`{}` is keyed by `{mine}` and `{}` by `{theirs}`: a scope lives within one of the same key \
+                         (it opens while that key is open there)",
+                        s.name, w.name
+                    ),
+                );
+            }
+        }
+        if !keys_fit {
+            // The rules over the scopes would echo it (a `close-blocked` whose `by` is within its scope).
             return Sequence::default();
         }
         for i in 0..scopes.len() {
@@ -219,13 +295,25 @@ impl Cx {
     /// A pointer to a value of a message: `/<envelope property>` or `/<union property>/<event property>`, which
     /// must exist on the envelope or on every one of `tags` (some event when `tags` is empty).
     fn seq_field(&mut self, sx: &SeqCx<'_>, at: &Origin, v: Option<&Value>, tags: &[&str]) -> Option<FieldRef> {
-        let p = v.and_then(Value::as_str).unwrap_or_default();
+        let u = sx.union_field;
+        let p = match v {
+            Some(Value::String(p)) => p.as_str(),
+            None => {
+                let msg = format!("a pointer is required here: `/<envelope property>` or `/{u}/<event property>`");
+                self.err(at, K::Missing, msg);
+                return None;
+            }
+            Some(_) => {
+                let msg = format!("a pointer is a string: `/<envelope property>` or `/{u}/<event property>`");
+                self.err(at, K::InvalidValue, msg);
+                return None;
+            }
+        };
         let toks: Vec<&str> = p.split('/').skip(1).collect();
         let f = match (p.starts_with('/'), toks.as_slice()) {
             (true, [f]) if !f.is_empty() => FieldRef::Envelope((*f).to_string()),
             (true, [u, f]) if *u == sx.union_field && !f.is_empty() => FieldRef::Event((*f).to_string()),
             _ => {
-                let u = sx.union_field;
                 self.err(
                     at,
                     K::InvalidValue,
@@ -253,6 +341,35 @@ impl Cx {
             self.err(at, K::InvalidValue, format!("`{p}`: no such field in {list}"));
             None
         }
+    }
+
+    /// A pointer to a key (a scope's key, the value a `unique` or `names-open` rule reads): a field as
+    /// [`Cx::seq_field`] reads it, whose values are strings wherever it is read (the checkers compare keys as
+    /// strings: a number there would be no key at all).
+    fn seq_key(&mut self, sx: &SeqCx<'_>, at: &Origin, v: Option<&Value>, tags: &[&str]) -> Option<FieldRef> {
+        let f = self.seq_field(sx, at, v, tags)?;
+        let fields: Vec<(Option<&str>, &Field)> = match &f {
+            FieldRef::Envelope(_) => sx.field(None, &f).map(|x| (None, x)).into_iter().collect(),
+            FieldRef::Event(_) if tags.is_empty() => {
+                sx.events.iter().filter_map(|e| sx.field(Some(&e.tag), &f).map(|x| (Some(e.tag.as_str()), x))).collect()
+            }
+            FieldRef::Event(_) => tags.iter().filter_map(|t| sx.field(Some(t), &f).map(|x| (Some(*t), x))).collect(),
+        };
+        let others: Vec<String> = fields
+            .iter()
+            .filter(|(_, x)| !sx.strings_only(&x.node, 0) && !self.kind_refused(sx.types, &x.node))
+            .map(|(t, _)| t.map_or_else(|| "the envelope".to_string(), |t| format!("`{t}`")))
+            .collect();
+        if others.is_empty() {
+            return Some(f);
+        }
+        let p = sx.pointer(&f);
+        let msg = format!(
+            "`{p}` is read as a key, and keys are strings: in {} it may hold another kind of value",
+            crate::diag::and_list(&others)
+        );
+        self.err(at, K::InvalidValue, msg);
+        None
     }
 
     fn scope(
@@ -284,7 +401,7 @@ impl Cx {
             ok = false;
         }
         let tags: Vec<&str> = opened_by.iter().chain(closed_by.iter()).map(String::as_str).collect();
-        let key = self.seq_field(sx, &at.join("key"), o.get("key"), &tags);
+        let key = self.seq_key(sx, &at.join("key"), o.get("key"), &tags);
         let single = match o.get("single") {
             None => false,
             Some(Value::Bool(b)) => *b,
@@ -429,6 +546,18 @@ impl Cx {
             several => self.err(at, K::Missing, format!("{} are required here", crate::diag::and_list(several))),
         }
         let id = self.seq_str(at, o, "id", false);
+        if let Some(id) = id.as_deref().filter(|id| !is_rule_id(id)) {
+            let shown: String = id
+                .chars()
+                .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+                .collect();
+            let msg = format!(
+                "`{shown}` is not a rule id: lowercase letters and digits in words joined by `.` or `-` \
+                 (`turn.already-open`); every record, metric and log line prints it"
+            );
+            self.err(&at.join("id"), K::InvalidValue, msg);
+            ok = false;
+        }
         if let Some(id) = &id {
             if crate::rules::Rule::from_id(id).is_some() {
                 self.err(&at.join("id"), K::InvalidValue, format!("`{id}` is a message-level rule id"));
@@ -496,7 +625,7 @@ impl Cx {
             i
         };
         let kind = match kind_name.as_str() {
-            "unique" => self.seq_field(sx, &at.join("key"), o.get("key"), &on_tags).map(|key| RuleKind::Unique { key }),
+            "unique" => self.seq_key(sx, &at.join("key"), o.get("key"), &on_tags).map(|key| RuleKind::Unique { key }),
             "open-without-key" => scope_of(self, "scope").map(|scope| RuleKind::OpenWithoutKey { scope }),
             "open-while-open" => scope_of(self, "scope").map(|scope| RuleKind::OpenWhileOpen { scope }),
             "open-reused" => scope_of(self, "scope").map(|scope| RuleKind::OpenReused { scope }),
@@ -506,7 +635,7 @@ impl Cx {
             "needs-open" => scope_of(self, "scope").map(|scope| RuleKind::NeedsOpen { scope }),
             "names-open" => {
                 let scope = scope_of(self, "scope");
-                let field = self.seq_field(sx, &at.join("at"), o.get("at"), &on_tags);
+                let field = self.seq_key(sx, &at.join("at"), o.get("at"), &on_tags);
                 scope.zip(field).map(|(scope, at)| RuleKind::NamesOpen { scope, at })
             }
             "close-blocked" => {
@@ -593,6 +722,22 @@ impl Cx {
                 None
             }
         };
+        if let Some(reads) = kind_members(&kind_name) {
+            for k in o.keys().filter(|k| !RULE_COMMON.contains(&k.as_str()) && RULE_KEYS.contains(&k.as_str())) {
+                if !reads.contains(&k.as_str()) {
+                    let list = reads.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>();
+                    self.err(
+                        &at.join(k),
+                        K::InvalidValue,
+                        format!(
+                            "`{k}` means nothing in a `{kind_name}` rule (it reads {})",
+                            crate::diag::and_list(&list)
+                        ),
+                    );
+                    ok = false;
+                }
+            }
+        }
         let kind = kind?;
         // What the kind needs of its scope (the values its message may name depend on it: when the scope does not
         // fit, they are not checked, as they would only echo that mistake).
@@ -635,9 +780,11 @@ impl Cx {
             }
         }
         let pointer = pointer?;
-        if !pointer.starts_with('/') {
-            self.err(&at.join("pointer"), K::InvalidValue, "`pointer` is a JSON Pointer into the message (`/…`)");
-            ok = false;
+        // Where every checker reports the violation: a value the message may hold (the event itself, or a field of
+        // the envelope or of the events the rule reads).
+        if pointer != format!("/{}", sx.union_field) {
+            let p = Value::String(pointer.clone());
+            ok &= self.seq_field(sx, &at.join("pointer"), Some(&p), &on_tags).is_some();
         }
         (ok && id.is_some() && summary.is_some() && seed.is_some()).then(|| SeqRule {
             id: crate::stream::rules::intern(&id.unwrap_or_default()),

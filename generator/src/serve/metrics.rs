@@ -118,7 +118,7 @@ impl Metrics {
         );
         s.push_str("# TYPE wiregen_invalid_messages_by_rule_total counter\n");
         for (rule, n) in lock(&self.invalid_by_rule).iter() {
-            let _ = writeln!(s, "wiregen_invalid_messages_by_rule_total{{rule=\"{rule}\"}} {n}");
+            let _ = writeln!(s, "wiregen_invalid_messages_by_rule_total{{rule=\"{}\"}} {n}", label(rule));
         }
         s.push_str("# HELP wiregen_http_request_duration_seconds Time from request head to response head.\n");
         s.push_str("# TYPE wiregen_http_request_duration_seconds histogram\n");
@@ -134,6 +134,13 @@ impl Metrics {
         let _ = writeln!(s, "wiregen_http_request_duration_seconds_count {count}");
         s
     }
+}
+
+/// A label value as the text exposition writes it: `\\`, `"` and a line feed escaped. The rule ids are the
+/// only labels that come from the schema; the loader holds them to a form that needs none of this
+/// (`load::sequence::is_rule_id`), so one scrape stays readable whatever a schema says.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -163,5 +170,11 @@ mod tests {
         assert!(s.contains("wiregen_http_request_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
         assert!(s.contains("wiregen_http_request_duration_seconds_count 2\n"));
         assert!(s.contains("wiregen_http_requests_in_flight 0\n"));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(label("turn.already-open"), "turn.already-open");
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
     }
 }
