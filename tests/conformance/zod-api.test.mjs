@@ -52,6 +52,14 @@ test("createEnvelope keeps given ids and times", () => {
   assert.equal(m.time, 5);
 });
 
+test("createEnvelope treats an option given as undefined as absent: the message has no such key", () => {
+  // As callers write it: `{ turn, subagent }` with `subagent` undefined (happy-wire's result has no `subagent` key).
+  const m = w.createEnvelope("agent", { t: "text", text: "x" }, { turn: "t1", subagent: undefined, id: undefined });
+  assert.deepEqual(Object.keys(m).sort(), ["ev", "id", "role", "time", "turn"]);
+  assert.ok(!("subagent" in m));
+  assert.match(m.id, /^[a-z][a-z0-9]{23}$/);
+});
+
 test("createEnvelope rejects forbidden role/event and role/field combinations", () => {
   const cases = [
     [() => w.createEnvelope("user", toolCall), "/role", "role-event"],

@@ -84,6 +84,8 @@ export function createEnvelope<R extends SessionRole>(
   opts?: SessionEnvelopeOptions<R>,
 ): SessionEnvelope {
   const candidate: Record<string, unknown> = { ...opts };
+  // An option given as `undefined` is absent: the message gets no such key.
+  for (const k of Object.keys(candidate)) if (candidate[k] === undefined) delete candidate[k];
   // Only an absent value is filled: a `null` one is checked, and refused, like any other.
   if (candidate["id"] === undefined) candidate["id"] = newId();
   if (candidate["time"] === undefined) candidate["time"] = Date.now();
