@@ -1,7 +1,7 @@
 //! The comparison: walks OLD's and NEW's models side by side and records every change.
 
 use std::cell::OnceCell;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -1319,6 +1319,7 @@ impl Walk<'_> {
     /// The sequence rules (`x-sequence`), matched by id: `sequence-rule-added`, `-removed`, `-changed`.
     fn sequence(&mut self, op: &Protocol, np: &Protocol) {
         let (os, ns) = (&op.sequence, &np.sequence);
+        let renames = SeqRenames::of(self.nm, np);
         let at = |id: &str| At { scope: Scope::Envelope, path: vec!["x-sequence".to_string(), id.to_string()] };
         for n in &ns.rules {
             match os.rules.iter().find(|o| o.id == n.id) {
@@ -1327,7 +1328,8 @@ impl Walk<'_> {
                     self.push(R::SequenceRuleAdded, &at(n.id), None, Some(&n.origin), msg, Breaks::NARROWER);
                 }
                 Some(o) => {
-                    let checks = os.meaning(o) != ns.meaning(n);
+                    // OLD's rule read with NEW's names: a declared rename (`x-renamed-from`) is not a change of rule.
+                    let checks = renames.apply(os.meaning(o)) != ns.meaning(n);
                     if checks || o.pointer != n.pointer || o.message != n.message {
                         let what = if checks {
                             "checks something else"
@@ -1346,6 +1348,65 @@ impl Walk<'_> {
         for o in os.rules.iter().filter(|o| !ns.rules.iter().any(|n| n.id == o.id)) {
             let msg = format!("sequence rule {} ({}) removed", code(o.id), o.kind.name());
             self.push(R::SequenceRuleRemoved, &at(o.id), Some(&o.origin), None, msg, Breaks::WIDER);
+        }
+    }
+}
+
+/// The renames NEW declares (`x-renamed-from`) that a sequence rule's meaning can name: events, event properties,
+/// envelope properties (old name -> new name).
+struct SeqRenames {
+    events: BTreeMap<String, String>,
+    event_fields: BTreeMap<String, String>,
+    envelope_fields: BTreeMap<String, String>,
+}
+
+impl SeqRenames {
+    fn of(nm: &Model, np: &Protocol) -> SeqRenames {
+        let renamed = |id: TypeId| -> BTreeMap<String, String> {
+            match &nm.ty(id).node.shape {
+                Shape::Object(o) => {
+                    o.fields.iter().filter_map(|f| f.renamed_from.clone().map(|old| (old, f.name.clone()))).collect()
+                }
+                _ => BTreeMap::new(),
+            }
+        };
+        SeqRenames {
+            events: np.events.iter().filter_map(|e| e.renamed_from.clone().map(|old| (old, e.tag.clone()))).collect(),
+            event_fields: np.events.iter().flat_map(|e| renamed(e.ty)).collect(),
+            envelope_fields: renamed(np.envelope),
+        }
+    }
+
+    /// A rule's meaning ([`crate::ir::Sequence::meaning`]) with the old names replaced by the new.
+    fn apply(&self, v: Value) -> Value {
+        let event = |s: String| self.events.get(&s).cloned().unwrap_or(s);
+        match v {
+            Value::Object(mut o) => {
+                if let (Some(Value::String(place)), Some(Value::String(p))) = (o.get("in"), o.get("property")) {
+                    let map = if place == "envelope" { &self.envelope_fields } else { &self.event_fields };
+                    if let Some(n) = map.get(p) {
+                        o.insert("property".into(), Value::String(n.clone()));
+                    }
+                    return Value::Object(o);
+                }
+                for (k, x) in o.iter_mut() {
+                    *x = match (k.as_str(), std::mem::take(x)) {
+                        ("opened-by" | "closed-by" | "by", Value::String(t)) => Value::String(event(t)),
+                        ("on", Value::Array(ts)) => Value::Array(
+                            ts.into_iter()
+                                .map(|t| match t {
+                                    Value::String(t) => Value::String(event(t)),
+                                    other => other,
+                                })
+                                .collect(),
+                        ),
+                        (_, other) => self.apply(other),
+                    };
+                }
+                Value::Object(o)
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(|x| self.apply(x)).collect()),
+            other => other,
         }
     }
 }
