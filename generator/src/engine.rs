@@ -1019,8 +1019,20 @@ fn parse_issue(e: serde_json::Error) -> Issue {
             format!("malformed JSON: unexpected end of input at {}", parse_error_at(&e)),
         )
     } else {
-        Issue::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
+        Issue::new(
+            Rule::MalformedJson,
+            "",
+            format!("malformed JSON: {} at {}", parse_error_what(&e), parse_error_at(&e)),
+        )
     }
+}
+
+/// What a parse error is, without serde_json's `at line L column C` ([`parse_error_at`] says where, as every
+/// checker words it: a line of a stream has no line 1 to speak of).
+pub(crate) fn parse_error_what(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    msg.strip_suffix(&place).map_or_else(|| msg.clone(), str::to_string)
 }
 
 #[cfg(test)]

@@ -681,6 +681,14 @@ pub(crate) fn parse_error_at(e: &serde_json::Error) -> String {
     }
 }
 
+/// What a parse error is, without serde_json's `at line L column C` (the engine's words:
+/// `engine::parse_error_what`).
+pub(crate) fn parse_error_what(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    msg.strip_suffix(&place).map_or_else(|| msg.clone(), str::to_string)
+}
+
 /// Parses one JSON text (one line of a stream, without its newline) and checks it.
 pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     if text.trim().is_empty() {
@@ -704,7 +712,11 @@ pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
                 format!("malformed JSON: unexpected end of input at {}", parse_error_at(&e)),
             )
         } else {
-            Error::new(Rule::MalformedJson, "", format!("malformed JSON: {msg}"))
+            Error::new(
+                Rule::MalformedJson,
+                "",
+                format!("malformed JSON: {} at {}", parse_error_what(&e), parse_error_at(&e)),
+            )
         }
     })?;
     T::decode(&json, Ptr::ROOT)
