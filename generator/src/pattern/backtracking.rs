@@ -17,17 +17,17 @@
 //! (`(a+)+` has two edges from its one state back to it); two paths read the same string where each step's two
 //! classes share a character. The pairs of states two paths can be in at once form the product automaton, and the
 //! pattern is exponential when one of its strongly connected parts holds a pair of equal states and either a pair
-//! of different ones or a step along two different edges. Polynomial ambiguity (`^a*a*$`: n² ways) is not refused; a counted repetition is read as one copy of its
-//! body, then one optional copy when it may repeat (`{2,5}` as `x x?`; `{2,}` as `x+`), which keeps every loop
-//! and what follows a copy, and keeps the automaton small. Assertions (`^`, `$`, `\b`) read no character and are
+//! of different ones or a step along two different edges. Polynomial ambiguity (`^a*a*$`: n² ways) is not refused; a counted repetition is written out as the copies
+//! a backtracking matcher reads (`{2,4}` as `x x (x (x)?)?`, `{2,}` as `x x+`), so that a count adds no ways of
+//! its own (`(?:[0-9a-f]{2})+` is linear) and hides none (`(?:ab{3}|abbb)+` is not). Assertions (`^`, `$`, `\b`) read no character and are
 //! left out, which can only add paths: a pattern is never accepted because of them.
 
 use std::collections::HashMap;
 
 use regex_syntax::ast::{Ast, Span};
 
-/// The most pairs of states the product automaton may have, and the most states the automaton may have (nested
-/// counted repetitions double it at each level); a pattern beyond either is refused as too large to show that it
+/// The most pairs of states the product automaton may have, and the most states the automaton may have (counted
+/// repetitions are written out, so nested ones multiply it); a pattern beyond either is refused as too large to show that it
 /// runs in linear time (no pattern of the JSON-Schema-Test-Suite or of the packages comes near).
 const MAX_PAIRS: usize = 1_000_000;
 const MAX_STATES: usize = 100_000;
@@ -168,7 +168,10 @@ impl Automaton {
                 if max == Some(0) {
                     return Part::empty();
                 }
-                let max = max.filter(|&m| m <= 1 || !self.counted_as_loops);
+                if !self.counted_as_loops {
+                    return self.counted(&r.ast, source, min, max);
+                }
+                let max = max.filter(|&m| m <= 1);
                 let mut body = self.build(&r.ast, source);
                 if max.is_none() {
                     // `x+`: the body again after its end.
@@ -185,6 +188,37 @@ impl Automaton {
                 body
             }
         }
+    }
+
+    /// A repetition `{min,max}` of `body` written out: `min` copies (at least one), the last of them a loop when
+    /// there is no `max`; else `max` copies, each after the one before, where the text may end after any copy from
+    /// the `min`th on. A backtracking matcher reads a count one way, so the copies must not add ways: `x{2}` is
+    /// `x x`, not `x x?`, which read `(?:[0-9a-f]{2})+` (hex bytes) as ambiguous and refused it; and one copy
+    /// alone would hide the ambiguity of `(?:ab{3}|abbb)+`.
+    fn counted(&mut self, body: &Ast, source: &str, min: u32, max: Option<u32>) -> Part {
+        let copies = max.unwrap_or(min.max(1));
+        let mut whole = Part::empty();
+        let mut last = Vec::new();
+        for i in 1..=copies {
+            if self.classes.len() > MAX_STATES {
+                return Part::empty();
+            }
+            let copy = self.build(body, source);
+            if max.is_none() && i == copies {
+                // `x+` (or the last of `x{n,}`'s copies): the copy again after its end.
+                for &l in &copy.last {
+                    let first = copy.first.clone();
+                    self.follow[l].extend(first);
+                }
+            }
+            whole = self.then(whole, copy);
+            if i >= min.max(1) {
+                last.extend(whole.last.iter().copied());
+            }
+        }
+        last.sort_unstable();
+        last.dedup();
+        Part { nullable: whole.nullable || min == 0, first: whole.first, last }
     }
 
     /// One state for the character class written at `span` of `source`.
@@ -295,6 +329,10 @@ mod tests {
             "^([a-zA-Z0-9])(([\\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$",
             "^(.*a){2,}$",
             "^(\\d+|\\d+\\.\\d+)*$",
+            "^(?:a{2,3})*$",
+            "^(?:ab{3}|abbb)+$",
+            "^(?:a{2}|aa)+$",
+            "^(?:x{0,2})+y$",
         ] {
             assert!(refused(p), "{p} is exponential");
         }
@@ -315,6 +353,12 @@ mod tests {
             "^([a-z0-9]+-)*[a-z0-9]+$",
             "x{1000}",
             "^(?:[a-z]{2,8})(?:-[a-z0-9]{1,8})*$",
+            // A count reads its text one way (hex bytes, base64: they were refused).
+            "^(?:[0-9a-f]{2})+$",
+            "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+            "^(?:ab{3}|ab{2})+$",
+            "^(?:[0-9]{1,3}\\.){3}[0-9]{1,3}$",
+            "^(?:a{1,3}b)+$",
             "",
         ] {
             assert!(!refused(p), "{p} is not exponential");
