@@ -80,11 +80,28 @@ pub(crate) const DEFS_KEYWORDS: &[&str] = &["$defs", "definitions"];
 
 /// Keywords that are refused on purpose, with the reason shown to the user.
 const REFUSED: &[(&str, &str)] = &[
-    ("format", "`format` is not checked by every output; use `pattern`"),
+    (
+        "format",
+        "`format` is checked by some validators and not by others (draft 2020-12 leaves it to each; ajv with \
+         ajv-formats checks it), so the outputs could not agree on what it means: delete it for 2020-12's default (no \
+         check), or write the check as a `pattern`",
+    ),
     ("$vocabulary", "custom vocabularies are not supported"),
-    ("contentEncoding", "`contentEncoding` is not supported"),
-    ("contentMediaType", "`contentMediaType` is not supported"),
-    ("contentSchema", "`contentSchema` is not supported"),
+    (
+        "contentEncoding",
+        "`contentEncoding` is an annotation the outputs could not agree on (some validators decode the string): \
+         delete it, or check the string with a `pattern`",
+    ),
+    (
+        "contentMediaType",
+        "`contentMediaType` is an annotation the outputs could not agree on (some validators parse the string): \
+         delete it, or check the string with a `pattern`",
+    ),
+    (
+        "contentSchema",
+        "`contentSchema` is an annotation the outputs could not agree on (some validators check the decoded \
+         string): delete it",
+    ),
 ];
 
 /// Keywords written as an earlier draft wrote them, which draft 2020-12 reads otherwise or not at all: the keyword,
@@ -816,7 +833,16 @@ impl Cx {
                 if self.value_at(&t).is_some() {
                     return Ok(t);
                 }
-                why = format!("`{}` has nothing at `{frag}`", res.file);
+                why = if res.pointer.is_empty() {
+                    format!("`{}` has nothing at `{frag}`", res.file)
+                } else {
+                    // An embedded resource: what the reference resolved against is not the file.
+                    format!(
+                        "`{doc}` (the schema whose `$id` is at `{}`, `{}`) has nothing at `{frag}`: a reference \
+                         resolves against the nearest `$id` around it, so `#` is that schema, not its file",
+                        res.pointer, res.file
+                    )
+                };
             } else {
                 match self.anchors.get(&abs) {
                     Some(t) => return Ok(t.clone()),
