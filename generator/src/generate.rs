@@ -302,29 +302,120 @@ fn same_but_command(old: &[u8], new: &[u8]) -> bool {
     old == new || without_commands(old) == without_commands(new)
 }
 
-/// A short line diff: the first differing lines with a few lines of context.
-pub(crate) fn short_diff(old: &str, new: &str) -> String {
+/// A short line diff: the changed lines, each run of changes with two lines of context around it under a `@@ line N
+/// @@` header (N: its first line in the file on disk), at most [`SHORT_DIFF_LINES`] lines in all. The lines between
+/// the common start and end are matched by a longest common subsequence, so a one-line change shows as one line
+/// removed and one added; past [`SHORT_DIFF_CELLS`] pairs of lines to compare, the middle is shown whole.
+pub fn short_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
     let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
-    let mut out = format!("@@ line {} @@\n", prefix + 1);
-    let max = 12;
-    for l in a[prefix..a.len() - suffix].iter().take(max) {
-        out.push_str(&format!("-{l}\n"));
+    let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    // The edit script over the whole files: (old line, new line) for a kept line, one side alone for a change.
+    let mut ops: Vec<(Option<usize>, Option<usize>)> = (0..prefix).map(|i| (Some(i), Some(i))).collect();
+    ops.extend(middle_ops(am, bm).into_iter().map(|(i, j)| (i.map(|i| i + prefix), j.map(|j| j + prefix))));
+    ops.extend((0..suffix).map(|k| (Some(a.len() - suffix + k), Some(b.len() - suffix + k))));
+    const CONTEXT: usize = 2;
+    let changed: Vec<usize> = (0..ops.len()).filter(|&k| ops[k].0.is_none() || ops[k].1.is_none()).collect();
+    if changed.is_empty() {
+        return "(the files differ only in line endings or a final newline)\n".to_string();
     }
-    for l in b[prefix..b.len() - suffix].iter().take(max) {
-        out.push_str(&format!("+{l}\n"));
-    }
-    if a.len() - suffix - prefix > max || b.len() - suffix - prefix > max {
-        out.push_str("... (diff cut)\n");
+    let mut out = String::new();
+    let mut shown = 0;
+    let mut k = 0;
+    while k < changed.len() {
+        // One hunk: changes whose gaps of kept lines fit in twice the context.
+        let first = changed[k];
+        let mut last = first;
+        while k + 1 < changed.len() && changed[k + 1] - last <= 2 * CONTEXT + 1 {
+            k += 1;
+            last = changed[k];
+        }
+        k += 1;
+        let (from, to) = (first.saturating_sub(CONTEXT), (last + CONTEXT + 1).min(ops.len()));
+        let line = ops[from..to].iter().find_map(|o| o.0).map_or(a.len(), |i| i) + 1;
+        out.push_str(&format!("@@ line {line} @@\n"));
+        for (at, &(i, j)) in ops.iter().enumerate().take(to).skip(from) {
+            if shown == SHORT_DIFF_LINES {
+                let rest = changed.iter().filter(|&&c| c >= at).count();
+                out.push_str(&format!("... (diff cut: {rest} more changed line(s))\n"));
+                return out;
+            }
+            shown += 1;
+            match (i, j) {
+                (Some(i), Some(_)) => out.push_str(&format!(" {}\n", a[i])),
+                (Some(i), None) => out.push_str(&format!("-{}\n", a[i])),
+                (None, Some(j)) => out.push_str(&format!("+{}\n", b[j])),
+                (None, None) => {}
+            }
+        }
     }
     out
+}
+
+/// The most lines [`short_diff`] shows.
+const SHORT_DIFF_LINES: usize = 40;
+
+/// The most pairs of lines [`short_diff`] compares to match the changed middle of two files.
+const SHORT_DIFF_CELLS: usize = 4_000_000;
+
+/// The edit script of two runs of lines: a longest common subsequence kept, the rest removed (old side) then added
+/// (new side) at each place; with more than [`SHORT_DIFF_CELLS`] pairs, every line removed then every line added.
+fn middle_ops(a: &[&str], b: &[&str]) -> Vec<(Option<usize>, Option<usize>)> {
+    let (n, m) = (a.len(), b.len());
+    if n.saturating_mul(m) > SHORT_DIFF_CELLS {
+        return (0..n).map(|i| (Some(i), None)).chain((0..m).map(|j| (None, Some(j)))).collect();
+    }
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let w = m + 1;
+    let mut lcs = vec![0u32; (n + 1) * w];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i * w + j] =
+                if a[i] == b[j] { lcs[(i + 1) * w + j + 1] + 1 } else { lcs[(i + 1) * w + j].max(lcs[i * w + j + 1]) };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut ops = Vec::with_capacity(n + m);
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            ops.push((Some(i), Some(j)));
+            i += 1;
+            j += 1;
+        } else if j == m || (i < n && lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
+            ops.push((Some(i), None));
+            i += 1;
+        } else {
+            ops.push((None, Some(j)));
+            j += 1;
+        }
+    }
+    ops
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_short_diff_shows_each_changed_line_with_its_context() {
+        let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 5\n", "line five\n").replace("line 30\n", "line thirty\n");
+        // Two changes far apart: two hunks, each one line removed and one added (it showed the 26 lines between
+        // them as removed and added again, and cut the second change off).
+        assert_eq!(
+            short_diff(&old, &new),
+            "@@ line 3 @@\n line 3\n line 4\n-line 5\n+line five\n line 6\n line 7\n\
+             @@ line 28 @@\n line 28\n line 29\n-line 30\n+line thirty\n line 31\n line 32\n"
+        );
+        let inserted = old.replace("line 10\n", "line 10\nnew\n");
+        assert_eq!(short_diff(&old, &inserted), "@@ line 9 @@\n line 9\n line 10\n+new\n line 11\n line 12\n");
+        let longer: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+        let cut = short_diff("", &longer);
+        assert!(cut.ends_with("+line 40\n... (diff cut: 10 more changed line(s))\n"), "{cut}");
+        assert_eq!(cut.lines().count(), SHORT_DIFF_LINES + 2);
+    }
 
     #[test]
     fn the_command_a_header_names_does_not_make_a_file_differ() {

@@ -88,6 +88,10 @@ mod catalogue;
 mod fast;
 #[cfg(test)]
 mod freshness;
+// The test support files name the library `wiregen::` as the integration tests do (`support/golden.rs` is
+// included by both).
+#[cfg(test)]
+extern crate self as wiregen;
 mod generate;
 mod graph;
 mod pattern;
@@ -106,4 +110,4 @@ pub mod stream;
 pub mod upgrade;
 pub mod validate;
 
-pub use generate::{check, generate, CheckReport, Error, GenerateReport, Options};
+pub use generate::{check, generate, short_diff, CheckReport, Error, GenerateReport, Options};

@@ -48,26 +48,7 @@ pub fn assert_golden(path: &Path, actual: &str) {
     }
 }
 
-/// A short line diff: the first differing region with up to 12 lines on each side (`-` golden, `+` output).
+/// A short line diff (`-` golden, `+` output): the one `wiregen check` shows.
 pub fn diff(old: &str, new: &str) -> String {
-    let a: Vec<&str> = old.lines().collect();
-    let b: Vec<&str> = new.lines().collect();
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
-    let (a_mid, b_mid) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let mut out = format!("@@ line {} @@\n", prefix + 1);
-    let max = 12;
-    for l in a_mid.iter().take(max) {
-        out.push_str(&format!("-{l}\n"));
-    }
-    for l in b_mid.iter().take(max) {
-        out.push_str(&format!("+{l}\n"));
-    }
-    if a_mid.len() > max || b_mid.len() > max {
-        out.push_str("... (diff cut)\n");
-    }
-    if a_mid.is_empty() && b_mid.is_empty() {
-        out.push_str("(the files differ only in line endings or a final newline)\n");
-    }
-    out
+    wiregen::short_diff(old, new)
 }
