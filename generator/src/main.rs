@@ -107,9 +107,9 @@ enum Command {
     /// Rewrite a JSONL stream of OLD messages as NEW messages.
     ///
     /// Each line is checked against OLD, upgraded with NEW's declared renames and moves
-    /// (`x-renamed-from`, `x-moved-from`: the same steps as the generated `upgrade` functions, but a
-    /// move into a property OLD's event already has, declared for an older version), and checked
-    /// against NEW. Nothing is invented: a value NEW requires that the upgrade cannot carry is
+    /// (`x-renamed-from`, `x-moved-from`: the same steps as the generated `upgrade` functions,
+    /// except that a move into a property OLD's event already has is not taken: it was declared for
+    /// an older version), and checked against NEW. Nothing is invented: a value NEW requires that the upgrade cannot carry is
     /// reported (`field-moved`) and its line refused. A property NEW does not have refuses the line,
     /// or with `--on-loss drop` is dropped with a warning. Refused lines are not written, so the output
     /// passes `wiregen validate`. Every warning and refusal names the line, rule id and JSON Pointer
@@ -201,7 +201,8 @@ struct ServeArgs {
     /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt).
     #[arg(long, default_value_t = 256, value_name = "N", value_parser = at_least_one())]
     max_concurrency: usize,
-    /// Open connections at once; more wait in the listen backlog.
+    /// Open connections at once; more wait in the listen backlog (but for 64 more that answer only
+    /// `/healthz`).
     #[arg(long, default_value_t = 1024, value_name = "N", value_parser = at_least_one())]
     max_connections: usize,
     /// Deadline for a request's headers to arrive.
@@ -210,7 +211,7 @@ struct ServeArgs {
     /// On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     shutdown_grace_ms: u64,
-    /// Do not log one line per request (errors are still logged).
+    /// Do not log one line per request (warnings and errors still go to stderr).
     #[arg(long)]
     quiet: bool,
 }

@@ -1123,3 +1123,21 @@ fn a_resource_declared_twice_is_one_error_not_one_per_anchor() {
     assert_eq!(got[0].0, "/$defs/L/$id");
     assert!(got[0].1.contains("is already the `$id` of a.schema.json#/$defs/L"), "{}", got[0].1);
 }
+
+#[test]
+fn one_file_given_alone_says_its_neighbours_are_not_loaded() {
+    // An event file of the session protocol refers to `../defs.schema.json`, which is on disk but not loaded: the
+    // error says to give the directory (it said "no schema file `defs.schema.json`" beside that very file).
+    let o = wiregen(&repo(), &["types", "--lang", "zod", "schema/events/file.schema.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`../defs.schema.json#/$defs/id`: only `file.schema.json` was loaded, not the files beside it"),
+        "{err}"
+    );
+    // A reference to a file that is nowhere is still named as missing.
+    let dir = schema_dir("alone-missing", &[("a.schema.json", json!({"$ref": "nowhere.schema.json"}))]);
+    let o = wiregen(&dir, &["types", "--lang", "zod", "a.schema.json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no schema file `nowhere.schema.json`"), "{err}");
+}

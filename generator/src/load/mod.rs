@@ -796,6 +796,12 @@ impl Cx {
         }
     }
 
+    /// Whether a relative reference names a file on disk beside the one file loaded alone.
+    fn beside_single(&self, reference: &str) -> bool {
+        let path = reference.split('#').next().unwrap_or_default();
+        !path.is_empty() && !path.contains(':') && self.dir.join(path).is_file()
+    }
+
     /// The location a reference names, or why there is none.
     fn target(&self, at: &Origin, reference: &str) -> Result<Origin, String> {
         let base = self.base_at(at);
@@ -815,6 +821,12 @@ impl Cx {
             let (doc, frag) = uri::split_fragment(&abs);
             let Some(res) = self.resources.get(doc) else {
                 why = match doc.strip_prefix("wiregen:///") {
+                    // One file given alone: its neighbours are not read, though they may be there.
+                    Some(_) if self.single.is_some() && self.beside_single(reference) => format!(
+                        "only `{}` was loaded, not the files beside it: give the schema directory to load the \
+                         files it refers to",
+                        self.single.as_deref().unwrap_or_default()
+                    ),
                     Some(f) => format!("no schema file `{f}`"),
                     None => format!("`{doc}` is not a schema in this directory (remote references are not fetched)"),
                 };
