@@ -111,8 +111,9 @@ enum Command {
     /// except that a move into a property OLD's event already has is not taken: it was declared for
     /// an older version), and checked against NEW. Nothing is invented: a value NEW requires that the upgrade cannot carry is
     /// reported (`field-moved`) and its line refused. A property NEW does not have refuses the line,
-    /// or with `--on-loss drop` is dropped with a warning. Refused lines are not written, so the output
-    /// passes `wiregen validate`. Every warning and refusal names the line, rule id and JSON Pointer
+    /// or with `--on-loss drop` is dropped with a warning. With `--stream`, a line that breaks one of
+    /// NEW's sequence rules among the lines written before it is refused too. Refused lines are not
+    /// written, so the output passes `wiregen validate` (with `--stream`: `validate --stream`). Every warning and refusal names the line, rule id and JSON Pointer
     /// (on stderr; `--format json` prints one JSON report there instead).
     /// Exit status: 0 every line written, 1 some line refused, 2 a side cannot be loaded or I/O failed.
     ///
@@ -366,6 +367,10 @@ struct MigrateArgs {
     /// Report format on stderr: text (one line per note and a summary) or json (one document).
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// The input is one session: also refuse a line that breaks one of NEW's sequence rules (its
+    /// `x-sequence`) among the lines written before it, so the output passes `wiregen validate --stream`.
+    #[arg(long)]
+    stream: bool,
     /// Write the migrated stream here instead of stdout (replaced once the whole input is migrated, so it may be
     /// FILE itself).
     #[arg(long)]
@@ -417,10 +422,10 @@ fn migrate(a: MigrateArgs) -> ExitCode {
     let on_loss = if a.on_loss == OnLossArg::Drop { OnLoss::Drop } else { OnLoss::Refuse };
     let migrated = match &a.out {
         // Staged and renamed at the end: `--out` may be the input file, and a failure leaves it as it was.
-        Some(p) => migrate_file(&old.model, &new.model, input, p, on_loss),
+        Some(p) => migrate_file(&old.model, &new.model, input, p, on_loss, a.stream),
         None => {
             let out = std::io::BufWriter::new(std::io::stdout().lock());
-            migrate_reader(&old.model, &new.model, input, out, on_loss).map_err(FileError::Migrate)
+            migrate_reader(&old.model, &new.model, input, out, on_loss, a.stream).map_err(FileError::Migrate)
         }
     };
     let s = match migrated {

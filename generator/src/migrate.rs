@@ -10,9 +10,12 @@
 //! - anything else (a required value the upgrade could not carry, `field-moved`; a value NEW constrains more
 //!   tightly; a role NEW no longer allows) refuses the line.
 //!
+//! - with `stream` (the input is one session), a line that breaks one of NEW's sequence rules (`x-sequence`)
+//!   among the lines written before it (a rule NEW added, or a line that needed one refused before it) is refused
+//!   with that rule's id.
+//!
 //! Every warning and refusal is a [`Note`]: line number, rule id and JSON Pointer. A refused line is not
-//! written, so the output passes `wiregen validate`; `wiregen validate --stream` then tells whether the stream
-//! without those lines still holds together.
+//! written, so the output passes `wiregen validate` against NEW, and with `stream` `wiregen validate --stream`.
 //!
 //! # Example
 //!
@@ -25,7 +28,7 @@
 //! let v2 = wiregen::load::load(&root.join("schema")).expect("v2");
 //! let input = br#"{"id":"m1","time":1,"role":"agent","subagent":"sa1","ev":{"t":"stop"},"usage":{"input_tokens":3,"output_tokens":1}}"#;
 //! let mut out = Vec::new();
-//! let r = migrate_reader(&v1, &v2, &input[..], &mut out, OnLoss::Refuse).expect("no I/O error");
+//! let r = migrate_reader(&v1, &v2, &input[..], &mut out, OnLoss::Refuse, true).expect("no I/O error");
 //! assert_eq!((r.lines, r.written, r.refused), (1, 1, 0));
 //! assert_eq!(
 //!     String::from_utf8(out).unwrap(),
@@ -281,6 +284,7 @@ pub fn migrate_file(
     input: impl BufRead,
     out: &Path,
     on_loss: OnLoss,
+    stream: bool,
 ) -> Result<Summary, FileError> {
     let target = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
     if target.is_dir() {
@@ -292,7 +296,7 @@ pub fn migrate_file(
     if let Ok(meta) = std::fs::metadata(&target) {
         let _ = std::fs::set_permissions(&staged, meta.permissions());
     }
-    let put = migrate_reader(old, new, input, std::io::BufWriter::new(file), on_loss)
+    let put = migrate_reader(old, new, input, std::io::BufWriter::new(file), on_loss, stream)
         .map_err(FileError::Migrate)
         .and_then(|s| std::fs::rename(&staged, &target).map(|()| s).map_err(|e| FileError::Output(target.clone(), e)));
     if put.is_err() {
@@ -311,11 +315,15 @@ pub fn migrate_reader(
     input: impl BufRead,
     mut out: impl Write,
     on_loss: OnLoss,
+    stream: bool,
 ) -> std::io::Result<Summary> {
     let opts = EngineOptions::default();
     let engine = |m: &Model| Engine::new(Arc::new(m.clone()), opts).map_err(std::io::Error::other);
     let (oe, ne) = (engine(old)?, engine(new)?);
     let plan = Plan::between(old, new).unwrap_or_default();
+    // With `stream`, NEW's sequence rules over the lines written so far (a refused line is not in the output, so
+    // it does not count): the output passes `wiregen validate --stream` against NEW.
+    let mut sequence = stream.then(|| crate::stream::StreamChecker::new(&ne));
     let mut s = Summary::default();
     let (mut input, mut line, mut n) = (input, Vec::new(), 0);
     // Lines as `validate` reads them: without `\n` or `\r\n`, at most `validate::MAX_LINE` bytes.
@@ -337,8 +345,33 @@ pub fn migrate_reader(
                 continue;
             }
         };
-        let (value, notes) = migrate_value(&oe, &ne, &plan, n, &v, on_loss);
+        let (value, mut notes) = migrate_value(&oe, &ne, &plan, n, &v, on_loss);
+        // Only a sequence rule is left to break: the value passed NEW's message rules.
+        let broken = match (&value, &mut sequence) {
+            (Some(v), Some(sequence)) => sequence.check_value(n, v).errors,
+            _ => Vec::new(),
+        };
         match value {
+            Some(_) if !broken.is_empty() => {
+                let rec = broken;
+                s.refused += 1;
+                for x in &mut notes {
+                    x.outcome = Outcome::Refused;
+                }
+                notes.extend(rec.into_iter().map(|i| Note {
+                    line: n,
+                    outcome: Outcome::Refused,
+                    side: "new",
+                    rule: i.rule,
+                    message: match (i.related, i.caused_by) {
+                        (Some(r), Some(c)) => format!("{} (see line {r}; follows from refused line {c})", i.message),
+                        (Some(r), None) => format!("{} (see line {r})", i.message),
+                        (None, Some(c)) => format!("{} (follows from refused line {c})", i.message),
+                        (None, None) => i.message,
+                    },
+                    pointer: i.pointer,
+                }));
+            }
             Some(v) => {
                 serde_json::to_writer(&mut out, &v)?;
                 out.write_all(b"\n")?;

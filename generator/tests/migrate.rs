@@ -46,7 +46,12 @@ fn wiregen(args: &[&str], stdin: Option<&[u8]>) -> (i32, String, String) {
 /// Migrates `input` (a path relative to the repo root, or `-` with `stdin`) in one mode; the golden section and
 /// the migrated stream, which must pass `wiregen validate` (with `stream` also `--stream`).
 fn migrate(input: &str, stdin: Option<&[u8]>, on_loss: &str, stream: bool) -> (String, i32, String) {
-    let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "--on-loss", on_loss, input], stdin);
+    let mut args = vec!["migrate", "--from", V1, "--to", V2, "--on-loss", on_loss];
+    if stream {
+        args.push("--stream");
+    }
+    args.push(input);
+    let (code, out, err) = wiregen(&args, stdin);
     assert!(code == 0 || code == 1, "{input} {on_loss}: exit {code}: {err}");
     assert!(!err.contains("panicked"), "{err}");
     let mut check = vec!["validate"];
@@ -55,7 +60,10 @@ fn migrate(input: &str, stdin: Option<&[u8]>, on_loss: &str, stream: bool) -> (S
     }
     let (vcode, vout, verr) = wiregen(&check, Some(out.as_bytes()));
     assert_eq!(vcode, 0, "{input} {on_loss}: the migrated stream validates:\n{vout}{verr}\n{out}");
-    let section = format!("$ wiregen migrate --from {V1} --to {V2} --on-loss {on_loss} {input}\n# exit {code}; stderr:\n{err}# stdout:\n{out}");
+    let section = format!(
+        "$ {}\n# exit {code}; stderr:\n{err}# stdout:\n{out}",
+        args.join(" ").replacen("migrate", "wiregen migrate", 1)
+    );
     (section, code, out)
 }
 
@@ -349,4 +357,31 @@ fn a_side_that_does_not_load_is_reported_on_stderr_never_into_the_stream() {
         assert!(err.contains("schema.invalid-json") || err.contains("invalid-json"), "{format}: {err}");
     }
     let _ = std::fs::remove_dir_all(&broken);
+}
+
+#[test]
+fn with_stream_a_line_that_breaks_a_sequence_rule_of_new_is_refused_so_the_output_passes_the_stream_check() {
+    // Every line of this stream passes the message rules; eight break v2's sequence rules, two as echoes of an
+    // earlier one. Migrated to v2 itself, those are refused with the rule ids and lines `validate --stream` gives
+    // (the lines were all written, and the output failed `--stream`), and what is written holds together.
+    let input = "tests/fixtures/streams/invalid-echoes-point-to-their-cause.jsonl";
+    let (code, out, err) = wiregen(&["migrate", "--stream", "--from", V2, "--to", V2, input], None);
+    assert_eq!(code, 1, "{err}");
+    // Without `--stream` each line is a message of its own: all ten are written.
+    let (lcode, lout, lerr) = wiregen(&["migrate", "--from", V2, "--to", V2, input], None);
+    assert_eq!((lcode, lines(&lout).len()), (0, 10), "{lerr}");
+    let (vcode, vout, verr) = wiregen(&["validate", "--stream", "--format", "json", input], None);
+    assert_eq!(vcode, 1, "{verr}");
+    for rec in lines(&vout).iter().filter(|r| r["valid"] == false) {
+        let (line, rule) = (rec["line"].as_u64().expect("line"), rec["errors"][0]["rule"].as_str().expect("rule"));
+        let note = format!(
+            "{input}:{line}: refused: {} [{rule}] (new): ",
+            rec["errors"][0]["pointer"].as_str().expect("pointer")
+        );
+        assert!(err.contains(&note), "{note}\nin:\n{err}");
+    }
+    assert!(err.contains("(see line 1; follows from refused line 2)"), "{err}");
+    assert_eq!(lines(&out).len(), 2);
+    let (scode, sout, serr) = wiregen(&["validate", "--stream"], Some(out.as_bytes()));
+    assert_eq!(scode, 0, "{sout}{serr}");
 }

@@ -454,7 +454,12 @@ fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
         stream = match v.to_ascii_lowercase().as_str() {
             "" | "true" | "1" => true,
             "false" | "0" => false,
-            _ => return Err(ApiError::new(ErrorCode::BadQuery, format!("`{k}={v}`: expected true or false (also 1 or 0; `{k}` alone is true)"))),
+            _ => {
+                return Err(ApiError::new(
+                    ErrorCode::BadQuery,
+                    format!("`{k}={v}`: expected true or false (also 1 or 0; `{k}` alone is true)"),
+                ))
+            }
         };
         seen.push(k);
     }
