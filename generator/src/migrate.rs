@@ -28,7 +28,7 @@
 //! let v2 = wiregen::load::load(&root.join("schema")).expect("v2");
 //! let input = br#"{"id":"m1","time":1,"role":"agent","subagent":"sa1","ev":{"t":"stop"},"usage":{"input_tokens":3,"output_tokens":1}}"#;
 //! let mut out = Vec::new();
-//! let r = migrate_reader(&v1, &v2, &input[..], &mut out, OnLoss::Refuse, true).expect("no I/O error");
+//! let r = migrate_reader(&v1, &v2, &input[..], &mut out, OnLoss::Refuse, false).expect("no I/O error");
 //! assert_eq!((r.lines, r.written, r.refused), (1, 1, 0));
 //! assert_eq!(
 //!     String::from_utf8(out).unwrap(),
