@@ -1330,10 +1330,12 @@ impl Walk<'_> {
                 Some(o) => {
                     // OLD's rule read with NEW's names: a declared rename (`x-renamed-from`) is not a change of rule.
                     let checks = renames.apply(os.meaning(o)) != ns.meaning(n);
-                    if checks || o.pointer != n.pointer || o.message != n.message {
+                    let moved = renames.pointer(&o.pointer, &np.union_field) != n.pointer;
+                    let reworded = renames.message(&o.message) != n.message;
+                    if checks || moved || reworded {
                         let what = if checks {
                             "checks something else"
-                        } else if o.pointer != n.pointer {
+                        } else if moved {
                             "reports at another pointer"
                         } else {
                             "has another message"
@@ -1375,6 +1377,31 @@ impl SeqRenames {
             event_fields: np.events.iter().flat_map(|e| renamed(e.ty)).collect(),
             envelope_fields: renamed(np.envelope),
         }
+    }
+
+    /// A rule's pointer (`/<envelope property>` or `/<union>/<event property>`) with the property's new name.
+    fn pointer(&self, p: &str, union: &str) -> String {
+        let event = p.strip_prefix('/').and_then(|r| r.strip_prefix(union)).and_then(|r| r.strip_prefix('/'));
+        match event {
+            Some(name) => match self.event_fields.get(name) {
+                Some(n) => format!("/{union}/{n}"),
+                None => p.to_string(),
+            },
+            None => match p.strip_prefix('/').and_then(|name| self.envelope_fields.get(name)) {
+                Some(n) => format!("/{n}"),
+                None => p.to_string(),
+            },
+        }
+    }
+
+    /// A rule's message template with the placeholders of renamed properties renamed (`{call}` is filled with the
+    /// value of the key named `call`: renamed `callId`, the same message reads `{callId}`).
+    fn message(&self, m: &str) -> String {
+        let mut out = m.to_string();
+        for (old, new) in self.event_fields.iter().chain(&self.envelope_fields) {
+            out = out.replace(&format!("{{{old}}}"), &format!("{{{new}}}"));
+        }
+        out
     }
 
     /// A rule's meaning ([`crate::ir::Sequence::meaning`]) with the old names replaced by the new.

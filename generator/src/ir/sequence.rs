@@ -299,45 +299,55 @@ pub enum RollupKind {
 }
 
 impl Sequence {
-    /// What a rule checks, independent of its text (message, summary, seed) and of the order and text of the
-    /// scope declarations: its kind with the scopes it reads spelled out, and its filters. Two rules with equal
-    /// meanings reject the same messages in the same state.
+    /// What a rule checks, independent of its text (message, summary, seed) and of the names and text of the scope
+    /// declarations: its kind with what it reads of its scopes spelled out, and its filters. A scope is what it
+    /// does (its key, its events, whether it is single, the scope it lives in), not its name; a mark is its event
+    /// and sender; what a scope records counts only where a rule reads it (the link of a `close-blocked` rule's
+    /// `by` scope). Two rules with equal meanings reject the same messages in the same state, and a renamed scope,
+    /// a changed rollup name or a changed recorded value changes no rule.
     pub fn meaning(&self, r: &SeqRule) -> Value {
-        let scope = |i: usize| -> Value {
+        let plain = |i: usize| -> Value {
             let Some(s) = self.scopes.get(i) else { return Value::Null };
             serde_json::json!({
-                "name": s.name,
                 "key": s.key,
                 "opened-by": s.opened_by,
                 "closed-by": s.closed_by,
                 "single": s.single,
-                "within": s.within.and_then(|w| self.scopes.get(w)).map(|w| w.name.clone()),
-                "marks": s.marks,
-                "record": s.record.iter().map(|a| match &a.from {
-                    AttrSource::OpenKey(o) => serde_json::json!({"scope": self.scopes.get(*o).map(|x| x.name.clone())}),
-                    AttrSource::Field(f) => serde_json::json!(f),
-                }).collect::<Vec<_>>(),
             })
         };
-        let mut kind = serde_json::to_value(&r.kind).unwrap_or(Value::Null);
-        if let Value::Object(o) = &mut kind {
-            for k in ["scope", "by"] {
-                if let Some(i) = o.get(k).and_then(Value::as_u64) {
-                    o.insert(k.to_string(), scope(i as usize));
-                }
+        let scope = |i: usize| -> Value {
+            let mut v = plain(i);
+            if let (Value::Object(o), Some(s)) = (&mut v, self.scopes.get(i)) {
+                o.insert("within".into(), s.within.map_or(Value::Null, plain));
             }
-            if let Some(Value::Array(u)) = o.get("unless").cloned() {
-                let s = u.first().and_then(Value::as_u64).map(|i| i as usize);
-                let mark = s.zip(u.get(1).and_then(Value::as_u64)).and_then(|(s, m)| {
-                    self.scopes.get(s).and_then(|x| x.marks.get(m as usize)).map(|m| m.name.clone())
-                });
-                o.insert("unless".into(), serde_json::json!({"scope": s.map(scope), "mark": mark}));
+            v
+        };
+        let mark = |s: usize, m: usize| -> Value {
+            self.scopes
+                .get(s)
+                .and_then(|x| x.marks.get(m))
+                .map_or(Value::Null, |m| serde_json::json!({"by": m.by, "sender": m.role}))
+        };
+        let kind = match &r.kind {
+            RuleKind::Unique { key } => serde_json::json!({"check": "unique", "key": key}),
+            RuleKind::NamesOpen { scope: s, at } => {
+                serde_json::json!({"check": "names-open", "scope": scope(*s), "at": at})
             }
-            if let (Some(i), Some(m)) = (r.kind.scope(), o.get("mark").and_then(Value::as_u64)) {
-                let name = self.scopes.get(i).and_then(|x| x.marks.get(m as usize)).map(|m| m.name.clone());
-                o.insert("mark".into(), serde_json::json!(name));
+            RuleKind::CloseBlocked { scope: s, by, unless } => {
+                let linked = self.scopes.get(*by).map(|b| if b.within == Some(*s) { "within" } else { "record" });
+                serde_json::json!({
+                    "check": "close-blocked",
+                    "scope": scope(*s),
+                    "by": scope(*by),
+                    "linked": linked,
+                    "unless": unless.map(|(us, um)| serde_json::json!({"scope": scope(us), "mark": mark(us, um)})),
+                })
             }
-        }
+            RuleKind::CloseRequires { scope: s, mark: m, field, equals } => serde_json::json!({
+                "check": "close-requires", "scope": scope(*s), "mark": mark(*s, *m), "field": field, "equals": equals,
+            }),
+            other => serde_json::json!({"check": other.name(), "scope": other.scope().map_or(Value::Null, scope)}),
+        };
         serde_json::json!({"kind": kind, "role": r.role, "on": r.on, "when": r.when})
     }
 }
