@@ -117,7 +117,10 @@ pub fn run(cases: &[Case]) -> Vec<Outcome> {
     write_if_changed(&dir.join("Cargo.lock"), &lock);
 
     let runtime = wiregen::emit::rust_shared_runtime().expect("the shared runtime renders");
-    let mut lib = format!("//! Written by tests/jsts/rust.rs.\n#![allow(warnings)]\n{runtime}\n{VERDICT}\n");
+    // Each case's module uses a part of the shared runtime (the rest is dead code here); the lints a generated
+    // crate can break in its own code are denied (an empty closed object's serializer had an unused `mut`).
+    let denied = "#![deny(unused_mut, unused_variables, unused_parens, unreachable_patterns)]";
+    let mut lib = format!("//! Written by tests/jsts/rust.rs.\n#![allow(warnings)]\n{denied}\n{runtime}\n{VERDICT}\n");
     let mut dispatch = String::new();
     for (i, (c, m)) in cases.iter().zip(&modules).enumerate() {
         if let Module::Rust(text, name) = m {

@@ -170,6 +170,10 @@ impl Wire for f64 {
     fn wire<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         const TWO_63: f64 = 9_223_372_036_854_775_808.0;
         let x = *self;
+        if !x.is_finite() {
+            // serde_json writes `null`, which no number field accepts: refused, not written as another value.
+            return Err(serde::ser::Error::custom(format!("{x} is not a JSON number (JSON has no NaN or infinity)")));
+        }
         if x.fract() != 0.0 {
             s.serialize_f64(x)
         } else if (-TWO_63..TWO_63).contains(&x) {
@@ -916,8 +920,23 @@ impl Lit {
 impl serde::Serialize for Lit {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.value() {
-            Some(v) => v.serialize(s),
+            Some(v) => LitValue(v).serialize(s),
             None => Err(serde::ser::Error::custom("invalid literal")),
+        }
+    }
+}
+
+/// A literal written as the types write their numbers ([`Wire`]): a `const: 1.0` is written `1`, as a number
+/// field holding it would be (serde_json wrote `1.0`).
+struct LitValue<'a>(&'a serde_json::Value);
+
+impl serde::Serialize for LitValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            serde_json::Value::Number(n) if n.is_f64() => n.as_f64().unwrap_or_default().wire(s),
+            serde_json::Value::Array(a) => s.collect_seq(a.iter().map(LitValue)),
+            serde_json::Value::Object(o) => s.collect_map(o.iter().map(|(k, v)| (k, LitValue(v)))),
+            other => other.serialize(s),
         }
     }
 }

@@ -385,4 +385,12 @@ fn an_f64_is_written_as_javascript_writes_it_when_whole_and_within_64_bits() {
     extra.insert("a".to_string(), 4.0);
     assert_eq!(serde_json::to_string(&W(&extra)).expect("serializes"), r#"{"a":4}"#);
     assert_eq!(serde_json::to_string(&extra).expect("serializes"), r#"{"a":4}"#);
+    // No JSON number is NaN or infinite: writing one fails (serde_json wrote `null`, which no number field takes).
+    for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let e = serde_json::to_string(&W(&Some(x))).expect_err("not a JSON number");
+        assert!(e.to_string().contains("is not a JSON number"), "{e}");
+    }
+    // A literal (`const`, `enum`) the same way: `1.0` is `1`, inside arrays and objects too.
+    static WHOLE: Lit = Lit::new(r#"[1.0, {"a": 5.0, "b": 0.5}, "1.0", 7]"#);
+    assert_eq!(serde_json::to_string(&WHOLE).expect("serializes"), r#"[1,{"a":5,"b":0.5},"1.0",7]"#);
 }

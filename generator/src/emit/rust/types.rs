@@ -1438,6 +1438,8 @@ impl<'m> Gen<'m> {
                 ::std::result::Result::Ok(())
             })
         };
+        // A closed object with no properties writes nothing into its map (`mut` would be unused: a warning).
+        let map_binding = if writes.is_empty() { quote!(map) } else { quote!(mut map) };
         Ok(quote! {
             #docs
             #[derive(Debug, Clone, PartialEq #default)]
@@ -1462,7 +1464,7 @@ impl<'m> Gen<'m> {
             impl ::serde::Serialize for #ty {
                 fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
                     use ::serde::ser::SerializeMap as _;
-                    let mut map = s.serialize_map(::std::option::Option::None)?;
+                    let #map_binding = s.serialize_map(::std::option::Option::None)?;
                     #(#writes)*
                     map.end()
                 }
