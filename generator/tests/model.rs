@@ -362,10 +362,15 @@ fn an_all_of_of_objects_is_one_rust_struct_of_their_properties() {
                     "twice": {"allOf": [
                         {"$ref": "#/$defs/base"},
                         {"type": "object", "properties": {"id": {"minLength": 2}}}
+                    ]},
+                    "more": {"allOf": [
+                        {"$ref": "#/$defs/base"},
+                        {"properties": {"id": {"maxLength": 3}, "n": {"type": "integer", "minimum": 0, "maximum": 9}, "m": {"type": ["string", "null"]}}, "required": ["n"]},
+                        {"properties": {"m": {"type": "string"}}}
                     ]}
                 },
                 "type": "object",
-                "properties": {"circle": {"$ref": "#/$defs/circle"}, "twice": {"$ref": "#/$defs/twice"}}
+                "properties": {"circle": {"$ref": "#/$defs/circle"}, "twice": {"$ref": "#/$defs/twice"}, "more": {"$ref": "#/$defs/more"}}
             }),
         )],
     );
@@ -382,6 +387,18 @@ fn an_all_of_of_objects_is_one_rust_struct_of_their_properties() {
     );
     // Two parts that declare `id`: the type of the first typed part, checked whole first.
     assert!(rust.contains("pub struct Twice(\n    /// The value.\n    pub Base,"), "{rust}");
+    // A part that declares `id` again and adds `n` and `m`: one struct of all of them, `id` typed by the first
+    // part, `m` without the `null` the last part refuses (it was `More(pub Base)`, `n` only in `extra`, so
+    // `More(Base::new(..))` wrote a value without the required `n`).
+    assert_eq!(
+        item_lines(&rust, "pub struct More {"),
+        [
+            "pub id: ::std::string::String,",
+            "pub n: u64,",
+            "pub m: ::std::option::Option<::std::string::String>,",
+            "pub extra: Extra<::serde_json::Value>,",
+        ]
+    );
 }
 
 #[test]

@@ -251,6 +251,7 @@ impl<'m> Gen<'m> {
     /// A type whose Rust name is reserved or taken twice.
     pub(crate) fn new(m: &'m Model, opts: Opts) -> Result<Self, EmitError> {
         let envelope = m.protocol.as_ref().map(|p| p.envelope);
+        let kinds = kinds::Kinds::of(m);
         let merged: Vec<Option<Rc<ObjectShape>>> = m
             .types
             .iter()
@@ -258,7 +259,7 @@ impl<'m> Gen<'m> {
             .map(|(i, t)| match &t.node.shape {
                 // Where a part may strip keys, the checked value keeps them, as the TypeScript outputs do.
                 Shape::AllOf(parts) if envelope != Some(TypeId(i)) && !parts.iter().any(|p| m.may_drop_keys(p)) => {
-                    merged_object(m, parts).map(Rc::new)
+                    merged_object(m, &kinds, parts).map(Rc::new)
                 }
                 _ => None,
             })
@@ -334,7 +335,7 @@ impl<'m> Gen<'m> {
             pattern_items: Vec::new(),
             keywords: Keywords::new(m, None),
             inlined_ty: RefCell::default(),
-            kinds: kinds::Kinds::of(m),
+            kinds,
         };
         g.plan_inlining();
         g.plan_reach();
@@ -1943,7 +1944,7 @@ fn kind_name(shape: &Shape) -> &'static str {
 /// It says what the value holds, not what it must be: the decoder checks the whole `allOf` first (every
 /// part, the ones that are no object too), so after that each field's value is what its object declared and
 /// reading the fields cannot fail.
-fn merged_object(m: &Model, parts: &[Node]) -> Option<ObjectShape> {
+fn merged_object(m: &Model, kinds: &kinds::Kinds, parts: &[Node]) -> Option<ObjectShape> {
     /// The object parts, each with whether the part is only an object (else it is the object alternative of a
     /// part that takes other kinds too: an untyped `{"properties": ...}`, a `type` list, a nullable object).
     fn objects<'m>(
@@ -1980,15 +1981,31 @@ fn merged_object(m: &Model, parts: &[Node]) -> Option<ObjectShape> {
         return None;
     }
     let found: Vec<&ObjectShape> = parts_found.into_iter().map(|(o, _)| o).collect();
-    let mut names = BTreeSet::new();
     let mut fields: Vec<Field> = Vec::new();
+    let mut overlap = false;
     for o in &found {
         for f in &o.fields {
-            if !names.insert(f.name.as_str()) {
-                return None;
+            match fields.iter_mut().find(|x| x.name == f.name) {
+                // Declared by an earlier part: its type (every part's schema of the property holds once the whole
+                // `allOf` passes, so the first part's decoder cannot fail), required where any part requires it,
+                // and without `null` where this part refuses it (an `Option` whose `None` no checker accepts).
+                Some(first) => {
+                    overlap = true;
+                    first.required |= f.required;
+                    if !kinds.node(&f.node).contains(kinds::KindSet::NULL) {
+                        if let Shape::Nullable(inner) = &first.node.shape {
+                            first.node = (**inner).clone();
+                        }
+                    }
+                }
+                None => fields.push(f.clone()),
             }
-            fields.push(f.clone());
         }
+    }
+    // Parts that only refine the first one's properties (`{"$ref": base}` and `{"properties": {"id": {"minLength":
+    // 2}}}`) keep its type (a refinement, below); a part that adds properties makes the struct hold them.
+    if overlap && found.first().is_some_and(|o| o.fields.len() == fields.len()) {
+        return None;
     }
     let mut required_only = Vec::new();
     for name in found.iter().flat_map(|o| &o.required_only) {
