@@ -450,6 +450,15 @@ impl Cx {
                         self.unknown_keys(&dat, d, &["by", "role"], "a mark");
                         let by = self.seq_event(sx, &dat, d, "by");
                         let role = self.seq_role(sx, &dat, d);
+                        if let (Some(b), Some(r)) = (&by, &role) {
+                            // An event whose `x-roles` are refused (none) is not reported again here.
+                            if !sx.events.iter().any(|e| &e.tag == b && (e.roles.is_empty() || e.roles.contains(r))) {
+                                let msg =
+                                    format!("`{r}` may not send `{b}` (its `x-roles`): the mark would never be set");
+                                self.err(&dat.join("role"), K::InvalidValue, msg);
+                                ok = false;
+                            }
+                        }
                         match by {
                             Some(by) => marks.push(Mark { name: mname.clone(), by, role }),
                             None => {
@@ -515,6 +524,56 @@ impl Cx {
                 remember_closed: false,
             },
         )
+    }
+
+    /// Whether some message can break the rule (a rule none can is a mistake, reported as one): the kind's own
+    /// event (the scope's `opened-by` for the `open-*` kinds, its `closed-by` for the `close-*` ones) must be among
+    /// `on`, and some event the rule reads must be one `role` may send.
+    fn applies(
+        &mut self,
+        sx: &SeqCx<'_>,
+        at: &Origin,
+        kind: &RuleKind,
+        scopes: &[Scope],
+        on: &[String],
+        role: Option<&str>,
+    ) -> bool {
+        let sc = kind.scope().map(|s| &scopes[s]);
+        let (own, which) = match kind {
+            RuleKind::OpenWithoutKey { .. } | RuleKind::OpenWhileOpen { .. } | RuleKind::OpenReused { .. } => {
+                (sc.and_then(|s| s.opened_by.as_deref()), "opened-by")
+            }
+            RuleKind::CloseNotOpen { .. } | RuleKind::CloseBlocked { .. } | RuleKind::CloseRequires { .. } => {
+                (sc.and_then(|s| s.closed_by.as_deref()), "closed-by")
+            }
+            _ => (None, ""),
+        };
+        if let Some(e) = own.filter(|e| !on.is_empty() && !on.iter().any(|o| o == e)) {
+            let msg = format!(
+                "a `{}` rule is broken only by `{e}` (the scope's `{which}`), which `on` leaves out: it would never apply",
+                kind.name()
+            );
+            self.err(&at.join("on"), K::InvalidValue, msg);
+            return false;
+        }
+        let Some(role) = role else { return true };
+        let reads: Vec<&str> = match own {
+            Some(e) => vec![e],
+            None if !on.is_empty() => on.iter().map(String::as_str).collect(),
+            None => sx.events.iter().map(|e| e.tag.as_str()).collect(),
+        };
+        let sendable =
+            |t: &str| sx.events.iter().any(|e| e.tag == t && (e.roles.is_empty() || e.roles.iter().any(|r| r == role)));
+        if reads.iter().any(|t| sendable(t)) || !sx.all_events {
+            return true;
+        }
+        let list: Vec<String> = reads.iter().map(|t| format!("`{t}`")).collect();
+        let msg = format!(
+            "`{role}` may send none of the events this rule reads ({}: their `x-roles`): it would never apply",
+            crate::diag::and_list(&list)
+        );
+        self.err(&at.join("role"), K::InvalidValue, msg);
+        false
     }
 
     fn seq_role(&mut self, sx: &SeqCx<'_>, at: &Origin, o: &Map<String, Value>) -> Option<String> {
@@ -764,6 +823,11 @@ impl Cx {
                 scope_fits = false;
             }
         }
+        // A rule that cannot apply is one mistake: its pointer is not checked against its events too.
+        let applies = scope_fits && self.applies(sx, at, &kind, scopes, &on, role.as_deref());
+        if scope_fits && !applies {
+            ok = false;
+        }
         if let RuleKind::OpenReused { scope } = kind {
             scopes[scope].remember_closed = true;
         }
@@ -782,7 +846,7 @@ impl Cx {
         let pointer = pointer?;
         // Where every checker reports the violation: a value the message may hold (the event itself, or a field of
         // the envelope or of the events the rule reads).
-        if pointer != format!("/{}", sx.union_field) {
+        if applies && pointer != format!("/{}", sx.union_field) {
             let p = Value::String(pointer.clone());
             ok &= self.seq_field(sx, &at.join("pointer"), Some(&p), &on_tags).is_some();
         }
