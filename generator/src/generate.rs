@@ -303,9 +303,9 @@ fn same_but_command(old: &[u8], new: &[u8]) -> bool {
 }
 
 /// A short line diff: the changed lines, each run of changes with two lines of context around it under a `@@ line N
-/// @@` header (N: its first line in the file on disk), at most [`SHORT_DIFF_LINES`] lines in all. The lines between
+/// @@` header (N: its first line in the file on disk), at most 40 lines in all. The lines between
 /// the common start and end are matched by a longest common subsequence, so a one-line change shows as one line
-/// removed and one added; past [`SHORT_DIFF_CELLS`] pairs of lines to compare, the middle is shown whole.
+/// removed and one added; past 4,000,000 pairs of lines to compare, the middle is shown whole.
 pub fn short_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
