@@ -393,6 +393,19 @@ mod tests {
     }
 
     #[test]
+    fn when_and_equals_values_compare_as_json_schema_compares_them() {
+        // `12` and `12.0` are one value (serde_json's `==` told them apart, so a `when` of 12 missed a message
+        // holding 12.0, where the TypeScript checker's `jsonEqual` matched it).
+        use machine::json_equal;
+        use serde_json::json;
+        assert!(json_equal(&json!(12), &json!(12.0)));
+        assert!(json_equal(&json!({"a": [1, {"b": 2.0}], "c": null}), &json!({"c": null, "a": [1.0, {"b": 2}]})));
+        assert!(!json_equal(&json!(12), &json!("12")));
+        assert!(!json_equal(&json!([1]), &json!([1, 1])));
+        assert!(!json_equal(&json!({"a": 1}), &json!({"b": 1})));
+    }
+
+    #[test]
     fn a_rejected_message_leaves_the_state_unchanged() {
         let e = Engine::new(model(), EngineOptions::default()).expect("a root type");
         let mut c = StreamChecker::new(&e);

@@ -1158,3 +1158,37 @@ fn one_file_given_alone_says_its_neighbours_are_not_loaded() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no schema file `nowhere.schema.json`"), "{err}");
 }
+
+#[test]
+fn sequence_declarations_a_user_writes_load() {
+    // What a stricter loader must still take (a probe found them refused): a scope's `open` entry named like a
+    // rollup part (they sit apart: parts at the top, entries under `open`), a rule with a `description` and a
+    // `$comment`, and a rule whose `on` events all hold its pointer.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("seq-legit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_tree(&repo().join("schema"), &dir);
+    let env_path = dir.join("envelope.schema.json");
+    let mut env: Value = serde_json::from_str(&std::fs::read_to_string(&env_path).expect("envelope")).expect("json");
+    env["x-sequence"]["scopes"]["call"]["rollup"] = json!("control");
+    env["x-sequence"]["rules"][0]["description"] = json!("Ids are unique in a stream.");
+    env["x-sequence"]["rules"][0]["$comment"] = json!("The seed's envelope table.");
+    std::fs::write(&env_path, serde_json::to_string_pretty(&env).expect("text")).expect("write");
+    let loaded = wiregen::load::load(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = loaded {
+        panic!("{e:?}");
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("entry");
+        let p = e.path();
+        if p.is_dir() {
+            copy_tree(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).expect("copy");
+        }
+    }
+}

@@ -1007,7 +1007,7 @@ impl<'v> Msg<'v> {
     fn equals(&self, f: &FieldRef, v: &Value) -> bool {
         match v {
             Value::String(x) => self.str(f) == Some(x.as_bytes()),
-            _ => self.get(f).is_some_and(|g| *g == *v),
+            _ => self.get(f).is_some_and(|g| json_equal(&g, v)),
         }
     }
 
@@ -1019,6 +1019,19 @@ impl<'v> Msg<'v> {
     #[inline]
     fn when(&self, r: &Rule) -> bool {
         r.when.is_empty() || r.when.iter().all(|(f, v)| self.equals(f, v))
+    }
+}
+
+/// JSON equality as JSON Schema (and the TypeScript checker's `jsonEqual`) has it: numbers by value (`12` equals
+/// `12.0`, which serde_json's `==` tells apart), objects whatever their key order.
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
     }
 }
 

@@ -25,15 +25,33 @@ use crate::ir::*;
 const SCOPE_KEYS: &[&str] =
     &["description", "key", "opened-by", "closed-by", "single", "within", "marks", "record", "rollup"];
 const RULE_KEYS: &[&str] = &[
-    "id", "kind", "scope", "role", "on", "when", "pointer", "message", "summary", "seed", "key", "at", "by", "unless",
-    "mark", "field", "equals",
+    "id",
+    "kind",
+    "scope",
+    "role",
+    "on",
+    "when",
+    "pointer",
+    "message",
+    "summary",
+    "seed",
+    "key",
+    "at",
+    "by",
+    "unless",
+    "mark",
+    "field",
+    "equals",
+    "description",
+    "$comment",
 ];
 
 /// The members every rule has.
 const RULE_REQUIRED: [&str; 6] = ["id", "kind", "pointer", "message", "summary", "seed"];
 
 /// The members a rule of any kind may have.
-const RULE_COMMON: &[&str] = &["id", "kind", "role", "on", "when", "pointer", "message", "summary", "seed"];
+const RULE_COMMON: &[&str] =
+    &["id", "kind", "role", "on", "when", "pointer", "message", "summary", "seed", "description", "$comment"];
 
 /// The members a rule of a kind reads beside [`RULE_COMMON`] (`None` for no kind).
 fn kind_members(kind: &str) -> Option<&'static [&'static str]> {
@@ -232,26 +250,51 @@ impl Cx {
         if self.several_misfits(&at.join("rollup"), Entries::Map(rollup_v), Value::is_object, must).is_some() {
             rollup_v = &empty;
         }
-        let mut taken: BTreeSet<String> = ["messages", "open"].into_iter().map(String::from).collect();
+        let taken = ["messages", "open"];
         for (name, def) in rollup_v {
             let pat = at.join("rollup").join(name);
-            if !taken.insert(name.clone()) {
+            if taken.contains(&name.as_str()) {
                 self.err(&pat, K::InvalidValue, format!("`{name}` is already a key of the rollup"));
+                continue;
+            }
+            if !self.rollup_name(&pat, name) {
                 continue;
             }
             if let Some(p) = self.rollup_part(sx, &pat, name, def) {
                 seq.rollup.push(p);
             }
         }
+        // The scopes' entries sit under `open`, apart from the parts.
+        let mut open_keys = BTreeSet::new();
         for s in &seq.scopes {
             if let Some(r) = &s.rollup {
-                if !taken.insert(r.clone()) {
-                    let sat = at.join("scopes").join(&s.name).join("rollup");
+                let sat = at.join("scopes").join(&s.name).join("rollup");
+                if !open_keys.insert(r.clone()) {
                     self.err(&sat, K::InvalidValue, format!("`{r}` is already a key of the rollup's `open`"));
+                } else {
+                    self.rollup_name(&sat, r);
                 }
             }
         }
         seq
+    }
+
+    /// Whether a name the rollup prints as a key (a part, a scope's entry under `open`, a record, a mark) is one the
+    /// TypeScript type can declare and every checker writes: an identifier (letters, digits, `_`, `$`, not starting
+    /// with a digit) other than `__proto__`, which a JavaScript object assignment drops.
+    fn rollup_name(&mut self, at: &Origin, name: &str) -> bool {
+        let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+        if ident && name != "__proto__" {
+            return true;
+        }
+        let msg = format!(
+            "`{}` is not a rollup name: the rollup writes it as a key and its TypeScript type as a property \
+             (letters, digits, `_` or `$`, not starting with a digit; not `__proto__`)",
+            name.escape_debug()
+        );
+        self.err(at, K::InvalidValue, msg);
+        false
     }
 
     fn seq_object<'v>(&mut self, at: &Origin, o: &'v Map<String, Value>, key: &str) -> Option<&'v Map<String, Value>> {
@@ -509,6 +552,27 @@ impl Cx {
             }
         }
         let rollup = self.seq_str(at, o, "rollup", false);
+        // One open entry holds the key (under its field's name), the marks and the records: one name each.
+        let mut entry: Vec<&str> = key.iter().map(FieldRef::name).collect();
+        for (n, what, at_) in marks
+            .iter()
+            .map(|m| (m.name.as_str(), "mark", at.join("marks").join(&m.name)))
+            .chain(record.iter().map(|a| (a.name.as_str(), "record", at.join("record").join(&a.name))))
+            .collect::<Vec<_>>()
+        {
+            if entry.contains(&n) {
+                let msg = format!(
+                    "the {what} `{n}` takes a name the scope's open entry already has (its key is `{}`; marks and \
+                     records are listed beside it)",
+                    key.as_ref().map_or("", FieldRef::name)
+                );
+                self.err(&at_, K::InvalidValue, msg);
+                ok = false;
+            } else if !self.rollup_name(&at_, n) {
+                ok = false;
+            }
+            entry.push(n);
+        }
         (ok && key.is_some() && opened_by.is_some() && (o.get("closed-by").is_none() || closed_by.is_some())).then(
             || Scope {
                 name: name.to_string(),
@@ -704,6 +768,9 @@ impl Cx {
                     None => Some(None),
                     Some(u) => {
                         let uat = at.join("unless");
+                        if let Some(uo) = u.as_object() {
+                            self.unknown_keys(&uat, uo, &["scope", "mark"], "`unless`");
+                        }
                         let s = u
                             .get("scope")
                             .and_then(Value::as_str)
@@ -847,8 +914,19 @@ impl Cx {
         // Where every checker reports the violation: a value the message may hold (the event itself, or a field of
         // the envelope or of the events the rule reads).
         if applies && pointer != format!("/{}", sx.union_field) {
+            // The messages that can break the rule: its `on`, else its kind's own event, else any.
+            let own = match &kind {
+                RuleKind::OpenWithoutKey { scope }
+                | RuleKind::OpenWhileOpen { scope }
+                | RuleKind::OpenReused { scope } => scopes[*scope].opened_by.as_deref(),
+                RuleKind::CloseNotOpen { scope }
+                | RuleKind::CloseBlocked { scope, .. }
+                | RuleKind::CloseRequires { scope, .. } => scopes[*scope].closed_by.as_deref(),
+                _ => None,
+            };
+            let reads: Vec<&str> = if on_tags.is_empty() { own.into_iter().collect() } else { on_tags.clone() };
             let p = Value::String(pointer.clone());
-            ok &= self.seq_field(sx, &at.join("pointer"), Some(&p), &on_tags).is_some();
+            ok &= self.seq_field(sx, &at.join("pointer"), Some(&p), &reads).is_some();
         }
         (ok && id.is_some() && summary.is_some() && seed.is_some()).then(|| SeqRule {
             id: crate::stream::rules::intern(&id.unwrap_or_default()),
@@ -878,6 +956,11 @@ impl Cx {
         let fields = |f: Option<&[Field]>| -> Vec<String> {
             f.unwrap_or_default().iter().filter(|f| f.name != sx.discriminator).map(|f| f.name.clone()).collect()
         };
+        if matches!(kind.as_str(), "last" | "latest") && o.contains_key("field") {
+            let msg = format!("`field` means nothing in a `{kind}` part (it folds every field of `{event}`)");
+            self.err(&at.join("field"), K::InvalidValue, msg);
+            return None;
+        }
         let kind = match kind.as_str() {
             "last" => RollupKind::Last { fields: fields(sx.event_fields(&event)) },
             "latest" => RollupKind::Latest { fields: fields(sx.event_fields(&event)) },
