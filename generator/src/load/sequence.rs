@@ -927,6 +927,16 @@ impl Cx {
             let reads: Vec<&str> = if on_tags.is_empty() { own.into_iter().collect() } else { on_tags.clone() };
             let p = Value::String(pointer.clone());
             ok &= self.seq_field(sx, &at.join("pointer"), Some(&p), &reads).is_some();
+            // A `when` value was checked against `on` (any event without one): without `on`, against the kind's own
+            // event too.
+            if on_tags.is_empty() && !reads.is_empty() {
+                for (f, _) in &when {
+                    if let FieldRef::Event(n) = f {
+                        let p = Value::String(format!("/{}/{n}", sx.union_field));
+                        ok &= self.seq_field(sx, &at.join("when").join(&sx.pointer(f)), Some(&p), &reads).is_some();
+                    }
+                }
+            }
         }
         (ok && id.is_some() && summary.is_some() && seed.is_some()).then(|| SeqRule {
             id: crate::stream::rules::intern(&id.unwrap_or_default()),
