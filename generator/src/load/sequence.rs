@@ -612,6 +612,20 @@ impl Cx {
             }
             _ => (None, ""),
         };
+        // A `key-missing` rule is about messages other than the opening one.
+        let opener = sc.and_then(|s| s.opened_by.as_deref());
+        if matches!(kind, RuleKind::KeyMissing { .. })
+            && !on.is_empty()
+            && on.iter().all(|o| Some(o.as_str()) == opener)
+        {
+            let msg = format!(
+                "a `key-missing` rule reads messages other than the scope's `opened-by` (`{}`), which `on` alone \
+                 lists: it would never apply",
+                opener.unwrap_or_default()
+            );
+            self.err(&at.join("on"), K::InvalidValue, msg);
+            return false;
+        }
         if let Some(e) = own.filter(|e| !on.is_empty() && !on.iter().any(|o| o == e)) {
             let msg = format!(
                 "a `{}` rule is broken only by `{e}` (the scope's `{which}`), which `on` leaves out: it would never apply",
@@ -702,6 +716,11 @@ impl Cx {
             Some(Value::Array(a)) if !a.is_empty() => {
                 for (i, t) in a.iter().enumerate() {
                     match t.as_str().filter(|t| sx.events.iter().any(|e| &e.tag == t)) {
+                        Some(t) if on.iter().any(|o| o == t) => {
+                            let at = at.join("on").join(&i.to_string());
+                            self.err(&at, K::InvalidValue, format!("`{t}` is listed twice"));
+                            ok = false;
+                        }
                         Some(t) => on.push(t.to_string()),
                         None => {
                             if sx.all_events {
@@ -722,6 +741,10 @@ impl Cx {
         let mut when = Vec::new();
         match o.get("when") {
             None => {}
+            Some(Value::Object(w)) if w.is_empty() => {
+                self.err(&at.join("when"), K::InvalidValue, "`when` is an object of at least one pointer -> value");
+                ok = false;
+            }
             Some(Value::Object(w)) => {
                 for (p, v) in w {
                     match self.seq_field(sx, &at.join("when").join(p), Some(&Value::String(p.clone())), &on_tags) {
