@@ -101,26 +101,31 @@ impl Kinds {
     /// The kinds of the values a node may accept.
     #[must_use]
     pub fn node(&self, n: &Node) -> KindSet {
-        match &n.shape {
-            Shape::Any | Shape::Not(_) | Shape::Cond { .. } | Shape::Dependent { .. } => KindSet::ALL,
-            Shape::Never => KindSet::NONE,
-            Shape::Ref(id) => self.ty(*id),
-            Shape::Null => KindSet::NULL,
-            Shape::Boolean => KindSet::BOOLEAN,
-            Shape::Number(_) => KindSet::NUMBER,
-            Shape::String(_) => KindSet::STRING,
-            Shape::Array(_) => KindSet::ARRAY,
-            Shape::Object(_) => KindSet::OBJECT,
-            Shape::Const(v) => KindSet::of_value(v),
-            Shape::Enum(vs) => vs.iter().fold(KindSet::NONE, |k, v| k.or(KindSet::of_value(v))),
-            Shape::Union(u) => u.members.iter().fold(KindSet::NONE, |k, mb| k.or(self.ty(mb.ty))),
-            Shape::Nullable(inner) => self.node(inner).or(KindSet::NULL),
-            Shape::Kinds(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => {
-                ms.iter().fold(KindSet::NONE, |k, x| k.or(self.node(x)))
-            }
-            Shape::AllOf(ms) => ms.iter().fold(KindSet::ALL, |k, x| k.and(self.node(x))),
-            Shape::Unevaluated { inner, .. } => self.node(inner),
-        }
+        node_kinds(n, &|id| self.ty(id))
+    }
+}
+
+/// The kinds of the values a node may accept, with `ty` giving the kinds of a type it refers to (the loader asks
+/// before the model is whole; [`Kinds`] once it is).
+pub fn node_kinds(n: &Node, ty: &dyn Fn(TypeId) -> KindSet) -> KindSet {
+    let node = |x: &Node| node_kinds(x, ty);
+    match &n.shape {
+        Shape::Any | Shape::Not(_) | Shape::Cond { .. } | Shape::Dependent { .. } => KindSet::ALL,
+        Shape::Never => KindSet::NONE,
+        Shape::Ref(id) => ty(*id),
+        Shape::Null => KindSet::NULL,
+        Shape::Boolean => KindSet::BOOLEAN,
+        Shape::Number(_) => KindSet::NUMBER,
+        Shape::String(_) => KindSet::STRING,
+        Shape::Array(_) => KindSet::ARRAY,
+        Shape::Object(_) => KindSet::OBJECT,
+        Shape::Const(v) => KindSet::of_value(v),
+        Shape::Enum(vs) => vs.iter().fold(KindSet::NONE, |k, v| k.or(KindSet::of_value(v))),
+        Shape::Union(u) => u.members.iter().fold(KindSet::NONE, |k, mb| k.or(ty(mb.ty))),
+        Shape::Nullable(inner) => node(inner).or(KindSet::NULL),
+        Shape::Kinds(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => ms.iter().fold(KindSet::NONE, |k, x| k.or(node(x))),
+        Shape::AllOf(ms) => ms.iter().fold(KindSet::ALL, |k, x| k.and(node(x))),
+        Shape::Unevaluated { inner, .. } => node(inner),
     }
 }
 

@@ -235,6 +235,21 @@ impl RuleKind {
         "close-requires",
     ];
 
+    /// The one event that can break a rule of this kind, with the scope member that names it: the scope's
+    /// `opened-by` for the `open-*` kinds, its `closed-by` for the `close-*` ones; `None` for the other kinds.
+    pub fn own_event<'s>(&self, scopes: &'s [Scope]) -> Option<(&'s str, &'static str)> {
+        let sc = scopes.get(self.scope()?)?;
+        match self {
+            RuleKind::OpenWithoutKey { .. } | RuleKind::OpenWhileOpen { .. } | RuleKind::OpenReused { .. } => {
+                sc.opened_by.as_deref().map(|e| (e, "opened-by"))
+            }
+            RuleKind::CloseNotOpen { .. } | RuleKind::CloseBlocked { .. } | RuleKind::CloseRequires { .. } => {
+                sc.closed_by.as_deref().map(|e| (e, "closed-by"))
+            }
+            _ => None,
+        }
+    }
+
     /// The scope the rule is about, if any.
     pub fn scope(&self) -> Option<usize> {
         match *self {

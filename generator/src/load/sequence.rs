@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use super::build::Types;
 use super::{Cx, Entries};
 use crate::diag::SchemaErrorKind as K;
+use crate::ir::kinds::KindSet;
 use crate::ir::sequence::*;
 use crate::ir::*;
 
@@ -110,25 +111,18 @@ impl SeqCx<'_> {
         }
     }
 
-    /// Whether every value a node accepts is a string (keys are compared as strings). A type that is not built
-    /// (refused) or a cycle of references alone (refused as `schema.ref-cycle`) counts as one, so that its error is
-    /// not echoed here.
-    fn strings_only(&self, n: &Node, depth: usize) -> bool {
-        if depth > self.types.slots.len() + 8 {
-            return true;
-        }
-        match &n.shape {
-            Shape::String(_) | Shape::Never => true,
-            Shape::Const(v) => v.is_string(),
-            Shape::Enum(vs) => vs.iter().all(Value::is_string),
-            Shape::Ref(id) => self.types.slots[id.0].def.as_ref().is_none_or(|d| self.strings_only(&d.node, depth + 1)),
-            Shape::AllOf(ps) => ps.iter().any(|p| self.strings_only(p, depth + 1)),
-            Shape::AnyOf(ps) | Shape::OneOf(ps) | Shape::Kinds(ps) => {
-                ps.iter().all(|p| self.strings_only(p, depth + 1))
-            }
-            Shape::Unevaluated { inner, .. } => self.strings_only(inner, depth + 1),
-            _ => false,
-        }
+    /// Whether every value a node accepts is a string (keys are compared as strings): its kinds
+    /// ([`kinds::node_kinds`]) are strings at most. A type that is not built (refused) or a cycle of references alone
+    /// (refused as `schema.ref-cycle`) has no kinds here, so that its error is not echoed.
+    fn strings_only(&self, n: &Node) -> bool {
+        KindSet::STRING.contains(self.kinds(n, 0))
+    }
+
+    fn kinds(&self, n: &Node, depth: usize) -> KindSet {
+        kinds::node_kinds(n, &|id| match self.types.slots[id.0].def.as_ref() {
+            Some(d) if depth <= self.types.slots.len() => self.kinds(&d.node, depth + 1),
+            _ => KindSet::NONE,
+        })
     }
 
     fn resolve<'s>(&'s self, mut s: &'s Shape) -> Option<&'s Shape> {
@@ -400,7 +394,7 @@ impl Cx {
         };
         let others: Vec<String> = fields
             .iter()
-            .filter(|(_, x)| !sx.strings_only(&x.node, 0) && !self.kind_refused(sx.types, &x.node))
+            .filter(|(_, x)| !sx.strings_only(&x.node) && !self.kind_refused(sx.types, &x.node))
             .map(|(t, _)| t.map_or_else(|| "the envelope".to_string(), |t| format!("`{t}`")))
             .collect();
         if others.is_empty() {
@@ -603,15 +597,7 @@ impl Cx {
         role: Option<&str>,
     ) -> bool {
         let sc = kind.scope().map(|s| &scopes[s]);
-        let (own, which) = match kind {
-            RuleKind::OpenWithoutKey { .. } | RuleKind::OpenWhileOpen { .. } | RuleKind::OpenReused { .. } => {
-                (sc.and_then(|s| s.opened_by.as_deref()), "opened-by")
-            }
-            RuleKind::CloseNotOpen { .. } | RuleKind::CloseBlocked { .. } | RuleKind::CloseRequires { .. } => {
-                (sc.and_then(|s| s.closed_by.as_deref()), "closed-by")
-            }
-            _ => (None, ""),
-        };
+        let (own, which) = kind.own_event(scopes).unzip();
         // A `key-missing` rule is about messages other than the opening one.
         let opener = sc.and_then(|s| s.opened_by.as_deref());
         if matches!(kind, RuleKind::KeyMissing { .. })
@@ -628,17 +614,17 @@ impl Cx {
         }
         if let Some(e) = own.filter(|e| !on.is_empty() && !on.iter().any(|o| o == e)) {
             let msg = format!(
-                "a `{}` rule is broken only by `{e}` (the scope's `{which}`), which `on` leaves out: it would never apply",
-                kind.name()
+                "a `{}` rule is broken only by `{e}` (the scope's `{}`), which `on` leaves out: it would never apply",
+                kind.name(),
+                which.unwrap_or_default()
             );
             self.err(&at.join("on"), K::InvalidValue, msg);
             return false;
         }
         let Some(role) = role else { return true };
-        let reads: Vec<&str> = match own {
-            Some(e) => vec![e],
-            None if !on.is_empty() => on.iter().map(String::as_str).collect(),
-            None => sx.events.iter().map(|e| e.tag.as_str()).collect(),
+        let reads = match breakers(kind, scopes, on) {
+            r if r.is_empty() => sx.events.iter().map(|e| e.tag.as_str()).collect(),
+            r => r,
         };
         let sendable =
             |t: &str| sx.events.iter().any(|e| e.tag == t && (e.roles.is_empty() || e.roles.iter().any(|r| r == role)));
@@ -937,17 +923,7 @@ impl Cx {
         // Where every checker reports the violation: a value the message may hold (the event itself, or a field of
         // the envelope or of the events the rule reads).
         if applies && pointer != format!("/{}", sx.union_field) {
-            // The messages that can break the rule: its `on`, else its kind's own event, else any.
-            let own = match &kind {
-                RuleKind::OpenWithoutKey { scope }
-                | RuleKind::OpenWhileOpen { scope }
-                | RuleKind::OpenReused { scope } => scopes[*scope].opened_by.as_deref(),
-                RuleKind::CloseNotOpen { scope }
-                | RuleKind::CloseBlocked { scope, .. }
-                | RuleKind::CloseRequires { scope, .. } => scopes[*scope].closed_by.as_deref(),
-                _ => None,
-            };
-            let reads: Vec<&str> = if on_tags.is_empty() { own.into_iter().collect() } else { on_tags.clone() };
+            let reads = breakers(&kind, scopes, &on);
             let p = Value::String(pointer.clone());
             ok &= self.seq_field(sx, &at.join("pointer"), Some(&p), &reads).is_some();
             // A `when` value was checked against `on` (any event without one): without `on`, against the kind's own
@@ -1035,6 +1011,15 @@ impl Cx {
         };
         let description = self.seq_str(at, o, "description", false).unwrap_or_default();
         Some(RollupPart { name: name.to_string(), event, description, kind })
+    }
+}
+
+/// The events that can break a rule: its kind's own event ([`RuleKind::own_event`], which `on` must then list),
+/// else its `on`; empty for any event.
+fn breakers<'a>(kind: &RuleKind, scopes: &'a [Scope], on: &'a [String]) -> Vec<&'a str> {
+    match kind.own_event(scopes) {
+        Some((e, _)) => vec![e],
+        None => on.iter().map(String::as_str).collect(),
     }
 }
 
