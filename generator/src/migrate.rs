@@ -93,8 +93,9 @@ pub struct Note {
     pub message: String,
 }
 
-/// The result of a migration.
+/// The result of a migration (`--format json` prints it; keys in camelCase like every JSON record).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// Input lines.
     pub lines: usize,

@@ -276,6 +276,9 @@ fn a_line_with_many_lost_properties_gets_a_bounded_report() {
         assert_eq!(code, if on_loss == "drop" { 0 } else { 1 }, "{on_loss}");
         let notes = report["summary"]["notes"].as_array().expect("notes");
         assert_eq!(notes.len(), 101, "{on_loss}");
+        let (written, with_loss) = if on_loss == "drop" { (1, 1) } else { (0, 0) };
+        assert_eq!(report["summary"]["written"], written, "{on_loss}");
+        assert_eq!(report["summary"]["withLoss"], with_loss, "{on_loss}: the key is camelCase like every JSON record");
         assert!(notes[100]["message"].as_str().unwrap().ends_with("; and 4899 more note(s) on this line, not listed"));
         if on_loss == "drop" {
             assert_eq!(
