@@ -757,3 +757,57 @@ fn a_wrong_type_lists_the_types_and_a_stream_without_rules_says_so() {
     assert!(!stderr(&proto).contains("sequence rules"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A new sequence rule of an existing kind is a schema edit and nothing else: a copy of `schema/` with one more
+/// `x-sequence` rule (a steer message needs an open turn, which the seed leaves to the clients and the v2
+/// protocol therefore does not require) refuses a stream the shipped protocol accepts, with the new rule's id,
+/// pointer and message, and the message mode of the copy is unchanged.
+#[test]
+fn a_sequence_rule_added_by_a_schema_edit_alone_is_enforced() {
+    let dir = std::env::temp_dir().join(format!("wiregen-rule-by-edit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let mut todo = vec![root().join("schema")];
+    while let Some(d) = todo.pop() {
+        for f in std::fs::read_dir(&d).expect("schema/") {
+            let f = f.expect("entry").path();
+            let to = dir.join(f.strip_prefix(root().join("schema")).expect("below schema/"));
+            if f.is_dir() {
+                std::fs::create_dir_all(&to).expect("mkdir");
+                todo.push(f);
+            } else {
+                std::fs::copy(&f, to).expect("copy");
+            }
+        }
+    }
+    let envelope = dir.join("envelope.schema.json");
+    let text = std::fs::read_to_string(&envelope).expect("envelope schema");
+    let mut schema: Value = serde_json::from_str(&text).expect("JSON");
+    schema["x-sequence"]["rules"].as_array_mut().expect("rules").push(serde_json::json!({
+        "id": "steer.outside-turn", "kind": "needs-open", "scope": "turn", "on": ["text"], "role": "user",
+        "when": {"/ev/steer": true}, "pointer": "/ev/steer",
+        "message": "a steer message is injected into the open turn, but no turn is open",
+        "summary": "A user `text` with `steer: true` only while a turn is open.",
+        "seed": "Mid-turn injection — picked up between LLM calls"
+    }));
+    std::fs::write(&envelope, serde_json::to_string_pretty(&schema).expect("JSON")).expect("write");
+
+    let stream = root().join("tests/fixtures/streams/valid-steer-after-turn-end.jsonl");
+    let stream = stream.to_str().expect("UTF-8 path");
+    let shipped = wiregen(&["validate", "--stream", "--format", "json", stream], b"");
+    assert_eq!(shipped.status.code(), Some(0), "{}", String::from_utf8_lossy(&shipped.stdout));
+    let edited = dir.to_str().expect("UTF-8 path");
+    let out = wiregen(&["validate", "--stream", "--schema", edited, "--format", "json", stream], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let broken: Vec<Value> = records(&out).into_iter().filter(|r| r["valid"] == false).collect();
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert_eq!(broken[0]["line"], 4);
+    assert_eq!(
+        broken[0]["errors"],
+        serde_json::json!([{"pointer": "/ev/steer", "rule": "steer.outside-turn",
+            "message": "a steer message is injected into the open turn, but no turn is open"}])
+    );
+    let messages = wiregen(&["validate", "--schema", edited, "--format", "json", stream], b"");
+    assert_eq!(messages.status.code(), Some(0), "{}", String::from_utf8_lossy(&messages.stdout));
+    let _ = std::fs::remove_dir_all(&dir);
+}
