@@ -17,6 +17,7 @@ use crate::diag::push_escaped;
 use crate::ir::*;
 use crate::rules::Rule;
 
+pub mod deadline;
 mod json;
 pub use json::{Json, Object};
 
@@ -288,6 +289,7 @@ impl Engine {
     }
 
     fn check(&self, n: &Node, v: &Json<'_>, ptr: &Ptr<'_>, out: &mut Vec<Issue>) {
+        deadline::tick();
         match &n.shape {
             Shape::Any => {}
             Shape::Never => out.push(Issue::new(Rule::Never, ptr.render(), "no value is allowed here")),

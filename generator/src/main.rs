@@ -236,14 +236,16 @@ impl From<ServeArgs> for wiregen::serve::ServeOptions {
     }
 }
 
+/// A count of at least one (`--max-concurrency 0` would serve nothing) and at most what a tokio semaphore holds
+/// (more made the service panic at start-up).
+#[cfg(feature = "serve")]
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=tokio::sync::Semaphore::MAX_PERMITS as u64)
+}
+
 /// `wiregen serve`: the binary, not the library, installs the log subscriber (one line per request on stderr,
 /// colours only on a terminal) and prints the bound address as the first line on stdout.
 #[cfg(feature = "serve")]
-/// A count of at least one (`--max-concurrency 0` would serve nothing).
-fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
-}
-
 fn serve(a: ServeArgs) -> ExitCode {
     let level = if a.quiet { tracing::Level::WARN } else { tracing::Level::INFO };
     let _ = tracing_subscriber::fmt()

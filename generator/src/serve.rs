@@ -83,9 +83,10 @@ pub struct ServeOptions {
     /// Deadline for a whole request, body included, in milliseconds (408 `timeout` after it); also how long a client
     /// may read nothing of its answer before its connection is dropped. Default 30000.
     pub timeout_ms: u64,
-    /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt). Default 256.
+    /// Requests processed at once; more get 503 `overloaded` (health and metrics are exempt). Default 256; 0 is
+    /// taken as 1, and more than tokio's `Semaphore::MAX_PERMITS` as that (the `wiregen` binary refuses both).
     pub max_concurrency: usize,
-    /// Open connections at once; more wait in the listen backlog. Default 1024.
+    /// Open connections at once; more wait in the listen backlog. Default 1024; bounded as `max_concurrency`.
     pub max_connections: usize,
     /// Deadline for a request's headers to arrive, in milliseconds. Default 10000.
     pub header_timeout_ms: u64,
@@ -172,7 +173,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
     }
     .map_err(ServeError::Schema)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Io)?;
-    rt.block_on(async {
+    let served = rt.block_on(async {
         let bind_err = |source| ServeError::Bind { addr: opts.listen.clone(), source };
         let addr: SocketAddr = tokio::net::lookup_host(&opts.listen)
             .await
@@ -189,7 +190,11 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
         serve(listener, app, opts, shutdown).await.map_err(ServeError::Io)?;
         tracing::info!("wiregen serve stopped");
         Ok(())
-    })
+    });
+    // Past the grace period, work still running (a check not yet at its deadline) does not hold the process:
+    // dropping the runtime would wait for it.
+    rt.shutdown_background();
+    served
 }
 
 /// Installs the SIGINT and SIGTERM handlers now (call it inside the runtime, before announcing the address, so
@@ -258,7 +263,7 @@ pub async fn serve(
         .max_buf_size(CONNECTION_BUFFER)
         .keep_alive(false)
         .half_close(true);
-    let conns = Arc::new(Semaphore::new(opts.max_connections.max(1)));
+    let conns = Arc::new(Semaphore::new(opts.max_connections.clamp(1, Semaphore::MAX_PERMITS)));
     let overflow = Arc::new(Semaphore::new(OVERFLOW_CONNECTIONS));
     let (close_tx, close_rx) = watch::channel(());
     let mut shutdown = pin!(shutdown);

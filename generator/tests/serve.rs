@@ -1306,3 +1306,98 @@ fn limits_of_zero_are_refused_not_raised_silently() {
         assert!(err.contains(&format!("invalid value '0' for '{flag}")), "{flag}: {err}");
     }
 }
+
+/// A count larger than a semaphore holds (2^61 - 1 permits) is a usage error, not a panic after the address was
+/// announced; the largest one it holds starts the service.
+#[test]
+fn counts_beyond_what_the_service_can_hold_are_refused() {
+    for flag in ["--max-concurrency", "--max-connections"] {
+        for n in ["2305843009213693952", "18446744073709551615"] {
+            let out = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+                .args(["serve", "--listen", "127.0.0.1:0", flag, n])
+                .output()
+                .expect("run wiregen serve");
+            assert_eq!(out.status.code(), Some(2), "{flag} {n}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(&format!("invalid value '{n}' for '{flag}")), "{flag}: {err}");
+            assert!(out.stdout.is_empty(), "{flag} {n}: announced an address");
+        }
+        let server = Server::start(&[flag, "2305843009213693951"]);
+        assert_eq!(server.post("/v1/validate", NDJSON, VALID.as_bytes()).json()["valid"], true, "{flag}");
+    }
+}
+
+/// A schema that the loader accepts and that costs milliseconds for each item of an array: each level applies
+/// the one below it four times (`allOf` of four `$ref`s), nine levels deep, so a string item is checked 4^9 times.
+fn slow_schema() -> PathBuf {
+    let mut defs = serde_json::Map::new();
+    defs.insert("a0".into(), json!({"type": "string", "minLength": 1}));
+    for i in 1..=9 {
+        let below = json!({"$ref": format!("#/$defs/a{}", i - 1)});
+        defs.insert(format!("a{i}"), json!({"allOf": [below.clone(), below.clone(), below.clone(), below]}));
+    }
+    let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array",
+        "items": {"$ref": "#/$defs/a9"}, "$defs": defs});
+    tmp_file("slow.schema.json", schema.to_string().as_bytes())
+}
+
+/// CPU time the server has used so far (user and system), where /proc is there.
+#[cfg(target_os = "linux")]
+fn server_cpu(server: &Server) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", server.child.id())).expect("/proc/PID/stat");
+    // The fields after the command's closing parenthesis; utime and stime are the 14th and 15th of the line.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let f: Vec<u64> = rest.split(' ').skip(11).take(2).map(|x| x.parse().expect("clock ticks")).collect();
+    Duration::from_millis((f[0] + f[1]) * 10) // USER_HZ is 100 on Linux
+}
+
+/// `--timeout-ms` stops the check itself, not only the answer: a body whose check would take a minute (a small
+/// one, checked on the async worker, and one over the blocking threshold) gets its 408 at the deadline, and the
+/// server then uses no more CPU for it (it had gone on at 100% of a core for minutes after the 408).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_check_that_runs_past_the_deadline_stops_at_it() {
+    let schema = slow_schema();
+    let server = Server::start(&["--schema", schema.to_str().expect("UTF-8"), "--timeout-ms", "400"]);
+    for items in [20_000, 200_000] {
+        let body = serde_json::to_vec(&vec!["x"; items]).expect("JSON");
+        let started = Instant::now();
+        server.post("/v1/validate", JSON, &body).assert_error(408, "timeout");
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(4), "{items} items: 408 after {took:?}");
+        let before = server_cpu(&server);
+        std::thread::sleep(Duration::from_millis(1000));
+        let busy = server_cpu(&server) - before;
+        assert!(busy < Duration::from_millis(300), "{items} items: the server used {busy:?} of CPU after the 408");
+        // A body that checks in time is answered as always.
+        assert_eq!(server.post("/v1/validate", JSON, b"[\"x\", \"y\"]").json()["valid"], true);
+        assert_eq!(server.post("/v1/validate", JSON, b"[\"x\", \"\"]").json()["valid"], false);
+    }
+    let _ = std::fs::remove_file(schema);
+}
+
+/// SIGTERM while a long check runs: the process is gone soon after the grace period, however long the check
+/// would have taken (it stayed at 100% CPU after "stopped" until killed).
+#[cfg(unix)]
+#[test]
+fn sigterm_exits_after_the_grace_period_while_a_long_check_runs() {
+    let schema = slow_schema();
+    let mut server = Server::start(&[
+        "--schema",
+        schema.to_str().expect("UTF-8"),
+        "--timeout-ms",
+        "600000",
+        "--shutdown-grace-ms",
+        "300",
+    ]);
+    let body = serde_json::to_vec(&vec!["x"; 300_000]).expect("JSON");
+    let mut s = connect(server.addr);
+    s.write_all(&head("POST", "/v1/validate", &[("Content-Type", JSON)], Some(body.len()))).expect("head");
+    s.write_all(&body).expect("body");
+    std::thread::sleep(Duration::from_millis(300));
+    server.terminate();
+    let status = server.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "exit status {status}");
+    server.wait_log_lines("grace period over", 1);
+    let _ = std::fs::remove_file(schema);
+}

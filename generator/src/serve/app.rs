@@ -91,8 +91,8 @@ impl App {
                 max_body: opts.max_body,
                 max_answer: usize::try_from(opts.max_answer).unwrap_or(usize::MAX),
                 timeout: Duration::from_millis(opts.timeout_ms.max(1)),
-                max_concurrency: opts.max_concurrency.max(1),
-                limiter: Arc::new(Semaphore::new(opts.max_concurrency.max(1))),
+                max_concurrency: opts.max_concurrency.clamp(1, Semaphore::MAX_PERMITS),
+                limiter: Arc::new(Semaphore::new(opts.max_concurrency.clamp(1, Semaphore::MAX_PERMITS))),
                 heavy: Semaphore::new(std::thread::available_parallelism().map_or(1, |n| n.get())),
                 metrics: Metrics::default(),
                 log: !opts.quiet,
@@ -201,11 +201,7 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
         } else {
             match tokio::time::timeout(st.timeout, next.run(req)).await {
                 Ok(r) => r,
-                Err(_) => ApiError::new(
-                    ErrorCode::Timeout,
-                    format!("the request did not complete within {} ms (--timeout-ms)", st.timeout.as_millis()),
-                )
-                .into_response(),
+                Err(_) => timeout_error(st.timeout).into_response(),
             }
         }
     };
@@ -230,6 +226,14 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
         Some(permit) => resp.map(|body| Body::new(Answer { body, piece: Bytes::new(), permit: Some(permit) })),
         None => resp,
     }
+}
+
+/// The 408 of a request that ran past `--timeout-ms`: the middleware's, and a check's that its deadline stopped.
+fn timeout_error(timeout: Duration) -> ApiError {
+    ApiError::new(
+        ErrorCode::Timeout,
+        format!("the request did not complete within {} ms (--timeout-ms)", timeout.as_millis()),
+    )
 }
 
 /// A request body that notes when it has been read to its end (or had none).
@@ -467,16 +471,18 @@ fn stream_flag(uri: &Uri, allowed: &[&str]) -> Result<bool, ApiError> {
 }
 
 /// Reads the body record by record: the whole body as one record for `application/json` (it must be UTF-8),
-/// line by line as it arrives for JSONL.
+/// line by line as it arrives for JSONL. The checks stop at the request's deadline (see [`check`]).
 async fn records(
-    heavy: &Semaphore,
+    st: &Shared,
     kind: Kind,
     body: Body,
     headers: &HeaderMap,
-    max: u64,
     mut each: impl FnMut(usize, &[u8]),
 ) -> Result<(), ApiError> {
-    let mut body = Limited::new(body, headers, max)?;
+    // The middleware's deadline started a moment before: this one ends no earlier (`--timeout-ms` from here).
+    let deadline = Instant::now() + st.timeout;
+    let heavy = &st.heavy;
+    let mut body = Limited::new(body, headers, st.max_body)?;
     match kind {
         Kind::Json => {
             let mut buf = Vec::new();
@@ -492,14 +498,15 @@ async fn records(
                     ),
                 ));
             }
-            check(heavy, buf.len(), || each(1, &buf)).await;
+            check(heavy, buf.len(), deadline, st.timeout, || each(1, &buf)).await?;
         }
         Kind::Jsonl => {
             let mut lines = Lines::default();
             while let Some(c) = body.next().await? {
-                check(heavy, lines.pending() + c.len(), || lines.feed(&c, &mut each)).await;
+                let bytes = lines.pending() + c.len();
+                check(heavy, bytes, deadline, st.timeout, || lines.feed(&c, &mut each)).await?;
             }
-            check(heavy, lines.pending(), || lines.finish(&mut each)).await;
+            check(heavy, lines.pending(), deadline, st.timeout, || lines.finish(&mut each)).await?;
         }
     }
     Ok(())
@@ -508,22 +515,33 @@ async fn records(
 /// Above this many bytes, checking is long enough (~1 ms and more) to be run as blocking work (see [`check`]).
 const BLOCKING_BYTES: usize = 256 << 10;
 
-/// Runs `f`, which checks about `bytes` bytes of lines. When that is much, it first waits for one of the `heavy`
-/// permits (one per core) and then runs as blocking work (`block_in_place`), so the runtime moves this worker's
-/// other tasks (`/healthz`, small requests) to another thread instead of holding them until the check ends, and
-/// no more large checks run at once than there are cores (16 concurrent 16 MB lines had kept `/healthz` waiting
-/// up to 3 s).
-async fn check<R>(heavy: &Semaphore, bytes: usize, f: impl FnOnce() -> R) -> R {
+/// Runs `f`, which checks about `bytes` bytes of lines, until `deadline` at the latest: past it, the engine's
+/// work is abandoned ([`crate::engine::deadline`]) and the request gets the 408 of `--timeout-ms`. The
+/// middleware's own timeout cannot stop `f`, which runs without yielding: a schema that costs milliseconds a
+/// value held a core for minutes after its client's 408, and past the shutdown's grace period.
+///
+/// When `bytes` is much, `f` first waits for one of the `heavy` permits (one per core) and then runs as blocking
+/// work (`block_in_place`), so the runtime moves this worker's other tasks (`/healthz`, small requests) to
+/// another thread instead of holding them until the check ends, and no more large checks run at once than
+/// there are cores (16 concurrent 16 MB lines had kept `/healthz` waiting up to 3 s).
+async fn check<R>(
+    heavy: &Semaphore,
+    bytes: usize,
+    deadline: Instant,
+    timeout: Duration,
+    f: impl FnOnce() -> R,
+) -> Result<R, ApiError> {
+    let bounded = || crate::engine::deadline::within(deadline, f).map_err(|_| timeout_error(timeout));
     // The usual small chunk costs one comparison; only a large one asks which runtime this is.
     let blocking_allowed = || {
         tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
     };
     if bytes <= BLOCKING_BYTES || !blocking_allowed() {
-        return f();
+        return bounded();
     }
     let _permit = heavy.acquire().await;
-    tokio::task::block_in_place(f)
+    tokio::task::block_in_place(bounded)
 }
 
 /// Records serialized as they come (compact), up to the answer's size limit, and their tally.
@@ -587,13 +605,13 @@ async fn validate(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Re
     let mut out = Results::new(st.max_answer);
     if stream {
         let mut checker = StreamChecker::new(&st.engine);
-        records(&st.heavy, kind, body, &headers, st.max_body, |line, bytes| {
+        records(&st, kind, body, &headers, |line, bytes| {
             out.push(&ndjson_hint(kind, bytes, checker.check(line, bytes)));
         })
         .await?;
     } else {
         let engine = &st.engine;
-        records(&st.heavy, kind, body, &headers, st.max_body, |line, bytes| {
+        records(&st, kind, body, &headers, |line, bytes| {
             // The same call as `wiregen validate`: the fast path, explained by the precise engine when invalid.
             out.push(&ndjson_hint(kind, bytes, Record::new(line, engine.check_line_fast(bytes))));
         })
@@ -621,7 +639,7 @@ async fn rollup(State(st): St, uri: Uri, headers: HeaderMap, body: Body) -> Resu
     let kind = body::kind(&headers)?;
     let mut checker = StreamChecker::new(&st.engine);
     let mut tally = Tally::default();
-    records(&st.heavy, kind, body, &headers, st.max_body, |line, bytes| {
+    records(&st, kind, body, &headers, |line, bytes| {
         let rec = checker.check(line, bytes);
         tally.add(rec.errors.first().map(|e| e.rule));
     })
