@@ -479,10 +479,7 @@ fn types(a: TypesArgs) -> ExitCode {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("wiregen: cannot write the module: {e}");
-                    ExitCode::from(2)
-                }
+                Err(e) => output_failed(&e, false),
             }
         }
         Err(e) => {

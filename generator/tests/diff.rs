@@ -209,8 +209,14 @@ fn a_side_read_from_git_equals_the_same_directory() {
 #[test]
 fn an_unreadable_side_exits_2_and_names_it() {
     let dir = fixtures().join("base");
-    for (old, why) in [("no-such-dir", "no-such-dir"), ("HEAD:no/such/path", "no/such/path")] {
-        let (code, out, err) = wiregen(&dir, &["diff", old, "protocol"]);
+    for (old, why) in [
+        ("no-such-dir", "no-such-dir"),
+        ("HEAD:no/such/path", "no/such/path"),
+        // A revision that git would read as an option (`git cat-file -t -p:protocol`) is not passed to it.
+        ("-p:protocol", "git cannot read `-p:protocol`: a revision cannot start with `-`"),
+        ("--output=x:protocol", "a revision cannot start with `-`"),
+    ] {
+        let (code, out, err) = wiregen(&dir, &["diff", "--", old, "protocol"]);
         assert_eq!(code, 2, "{old}: {out}{err}");
         assert!(err.contains(why), "{old}: the error names it: {err}");
         assert!(!err.contains("panicked"), "{err}");

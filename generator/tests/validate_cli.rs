@@ -811,3 +811,20 @@ fn a_sequence_rule_added_by_a_schema_edit_alone_is_enforced() {
     assert_eq!(messages.status.code(), Some(0), "{}", String::from_utf8_lossy(&messages.stdout));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `wiregen types … | head -1`: a reader that goes away is not an error of ours (it printed "Broken pipe" and
+/// exited 2), as for `validate`.
+#[test]
+fn types_into_a_reader_that_goes_away_exits_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(["types", "--lang", "zod", "schema"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run wiregen");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

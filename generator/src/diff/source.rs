@@ -102,6 +102,10 @@ impl Side {
     /// Loads `path` at git revision `rev`.
     fn from_git(spec: &str, rev: &str, path: &str) -> Result<Side, DiffError> {
         let git_err = |message: String| DiffError::Git { spec: spec.to_string(), message };
+        if rev.starts_with('-') {
+            // `git cat-file -t -p:schema` would read it as options.
+            return Err(git_err("a revision cannot start with `-`".to_string()));
+        }
         let object = format!("{rev}:{path}");
         let kind = git(&["cat-file", "-t", &object]).map_err(git_err)?;
         let mut files = Vec::new();

@@ -827,8 +827,9 @@ impl Cx {
 
     fn count(&mut self, at: &Origin, o: &Map<String, Value>, k: &str) -> Option<u64> {
         let v = o.get(k)?;
-        match v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1e15).map(|f| f as u64))
-        {
+        // A whole number written with a fraction or an exponent (`100.0`, `1e16`) is that integer; past u64 it is
+        // u64::MAX, as far out of reach of any value (`as` saturates), and the emitters say what they cannot count.
+        match v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64)) {
             Some(n) => Some(n),
             None => {
                 self.err(&at.join(k), K::InvalidValue, format!("`{k}` must be a non-negative integer"));

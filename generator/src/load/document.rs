@@ -74,9 +74,25 @@ pub(crate) fn parse(text: &str) -> Result<Value, Refused> {
         }
         None => {
             let (line, col) = at.map_or((0, 0), |at| line_col(text, at));
-            Refused { line, col, pointer: String::new(), message: format!("not valid JSON: {e}") }
+            Refused { line, col, pointer: String::new(), message: parse_error_message(&e) }
         }
     })
+}
+
+/// What a schema file serde_json cannot read is told: JSON that the grammar allows but serde_json does not read
+/// (nesting past its 128 levels, a number beyond the double range) is named as such, not as invalid JSON.
+fn parse_error_message(e: &serde_json::Error) -> String {
+    let what = crate::engine::parse_error_what(e);
+    let at = format!("at line {} column {}", e.line(), e.column());
+    match what.as_str() {
+        "recursion limit exceeded" => {
+            format!("the document nests deeper than 128 levels, more than wiregen reads ({at})")
+        }
+        "number out of range" => {
+            format!("a number beyond the range of a double (about ±1.8e308), which no checker holds exactly ({at})")
+        }
+        _ => format!("not valid JSON: {e}"),
+    }
 }
 
 /// The byte offset of `serde_json`'s position (1-based line, 1-based column in bytes; line 0: none), so that the
@@ -196,7 +212,7 @@ mod tests {
             "\"text\"",
         ] {
             let ours = parse(text).map_err(|r| r.message);
-            let theirs = serde_json::from_str::<Value>(text).map_err(|e| format!("not valid JSON: {e}"));
+            let theirs = serde_json::from_str::<Value>(text).map_err(|e| parse_error_message(&e));
             assert_eq!(ours, theirs, "{text}");
         }
     }
@@ -211,7 +227,9 @@ mod tests {
         assert_eq!((theirs.line(), r.col), (2, theirs.column() - 1));
         assert!(r.message.starts_with("not valid JSON: "), "{}", r.message);
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert!(parse(&deep).expect_err("too deep").message.contains("recursion limit"));
+        assert!(parse(&deep).expect_err("too deep").message.starts_with("the document nests deeper than 128 levels"));
+        let huge = parse("{\"const\": 1e400}").expect_err("out of range").message;
+        assert!(huge.starts_with("a number beyond the range of a double"), "{huge}");
         assert!(parse("{} x").is_err());
     }
 
