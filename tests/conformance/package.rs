@@ -104,6 +104,10 @@ fn pack(into: &Path) -> PathBuf {
         "dist/cjs/index.cjs",
         "dist/cjs/index.d.cts",
         "dist/cjs/runtime.cjs",
+        "dist/standalone.js",
+        "dist/standalone.d.ts",
+        "dist/cjs/standalone.cjs",
+        "dist/cjs/standalone.d.cts",
     ] {
         assert!(files.contains(&want), "the packed package holds {want}: {files:?}");
     }
@@ -421,4 +425,59 @@ fn browser_bundles_stay_within_their_budgets() {
             c.version
         );
     }
+}
+
+/// The standalone entry (`session-wire/standalone`) as a program without Zod meets it: the package installed with
+/// no peer dependencies (`--legacy-peer-deps`), imported as an ES module and required as CommonJS, unbundled. Its
+/// validators run and give the engine's first error; the root entry, which needs Zod, fails for want of it, so
+/// the first part proves that the standalone one loads none.
+#[test]
+fn the_standalone_entry_runs_without_zod() {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("npm-no-zod");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("mkdir");
+    let tarball = pack(&base);
+    let dir = base.join("consumer");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("package.json"), r#"{ "name": "consumer", "private": true }"#).expect("package.json");
+    run(
+        Command::new("npm")
+            .current_dir(&dir)
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--legacy-peer-deps"])
+            .arg(&tarball),
+        "npm install of the packed package without its peer dependencies",
+    );
+    assert!(!dir.join("node_modules/zod").exists(), "zod was installed");
+    let script = r#"
+import { createRequire } from "node:module";
+import { isSessionEnvelope, validateSessionEnvelope } from "session-wire/standalone";
+const cjs = createRequire(import.meta.url)("session-wire/standalone");
+const lines = JSON.parse(await new Promise((ok) => { let s = ""; process.stdin.on("data", (d) => (s += d)); process.stdin.on("end", () => ok(s)); }));
+const first = (errors) => (errors.length === 0 ? null : { pointer: errors[0].pointer, rule: errors[0].rule });
+const report = (m) => lines.map((l) => { const v = JSON.parse(l); return { guard: m.isSessionEnvelope(v), first: first(m.validateSessionEnvelope(v)) }; });
+let root;
+try { await import("session-wire"); root = "loaded"; } catch (e) { root = `${e.code}: ${/zod/.test(e.message)}`; }
+console.log(JSON.stringify({ esm: report({ isSessionEnvelope, validateSessionEnvelope }), cjs: report(cjs), root }));
+"#;
+    std::fs::write(dir.join("standalone.mjs"), script).expect("write");
+    let engine = engine();
+    // Lines that JSON.parse reads as the engine does (the line framing is the root entry's), valid and invalid.
+    let lines: Vec<String> = corpus()
+        .into_iter()
+        .filter(|l| serde_json::from_str::<Value>(l).is_ok() && !l.contains("__proto__") && !l.starts_with('\u{feff}'))
+        .collect();
+    assert!(lines.len() > 150, "{} lines", lines.len());
+    let out = node_with_input(&dir, "standalone.mjs", &serde_json::to_string(&lines).expect("json"));
+    assert_eq!(out["root"], "ERR_MODULE_NOT_FOUND: true", "the root entry needs zod, which is not installed");
+    let mut invalid = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let want = first_of(&engine, line);
+        let want = if want.is_null() { Value::Null } else { json!({"pointer": want["pointer"], "rule": want["rule"]}) };
+        invalid += usize::from(!want.is_null());
+        for side in ["esm", "cjs"] {
+            assert_eq!(out[side][i]["first"], want, "{side}: {line}");
+            assert_eq!(out[side][i]["guard"], want.is_null(), "{side}: {line}");
+        }
+    }
+    assert!(invalid > 100 && invalid < lines.len(), "{invalid} of {} invalid", lines.len());
 }

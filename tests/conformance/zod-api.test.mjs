@@ -3,6 +3,7 @@
 // pattern from the schema (x-strict-pattern).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 
@@ -16,6 +17,20 @@ test("the package resolves by name through its exports map", () => {
   const script = 'const w = await import("session-wire"); const t = await import("session-wire/package.json", { with: { type: "json" } }); console.log(JSON.stringify([typeof w.createEnvelope, typeof w.sessionEnvelopeSchema.safeParse, t.default.name]));';
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: process.cwd(), encoding: "utf8" });
   assert.deepEqual(JSON.parse(out), ["function", "function", "session-wire"]);
+});
+
+test("without Web Crypto, newId says what it needs; an id given by hand still works", () => {
+  const script = [
+    'delete globalThis.crypto; const w = await import("session-wire");',
+    'let said; try { w.createEnvelope("user", { t: "abort" }); } catch (e) { said = [e.name, e.message]; }',
+    'const m = w.createEnvelope("user", { t: "abort" }, { id: "m1" });',
+    "console.log(JSON.stringify([said, m.id]));",
+  ].join(" ");
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: process.cwd(), encoding: "utf8" });
+  const [[name, message], id] = JSON.parse(out);
+  assert.equal(name, "TypeError");
+  assert.match(message, /^newId needs globalThis\.crypto\.getRandomValues/);
+  assert.equal(id, "m1");
 });
 
 test("createEnvelope fills a cuid2-shaped id and the time, in schema order", () => {
@@ -190,6 +205,21 @@ test("a string with an unpaired surrogate has no line: checkEnvelope and createE
   assert.equal(w.validateSessionLine(JSON.stringify(m)).errors[0].rule, "malformed-json");
   // A whole emoji is text like any other.
   assert.equal(w.createEnvelope("user", { t: "text", text: "\u{1F600}" }).ev.text, "\u{1F600}");
+  // Every place of a lone surrogate, against the definition (a high one not followed by a low one, a low one not
+  // preceded by a high one): at the start, the end, between pairs, high after low, twice.
+  const [hi, lo] = ["\uD83D", "\uDE00"];
+  const lone = (s) => [...s].some((c) => c.length === 1 && c.charCodeAt(0) >= 0xd800 && c.charCodeAt(0) <= 0xdfff);
+  const texts = ["", "a", hi + lo, lo, hi, lo + hi, hi + hi + lo, hi + lo + lo, "a" + lo, lo + "a", hi + "a" + lo,
+    hi + lo + hi + lo, lo + lo, hi + hi, "x" + hi + lo + "y" + lo + hi + "z", hi + lo + hi];
+  for (const text of texts) {
+    const got = w.checkEnvelope({ id: "m1", time: 1, role: "user", ev: { t: "text", text } }).errors.map((e) => e.rule);
+    assert.deepEqual(got, lone(text) ? ["invalid-utf8"] : [], JSON.stringify(text));
+  }
+});
+
+test("the runtime has no regular expression with a lookbehind (Safari before 16.4 refuses the module)", () => {
+  const runtime = readFileSync(new URL("../../generated/ts/src/runtime.ts", import.meta.url), "utf8");
+  assert.equal(/\(\?<[=!]/.test(runtime), false);
 });
 
 test("parsed values no line may hold are too deep for every value checker, and createEnvelope refuses them", () => {

@@ -1239,7 +1239,7 @@ export function toWireErrors(error: z.core.$ZodError): WireError[] {
 export const MAX_DEPTH = 127;
 
 interface WebGlobals {
-  crypto: { getRandomValues<A extends Uint8Array>(array: A): A };
+  crypto?: { getRandomValues?<A extends Uint8Array>(array: A): A };
   TextDecoder: new (label: string, options: { fatal: boolean; ignoreBOM: boolean }) => { decode(input: Uint8Array): string };
 }
 const web = globalThis as unknown as WebGlobals;
@@ -1254,10 +1254,17 @@ const ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789";
  */
 export function newId(length = 24): string {
   if (!Number.isInteger(length) || length < 2 || length > 32) throw new RangeError("an id has 2 to 32 characters");
+  const random = web.crypto?.getRandomValues?.bind(web.crypto);
+  if (random === undefined) {
+    throw new TypeError(
+      "newId needs globalThis.crypto.getRandomValues (Web Crypto), which this runtime lacks: install a polyfill " +
+        "(React Native: react-native-get-random-values) or give the id yourself",
+    );
+  }
   const buf = new Uint8Array(64);
   let out = "";
   while (out.length < length) {
-    web.crypto.getRandomValues(buf);
+    random(buf);
     for (let i = 0; i < buf.length && out.length < length; i++) {
       const b = buf[i] as number;
       if (out.length === 0) {
@@ -1287,7 +1294,9 @@ export function depthError(v: unknown): WireError | null {
   return depthWithin(v, MAX_DEPTH) ? null : lineError("too-deep", TOO_DEEP);
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// A high surrogate not followed by a low one, or a low one at the start or after anything but a high one. No
+// lookbehind: Safari before 16.4 refuses the whole module over one (a SyntaxError when it loads).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * `invalid-utf8` at the first string of `v` (a value, or a key) that holds an unpaired surrogate, else `null`: the

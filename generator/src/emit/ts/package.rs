@@ -27,10 +27,18 @@ const LICENSE_MIT: &str = include_str!("../../../templates/ts/LICENSE-MIT");
 const LICENSE_APACHE: &str = include_str!("../../../templates/ts/LICENSE-APACHE");
 
 /// Where the builds go, as `package.json` names them.
-const ESM_TYPES: &str = "./dist/index.d.ts";
 const ESM_MAIN: &str = "./dist/index.js";
 const CJS_TYPES: &str = "./dist/cjs/index.d.cts";
 const CJS_MAIN: &str = "./dist/cjs/index.cjs";
+
+/// The `exports` entry of one module of both builds (`"./dist/NAME.js"` and `"./dist/cjs/NAME.cjs"`, with types).
+fn entry(module: &str) -> serde_json::Value {
+    json!({
+        "import": { "types": format!("./dist/{module}.d.ts"), "default": format!("./dist/{module}.js") },
+        "require": { "types": format!("./dist/cjs/{module}.d.cts"), "default": format!("./dist/cjs/{module}.cjs") },
+        "default": format!("./dist/{module}.js")
+    })
+}
 
 /// The package's files besides `src/`.
 ///
@@ -68,11 +76,10 @@ fn package_json(m: &Model, opts: &EmitOptions) -> String {
         "module": ESM_MAIN,
         "types": CJS_TYPES,
         "exports": {
-            ".": {
-                "import": { "types": ESM_TYPES, "default": ESM_MAIN },
-                "require": { "types": CJS_TYPES, "default": CJS_MAIN },
-                "default": ESM_MAIN
-            },
+            ".": entry("index"),
+            // The standalone validators alone: the module imports nothing at run time, so an application that
+            // imports only this entry never loads Zod (the root entry loads the schemas, hence Zod).
+            "./standalone": entry("standalone"),
             "./package.json": "./package.json"
         },
         "files": ["dist", "src", "README.md", "LICENSE"],
@@ -151,6 +158,8 @@ struct ReadmeView {
     name: String,
     /// The name as a JavaScript string literal.
     name_json: String,
+    /// The standalone validators' entry (`NAME/standalone`) as a JavaScript string literal.
+    standalone_json: String,
     title: String,
     description: String,
     zod_range: &'static str,
@@ -245,6 +254,7 @@ fn readme_view(m: &Model, opts: &EmitOptions) -> Result<ReadmeView, EmitError> {
         generated_by: opts.generated_by(),
         name: m.package.npm_name.clone(),
         name_json: json!(m.package.npm_name).to_string(),
+        standalone_json: json!(format!("{}/standalone", m.package.npm_name)).to_string(),
         title: m.title.clone(),
         description: if m.description == m.title { String::new() } else { m.description.clone() },
         zod_range: ZOD_PEER_RANGE,
