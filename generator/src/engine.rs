@@ -188,7 +188,7 @@ impl Engine {
     }
 
     /// The precise path on one line: its errors, or the one issue that it is not JSON.
-    fn check_text(&self, line: &[u8]) -> Result<Vec<Issue>, Issue> {
+    pub(crate) fn check_text(&self, line: &[u8]) -> Result<Vec<Issue>, Issue> {
         Ok(self.check_json(&parse_json(line)?))
     }
 

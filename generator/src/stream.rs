@@ -152,12 +152,20 @@ impl<'e> StreamChecker<'e> {
                 return self.record(line, found);
             }
         }
-        let (value, errors) = self.engine.check_line(bytes);
-        match value {
-            Some(v) if errors.is_empty() => self.check_valid(line, &v),
-            v => {
+        match self.engine.check_text(bytes) {
+            Ok(errors) if errors.is_empty() => match serde_json::from_slice::<Value>(bytes) {
+                Ok(v) => self.check_valid(line, &v),
+                Err(_) => self.not_an_envelope(line),
+            },
+            Ok(errors) => {
+                // A rejected line is asked only what it would have opened or closed: that part of it is parsed.
+                let v = machine::read_of_value(&c.machine, bytes);
                 self.state.reject(&c.machine, line, v.as_ref());
                 Record::new(line, errors)
+            }
+            Err(issue) => {
+                self.state.reject(&c.machine, line, None);
+                Record::new(line, vec![issue])
             }
         }
     }

@@ -1079,6 +1079,80 @@ pub(crate) fn numbers_at(text: &[u8], names: &[String]) -> Option<Vec<Option<f64
     Some(found)
 }
 
+/// What [`Msg::of_value`] reads of the JSON text of a message, as a `Value` that holds nothing else: the
+/// envelope's role, its event object with the tag, and the properties the rules read, each parsed whole, the
+/// rest skipped unparsed (`None` when the text is no object). A rejected line is only asked what it would have
+/// opened or closed, and a line of millions of values held them all in a `Value` before (a 64 MiB line took twice
+/// the memory in `--stream` that `validate` takes). Of a key given twice, the last is kept, as in a `Value`.
+pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    /// The keys to keep at one level, and the key whose object is read one level down with `inner`.
+    struct Pick<'a> {
+        keep: Vec<&'a str>,
+        down: Option<(&'a str, Vec<&'a str>)>,
+    }
+    impl<'de> DeserializeSeed<'de> for &Pick<'_> {
+        type Value = Option<Map<String, Value>>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for &Pick<'_> {
+        type Value = Option<Map<String, Value>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+                if let Some((_, keep)) = self.down.as_ref().filter(|(d, _)| *d == k) {
+                    match map.next_value_seed(&Pick { keep: keep.clone(), down: None })? {
+                        Some(o) => out.insert(k.into_owned(), Value::Object(o)),
+                        None => out.remove(k.as_ref()),
+                    };
+                } else if self.keep.contains(&k.as_ref()) {
+                    out.insert(k.into_owned(), map.next_value::<Value>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Some(out))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    let reads = |envelope: bool| m.reads.iter().filter(move |(e, _)| *e == envelope).map(|(_, n)| n.as_str());
+    let mut ev: Vec<&str> = reads(false).collect();
+    ev.push(&m.tag);
+    let mut keep: Vec<&str> = reads(true).collect();
+    keep.push(&m.role);
+    let pick = Pick { keep, down: Some((m.union.as_str(), ev)) };
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let found = (&pick).deserialize(&mut de).ok()??;
+    de.end().ok()?;
+    Some(Value::Object(found))
+}
+
 /// A key or string value as text (the bytes of a JSON string: valid UTF-8).
 fn text_of(b: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(b)
@@ -1611,5 +1685,55 @@ impl State {
             open.insert(name.clone(), v);
         }
         (parts, open)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Engine, EngineOptions};
+
+    /// What `read_of_value` keeps, taken from the whole parsed `Value` (the oracle).
+    fn projection(m: &Machine, v: &Value) -> Option<Value> {
+        let reads = |envelope: bool, k: &str| m.reads.iter().any(|(e, n)| *e == envelope && n == k);
+        let mut out = Map::new();
+        for (k, x) in v.as_object()? {
+            if *k == m.union {
+                if let Some(ev) = x.as_object() {
+                    let kept = ev.iter().filter(|(k, _)| **k == m.tag || reads(false, k));
+                    out.insert(k.clone(), Value::Object(kept.map(|(k, v)| (k.clone(), v.clone())).collect()));
+                }
+            } else if *k == m.role || reads(true, k) {
+                out.insert(k.clone(), x.clone());
+            }
+        }
+        Some(Value::Object(out))
+    }
+
+    /// A rejected line's parts read without parsing the rest are what the whole parsed line gives: the last of a
+    /// repeated key (an event object, then one that is not), escaped keys decoded, values of every kind, large
+    /// values skipped, and nothing for a line that is no object or not one JSON value.
+    #[test]
+    fn a_rejected_line_reads_as_its_parsed_value() {
+        let model = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema"))
+            .expect("schema loads");
+        let engine = Engine::new(model, EngineOptions::default()).expect("a root type");
+        let m = &engine.sequence().machine;
+        for text in [
+            r#"{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c1","name":"x","title":"y","description":"z","args":{"a":[1,2,{"b":3}]}}}"#,
+            r#"{"id":"m1","role":"agent","ev":{"t":"turn-end","status":"done"},"extra":[1,2,3]}"#,
+            r#"{"r\u006fle":"user","ev":{"\u0074":"abort","call":7},"id":{"x":1}}"#,
+            r#"{"role":"agent","ev":{"t":"turn-start"},"ev":[1,2]}"#,
+            r#"{"role":"agent","ev":5,"ev":{"t":"turn-start","t":"turn-end"}}"#,
+            r#"{"role":null,"ev":{"t":null,"agentId":["a"]},"subagent":{"deep":[[[[]]]]}}"#,
+            r#"{"ev":"text","turn":"t"}"#,
+            r#"{}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).expect("JSON");
+            assert_eq!(read_of_value(m, text.as_bytes()), projection(m, &v), "{text}");
+        }
+        for text in ["[1]", "3", "\"a\"", "{\"role\":\"agent\"} x", "{\"role\":", "null"] {
+            assert_eq!(read_of_value(m, text.as_bytes()), None, "{text}");
+        }
     }
 }
