@@ -468,6 +468,51 @@ mod tests {
         assert_eq!(roll, serde_json::json!({"messages": {"accepted": 2, "rejected": 0}, "open": {}}));
     }
 
+    /// What `read_of_value` keeps, taken from the whole parsed `Value` (the oracle).
+    fn projection(m: &Machine, v: &Value) -> Option<Value> {
+        let (envelope, union, event) = m.read_keys();
+        let mut out = Map::new();
+        for (k, x) in v.as_object()? {
+            if k == union {
+                if let Some(ev) = x.as_object() {
+                    let kept = ev.iter().filter(|(k, _)| event.contains(&k.as_str()));
+                    out.insert(k.clone(), Value::Object(kept.map(|(k, v)| (k.clone(), v.clone())).collect()));
+                }
+            } else if envelope.contains(&k.as_str()) {
+                out.insert(k.clone(), x.clone());
+            }
+        }
+        Some(Value::Object(out))
+    }
+
+    /// A rejected line's parts read without parsing the rest are what the whole parsed line gives: the last of a
+    /// repeated key (an event object, then one that is not), escaped keys decoded, values of every kind, large
+    /// values skipped, and nothing for a line that is no object or not one JSON value.
+    #[test]
+    fn a_rejected_line_reads_as_its_parsed_value() {
+        let engine = Engine::new(model(), EngineOptions::default()).expect("a root type");
+        let m = &engine.sequence().machine;
+        let (envelope, union, event) = m.read_keys();
+        assert_eq!((envelope.contains(&"role"), union, event.contains(&"t")), (true, "ev", true));
+        assert!(event.contains(&"call") && envelope.contains(&"turn"), "{event:?} {envelope:?}");
+        for text in [
+            r#"{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c1","name":"x","title":"y","description":"z","args":{"a":[1,2,{"b":3}]}}}"#,
+            r#"{"id":"m1","role":"agent","ev":{"t":"turn-end","status":"done"},"extra":[1,2,3]}"#,
+            r#"{"r\u006fle":"user","ev":{"\u0074":"abort","call":7},"id":{"x":1}}"#,
+            r#"{"role":"agent","ev":{"t":"turn-start"},"ev":[1,2]}"#,
+            r#"{"role":"agent","ev":5,"ev":{"t":"turn-start","t":"turn-end"}}"#,
+            r#"{"role":null,"ev":{"t":null,"agentId":["a"]},"subagent":{"deep":[[[[]]]]}}"#,
+            r#"{"ev":"text","turn":"t"}"#,
+            r#"{}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).expect("JSON");
+            assert_eq!(machine::read_of_value(m, text.as_bytes()), projection(m, &v), "{text}");
+        }
+        for text in ["[1]", "3", "\"a\"", "{\"role\":\"agent\"} x", "{\"role\":", "null"] {
+            assert_eq!(machine::read_of_value(m, text.as_bytes()), None, "{text}");
+        }
+    }
+
     /// The numbers a rollup sum reads from a captured object are what the parsed object gives: the last of duplicate
     /// keys, nothing for a value that is not a number, escaped keys decoded; not an object gives nothing.
     #[test]

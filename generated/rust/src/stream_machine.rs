@@ -195,6 +195,15 @@ impl Names {
 }
 
 impl Machine {
+    /// The keys [`Msg::of_value`] reads: the envelope's (its role and the envelope properties the rules read), the
+    /// key of the event object, and the event's (its tag and the event properties the rules read).
+    pub(crate) fn read_keys(&self) -> (Vec<&str>, &str, Vec<&str>) {
+        let reads = |envelope: bool| self.reads.iter().filter(move |(e, _)| *e == envelope).map(|(_, n)| n.as_str());
+        let envelope = reads(true).chain([self.role.as_str()]).collect();
+        let event = reads(false).chain([self.tag.as_str()]).collect();
+        (envelope, &self.union, event)
+    }
+
     /// Reads the declarations: `{"roleProperty", "unionProperty", "discriminator", "sequence": <the lowered
     /// ir::Sequence as JSON>}`. `None`
     /// when they are not in that form.
@@ -1078,6 +1087,76 @@ pub(crate) fn numbers_at(text: &[u8], names: &[String]) -> Option<Vec<Option<f64
     let found = de.deserialize_map(Obj(names)).ok()?;
     de.end().ok()?;
     Some(found)
+}
+
+/// What [`Msg::of_value`] reads of the JSON text of a message, as a `Value` that holds nothing else: the
+/// envelope's role, its event object with the tag, and the properties the rules read, each parsed whole, the
+/// rest skipped unparsed (`None` when the text is no object). A rejected line is only asked what it would have
+/// opened or closed, and a line of millions of values held them all in a `Value` before (a 64 MiB line took twice
+/// the memory in `--stream` that `validate` takes). Of a key given twice, the last is kept, as in a `Value`.
+pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    /// The keys to keep at one level, and the key whose object is read one level down with `inner`.
+    struct Pick<'a> {
+        keep: Vec<&'a str>,
+        down: Option<(&'a str, Vec<&'a str>)>,
+    }
+    impl<'de> DeserializeSeed<'de> for &Pick<'_> {
+        type Value = Option<Map<String, Value>>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for &Pick<'_> {
+        type Value = Option<Map<String, Value>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(k) = map.next_key::<Cow<'de, str>>()? {
+                if let Some((_, keep)) = self.down.as_ref().filter(|(d, _)| *d == k) {
+                    match map.next_value_seed(&Pick { keep: keep.clone(), down: None })? {
+                        Some(o) => out.insert(k.into_owned(), Value::Object(o)),
+                        None => out.remove(k.as_ref()),
+                    };
+                } else if self.keep.contains(&k.as_ref()) {
+                    out.insert(k.into_owned(), map.next_value::<Value>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Some(out))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    let (keep, union, ev) = m.read_keys();
+    let pick = Pick { keep, down: Some((union, ev)) };
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let found = (&pick).deserialize(&mut de).ok()??;
+    de.end().ok()?;
+    Some(Value::Object(found))
 }
 
 /// A key or string value as text (the bytes of a JSON string: valid UTF-8).

@@ -194,6 +194,15 @@ impl Names {
 }
 
 impl Machine {
+    /// The keys [`Msg::of_value`] reads: the envelope's (its role and the envelope properties the rules read), the
+    /// key of the event object, and the event's (its tag and the event properties the rules read).
+    pub(crate) fn read_keys(&self) -> (Vec<&str>, &str, Vec<&str>) {
+        let reads = |envelope: bool| self.reads.iter().filter(move |(e, _)| *e == envelope).map(|(_, n)| n.as_str());
+        let envelope = reads(true).chain([self.role.as_str()]).collect();
+        let event = reads(false).chain([self.tag.as_str()]).collect();
+        (envelope, &self.union, event)
+    }
+
     /// Reads the declarations: `{"roleProperty", "unionProperty", "discriminator", "sequence": <the lowered
     /// ir::Sequence as JSON>}`. `None`
     /// when they are not in that form.
@@ -1141,12 +1150,8 @@ pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
             Ok(None)
         }
     }
-    let reads = |envelope: bool| m.reads.iter().filter(move |(e, _)| *e == envelope).map(|(_, n)| n.as_str());
-    let mut ev: Vec<&str> = reads(false).collect();
-    ev.push(&m.tag);
-    let mut keep: Vec<&str> = reads(true).collect();
-    keep.push(&m.role);
-    let pick = Pick { keep, down: Some((m.union.as_str(), ev)) };
+    let (keep, union, ev) = m.read_keys();
+    let pick = Pick { keep, down: Some((union, ev)) };
     let mut de = serde_json::Deserializer::from_slice(text);
     let found = (&pick).deserialize(&mut de).ok()??;
     de.end().ok()?;
@@ -1685,55 +1690,5 @@ impl State {
             open.insert(name.clone(), v);
         }
         (parts, open)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::{Engine, EngineOptions};
-
-    /// What `read_of_value` keeps, taken from the whole parsed `Value` (the oracle).
-    fn projection(m: &Machine, v: &Value) -> Option<Value> {
-        let reads = |envelope: bool, k: &str| m.reads.iter().any(|(e, n)| *e == envelope && n == k);
-        let mut out = Map::new();
-        for (k, x) in v.as_object()? {
-            if *k == m.union {
-                if let Some(ev) = x.as_object() {
-                    let kept = ev.iter().filter(|(k, _)| **k == m.tag || reads(false, k));
-                    out.insert(k.clone(), Value::Object(kept.map(|(k, v)| (k.clone(), v.clone())).collect()));
-                }
-            } else if *k == m.role || reads(true, k) {
-                out.insert(k.clone(), x.clone());
-            }
-        }
-        Some(Value::Object(out))
-    }
-
-    /// A rejected line's parts read without parsing the rest are what the whole parsed line gives: the last of a
-    /// repeated key (an event object, then one that is not), escaped keys decoded, values of every kind, large
-    /// values skipped, and nothing for a line that is no object or not one JSON value.
-    #[test]
-    fn a_rejected_line_reads_as_its_parsed_value() {
-        let model = crate::load::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema"))
-            .expect("schema loads");
-        let engine = Engine::new(model, EngineOptions::default()).expect("a root type");
-        let m = &engine.sequence().machine;
-        for text in [
-            r#"{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c1","name":"x","title":"y","description":"z","args":{"a":[1,2,{"b":3}]}}}"#,
-            r#"{"id":"m1","role":"agent","ev":{"t":"turn-end","status":"done"},"extra":[1,2,3]}"#,
-            r#"{"r\u006fle":"user","ev":{"\u0074":"abort","call":7},"id":{"x":1}}"#,
-            r#"{"role":"agent","ev":{"t":"turn-start"},"ev":[1,2]}"#,
-            r#"{"role":"agent","ev":5,"ev":{"t":"turn-start","t":"turn-end"}}"#,
-            r#"{"role":null,"ev":{"t":null,"agentId":["a"]},"subagent":{"deep":[[[[]]]]}}"#,
-            r#"{"ev":"text","turn":"t"}"#,
-            r#"{}"#,
-        ] {
-            let v: Value = serde_json::from_str(text).expect("JSON");
-            assert_eq!(read_of_value(m, text.as_bytes()), projection(m, &v), "{text}");
-        }
-        for text in ["[1]", "3", "\"a\"", "{\"role\":\"agent\"} x", "{\"role\":", "null"] {
-            assert_eq!(read_of_value(m, text.as_bytes()), None, "{text}");
-        }
     }
 }
