@@ -639,10 +639,13 @@ fn side_channels_and_open_questions_are_the_seeds() {
     let got = tables(&md).into_iter().find(|t| t.heading == "What Stays on Side Channels").expect("generated table");
     assert_eq!((got.header, got.rows), (want.header, want.rows));
     let open = &md[md.find("## Open Questions").expect("the section")..];
-    for q in ["`steer` field naming", "Permission auto-approval", "Subagent `agentId` format"] {
+    // The seed's four open questions, each with its decision (the fourth was missing).
+    let questions =
+        ["`steer` field naming", "Permission auto-approval", "Subagent `agentId` format", "metadata rollup"];
+    for q in questions {
         assert!(open.contains(q), "{q}");
     }
-    assert_eq!(open.matches("**Decided here:**").count(), 3);
+    assert_eq!(open.matches("**Decided here:**").count(), questions.len());
     assert!(md.contains("<a id=\"strict-ids\"></a>") && md.contains("**Strict ids.**"));
 }
 

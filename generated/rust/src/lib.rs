@@ -379,11 +379,11 @@ pub struct EnvelopeOptions {
     pub turn: ::std::option::Option<::std::string::String>,
     /// Subagent identifier — matches `agentId` from `subagent-start`
     pub subagent: ::std::option::Option<::std::string::String>,
-    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate
+    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate. Not in the v2 draft: kept from v1, which carries it
     pub claude_uuid: ::std::option::Option<::std::string::String>,
-    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message
+    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message. Not in the v2 draft: kept from v1, which carries it
     pub codex_item_id: ::std::option::Option<::std::string::String>,
-    /// Model usage carried by the source agent message
+    /// Model usage carried by the source agent message. Not in the v2 draft (whose `turn-end.usage` is per turn): kept from v1, which carries it
     pub usage: ::std::option::Option<MessageUsage>,
 }
 #[rustfmt::skip]
@@ -468,15 +468,15 @@ impl Envelope {
     pub fn subagent(&self) -> ::std::option::Option<&str> {
         self.subagent.as_deref()
     }
-    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate
+    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate. Not in the v2 draft: kept from v1, which carries it
     pub fn claude_uuid(&self) -> ::std::option::Option<&str> {
         self.claude_uuid.as_deref()
     }
-    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message
+    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message. Not in the v2 draft: kept from v1, which carries it
     pub fn codex_item_id(&self) -> ::std::option::Option<&str> {
         self.codex_item_id.as_deref()
     }
-    /// Model usage carried by the source agent message
+    /// Model usage carried by the source agent message. Not in the v2 draft (whose `turn-end.usage` is per turn): kept from v1, which carries it
     pub fn usage(&self) -> ::std::option::Option<&MessageUsage> {
         self.usage.as_ref()
     }
@@ -1558,11 +1558,11 @@ pub struct Envelope {
     turn: ::std::option::Option<::std::string::String>,
     /// Subagent identifier — matches `agentId` from `subagent-start`
     subagent: ::std::option::Option<::std::string::String>,
-    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate
+    /// Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate. Not in the v2 draft: kept from v1, which carries it
     claude_uuid: ::std::option::Option<::std::string::String>,
-    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message
+    /// Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message. Not in the v2 draft: kept from v1, which carries it
     codex_item_id: ::std::option::Option<::std::string::String>,
-    /// Model usage carried by the source agent message
+    /// Model usage carried by the source agent message. Not in the v2 draft (whose `turn-end.usage` is per turn): kept from v1, which carries it
     usage: ::std::option::Option<MessageUsage>,
     /// Event body, discriminated by `ev.t`
     ev: Event,
@@ -1780,16 +1780,16 @@ impl ::schemars::JsonSchema for Envelope {
             }, "subagent" : { "type" : "string", "minLength" : 1u64, "description" :
             "Subagent identifier — matches `agentId` from `subagent-start`" },
             "claudeUuid" : { "type" : "string", "minLength" : 1u64, "description" :
-            "Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate"
+            "Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate. Not in the v2 draft: kept from v1, which carries it"
             }, "codexItemId" : { "type" : "string", "minLength" : 1u64, "description" :
-            "Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message"
+            "Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message. Not in the v2 draft: kept from v1, which carries it"
             }, "usage" : { "description" :
-            "Model usage carried by the source agent message", "allOf" : [(generator
-            .subschema_for:: < MessageUsage > ())] }, "ev" : { "description" :
-            "Event body, discriminated by `ev.t`", "allOf" : [(generator.subschema_for::
-            < Event > ())] } }, "allOf" : [{ "if" : { "properties" : { "ev" : { "type" :
-            "object", "properties" : { "t" : { "enum" : ["turn-start", "turn-end",
-            "tool-call-start", "tool-call-end", "service", "subagent-start",
+            "Model usage carried by the source agent message. Not in the v2 draft (whose `turn-end.usage` is per turn): kept from v1, which carries it",
+            "allOf" : [(generator.subschema_for:: < MessageUsage > ())] }, "ev" : {
+            "description" : "Event body, discriminated by `ev.t`", "allOf" : [(generator
+            .subschema_for:: < Event > ())] } }, "allOf" : [{ "if" : { "properties" : {
+            "ev" : { "type" : "object", "properties" : { "t" : { "enum" : ["turn-start",
+            "turn-end", "tool-call-start", "tool-call-end", "service", "subagent-start",
             "subagent-stop", "permission-request"] } }, "required" : ["t"] } },
             "required" : ["ev"] }, "then" : { "properties" : { "role" : { "const" :
             "agent" } } } }, { "if" : { "properties" : { "ev" : { "type" : "object",
@@ -2127,7 +2127,7 @@ pub struct File {
     pub name: ::std::string::String,
     /// File size in bytes
     pub size: u64,
-    /// MIME type of the file, e.g. `image/png`
+    /// MIME type of the file, e.g. `image/png`. Not in the v2 draft: kept from v1, which carries it
     pub mime_type: ::std::option::Option<::std::string::String>,
     /// Optional image metadata
     pub image: ::std::option::Option<Image>,
@@ -2315,11 +2315,11 @@ impl ::schemars::JsonSchema for File {
             "Display filename" }, "size" : { "type" : "integer", "minimum" : 0u64,
             "maximum" : 9007199254740991u64, "description" : "File size in bytes" },
             "mimeType" : { "type" : "string", "description" :
-            "MIME type of the file, e.g. `image/png`" }, "image" : { "description" :
-            "Optional image metadata", "allOf" : [(generator.subschema_for:: < Image >
-            ())] } }, "examples" : [{ "t" : "file", "ref" : "upload_def", "name" :
-            "report.pdf", "size" : 524288u64, "image" : { "width" : 800u64, "height" :
-            600u64, "thumbhash" : "..." } }] }
+            "MIME type of the file, e.g. `image/png`. Not in the v2 draft: kept from v1, which carries it"
+            }, "image" : { "description" : "Optional image metadata", "allOf" :
+            [(generator.subschema_for:: < Image > ())] } }, "examples" : [{ "t" : "file",
+            "ref" : "upload_def", "name" : "report.pdf", "size" : 524288u64, "image" : {
+            "width" : 800u64, "height" : 600u64, "thumbhash" : "..." } }] }
         )
     }
 }
@@ -2562,7 +2562,7 @@ impl ::schemars::JsonSchema for PermissionRequest {
 pub struct PermissionResponse {
     /// Tool call from the matching `permission-request`
     pub call: ::std::string::String,
-    /// The user's answer
+    /// The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses)
     pub decision: Decision,
 }
 #[rustfmt::skip]
@@ -2660,9 +2660,11 @@ impl ::schemars::JsonSchema for PermissionResponse {
             "additionalProperties" : false, "properties" : { "t" : { "const" :
             "permission-response" }, "call" : { "type" : "string", "minLength" : 1u64,
             "description" : "Tool call from the matching `permission-request`" },
-            "decision" : { "description" : "The user's answer", "allOf" : [(generator
-            .subschema_for:: < Decision > ())] } }, "examples" : [{ "t" :
-            "permission-response", "call" : "tc_abc", "decision" : "allow-once" }] }
+            "decision" : { "description" :
+            "The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses)",
+            "allOf" : [(generator.subschema_for:: < Decision > ())] } }, "examples" : [{
+            "t" : "permission-response", "call" : "tc_abc", "decision" : "allow-once" }]
+            }
         )
     }
 }
@@ -4427,7 +4429,7 @@ impl ::schemars::JsonSchema for PermissionMode {
         )
     }
 }
-/// The user's answer
+/// The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[rustfmt::skip]
 pub enum Decision {
@@ -4512,8 +4514,9 @@ impl ::schemars::JsonSchema for Decision {
     }
     fn json_schema(_generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" : "The user's answer", "type" : "string", "enum" :
-            ["allow-once", "allow-always", "deny"] }
+            { "description" :
+            "The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses)",
+            "type" : "string", "enum" : ["allow-once", "allow-always", "deny"] }
         )
     }
 }

@@ -124,7 +124,7 @@ export const sessionFileEventSchema = /* @__PURE__ */ (() => closed(
     name: z.string($T),
     /** File size in bytes */
     size: sessionUint53Schema,
-    /** MIME type of the file, e.g. `image/png` */
+    /** MIME type of the file, e.g. `image/png`. Not in the v2 draft: kept from v1, which carries it */
     mimeType: z.string($T).optional(),
     /** Optional image metadata */
     image: sessionImageSchema.optional(),
@@ -301,10 +301,10 @@ export const sessionPermissionRequestEventSchema = /* @__PURE__ */ (() => closed
 /** Always during a turn. Appears between `tool-call-start` and `tool-call-end`. The tool does not execute until the user responds. RPC still delivers in real-time, but the message is the permanent record in the stream. */
 export type SessionPermissionRequestEvent = z.infer<typeof sessionPermissionRequestEventSchema>;
 
-/** The user's answer */
+/** The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses) */
 export const sessionDecisionSchema = /* @__PURE__ */ (() => z.enum(["allow-once","allow-always","deny"], $T)
-  .describe("The user's answer"))();
-/** The user's answer */
+  .describe("The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses)"))();
+/** The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses) */
 export type SessionDecision = z.infer<typeof sessionDecisionSchema>;
 
 /** The user answers a `permission-request`. Matches the `call` from the request. */
@@ -314,7 +314,7 @@ export const sessionPermissionResponseEventSchema = /* @__PURE__ */ (() => close
     t: z.literal("permission-response", constParams("permission-response")),
     /** Tool call from the matching `permission-request` */
     call: sessionIdSchema,
-    /** The user's answer */
+    /** The user's answer (the draft names `allow-once` and `allow-always`; `deny` is how a user refuses) */
     decision: sessionDecisionSchema,
   },
   unknownKeys("SessionPermissionResponseEvent", {}),
@@ -380,11 +380,11 @@ export const sessionEnvelopeSchema = /* @__PURE__ */ (() => closed(
     turn: sessionCuid2Schema.optional(),
     /** Subagent identifier — matches `agentId` from `subagent-start` */
     subagent: sessionCuid2Schema.optional(),
-    /** Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate */
+    /** Underlying agent-protocol message id (Claude's `uuid` in the session JSONL); set on text-bearing envelopes so the app can offer a precise rewind point for session fork and duplicate. Not in the v2 draft: kept from v1, which carries it */
     claudeUuid: z.string($T).min(1, $C).optional(),
-    /** Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message */
+    /** Codex app-server item id of this envelope; the precise rollback point for Codex thread duplicate and fork-from-message. Not in the v2 draft: kept from v1, which carries it */
     codexItemId: z.string($T).min(1, $C).optional(),
-    /** Model usage carried by the source agent message */
+    /** Model usage carried by the source agent message. Not in the v2 draft (whose `turn-end.usage` is per turn): kept from v1, which carries it */
     usage: sessionMessageUsageSchema.optional(),
     /** Event body, discriminated by `ev.t` */
     ev: sessionEventSchema,

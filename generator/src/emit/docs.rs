@@ -1132,6 +1132,14 @@ impl<'m> Describer<'m> {
                 tail.extend(self.phrase(v, linked).all());
                 Phrase { head: vec![text("map")], tail, values: None }
             }
+            // The reference says once that an object accepts only the properties listed for it: an open one
+            // says so where it is named.
+            Additional::Open if o.fields.is_empty() && o.pattern_properties.is_empty() => {
+                Phrase { head: vec![text("object")], tail: vec![text(" (any properties)")], values: None }
+            }
+            Additional::Open => {
+                Phrase { head: vec![text("object")], tail: vec![text(" (other properties accepted)")], values: None }
+            }
             _ => Phrase { head: vec![text("object")], ..Phrase::default() },
         }
     }
