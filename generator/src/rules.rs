@@ -29,7 +29,8 @@ catalogue! {
         fn id;
         /// The rule with this id.
         fn from_id;
-        /// The line is not valid JSON (including a truncated last line).
+        /// The line is not JSON every checker reads alike (a syntax error, a truncated last line, an unpaired surrogate
+        /// escape, a number beyond the double range).
         MalformedJson = "malformed-json",
         /// The line is not valid UTF-8.
         InvalidUtf8 = "invalid-utf8",
@@ -108,7 +109,7 @@ impl Rule {
     /// One sentence on what the rule means, for the reference.
     pub fn summary(self) -> &'static str {
         match self {
-            Rule::MalformedJson => "The line is not valid JSON (a truncated last line included).",
+            Rule::MalformedJson => "The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\\u` escape of an unpaired surrogate, or a number beyond the double range.",
             Rule::InvalidUtf8 => "The line is not valid UTF-8.",
             Rule::BlankLine => "The line is empty.",
             Rule::TooDeep => "The JSON nests deeper than 127 levels (arrays and objects, the outermost value included).",
