@@ -3,7 +3,9 @@
 //! generated decoder is built from. The same for every schema: the generated code says which checks apply
 //! where, this module says what each check means (exactly what the reference engine does, in the same order,
 //! with the same rule ids and pointers).
-#![allow(dead_code)]
+// `collapsible_if`: in an edition-2024 crate nested `if let`s are "collapsible" into let chains, which edition
+// 2021 lacks; this module is in both (a generated crate, `wiregen types --lang rust` pasted anywhere).
+#![allow(dead_code, clippy::collapsible_if)]
 
 use std::sync::OnceLock;
 
