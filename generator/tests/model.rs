@@ -1192,3 +1192,53 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A type below an inline schema that gives an `x-name` is named after it, the nearest named ancestor (it was
+/// named after the file's root, past the `x-name`: `RootCustomerOption1Tier` for `MemberTier`), in every
+/// language; a property that happens to be called `x-name` names nothing.
+#[test]
+fn types_below_an_x_name_take_its_name() {
+    let dir = schema_dir(
+        "x-name-ancestor",
+        &[(
+            "order.schema.json",
+            json!({
+                "type": "object",
+                "properties": {
+                    "customer": {"oneOf": [
+                        {"type": "object", "x-name": "Guest", "properties": {"email": {"type": "string"}}},
+                        {"type": "object", "x-name": "Member",
+                         "properties": {"tier": {"enum": ["silver", "gold"]},
+                                        "card": {"type": "object", "properties": {"no": {"type": "string"}}}}}
+                    ]},
+                    "plain": {"type": "object", "x-name": "Plain", "properties": {"level": {"enum": ["a", "b"]}}},
+                    "odd": {"type": "object", "properties": {
+                        "x-name": {"type": "string"},
+                        "kind": {"enum": ["x", "y"]}
+                    }}
+                }
+            }),
+        )],
+    );
+    let m = wiregen::load::load(&dir.join("order.schema.json")).expect("loads");
+    let mut bases: Vec<&str> = m.types.iter().map(|t| t.names.base.as_str()).collect();
+    bases.sort_unstable();
+    assert_eq!(
+        bases,
+        [
+            "Guest",
+            "Member",
+            "MemberCard",
+            "MemberTier",
+            "Plain",
+            "PlainLevel",
+            "Root",
+            "RootCustomer",
+            "RootOdd",
+            "RootOddKind"
+        ]
+    );
+    let zod = wiregen(&dir, &["types", "--lang", "zod", "order.schema.json"]);
+    let zod = String::from_utf8(zod.stdout).expect("utf-8");
+    assert!(zod.contains("export const memberTierSchema") && zod.contains("export const plainLevelSchema"), "{zod}");
+}

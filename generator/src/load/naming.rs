@@ -55,7 +55,8 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
             return if n.is_empty() { "Type".into() } else { n };
         }
     }
-    // The nearest ancestor (strictly above) that is named.
+    // The nearest ancestor (strictly above) that is named: a named location, or an inline schema that gives an
+    // `x-name` (it becomes a type named so, but only once its own node is built, after the nodes below it).
     let mut base = None;
     let mut start = 0;
     for cut in (0..tokens.len()).rev() {
@@ -65,6 +66,10 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
             start = cut;
             break;
         }
+    }
+    if let Some((cut, name)) = x_named_above(cx, at).filter(|(cut, _)| *cut > start || base.is_none()) {
+        base = Some(name);
+        start = cut;
     }
     let mut name = match base {
         Some(b) => b,
@@ -115,6 +120,30 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
         name.push_str("Type");
     }
     name
+}
+
+/// The nearest schema strictly above `at` in its file that gives a valid `x-name`: how many pointer tokens lead to
+/// it, and the name. Only schema positions count (found by walking down the schema's children), so a property
+/// that happens to be called `x-name` in a `properties` map names nothing.
+fn x_named_above(cx: &Cx, at: &Origin) -> Option<(usize, String)> {
+    let doc = cx.doc(at);
+    let mut v = doc.get(&Origin { file: at.file.clone(), pointer: String::new() })?;
+    let mut ptr = String::new();
+    let mut found = None;
+    loop {
+        let (tok, child) = super::children(v).into_iter().find(|(tok, _)| {
+            let rest = at.pointer.strip_prefix(ptr.as_str()).and_then(|r| r.strip_prefix(tok.as_str()));
+            rest.is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        })?;
+        ptr.push_str(&tok);
+        if ptr.len() == at.pointer.len() {
+            return found;
+        }
+        if let Some(n) = child.get("x-name").and_then(Value::as_str).filter(|n| is_type_name(n)) {
+            found = Some((ptr.matches('/').count(), n.to_string()));
+        }
+        v = child;
+    }
 }
 
 fn base_is_root_only(tokens: &[String], start: usize) -> bool {
