@@ -480,3 +480,24 @@ fn the_crates_types_are_send_and_sync() {
     shared::<session_wire::Error>();
     shared::<wiregen::stream::StreamChecker<'static>>();
 }
+
+/// A value built in code takes what the Rust types allow; `validate` checks it as the schema does, with the
+/// engine's rule and pointer, and accepts what the checkers accept. (Before, the only way was a round trip
+/// through `serde_json::to_value` and `from_value`.)
+#[test]
+fn validate_checks_a_value_built_in_code() {
+    let end = session_wire::ToolCallEnd { call: String::new() };
+    let err = end.validate().expect_err("an empty call id");
+    assert_eq!((err.rule(), err.pointer()), (Rule::MinLength, "/call"));
+    assert!(session_wire::ToolCallEnd { call: "c1".into() }.validate().is_ok());
+    let img = Image { width: 1 << 60, height: 600, thumbhash: "x".into() };
+    let err = img.validate().expect_err("past 2^53-1");
+    assert_eq!((err.rule(), err.pointer()), (Rule::Maximum, "/width"));
+    // An envelope has no `validate`: its fields are private and every way to build one checks it.
+    let mut event = session_wire::ToolCallStart::new("c1", "grep", "Search", "Searching", Default::default());
+    assert!(event.validate().is_ok());
+    event.name = String::new();
+    assert!(event.validate().is_ok(), "`name` is any string");
+    event.call = String::new();
+    assert_eq!(event.validate().expect_err("empty call").pointer(), "/call");
+}

@@ -638,6 +638,15 @@ impl Cuid2 {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for Cuid2 {
@@ -721,6 +730,15 @@ impl Id {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -808,6 +826,15 @@ impl Uint53 {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for Uint53 {
@@ -891,6 +918,15 @@ impl Role {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl ::std::fmt::Display for Role {
@@ -970,6 +1006,15 @@ impl Args {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for Args {
@@ -1042,6 +1087,15 @@ impl Usage {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -1225,6 +1279,15 @@ impl MessageUsage {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -1437,6 +1500,15 @@ impl Image {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -1835,6 +1907,15 @@ impl Abort {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for Abort {
@@ -1960,6 +2041,15 @@ impl AgentConfigurationChanged {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2173,6 +2263,15 @@ impl File {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for File {
@@ -2373,6 +2472,15 @@ impl PermissionRequest {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2587,6 +2695,15 @@ impl PermissionResponse {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for PermissionResponse {
@@ -2698,6 +2815,15 @@ impl Service {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2830,6 +2956,15 @@ impl SessionControlChanged {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for SessionControlChanged {
@@ -2961,6 +3096,15 @@ impl SubagentStart {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -3098,6 +3242,15 @@ impl SubagentStop {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for SubagentStop {
@@ -3206,6 +3359,15 @@ impl Text {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -3351,6 +3513,15 @@ impl ToolCallEnd {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for ToolCallEnd {
@@ -3460,6 +3631,15 @@ impl ToolCallStart {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -3675,6 +3855,15 @@ impl TurnEnd {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for TurnEnd {
@@ -3783,6 +3972,15 @@ impl TurnStart {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -4017,6 +4215,15 @@ impl Event {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -4368,6 +4575,15 @@ impl PermissionMode {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl ::std::fmt::Display for PermissionMode {
@@ -4465,6 +4681,15 @@ impl Decision {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl ::std::fmt::Display for Decision {
@@ -4560,6 +4785,15 @@ impl ClientType {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl ::std::fmt::Display for ClientType {
@@ -4650,6 +4884,15 @@ impl TurnStatus {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]

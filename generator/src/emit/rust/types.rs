@@ -1127,6 +1127,16 @@ impl<'m> Gen<'m> {
             pub fn from_value(value: &::serde_json::Value) -> ::std::result::Result<Self, Error> {
                 rt::from_value(value)
             }
+
+            /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+            /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+            /// schema may refine: lengths, bounds, patterns, unique items).
+            ///
+            /// # Errors
+            /// The first rule the value breaks, with its pointer.
+            pub fn validate(&self) -> ::std::result::Result<(), Error> {
+                rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+            }
         }
     }
 
@@ -1653,7 +1663,7 @@ impl<'m> Gen<'m> {
             _ => TokenStream::new(),
         };
         // One shortcut per member: `Event::text("hi")` is `Event::Text(Text::new("hi"))`.
-        let mut taken = Names::reserving(["tag", "from_value", "new"]);
+        let mut taken = Names::reserving(["tag", "from_value", "new", "validate"]);
         let mut shortcuts = Vec::new();
         for (mb, v) in u.members.iter().zip(&names) {
             let f = self.final_id(mb.ty);

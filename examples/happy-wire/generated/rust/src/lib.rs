@@ -649,6 +649,15 @@ impl UserMessage {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for UserMessage {
@@ -781,6 +790,15 @@ impl AgentMessage {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for AgentMessage {
@@ -889,6 +907,15 @@ impl LegacyMessageContent {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -1147,6 +1174,15 @@ impl MessageMeta {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -1680,6 +1716,15 @@ impl SessionMessageContent {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for SessionMessageContent {
@@ -1815,6 +1860,15 @@ impl SessionMessage {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2086,6 +2140,15 @@ impl SessionProtocolMessage {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for SessionProtocolMessage {
@@ -2200,6 +2263,15 @@ impl MessageContent {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2335,6 +2407,15 @@ impl VersionedEncryptedValue {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2476,6 +2557,15 @@ impl VersionedNullableEncryptedValue {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2627,6 +2717,15 @@ impl UpdateNewMessageBody {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for UpdateNewMessageBody {
@@ -2768,6 +2867,15 @@ impl UpdateSessionBody {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -2931,6 +3039,15 @@ impl VersionedMachineEncryptedValue {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -3120,6 +3237,15 @@ impl UpdateMachineBody {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -3361,6 +3487,15 @@ impl CoreUpdateBody {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for CoreUpdateBody {
@@ -3509,6 +3644,15 @@ impl CoreUpdateContainer {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -3721,6 +3865,15 @@ impl RigProvider {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -3942,6 +4095,15 @@ impl RigModel {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -4487,6 +4649,15 @@ impl RigOperatingModeKind {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigOperatingModeKind {
@@ -4580,6 +4751,15 @@ impl RigOperatingMode {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -4810,6 +4990,15 @@ impl RigCapabilities {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -5074,6 +5263,15 @@ impl RigActivity {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigActivity {
@@ -5285,6 +5483,15 @@ impl RigMetadataV1 {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -5983,6 +6190,15 @@ impl Role {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl ::std::fmt::Display for Role {
@@ -6076,6 +6292,15 @@ impl Text {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -6251,6 +6476,15 @@ impl Usage {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -6605,6 +6839,15 @@ impl ServiceMessage {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for ServiceMessage {
@@ -6737,6 +6980,15 @@ impl ToolCallStart {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -6951,6 +7203,15 @@ impl ToolCallEnd {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for ToolCallEnd {
@@ -7095,6 +7356,15 @@ impl File {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -7318,6 +7588,15 @@ impl TurnStart {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for TurnStart {
@@ -7410,6 +7689,15 @@ impl Start {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -7530,6 +7818,15 @@ impl TurnEndStatus {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl ::std::fmt::Display for TurnEndStatus {
@@ -7615,6 +7912,15 @@ impl TurnEnd {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for TurnEnd {
@@ -7698,6 +8004,15 @@ impl Stop {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -7870,6 +8185,15 @@ impl Event {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -8361,6 +8685,15 @@ impl VoiceConversationGranted {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for VoiceConversationGranted {
@@ -8646,6 +8979,15 @@ impl VoiceConversationDenied {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for VoiceConversationDenied {
@@ -8879,6 +9221,15 @@ impl VoiceConversationResponse {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for VoiceConversationResponse {
@@ -9016,6 +9367,15 @@ impl VoiceUsageResponse {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -9263,6 +9623,15 @@ impl UserMessageContent {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for UserMessageContent {
@@ -9369,6 +9738,15 @@ impl AgentMessageContent {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -9490,6 +9868,15 @@ impl RigCapabilitiesAttachments {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -9686,6 +10073,15 @@ impl RigCapabilitiesFiles {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigCapabilitiesFiles {
@@ -9804,6 +10200,15 @@ impl RigActivitySubagents {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -10002,6 +10407,15 @@ impl RigActivityWorkflows {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigActivityWorkflows {
@@ -10154,6 +10568,15 @@ impl RigActivityProcesses {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigActivityProcesses {
@@ -10278,6 +10701,15 @@ impl RigActivityTasks {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -10525,6 +10957,15 @@ impl RigMetadataV1Client {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigMetadataV1Client {
@@ -10681,6 +11122,15 @@ impl RigMetadataV1Model {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigMetadataV1Model {
@@ -10826,6 +11276,15 @@ impl RigMetadataV1Reasoning {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -11004,6 +11463,15 @@ impl RigMetadataV1ThoughtLevel {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigMetadataV1ThoughtLevel {
@@ -11165,6 +11633,15 @@ impl RigMetadataV1Session {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -11367,6 +11844,15 @@ impl RigMetadataV1McpServer {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for RigMetadataV1McpServer {
@@ -11507,6 +11993,15 @@ impl ToolCallStartArgs {
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
     }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
+    }
 }
 #[rustfmt::skip]
 impl rt::Decode for ToolCallStartArgs {
@@ -11584,6 +12079,15 @@ impl FileImage {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
@@ -11776,6 +12280,15 @@ impl VoiceConversationDeniedReason {
         value: &::serde_json::Value,
     ) -> ::std::result::Result<Self, Error> {
         rt::from_value(value)
+    }
+    /// Checks this value as its `Deserialize` checks the JSON it writes: what a value built in code must
+    /// meet before it is sent (the constructors and fields take what the Rust types allow, which the
+    /// schema may refine: lengths, bounds, patterns, unique items).
+    ///
+    /// # Errors
+    /// The first rule the value breaks, with its pointer.
+    pub fn validate(&self) -> ::std::result::Result<(), Error> {
+        rt::from_value::<Self>(&rt::to_json(self)?).map(|_| ())
     }
 }
 #[rustfmt::skip]
