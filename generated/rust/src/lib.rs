@@ -1479,7 +1479,7 @@ pub struct Image {
 }
 #[rustfmt::skip]
 impl Image {
-    /// A `Image` with the required properties given and every optional one absent (set them with the `with_` methods).
+    /// An `Image` with the required properties given and every optional one absent (set them with the `with_` methods).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         width: u64,
@@ -1893,7 +1893,7 @@ impl ::schemars::JsonSchema for Envelope {
 pub struct Abort {}
 #[rustfmt::skip]
 impl Abort {
-    /// A `Abort` with the required properties given and every optional one absent (set them with the `with_` methods).
+    /// An `Abort` with the required properties given and every optional one absent (set them with the `with_` methods).
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {}
@@ -1993,7 +1993,7 @@ pub struct AgentConfigurationChanged {
 }
 #[rustfmt::skip]
 impl AgentConfigurationChanged {
-    /// A `AgentConfigurationChanged` with the required properties given and every optional one absent (set them with the `with_` methods).
+    /// An `AgentConfigurationChanged` with the required properties given and every optional one absent (set them with the `with_` methods).
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {

@@ -1557,8 +1557,10 @@ impl<'m> Gen<'m> {
         if extra {
             inits.push(quote!(#extra_i: ::std::default::Default::default()));
         }
+        // "An `Image`", "A `Usage`" (a U is mostly said "you").
+        let article = if ty.to_string().starts_with(['A', 'E', 'I', 'O']) { "An" } else { "A" };
         let doc = doc_attrs(&format!(
-            "A `{ty}` with the required properties given and every optional one absent (set them with the \
+            "{article} `{ty}` with the required properties given and every optional one absent (set them with the \
              `with_` methods)."
         ));
         quote! {

@@ -767,7 +767,7 @@ pub struct AgentMessage {
 }
 #[rustfmt::skip]
 impl AgentMessage {
-    /// A `AgentMessage` with the required properties given and every optional one absent (set them with the `with_` methods).
+    /// An `AgentMessage` with the required properties given and every optional one absent (set them with the `with_` methods).
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: AgentMessageContent) -> Self {
         Self {
@@ -9722,7 +9722,7 @@ pub struct AgentMessageContent {
 }
 #[rustfmt::skip]
 impl AgentMessageContent {
-    /// A `AgentMessageContent` with the required properties given and every optional one absent (set them with the `with_` methods).
+    /// An `AgentMessageContent` with the required properties given and every optional one absent (set them with the `with_` methods).
     #[allow(clippy::too_many_arguments)]
     pub fn new(type_: impl ::std::convert::Into<::std::string::String>) -> Self {
         Self {
