@@ -26,7 +26,8 @@ use wiregen::validate::{validate_reader_into, Piece, Record, Summary, Threads};
 ///   wiregen diff main:schema schema            who the schema changes since main break
 ///   wiregen help generate                      more about one command
 #[derive(Parser)]
-#[command(name = "wiregen", version, verbatim_doc_comment)]
+// clap's own `help` subcommand takes only subcommand names: `wiregen help --help` was a usage error.
+#[command(name = "wiregen", version, verbatim_doc_comment, disable_help_subcommand = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -131,6 +132,12 @@ enum Command {
     #[command(verbatim_doc_comment)]
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
+    /// Print this message or the help of the given subcommand(s)
+    Help {
+        /// The subcommand (and its subcommands) whose help to print
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -512,6 +519,28 @@ fn main() -> ExitCode {
         Command::Migrate(a) => migrate(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve(a),
+        Command::Help { command } => help(&command),
+    }
+}
+
+/// `wiregen help [COMMAND...]`: the long help of the root or of the named subcommand, as `--help` prints it.
+fn help(path: &[String]) -> ExitCode {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    cmd.build();
+    let mut target = &mut cmd;
+    for name in path {
+        let known = target.get_subcommands().any(|c| c.get_name() == name);
+        if !known {
+            let e =
+                target.error(clap::error::ErrorKind::InvalidSubcommand, format!("unrecognized subcommand '{name}'"));
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        target = target.find_subcommand_mut(name).expect("just found");
+    }
+    match target.print_long_help() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output_failed(&e, false),
     }
 }
 

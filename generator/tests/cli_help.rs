@@ -91,3 +91,17 @@ fn help_subcommand_matches_flag() {
         Command::new(env!("CARGO_BIN_EXE_wiregen")).args(["help", "generate"]).env("COLUMNS", "100").output().unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), help(&["generate"]));
 }
+
+#[test]
+fn help_takes_its_own_help_and_refuses_an_unknown_command() {
+    // `wiregen help --help` was clap's usage error (its `help` subcommand took only subcommand names).
+    let page = help(&["help"]);
+    assert!(page.starts_with("Print this message or the help of the given subcommand(s)"), "{page}");
+    assert!(page.contains("Usage: wiregen help [COMMAND]..."), "{page}");
+    // `wiregen help` is the top-level page; an unknown name is a usage error naming it.
+    let top = Command::new(env!("CARGO_BIN_EXE_wiregen")).arg("help").env("COLUMNS", "100").output().unwrap();
+    assert_eq!(String::from_utf8(top.stdout).unwrap(), help(&[]));
+    let bad = Command::new(env!("CARGO_BIN_EXE_wiregen")).args(["help", "nope"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unrecognized subcommand 'nope'"));
+}
