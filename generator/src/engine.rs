@@ -45,6 +45,24 @@ impl Issue {
     pub fn new(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Issue { pointer: pointer.into(), rule: rule.id(), message: message.into(), related: None, caused_by: None }
     }
+
+    /// The lines a sequence violation relates to, as the text outputs say them: ` (see line 3; follows from
+    /// rejected line 2)`, empty when there are none. `rejected` is the word for a line left out (`rejected`,
+    /// `refused`).
+    pub fn links(&self, rejected: &str) -> String {
+        let mut links = Vec::new();
+        if let Some(l) = self.related {
+            links.push(format!("see line {l}"));
+        }
+        if let Some(l) = self.caused_by {
+            links.push(format!("follows from {rejected} line {l}"));
+        }
+        if links.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", links.join("; "))
+        }
+    }
 }
 
 /// Engine settings.

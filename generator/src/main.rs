@@ -984,14 +984,7 @@ impl<'a> RecordFormat<'a> {
             Format::Text => {
                 for e in &rec.errors {
                     let ptr = shown_pointer(&e.pointer);
-                    let mut links = Vec::new();
-                    if let Some(l) = e.related {
-                        links.push(format!("see line {l}"));
-                    }
-                    if let Some(l) = e.caused_by {
-                        links.push(format!("follows from rejected line {l}"));
-                    }
-                    let links = if links.is_empty() { String::new() } else { format!(" ({})", links.join("; ")) };
+                    let links = e.links("rejected");
                     let _ = writeln!(
                         out,
                         "{}:{}: {}: {} [{}]{links}",

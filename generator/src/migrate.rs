@@ -118,18 +118,23 @@ pub fn migrate_value(
     v: &Value,
     on_loss: OnLoss,
 ) -> (Option<Value>, Vec<Note>) {
-    let note = |side, issue: &Issue, outcome| Note {
-        line,
-        outcome,
-        side,
-        rule: issue.rule,
-        pointer: issue.pointer.clone(),
-        message: issue.message.clone(),
-    };
     let old_issues = old.check_value(v);
     if !old_issues.is_empty() {
         return (None, refused_by_old(line, &old_issues));
     }
+    upgrade_accepted(old, new, plan, line, v, on_loss)
+}
+
+/// [`migrate_value`] of a value OLD accepts (the caller checked it).
+fn upgrade_accepted(
+    old: &Engine,
+    new: &Engine,
+    plan: &Plan,
+    line: usize,
+    v: &Value,
+    on_loss: OnLoss,
+) -> (Option<Value>, Vec<Note>) {
+    let note = |side, issue: &Issue, outcome| issue_note(line, side, issue, outcome);
     let mut v = v.clone();
     // What OLD's readers saw is what is upgraded: a key OLD strips never reached them.
     let stripped = stripped(old.model(), old.root(), &mut v);
@@ -347,7 +352,8 @@ pub fn migrate_reader(
                 continue;
             }
         };
-        let (value, mut notes) = migrate_value(&oe, &ne, &plan, n, &v, on_loss);
+        // OLD accepted the line above: checking the parsed value again would be the same work twice.
+        let (value, mut notes) = upgrade_accepted(&oe, &ne, &plan, n, &v, on_loss);
         // Only a sequence rule is left to break: the value passed NEW's message rules.
         let broken = match (&value, &mut sequence) {
             (Some(v), Some(sequence)) => sequence.check_value(n, v).errors,
@@ -355,23 +361,13 @@ pub fn migrate_reader(
         };
         match value {
             Some(_) if !broken.is_empty() => {
-                let rec = broken;
                 s.refused += 1;
                 for x in &mut notes {
                     x.outcome = Outcome::Refused;
                 }
-                notes.extend(rec.into_iter().map(|i| Note {
-                    line: n,
-                    outcome: Outcome::Refused,
-                    side: "new",
-                    rule: i.rule,
-                    message: match (i.related, i.caused_by) {
-                        (Some(r), Some(c)) => format!("{} (see line {r}; follows from refused line {c})", i.message),
-                        (Some(r), None) => format!("{} (see line {r})", i.message),
-                        (None, Some(c)) => format!("{} (follows from refused line {c})", i.message),
-                        (None, None) => i.message,
-                    },
-                    pointer: i.pointer,
+                notes.extend(broken.iter().map(|i| Note {
+                    message: format!("{}{}", i.message, i.links("refused")),
+                    ..issue_note(n, "new", i, Outcome::Refused)
                 }));
             }
             Some(v) => {
@@ -390,17 +386,14 @@ pub fn migrate_reader(
     Ok(s)
 }
 
+/// The note of one issue.
+fn issue_note(line: usize, side: &'static str, i: &Issue, outcome: Outcome) -> Note {
+    Note { line, outcome, side, rule: i.rule, pointer: i.pointer.clone(), message: i.message.clone() }
+}
+
 /// The notes of a line OLD refuses: its issues, capped.
 fn refused_by_old(line: usize, issues: &[Issue]) -> Vec<Note> {
-    let note = |i: &Issue| Note {
-        line,
-        outcome: Outcome::Refused,
-        side: "old",
-        rule: i.rule,
-        pointer: i.pointer.clone(),
-        message: i.message.clone(),
-    };
-    capped(issues.iter().map(note).collect())
+    capped(issues.iter().map(|i| issue_note(line, "old", i, Outcome::Refused)).collect())
 }
 
 /// The most notes one line gets; past it, one more note says how many were left out (a message with a million

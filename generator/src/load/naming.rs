@@ -36,7 +36,8 @@ pub(crate) fn is_type_name(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
-fn is_identifier(s: &str) -> bool {
+/// Whether `s` is an ASCII JavaScript identifier (letters, digits, `_`, `$`, not starting with a digit).
+pub(crate) fn is_identifier(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
@@ -67,7 +68,7 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
             break;
         }
     }
-    if let Some((cut, name)) = x_named_above(cx, at).filter(|(cut, _)| *cut > start || base.is_none()) {
+    if let Some((cut, name)) = x_named_above(cx, at).filter(|(cut, _)| *cut > start) {
         base = Some(name);
         start = cut;
     }

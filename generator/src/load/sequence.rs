@@ -88,6 +88,12 @@ pub(super) struct SeqCx<'a> {
 }
 
 impl SeqCx<'_> {
+    /// Whether `role` may send the event `tag` (its `x-roles`; an event whose `x-roles` were refused has none and
+    /// counts as sendable, so that error is not reported again).
+    fn may_send(&self, role: &str, tag: &str) -> bool {
+        self.events.iter().any(|e| e.tag == tag && (e.roles.is_empty() || e.roles.iter().any(|r| r == role)))
+    }
+
     fn event_fields(&self, tag: &str) -> Option<&[Field]> {
         let e = self.events.iter().find(|e| e.tag == tag)?;
         match self.types.slots[e.ty.0].def.as_ref().map(|d| &d.node.shape) {
@@ -277,9 +283,7 @@ impl Cx {
     /// TypeScript type can declare and every checker writes: an identifier (letters, digits, `_`, `$`, not starting
     /// with a digit) other than `__proto__`, which a JavaScript object assignment drops.
     fn rollup_name(&mut self, at: &Origin, name: &str) -> bool {
-        let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-        if ident && name != "__proto__" {
+        if super::naming::is_identifier(name) && name != "__proto__" {
             return true;
         }
         let msg = format!(
@@ -488,8 +492,7 @@ impl Cx {
                         let by = self.seq_event(sx, &dat, d, "by");
                         let role = self.seq_role(sx, &dat, d);
                         if let (Some(b), Some(r)) = (&by, &role) {
-                            // An event whose `x-roles` are refused (none) is not reported again here.
-                            if !sx.events.iter().any(|e| &e.tag == b && (e.roles.is_empty() || e.roles.contains(r))) {
+                            if !sx.may_send(r, b) {
                                 let msg =
                                     format!("`{r}` may not send `{b}` (its `x-roles`): the mark would never be set");
                                 self.err(&dat.join("role"), K::InvalidValue, msg);
@@ -626,9 +629,7 @@ impl Cx {
             r if r.is_empty() => sx.events.iter().map(|e| e.tag.as_str()).collect(),
             r => r,
         };
-        let sendable =
-            |t: &str| sx.events.iter().any(|e| e.tag == t && (e.roles.is_empty() || e.roles.iter().any(|r| r == role)));
-        if reads.iter().any(|t| sendable(t)) || !sx.all_events {
+        if reads.iter().any(|t| sx.may_send(role, t)) || !sx.all_events {
             return true;
         }
         let list: Vec<String> = reads.iter().map(|t| format!("`{t}`")).collect();
