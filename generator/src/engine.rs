@@ -368,7 +368,7 @@ impl Engine {
             Shape::Kinds(members) => match members.iter().find(|m| kind_matches(&self.model, &m.shape, v)) {
                 Some(m) => self.check(m, v, ptr, out),
                 None => {
-                    let expected: Vec<&str> = members.iter().map(|m| kind_word(&self.model, &m.shape)).collect();
+                    let expected: Vec<&str> = members.iter().map(|m| self.model.kind_word(&m.shape)).collect();
                     out.push(type_issue(ptr, &expected.join(" or "), v));
                 }
             },
@@ -888,28 +888,14 @@ fn same_kind(a: &Value, b: &Json<'_>) -> bool {
 
 /// Whether a member of [`Shape::Kinds`] takes a value of this JSON kind.
 fn kind_matches(model: &Model, s: &Shape, v: &Json<'_>) -> bool {
-    match s {
-        Shape::Null => v.is_null(),
-        Shape::Boolean => v.is_boolean(),
-        Shape::Number(_) => v.is_number(),
-        Shape::String(_) => v.is_string(),
-        Shape::Array(_) => v.is_array(),
-        Shape::Object(_) | Shape::Union(_) => v.is_object(),
-        Shape::Ref(id) => kind_matches(model, &model.ty(*id).node.shape, v),
-        _ => false,
-    }
-}
-
-fn kind_word(model: &Model, s: &Shape) -> &'static str {
-    match s {
-        Shape::Null => "null",
-        Shape::Boolean => "a boolean",
-        Shape::Number(n) if n.integer => "an integer",
-        Shape::Number(_) => "a number",
-        Shape::String(_) => "a string",
-        Shape::Array(_) => "an array",
-        Shape::Ref(id) => kind_word(model, &model.ty(*id).node.shape),
-        _ => "an object",
+    match model.kind_of(s) {
+        Some(JsonKind::Null) => v.is_null(),
+        Some(JsonKind::Boolean) => v.is_boolean(),
+        Some(JsonKind::Number) => v.is_number(),
+        Some(JsonKind::String) => v.is_string(),
+        Some(JsonKind::Array) => v.is_array(),
+        Some(JsonKind::Object) => v.is_object(),
+        None => false,
     }
 }
 

@@ -158,6 +158,37 @@ pub struct Node {
     pub shape: Shape,
 }
 
+/// The kind of a JSON value, as a member of [`Shape::Kinds`] takes it ([`Model::kind_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum JsonKind {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Boolean,
+    /// A number (an integer member is a number member).
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl JsonKind {
+    /// JavaScript's `typeof` word for it, with `null` and `array` apart (as the TypeScript runtime names kinds).
+    pub fn name(self) -> &'static str {
+        match self {
+            JsonKind::Null => "null",
+            JsonKind::Boolean => "boolean",
+            JsonKind::Number => "number",
+            JsonKind::String => "string",
+            JsonKind::Array => "array",
+            JsonKind::Object => "object",
+        }
+    }
+}
+
 /// What a node accepts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
@@ -639,6 +670,36 @@ impl Model {
         match shape {
             Shape::Ref(id) => &self.resolve_node(&self.ty(*id).node).0.shape,
             other => other,
+        }
+    }
+
+    /// The JSON kind a member of [`Shape::Kinds`] takes: the member a value of that kind is checked against
+    /// (`None` for a shape no member has).
+    pub fn kind_of(&self, member: &Shape) -> Option<JsonKind> {
+        Some(match self.resolve(member) {
+            Shape::Null => JsonKind::Null,
+            Shape::Boolean => JsonKind::Boolean,
+            Shape::Number(_) => JsonKind::Number,
+            Shape::String(_) => JsonKind::String,
+            Shape::Array(_) => JsonKind::Array,
+            Shape::Object(_) | Shape::Union(_) => JsonKind::Object,
+            _ => return None,
+        })
+    }
+
+    /// How a member of [`Shape::Kinds`] is named in a `type` error ("an integer", "a string", "null"); every
+    /// output's message says it so.
+    pub fn kind_word(&self, member: &Shape) -> &'static str {
+        match self.resolve(member) {
+            Shape::Number(n) if n.integer => "an integer",
+            _ => match self.kind_of(member) {
+                Some(JsonKind::Null) => "null",
+                Some(JsonKind::Boolean) => "a boolean",
+                Some(JsonKind::Number) => "a number",
+                Some(JsonKind::String) => "a string",
+                Some(JsonKind::Array) => "an array",
+                Some(JsonKind::Object) | None => "an object",
+            },
         }
     }
 

@@ -141,7 +141,7 @@ impl Model {
                     .iter()
                     .filter_map(|m| {
                         let p = self.evaluation_in(m, refs);
-                        (p != Evaluation::None).then(|| (self.kind_of(m).unwrap_or_else(|| m.clone()), p))
+                        (p != Evaluation::None).then(|| (self.any_of_kind(m).unwrap_or_else(|| m.clone()), p))
                     })
                     .collect();
                 if plans.is_empty() {
@@ -193,7 +193,7 @@ impl Model {
 
     /// A node that accepts every value of the kind `member` accepts (any object, any array), when it is an
     /// object or an array member of a `type` list: its plan is read only when the member holds.
-    fn kind_of(&self, member: &Node) -> Option<Node> {
+    fn any_of_kind(&self, member: &Node) -> Option<Node> {
         let shape = match self.resolve(&member.shape) {
             Shape::Object(_) => Shape::Object(ObjectShape::open(Vec::new())),
             Shape::Array(_) => Shape::Array(ArrayShape {

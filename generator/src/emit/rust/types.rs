@@ -925,7 +925,7 @@ impl<'m> Gen<'m> {
                 let mut arms = Vec::new();
                 let mut words = Vec::new();
                 for mb in members {
-                    words.push(kind_word(self.m, &mb.shape));
+                    words.push(self.m.kind_word(&mb.shape));
                     let Some(k) = kind_of(self.m, &mb.shape) else { continue };
                     let c = self.check(mb)?.func();
                     arms.push(quote!((rt::Kind::#k, #c)));
@@ -2087,28 +2087,14 @@ fn tag_tokens(v: &Value) -> Option<TokenStream> {
     })
 }
 
-/// The JSON kind a member of [`Shape::Kinds`] takes (as the engine's `kind_matches`).
+/// The `rt::Kind` a member of [`Shape::Kinds`] takes.
 fn kind_of(m: &Model, s: &Shape) -> Option<Ident> {
-    Some(match m.resolve(s) {
-        Shape::Null => format_ident!("Null"),
-        Shape::Boolean => format_ident!("Boolean"),
-        Shape::Number(_) => format_ident!("Number"),
-        Shape::String(_) => format_ident!("String"),
-        Shape::Array(_) => format_ident!("Array"),
-        Shape::Object(_) | Shape::Union(_) => format_ident!("Object"),
-        _ => return None,
+    Some(match m.kind_of(s)? {
+        JsonKind::Null => format_ident!("Null"),
+        JsonKind::Boolean => format_ident!("Boolean"),
+        JsonKind::Number => format_ident!("Number"),
+        JsonKind::String => format_ident!("String"),
+        JsonKind::Array => format_ident!("Array"),
+        JsonKind::Object => format_ident!("Object"),
     })
-}
-
-/// How a member of [`Shape::Kinds`] is named in a `type` error (as the engine's `kind_word`).
-fn kind_word(m: &Model, s: &Shape) -> &'static str {
-    match m.resolve(s) {
-        Shape::Null => "null",
-        Shape::Boolean => "a boolean",
-        Shape::Number(n) if n.integer => "an integer",
-        Shape::Number(_) => "a number",
-        Shape::String(_) => "a string",
-        Shape::Array(_) => "an array",
-        _ => "an object",
-    }
 }

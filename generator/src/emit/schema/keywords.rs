@@ -139,23 +139,6 @@ pub(crate) fn is_plain(s: &Shape) -> bool {
     }
 }
 
-/// The JSON kind a member of [`Shape::Kinds`] takes, as the engine decides it (`None`: the engine never picks it).
-fn kind_of(m: &Model, s: &Shape) -> Option<&'static str> {
-    match s {
-        Shape::Null => Some("null"),
-        Shape::Boolean => Some("boolean"),
-        Shape::Number(_) => Some("number"),
-        Shape::String(_) => Some("string"),
-        Shape::Array(_) => Some("array"),
-        Shape::Object(_) | Shape::Union(_) => Some("object"),
-        Shape::Ref(_) => match m.resolve(s) {
-            Shape::Ref(_) => None,
-            other => kind_of(m, other),
-        },
-        _ => None,
-    }
-}
-
 /// Writes the keywords of the model's types and nodes.
 pub(crate) struct Keywords<'m> {
     m: &'m Model,
@@ -323,7 +306,7 @@ impl<'m> Keywords<'m> {
                 let mut kinds = BTreeSet::new();
                 let mut picked: Vec<Schema> = Vec::new();
                 for mem in members {
-                    if let Some(k) = kind_of(self.m, &mem.shape) {
+                    if let Some(k) = self.m.kind_of(&mem.shape) {
                         if kinds.insert(k) {
                             picked.push(self.node(mem));
                         }
@@ -389,10 +372,12 @@ impl<'m> Keywords<'m> {
     /// member alone, as the engine checks a name against that member only.
     fn string_node(&self, n: &Node) -> Schema {
         match &n.shape {
-            Shape::Kinds(members) => match members.iter().find(|m| kind_of(self.m, &m.shape) == Some("string")) {
-                Some(s) => self.node(s),
-                None => Schema::of(json!({ "not": {} })),
-            },
+            Shape::Kinds(members) => {
+                match members.iter().find(|m| self.m.kind_of(&m.shape) == Some(JsonKind::String)) {
+                    Some(s) => self.node(s),
+                    None => Schema::of(json!({ "not": {} })),
+                }
+            }
             _ => self.node(n),
         }
     }

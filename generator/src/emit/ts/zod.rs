@@ -901,15 +901,7 @@ fn scalar(v: &serde_json::Value) -> Option<Code> {
 
 /// The JSON kind a member of [`Shape::Kinds`] takes (`typeof`, with `null` and `array`), and the engine's word.
 pub(crate) fn kind_of(m: &Model, s: &Shape) -> (&'static str, &'static str) {
-    match m.resolve(s) {
-        Shape::Null => ("null", "null"),
-        Shape::Boolean => ("boolean", "a boolean"),
-        Shape::Number(n) if n.integer => ("number", "an integer"),
-        Shape::Number(_) => ("number", "a number"),
-        Shape::String(_) => ("string", "a string"),
-        Shape::Array(_) => ("array", "an array"),
-        _ => ("object", "an object"),
-    }
+    (m.kind_of(s).map_or("object", JsonKind::name), m.kind_word(s))
 }
 
 /// How deep a type's schema may nest inline (nodes on its longest path, the type's own included) for the Zod
