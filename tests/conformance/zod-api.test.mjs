@@ -297,6 +297,21 @@ test("every standalone validator answers values no line can hold, and checkEnvel
   for (const v of [deep, cyclic]) assert.deepEqual(w.checkEnvelope(v).errors[0].rule, "too-deep");
 });
 
+test("a value outside JSON is checked as the JavaScript value it is, as Zod checks it, not as JSON.stringify writes it", () => {
+  // README, Constructs: a Date or a Map is an object with no own keys; an unconstrained position takes anything.
+  const m = (args) => ({ id: "m1", time: 1, role: "agent", turn: "t1", ev: { ...toolCall, args } });
+  for (const args of [new Date(0), new Map([["a", 1]]), { when: new Date(0), u: undefined, n: 1n }]) {
+    assert.deepEqual(w.checkEnvelope(m(args)).errors, [], String(args));
+    assert.deepEqual(w.validateSessionEnvelope(m(args)), []);
+    assert.equal(w.sessionEnvelopeSchema.safeParse(m(args)).success, true);
+  }
+  // Where an object is declared, a Date is checked as {}: it lacks what is required.
+  assert.deepEqual(w.validateSessionUsage(new Date(0)), w.validateSessionUsage({}));
+  assert.ok(w.validateSessionUsage({}).length > 0);
+  const made = w.createEnvelope("agent", { ...toolCall, args: { when: new Date(0) } }, { turn: "t1" });
+  assert.equal(JSON.parse(JSON.stringify(made)).ev.args.when, "1970-01-01T00:00:00.000Z");
+});
+
 test("createEnvelope fills only absent values: a null id or time is refused like a null turn", () => {
   for (const key of ["id", "time", "turn"]) {
     assert.throws(() => w.createEnvelope("user", { t: "abort" }, { [key]: null }),
