@@ -39,7 +39,7 @@
 //! # Errors
 //! Only reading the input and writing the output fail ([`std::io::Error`]); what is wrong with a line is a note.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -370,20 +370,224 @@ pub fn migrate_reader(
                     ..issue_note(n, "new", i, Outcome::Refused)
                 }));
             }
-            Some(v) => {
-                serde_json::to_writer(&mut out, &v)?;
+            // A line the upgrade left as it was is written as it was read.
+            Some(u) if u == v && notes.is_empty() => {
+                out.write_all(&line)?;
                 out.write_all(b"\n")?;
                 s.written += 1;
-                if !notes.is_empty() {
-                    s.with_loss += 1;
-                }
             }
+            Some(u) => match exact_text(&line, &u) {
+                Ok(text) => {
+                    out.write_all(&text)?;
+                    out.write_all(b"\n")?;
+                    s.written += 1;
+                    if !notes.is_empty() {
+                        s.with_loss += 1;
+                    }
+                }
+                Err(lost) => {
+                    s.refused += 1;
+                    for x in &mut notes {
+                        x.outcome = Outcome::Refused;
+                    }
+                    notes.push(Note { line: n, outcome: Outcome::Refused, side: "upgrade", ..lost });
+                }
+            },
             None => s.refused += 1,
         }
         s.notes.extend(notes);
     }
     out.flush()?;
     Ok(s)
+}
+
+/// A number as serde_json holds it (a `Value` has no other): an integer that fits 64 bits, else the nearest double.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum NumberKey {
+    Unsigned(u64),
+    Signed(i64),
+    Double(u64),
+}
+
+impl NumberKey {
+    fn of(n: &serde_json::Number) -> NumberKey {
+        match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => NumberKey::Unsigned(u),
+            (None, Some(i)) => NumberKey::Signed(i),
+            (None, None) => NumberKey::Double(n.as_f64().unwrap_or(f64::NAN).to_bits()),
+        }
+    }
+}
+
+/// The upgraded value `v` of `line` as JSON text, every number written as `line` wrote it: a `Value` holds an
+/// integer past 64 bits, or a decimal with more digits than a double keeps, as the nearest double, and writing
+/// that would change stored data without a word (`12345678901234567890123` became `1.2345678901234568e+22`);
+/// `1e3` stays `1e3`. Two spellings of one number (`1e3`, `1000.0`) are both written as the first. Two numbers of
+/// the line that read as one double but are not the same number cannot be told apart in `v`: writing either is a
+/// loss, so that is a refusal note at the first one.
+fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
+    let mut texts: HashMap<NumberKey, Option<std::ops::Range<usize>>> = HashMap::new();
+    for at in number_tokens(line) {
+        let Ok(text) = std::str::from_utf8(&line[at.clone()]) else { continue };
+        let Ok(n) = serde_json::from_str::<serde_json::Number>(text) else { continue };
+        let seen = texts.entry(NumberKey::of(&n)).or_insert_with(|| Some(at.clone()));
+        if let Some(first) = seen.clone() {
+            let same = std::str::from_utf8(&line[first]).is_ok_and(|t| decimal(t) == decimal(text));
+            if !same {
+                *seen = None;
+            }
+        }
+    }
+    let mut f = ExactNumbers { line, texts: &texts, ambiguous: None };
+    let mut out = Vec::with_capacity(line.len() + 16);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, &mut f);
+    v.serialize(&mut ser).map_err(|e| Note {
+        line: 0,
+        outcome: Outcome::Refused,
+        side: "upgrade",
+        rule: "number-text",
+        pointer: String::new(),
+        message: format!("the upgraded message could not be written: {e}"),
+    })?;
+    match f.ambiguous {
+        None => Ok(out),
+        Some(key) => {
+            let same: Vec<&str> = number_tokens(line)
+                .filter_map(|r| std::str::from_utf8(&line[r]).ok())
+                .filter(|t| serde_json::from_str::<serde_json::Number>(t).is_ok_and(|n| NumberKey::of(&n) == key))
+                .take(2)
+                .collect();
+            Err(Note {
+                line: 0,
+                outcome: Outcome::Refused,
+                side: "upgrade",
+                rule: "number-text",
+                pointer: first_number(v, key, &mut String::new()).unwrap_or_default(),
+                message: format!(
+                    "the numbers {} of this line read as the same double: migrate writes each number as the line \
+                     wrote it, and cannot tell them apart in the upgraded message",
+                    same.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" and ")
+                ),
+            })
+        }
+    }
+}
+
+/// The byte ranges of the number tokens of a JSON text (outside its strings).
+fn number_tokens(line: &[u8]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let (mut i, mut in_string) = (0, false);
+    std::iter::from_fn(move || {
+        while i < line.len() {
+            let b = line[i];
+            if in_string {
+                match b {
+                    b'\\' => i += 2,
+                    b'"' => {
+                        in_string = false;
+                        i += 1;
+                    }
+                    _ => i += 1,
+                }
+            } else if b == b'"' {
+                in_string = true;
+                i += 1;
+            } else if b == b'-' || b.is_ascii_digit() {
+                let start = i;
+                while i < line.len() && matches!(line[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                    i += 1;
+                }
+                return Some(start..i);
+            } else {
+                i += 1;
+            }
+        }
+        None
+    })
+}
+
+/// A JSON number's value as sign, significant digits and exponent (`1e3`, `1000` and `1000.0` are one).
+fn decimal(text: &str) -> (bool, String, i128) {
+    let (neg, t) = text.strip_prefix('-').map_or((false, text), |r| (true, r));
+    let (mantissa, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].trim_start_matches('+').parse::<i128>().unwrap_or(0)),
+        None => (t, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{int}{frac}");
+    let digits = all.trim_start_matches('0');
+    let significant = digits.trim_end_matches('0');
+    if significant.is_empty() {
+        return (neg, String::new(), 0);
+    }
+    let exp = exp - frac.len() as i128 + (digits.len() - significant.len()) as i128;
+    (neg, significant.to_string(), exp)
+}
+
+/// The pointer of the first number of `v` that reads as `key`.
+fn first_number(v: &Value, key: NumberKey, ptr: &mut String) -> Option<String> {
+    let len = ptr.len();
+    let found = match v {
+        Value::Number(n) if NumberKey::of(n) == key => Some(ptr.clone()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| {
+            ptr.truncate(len);
+            ptr.push_str(&format!("/{i}"));
+            first_number(x, key, ptr)
+        }),
+        Value::Object(map) => map.iter().find_map(|(k, x)| {
+            ptr.truncate(len);
+            ptr.push('/');
+            ptr.push_str(&crate::diag::escape_token(k));
+            first_number(x, key, ptr)
+        }),
+        _ => None,
+    };
+    ptr.truncate(len);
+    found
+}
+
+/// serde_json's compact output, but a number the line wrote is written with the line's text.
+struct ExactNumbers<'a> {
+    line: &'a [u8],
+    texts: &'a HashMap<NumberKey, Option<std::ops::Range<usize>>>,
+    /// A number written that two numbers of the line read as.
+    ambiguous: Option<NumberKey>,
+}
+
+impl ExactNumbers<'_> {
+    /// Writes the line's text of the number; `false` when there is none to write.
+    fn line_text<W: ?Sized + Write>(&mut self, w: &mut W, key: NumberKey) -> std::io::Result<bool> {
+        match self.texts.get(&key) {
+            Some(Some(at)) => w.write_all(&self.line[at.clone()]).map(|()| true),
+            Some(None) => {
+                self.ambiguous.get_or_insert(key);
+                Ok(false)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+impl serde_json::ser::Formatter for &mut ExactNumbers<'_> {
+    fn write_u64<W: ?Sized + Write>(&mut self, w: &mut W, value: u64) -> std::io::Result<()> {
+        if !self.line_text(w, NumberKey::Unsigned(value))? {
+            serde_json::ser::CompactFormatter.write_u64(w, value)?;
+        }
+        Ok(())
+    }
+
+    fn write_i64<W: ?Sized + Write>(&mut self, w: &mut W, value: i64) -> std::io::Result<()> {
+        if !self.line_text(w, NumberKey::Signed(value))? {
+            serde_json::ser::CompactFormatter.write_i64(w, value)?;
+        }
+        Ok(())
+    }
+
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, value: f64) -> std::io::Result<()> {
+        if !self.line_text(w, NumberKey::Double(value.to_bits()))? {
+            serde_json::ser::CompactFormatter.write_f64(w, value)?;
+        }
+        Ok(())
+    }
 }
 
 /// The note of one issue.

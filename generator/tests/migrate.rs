@@ -388,3 +388,47 @@ fn with_stream_a_line_that_breaks_a_sequence_rule_of_new_is_refused_so_the_outpu
     let (scode, sout, serr) = wiregen(&["validate", "--stream"], Some(out.as_bytes()));
     assert_eq!(scode, 0, "{sout}{serr}");
 }
+
+#[test]
+fn numbers_are_written_as_the_line_wrote_them_and_an_unchanged_line_as_it_was_read() {
+    // serde_json reads an integer past 64 bits, or a decimal with more digits than a double keeps, as the nearest
+    // double: written from the parsed value, stored data changed without a note.
+    let args = r#"{"big":12345678901234567890123,"over":18446744073709551616,"e":1e3,"pad":0.10,"neg":-0,"x":1.5E+2}"#;
+    let call = format!(
+        r#"{{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{{"t":"tool-call-start","call":"c1","name":"n","title":"t","description":"d","args":{args}}}}}"#
+    );
+    // v1 -> v2 renames the snake_case usage keys: the line changes, its numbers do not.
+    let renamed = call.replacen(r#""turn":"t1","#, r#""turn":"t1","usage":{"input_tokens":3,"output_tokens":1},"#, 1);
+    let (_, code, out) = migrate("-", Some(format!("{renamed}\n").as_bytes()), "refuse", false);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(r#""usage":{"inputTokens":3,"outputTokens":1}"#), "{out}");
+    assert!(out.contains(&format!(r#""args":{args}"#)), "{out}");
+    // A line the upgrade leaves as it was is written byte for byte, its spaces included.
+    let spaced = call.replace(r#""time":1"#, r#""time": 1"#);
+    let (code, out, err) = wiregen(&["migrate", "--from", V2, "--to", V2, "-"], Some(format!("{spaced}\n").as_bytes()));
+    assert_eq!((code, out), (0, format!("{spaced}\n")), "{err}");
+}
+
+#[test]
+fn two_numbers_one_double_reads_as_are_refused_in_a_changed_line_never_merged() {
+    let args = r#"{"a":12345678901234567890123,"b":12345678901234567890124,"c":1e3,"d":1000.0}"#;
+    let line = format!(
+        r#"{{"id":"m1","time":1,"role":"agent","turn":"t1","usage":{{"input_tokens":3,"output_tokens":1}},"ev":{{"t":"tool-call-start","call":"c1","name":"n","title":"t","description":"d","args":{args}}}}}"#
+    );
+    let (code, out, err) =
+        wiregen(&["migrate", "--from", V1, "--to", V2, "--format", "json", "-"], Some(format!("{line}\n").as_bytes()));
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    let report: Value = serde_json::from_str(&err).expect("a JSON report");
+    let notes = &report["summary"]["notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{err}");
+    assert_eq!(notes[0]["rule"], "number-text", "{err}");
+    assert_eq!(notes[0]["pointer"], "/ev/args/a", "{err}");
+    assert!(notes[0]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("`12345678901234567890123` and `12345678901234567890124`")));
+    // `1e3` and `1000.0` are one number, so nothing is lost: both are written as the line first wrote it.
+    let alike = line.replace(r#""a":12345678901234567890123,"b":12345678901234567890124,"#, "");
+    let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "-"], Some(format!("{alike}\n").as_bytes()));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(r#""args":{"c":1e3,"d":1e3}"#), "{out}");
+}
