@@ -164,7 +164,11 @@ impl<'e> StreamChecker<'e> {
                 Record::new(line, errors)
             }
             Err(issue) => {
-                self.state.reject(&c.machine, line, None);
+                // A line too deep is JSON still: what it would have opened or closed is read as for the others.
+                let v = (issue.rule == crate::rules::Rule::TooDeep.id())
+                    .then(|| machine::read_of_value(&c.machine, bytes))
+                    .flatten();
+                self.state.reject(&c.machine, line, v.as_ref());
                 Record::new(line, vec![issue])
             }
         }
@@ -468,6 +472,15 @@ mod tests {
         assert_eq!(roll, serde_json::json!({"messages": {"accepted": 2, "rejected": 0}, "open": {}}));
     }
 
+    /// A kept value as `read_of_value` keeps it: a scalar as it is, an array or object as `null`.
+    fn scalar(v: &Value) -> Value {
+        if v.is_array() || v.is_object() {
+            Value::Null
+        } else {
+            v.clone()
+        }
+    }
+
     /// What `read_of_value` keeps, taken from the whole parsed `Value` (the oracle).
     fn projection(m: &Machine, v: &Value) -> Option<Value> {
         let (envelope, union, event) = m.read_keys();
@@ -476,10 +489,10 @@ mod tests {
             if k == union {
                 if let Some(ev) = x.as_object() {
                     let kept = ev.iter().filter(|(k, _)| event.contains(&k.as_str()));
-                    out.insert(k.clone(), Value::Object(kept.map(|(k, v)| (k.clone(), v.clone())).collect()));
+                    out.insert(k.clone(), Value::Object(kept.map(|(k, v)| (k.clone(), scalar(v))).collect()));
                 }
             } else if envelope.contains(&k.as_str()) {
-                out.insert(k.clone(), x.clone());
+                out.insert(k.clone(), scalar(x));
             }
         }
         Some(Value::Object(out))

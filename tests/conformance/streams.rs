@@ -229,6 +229,11 @@ fn ts_with(dist: &Path, pkg: &Path, fx: &[StreamFixture]) -> Vec<Outcome> {
             let o = outcome(r);
             if !r["arrayApi"].is_null() {
                 let a = outcome(&r["arrayApi"]);
+                // A parsed value has no text: a too-deep line's message says where in the line, a value's cannot.
+                let mut o = o.clone();
+                for e in o.invalid.iter_mut().filter(|e| e.1 == "too-deep") {
+                    e.3.truncate(e.3.find(" (at ").unwrap_or(e.3.len()));
+                }
                 assert_eq!(
                     a, o,
                     "{}: checkSessionStream/rollupSession disagree with SessionStreamChecker.checkLine",

@@ -1345,7 +1345,7 @@ function isDigit(c: number): boolean {
  * the same: `too-deep` when an array or object opens deeper than {@link MAX_DEPTH}, `malformed-json` for anything RFC 8259 rejects,
  * for a number out of the double range and for an unpaired surrogate escape. Returns `null` for one valid value.
  */
-export function scanJson(text: string): WireError | null {
+export function scanJson(text: string, maxDepth: number = MAX_DEPTH): WireError | null {
   const n = text.length;
   let i = 0;
   let depth = 0;
@@ -1469,7 +1469,7 @@ export function scanJson(text: string): WireError | null {
     if (i >= n) return bad("expected a value");
     const c = text.charCodeAt(i);
     if (c === 0x7b || c === 0x5b) {
-      if (++depth > MAX_DEPTH) return lineError("too-deep", `${TOO_DEEP} (at ${at(i)})`);
+      if (++depth > maxDepth) return lineError("too-deep", `${TOO_DEEP} (at ${at(i)})`);
       i++;
       ws();
       const close = c === 0x7b ? 0x7d : 0x5d;
@@ -1533,4 +1533,20 @@ export function parseLine(
   const problem = scanJson(text);
   if (problem !== null) return { ok: false, error: problem };
   return { ok: true, value: JSON.parse(text) as unknown };
+}
+
+/**
+ * The value of a line {@link parseLine} refuses as `too-deep` (any other line: `undefined`): JSON still, read
+ * whatever its depth, for the stream checker to ask what it would have opened or closed (as the engine reads it).
+ */
+export function parseTooDeep(line: string | Uint8Array): unknown {
+  const parsed = parseLine(line);
+  if (parsed.ok || parsed.error.rule !== "too-deep") return undefined;
+  const text = typeof line === "string" ? line : new web.TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(line);
+  if (scanJson(text, Infinity) !== null) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }

@@ -45,6 +45,7 @@ pub(crate) const OWN: &[&str] = &[
     "validateSessionLine",
     "jsonEqual",
     "parseLine",
+    "parseTooDeep",
     "WireError",
     "WireResult",
     "Obj",
@@ -268,7 +269,8 @@ pub(crate) fn emit(m: &Model, p: &Protocol, opts: &EmitOptions) -> Result<Vec<Ou
         union_field => p.union_field,
         tag => p.discriminator(m),
         type_rule => Rule::Type.id(),
-        unreadable => [Rule::BlankLine, Rule::InvalidUtf8, Rule::MalformedJson, Rule::TooDeep].map(Rule::id),
+        unreadable => [Rule::BlankLine, Rule::InvalidUtf8, Rule::MalformedJson].map(Rule::id),
+        too_deep => Rule::TooDeep.id(),
         types => RollupTypes::of(m, p, Some(&idents))?,
     })?;
     Ok(vec![OutFile::new("src/stream.ts", out)])

@@ -1089,13 +1089,58 @@ pub(crate) fn numbers_at(text: &[u8], names: &[String]) -> Option<Vec<Option<f64
     Some(found)
 }
 
-/// What [`Msg::of_value`] reads of the JSON text of a message, as a `Value` that holds nothing else: the
-/// envelope's role, its event object with the tag, and the properties the rules read, each parsed whole, the
-/// rest skipped unparsed (`None` when the text is no object). A rejected line is only asked what it would have
-/// opened or closed, and a line of millions of values held them all in a `Value` before (a 64 MiB line took twice
-/// the memory in `--stream` that `validate` takes). Of a key given twice, the last is kept, as in a `Value`.
+/// What [`Msg::of_value`] reads of the JSON text of a rejected message, as a `Value` that holds nothing else: the
+/// envelope's role, its event object with the tag, and the properties the rules read, each a scalar as it is and
+/// an array or object as `null` (a rejected line is only asked what it would have opened or closed, by keys that
+/// are strings), the rest skipped unparsed (`None` when the text is no object). Nothing is parsed into a tree: a
+/// line of millions of values held them all in a `Value` before (a 64 MiB line took twice the memory in `--stream`
+/// that `validate` takes), and skipping does not recurse, so a line rejected as too deep is read too. Of a key
+/// given twice, the last is kept, as in a `Value`.
 pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
     use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    /// A scalar as its `Value`; an array or object skipped, as `null`.
+    struct Scalar;
+    impl<'de> DeserializeSeed<'de> for Scalar {
+        type Value = Value;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Scalar {
+        type Value = Value;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Value::Null)
+        }
+        fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+            Ok(Value::Bool(b))
+        }
+        fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+            Ok(Value::from(n))
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+            Ok(Value::from(n))
+        }
+        fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+            Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
+        }
+        fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+            Ok(Value::String(s.to_owned()))
+        }
+        fn visit_string<E>(self, s: String) -> Result<Value, E> {
+            Ok(Value::String(s))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+    }
     /// The keys to keep at one level, and the key whose object is read one level down with `inner`.
     struct Pick<'a> {
         keep: Vec<&'a str>,
@@ -1121,7 +1166,7 @@ pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
                         None => out.remove(k.as_ref()),
                     };
                 } else if self.keep.contains(&k.as_ref()) {
-                    out.insert(k.into_owned(), map.next_value::<Value>()?);
+                    out.insert(k.into_owned(), map.next_value_seed(Scalar)?);
                 } else {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -1566,8 +1611,13 @@ impl State {
             let closed: Option<Box<[u8]>> =
                 if sc.single { st.open.take() } else { msg.str(&sc.key).and_then(|k| st.open.remove(k)) };
             if let Some(k) = closed {
+                // What lived within it closes with it, and a rejected line that would have opened or closed one
+                // of those no longer stands for anything a later line needs.
                 for &w in &m.inner[s] {
-                    self.scopes[w].open.remove(&k);
+                    let inner = &mut self.scopes[w];
+                    inner.open.remove(&k);
+                    inner.forget_rejected_open(&k);
+                    forget(&mut inner.rejected_close, &k);
                 }
                 let st = &mut self.scopes[s];
                 forget(&mut st.rejected_close, &k);
@@ -1602,9 +1652,9 @@ impl State {
                 st.open.take();
             }
             st.forget_rejected_open(key);
-            // Opened again while open: the same one, with the new recorded values.
+            // Opened again while open: the same one in its place, with the new line and recorded values.
             match st.open.remove_entry(key) {
-                Some((k, it)) => st.open.insert(k, Item { attrs, ..it }),
+                Some((k, it)) => st.open.insert(k, Item { line, attrs, ..it }),
                 None => st.open.insert(key.into(), Item { seq: at, line, attrs, marks: vec![None; sc.marks.len()] }),
             }
         }

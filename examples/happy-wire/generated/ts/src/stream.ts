@@ -25,7 +25,7 @@
  * @module
  */
 import { checkEnvelope, validateSessionLine } from "./envelope.js";
-import { jsonEqual, parseLine } from "./runtime.js";
+import { jsonEqual, parseLine, parseTooDeep } from "./runtime.js";
 import type { WireError, WireResult } from "./runtime.js";
 
 /** The sequence rules in declaration (and check) order: id, summary, the seed sentence, pointer, message template. */
@@ -177,7 +177,7 @@ export interface SessionRollup {
   messages: { accepted: number; rejected: number };
   /** Ended turns by status. */
   turns: { completed: number; failed: number; cancelled: number };
-  /** What is still open, each list in the order it started. */
+  /** What is still open, each list in the order it started (one that lives within another in the order that one started). */
   open: {
     /** A turn: `turn-start` opens it under the envelope's `turn` id, `turn-end` closes it; one at a time. */
     turn: { turn: string } | null;
@@ -328,7 +328,7 @@ function remember(map: Map<string, number>, key: string, line: number): void {
 }
 
 /** The message-level rules of a line that is not JSON at all (nothing can be read from it). */
-const UNREADABLE = new Set<string>(["blank-line","invalid-utf8","malformed-json","too-deep"]);
+const UNREADABLE = new Set<string>(["blank-line","invalid-utf8","malformed-json"]);
 
 function theOpen(st: ScopeState): [string, Item] | undefined {
   for (const e of st.open) return e;
@@ -433,7 +433,10 @@ export class SessionStreamChecker {
   /** Checks the next line of a JSONL session log (without its newline), exactly like `wiregen validate --stream`. */
   checkLine(line: string | Uint8Array): StreamRecord {
     const r = validateSessionLine(line);
-    if (r.valid || UNREADABLE.has(r.errors[0]?.rule ?? "")) return this.#after(++this.#line, r, undefined);
+    const first = r.errors[0]?.rule ?? "";
+    if (r.valid || UNREADABLE.has(first)) return this.#after(++this.#line, r, undefined);
+    // A line too deep is JSON still: what it would have opened or closed is read as for the others.
+    if (first === "too-deep") return this.#after(++this.#line, r, parseTooDeep(line));
     const parsed = parseLine(line);
     return this.#after(++this.#line, r, parsed.ok ? parsed.value : undefined);
   }
@@ -631,8 +634,14 @@ export class SessionStreamChecker {
         if (k !== undefined && closeItem(st, k)) closed = k;
       }
       if (closed === undefined) return;
+      // What lived within it closes with it, and a rejected line that would have opened or closed one of those
+      // no longer stands for anything a later line needs.
       SEQUENCE.scopes.forEach((w, wi) => {
-        if (w.within === s) closeItem(this.#scopes[wi] as ScopeState, closed);
+        if (w.within !== s) return;
+        const inner = this.#scopes[wi] as ScopeState;
+        closeItem(inner, closed);
+        inner.rejectedOpen.delete(closed);
+        inner.rejectedClose.delete(closed);
       });
       st.rejectedClose.delete(closed);
       if (sc.rememberClosed) st.closed.set(closed, line);
@@ -659,7 +668,7 @@ export class SessionStreamChecker {
       if (sc.single) clearOpen(st);
       st.rejectedOpen.delete(key);
       const it = st.open.get(key);
-      if (it !== undefined) openItem(st, key, { ...it, attrs });
+      if (it !== undefined) openItem(st, key, { ...it, line, attrs });
       else openItem(st, key, { seq: at, line, attrs, marks: sc.marks.map(() => null) });
     });
     // Marks.
