@@ -357,6 +357,17 @@ fn the_v1_to_v2_diff_golden() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
     let said = format!("In all, {} changes, {fails} of them fail `backward`", changes.len());
     assert!(readme.contains(&said), "the README's v1 -> v2 totals: `{said}`");
+    let removed = changes.iter().filter(|c| c["rule"] == "type-removed").count();
+    let said = format!("{removed} of them are\n`type-removed`");
+    assert!(readme.contains(&said), "the README's count of removed types: `{said}`");
+    // Without the types beside the protocol: the protocol's own file against v2.
+    let v1_file = format!("{V1}/sessionProtocol.schema.json");
+    let (_, out, _) = wiregen(&root(), &["diff", "--format", "json", "--policy", "backward", &v1_file, V2]);
+    let json: Value = serde_json::from_str(&out).expect("json");
+    let changes = json["changes"].as_array().expect("changes");
+    let fails = changes.iter().filter(|c| c["fails_policy"] == true).count();
+    let said = format!("without them, {} changes, {fails} failing", changes.len());
+    assert!(readme.contains(&said), "the README's v1 -> v2 totals without the other types: `{said}`");
 }
 
 #[test]
