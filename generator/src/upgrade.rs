@@ -211,7 +211,8 @@ pub(crate) const RECURSIVE_RENAME: &str = "the upgrade does not follow this rena
 /// Why the loader refuses a rename below a property named like a path step.
 pub(crate) const AMBIGUOUS_RENAME: &str = "the upgrade does not follow this rename: a property on the way to it is \
      named `*`, `[]` or `[...]`, which the upgrade's paths read as every map value, every array item or a union \
-     member";
+     member, or a union on the way has a discriminator with `=` in its name, which its step `[name=tag]` cannot \
+     tell from the tag";
 
 /// A rename the walk found, for [`Plan::unreached_renames`].
 struct Found {
@@ -326,9 +327,13 @@ impl Walker<'_> {
             Shape::Union(u) if !u.events => {
                 for mem in &u.members {
                     let Some(tag) = mem.tag.as_str() else { continue };
+                    // The step is split at its first `=`: a discriminator holding one would be cut short.
+                    let step = u.discriminator.contains('=');
+                    self.ambiguous += usize::from(step);
                     self.at.push(format!("[{}={tag}]", u.discriminator));
                     self.enter(mem.ty);
                     self.at.pop();
+                    self.ambiguous -= usize::from(step);
                 }
             }
             _ => {}
