@@ -658,16 +658,30 @@ impl<'a> Walk<'a> {
                         let source = self.old_message_field(from);
                         // Required here but optional (or missing) there: an old message may have nothing to move.
                         let lossy = nf.required && !source.is_some_and(|f| f.required);
-                        let b = Breaks { old_producers: nf.required, old_consumers: closed, stored_history: lossy };
-                        let msg = format!(
+                        // A sequence rule of NEW that needs the old place on this event: the upgrade empties it.
+                        let needed = self.sequence_needs(at, from);
+                        let b = Breaks {
+                            old_producers: nf.required,
+                            old_consumers: closed,
+                            stored_history: lossy || needed.is_some(),
+                        };
+                        let mut msg = format!(
                             "{} property {} added, its value moved from {} of the OLD message (declared)",
                             if nf.required { "required" } else { "optional" },
                             code(&nf.name),
                             code(from)
                         );
+                        if let Some(rule) = needed {
+                            msg.push_str(&format!(
+                                "; NEW's sequence rule {} needs {} on this event, which the upgrade moves away",
+                                code(rule),
+                                code(from)
+                            ));
+                        }
                         let oo = source.map(|f| &f.node.origin);
                         self.push(R::FieldMoved, &fat, oo, Some(&nf.node.origin), msg, b);
                         self.was(from);
+                        self.moved_roles(at, &fat, from, nf, oo);
                         // The moved value must still be valid where it lands.
                         if let Some(f) = source {
                             self.node(&fat, &f.node, &nf.node);
@@ -781,6 +795,70 @@ impl<'a> Walk<'a> {
             found = Some(f);
         }
         found
+    }
+
+    /// The event of a message's top-level object (`at` is the event itself): NEW's, and OLD's by its old tag.
+    fn moved_event(&self, at: &At) -> Option<(&'a Protocol, &'a Event, &'a Protocol, &'a Event)> {
+        let (om, nm): (&'a Model, &'a Model) = (self.om, self.nm);
+        let (Scope::Event(t), true) = (&at.scope, at.path.is_empty()) else { return None };
+        let (op, np) = (om.protocol.as_ref()?, nm.protocol.as_ref()?);
+        let ne = np.event(t)?;
+        let oe = op.event(ne.renamed_from.as_deref().unwrap_or(t))?;
+        Some((op, oe, np, ne))
+    }
+
+    /// The first sequence rule of NEW that a message of this event breaks without the envelope property `from`
+    /// (a move into the event takes it away): the opening or closing event of a scope keyed by it, or a message
+    /// that must carry the open one's key.
+    fn sequence_needs(&self, at: &At, from: &str) -> Option<&'static str> {
+        let (_, _, np, ne) = self.moved_event(at)?;
+        let name = from.strip_prefix('/').filter(|p| !p.contains('/'))?;
+        let key = sequence::FieldRef::Envelope(crate::diag::unescape_token(name));
+        let seq = &np.sequence;
+        // The rule checks messages of this event from a role that may send it.
+        let sent = |r: &sequence::SeqRule| r.role.as_ref().is_none_or(|role| ne.roles.contains(role));
+        seq.rules
+            .iter()
+            .filter(|r| sent(r))
+            .find(|r| {
+                let keyed = |s: usize| seq.scopes.get(s).filter(|sc| sc.key == key);
+                match &r.kind {
+                    sequence::RuleKind::OpenWithoutKey { scope } => {
+                        keyed(*scope).is_some_and(|sc| sc.opened_by.as_ref() == Some(&ne.tag))
+                    }
+                    sequence::RuleKind::CloseNotOpen { scope } => {
+                        keyed(*scope).is_some_and(|sc| !sc.single && sc.closed_by.as_ref() == Some(&ne.tag))
+                    }
+                    sequence::RuleKind::KeyMissing { scope } => {
+                        keyed(*scope).is_some() && (r.on.is_empty() || r.on.contains(&ne.tag))
+                    }
+                    _ => false,
+                }
+            })
+            .map(|r| r.id)
+    }
+
+    /// Roles that may send the value at `from` on this event in OLD (the envelope property's roles) and may not
+    /// send the property it moves into in NEW: their stored messages are refused once upgraded.
+    fn moved_roles(&mut self, at: &At, fat: &At, from: &str, nf: &Field, oo: Option<&Origin>) {
+        let Some((op, oe, np, ne)) = self.moved_event(at) else { return };
+        let Some(top) = from.strip_prefix('/').map(|p| p.split('/').next().unwrap_or_default()) else { return };
+        let before = allowed(op, &op.envelope_field_roles, &crate::diag::unescape_token(top));
+        let after = allowed(np, &ne.field_roles, &nf.name);
+        let lost: Vec<String> = before
+            .iter()
+            .filter(|r| oe.roles.contains(r) && ne.roles.contains(r) && !after.contains(r))
+            .map(|r| code(r))
+            .collect();
+        if !lost.is_empty() {
+            let msg = format!(
+                "{} may no longer send the value moved from {} (now {})",
+                list(&lost),
+                code(from),
+                code(&nf.name)
+            );
+            self.push(R::RoleRemoved, fat, oo, Some(&nf.node.origin), msg, Breaks::NARROWER);
+        }
     }
 
     fn field_pair(&mut self, at: &At, o: &ObjectShape, of: &Field, n: &ObjectShape, nf: &Field, renamed: bool) {
