@@ -381,7 +381,7 @@ struct MigrateArgs {
     #[arg(long)]
     stream: bool,
     /// Write the migrated stream here instead of stdout (replaced once the whole input is migrated, so it may be
-    /// FILE itself).
+    /// FILE itself; `-` is stdout).
     #[arg(long)]
     out: Option<PathBuf>,
     /// The JSONL file to migrate (`-` for stdin).
@@ -429,7 +429,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         }
     };
     let on_loss = if a.on_loss == OnLossArg::Drop { OnLoss::Drop } else { OnLoss::Refuse };
-    let migrated = match &a.out {
+    let migrated = match a.out.as_ref().filter(|p| p.as_os_str() != "-") {
         // Staged and renamed at the end: `--out` may be the input file, and a failure leaves it as it was.
         Some(p) => migrate_file(&old.model, &new.model, input, p, on_loss, a.stream),
         None => {

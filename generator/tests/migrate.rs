@@ -432,3 +432,26 @@ fn two_numbers_one_double_reads_as_are_refused_in_a_changed_line_never_merged() 
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(r#""args":{"c":1e3,"d":1e3}"#), "{out}");
 }
+
+#[test]
+fn out_dash_is_stdout_not_a_file_named_dash() {
+    let flow = root().join("tests/fixtures/migrate/v1-realistic-flow.jsonl");
+    let flow = flow.to_str().expect("path");
+    let (code, expected, err) = wiregen(&["migrate", "--from", V1, "--to", V2, flow], None);
+    assert_eq!(code, 0, "{err}");
+    let dir = std::env::temp_dir().join(format!("wiregen-migrate-dash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(&dir)
+        .args(["migrate", "--from"])
+        .arg(root().join(V1))
+        .arg("--to")
+        .arg(root().join(V2))
+        .args(["--out", "-", flow])
+        .output()
+        .expect("run wiregen");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).expect("utf-8"), expected);
+    assert!(!dir.join("-").exists(), "a file named `-` was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
