@@ -112,9 +112,9 @@ fn is_entry(t: &TypeDef) -> bool {
     crate::load::is_type_root(&t.origin.pointer)
 }
 
-/// `x` as inline code, for messages.
+/// `x` as inline code, for messages: a span that survives backticks and line breaks inside (the reference's).
 fn code(s: &str) -> String {
-    format!("`{s}`")
+    crate::emit::docs::code_span(s)
 }
 
 fn value_text(v: &Value) -> String {

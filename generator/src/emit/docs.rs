@@ -120,7 +120,7 @@ pub(crate) fn code(s: String) -> String {
 }
 
 /// A literal as an inline code span, outside a table: [`code`] without escaping `|`.
-fn code_span(s: &str) -> String {
+pub(crate) fn code_span(s: &str) -> String {
     // A span is one line: line breaks are written `\n` and `\r` (a space would make `a\nb` read as the name
     // `a b`); other control characters and bidirectional overrides are written as `\u{..}` escapes, as on a
     // terminal, so a name cannot hide itself or its neighbours in the page.
