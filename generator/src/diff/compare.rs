@@ -1158,8 +1158,24 @@ impl<'a> Walk<'a> {
                 }
             ),
         };
+        // Between integers, a bound is the whole number it admits first: `minimum: 1`, `exclusiveMinimum: 0` and
+        // `minimum: 0.5` are one bound.
+        let whole = |bound: Bound, lo: bool| -> Bound {
+            if !(a.integer && b.integer) {
+                return bound;
+            }
+            bound.map(|(v, x)| {
+                let n = match (lo, x) {
+                    (true, true) => v.floor() + 1.0,
+                    (true, false) => v.ceil(),
+                    (false, true) => v.ceil() - 1.0,
+                    (false, false) => v.floor(),
+                };
+                (n, false)
+            })
+        };
         for (lo, x, y) in [(true, lower(a), lower(b)), (false, upper(a), upper(b))] {
-            let tighter = match (x, y) {
+            let tighter = match (whole(x, lo), whole(y, lo)) {
                 (None, Some(_)) => Some(true),
                 (Some(_), None) => Some(false),
                 (Some((v, e)), Some((w, f))) if (v, e) != (w, f) => Some(if v == w {
