@@ -1,5 +1,6 @@
 //! `wiregen migrate`: rewrites a JSONL stream of messages of one protocol version (OLD) as messages of the next
-//! (NEW), line by line.
+//! (NEW), line by line (framed as `validate` frames its input: a file of one pretty-printed envelope is one
+//! message, written as one line).
 //!
 //! Each line is parsed and checked against OLD (a line OLD rejects is not migrated: it is reported with OLD's
 //! rule ids), read as OLD's readers saw it (the keys OLD's stripping objects drop are dropped, each with a
@@ -319,7 +320,7 @@ pub fn migrate_reader(
     old: &Model,
     new: &Model,
     input: impl BufRead,
-    mut out: impl Write,
+    out: impl Write,
     on_loss: OnLoss,
     stream: bool,
 ) -> std::io::Result<Summary> {
@@ -329,36 +330,82 @@ pub fn migrate_reader(
     let plan = Plan::between(old, new).unwrap_or_default();
     // With `stream`, NEW's sequence rules over the lines written so far (a refused line is not in the output, so
     // it does not count): the output passes `wiregen validate --stream` against NEW.
-    let mut sequence = stream.then(|| crate::stream::StreamChecker::new(&ne));
-    let mut s = Summary::default();
-    let (mut input, mut line, mut n) = (input, Vec::new(), 0);
-    // Lines as `validate` reads them: without `\n` or `\r\n`, at most `validate::MAX_LINE` bytes.
-    while crate::validate::read_line(&mut input, &mut line)? > 0 {
-        n += 1;
+    let sequence = stream.then(|| crate::stream::StreamChecker::new(&ne));
+    let mut m = Migration { oe: &oe, ne: &ne, plan: &plan, on_loss, sequence, s: Summary::default(), out };
+    // Records as `validate` reads them: JSONL lines without `\n` or `\r\n`, at most `validate::MAX_LINE` bytes,
+    // or one pretty-printed envelope (written back as one line).
+    let mut input = input;
+    let mut failed = None;
+    let first = crate::validate::start_records(&mut input, &mut |record, hint| match m.record(&record, hint) {
+        Ok(()) => std::ops::ControlFlow::Continue(()),
+        Err(e) => {
+            failed = Some(e);
+            std::ops::ControlFlow::Break(())
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if let Some(first) = first {
+        m.record(&first, None)?;
+        let mut line = Vec::new();
+        while crate::validate::read_line(&mut input, &mut line)? > 0 {
+            m.record(&line, None)?;
+        }
+    }
+    m.out.flush()?;
+    Ok(m.s)
+}
+
+/// One migration under way: the engines, the plan, the sequence check, the summary so far and the output.
+struct Migration<'e, W> {
+    oe: &'e Engine,
+    ne: &'e Engine,
+    plan: &'e Plan,
+    on_loss: OnLoss,
+    /// With `stream`, NEW's sequence rules over the lines written so far (a refused line is not in the output, so
+    /// it does not count): the output passes `wiregen validate --stream` against NEW.
+    sequence: Option<crate::stream::StreamChecker<'e>>,
+    s: Summary,
+    out: W,
+}
+
+impl<W: Write> Migration<'_, W> {
+    /// Migrates the next record (a line, or the one pretty-printed document), `hint` added to the first note of a
+    /// record OLD refuses (where a document that is no document breaks).
+    fn record(&mut self, line: &[u8], hint: Option<String>) -> std::io::Result<()> {
+        let (oe, ne, plan, on_loss) = (self.oe, self.ne, self.plan, self.on_loss);
+        let s = &mut self.s;
         s.lines += 1;
+        let n = s.lines;
         // A line OLD refuses is refused as `validate` reads it (the engine's compact tree, not a `Value`: a 64 MiB
         // line of small values took three times the memory of `validate` before); only the others are parsed.
-        let issues = oe.check_line_fast(&line);
+        let issues = oe.check_line_fast(line);
         if !issues.is_empty() {
             s.refused += 1;
-            s.notes.extend(refused_by_old(n, &issues));
-            continue;
+            let mut notes = refused_by_old(n, &issues);
+            if let (Some(first), Some(h)) = (notes.first_mut(), hint) {
+                first.message.push_str(&h);
+            }
+            s.notes.extend(notes);
+            return Ok(());
         }
-        let v = match parse_line(&line) {
+        let v = match parse_line(line) {
             Ok(v) => v,
             Err(issue) => {
                 s.refused += 1;
                 s.notes.extend(refused_by_old(n, &[issue]));
-                continue;
+                return Ok(());
             }
         };
         // OLD accepted the line above: checking the parsed value again would be the same work twice.
-        let (value, mut notes) = upgrade_accepted(&oe, &ne, &plan, n, &v, on_loss);
+        let (value, mut notes) = upgrade_accepted(oe, ne, plan, n, &v, on_loss);
         // Only a sequence rule is left to break: the value passed NEW's message rules.
-        let broken = match (&value, &mut sequence) {
+        let broken = match (&value, &mut self.sequence) {
             (Some(v), Some(sequence)) => sequence.check_value(n, v).errors,
             _ => Vec::new(),
         };
+        let out = &mut self.out;
         match value {
             Some(_) if !broken.is_empty() => {
                 s.refused += 1;
@@ -370,13 +417,13 @@ pub fn migrate_reader(
                     ..issue_note(n, "new", i, Outcome::Refused)
                 }));
             }
-            // A line the upgrade left as it was is written as it was read.
-            Some(u) if u == v && notes.is_empty() => {
-                out.write_all(&line)?;
+            // A line the upgrade left as it was is written as it was read (a pretty-printed document as one line).
+            Some(u) if u == v && notes.is_empty() && !line.contains(&b'\n') => {
+                out.write_all(line)?;
                 out.write_all(b"\n")?;
                 s.written += 1;
             }
-            Some(u) => match exact_text(&line, &u) {
+            Some(u) => match exact_text(line, &u) {
                 Ok(text) => {
                     out.write_all(&text)?;
                     out.write_all(b"\n")?;
@@ -396,9 +443,8 @@ pub fn migrate_reader(
             None => s.refused += 1,
         }
         s.notes.extend(notes);
+        Ok(())
     }
-    out.flush()?;
-    Ok(s)
 }
 
 /// A number as serde_json holds it (a `Value` has no other): an integer that fits 64 bits, else the nearest double.

@@ -455,3 +455,27 @@ fn out_dash_is_stdout_not_a_file_named_dash() {
     assert!(!dir.join("-").exists(), "a file named `-` was written");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_pretty_printed_envelope_is_one_message_as_validate_reads_it_and_comes_out_as_one_line() {
+    let pretty = "{\n  \"id\": \"m1\",\n  \"time\": 1,\n  \"role\": \"agent\",\n  \"turn\": \"t1\",\n  \"usage\": {\"input_tokens\": 3, \"output_tokens\": 1},\n  \"ev\": {\"t\": \"text\", \"text\": \"hi\"}\n}\n";
+    let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "-"], Some(pretty.as_bytes()));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"turn\":\"t1\",\"usage\":{\"inputTokens\":3,\"outputTokens\":1},\"ev\":{\"t\":\"text\",\"text\":\"hi\"}}\n"
+    );
+    // Unchanged by the upgrade, it is still written as one line.
+    let v2 = "{\n  \"id\": \"m1\",\n  \"time\": 1,\n  \"role\": \"user\",\n  \"ev\": {\"t\": \"text\", \"text\": \"hi\"}\n}\n";
+    let (code, out, err) = wiregen(&["migrate", "--from", V2, "--to", V2, "-"], Some(v2.as_bytes()));
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "{\"id\":\"m1\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"hi\"}}\n"),
+        "{err}"
+    );
+    // A stray comma: where the document breaks is said on the first line's note, as validate says it.
+    let broken = v2.replace("\"hi\"}\n", "\"hi\"},\n");
+    let (code, _, err) = wiregen(&["migrate", "--from", V2, "--to", V2, "-"], Some(broken.as_bytes()));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("(read as one multi-line document: key must be a string at line 6 column 1)"), "{err}");
+}
