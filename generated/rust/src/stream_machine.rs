@@ -1619,8 +1619,10 @@ impl State {
                     inner.forget_rejected_open(&k);
                     forget(&mut inner.rejected_close, &k);
                 }
+                // A rejected line that would have opened or closed it no longer stands for anything.
                 let st = &mut self.scopes[s];
                 forget(&mut st.rejected_close, &k);
+                st.forget_rejected_open(&k);
                 if sc.remember_closed {
                     st.closed.insert(k, line);
                 }
@@ -1652,6 +1654,7 @@ impl State {
                 st.open.take();
             }
             st.forget_rejected_open(key);
+            forget(&mut st.rejected_close, key);
             // Opened again while open: the same one in its place, with the new line and recorded values.
             match st.open.remove_entry(key) {
                 Some((k, it)) => st.open.insert(k, Item { line, attrs, ..it }),

@@ -643,7 +643,9 @@ export class SessionStreamChecker {
         inner.rejectedOpen.delete(closed);
         inner.rejectedClose.delete(closed);
       });
+      // A rejected line that would have opened or closed it no longer stands for anything.
       st.rejectedClose.delete(closed);
+      st.rejectedOpen.delete(closed);
       if (sc.rememberClosed) st.closed.set(closed, line);
     });
     // Opens.
@@ -667,6 +669,7 @@ export class SessionStreamChecker {
       const st = this.#scopes[s] as ScopeState;
       if (sc.single) clearOpen(st);
       st.rejectedOpen.delete(key);
+      st.rejectedClose.delete(key);
       const it = st.open.get(key);
       if (it !== undefined) openItem(st, key, { ...it, line, attrs });
       else openItem(st, key, { seq: at, line, attrs, marks: sc.marks.map(() => null) });
