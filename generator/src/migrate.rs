@@ -40,7 +40,7 @@
 //! # Errors
 //! Only reading the input and writing the output fail ([`std::io::Error`]); what is wrong with a line is a note.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -468,23 +468,28 @@ impl NumberKey {
 /// The upgraded value `v` of `line` as JSON text, every number written as `line` wrote it: a `Value` holds an
 /// integer past 64 bits, or a decimal with more digits than a double keeps, as the nearest double, and writing
 /// that would change stored data without a word (`12345678901234567890123` became `1.2345678901234568e+22`);
-/// `1e3` stays `1e3`. Two spellings of one number (`1e3`, `1000.0`) are both written as the first. Two numbers of
-/// the line that read as one double but are not the same number cannot be told apart in `v`: writing either is a
-/// loss, so that is a refusal note at the first one.
+/// `1e3` stays `1e3`. Spellings of one number (`1`, `1.0`, `1e0`) are written in the line's order (where the upgrade
+/// moved one past another, each is still that number). Two numbers of the line that read as one double but are
+/// not the same number cannot be told apart in `v`: writing either is a loss, so that is a refusal note at the
+/// first one.
 fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
-    let mut texts: HashMap<NumberKey, Option<std::ops::Range<usize>>> = HashMap::new();
+    let mut texts: HashMap<NumberKey, Option<VecDeque<std::ops::Range<usize>>>> = HashMap::new();
     for at in number_tokens(line) {
         let Ok(text) = std::str::from_utf8(&line[at.clone()]) else { continue };
         let Ok(n) = serde_json::from_str::<serde_json::Number>(text) else { continue };
-        let seen = texts.entry(NumberKey::of(&n)).or_insert_with(|| Some(at.clone()));
-        if let Some(first) = seen.clone() {
-            let same = std::str::from_utf8(&line[first]).is_ok_and(|t| decimal(t) == decimal(text));
-            if !same {
+        let seen = texts.entry(NumberKey::of(&n)).or_insert_with(|| Some(VecDeque::new()));
+        if let Some(spellings) = seen {
+            let same = spellings.front().is_none_or(|first| {
+                std::str::from_utf8(&line[first.clone()]).is_ok_and(|t| decimal(t) == decimal(text))
+            });
+            if same {
+                spellings.push_back(at);
+            } else {
                 *seen = None;
             }
         }
     }
-    let mut f = ExactNumbers { line, texts: &texts, ambiguous: None };
+    let mut f = ExactNumbers { line, texts: &mut texts, ambiguous: None };
     let mut out = Vec::with_capacity(line.len() + 16);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, &mut f);
     v.serialize(&mut ser).map_err(|e| Note {
@@ -594,16 +599,25 @@ fn first_number(v: &Value, key: NumberKey, ptr: &mut String) -> Option<String> {
 /// serde_json's compact output, but a number the line wrote is written with the line's text.
 struct ExactNumbers<'a> {
     line: &'a [u8],
-    texts: &'a HashMap<NumberKey, Option<std::ops::Range<usize>>>,
+    /// Each number's spellings in the line, in order (one number written several ways: `1`, `1.0`); `None` for
+    /// two numbers that read as one double.
+    texts: &'a mut HashMap<NumberKey, Option<VecDeque<std::ops::Range<usize>>>>,
     /// A number written that two numbers of the line read as.
     ambiguous: Option<NumberKey>,
 }
 
 impl ExactNumbers<'_> {
-    /// Writes the line's text of the number; `false` when there is none to write.
+    /// Writes the line's text of the number (its spellings in the line's order, the last one again past them);
+    /// `false` when there is none to write.
     fn line_text<W: ?Sized + Write>(&mut self, w: &mut W, key: NumberKey) -> std::io::Result<bool> {
-        match self.texts.get(&key) {
-            Some(Some(at)) => w.write_all(&self.line[at.clone()]).map(|()| true),
+        match self.texts.get_mut(&key) {
+            Some(Some(spellings)) => {
+                let at = if spellings.len() > 1 { spellings.pop_front() } else { spellings.front().cloned() };
+                match at {
+                    Some(at) => w.write_all(&self.line[at]).map(|()| true),
+                    None => Ok(false),
+                }
+            }
             Some(None) => {
                 self.ambiguous.get_or_insert(key);
                 Ok(false)
