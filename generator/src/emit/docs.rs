@@ -130,7 +130,10 @@ pub(crate) fn code_span(s: &str) -> String {
         return "` `".into();
     }
     let ticks = "`".repeat(longest_run(&flat, '`') + 1);
-    let pad = if flat.starts_with('`') || flat.ends_with('`') { " " } else { "" };
+    // A reader strips one space from each end of a span that has one at both (unless it is all spaces): padded,
+    // such a literal keeps its own.
+    let spaced = flat.starts_with(' ') && flat.ends_with(' ') && !flat.bytes().all(|b| b == b' ');
+    let pad = if flat.starts_with('`') || flat.ends_with('`') || spaced { " " } else { "" };
     format!("{ticks}{pad}{flat}{pad}{ticks}")
 }
 
@@ -1474,6 +1477,11 @@ mod tests {
         assert_eq!(code("a|b\nc".into()), "`a\\|b\\nc`");
         assert_eq!(code("a\r\nb\u{2028}c".into()), "`a\\r\\nb\\u{2028}c`");
         assert_eq!(code(String::new()), "` `");
+        // A reader strips one space from each end when both have one: padded, the literal keeps its spaces.
+        assert_eq!(code(" spaced ".into()), "`  spaced  `");
+        assert_eq!(code(" `x` ".into()), "``  `x`  ``");
+        assert_eq!(code(" x".into()), "` x`");
+        assert_eq!(code("  ".into()), "`  `");
         // A terminal escape or a bidirectional override in a name is shown, not obeyed.
         assert_eq!(code("a\u{1b}[31mb\u{202E}c".into()), "`a\\u{001B}[31mb\\u{202E}c`");
     }
