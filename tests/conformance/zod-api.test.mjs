@@ -312,6 +312,24 @@ test("a value outside JSON is checked as the JavaScript value it is, as Zod chec
   assert.equal(JSON.parse(JSON.stringify(made)).ev.args.when, "1970-01-01T00:00:00.000Z");
 });
 
+test("the stream checker reads neither a line nor a value with an unpaired surrogate for its echoes", () => {
+  const lines = [
+    '{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-start"}}',
+    '{"id":"m2","time":2,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c1","name":"x","title":"\\ud800","description":"d","args":{}}}',
+    '{"id":"m3","time":3,"role":"agent","turn":"t1","ev":{"t":"tool-call-end","call":"c1"}}',
+  ];
+  const byLine = new w.SessionStreamChecker();
+  const byValue = new w.SessionStreamChecker();
+  const lineRecords = lines.map((l) => byLine.checkLine(l));
+  const valueRecords = lines.map((l) => byValue.check(JSON.parse(l)));
+  assert.deepEqual([lineRecords[1].errors[0].rule, valueRecords[1].errors[0].rule], ["malformed-json", "invalid-utf8"]);
+  // The call it would have opened: no line holds it, so the echo names no cause, by line or by value.
+  for (const r of [lineRecords[2], valueRecords[2]]) {
+    assert.equal(r.errors[0].rule, "call.not-open");
+    assert.equal(r.errors[0].causedBy, undefined);
+  }
+});
+
 test("createEnvelope fills only absent values: a null id or time is refused like a null turn", () => {
   for (const key of ["id", "time", "turn"]) {
     assert.throws(() => w.createEnvelope("user", { t: "abort" }, { [key]: null }),

@@ -427,7 +427,11 @@ export class SessionStreamChecker {
 
   /** Checks the next message, already parsed (for example by `JSON.parse`). */
   check(envelope: unknown): StreamRecord {
-    return this.#after(++this.#line, checkEnvelope(envelope), envelope);
+    const r = checkEnvelope(envelope);
+    // A value no line can hold (an unpaired surrogate) is not read for what it would have opened, as its line
+    // would not be (`checkLine`).
+    const unreadable = !r.valid && r.errors.some((e) => UNREADABLE.has(e.rule));
+    return this.#after(++this.#line, r, unreadable ? undefined : envelope);
   }
 
   /** Checks the next line of a JSONL session log (without its newline), exactly like `wiregen validate --stream`. */
