@@ -127,6 +127,9 @@ catalogue! {
         /// A sequence rule with the same id checks something else, or reports at another pointer or with another
         /// message.
         SequenceRuleChanged = "sequence-rule-changed",
+        /// A part of the rollup (`x-sequence.rollup`) or an open list (a scope's `rollup`) was added, removed or
+        /// folds something else.
+        RollupChanged = "rollup-changed",
     }
 }
 
@@ -190,6 +193,9 @@ impl ChangeRule {
             }
             ChangeRule::SequenceRuleChanged => {
                 "A sequence rule checks something else: breaks both ways (only its text or pointer changed: nobody)."
+            }
+            ChangeRule::RollupChanged => {
+                "The stream rollup lost or changed a part or open list: readers of the old rollup miss it (an added one breaks nobody)."
             }
         }
     }

@@ -77,6 +77,7 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
             w.envelope(&at, op, np);
             removals = w.removals(op, np);
             w.sequence(op, np);
+            w.rollup(op, np);
             // The envelope's changes first, then each event's in NEW's order, then the removed events' (the walk
             // meets the events inside the envelope, before the envelope's own later properties).
             let rank =
@@ -1444,6 +1445,95 @@ impl Walk<'_> {
         for o in os.rules.iter().filter(|o| !ns.rules.iter().any(|n| n.id == o.id)) {
             let msg = format!("sequence rule {} ({}) removed", code(o.id), o.kind.name());
             self.push(R::SequenceRuleRemoved, &at(o.id), Some(&o.origin), None, msg, Breaks::WIDER);
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// The rollup every stream checker folds: its parts (`x-sequence.rollup`) and the scopes' open lists. One OLD's
+    /// readers find gone, or folding something else (another kind, event or value, names as NEW declares them), is
+    /// a change for old consumers; one added breaks nobody.
+    fn rollup(&mut self, op: &Protocol, np: &Protocol) {
+        let (os, ns) = (&op.sequence, &np.sequence);
+        let renames = SeqRenames::of(self.nm, np);
+        // Where a part or an open list is declared: under the envelope's `x-sequence`.
+        let place = |m: &Model, p: &Protocol, tail: String| -> Origin {
+            let env = &m.ty(p.envelope).origin;
+            Origin { file: env.file.clone(), pointer: format!("{}/x-sequence/{tail}", env.pointer) }
+        };
+        let part_at = |name: &str| format!("rollup/{}", crate::diag::escape_token(name));
+        let list_at = |scope: &str| format!("scopes/{}/rollup", crate::diag::escape_token(scope));
+        let at = |name: &str| At {
+            scope: Scope::Envelope,
+            path: vec!["x-sequence".to_string(), "rollup".to_string(), name.to_string()],
+        };
+        // What a part folds, without the field lists its event's own changes already report.
+        let folds = |p: &sequence::RollupPart, old: bool| -> Value {
+            let event =
+                if old { renames.events.get(&p.event).cloned().unwrap_or(p.event.clone()) } else { p.event.clone() };
+            let field = match &p.kind {
+                sequence::RollupKind::Count { field, .. } | sequence::RollupKind::Sum { field, .. } => {
+                    serde_json::to_value(field).unwrap_or(Value::Null)
+                }
+                _ => Value::Null,
+            };
+            let field = if old { renames.apply(field) } else { field };
+            let kind = serde_json::to_value(&p.kind).ok().and_then(|k| k.get("fold").cloned()).unwrap_or(Value::Null);
+            serde_json::json!({ "fold": kind, "event": event, "field": field })
+        };
+        // Each open list (by its rollup name): its scope's name, and its scope's key and events and what each open
+        // one records.
+        let lists = |q: &Sequence, old: bool| -> Vec<(String, String, Value)> {
+            q.scopes
+                .iter()
+                .filter_map(|sc| {
+                    let name = sc.rollup.clone()?;
+                    let record: Vec<(String, Value)> = sc
+                        .record
+                        .iter()
+                        .map(|a| (a.name.clone(), serde_json::to_value(&a.from).unwrap_or(Value::Null)))
+                        .collect();
+                    let v = serde_json::json!({
+                        "key": sc.key, "opened-by": sc.opened_by, "closed-by": sc.closed_by, "record": record,
+                    });
+                    Some((name, sc.name.clone(), if old { renames.apply(v) } else { v }))
+                })
+                .collect()
+        };
+        // (name, what, OLD's place and meaning, NEW's place and meaning).
+        type Declared = Option<(Origin, Value)>;
+        let mut found: Vec<(String, &'static str, Declared, Declared)> = Vec::new();
+        for p in &ns.rollup {
+            let before = os
+                .rollup
+                .iter()
+                .find(|o| o.name == p.name)
+                .map(|o| (place(self.om, op, part_at(&o.name)), folds(o, true)));
+            found.push((p.name.clone(), "part", before, Some((place(self.nm, np, part_at(&p.name)), folds(p, false)))));
+        }
+        for o in os.rollup.iter().filter(|o| !ns.rollup.iter().any(|p| p.name == o.name)) {
+            found.push((o.name.clone(), "part", Some((place(self.om, op, part_at(&o.name)), folds(o, true))), None));
+        }
+        let (ol, nl) = (lists(os, true), lists(ns, false));
+        for (name, scope, v) in &nl {
+            let before =
+                ol.iter().find(|(n, ..)| n == name).map(|(_, sc, v)| (place(self.om, op, list_at(sc)), v.clone()));
+            found.push((name.clone(), "open list", before, Some((place(self.nm, np, list_at(scope)), v.clone()))));
+        }
+        for (name, scope, v) in ol.iter().filter(|(n, ..)| !nl.iter().any(|(m, ..)| m == n)) {
+            found.push((name.clone(), "open list", Some((place(self.om, op, list_at(scope)), v.clone())), None));
+        }
+        for (name, what, before, after) in found {
+            let (msg, breaks) = match (&before, &after) {
+                (None, Some(_)) => (format!("rollup {what} {} added", code(&name)), Breaks::NONE),
+                (Some(_), None) => (format!("rollup {what} {} removed", code(&name)), Breaks::WIDER),
+                (Some((_, b)), Some((_, a))) if a != b => {
+                    (format!("rollup {what} {} folds something else", code(&name)), Breaks::WIDER)
+                }
+                _ => continue,
+            };
+            let (oo, no) = (before.map(|(o, _)| o), after.map(|(o, _)| o));
+            self.push(R::RollupChanged, &at(&name), oo.as_ref(), no.as_ref(), msg, breaks);
         }
     }
 }
