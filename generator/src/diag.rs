@@ -412,6 +412,40 @@ fn skip_value(b: &[u8], p: usize) -> usize {
     q
 }
 
+/// A literal as a markdown inline code span that survives any content (the reference's literals outside its
+/// tables, the values in `wiregen diff`'s messages): the backtick fence is one longer than the longest backtick run
+/// inside, padded with spaces where a reader would otherwise take its own ones off.
+pub(crate) fn code_span(s: &str) -> String {
+    // A span is one line: line breaks are written `\n` and `\r` (a space would make `a\nb` read as the name
+    // `a b`); other control characters and bidirectional overrides are written as `\u{..}` escapes, as on a
+    // terminal, so a name cannot hide itself or its neighbours in the page.
+    let flat = s.replace('\n', "\\n").replace('\r', "\\r");
+    let flat = printable(&flat).into_owned();
+    if flat.is_empty() {
+        return "` `".into();
+    }
+    let ticks = "`".repeat(longest_run(&flat, '`') + 1);
+    // A reader strips one space from each end of a span that has one at both (unless it is all spaces): padded,
+    // such a literal keeps its own.
+    let spaced = flat.starts_with(' ') && flat.ends_with(' ') && !flat.bytes().all(|b| b == b' ');
+    let pad = if flat.starts_with('`') || flat.ends_with('`') || spaced { " " } else { "" };
+    format!("{ticks}{pad}{flat}{pad}{ticks}")
+}
+
+/// The longest run of `ch` in `s`.
+pub(crate) fn longest_run(s: &str, ch: char) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for c in s.chars() {
+        if c == ch {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

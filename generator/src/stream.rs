@@ -157,19 +157,13 @@ impl<'e> StreamChecker<'e> {
                 Ok(v) => self.check_valid(line, &v),
                 Err(_) => self.not_an_envelope(line),
             },
-            Ok(errors) => {
-                // A rejected line is asked only what it would have opened or closed: that part of it is parsed.
+            // A rejected line is asked only what it would have opened or closed: that part of it is parsed, at any
+            // depth (a line too deep is JSON still; one that is not JSON reads as nothing).
+            rejected => {
+                let errors = rejected.unwrap_or_else(|issue| vec![issue]);
                 let v = machine::read_of_value(&c.machine, bytes);
                 self.state.reject(&c.machine, line, v.as_ref());
                 Record::new(line, errors)
-            }
-            Err(issue) => {
-                // A line too deep is JSON still: what it would have opened or closed is read as for the others.
-                let v = (issue.rule == crate::rules::Rule::TooDeep.id())
-                    .then(|| machine::read_of_value(&c.machine, bytes))
-                    .flatten();
-                self.state.reject(&c.machine, line, v.as_ref());
-                Record::new(line, vec![issue])
             }
         }
     }

@@ -115,7 +115,7 @@ fn is_entry(t: &TypeDef) -> bool {
 
 /// `x` as inline code, for messages: a span that survives backticks and line breaks inside (the reference's).
 fn code(s: &str) -> String {
-    crate::emit::docs::code_span(s)
+    crate::diag::code_span(s)
 }
 
 fn value_text(v: &Value) -> String {

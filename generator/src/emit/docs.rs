@@ -30,6 +30,7 @@
 //! come from the [`Model`], [`Protocol::role_rules`], [`Rule::ALL`] and the protocol's sequence declarations ([`crate::ir::Sequence`]) (the definitions the
 //! validators use).
 
+use crate::diag::{code_span, longest_run};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -119,24 +120,6 @@ pub(crate) fn code(s: String) -> String {
     code_span(&s).replace('|', "\\|")
 }
 
-/// A literal as an inline code span, outside a table: [`code`] without escaping `|`.
-pub(crate) fn code_span(s: &str) -> String {
-    // A span is one line: line breaks are written `\n` and `\r` (a space would make `a\nb` read as the name
-    // `a b`); other control characters and bidirectional overrides are written as `\u{..}` escapes, as on a
-    // terminal, so a name cannot hide itself or its neighbours in the page.
-    let flat = s.replace('\n', "\\n").replace('\r', "\\r");
-    let flat = crate::diag::printable(&flat).into_owned();
-    if flat.is_empty() {
-        return "` `".into();
-    }
-    let ticks = "`".repeat(longest_run(&flat, '`') + 1);
-    // A reader strips one space from each end of a span that has one at both (unless it is all spaces): padded,
-    // such a literal keeps its own.
-    let spaced = flat.starts_with(' ') && flat.ends_with(' ') && !flat.bytes().all(|b| b == b' ');
-    let pad = if flat.starts_with('`') || flat.ends_with('`') || spaced { " " } else { "" };
-    format!("{ticks}{pad}{flat}{pad}{ticks}")
-}
-
 /// A type cell from its pieces ([`Seg`]): text through [`cell`], literals through [`code`], and links to a type's
 /// section as `[code](#anchor)` (anchors are ASCII slugs). Outside a table (`segs(false)`), a literal's `|` stays
 /// as it is: a code span keeps backslashes, and only a table row needs its pipes escaped.
@@ -161,19 +144,6 @@ pub(crate) fn fence(s: String, lang: String) -> String {
     let body = s.replace("\r\n", "\n");
     let body = body.trim_end_matches('\n');
     format!("{ticks}{lang}\n{body}\n{ticks}")
-}
-
-fn longest_run(s: &str, ch: char) -> usize {
-    let (mut best, mut cur) = (0, 0);
-    for c in s.chars() {
-        if c == ch {
-            cur += 1;
-            best = best.max(cur);
-        } else {
-            cur = 0;
-        }
-    }
-    best
 }
 
 /// A name as an anchor's slug: lowercased, with anything other than ASCII letters, digits, `-` and `_` replaced by

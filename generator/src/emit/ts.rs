@@ -67,12 +67,11 @@ const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-modu
 const UPGRADE: &str = include_str!("../../templates/ts/upgrade.ts.j2");
 
 /// Names the package's `runtime.ts` exports besides the Zod support.
-const PACKAGE_RUNTIME_NAMES: &[&str] =
-    &["MAX_DEPTH", "newId", "depthError", "surrogateError", "scanJson", "parseLine", "parseTooDeep"];
+const PACKAGE_RUNTIME_NAMES: &[&str] = &["MAX_DEPTH", "newId", "depthError", "surrogateError", "scanJson", "parseLine"];
 
 /// Names `runtime.ts` exports for the package's own modules only: `index.ts` does not re-export them, so they are
 /// not part of the package's API.
-const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "depthError", "surrogateError", "depthWithin", "parseTooDeep"];
+const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "depthError", "surrogateError", "depthWithin"];
 
 /// The type-only names among the runtime's exports (`index.ts` re-exports them with `type`).
 const RUNTIME_TYPES: &[&str] =

@@ -45,7 +45,6 @@ pub(crate) const OWN: &[&str] = &[
     "validateSessionLine",
     "jsonEqual",
     "parseLine",
-    "parseTooDeep",
     "WireError",
     "WireResult",
     "Obj",
@@ -270,7 +269,6 @@ pub(crate) fn emit(m: &Model, p: &Protocol, opts: &EmitOptions) -> Result<Vec<Ou
         tag => p.discriminator(m),
         type_rule => Rule::Type.id(),
         unreadable => [Rule::BlankLine, Rule::InvalidUtf8, Rule::MalformedJson].map(Rule::id),
-        too_deep => Rule::TooDeep.id(),
         types => RollupTypes::of(m, p, Some(&idents))?,
     })?;
     Ok(vec![OutFile::new("src/stream.ts", out)])

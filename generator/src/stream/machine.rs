@@ -777,7 +777,14 @@ impl ScopeState {
         }
     }
 
-    /// An accepted line opened `key`: no rejected line stands for it any more.
+    /// An accepted line opened or closed `key`, or closed what it lives within: no rejected line that would have
+    /// opened or closed it stands for anything a later line needs.
+    fn forget_rejected(&mut self, key: &[u8]) {
+        self.forget_rejected_open(key);
+        forget(&mut self.rejected_close, key);
+    }
+
+    /// No rejected line stands for opening `key` any more.
     fn forget_rejected_open(&mut self, key: &[u8]) {
         if self.rejected_open.is_empty() {
             return;
@@ -1610,18 +1617,13 @@ impl State {
             let closed: Option<Box<[u8]>> =
                 if sc.single { st.open.take() } else { msg.str(&sc.key).and_then(|k| st.open.remove(k)) };
             if let Some(k) = closed {
-                // What lived within it closes with it, and a rejected line that would have opened or closed one
-                // of those no longer stands for anything a later line needs.
+                // What lived within it closes with it.
                 for &w in &m.inner[s] {
-                    let inner = &mut self.scopes[w];
-                    inner.open.remove(&k);
-                    inner.forget_rejected_open(&k);
-                    forget(&mut inner.rejected_close, &k);
+                    self.scopes[w].open.remove(&k);
+                    self.scopes[w].forget_rejected(&k);
                 }
-                // A rejected line that would have opened or closed it no longer stands for anything.
                 let st = &mut self.scopes[s];
-                forget(&mut st.rejected_close, &k);
-                st.forget_rejected_open(&k);
+                st.forget_rejected(&k);
                 if sc.remember_closed {
                     st.closed.insert(k, line);
                 }
@@ -1652,8 +1654,7 @@ impl State {
             if sc.single {
                 st.open.take();
             }
-            st.forget_rejected_open(key);
-            forget(&mut st.rejected_close, key);
+            st.forget_rejected(key);
             // Opened again while open: the same one in its place, with the new line and recorded values.
             match st.open.remove_entry(key) {
                 Some((k, it)) => st.open.insert(k, Item { line, attrs, ..it }),

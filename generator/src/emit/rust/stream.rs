@@ -94,13 +94,9 @@ impl StreamChecker {
         match (super::parse_envelope_bytes(line), value) {
             (Ok(_), Some(v)) => self.check_valid(n, &v),
             (Err(e), value) => {
-                // A line too deep for a `Value` is JSON still: what it would have opened or closed is read as for
-                // the others.
-                let value = value.or_else(|| {
-                    (e.rule() == super::Rule::TooDeep)
-                        .then(|| super::stream_machine::read_of_value(&self.machine, line))
-                        .flatten()
-                });
+                // A line too deep for a `Value` is JSON still: what it would have opened or closed is read at any
+                // depth (a line that is not JSON reads as nothing).
+                let value = value.or_else(|| super::stream_machine::read_of_value(&self.machine, line));
                 self.state.reject(&self.machine, n, value.as_ref());
                 StreamRecord { line: n, valid: false, errors: vec![StreamError::of(&e)] }
             }

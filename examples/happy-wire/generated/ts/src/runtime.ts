@@ -1514,6 +1514,7 @@ export function scanJson(text: string, maxDepth: number = MAX_DEPTH): WireError 
  */
 export function parseLine(
   line: string | Uint8Array,
+  maxDepth: number = MAX_DEPTH,
 ): { ok: true; value: unknown } | { ok: false; error: WireError } {
   let text: string;
   if (typeof line === "string") {
@@ -1530,23 +1531,7 @@ export function parseLine(
   if (text.charCodeAt(0) === 0xfeff) {
     return { ok: false, error: lineError("malformed-json", "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one") };
   }
-  const problem = scanJson(text);
+  const problem = scanJson(text, maxDepth);
   if (problem !== null) return { ok: false, error: problem };
   return { ok: true, value: JSON.parse(text) as unknown };
-}
-
-/**
- * The value of a line {@link parseLine} refuses as `too-deep` (any other line: `undefined`): JSON still, read
- * whatever its depth, for the stream checker to ask what it would have opened or closed (as the engine reads it).
- */
-export function parseTooDeep(line: string | Uint8Array): unknown {
-  const parsed = parseLine(line);
-  if (parsed.ok || parsed.error.rule !== "too-deep") return undefined;
-  const text = typeof line === "string" ? line : new web.TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(line);
-  if (scanJson(text, Infinity) !== null) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }

@@ -25,7 +25,7 @@
  * @module
  */
 import { checkEnvelope, validateSessionLine } from "./envelope.js";
-import { jsonEqual, parseLine, parseTooDeep } from "./runtime.js";
+import { jsonEqual, parseLine } from "./runtime.js";
 import type { WireError, WireResult } from "./runtime.js";
 
 /** The sequence rules in declaration (and check) order: id, summary, the seed sentence, pointer, message template. */
@@ -327,7 +327,7 @@ function remember(map: Map<string, number>, key: string, line: number): void {
   if (map.size < REJECTED_KEYS || map.has(key)) map.set(key, line);
 }
 
-/** The message-level rules of a line that is not JSON at all (nothing can be read from it). */
+/** The message-level rules of a value no line can hold (nothing is read from it). */
 const UNREADABLE = new Set<string>(["blank-line","invalid-utf8","malformed-json"]);
 
 function theOpen(st: ScopeState): [string, Item] | undefined {
@@ -437,11 +437,10 @@ export class SessionStreamChecker {
   /** Checks the next line of a JSONL session log (without its newline), exactly like `wiregen validate --stream`. */
   checkLine(line: string | Uint8Array): StreamRecord {
     const r = validateSessionLine(line);
-    const first = r.errors[0]?.rule ?? "";
-    if (r.valid || UNREADABLE.has(first)) return this.#after(++this.#line, r, undefined);
-    // A line too deep is JSON still: what it would have opened or closed is read as for the others.
-    if (first === "too-deep") return this.#after(++this.#line, r, parseTooDeep(line));
-    const parsed = parseLine(line);
+    if (r.valid) return this.#after(++this.#line, r, undefined);
+    // A rejected line is read for what it would have opened or closed at any depth (a line too deep is JSON
+    // still; one that is not JSON reads as nothing).
+    const parsed = parseLine(line, Infinity);
     return this.#after(++this.#line, r, parsed.ok ? parsed.value : undefined);
   }
 
