@@ -562,9 +562,14 @@ impl Parser<'_> {
                 let value =
                     name.strip_prefix("General_Category=").or_else(|| name.strip_prefix("gc=")).unwrap_or(&name);
                 if !GENERAL_CATEGORIES.contains(&value) {
-                    return Err(self.err(format!(
-                        "the Unicode property `{name}` is not supported (only General_Category values are)"
-                    )));
+                    let why = match value {
+                        "Cs" | "Surrogate" => "the surrogates, which a Rust string cannot hold",
+                        "Cn" | "Unassigned" => {
+                            "the unassigned code points, which differ most between the runtimes' Unicode versions"
+                        }
+                        _ => "only General_Category values are, except `Cs` and `Cn`",
+                    };
+                    return Err(self.err(format!("the Unicode property `{name}` is not supported ({why})")));
                 }
                 self.properties.push(Property {
                     start: backslash,
@@ -751,5 +756,11 @@ mod tests {
         ] {
             assert!(translate(src).is_err(), "{src} should be refused");
         }
+        // `Cs` and `Cn` are General_Category values: the refusal says why they are left out, not that they are
+        // not General_Category values.
+        let why = |src: &str| translate(src).err().map(|e| format!("{e:?}")).unwrap_or_default();
+        assert!(why(r"\p{Cs}").contains("a Rust string cannot hold"), "{}", why(r"\p{Cs}"));
+        assert!(why(r"\p{gc=Unassigned}").contains("the unassigned code points"), "{}", why(r"\p{gc=Unassigned}"));
+        assert!(why(r"\p{Script=Greek}").contains("only General_Category values are"), "{}", why(r"\p{Script=Greek}"));
     }
 }

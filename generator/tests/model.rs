@@ -1242,3 +1242,43 @@ fn types_below_an_x_name_take_its_name() {
     let zod = String::from_utf8(zod.stdout).expect("utf-8");
     assert!(zod.contains("export const memberTierSchema") && zod.contains("export const plainLevelSchema"), "{zod}");
 }
+
+/// A file can be named by its path whatever `$id` it carries, for its anchors as for its JSON Pointers: a reference
+/// by path to an `$anchor` of a file whose root has an `$id` was refused ("no `$anchor` named `A`"), though the
+/// anchor is there and the JSON Pointer form to the same place loaded. An anchor of a resource embedded in the file
+/// (its own `$id` below the root) is that resource's, not the file's.
+#[test]
+fn an_anchor_is_found_by_its_files_path_when_the_file_has_an_id() {
+    let main = json!({
+        "type": "object",
+        "properties": {
+            "a": {"$ref": "defs.schema.json#A"},
+            "b": {"$ref": "defs.schema.json#/$defs/X"},
+            "c": {"$ref": "https://example.test/defs.schema.json#A"}
+        }
+    });
+    let defs = json!({
+        "$id": "https://example.test/defs.schema.json",
+        "$defs": {
+            "X": {"$anchor": "A", "const": "y"},
+            "E": {"$id": "https://example.test/inner", "$defs": {"I": {"$anchor": "B", "const": "z"}}}
+        }
+    });
+    let dir = schema_dir("anchor-by-path", &[("main.schema.json", main.clone()), ("defs.schema.json", defs.clone())]);
+    let model = wiregen::load::load(&dir).unwrap_or_else(|e| panic!("loads: {:?}", e.0));
+    let engine = Engine::for_type_named(model, "Main", EngineOptions::default()).expect("a type named Main");
+    assert_eq!(first(&engine, json!({"a": "y", "b": "y", "c": "y"})), None);
+    assert_eq!(first(&engine, json!({"a": "z"})), Some(("const".into(), "/a".into())));
+
+    // `B` is an anchor of the embedded resource `inner`: by the file's path it is not there.
+    let mut main = main;
+    main["properties"]["d"] = json!({"$ref": "defs.schema.json#B"});
+    let dir = schema_dir("anchor-by-path-embedded", &[("main.schema.json", main), ("defs.schema.json", defs)]);
+    let errors = match wiregen::load::load(&dir) {
+        Ok(_) => panic!("`B` is not an anchor of the file's own resource"),
+        Err(e) => e.0,
+    };
+    assert_eq!(errors.len(), 1, "{:?}", errors.iter().map(|e| &e.message).collect::<Vec<_>>());
+    assert_eq!(errors[0].pointer, "/properties/d/$ref");
+    assert!(errors[0].message.contains("no `$anchor` named `B` in `defs.schema.json`"), "{}", errors[0].message);
+}

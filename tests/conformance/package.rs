@@ -481,3 +481,52 @@ console.log(JSON.stringify({ esm: report({ isSessionEnvelope, validateSessionEnv
     }
     assert!(invalid > 100 && invalid < lines.len(), "{invalid} of {} invalid", lines.len());
 }
+
+/// Every strictness flag of `tsc` beyond `--strict`: a user who compiles the generated sources under their own
+/// settings must not meet an error (an unused runtime import failed `noUnusedLocals`).
+const STRICTEST: &[&str] = &[
+    "--noUnusedLocals",
+    "--noUnusedParameters",
+    "--noImplicitReturns",
+    "--noFallthroughCasesInSwitch",
+    "--noImplicitOverride",
+    "--exactOptionalPropertyTypes",
+    "--noUncheckedIndexedAccess",
+    "--noPropertyAccessFromIndexSignature",
+];
+
+/// The generated sources of both packages, and of a package whose only object keyword is `dependentRequired`
+/// (its record's `dependent:` key made the module import the runtime's `dependent`, which it never called),
+/// type-check with every flag of [`STRICTEST`].
+#[test]
+fn the_generated_sources_type_check_under_the_strictest_flags() {
+    let v2 = root().join("generated/ts");
+    let v1 = crate::example::ts_package();
+    crate::node::ensure_npm_deps(&v2);
+    crate::node::ensure_npm_deps(&v1);
+    let scratch = std::env::temp_dir().join(format!("wiregen-strictest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let schema = scratch.join("schema");
+    std::fs::create_dir_all(&schema).expect("mkdir");
+    let dependent = json!({
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "dependentRequired": {"a": ["b"]}
+    });
+    std::fs::write(schema.join("main.schema.json"), dependent.to_string()).expect("write");
+    let out = scratch.join("out");
+    run(
+        Command::new(env!("CARGO_BIN_EXE_wiregen")).args(["generate", "--schema"]).arg(&schema).arg("--out").arg(&out),
+        "wiregen generate of the dependentRequired package",
+    );
+    let third = out.join("ts");
+    // Its zod is the v2 package's, as a monorepo would share it.
+    std::os::unix::fs::symlink(v2.join("node_modules"), third.join("node_modules")).expect("symlink node_modules");
+    for dir in [&v2, &v1, &third] {
+        run(
+            Command::new("node").current_dir(dir).arg(tsc()).args(["-p", ".", "--noEmit"]).args(STRICTEST),
+            &format!("tsc with every strictness flag in {}", dir.display()),
+        );
+    }
+    std::fs::remove_dir_all(&scratch).expect("remove the scratch directory");
+}

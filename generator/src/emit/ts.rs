@@ -237,9 +237,12 @@ fn uses(code: &str, name: &str) -> bool {
         let e = s + name.len();
         let before = s == 0 || !is_id(bytes[s - 1]);
         let after = e >= bytes.len() || !is_id(bytes[e]);
-        // `x.name` is a property, not the binding.
+        // `x.name` is a property, not the binding; so is the key of `{ name: ... }` or `, name: ...`.
         let member = s > 0 && bytes[s - 1] == b'.';
-        if before && after && !member {
+        let next = code[e..].trim_start().as_bytes();
+        let prev = code[..s].trim_end().as_bytes().last();
+        let key = next.first() == Some(&b':') && matches!(prev, Some(b'{' | b','));
+        if before && after && !member && !key {
             return true;
         }
         from = e;
@@ -784,5 +787,12 @@ mod tests {
         assert!(!uses("notclosed(1)", "closed"));
         assert!(!uses("z.number(T).check(isInt)", "number"));
         assert!(uses("z.number(T).check(isInt)", "isInt"));
+        // A key of an object literal is not a use (the record `{ declared: [], dependent: [] }` of a
+        // `dependentRequired` made the module import `dependent`); a value, a shorthand key or a ternary's is.
+        assert!(!uses("f({ declared: [], dependent: [[\"a\", [\"b\"]]] })", "dependent"));
+        assert!(!uses("f({ dependent : 1 })", "dependent"));
+        assert!(uses("f({ d: dependent })", "dependent"));
+        assert!(uses("f({ dependent })", "dependent"));
+        assert!(uses("f(a ? dependent : b)", "dependent"));
     }
 }

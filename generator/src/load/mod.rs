@@ -736,6 +736,12 @@ impl Cx {
                 continue;
             }
             self.anchors.insert(abs, at.clone());
+            // A file is named by its path whatever `$id` its root carries: the anchors of its root resource are
+            // the file's too (those of a resource embedded in it are not).
+            let file = file_uri(&at.file);
+            if base != file && self.resources.get(&base).is_some_and(|r| r.file == at.file && r.pointer.is_empty()) {
+                self.anchors.entry(format!("{file}#{name}")).or_insert_with(|| at.clone());
+            }
             if key == "$dynamicAnchor" {
                 self.dynamic.anchor(&base, name, at);
             }

@@ -7,7 +7,7 @@
  * @module
  */
 import * as z from "zod";
-import { $T, $C, constParams, intBounds, minChars, maxChars, matcher, pattern, open, kinds, unionMessage, roleIssue } from "./runtime.js";
+import { $T, $C, constParams, intBounds, minChars, maxChars, matcher, pattern, open, unionMessage, roleIssue } from "./runtime.js";
 
 /** The user's text. */
 export const UserMessageContentSchema = /* @__PURE__ */ (() => z.object(
