@@ -11,6 +11,34 @@ use wiregen::engine::{Engine, EngineOptions};
 use wiregen::stream::StreamSummary;
 use wiregen::validate::{validate_reader_into, Piece, Record, Summary, Threads};
 
+/// A line on stdout that cannot panic: `println!` panics when stdout cannot be written (a closed pipe, a full
+/// disk). The first failure is kept and [`main`] reports it.
+macro_rules! outln {
+    ($($t:tt)*) => {
+        stdout_line(format_args!($($t)*))
+    };
+}
+
+/// A line on stderr that cannot panic: one that cannot be written (a closed pipe, a full disk) is dropped, since
+/// there is nowhere left to say so; the exit status still tells.
+macro_rules! errln {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// The first error writing stdout through [`outln!`].
+static STDOUT_FAILED: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
+
+fn stdout_line(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")).and_then(|()| out.flush()) {
+        if let Ok(mut first) = STDOUT_FAILED.lock() {
+            first.get_or_insert(e);
+        }
+    }
+}
+
 /// Schema-first codegen and validation for the agent session protocol.
 ///
 /// JSON Schema files in `schema/` are the single source of truth; wiregen generates Rust,
@@ -260,6 +288,9 @@ fn serve(a: ServeArgs) -> ExitCode {
         .with_max_level(level)
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // A log line that cannot be written (the log's reader went away, a full disk) is dropped: by default the
+        // subscriber reports that with `eprintln!`, which panics on the same stderr and took the request with it.
+        .log_internal_errors(false)
         .try_init();
     let announce = |addr| {
         let mut out = std::io::stdout().lock();
@@ -270,14 +301,14 @@ fn serve(a: ServeArgs) -> ExitCode {
     match wiregen::serve::run(&a.into(), announce) {
         Ok(()) => ExitCode::SUCCESS,
         Err(wiregen::serve::ServeError::Schema(errs)) => {
-            eprintln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
+            errln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
             if let Some(schema) = &schema {
                 name_the_schema(&errs, Format::Text, schema);
             }
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("wiregen serve: {}", chain(&e));
+            errln!("wiregen serve: {}", chain(&e));
             ExitCode::from(2)
         }
     }
@@ -329,14 +360,14 @@ fn diff(a: DiffArgs) -> ExitCode {
         Err(DiffError::Schema { spec, errors }) => {
             report_schema_errors(&errors, schema_format);
             if schema_format == Format::Text {
-                eprintln!("wiregen diff: `{spec}` has {} schema error(s)", errors.0.len());
+                errln!("wiregen diff: `{spec}` has {} schema error(s)", errors.0.len());
             }
             Err(())
         }
         Err(e) => {
             match schema_format {
-                Format::Json => println!("{}", serde_json::json!({"code": "error", "message": chain(&e)})),
-                Format::Text => eprintln!("wiregen diff: {}", chain(&e)),
+                Format::Json => outln!("{}", serde_json::json!({"code": "error", "message": chain(&e)})),
+                Format::Text => errln!("wiregen diff: {}", chain(&e)),
             }
             Err(())
         }
@@ -351,7 +382,7 @@ fn diff(a: DiffArgs) -> ExitCode {
     let text = match wiregen::diff::render(&report, format, a.policy) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("wiregen diff: {}", chain(&e));
+            errln!("wiregen diff: {}", chain(&e));
             return ExitCode::from(2);
         }
     };
@@ -403,17 +434,17 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         Err(DiffError::Schema { spec, errors }) => {
             // Not on stdout: that is the migrated stream's.
             report_schema_errors_on(&errors, a.format, &mut std::io::stderr());
-            eprintln!("wiregen migrate: `{spec}` has {} schema error(s)", errors.0.len());
+            errln!("wiregen migrate: `{spec}` has {} schema error(s)", errors.0.len());
             None
         }
         Err(e) => {
-            eprintln!("wiregen migrate: {}", chain(&e));
+            errln!("wiregen migrate: {}", chain(&e));
             None
         }
     };
     let (Some(old), Some(new)) = (load(&a.from), load(&a.to)) else { return ExitCode::from(2) };
     if old.model.protocol.is_none() || new.model.protocol.is_none() {
-        eprintln!("wiregen migrate: both sides must be session protocols (an envelope with events)");
+        errln!("wiregen migrate: both sides must be session protocols (an envelope with events)");
         return ExitCode::from(2);
     }
     let shown = if a.file.as_os_str() == "-" { "<stdin>".to_string() } else { a.file.display().to_string() };
@@ -423,7 +454,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         match std::fs::File::open(&a.file) {
             Ok(f) => Box::new(BufReader::new(f)),
             Err(e) => {
-                eprintln!("wiregen migrate: {shown}: {e}");
+                errln!("wiregen migrate: {shown}: {e}");
                 return ExitCode::from(2);
             }
         }
@@ -440,28 +471,31 @@ fn migrate(a: MigrateArgs) -> ExitCode {
     let s = match migrated {
         Ok(s) => s,
         Err(FileError::Migrate(e)) => {
-            eprintln!("wiregen migrate: {shown}: {e}");
+            errln!("wiregen migrate: {shown}: {e}");
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("wiregen migrate: {e}");
+            errln!("wiregen migrate: {e}");
             return ExitCode::from(2);
         }
     };
     match a.format {
         Format::Json => {
             let doc = serde_json::json!({"file": shown, "from": a.from, "to": a.to, "summary": s});
-            eprintln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            errln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Format::Text => {
             for n in &s.notes {
                 let what = if n.outcome == Outcome::Refused { "refused" } else { "warning: dropped" };
                 let at = shown_pointer(&n.pointer);
-                eprintln!("{shown}:{}: {what}: {at} [{}] ({}): {}", n.line, n.rule, n.side, printable(&n.message));
+                errln!("{shown}:{}: {what}: {at} [{}] ({}): {}", n.line, n.rule, n.side, printable(&n.message));
             }
-            eprintln!(
+            errln!(
                 "wiregen migrate: {} line(s): {} written ({} with values dropped), {} refused",
-                s.lines, s.written, s.with_loss, s.refused
+                s.lines,
+                s.written,
+                s.with_loss,
+                s.refused
             );
         }
     }
@@ -495,9 +529,9 @@ fn types(a: TypesArgs) -> ExitCode {
                 (false, format) => report_schema_errors(&wiregen::diag::SchemaErrors(located), format),
                 (true, Format::Json) => {
                     let code = wiregen::diag::SchemaErrorKind::Unexpressible.code();
-                    println!("{}", serde_json::json!({"code": code, "message": e.to_string()}))
+                    outln!("{}", serde_json::json!({"code": code, "message": e.to_string()}))
                 }
-                (true, Format::Text) => eprintln!("wiregen: {e}"),
+                (true, Format::Text) => errln!("wiregen: {e}"),
             }
             ExitCode::from(2)
         }
@@ -510,7 +544,7 @@ fn parse_output(s: &str) -> Result<Output, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let status = match cli.command {
         Command::Generate(a) => generate(a, false),
         Command::Check(a) => generate(a, true),
         Command::Validate(a) => validate(a),
@@ -520,6 +554,14 @@ fn main() -> ExitCode {
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve(a),
         Command::Help { command } => help(&command),
+    };
+    // What `outln!` could not write: a reader that went away keeps the command's status, anything else is an error.
+    match STDOUT_FAILED.lock().ok().and_then(|mut e| e.take()) {
+        Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            errln!("wiregen: writing the output: {e}");
+            ExitCode::from(2)
+        }
+        _ => status,
     }
 }
 
@@ -574,7 +616,7 @@ fn type_names(model: &wiregen::ir::Model) -> String {
 fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format, schema: &Path) {
     let whole = |e: &wiregen::diag::SchemaError| e.kind == wiregen::diag::SchemaErrorKind::Io && e.file == schema;
     if format == Format::Text && errs.0.iter().any(whole) {
-        eprintln!("wiregen: --schema takes the schema directory, or one schema file");
+        errln!("wiregen: --schema takes the schema directory, or one schema file");
     }
 }
 
@@ -591,7 +633,7 @@ fn report_schema_errors_on(errs: &wiregen::diag::SchemaErrors, format: Format, j
                 let _ = writeln!(json, "{}", d.to_json());
             }
         }
-        Format::Text => eprintln!("{errs}"),
+        Format::Text => errln!("{errs}"),
     }
 }
 
@@ -609,13 +651,13 @@ fn report_error(e: &wiregen::Error, format: Format, schema: &Path) {
         (wiregen::Error::Schema(errs), _) => {
             report_schema_errors(errs, format);
             if format == Format::Text {
-                eprintln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
+                errln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
             }
             name_the_schema(errs, format, schema);
         }
-        (e, Format::Json) => println!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
-        (e @ wiregen::Error::NotRestored { .. }, Format::Text) => eprintln!("wiregen: {}", chain(e)),
-        (e, Format::Text) => eprintln!("wiregen: {}; nothing was written", chain(e)),
+        (e, Format::Json) => outln!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
+        (e @ wiregen::Error::NotRestored { .. }, Format::Text) => errln!("wiregen: {}", chain(e)),
+        (e, Format::Text) => errln!("wiregen: {}; nothing was written", chain(e)),
     }
 }
 
@@ -629,9 +671,9 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
             }
             Ok(r) if r.is_clean() => {
                 if a.format == Format::Json {
-                    println!("{}", serde_json::json!({"clean": true, "fresh": r.fresh}));
+                    outln!("{}", serde_json::json!({"clean": true, "fresh": r.fresh}));
                 } else {
-                    eprintln!("wiregen check: {} generated files are up to date", r.fresh);
+                    errln!("wiregen check: {} generated files are up to date", r.fresh);
                 }
                 ExitCode::SUCCESS
             }
@@ -640,21 +682,21 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
                 if a.format == Format::Json {
                     let show = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
                     let changed: Vec<String> = r.changed.iter().map(|(p, _)| p.display().to_string()).collect();
-                    println!(
+                    outln!(
                         "{}",
                         serde_json::json!({"clean": false, "missing": show(&r.missing), "changed": changed, "extra": show(&r.extra), "fix": fix})
                     );
                 } else {
                     for p in &r.missing {
-                        eprintln!("missing: {}", p.display());
+                        errln!("missing: {}", p.display());
                     }
                     for (p, d) in &r.changed {
-                        eprintln!("stale:   {}\n{d}", p.display());
+                        errln!("stale:   {}\n{d}", p.display());
                     }
                     for p in &r.extra {
-                        eprintln!("extra:   {}", p.display());
+                        errln!("extra:   {}", p.display());
                     }
-                    eprintln!(
+                    errln!(
                         "wiregen check: {} file(s) out of date; run `{fix}` to fix",
                         r.missing.len() + r.changed.len() + r.extra.len()
                     );
@@ -671,23 +713,23 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
             Ok(r) => {
                 if a.format == Format::Json {
                     let show = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
-                    println!(
+                    outln!(
                         "{}",
                         serde_json::json!({"written": show(&r.written), "unchanged": r.unchanged.len(), "deleted": show(&r.deleted)})
                     );
                     return ExitCode::SUCCESS;
                 }
-                eprintln!(
+                errln!(
                     "wiregen generate: {} written, {} unchanged, {} deleted",
                     r.written.len(),
                     r.unchanged.len(),
                     r.deleted.len()
                 );
                 for p in &r.written {
-                    eprintln!("  wrote {}", p.display());
+                    errln!("  wrote {}", p.display());
                 }
                 for p in &r.deleted {
-                    eprintln!("  deleted {}", p.display());
+                    errln!("  deleted {}", p.display());
                 }
                 ExitCode::SUCCESS
             }
@@ -758,19 +800,19 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let engine = match engine {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("wiregen: {e}; --type NAME takes one of its types: {}", type_names(&proto));
+            errln!("wiregen: {e}; --type NAME takes one of its types: {}", type_names(&proto));
             return ExitCode::from(2);
         }
     };
     let rules = proto.protocol.as_ref().map_or(0, |p| p.sequence.rules.len());
     if a.stream && rules == 0 && a.format == Format::Text {
-        eprintln!("wiregen validate: --stream: the schema declares no sequence rules (`x-sequence`), so each line is checked on its own");
+        errln!("wiregen validate: --stream: the schema declares no sequence rules (`x-sequence`), so each line is checked on its own");
     }
     let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
     let paths = match wiregen::validate::expand_inputs(&paths) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("wiregen: {e}");
+            errln!("wiregen: {e}");
             return ExitCode::from(2);
         }
     };
@@ -803,7 +845,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
         return output_failed(&e, tally.any_invalid());
     }
     if a.format == Format::Text {
-        eprintln!("wiregen validate: {} record(s), {} invalid", tally.counts.records, tally.counts.invalid);
+        errln!("wiregen validate: {} record(s), {} invalid", tally.counts.records, tally.counts.invalid);
     }
     ExitCode::from(if tally.any_invalid() { 1 } else { 0 })
 }
@@ -835,7 +877,7 @@ impl Tally {
                 None
             }
             Err(Failed::Input(e)) => {
-                eprintln!("wiregen: {e}");
+                errln!("wiregen: {e}");
                 Some(ExitCode::from(2))
             }
             Err(Failed::Output(e, checked)) => {
@@ -1024,7 +1066,7 @@ fn output_failed(e: &std::io::Error, any_invalid: bool) -> ExitCode {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         return ExitCode::from(if any_invalid { 1 } else { 0 });
     }
-    eprintln!("wiregen: writing the output: {e}");
+    errln!("wiregen: writing the output: {e}");
     ExitCode::from(2)
 }
 

@@ -196,3 +196,55 @@ fn outputs_generated_from_one_directory_are_fresh_from_another() {
     let said = format!("{}{}", text(&r.stdout), text(&r.stderr));
     assert!(r.status.success() && said.contains(" 0 written"), "{said}");
 }
+
+/// `wiregen` run with `stdout` or `stderr` on a full disk (`/dev/full`) or a pipe its reader closed: a clear error
+/// and exit 2 when stdout (the command's answer) could not be written, the command's own status when only stderr
+/// (messages) could not; never a panic (`println!` and `eprintln!` panicked, exit 101, after `generate` had
+/// written its files).
+#[test]
+fn an_unwritable_stdout_or_stderr_is_an_exit_status_not_a_panic() {
+    use std::process::Stdio;
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let run = |args: &[&str], out_full: bool, err_full: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_wiregen"));
+        c.args(args).current_dir(root()).stdin(Stdio::null());
+        c.stdout(if out_full { Stdio::from(full()) } else { Stdio::piped() });
+        c.stderr(if err_full { Stdio::from(full()) } else { Stdio::piped() });
+        c.output().unwrap()
+    };
+    let out = tmp("unwritable");
+    let out_arg = out.to_str().unwrap();
+    // stdout full: the answer is lost, so the status says so.
+    for args in [&["check", "--format", "json"][..], &["generate", "--format", "json", "--out", out_arg][..]] {
+        let o = run(args, true, false);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("wiregen: writing the output: No space left on device"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    // stderr full: the messages are lost, the status is the command's.
+    let o = run(&["check"], false, true);
+    assert_eq!(o.status.code(), Some(0), "check with stderr full");
+    let o = run(&["check", "--out", out_arg, "--only", "docs"], false, true);
+    assert_eq!(o.status.code(), Some(0), "check of the tree generate wrote, stderr full");
+    std::fs::remove_dir_all(out.join("docs")).unwrap();
+    let o = run(&["check", "--out", out_arg, "--only", "docs"], false, true);
+    assert_eq!(o.status.code(), Some(1), "a stale tree with stderr full");
+    let o = run(&["validate", "--schema", "/nonexistent-wiregen-schema", "x.jsonl"], false, true);
+    assert_eq!(o.status.code(), Some(2), "a missing schema with stderr full");
+    // A closed pipe on stdout: the reader went away, the command keeps its status.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_wiregen"));
+    let mut child = c
+        .args(["check", "--format", "json"])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -29,6 +29,15 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
+        Server::spawn(args, true)
+    }
+
+    /// A server whose log's reader went away: its stderr is a pipe nobody reads (closed at once).
+    fn start_with_its_log_closed(args: &[&str]) -> Server {
+        Server::spawn(args, false)
+    }
+
+    fn spawn(args: &[&str], read_log: bool) -> Server {
         // From outside the repository: the protocol is compiled into the binary.
         let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
             .current_dir(std::env::temp_dir())
@@ -49,6 +58,10 @@ impl Server {
         let log = Arc::new(Mutex::new(String::new()));
         let sink = log.clone();
         let stderr = child.stderr.take().expect("stderr");
+        if !read_log {
+            drop(stderr);
+            return Server { child, addr, log };
+        }
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 let mut l = sink.lock().unwrap();
@@ -1400,4 +1413,25 @@ fn sigterm_exits_after_the_grace_period_while_a_long_check_runs() {
     assert!(status.success(), "exit status {status}");
     server.wait_log_lines("grace period over", 1);
     let _ = std::fs::remove_file(schema);
+}
+
+/// A log line that cannot be written (its reader went away; a full disk) is dropped: the request is answered and
+/// the server carries on. The log subscriber reported such a failure with `eprintln!` on the same stderr, which
+/// panicked inside the request: every answer after the first log line was an empty reply, and SIGTERM exited 101.
+#[test]
+fn a_log_nobody_reads_does_not_stop_the_service() {
+    let mut s = Server::start_with_its_log_closed(&[]);
+    for _ in 0..3 {
+        let r = s.get("/healthz");
+        assert_eq!(r.status, 200, "{}", r.text());
+        let r = s.post(
+            "/v1/validate",
+            "application/json",
+            br#"{"id":"m1","time":1,"role":"user","ev":{"t":"text","text":"x"}}"#,
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["valid"], true);
+    }
+    s.terminate();
+    assert!(s.wait_exit(Duration::from_secs(10)).success(), "SIGTERM exits 0");
 }
