@@ -209,14 +209,27 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
             return Err(Error::IntoSchema { path: opts.out_dir.join(&f.path), schema: opts.schema_dir.clone() });
         }
     }
+    // One run at a time into one directory (the lock is on the output root, so it has to exist).
+    let created_root = !opts.out_dir.exists();
+    std::fs::create_dir_all(&opts.out_dir).map_err(|source| Error::Io { path: opts.out_dir.clone(), source })?;
+    let _lock = lock_out_dir(&opts.out_dir, true);
+    let done = write_outputs(opts, &files);
+    if done.is_err() && created_root {
+        let _ = std::fs::remove_dir(&opts.out_dir);
+    }
+    done
+}
+
+/// The writing part of [`generate`], with the output root locked.
+fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Error> {
     // Read the old manifests before the new ones replace them.
-    let stale_files = stale(opts, &files);
+    let stale_files = stale(opts, files);
     let mut report = GenerateReport::default();
     let mut to_write = Vec::new();
-    for f in &files {
+    for f in files {
         let path = opts.out_dir.join(&f.path);
-        match std::fs::read(&path) {
-            Ok(old) if same_but_command(&old, f.contents.as_bytes()) => report.unchanged.push(path),
+        match on_disk(&path, f.contents.as_bytes()) {
+            OnDisk::File(old) if same_but_command(&old, f.contents.as_bytes()) => report.unchanged.push(path),
             _ => to_write.push((path, f)),
         }
     }
@@ -225,6 +238,12 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     commit::replace(&write, &stale_files)?;
     report.written = write.into_iter().map(|(p, _)| p).collect();
     report.deleted = stale_files;
+    // What a run that was killed half-way left beside the outputs goes once every output is in place.
+    for p in leftovers(opts, files) {
+        if std::fs::remove_file(&p).is_ok() {
+            report.deleted.push(p);
+        }
+    }
     Ok(report)
 }
 
@@ -258,22 +277,108 @@ fn hidden_beside(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(format!(".{name}.{suffix}"))
 }
 
+/// The suffixes of [`hidden_beside`] files: staged new files and kept old ones.
+const HIDDEN_SUFFIXES: [&str; 2] = [".wiregen-tmp", ".wiregen-old"];
+
+/// Creates the staged file `path` afresh: whatever is there (a file left by a run that was killed, a symbolic link
+/// someone put there) is removed first, never written through.
+pub(crate) fn create_staged(path: &Path) -> std::io::Result<std::fs::File> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// What is on disk where an output file goes.
+enum OnDisk {
+    /// Nothing.
+    Missing,
+    /// A file, with its bytes.
+    File(Vec<u8>),
+    /// Something that is not the output: a directory, a device, a FIFO (read, it would block or never end), or a
+    /// file far longer than the output (not read whole to be compared).
+    Other(&'static str),
+}
+
+/// Reads what is at `path` to compare it with `new`, without blocking on a FIFO or reading a device without end.
+fn on_disk(path: &Path, new: &[u8]) -> OnDisk {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => return OnDisk::Other("a broken symbolic link"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return OnDisk::Other("a file is in the way of its directory")
+        }
+        Err(_) => return OnDisk::Missing,
+    };
+    if meta.is_dir() {
+        return OnDisk::Other("a directory is in the way");
+    }
+    if !meta.is_file() {
+        return OnDisk::Other("not a regular file (a device, a FIFO or a socket)");
+    }
+    // The command in the header is the only part that may differ; it is one line.
+    if meta.len() > (new.len() as u64).saturating_mul(2) + 65_536 {
+        return OnDisk::Other("a file far longer than the output");
+    }
+    match std::fs::read(path) {
+        Ok(b) => OnDisk::File(b),
+        Err(_) => OnDisk::Other("a file that cannot be read"),
+    }
+}
+
+/// Locks the output root against another `generate` (exclusive) or while `check` reads it (shared), for as long
+/// as the returned handle lives: two runs into one directory interleaved their files (a tree of neither) and
+/// failed on each other's staged files. `None` when the directory does not exist (nothing to check) or cannot be
+/// locked where its file system does not lock.
+fn lock_out_dir(dir: &Path, exclusive: bool) -> Option<std::fs::File> {
+    let f = std::fs::File::open(dir).ok()?;
+    let locked = if exclusive { f.lock() } else { f.lock_shared() };
+    locked.ok().map(|()| f)
+}
+
+/// Files an interrupted `generate` left beside the outputs (staged new files, kept old ones: [`hidden_beside`]),
+/// in the directories the outputs write to.
+fn leftovers(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
+    let dirs: BTreeSet<PathBuf> =
+        files.iter().filter_map(|f| opts.out_dir.join(&f.path).parent().map(Path::to_path_buf)).collect();
+    let mut out = Vec::new();
+    for d in dirs {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let ours = name.starts_with('.') && HIDDEN_SUFFIXES.iter().any(|s| name.ends_with(s));
+            if ours && e.file_type().is_ok_and(|t| !t.is_dir()) {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
 /// Regenerates in memory and compares with what is on disk.
 ///
 /// # Errors
 /// A broken schema or a failing emitter.
 pub fn check(opts: &Options) -> Result<CheckReport, Error> {
     let files = render(opts)?;
+    // A `generate` under way finishes first: its half-replaced tree is not reported.
+    let _lock = lock_out_dir(&opts.out_dir, false);
     let mut report = CheckReport::default();
     for f in &files {
         let path = opts.out_dir.join(&f.path);
-        match std::fs::read_to_string(&path) {
-            Ok(old) if same_but_command(old.as_bytes(), f.contents.as_bytes()) => report.fresh += 1,
-            Ok(old) => report.changed.push((path, short_diff(&old, &f.contents))),
-            Err(_) => report.missing.push(path),
+        match on_disk(&path, f.contents.as_bytes()) {
+            OnDisk::File(old) if same_but_command(&old, f.contents.as_bytes()) => report.fresh += 1,
+            OnDisk::File(old) => {
+                let diff = short_diff(&String::from_utf8_lossy(&old), &f.contents);
+                report.changed.push((path, diff));
+            }
+            OnDisk::Other(what) => report.changed.push((path, format!("({what})\n"))),
+            OnDisk::Missing => report.missing.push(path),
         }
     }
     report.extra = stale(opts, &files);
+    report.extra.extend(leftovers(opts, &files));
     Ok(report)
 }
 

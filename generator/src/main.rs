@@ -465,12 +465,12 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         Some(p) => migrate_file(&old.model, &new.model, input, p, on_loss, a.stream),
         None => {
             let out = std::io::BufWriter::new(std::io::stdout().lock());
-            migrate_reader(&old.model, &new.model, input, out, on_loss, a.stream).map_err(FileError::Migrate)
+            migrate_reader(&old.model, &new.model, input, out, on_loss, a.stream)
         }
     };
     let s = match migrated {
         Ok(s) => s,
-        Err(FileError::Migrate(e)) => {
+        Err(FileError::Input(e)) => {
             errln!("wiregen migrate: {shown}: {e}");
             return ExitCode::from(2);
         }

@@ -257,20 +257,21 @@ fn strip(m: &Model, node: &Node, v: &mut Value, ptr: &mut String, out: &mut Vec<
     }
 }
 
-/// Why [`migrate_file`] failed.
+/// Why [`migrate_reader`] or [`migrate_file`] failed: the input or the output, so a message names the right one.
 #[derive(Debug)]
 pub enum FileError {
-    /// Reading the input or writing the staged output failed ([`migrate_reader`]'s error).
-    Migrate(std::io::Error),
-    /// The output file could not be staged or put in place (its path).
-    Output(PathBuf, std::io::Error),
+    /// Reading the input failed, or a line is longer than [`crate::validate::MAX_LINE`].
+    Input(std::io::Error),
+    /// Writing the output failed: the file [`migrate_file`] writes, or `None` for [`migrate_reader`]'s writer.
+    Output(Option<PathBuf>, std::io::Error),
 }
 
 impl std::fmt::Display for FileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FileError::Migrate(e) => write!(f, "{e}"),
-            FileError::Output(p, e) => write!(f, "{}: {e}", p.display()),
+            FileError::Input(e) => write!(f, "{e}"),
+            FileError::Output(Some(p), e) => write!(f, "writing {}: {e}", p.display()),
+            FileError::Output(None, e) => write!(f, "writing the output: {e}"),
         }
     }
 }
@@ -280,11 +281,13 @@ impl std::error::Error for FileError {}
 /// [`migrate_reader`] into the file `out`, which is replaced only once the whole input is migrated: the output is
 /// staged beside it and renamed over it at the end, so `out` may be the input file itself (a file migrated in
 /// place is read whole before it is replaced), and a failure leaves it as it was. A symbolic link at `out` is
-/// followed (its target is replaced), and a file that is replaced keeps its permissions.
+/// followed (its target is replaced), and a file that is replaced keeps its permissions. What is neither a file
+/// nor a directory at `out` (a device such as `/dev/null`, a FIFO such as `/dev/stdout` on a pipe) is written to
+/// as it is, never replaced.
 ///
 /// # Errors
-/// [`FileError::Migrate`] as [`migrate_reader`]; [`FileError::Output`] when `out` is a directory or the staged
-/// file cannot be created or renamed.
+/// [`FileError::Input`] as [`migrate_reader`]; [`FileError::Output`] when `out` is a directory or cannot be
+/// written, or the staged file cannot be created or renamed.
 pub fn migrate_file(
     old: &Model,
     new: &Model,
@@ -293,30 +296,79 @@ pub fn migrate_file(
     on_loss: OnLoss,
     stream: bool,
 ) -> Result<Summary, FileError> {
+    let output = |e| FileError::Output(Some(out.to_path_buf()), e);
+    let at_out = |e: FileError| match e {
+        FileError::Output(None, e) => output(e),
+        e => e,
+    };
     let target = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
-    if target.is_dir() {
-        let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory, not a file");
-        return Err(FileError::Output(out.to_path_buf(), e));
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => {
+            let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory, not a file");
+            return Err(output(e));
+        }
+        Ok(m) if !m.is_file() => {
+            // A device or a FIFO is written to as a shell's `>` would: staging and renaming would put a regular
+            // file in its place (as root, `/dev/null` became one).
+            let file = std::fs::OpenOptions::new().write(true).open(&target).map_err(output)?;
+            return migrate_reader(old, new, input, std::io::BufWriter::new(file), on_loss, stream).map_err(at_out);
+        }
+        _ => {}
     }
     let staged = crate::generate::staged_name(&target);
-    let file = std::fs::File::create(&staged).map_err(|e| FileError::Output(out.to_path_buf(), e))?;
+    let file = crate::generate::create_staged(&staged).map_err(output)?;
     if let Ok(meta) = std::fs::metadata(&target) {
         let _ = std::fs::set_permissions(&staged, meta.permissions());
     }
     let put = migrate_reader(old, new, input, std::io::BufWriter::new(file), on_loss, stream)
-        .map_err(FileError::Migrate)
-        .and_then(|s| std::fs::rename(&staged, &target).map(|()| s).map_err(|e| FileError::Output(target.clone(), e)));
+        .map_err(at_out)
+        .and_then(|s| std::fs::rename(&staged, &target).map(|()| s).map_err(output));
     if put.is_err() {
         let _ = std::fs::remove_file(&staged);
     }
     put
 }
 
+/// A writer that remembers whether writing failed, so an error is put down to the output and not the input.
+struct Noting<W> {
+    w: W,
+    failed: bool,
+}
+
+impl<W: Write> Write for Noting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf).inspect_err(|_| self.failed = true)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush().inspect_err(|_| self.failed = true)
+    }
+}
+
 /// Migrates a JSONL stream from OLD to NEW (both loaded protocols), writing the migrated lines to `out`.
 ///
 /// # Errors
-/// Reading `input` or writing `out` failed, or a line is longer than [`crate::validate::MAX_LINE`].
+/// [`FileError::Input`]: reading `input` failed, or a line is longer than [`crate::validate::MAX_LINE`];
+/// [`FileError::Output`] (`None`): writing `out` failed.
 pub fn migrate_reader(
+    old: &Model,
+    new: &Model,
+    input: impl BufRead,
+    out: impl Write,
+    on_loss: OnLoss,
+    stream: bool,
+) -> Result<Summary, FileError> {
+    let mut out = Noting { w: out, failed: false };
+    migrate_into(old, new, input, &mut out, on_loss, stream).map_err(|e| {
+        if out.failed {
+            FileError::Output(None, e)
+        } else {
+            FileError::Input(e)
+        }
+    })
+}
+
+fn migrate_into(
     old: &Model,
     new: &Model,
     input: impl BufRead,

@@ -973,7 +973,7 @@ mod tests {
     fn job(i: usize, out: &mut JobOutput<usize>) -> usize {
         use std::io::Write;
         let lines = [0, 3, 40_000, 1, 25_000, 0, 7][i % 7];
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         for l in 0..lines {

@@ -248,3 +248,100 @@ fn an_unwritable_stdout_or_stderr_is_an_exit_status_not_a_panic() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `generate --out DIR` then, from the test, the state of `DIR` as `check` sees it.
+fn generate_into(out: &Path) {
+    let o = wiregen(&["generate", "--only", "docs,schema", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// Two runs into one output directory take turns (the output root is locked): both succeed and the tree is one
+/// of theirs. Without the lock they interleaved their files (a tree of neither) and failed on each other's staged
+/// files ("No such file or directory; nothing was written" from a run whose files were all there). The test holds
+/// the lock itself and sees `generate` wait for it.
+#[test]
+fn two_generates_into_one_directory_take_turns() {
+    let out = tmp("turns");
+    generate_into(&out);
+    std::fs::remove_file(out.join("docs/session-protocol.md")).unwrap();
+    let held = std::fs::File::open(&out).unwrap();
+    held.lock().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(["generate", "--only", "docs,schema", "--out", out.to_str().unwrap()])
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "generate ran while another held the output directory");
+    assert!(!out.join("docs/session-protocol.md").exists(), "generate wrote while another held the directory");
+    held.unlock().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(wiregen(&["check", "--only", "docs,schema", "--out", out.to_str().unwrap()]).status.success());
+    // Run together, each run succeeds and the tree is whole.
+    for _ in 0..4 {
+        let spawn = || {
+            Command::new(env!("CARGO_BIN_EXE_wiregen"))
+                .args(["generate", "--only", "docs,schema", "--out", out.to_str().unwrap()])
+                .current_dir(root())
+                .output()
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(spawn);
+            let b = s.spawn(spawn);
+            (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+        });
+        assert!(a.status.success() && b.status.success(), "{}{}", text(&a.stderr), text(&b.stderr));
+        let o = wiregen(&["check", "--only", "docs,schema", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// What a `generate` killed half-way leaves beside the outputs (old copies kept aside, staged new files) is
+/// reported by `check` and removed by the next `generate` once its files are in place (they stayed for good,
+/// and `check` said nothing). A symbolic link at a staged name is replaced, never written through (it overwrote
+/// the file it pointed to). A FIFO or a device where an output goes is not read: `check` said nothing for ever
+/// (or read `/dev/zero` into gigabytes); `generate` replaces it.
+#[test]
+fn leftovers_links_and_fifos_in_the_output_are_reported_and_replaced() {
+    let out = tmp("leftovers");
+    generate_into(&out);
+    let docs = out.join("docs");
+    std::fs::write(docs.join(".session-protocol.md.wiregen-old"), "an old copy").unwrap();
+    std::fs::write(out.join("schema/.gone.json.wiregen-tmp"), "a staged file").unwrap();
+    let victim = out.join("victim.txt");
+    std::fs::write(&victim, "the user's").unwrap();
+    std::fs::remove_file(docs.join("session-protocol.md")).unwrap();
+    std::os::unix::fs::symlink(&victim, docs.join(".session-protocol.md.wiregen-tmp")).unwrap();
+    let fifo = out.join("schema/session-protocol.schema.json");
+    std::fs::remove_file(&fifo).unwrap();
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let outs = out.to_str().unwrap();
+    let o = wiregen(&["check", "--only", "docs,schema", "--out", outs]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    for want in [
+        "missing: ",
+        "/docs/session-protocol.md\n",
+        "extra:   ",
+        "/docs/.session-protocol.md.wiregen-old",
+        "/schema/.gone.json.wiregen-tmp",
+        "/docs/.session-protocol.md.wiregen-tmp",
+        "(not a regular file (a device, a FIFO or a socket))",
+    ] {
+        assert!(err.contains(want), "{want:?} in:\n{err}");
+    }
+    let o = wiregen(&["generate", "--only", "docs,schema", "--out", outs]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's");
+    assert!(std::fs::metadata(&fifo).unwrap().is_file(), "the FIFO was replaced by the output");
+    let left: Vec<String> =
+        files_under(&out).into_iter().filter(|f| f.ends_with(".wiregen-old") || f.ends_with(".wiregen-tmp")).collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(text(&o.stderr).contains("deleted "), "{}", text(&o.stderr));
+    assert!(wiregen(&["check", "--only", "docs,schema", "--out", outs]).status.success());
+    let _ = std::fs::remove_dir_all(&out);
+}

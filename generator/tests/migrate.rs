@@ -217,6 +217,47 @@ fn out_may_be_the_input_and_is_replaced_only_at_the_end() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--out` naming what is not a file (a FIFO here, `/dev/null` or `/dev/stdout` on a pipe for a user) is written
+/// to as a shell's `>` would: migrate staged a file beside it and renamed it over it, which as root replaced
+/// `/dev/null` with a regular file holding the stream (and `--out /dev/stdout` into a pipe printed nothing). An
+/// output that cannot be written is named as the output, not the input.
+#[test]
+#[cfg(unix)]
+fn out_to_a_fifo_is_written_through_and_an_output_error_names_the_output() {
+    let dir = std::env::temp_dir().join(format!("wiregen-migrate-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let flow = root().join("tests/fixtures/migrate/v1-realistic-flow.jsonl");
+    let flow = flow.to_str().expect("path");
+    let (code, expected, err) = wiregen(&["migrate", "--from", V1, "--to", V2, flow], None);
+    assert_eq!(code, 0, "{err}");
+    let fifo = dir.join("out.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read the FIFO"))
+    };
+    let (code, out, err) =
+        wiregen(&["migrate", "--from", V1, "--to", V2, "--out", fifo.to_str().expect("path"), flow], None);
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert_eq!(reader.join().expect("reader"), expected);
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&std::fs::metadata(&fifo).expect("meta").file_type()));
+    let left: Vec<_> = std::fs::read_dir(&dir).expect("list").filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    // stdout on a full disk: the output, not the input, could not be written.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(["migrate", "--from", V1, "--to", V2, flow])
+        .stdout(full)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("wiregen migrate: writing the output: No space left on device"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_line_longer_than_64_mib_is_an_error_and_the_output_is_left_as_it_was() {
     let dir = std::env::temp_dir().join(format!("wiregen-migrate-long-{}", std::process::id()));

@@ -527,7 +527,7 @@ mod tests {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
-                if state % 4 == 0 {
+                if state.is_multiple_of(4) {
                     *byte = interesting[(state >> 8) as usize % interesting.len()];
                 }
             }

@@ -93,7 +93,7 @@ fn apply(
         // Recorded first: a write that fails half-way (a full disk) leaves a file to remove.
         done.push(Step::Staged(tmp.clone()));
         // Named after the output file: the staged name is ours, not the user's.
-        std::fs::write(&tmp, contents).map_err(io(path))?;
+        super::create_staged(&tmp).and_then(|mut f| std::io::Write::write_all(&mut f, contents)).map_err(io(path))?;
     }
     for (path, _) in write {
         if std::fs::symlink_metadata(path).is_ok() {
