@@ -447,7 +447,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         errln!("wiregen migrate: both sides must be session protocols (an envelope with events)");
         return ExitCode::from(2);
     }
-    let shown = if a.file.as_os_str() == "-" { "<stdin>".to_string() } else { a.file.display().to_string() };
+    let shown = shown_path(&a.file);
     let input: Box<dyn std::io::BufRead> = if a.file.as_os_str() == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -941,7 +941,7 @@ fn check_input(
     out: &mut impl Write,
     threads: Threads,
 ) -> Result<Summary, Failed> {
-    let shown = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+    let shown = shown_path(path);
     let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -1058,6 +1058,23 @@ impl<W: Write> wiregen::validate::ByteSink for CliSink<'_, W> {
             self.error.get_or_insert(e);
         }
     }
+}
+
+/// An input's name as records and messages show it: `<stdin>` for `-`; a byte of the name that is not UTF-8 as
+/// `\xFF` (lossy display made `s\xff.jsonl` and `s\xfe.jsonl` both `s\u{FFFD}.jsonl`, so a reader could not
+/// tell which was invalid).
+fn shown_path(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        return "<stdin>".to_string();
+    }
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_encoded_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The exit status after the output could not be written: a reader that went away (broken pipe) is not an error

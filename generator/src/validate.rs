@@ -713,12 +713,13 @@ fn recv_or_idle<T>(rx: &std::sync::mpsc::Receiver<T>, idle: impl FnOnce()) -> Op
 }
 
 /// The inputs of a `validate` run: `-` (stdin) and files as given, and for a directory every `*.jsonl` file below
-/// it (recursively; symbolic links to directories are not followed, a link named `*.jsonl` to anything else is
-/// an input, a broken one failing as a missing file does), sorted by path, so a run is repeatable.
+/// it (recursively; symbolic links to directories are not followed, a link named `*.jsonl` to a file is an
+/// input, a broken one failing as a missing file does), sorted by path, so a run is repeatable.
 ///
 /// # Errors
-/// A directory that cannot be read, or that holds no `*.jsonl` file (almost certainly the wrong directory); `-`
-/// given twice (stdin is read once: the second would silently be an empty input).
+/// A directory that cannot be read, or that holds no `*.jsonl` file (almost certainly the wrong directory), or a
+/// `*.jsonl` in it that is (or links to) no regular file; `-` given twice (stdin is read once: the second would
+/// silently be an empty input).
 pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, String> {
     if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err("`-` (stdin) is given more than once; it can be read once".into());
@@ -732,12 +733,26 @@ pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
             let kind = e.file_type().map_err(|err| format!("{}: {err}", p.display()))?;
             if kind.is_dir() {
                 walk(&p, out)?;
-            } else if p.extension().is_some_and(|x| x == "jsonl")
-                && (kind.is_file() || kind.is_symlink() && !p.is_dir())
-            {
-                // A link is taken as the file it names: one that names nothing fails to open like a missing file
-                // argument, rather than leaving the run one file short without a word.
-                out.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            // A link is taken as what it names: a file is an input, and so is nothing (it fails to open like a
+            // missing file argument, rather than leaving the run one file short without a word); a directory is
+            // not followed.
+            let named = if kind.is_symlink() { std::fs::metadata(&p).ok().map(|m| m.file_type()) } else { Some(kind) };
+            match named {
+                Some(k) if k.is_dir() => {}
+                Some(k) if !k.is_file() => {
+                    // A FIFO or a device would be read without end (a FIFO in the directory was skipped, a link to
+                    // one blocked the run): refused like an unreadable directory. Given by name, it is read.
+                    return Err(format!(
+                        "{}: not a regular file (a FIFO, a socket or a device); give it by name to read it",
+                        p.display()
+                    ));
+                }
+                _ => out.push(p),
             }
         }
         Ok(())
@@ -814,10 +829,17 @@ impl<R> JobOutput<'_, R> {
 }
 
 impl<R> io::Write for JobOutput<'_, R> {
+    /// A large write (a whole batch's records at once) is handed on in pieces of at most [`CHUNK`]: as one piece,
+    /// a job ahead held 16 batches' records (~95 MB) where the bound says 1 MiB.
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(b);
-        if self.buf.len() >= CHUNK {
-            self.send()?;
+        let mut rest = b;
+        while !rest.is_empty() {
+            let take = (CHUNK - self.buf.len().min(CHUNK)).clamp(1, rest.len());
+            self.buf.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.buf.len() >= CHUNK {
+                self.send()?;
+            }
         }
         Ok(b.len())
     }
@@ -1002,6 +1024,33 @@ mod tests {
         }
     }
 
+    /// However a job writes (here one write of 5 MB), what it hands on comes in pieces of at most [`CHUNK`], so a
+    /// job ahead holds at most [`CHUNKS_AHEAD`] x [`CHUNK`] (1 MiB) waiting.
+    #[test]
+    fn a_large_write_is_handed_on_in_chunks() {
+        struct Largest(usize, usize);
+        impl OrderedSink<()> for Largest {
+            fn piece(&mut self, _: usize, piece: Piece<()>) -> ControlFlow<()> {
+                if let Piece::Bytes(b) = piece {
+                    self.0 = self.0.max(b.len());
+                    self.1 += b.len();
+                }
+                ControlFlow::Continue(())
+            }
+        }
+        let big = |_: usize, out: &mut JobOutput<()>| {
+            use std::io::Write;
+            out.write_all(b"x").expect("write");
+            out.write_all(&vec![b'y'; 5 << 20]).expect("write");
+        };
+        for threads in [1, 2] {
+            let mut sink = Largest(0, 0);
+            in_order(3, threads, &big, &mut sink);
+            assert_eq!(sink.1, 3 * ((5 << 20) + 1), "{threads}");
+            assert!(sink.0 <= CHUNK, "{threads} thread(s): a piece of {} bytes", sink.0);
+        }
+    }
+
     #[test]
     fn a_sink_that_stops_stops_the_jobs() {
         for threads in [1, 2] {
@@ -1042,6 +1091,19 @@ mod tests {
         .collect();
         assert_eq!(got, want);
         assert!(expand_inputs(&[dir.join("empty")]).unwrap_err().contains("no *.jsonl"));
+        // A FIFO named `*.jsonl` in a directory, or a link to one, would block the run: refused, both ways (the
+        // FIFO was skipped without a word and the link blocked). Given by name, it is an input.
+        let fifo = dir.join("pipe.jsonl");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+        assert_eq!(expand_inputs(std::slice::from_ref(&fifo)).expect("by name"), std::slice::from_ref(&fifo));
+        std::fs::create_dir_all(dir.join("f")).expect("mkdir");
+        std::os::unix::fs::symlink(&fifo, dir.join("f/link.jsonl")).expect("link");
+        let err = expand_inputs(&[dir.join("f")]).unwrap_err();
+        assert!(err.contains("f/link.jsonl: not a regular file"), "{err}");
+        std::fs::remove_file(dir.join("f/link.jsonl")).expect("rm");
+        std::fs::rename(&fifo, dir.join("f/pipe.jsonl")).expect("mv");
+        let err = expand_inputs(&[dir.join("f")]).unwrap_err();
+        assert!(err.contains("f/pipe.jsonl: not a regular file"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -847,3 +847,24 @@ fn migrate_refuses_a_huge_line_in_the_memory_validate_takes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected an object, got an array"));
     assert!(migrate < validate * 3 / 2, "migrate peaked at {migrate} KiB, validate at {validate} KiB");
 }
+
+/// Two files whose names differ only in a byte that is not UTF-8 are told apart in the records: the byte is shown
+/// as `\xFF` (both were `s\u{FFFD}.jsonl`, so a reader could not say which one was invalid).
+#[test]
+fn file_names_that_are_not_utf8_are_shown_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir().join(format!("wiregen-nonutf8-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = |b: u8| dir.join(std::ffi::OsStr::from_bytes(&[b's', b, b'.', b'j', b's', b'o', b'n', b'l']));
+    std::fs::write(name(0xFF), "{}\n").unwrap();
+    std::fs::write(name(0xFE), "{\"id\":\"m1\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"x\"}}\n")
+        .unwrap();
+    let out = wiregen(&["validate", "--format", "json", dir.to_str().unwrap()], b"");
+    let files: Vec<String> = records(&out).iter().map(|r| r["file"].as_str().unwrap().to_string()).collect();
+    let base = dir.display().to_string();
+    assert_eq!(files, [format!("{base}/s\\xFE.jsonl"), format!("{base}/s\\xFF.jsonl")]);
+    let valid: Vec<bool> = records(&out).iter().map(|r| r["valid"].as_bool().unwrap()).collect();
+    assert_eq!(valid, [true, false]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
