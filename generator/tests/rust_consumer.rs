@@ -37,6 +37,28 @@ fn main() {
     }
     let far = session_wire::parse_envelope(r#"{"id":"a","time":1e400,"role":"user","ev":{"t":"abort"}}"#);
     println!("{:?}", far.err().map(|e| (e.rule().id(), e.pointer().to_string())));
+    // Through a `serde_json::Value`, which holds numbers as text in this build: as from text. An integer past 64
+    // bits is the nearest double (`serde_json::from_value` refused it: "invalid type: integer as u128"); a number
+    // past the double range is refused where it is (`from_value`, `validate_value` and the stream checker took
+    // `"args":{"a":1e400}` and wrote it back as `1e+400`; in `time` it was "expected an integer, got an integer").
+    let big = r#"{"id":"m","time":1,"role":"agent","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"big":18446744073709551616}}}"#;
+    let v: serde_json::Value = serde_json::from_str(big).expect("a value");
+    let typed: session_wire::Envelope = serde_json::from_value(v.clone()).expect("serde_json::from_value");
+    println!("{}", serde_json::to_string(&typed).expect("serializes"));
+    let checked = session_wire::Envelope::from_value(&v).expect("from_value");
+    println!("{}", serde_json::to_string(&checked).expect("serializes"));
+    for line in [
+        r#"{"id":"m","time":1,"role":"agent","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"a":1e400}}}"#,
+        r#"{"id":"m","time":1e400,"role":"user","ev":{"t":"abort"}}"#,
+    ] {
+        let v: serde_json::Value = serde_json::from_str(line).expect("a value");
+        let e = session_wire::Envelope::from_value(&v).expect_err("out of range");
+        println!("{} {} {}", e.rule().id(), e.pointer(), e.message());
+        let e = session_wire::validate_value(&v).expect_err("out of range");
+        println!("{} {}", e.rule().id(), e.pointer());
+        let r = session_wire::stream::StreamChecker::new().check_value(&v);
+        println!("{} {} {}", r.valid, r.errors[0].rule, r.errors[0].pointer);
+    }
 }
 "##;
 
@@ -75,6 +97,14 @@ fn a_consumer_whose_build_turns_on_arbitrary_precision_reads_numbers_as_numbers(
         [
             r#"{"id":"m","time":1000,"role":"agent","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"z":1.5,"a":-0.0,"big":1.8446744073709552e+19,"n":{"y":1,"b":2}}}}"#,
             r#"Some(("malformed-json", ""))"#,
+            r#"{"id":"m","time":1,"role":"agent","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"big":1.8446744073709552e+19}}}"#,
+            r#"{"id":"m","time":1,"role":"agent","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"big":1.8446744073709552e+19}}}"#,
+            "malformed-json /ev/args/a malformed JSON: number out of range",
+            "malformed-json /ev/args/a",
+            "false malformed-json /ev/args/a",
+            "malformed-json /time malformed JSON: number out of range",
+            "malformed-json /time",
+            "false malformed-json /time",
         ],
         "{stdout}"
     );

@@ -424,6 +424,16 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
         serde_json::Number::from_f64(v).map(Json::Number).ok_or_else(|| E::custom("not a finite JSON number"))
     }
 
+    /// An integer past 64 bits, as a `serde_json::Value` hands it over with `arbitrary_precision` on: read as the
+    /// default features read its text (the nearest double). It was refused ("invalid type: integer as u128").
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Json, E> {
+        number_from_text(&v.to_string()).map(Json::Number).ok_or_else(|| E::custom("not a finite JSON number"))
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Json, E> {
+        number_from_text(&v.to_string()).map(Json::Number).ok_or_else(|| E::custom("not a finite JSON number"))
+    }
+
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Json, E> {
         Ok(Json::String(v.to_owned()))
     }
@@ -490,19 +500,32 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
     }
 }
 
-impl From<&serde_json::Value> for Json {
-    fn from(v: &serde_json::Value) -> Self {
-        match v {
-            serde_json::Value::Null => Json::Null,
-            serde_json::Value::Bool(b) => Json::Bool(*b),
-            serde_json::Value::Number(n) => Json::Number(n.clone()),
-            serde_json::Value::String(s) => Json::String(s.clone()),
-            serde_json::Value::Array(a) => Json::Array(a.iter().map(Json::from).collect()),
-            serde_json::Value::Object(o) => {
-                Json::Object(Object(o.iter().map(|(k, v)| (k.clone(), Json::from(v))).collect()))
-            }
+/// A `serde_json::Value` as a [`Json`], each number as serde_json's default features read its text. With
+/// `arbitrary_precision` on (any crate of a build turns it on for every other), a `Value` holds a number as its
+/// text: an integer past 64 bits is then the nearest double, as [`from_str`] reads it, and a number past the
+/// double range (`1e400`) is refused as the parser refuses it (it was taken, and written back as `1e+400`, which
+/// no parser of the default features reads). The caller has measured the depth ([`too_deep`]).
+pub(crate) fn json_of_value(v: &serde_json::Value, at: Ptr<'_>) -> Result<Json, Error> {
+    Ok(match v {
+        serde_json::Value::Null => Json::Null,
+        serde_json::Value::Bool(b) => Json::Bool(*b),
+        serde_json::Value::Number(n) if !numbers_as_maps() => Json::Number(n.clone()),
+        serde_json::Value::Number(n) => match number_from_text(&n.to_string()) {
+            Some(n) => Json::Number(n),
+            None => return Err(Error::new(Rule::MalformedJson, at.render(), "malformed JSON: number out of range")),
+        },
+        serde_json::Value::String(s) => Json::String(s.clone()),
+        serde_json::Value::Array(a) => {
+            let items: Result<Vec<Json>, Error> =
+                a.iter().enumerate().map(|(i, x)| json_of_value(x, at.index(i))).collect();
+            Json::Array(items?)
         }
-    }
+        serde_json::Value::Object(o) => {
+            let members: Result<Vec<(String, Json)>, Error> =
+                o.iter().map(|(k, x)| Ok((k.clone(), json_of_value(x, at.key(k))?))).collect();
+            Json::Object(Object(members?))
+        }
+    })
 }
 
 impl Json {
@@ -674,7 +697,7 @@ pub(crate) fn from_value<T: Decode>(v: &serde_json::Value) -> Result<T, Error> {
     if too_deep(v) {
         return Err(Error::new(Rule::TooDeep, "", too_deep_message()));
     }
-    T::decode(&Json::from(v), Ptr::ROOT)
+    T::decode(&json_of_value(v, Ptr::ROOT)?, Ptr::ROOT)
 }
 
 /// Where a parse error is: `column C` in a one-line text, `line L column C` past its first line (the engine's
