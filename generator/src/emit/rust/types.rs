@@ -292,7 +292,7 @@ impl<'m> Gen<'m> {
             let name = &t.names.rust;
             if reserved.contains(name) {
                 return Err(EmitError::at(
-                    &t.origin,
+                    &t.names.at.rust,
                     format!(
                         "the Rust name `{name}` is reserved by the generated code; rename the type (`x-rust-name`)"
                     ),
@@ -301,10 +301,10 @@ impl<'m> Gen<'m> {
             let word = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !word {
-                return Err(EmitError::at(&t.origin, format!("`{name}` is not a Rust identifier")));
+                return Err(EmitError::at(&t.names.at.rust, format!("`{name}` is not a Rust identifier")));
             }
             if !seen.insert(name.clone()) {
-                return Err(EmitError::at(&t.origin, format!("two Rust types would be named `{name}`")));
+                return Err(EmitError::at(&t.names.at.rust, format!("two Rust types would be named `{name}`")));
             }
             idents.push(ident(name));
         }
@@ -314,7 +314,7 @@ impl<'m> Gen<'m> {
                     && a.rust.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                 if !word || reserved.contains(&a.rust) || !seen.insert(a.rust.clone()) {
                     return Err(EmitError::at(
-                        &t.origin,
+                        &a.at.rust,
                         format!("the alias `{}` (`x-aliases`) is reserved or already a Rust name", a.rust),
                     ));
                 }
