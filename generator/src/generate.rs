@@ -210,12 +210,17 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
         }
     }
     // One run at a time into one directory (the lock is on the output root, so it has to exist).
-    let created_root = !opts.out_dir.exists();
+    // The directories this creates (the root and any missing above it) go again if writing fails.
+    let created: Vec<&Path> =
+        opts.out_dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
     std::fs::create_dir_all(&opts.out_dir).map_err(|source| Error::Io { path: opts.out_dir.clone(), source })?;
-    let _lock = lock_out_dir(&opts.out_dir, true);
+    let lock = lock_out_dir(&opts.out_dir, true);
     let done = write_outputs(opts, &files);
-    if done.is_err() && created_root {
-        let _ = std::fs::remove_dir(&opts.out_dir);
+    drop(lock);
+    if done.is_err() {
+        for d in created {
+            let _ = std::fs::remove_dir(d);
+        }
     }
     done
 }
