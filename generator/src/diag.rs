@@ -422,7 +422,8 @@ pub(crate) fn code_span(s: &str) -> String {
     let flat = s.replace('\n', "\\n").replace('\r', "\\r");
     let flat = printable(&flat).into_owned();
     if flat.is_empty() {
-        return "` `".into();
+        // A span of one space read as the literal ` ` (a property named " ", the pattern " ").
+        return "*(empty)*".into();
     }
     let ticks = "`".repeat(longest_run(&flat, '`') + 1);
     // A reader strips one space from each end of a span that has one at both (unless it is all spaces): padded,

@@ -713,3 +713,80 @@ fn sections_whose_names_share_a_slug_get_anchors_of_their_own() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A description cannot reach past itself: one that opens a code fence and does not close it, or starts with
+/// `<!--`, turned every later section into code or hid it. Types that read with an "or" are parenthesized as an
+/// array's items (a nullable array and an array of nullable items both read `array of string or null`), an array
+/// of arrays has a `[]` a level in its row paths (`grid[].k` told a reader to send objects), and an empty name is
+/// said in words (a one-space code span read as the name " ").
+#[test]
+fn descriptions_and_literals_cannot_break_the_reference() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-prose-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain.schema.json");
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {
+            "Alpha": {
+                "description": "Example:\n```\n{\"a\": 1}",
+                "type": "object",
+                "properties": {
+                    "arrNull": { "type": ["array", "null"], "items": { "type": "string" } },
+                    "itemNull": { "type": "array", "items": { "type": ["string", "null"] } },
+                    "grid": { "type": "array", "items": { "type": "array", "items": { "type": "object", "properties": { "k": { "type": "integer" } } } } },
+                    "": { "type": "string" }
+                }
+            },
+            "Beta": { "description": "<!-- not closed", "type": "string" },
+            "Gamma": { "description": "Still a section.", "type": "integer" }
+        }
+    });
+    std::fs::write(&file, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
+    let m = wiregen::load::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let md = wiregen::emit::Output::Docs.emit(&m, &Default::default()).expect("docs render").remove(0).contents;
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
+    // Every `###` section of the source is a heading once rendered, and every table is a table.
+    let mut headings = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut rendered_tables = 0;
+    for ev in Parser::new_ext(&md, Options::ENABLE_TABLES) {
+        match ev {
+            Event::Start(Tag::Heading { level: pulldown_cmark::HeadingLevel::H3, .. }) => cur = Some(String::new()),
+            Event::Code(t) | Event::Text(t) if cur.is_some() => cur.as_mut().unwrap().push_str(&t),
+            Event::End(TagEnd::Heading(_)) => headings.extend(cur.take()),
+            Event::Start(Tag::Table(_)) => rendered_tables += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(headings, ["Alpha", "AlphaGridItemItem", "Beta", "Gamma"], "{md}");
+    assert_eq!(rendered_tables, md.lines().filter(|l| l.starts_with("| --- |") || l.starts_with("|---")).count().max(1));
+    let alpha = tables(&md).into_iter().find(|t| t.heading == "`Alpha`").expect("Alpha's table");
+    let ty = |path: &str| {
+        alpha.rows.iter().find(|r| r[0] == path).unwrap_or_else(|| panic!("no row {path}: {:?}", alpha.rows))[1].clone()
+    };
+    assert_eq!(ty("`arrNull`"), "array? of string or null");
+    assert_eq!(ty("`itemNull`"), "array? of (string or null)");
+    assert_eq!(ty("(empty)"), "string?");
+    // In a protocol's event table a nested object's rows are in place: one `[]` a level of arrays.
+    let proto = dir.join("protocol");
+    copy_dir(&root().join("schema"), &proto);
+    edit_json(&proto.join("events/text.schema.json"), |v| {
+        v["properties"]["grid"] = serde_json::json!({ "description": "Rows.", "type": "array", "items": {
+            "type": "array", "items": { "description": "A cell.", "type": "object",
+            "properties": { "k": { "description": "Its value.", "type": "integer" } } } } });
+        v["properties"]["pp"] = serde_json::json!({ "description": "Patterned.", "type": "object",
+            "additionalProperties": false, "patternProperties": { "^x": { "type": "integer" } } });
+        v["properties"]["ap"] = serde_json::json!({ "description": "Mapped.", "type": "object",
+            "properties": { "a": { "description": "A.", "type": "string" } }, "additionalProperties": { "type": "integer" } });
+    });
+    let md = render(&proto);
+    let text = tables(&md).into_iter().find(|t| t.heading == "`text`").expect("text's table");
+    let paths: Vec<&str> = text.rows.iter().map(|r| r[0].as_str()).collect();
+    assert!(paths.contains(&"`grid[][].k`"), "{paths:?}");
+    // An object in place says what it takes besides its rows (a bare `object` read as closed).
+    let ty = |path: &str| text.rows.iter().find(|r| r[0] == path).map(|r| r[1].clone()).unwrap_or_default();
+    assert_eq!(ty("`pp`"), "object? (properties matching `^x`: integer)");
+    assert_eq!(ty("`ap`"), "object? (other properties: integer)");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -81,6 +81,8 @@ pub(crate) fn markdown_environment() -> Environment<'static> {
     env.set_keep_trailing_newline(true);
     env.add_filter("cell", cell);
     env.add_filter("code", code);
+    env.add_filter("span", span);
+    env.add_filter("prose", prose);
     env.add_filter("fence", fence);
     env
 }
@@ -118,6 +120,57 @@ pub(crate) fn cell(s: String) -> String {
 /// breaks are written as escapes and `|` is escaped for tables.
 pub(crate) fn code(s: String) -> String {
     code_span(&s).replace('|', "\\|")
+}
+
+/// A literal as a code span outside a table: `|` stays as it is (a code span keeps backslashes, so the table
+/// escape `\|` in a heading or a sentence showed a tag `a|b` as `a\|b`).
+pub(crate) fn span(s: String) -> String {
+    code_span(&s)
+}
+
+/// Prose from the schema (a description) as markdown that cannot reach past itself: a fenced code block it opens
+/// and does not close is closed at its end, and a line that would open an HTML block (`<` first on the line, such
+/// as `<!--`) starts with an escaped `<`. An unclosed fence turned the rest of the page into code, an unclosed
+/// comment hid it (every later section and table). Closed fences and inline markdown stay as written.
+pub(crate) fn prose(s: String) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    // The open fence: its character and length.
+    let mut open: Option<(char, usize)> = None;
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let body = &line[indent.min(line.len())..];
+        let run = |c: char| body.chars().take_while(|x| *x == c).count();
+        match open {
+            _ if indent > 3 => {}
+            Some((c, n)) => {
+                if run(c) >= n && body.trim_start_matches(c).trim().is_empty() {
+                    open = None;
+                }
+            }
+            None => {
+                if let Some(c) = ['`', '~'].into_iter().find(|c| run(*c) >= 3) {
+                    let info = body.trim_start_matches(c);
+                    if c == '~' || !info.contains('`') {
+                        open = Some((c, run(c)));
+                    }
+                } else if body.starts_with('<') {
+                    out.push_str(&line[..indent]);
+                    out.push('\\');
+                    out.push_str(body);
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+    }
+    if let Some((c, n)) = open {
+        out.push('\n');
+        out.extend(std::iter::repeat_n(c, n));
+    }
+    out
 }
 
 /// A type cell from its pieces ([`Seg`]): text through [`cell`], literals through [`code`], and links to a type's
@@ -280,6 +333,8 @@ struct EventView {
     openness: Vec<Seg>,
     rows: Vec<Row>,
     replaces: Vec<String>,
+    /// The event type's other names (`x-aliases`): Rust, TypeScript and Zod of each.
+    aliases: Vec<String>,
     /// The first example as a whole message (an envelope around it), when the envelope's required properties
     /// can be filled: by a role that may send it, `x-auto` ones with sample values.
     message: String,
@@ -619,6 +674,7 @@ fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
         openness: openness(&t.node.shape),
         rows,
         replaces: p.replaces(&e.tag).into_iter().map(String::from).collect(),
+        aliases: t.aliases.iter().flat_map(|a| [a.rust.clone(), a.ts.clone(), a.zod.clone()]).collect(),
         message: envelope_example(d.m, p, e).map(|v| example(&v)).unwrap_or_default(),
     }
 }
@@ -865,15 +921,18 @@ impl<'m> Describer<'m> {
     }
 
     /// The object a property holds (through references, `null` and arrays), with the path suffix of its rows.
-    fn nested_object(&self, n: &'m Node) -> Option<(TypeId, &'m ObjectShape, &'static str)> {
+    /// An array of arrays has one `[]` a level (`grid[][].k`; it read `grid[].k`, an array of objects).
+    fn nested_object(&self, n: &'m Node) -> Option<(TypeId, &'m ObjectShape, String)> {
         match &n.shape {
             Shape::Ref(id) => match &self.m.ty(*id).node.shape {
-                Shape::Object(o) => Some((*id, o, "")),
+                Shape::Object(o) => Some((*id, o, String::new())),
                 Shape::Ref(_) => self.nested_object(&self.m.ty(*id).node),
                 _ => None,
             },
             Shape::Nullable(inner) => self.nested_object(inner),
-            Shape::Array(a) => a.items.as_deref().and_then(|i| self.nested_object(i)).map(|(id, o, _)| (id, o, "[]")),
+            Shape::Array(a) => {
+                a.items.as_deref().and_then(|i| self.nested_object(i)).map(|(id, o, inner)| (id, o, format!("[]{inner}")))
+            }
             _ => None,
         }
     }
@@ -980,18 +1039,18 @@ impl<'m> Describer<'m> {
                         if i > 0 {
                             tail.push(text(", "));
                         }
-                        tail.extend(self.phrase(p, linked).all());
+                        tail.extend(self.part(p, linked));
                     }
                     match &a.items {
                         Some(it) => {
                             tail.push(text(", then "));
-                            tail.extend(self.phrase(it, linked).all());
+                            tail.extend(self.part(it, linked));
                         }
                         None => tail.push(text(", then anything")),
                     }
                 } else if let Some(it) = &a.items {
                     tail.push(text(" of "));
-                    tail.extend(self.phrase(it, linked).all());
+                    tail.extend(self.part(it, linked));
                 }
                 let mut parts: Vec<Vec<Seg>> = Vec::new();
                 let count = match (a.min_items.filter(|n| *n > 0), a.max_items) {
@@ -1078,6 +1137,32 @@ impl<'m> Describer<'m> {
         }
     }
 
+    /// A node's words as a part of another's (an array's items, a map's values), in parentheses when they read
+    /// with an "or" of their own: `array of (string or null)`, which unwrapped read as a nullable array.
+    fn part(&self, n: &Node, linked: Option<()>) -> Vec<Seg> {
+        let all = self.phrase(n, linked).all();
+        let mut depth = 0i32;
+        let mut or_outside = false;
+        for s in all.iter().filter(|s| s.kind == "text") {
+            let t = s.text.as_str();
+            for (i, c) in t.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    ' ' if depth == 0 && t[i..].starts_with(" or ") => or_outside = true,
+                    _ => {}
+                }
+            }
+        }
+        if !or_outside {
+            return all;
+        }
+        let mut v = vec![text("(")];
+        v.extend(all);
+        v.push(text(")"));
+        v
+    }
+
     /// Members joined by `sep`, between `open` and `close`; an optional property's `?` goes after the first word
     /// (`null? or string`, `any of? (A; B)`).
     fn joined(&self, ms: &[Node], linked: Option<()>, open: &str, sep: &str, close: &str) -> Phrase {
@@ -1102,7 +1187,7 @@ impl<'m> Describer<'m> {
         match &o.additional {
             Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
                 let mut tail = vec![text(" of string to ")];
-                tail.extend(self.phrase(v, linked).all());
+                tail.extend(self.part(v, linked));
                 Phrase { head: vec![text("map")], tail, values: None }
             }
             // The reference says once that an object accepts only the properties listed for it: an open one
@@ -1110,10 +1195,27 @@ impl<'m> Describer<'m> {
             Additional::Open if o.fields.is_empty() && o.pattern_properties.is_empty() => {
                 Phrase { head: vec![text("object")], tail: vec![text(" (any properties)")], values: None }
             }
-            Additional::Open => {
-                Phrase { head: vec![text("object")], tail: vec![text(" (other properties accepted)")], values: None }
+            // What it takes besides its listed properties, said in place (a bare `object` read as closed: it
+            // left out the patterns, the other properties' type and the stripping).
+            _ => {
+                let mut parts: Vec<Vec<Seg>> = Vec::new();
+                for (p, n) in &o.pattern_properties {
+                    let mut part = vec![text("properties matching "), lit(p.source.clone()), text(": ")];
+                    part.extend(self.phrase(n, linked).all());
+                    parts.push(part);
+                }
+                match &o.additional {
+                    Additional::Open => parts.push(vec![text("other properties accepted")]),
+                    Additional::Strip => parts.push(vec![text("other properties accepted and dropped")]),
+                    Additional::Schema(v) => {
+                        let mut part = vec![text("other properties: ")];
+                        part.extend(self.phrase(v, linked).all());
+                        parts.push(part);
+                    }
+                    Additional::Closed => {}
+                }
+                Phrase { head: vec![text("object")], tail: parenthesized(parts), values: None }
             }
-            _ => Phrase { head: vec![text("object")], ..Phrase::default() },
         }
     }
 
@@ -1446,7 +1548,10 @@ mod tests {
         assert_eq!(code("`x".into()), "`` `x ``");
         assert_eq!(code("a|b\nc".into()), "`a\\|b\\nc`");
         assert_eq!(code("a\r\nb\u{2028}c".into()), "`a\\r\\nb\\u{2028}c`");
-        assert_eq!(code(String::new()), "` `");
+        // Empty is said in words: a span of one space read as the literal " ".
+        assert_eq!(code(String::new()), "*(empty)*");
+        // Outside a table a `|` is not escaped (the escape showed in a heading's code span).
+        assert_eq!(span("a|b".into()), "`a|b`");
         // A reader strips one space from each end when both have one: padded, the literal keeps its spaces.
         assert_eq!(code(" spaced ".into()), "`  spaced  `");
         assert_eq!(code(" `x` ".into()), "``  `x`  ``");
@@ -1454,6 +1559,20 @@ mod tests {
         assert_eq!(code("  ".into()), "`  `");
         // A terminal escape or a bidirectional override in a name is shown, not obeyed.
         assert_eq!(code("a\u{1b}[31mb\u{202E}c".into()), "`a\\u{001B}[31mb\\u{202E}c`");
+    }
+
+    /// A description cannot open a code block or an HTML block that runs past it: an unclosed fence is closed at
+    /// its end, a line starting with `<` is escaped; closed fences, indented lines and inline markup stay.
+    #[test]
+    fn prose_cannot_reach_past_itself() {
+        assert_eq!(prose("Example:\n```\n{\"a\": 1}".into()), "Example:\n```\n{\"a\": 1}\n```");
+        assert_eq!(prose("x\n````json\n```\n````\nafter".into()), "x\n````json\n```\n````\nafter");
+        assert_eq!(prose("~~~\nno end".into()), "~~~\nno end\n~~~");
+        assert_eq!(prose("<!-- hidden\n  <div>".into()), "\\<!-- hidden\n  \\<div>");
+        assert_eq!(prose("a <b>bold</b> and `<x>`".into()), "a <b>bold</b> and `<x>`");
+        assert_eq!(prose("```\n<!-- in code -->\n```".into()), "```\n<!-- in code -->\n```");
+        assert_eq!(prose("    ```indented".into()), "    ```indented");
+        assert_eq!(prose("``` `a` not a fence".into()), "``` `a` not a fence");
     }
 
     #[test]
