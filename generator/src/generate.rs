@@ -176,12 +176,27 @@ pub(crate) fn render(opts: &Options) -> Result<Vec<OutFile>, Error> {
     Ok(files)
 }
 
+/// The most bytes of a manifest on disk that are read: one line per file an output owns.
+const MANIFEST_LIMIT: u64 = 16 << 20;
+
+/// The manifest at `path` when it is a regular file of at most [`MANIFEST_LIMIT`] bytes (a FIFO blocked `check`
+/// and `generate`, `/dev/zero` or a huge sparse file grew them by gigabytes); otherwise none, and the output's
+/// new manifest replaces it.
+fn read_manifest(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MANIFEST_LIMIT {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Files listed in an output's manifest on disk that the new render no longer produces.
 fn stale(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
     let produced: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let mut out = Vec::new();
     for o in &opts.outputs {
-        let Ok(text) = std::fs::read_to_string(opts.out_dir.join(o.name()).join(MANIFEST)) else { continue };
+        let Some(text) = read_manifest(&opts.out_dir.join(o.name()).join(MANIFEST)) else { continue };
         for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
             if line.split('/').any(|seg| seg == ".." || seg.is_empty()) {
                 continue;
@@ -214,7 +229,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     let created: Vec<&Path> =
         opts.out_dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
     std::fs::create_dir_all(&opts.out_dir).map_err(|source| Error::Io { path: opts.out_dir.clone(), source })?;
-    let lock = lock_out_dir(&opts.out_dir, true);
+    let lock = lock_dir(&opts.out_dir, true);
     let done = write_outputs(opts, &files);
     drop(lock);
     if done.is_err() {
@@ -242,9 +257,10 @@ fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Er
     let write: Vec<(PathBuf, &[u8])> = to_write.iter().map(|(p, f)| (p.clone(), f.contents.as_bytes())).collect();
     commit::replace(&write, &stale_files)?;
     report.written = write.into_iter().map(|(p, _)| p).collect();
-    report.deleted = stale_files;
     // What a run that was killed half-way left beside the outputs goes once every output is in place.
-    for p in leftovers(opts, files) {
+    let left = leftovers(opts, files, &stale_files);
+    report.deleted = stale_files;
+    for p in left {
         if std::fs::remove_file(&p).is_ok() {
             report.deleted.push(p);
         }
@@ -283,7 +299,7 @@ fn hidden_beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// The suffixes of [`hidden_beside`] files: staged new files and kept old ones.
-const HIDDEN_SUFFIXES: [&str; 2] = [".wiregen-tmp", ".wiregen-old"];
+const HIDDEN_SUFFIXES: [&str; 2] = ["wiregen-tmp", "wiregen-old"];
 
 /// Creates the staged file `path` afresh: whatever is there (a file left by a run that was killed, a symbolic link
 /// someone put there) is removed first, never written through.
@@ -336,28 +352,32 @@ fn on_disk(path: &Path, new: &[u8]) -> OnDisk {
 /// as the returned handle lives: two runs into one directory interleaved their files (a tree of neither) and
 /// failed on each other's staged files. `None` when the directory does not exist (nothing to check) or cannot be
 /// locked where its file system does not lock.
-fn lock_out_dir(dir: &Path, exclusive: bool) -> Option<std::fs::File> {
+pub(crate) fn lock_dir(dir: &Path, exclusive: bool) -> Option<std::fs::File> {
+    // Only a directory is opened: opening a FIFO given as `--out` blocked `check` for ever.
+    if !std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
     let f = std::fs::File::open(dir).ok()?;
     let locked = if exclusive { f.lock() } else { f.lock_shared() };
     locked.ok().map(|()| f)
 }
 
-/// Files an interrupted `generate` left beside the outputs (staged new files, kept old ones: [`hidden_beside`]),
-/// in the directories the outputs write to.
-fn leftovers(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
-    let dirs: BTreeSet<PathBuf> =
-        files.iter().filter_map(|f| opts.out_dir.join(&f.path).parent().map(Path::to_path_buf)).collect();
+/// Files an interrupted `generate` left beside the outputs: the staged new copy and the kept old one
+/// ([`hidden_beside`]) of a file an output writes, or of one it owned and deletes (`owned`). A user's file that
+/// only looks like one (`.package-lock.json.wiregen-old`, beside no output of that name) is not one.
+fn leftovers(opts: &Options, files: &[OutFile], owned: &[PathBuf]) -> Vec<PathBuf> {
+    let outputs = files.iter().map(|f| opts.out_dir.join(&f.path)).chain(owned.iter().cloned());
     let mut out = Vec::new();
-    for d in dirs {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            let ours = name.starts_with('.') && HIDDEN_SUFFIXES.iter().any(|s| name.ends_with(s));
-            if ours && e.file_type().is_ok_and(|t| !t.is_dir()) {
-                out.push(e.path());
+    for path in outputs {
+        for suffix in HIDDEN_SUFFIXES {
+            let hidden = hidden_beside(&path, suffix);
+            if std::fs::symlink_metadata(&hidden).is_ok_and(|m| !m.is_dir()) {
+                out.push(hidden);
             }
         }
     }
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -368,7 +388,7 @@ fn leftovers(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
 pub fn check(opts: &Options) -> Result<CheckReport, Error> {
     let files = render(opts)?;
     // A `generate` under way finishes first: its half-replaced tree is not reported.
-    let _lock = lock_out_dir(&opts.out_dir, false);
+    let _lock = lock_dir(&opts.out_dir, false);
     let mut report = CheckReport::default();
     for f in &files {
         let path = opts.out_dir.join(&f.path);
@@ -383,7 +403,8 @@ pub fn check(opts: &Options) -> Result<CheckReport, Error> {
         }
     }
     report.extra = stale(opts, &files);
-    report.extra.extend(leftovers(opts, &files));
+    let left = leftovers(opts, &files, &report.extra);
+    report.extra.extend(left);
     Ok(report)
 }
 

@@ -271,6 +271,87 @@ impl From<ServeArgs> for wiregen::serve::ServeOptions {
     }
 }
 
+/// The service's log on stderr, written by a thread of its own: a request hands its line over and goes on. A log
+/// whose reader stalls (a full pipe) blocked every worker writing to it, so nothing was answered, `/healthz`
+/// neither, and SIGTERM waited for the reader; now lines past [`Log::WAITING`] waiting are dropped.
+#[cfg(feature = "serve")]
+#[derive(Clone)]
+struct Log {
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+    /// Lines handed over and not written yet.
+    pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[cfg(feature = "serve")]
+impl Log {
+    /// Lines that may wait for stderr.
+    const WAITING: usize = 1024;
+
+    fn start() -> Log {
+        use std::sync::atomic::Ordering;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(Self::WAITING);
+        let pending = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let left = pending.clone();
+        std::thread::spawn(move || {
+            for line in rx {
+                let _ = std::io::stderr().write_all(&line);
+                left.fetch_sub(1, Ordering::Release);
+            }
+        });
+        Log { tx, pending }
+    }
+
+    /// Waits (at most `within`) for the lines handed over to be written, so the last ones are not lost at exit.
+    fn drain(&self, within: std::time::Duration) {
+        let until = std::time::Instant::now() + within;
+        while self.pending.load(std::sync::atomic::Ordering::Acquire) > 0 && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+/// One log line being formatted; handed to the log's thread when it is done (dropped when too many wait).
+#[cfg(feature = "serve")]
+struct LogLine<'a> {
+    log: &'a Log,
+    buf: Vec<u8>,
+}
+
+#[cfg(feature = "serve")]
+impl Write for LogLine<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "serve")]
+impl Drop for LogLine<'_> {
+    fn drop(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let pending = &self.log.pending;
+        pending.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        if self.log.tx.try_send(std::mem::take(&mut self.buf)).is_err() {
+            pending.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+}
+
+#[cfg(feature = "serve")]
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
+    type Writer = LogLine<'a>;
+
+    fn make_writer(&'a self) -> LogLine<'a> {
+        LogLine { log: self, buf: Vec::new() }
+    }
+}
+
 /// A count of at least one (`--max-concurrency 0` would serve nothing) and at most what a tokio semaphore holds
 /// (more made the service panic at start-up).
 #[cfg(feature = "serve")]
@@ -283,8 +364,9 @@ fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
 #[cfg(feature = "serve")]
 fn serve(a: ServeArgs) -> ExitCode {
     let level = if a.quiet { tracing::Level::WARN } else { tracing::Level::INFO };
+    let log = Log::start();
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(log.clone())
         .with_max_level(level)
         .with_target(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -298,7 +380,9 @@ fn serve(a: ServeArgs) -> ExitCode {
         let _ = out.flush();
     };
     let schema = a.schema.clone();
-    match wiregen::serve::run(&a.into(), announce) {
+    let ran = wiregen::serve::run(&a.into(), announce);
+    log.drain(std::time::Duration::from_secs(2));
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(wiregen::serve::ServeError::Schema(errs)) => {
             errln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
@@ -1061,7 +1145,7 @@ impl<W: Write> wiregen::validate::ByteSink for CliSink<'_, W> {
 }
 
 /// An input's name as records and messages show it: `<stdin>` for `-`; a byte of the name that is not UTF-8 as
-/// `\xFF` (lossy display made `s\xff.jsonl` and `s\xfe.jsonl` both `s\u{FFFD}.jsonl`, so a reader could not
+/// `\xFF` and a backslash as `\\` (lossy display made `s\xff.jsonl` and `s\xfe.jsonl` both `s\u{FFFD}.jsonl`, so a reader could not
 /// tell which was invalid).
 fn shown_path(path: &Path) -> String {
     if path.as_os_str() == "-" {
@@ -1069,7 +1153,8 @@ fn shown_path(path: &Path) -> String {
     }
     let mut out = String::new();
     for chunk in path.as_os_str().as_encoded_bytes().utf8_chunks() {
-        out.push_str(chunk.valid());
+        // A backslash of the name is doubled, so `\xFF` is only ever the byte.
+        out.push_str(&chunk.valid().replace('\\', "\\\\"));
         for b in chunk.invalid() {
             out.push_str(&format!("\\x{b:02X}"));
         }

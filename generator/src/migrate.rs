@@ -281,13 +281,14 @@ impl std::error::Error for FileError {}
 /// [`migrate_reader`] into the file `out`, which is replaced only once the whole input is migrated: the output is
 /// staged beside it and renamed over it at the end, so `out` may be the input file itself (a file migrated in
 /// place is read whole before it is replaced), and a failure leaves it as it was. A symbolic link at `out` is
-/// followed (its target is replaced), and a file that is replaced keeps its permissions. What is neither a file
-/// nor a directory at `out` (a device such as `/dev/null`, a FIFO such as `/dev/stdout` on a pipe) is written to
-/// as it is, never replaced.
+/// followed (its target is replaced; one that leads nowhere is refused), and a file that is replaced keeps its
+/// permissions. What is neither a file nor a directory at `out` (a device such as `/dev/null`, a FIFO), and any
+/// path under `/dev` or `/proc` (`/dev/stdout`, `/dev/fd/1`: a file behind one is appended to, as the shell's
+/// descriptor writes), is written to as it is, never replaced. Migrations into one directory take turns.
 ///
 /// # Errors
-/// [`FileError::Input`] as [`migrate_reader`]; [`FileError::Output`] when `out` is a directory or cannot be
-/// written, or the staged file cannot be created or renamed.
+/// [`FileError::Input`] as [`migrate_reader`]; [`FileError::Output`] when `out` is a directory or a link to
+/// nothing or cannot be written, or the staged file cannot be created or renamed.
 pub fn migrate_file(
     old: &Model,
     new: &Model,
@@ -301,20 +302,43 @@ pub fn migrate_file(
         FileError::Output(None, e) => output(e),
         e => e,
     };
-    let target = std::fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
-    match std::fs::metadata(&target) {
+    // A path under `/dev` or `/proc` names a device or an open descriptor (`/dev/stdout`, `/dev/fd/1`): written
+    // to as it is. Replaced by path, `/dev/stdout` on a file lost what the shell wrote around it, and on a deleted
+    // file (whose name cannot be resolved) it put a regular file in `/dev`.
+    let system = out.starts_with("/dev") || out.starts_with("/proc");
+    let target = std::fs::canonicalize(out);
+    match std::fs::metadata(out) {
         Ok(m) if m.is_dir() => {
             let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory, not a file");
             return Err(output(e));
         }
-        Ok(m) if !m.is_file() => {
-            // A device or a FIFO is written to as a shell's `>` would: staging and renaming would put a regular
-            // file in its place (as root, `/dev/null` became one).
-            let file = std::fs::OpenOptions::new().write(true).open(&target).map_err(output)?;
+        // A device or a FIFO, or what cannot be named to be replaced, is written to as a shell's `>` would:
+        // staging and renaming would put a regular file in its place (as root, `/dev/null` became one).
+        Ok(m) if !m.is_file() || system || target.is_err() => {
+            let mut open = std::fs::OpenOptions::new();
+            if system && m.is_file() {
+                // The file behind a descriptor (`/dev/stdout` on `>` or `>>`) is written after what is in it, as
+                // the shell's own descriptor would write it.
+                open.append(true);
+            } else {
+                open.write(true).truncate(m.is_file());
+            }
+            let file = open.open(out).map_err(output)?;
             return migrate_reader(old, new, input, std::io::BufWriter::new(file), on_loss, stream).map_err(at_out);
+        }
+        // A link that leads nowhere or round in a loop: replacing it put a file in the link's place.
+        Err(e) if std::fs::symlink_metadata(out).is_ok() => {
+            let e = std::io::Error::new(e.kind(), format!("a symbolic link that leads to no file ({e})"));
+            return Err(output(e));
         }
         _ => {}
     }
+    let target = target.unwrap_or_else(|_| out.to_path_buf());
+    // One migration at a time into one directory: two shared the staged name, and one renamed the other's
+    // half-written file over `out` and said it succeeded.
+    let _lock = target
+        .parent()
+        .and_then(|d| crate::generate::lock_dir(if d.as_os_str().is_empty() { Path::new(".") } else { d }, true));
     let staged = crate::generate::staged_name(&target);
     let file = crate::generate::create_staged(&staged).map_err(output)?;
     if let Ok(meta) = std::fs::metadata(&target) {

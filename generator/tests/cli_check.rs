@@ -310,7 +310,9 @@ fn leftovers_links_and_fifos_in_the_output_are_reported_and_replaced() {
     generate_into(&out);
     let docs = out.join("docs");
     std::fs::write(docs.join(".session-protocol.md.wiregen-old"), "an old copy").unwrap();
-    std::fs::write(out.join("schema/.gone.json.wiregen-tmp"), "a staged file").unwrap();
+    std::fs::write(out.join("schema/.session-protocol.schema.json.wiregen-tmp"), "a staged file").unwrap();
+    // A user's file that only looks like a kept copy (no output has that name) is the user's.
+    std::fs::write(docs.join(".package-lock.json.wiregen-old"), "the user's").unwrap();
     let victim = out.join("victim.txt");
     std::fs::write(&victim, "the user's").unwrap();
     std::fs::remove_file(docs.join("session-protocol.md")).unwrap();
@@ -319,6 +321,10 @@ fn leftovers_links_and_fifos_in_the_output_are_reported_and_replaced() {
     std::fs::remove_file(&fifo).unwrap();
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
+    // The docs manifest as a FIFO: not read (it blocked both commands), replaced.
+    let manifest = docs.join(".wiregen-manifest");
+    std::fs::remove_file(&manifest).unwrap();
+    assert!(Command::new("mkfifo").arg(&manifest).status().unwrap().success());
     let outs = out.to_str().unwrap();
     let o = wiregen(&["check", "--only", "docs,schema", "--out", outs]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
@@ -328,7 +334,7 @@ fn leftovers_links_and_fifos_in_the_output_are_reported_and_replaced() {
         "/docs/session-protocol.md\n",
         "extra:   ",
         "/docs/.session-protocol.md.wiregen-old",
-        "/schema/.gone.json.wiregen-tmp",
+        "/schema/.session-protocol.schema.json.wiregen-tmp",
         "/docs/.session-protocol.md.wiregen-tmp",
         "(not a regular file (a device, a FIFO or a socket))",
     ] {
@@ -340,8 +346,15 @@ fn leftovers_links_and_fifos_in_the_output_are_reported_and_replaced() {
     assert!(std::fs::metadata(&fifo).unwrap().is_file(), "the FIFO was replaced by the output");
     let left: Vec<String> =
         files_under(&out).into_iter().filter(|f| f.ends_with(".wiregen-old") || f.ends_with(".wiregen-tmp")).collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(left, ["docs/.package-lock.json.wiregen-old"]);
     assert!(text(&o.stderr).contains("deleted "), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("package-lock") && !err.contains("package-lock"), "{err}");
     assert!(wiregen(&["check", "--only", "docs,schema", "--out", outs]).status.success());
+    assert!(std::fs::metadata(&manifest).unwrap().is_file());
+    // `--out` naming a FIFO: refused or reported at once, never opened (check blocked on it for ever).
+    let fifo_out = out.join("fifo-out");
+    assert!(Command::new("mkfifo").arg(&fifo_out).status().unwrap().success());
+    let o = wiregen(&["check", "--only", "docs", "--out", fifo_out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let _ = std::fs::remove_dir_all(&out);
 }

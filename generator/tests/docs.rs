@@ -760,7 +760,10 @@ fn descriptions_and_literals_cannot_break_the_reference() {
         }
     }
     assert_eq!(headings, ["Alpha", "AlphaGridItemItem", "Beta", "Gamma"], "{md}");
-    assert_eq!(rendered_tables, md.lines().filter(|l| l.starts_with("| --- |") || l.starts_with("|---")).count().max(1));
+    assert_eq!(
+        rendered_tables,
+        md.lines().filter(|l| l.starts_with("| --- |") || l.starts_with("|---")).count().max(1)
+    );
     let alpha = tables(&md).into_iter().find(|t| t.heading == "`Alpha`").expect("Alpha's table");
     let ty = |path: &str| {
         alpha.rows.iter().find(|r| r[0] == path).unwrap_or_else(|| panic!("no row {path}: {:?}", alpha.rows))[1].clone()

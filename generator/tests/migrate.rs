@@ -244,6 +244,43 @@ fn out_to_a_fifo_is_written_through_and_an_output_error_names_the_output() {
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(&std::fs::metadata(&fifo).expect("meta").file_type()));
     let left: Vec<_> = std::fs::read_dir(&dir).expect("list").filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
     assert_eq!(left.len(), 1, "{left:?}");
+    let _ = std::fs::remove_file(&fifo);
+    // A link to nothing is refused and stays a link (it was replaced by a file, and a loop too).
+    let dangling = dir.join("dangling.jsonl");
+    std::os::unix::fs::symlink(dir.join("nowhere/v2.jsonl"), &dangling).expect("link");
+    let (code, _, err) =
+        wiregen(&["migrate", "--from", V1, "--to", V2, "--out", dangling.to_str().expect("path"), flow], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a symbolic link that leads to no file"), "{err}");
+    assert!(std::fs::symlink_metadata(&dangling).expect("link").file_type().is_symlink());
+    // `--out /dev/stdout` on a file the shell opened: written after what is there, as the shell's descriptor
+    // writes (replaced by path, the file lost what came before; on a deleted file, /dev got a regular file).
+    let shell = dir.join("shell.out");
+    std::fs::write(&shell, "HEADER\n").expect("write");
+    let stdout = std::fs::OpenOptions::new().append(true).open(&shell).expect("open");
+    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(root())
+        .args(["migrate", "--from", V1, "--to", V2, "--out", "/dev/stdout", flow])
+        .stdout(stdout)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&shell).expect("read"), format!("HEADER\n{expected}"));
+    // Two migrations into one file at once take turns: each succeeds, and the file is whole.
+    let both = dir.join("both.jsonl");
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_wiregen"))
+                .current_dir(root())
+                .args(["migrate", "--from", V1, "--to", V2, "--out", both.to_str().expect("path"), flow])
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for mut r in runs {
+        assert!(r.wait().expect("wait").success());
+    }
+    assert_eq!(std::fs::read_to_string(&both).expect("read"), expected);
     // stdout on a full disk: the output, not the input, could not be written.
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
     let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))

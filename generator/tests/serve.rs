@@ -29,15 +29,23 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
-        Server::spawn(args, true)
+        Server::spawn(args, Some(true))
     }
 
     /// A server whose log's reader went away: its stderr is a pipe nobody reads (closed at once).
     fn start_with_its_log_closed(args: &[&str]) -> Server {
-        Server::spawn(args, false)
+        Server::spawn(args, Some(false))
     }
 
-    fn spawn(args: &[&str], read_log: bool) -> Server {
+    /// A server whose log's reader stalls: its stderr is a pipe kept open that nobody reads (it fills up).
+    fn start_with_its_log_stalled(args: &[&str]) -> (Server, std::process::ChildStderr) {
+        let mut s = Server::spawn(args, None);
+        let stderr = s.child.stderr.take().expect("stderr");
+        (s, stderr)
+    }
+
+    /// `read_log`: read by a thread (`Some(true)`), closed (`Some(false)`), or left in `child.stderr` (`None`).
+    fn spawn(args: &[&str], read_log: Option<bool>) -> Server {
         // From outside the repository: the protocol is compiled into the binary.
         let mut child = Command::new(env!("CARGO_BIN_EXE_wiregen"))
             .current_dir(std::env::temp_dir())
@@ -57,8 +65,11 @@ impl Server {
             .expect("socket address");
         let log = Arc::new(Mutex::new(String::new()));
         let sink = log.clone();
+        if read_log.is_none() {
+            return Server { child, addr, log };
+        }
         let stderr = child.stderr.take().expect("stderr");
-        if !read_log {
+        if read_log == Some(false) {
             drop(stderr);
             return Server { child, addr, log };
         }
@@ -1434,4 +1445,19 @@ fn a_log_nobody_reads_does_not_stop_the_service() {
     }
     s.terminate();
     assert!(s.wait_exit(Duration::from_secs(10)).success(), "SIGTERM exits 0");
+}
+
+/// A log whose reader stalls (a pipe that fills up) does not stop the service either: lines wait on a thread of
+/// their own, and past a bound they are dropped. Writing it blocked the workers: after ~600 answers nothing was
+/// answered, `/healthz` neither, and SIGTERM waited for the reader.
+#[test]
+fn a_log_whose_reader_stalls_does_not_stop_the_service() {
+    let (mut s, _stalled) = Server::start_with_its_log_stalled(&[]);
+    // Each request logs a line of ~150 bytes: 3,000 of them fill a 64 KiB pipe several times over.
+    for i in 0..3000 {
+        let r = s.get("/healthz");
+        assert_eq!(r.status, 200, "request {i}: {}", r.text());
+    }
+    s.terminate();
+    assert!(s.wait_exit(Duration::from_secs(10)).success(), "SIGTERM exits 0 with the log's reader stalled");
 }

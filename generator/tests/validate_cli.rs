@@ -860,11 +860,14 @@ fn file_names_that_are_not_utf8_are_shown_byte_for_byte() {
     std::fs::write(name(0xFF), "{}\n").unwrap();
     std::fs::write(name(0xFE), "{\"id\":\"m1\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"x\"}}\n")
         .unwrap();
+    // A name that spells the escape itself: its backslash is doubled.
+    std::fs::write(dir.join("s\\xFE.jsonl"), "{}\n").unwrap();
     let out = wiregen(&["validate", "--format", "json", dir.to_str().unwrap()], b"");
     let files: Vec<String> = records(&out).iter().map(|r| r["file"].as_str().unwrap().to_string()).collect();
     let base = dir.display().to_string();
-    assert_eq!(files, [format!("{base}/s\\xFE.jsonl"), format!("{base}/s\\xFF.jsonl")]);
+    let want = [format!("{base}/s\\\\xFE.jsonl"), format!("{base}/s\\xFE.jsonl"), format!("{base}/s\\xFF.jsonl")];
+    assert_eq!(files, want);
     let valid: Vec<bool> = records(&out).iter().map(|r| r["valid"].as_bool().unwrap()).collect();
-    assert_eq!(valid, [true, false]);
+    assert_eq!(valid, [false, true, false]);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -930,9 +930,11 @@ impl<'m> Describer<'m> {
                 _ => None,
             },
             Shape::Nullable(inner) => self.nested_object(inner),
-            Shape::Array(a) => {
-                a.items.as_deref().and_then(|i| self.nested_object(i)).map(|(id, o, inner)| (id, o, format!("[]{inner}")))
-            }
+            Shape::Array(a) => a
+                .items
+                .as_deref()
+                .and_then(|i| self.nested_object(i))
+                .map(|(id, o, inner)| (id, o, format!("[]{inner}"))),
             _ => None,
         }
     }
