@@ -1282,3 +1282,18 @@ fn an_anchor_is_found_by_its_files_path_when_the_file_has_an_id() {
     assert_eq!(errors[0].pointer, "/properties/d/$ref");
     assert!(errors[0].message.contains("no `$anchor` named `B` in `defs.schema.json`"), "{}", errors[0].message);
 }
+
+/// A schema's title reaches the `wiregen types --lang rust` module's doc as doc text: a carriage return or a
+/// bidirectional override in it was written raw, and rustc refused the module ("bare CR not allowed in
+/// doc-comment", `text_direction_codepoint_in_literal`).
+#[test]
+fn a_title_with_control_characters_leaves_the_rust_module_compilable() {
+    let dir = schema_dir("title-doc", &[("t.schema.json", json!({"title": "a\rb`\u{202E}c", "type": "string"}))]);
+    let rust = rust_module(&dir, "t.schema.json");
+    assert!(!rust.contains('\r') && !rust.contains('\u{202E}'), "{rust}");
+    assert!(
+        rust.contains(r"Types for ``a b`\u{202E}c``, generated"),
+        "{}",
+        rust.lines().take(3).collect::<Vec<_>>().join("\n")
+    );
+}

@@ -70,7 +70,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![allow(clippy::redundant_closure_call, clippy::large_enum_variant)]
-#![allow(clippy::type_complexity, clippy::collapsible_if)]
+#![allow(clippy::type_complexity, clippy::collapsible_if, clippy::let_unit_value)]
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls)]
 #![allow(rustdoc::invalid_html_tags)]
 #[rustfmt::skip]
