@@ -1297,3 +1297,37 @@ fn a_title_with_control_characters_leaves_the_rust_module_compilable() {
         rust.lines().take(3).collect::<Vec<_>>().join("\n")
     );
 }
+
+/// `x-unknown-keys: strip` drops every key `properties` does not declare, so on an object that needs such a key
+/// it would accept a value and give back one that fails it: a required `c` only in `required` (the Rust type was
+/// an empty struct and wrote `{}`), keys `patternProperties` keeps (Rust dropped them), keys `minProperties`
+/// counts. The loader refuses that at the keyword; stripping beside declared properties is as before.
+#[test]
+fn strip_on_an_object_that_needs_undeclared_keys_is_refused_at_the_keyword() {
+    let strip = |extra: Value| {
+        let mut o = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "x-unknown-keys": "strip"});
+        for (k, v) in extra.as_object().expect("object") {
+            o[k] = v.clone();
+        }
+        o
+    };
+    let cases = [
+        (json!({"required": ["c"]}), "it needs `c`, which `properties` does not declare"),
+        (json!({"dependentRequired": {"a": ["z"]}}), "it needs `z`, which `properties` does not declare"),
+        (json!({"patternProperties": {"^x": {"type": "integer"}}}), "`patternProperties` keeps keys"),
+        (json!({"minProperties": 1}), "`minProperties` counts keys"),
+    ];
+    for (i, (extra, want)) in cases.into_iter().enumerate() {
+        let dir = schema_dir(&format!("strip-needs-{i}"), &[("m.schema.json", strip(extra))]);
+        let errors = match wiregen::load::load(&dir) {
+            Ok(_) => panic!("case {i} is refused"),
+            Err(e) => e.0,
+        };
+        assert_eq!(errors.len(), 1, "{:?}", errors.iter().map(|e| &e.message).collect::<Vec<_>>());
+        assert_eq!(errors[0].pointer, "/x-unknown-keys");
+        assert!(errors[0].message.contains(want), "case {i}: {}", errors[0].message);
+    }
+    let fine = strip(json!({"required": ["a"], "dependentRequired": {"a": ["a"]}}));
+    let dir = schema_dir("strip-fine", &[("m.schema.json", fine)]);
+    wiregen::load::load(&dir).unwrap_or_else(|e| panic!("loads: {:?}", e.0));
+}

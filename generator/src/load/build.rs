@@ -1130,6 +1130,35 @@ impl Cx {
                 }
             }
         }
+        let min_properties = self.count(at, o, "minProperties");
+        if additional == Additional::Strip {
+            // Stripping drops every key `properties` does not declare: one the object needs would be dropped from a
+            // value it accepted, and the value it gives back would fail it (a required `c` only in `required`,
+            // keys kept by `patternProperties` or counted by `minProperties`).
+            let declared = |n: &String| fields.iter().any(|f| &f.name == n);
+            let undeclared: Vec<String> = required_only
+                .iter()
+                .chain(dependent_required.iter().flat_map(|(k, ns)| std::iter::once(k).chain(ns)))
+                .filter(|n| !declared(n))
+                .map(|n| format!("`{n}`"))
+                .collect();
+            let why = if !undeclared.is_empty() {
+                Some(format!("it needs {}, which `properties` does not declare", crate::diag::and_list(&undeclared)))
+            } else if !pattern_properties.is_empty() {
+                Some("`patternProperties` keeps keys that `properties` does not declare".to_string())
+            } else if min_properties.is_some_and(|n| n > 0) {
+                Some("`minProperties` counts keys that stripping may drop".to_string())
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                self.err(
+                    &at.join("x-unknown-keys"),
+                    K::InvalidValue,
+                    format!("`x-unknown-keys: strip` would drop keys this object accepts and needs: {why}"),
+                );
+            }
+        }
         ObjectShape {
             fields,
             required_only,
@@ -1137,7 +1166,7 @@ impl Cx {
             additional_written,
             pattern_properties,
             property_names: property_names.filter(|n| !matches!(n.shape, Shape::Any)),
-            min_properties: self.count(at, o, "minProperties"),
+            min_properties,
             max_properties: self.count(at, o, "maxProperties"),
             dependent_required,
             removed: Vec::new(),
