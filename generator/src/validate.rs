@@ -829,8 +829,8 @@ impl<R> JobOutput<'_, R> {
 }
 
 impl<R> io::Write for JobOutput<'_, R> {
-    /// A large write (a whole batch's records at once) is handed on in pieces of at most [`CHUNK`]: as one piece,
-    /// a job ahead held 16 batches' records (~95 MB) where the bound says 1 MiB.
+    /// A large write (a whole batch's records at once) is handed on in pieces of at most `CHUNK` (64 KiB): as one
+    /// piece, a job ahead held 16 batches' records (~95 MB) where the bound says 1 MiB.
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         let mut rest = b;
         while !rest.is_empty() {
