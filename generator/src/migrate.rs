@@ -392,6 +392,7 @@ pub fn migrate_reader(
     })
 }
 
+/// The work of [`migrate_reader`], every failure an `io::Error` (which side it was, the writer tells).
 fn migrate_into(
     old: &Model,
     new: &Model,
