@@ -183,12 +183,10 @@ const MANIFEST_LIMIT: u64 = 16 << 20;
 /// and `generate`, `/dev/zero` or a huge sparse file grew them by gigabytes); otherwise none, and the output's
 /// new manifest replaces it.
 fn read_manifest(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MANIFEST_LIMIT {
-        return None;
+    match on_disk(path, MANIFEST_LIMIT) {
+        OnDisk::File(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        _ => None,
     }
-    let bytes = std::fs::read(path).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Files listed in an output's manifest on disk that the new render no longer produces.
@@ -248,7 +246,7 @@ fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Er
     let mut to_write = Vec::new();
     for f in files {
         let path = opts.out_dir.join(&f.path);
-        match on_disk(&path, f.contents.as_bytes()) {
+        match on_disk(&path, compare_limit(f.contents.as_bytes())) {
             OnDisk::File(old) if same_but_command(&old, f.contents.as_bytes()) => report.unchanged.push(path),
             _ => to_write.push((path, f)),
         }
@@ -298,9 +296,6 @@ fn hidden_beside(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(format!(".{name}.{suffix}"))
 }
 
-/// The suffixes of [`hidden_beside`] files: staged new files and kept old ones.
-const HIDDEN_SUFFIXES: [&str; 2] = ["wiregen-tmp", "wiregen-old"];
-
 /// Creates the staged file `path` afresh: whatever is there (a file left by a run that was killed, a symbolic link
 /// someone put there) is removed first, never written through.
 pub(crate) fn create_staged(path: &Path) -> std::io::Result<std::fs::File> {
@@ -318,12 +313,19 @@ enum OnDisk {
     /// A file, with its bytes.
     File(Vec<u8>),
     /// Something that is not the output: a directory, a device, a FIFO (read, it would block or never end), or a
-    /// file far longer than the output (not read whole to be compared).
+    /// file longer than the reader's bound (not read whole).
     Other(&'static str),
 }
 
-/// Reads what is at `path` to compare it with `new`, without blocking on a FIFO or reading a device without end.
-fn on_disk(path: &Path, new: &[u8]) -> OnDisk {
+/// The most bytes of a file on disk read to compare it with `new`: the command in the header is the only part
+/// that may differ, and it is one line.
+fn compare_limit(new: &[u8]) -> u64 {
+    (new.len() as u64).saturating_mul(2) + 65_536
+}
+
+/// Reads what is at `path` when it is a regular file of at most `most` bytes, without blocking on a FIFO or
+/// reading a device without end.
+fn on_disk(path: &Path, most: u64) -> OnDisk {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(_) if std::fs::symlink_metadata(path).is_ok() => return OnDisk::Other("a broken symbolic link"),
@@ -338,8 +340,7 @@ fn on_disk(path: &Path, new: &[u8]) -> OnDisk {
     if !meta.is_file() {
         return OnDisk::Other("not a regular file (a device, a FIFO or a socket)");
     }
-    // The command in the header is the only part that may differ; it is one line.
-    if meta.len() > (new.len() as u64).saturating_mul(2) + 65_536 {
+    if meta.len() > most {
         return OnDisk::Other("a file far longer than the output");
     }
     match std::fs::read(path) {
@@ -369,8 +370,7 @@ fn leftovers(opts: &Options, files: &[OutFile], owned: &[PathBuf]) -> Vec<PathBu
     let outputs = files.iter().map(|f| opts.out_dir.join(&f.path)).chain(owned.iter().cloned());
     let mut out = Vec::new();
     for path in outputs {
-        for suffix in HIDDEN_SUFFIXES {
-            let hidden = hidden_beside(&path, suffix);
+        for hidden in [staged_name(&path), commit::kept_name(&path)] {
             if std::fs::symlink_metadata(&hidden).is_ok_and(|m| !m.is_dir()) {
                 out.push(hidden);
             }
@@ -392,7 +392,7 @@ pub fn check(opts: &Options) -> Result<CheckReport, Error> {
     let mut report = CheckReport::default();
     for f in &files {
         let path = opts.out_dir.join(&f.path);
-        match on_disk(&path, f.contents.as_bytes()) {
+        match on_disk(&path, compare_limit(f.contents.as_bytes())) {
             OnDisk::File(old) if same_but_command(&old, f.contents.as_bytes()) => report.fresh += 1,
             OnDisk::File(old) => {
                 let diff = short_diff(&String::from_utf8_lossy(&old), &f.contents);

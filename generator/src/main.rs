@@ -639,13 +639,10 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve(a),
         Command::Help { command } => help(&command),
     };
-    // What `outln!` could not write: a reader that went away keeps the command's status, anything else is an error.
+    // What `outln!` could not write.
     match STDOUT_FAILED.lock().ok().and_then(|mut e| e.take()) {
-        Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            errln!("wiregen: writing the output: {e}");
-            ExitCode::from(2)
-        }
-        _ => status,
+        Some(e) => lost_output(&e, status),
+        None => status,
     }
 }
 
@@ -1165,8 +1162,14 @@ fn shown_path(path: &Path) -> String {
 /// The exit status after the output could not be written: a reader that went away (broken pipe) is not an error
 /// of ours; anything else (a full disk) is reported and exits 2.
 fn output_failed(e: &std::io::Error, any_invalid: bool) -> ExitCode {
+    lost_output(e, ExitCode::from(if any_invalid { 1 } else { 0 }))
+}
+
+/// The exit status after stdout could not be written: `status` (the command's own) when its reader went away,
+/// else 2 with the error said.
+fn lost_output(e: &std::io::Error, status: ExitCode) -> ExitCode {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        return ExitCode::from(if any_invalid { 1 } else { 0 });
+        return status;
     }
     errln!("wiregen: writing the output: {e}");
     ExitCode::from(2)

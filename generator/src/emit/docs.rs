@@ -119,7 +119,7 @@ pub(crate) fn cell(s: String) -> String {
 /// longest backtick run inside, padded with spaces when the content starts or ends with a backtick; line
 /// breaks are written as escapes and `|` is escaped for tables.
 pub(crate) fn code(s: String) -> String {
-    code_span(&s).replace('|', "\\|")
+    span(s).replace('|', "\\|")
 }
 
 /// A literal as a code span outside a table: `|` stays as it is (a code span keeps backslashes, so the table
@@ -177,7 +177,7 @@ pub(crate) fn prose(s: String) -> String {
 /// section as `[code](#anchor)` (anchors are ASCII slugs). Outside a table (`segs(false)`), a literal's `|` stays
 /// as it is: a code span keeps backslashes, and only a table row needs its pipes escaped.
 fn segs(v: minijinja::Value, in_table: Option<bool>) -> Result<String, minijinja::Error> {
-    let lit = |t: String| if in_table.unwrap_or(true) { code(t) } else { code_span(&t) };
+    let lit = |t: String| if in_table.unwrap_or(true) { code(t) } else { span(t) };
     let mut out = String::new();
     for s in v.try_iter()? {
         let field = |k: &str| s.get_attr(k).map(|x| x.as_str().unwrap_or_default().to_string());

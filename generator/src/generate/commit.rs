@@ -19,7 +19,7 @@ enum Step {
 }
 
 /// The name an old file is kept under beside `path` until the new files are all in place.
-fn kept_name(path: &Path) -> PathBuf {
+pub(super) fn kept_name(path: &Path) -> PathBuf {
     hidden_beside(path, "wiregen-old")
 }
 
