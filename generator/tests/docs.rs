@@ -665,8 +665,89 @@ fn a_type_that_holds_itself_is_named_where_it_recurs() {
     let md = render(&dir);
     check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
     let end = tables(&md).into_iter().find(|t| t.heading == "`turn-end`").expect("turn-end's table");
-    let row = end.rows.iter().find(|r| r[0] == "`tree`").expect("the tree row");
-    assert_eq!(row[1], "array? of `Tree`");
+    // Linked to a section of its own: named in place where it recurred, it was a name nothing explained.
+    assert!(end.source.contains("\n| `tree` | [`Tree`](#type-tree)? | A tree. |\n"), "{}", end.source);
+    assert!(md.contains("\n### `Tree`\n"), "no section for Tree");
+    assert!(md.contains("\narray of [`Tree`](#type-tree)\n"), "Tree's section does not say what it is");
+    links_resolve(&md);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What the protocol's tables cannot spell out in place is linked to a section that does: before, a map's
+/// values, the members of `anyOf`, a tuple's items, an object reached again inside itself, a nested object's
+/// `minProperties` and `dependentRequired` and an event's own `dependentRequired` all read `object` or nothing,
+/// as if any object were valid there. An event's other properties say their type (they read "see the types",
+/// with no type to see).
+#[test]
+fn what_the_protocol_tables_cannot_spell_out_in_place_is_linked() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-nested-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root().join("schema"), &dir);
+    let obj = |name: &str, ty: &str| {
+        serde_json::json!({ "description": "An item.", "type": "object", "required": [name],
+            "additionalProperties": false, "properties": { name: { "description": "Its value.", "type": ty } } })
+    };
+    edit_json(&dir.join("events/text.schema.json"), |v| {
+        let p = &mut v["properties"];
+        p["m"] = serde_json::json!({ "description": "A map.", "type": "object", "additionalProperties": obj("a", "string") });
+        p["u"] =
+            serde_json::json!({ "description": "One of two.", "anyOf": [obj("x", "integer"), obj("y", "boolean")] });
+        p["n"] = serde_json::json!({ "description": "Nested.", "type": "object", "minProperties": 1,
+            "dependentRequired": { "p": ["q"] }, "properties": {
+                "p": { "description": "P.", "type": "string" }, "q": { "description": "Q.", "type": "string" } } });
+        p["tup"] = serde_json::json!({ "description": "A pair.", "type": "array",
+            "prefixItems": [obj("z", "boolean")], "items": false });
+        p["node"] = serde_json::json!({ "description": "A tree.", "$ref": "#/$defs/node" });
+        v["$defs"] = serde_json::json!({ "node": { "description": "A node.", "type": "object", "properties": {
+            "kids": { "description": "Children.", "type": "array", "items": { "$ref": "#/$defs/node" } } } } });
+        v["dependentRequired"] = serde_json::json!({ "m": ["u"] });
+    });
+    edit_json(&dir.join("events/service.schema.json"), |v| {
+        v["additionalProperties"] = obj("w", "string");
+    });
+    let md = render(&dir);
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
+    links_resolve(&md);
+    let ts = tables(&md);
+    let table = |heading: &str| {
+        ts.iter().find(|t| t.heading == heading).unwrap_or_else(|| panic!("no table under {heading}\n{md}"))
+    };
+    // A row as written (the parsed cells keep a link's text only).
+    let row = |heading: &str, field: &str, ty: &str| {
+        let t = table(heading);
+        let line = t.source.lines().find(|l| l.starts_with(&format!("| `{field}` |")));
+        let line = line.unwrap_or_else(|| panic!("no row {field} under {heading}:\n{}", t.source));
+        assert!(line.starts_with(&format!("| `{field}` | {ty} |")), "under {heading}: {line}");
+    };
+    row("`text`", "m", "map? of string to [`TextMValue`](#type-textmvalue)");
+    row("`text`", "u", "any of? ([`TextUOption0`](#type-textuoption0); [`TextUOption1`](#type-textuoption1))");
+    row("`text`", "n", "[`TextN`](#type-textn)?");
+    row("`text`", "tup", "array? of [`TextTupItem0`](#type-texttupitem0), then nothing (no value is valid)");
+    row("`text`", "node", "[`Node`](#type-node)?");
+    // A nested object without other constraints is still spelled out in rows.
+    row("`turn-end`", "usage.cost", "number (≥ 0)");
+    // Each linked section says what was missing.
+    row("`TextMValue`", "a", "string");
+    row("`TextUOption0`", "x", "integer");
+    row("`TextUOption1`", "y", "boolean");
+    row("`TextTupItem0`", "z", "boolean");
+    row("`Node`", "kids", "array? of [`Node`](#type-node)");
+    row("`ServiceValue`", "w", "string");
+    let section = |name: &str| {
+        let at = md.find(&format!("\n### `{name}`\n")).unwrap_or_else(|| panic!("no section {name}"));
+        let rest = &md[at + 1..];
+        rest[..rest[4..].find("\n### ").map_or(rest.len(), |e| e + 4)].to_string()
+    };
+    assert!(section("TextMValue").contains("object; other properties are rejected"), "{}", section("TextMValue"));
+    let n = section("TextN");
+    assert!(n.contains("\n- At least 1 property\n") && n.contains("\n- When `p` is present, so must be `q`\n"), "{n}");
+    // The event's own constraints and other properties, in its section.
+    let text = &md[md.find("\n#### `text`\n").unwrap()..md.find("\n#### `service`\n").unwrap()];
+    assert!(text.contains("\n- When `m` is present, so must be `u`\n"), "{text}");
+    assert!(
+        md.contains("\nOther properties are accepted when their value is: [`ServiceValue`](#type-servicevalue).\n"),
+        "{md}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

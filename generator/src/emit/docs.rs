@@ -11,7 +11,10 @@
 //! Property types are written as the schema refines them: `string (2 to 32 characters; matching `^[0-9a-z]+$`)`,
 //! `integer (≥ 1)`, `array of string`, `Foo or null`, `map of string to Bar`; a `?` after the first word marks
 //! an optional property. In the protocol's tables types are written in place (an enum as its values, a nested
-//! object as `object` followed by its own rows); in the Types section a named type is a link to its section.
+//! object as `object` followed by its own rows); in the Types section a named type is a link to its section. A type
+//! whose words in place would leave something out (an object not followed by its rows, a union, a nested object's
+//! `minProperties`, a type that holds itself) is a link in the protocol's tables too: `Describer::new` finds
+//! them by phrasing those tables and gives them sections.
 //!
 //! The emitter turns the model into a plain view (rows of strings, lists, flags) and renders it through a
 //! minijinja template (`generator/templates/docs/`) with strict undefined behaviour, so a typo in the template
@@ -289,6 +292,8 @@ struct ProtocolView {
     envelope_description: String,
     /// What becomes of the envelope's other properties, unless they are rejected.
     envelope_openness: Vec<Seg>,
+    /// The envelope's constraints besides its properties, one bullet each.
+    envelope_notes: Vec<Vec<Seg>>,
     roles: Vec<String>,
     envelope: Vec<Row>,
     event_count: usize,
@@ -331,6 +336,8 @@ struct EventView {
     examples: Vec<String>,
     /// What becomes of the event's other properties, unless they are rejected.
     openness: Vec<Seg>,
+    /// The event's constraints besides its properties, one bullet each.
+    notes: Vec<Vec<Seg>>,
     rows: Vec<Row>,
     replaces: Vec<String>,
     /// The event type's other names (`x-aliases`): Rust, TypeScript and Zod of each.
@@ -455,7 +462,9 @@ impl View {
         let protocol = m.protocol.as_ref().map(|p| protocol_view(&d, p));
         let types: Vec<TypeView> = d.sectioned().into_iter().map(|id| type_view(&d, id)).collect();
         let types_intro = match &m.protocol {
-            Some(_) => format!("The {} types the envelope and event tables above do not show, by name.", types.len()),
+            Some(_) => {
+                format!("The {} types the envelope and event tables above do not spell out, by name.", types.len())
+            }
             None => format!("{} types, by name.", types.len()),
         };
         let produced = produced_rules(m);
@@ -558,7 +567,11 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
         role_field: p.role_field.clone(),
         tag_path: format!("{}.{disc}", p.union_field),
         envelope_description,
-        envelope_openness: openness(&env.node.shape),
+        envelope_openness: d.openness(&env.node.shape, None),
+        envelope_notes: match &env.node.shape {
+            Shape::Object(o) => d.object_notes(o, None),
+            _ => Vec::new(),
+        },
         roles: p.roles.clone(),
         envelope,
         event_count: p.events.len(),
@@ -671,7 +684,11 @@ fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
         status: status(e),
         description: t.description.clone().unwrap_or_default(),
         examples: t.examples.iter().map(example).collect(),
-        openness: openness(&t.node.shape),
+        openness: d.openness(&t.node.shape, None),
+        notes: match &t.node.shape {
+            Shape::Object(o) => d.object_notes(o, None),
+            _ => Vec::new(),
+        },
         rows,
         replaces: p.replaces(&e.tag).into_iter().map(String::from).collect(),
         aliases: t.aliases.iter().flat_map(|a| [a.rust.clone(), a.ts.clone(), a.zod.clone()]).collect(),
@@ -699,7 +716,16 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
     match &t.node.shape {
         Shape::Object(o) => {
             view.kind = d.object_kind(o);
-            view.notes = d.object_notes(o);
+            view.notes = d.object_notes(o, Some(()));
+            for r in &o.removed {
+                view.notes.push(vec![
+                    text("Removed: "),
+                    lit(r.name.clone()),
+                    text(" (use "),
+                    lit(r.replacement.clone()),
+                    text(")"),
+                ]);
+            }
             let mut stack = vec![id];
             d.rows("", &o.fields, Some(()), &mut stack, &mut view.rows);
         }
@@ -726,25 +752,6 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
         _ => view.kind = d.phrase(&t.node, Some(())).all(),
     }
     view
-}
-
-/// A sentence on the other properties of an object that does not reject them (nothing for a closed object).
-fn openness(s: &Shape) -> Vec<Seg> {
-    match s {
-        Shape::Object(o) => match &o.additional {
-            Additional::Closed => Vec::new(),
-            Additional::Open => vec![text("Other properties are accepted and kept.")],
-            Additional::Strip => vec![
-                text("Other properties are accepted, and dropped from parsed values ("),
-                lit("x-unknown-keys: strip"),
-                text(")."),
-            ],
-            Additional::Schema(_) => {
-                vec![text("Other properties are accepted when their value is valid (see the types).")]
-            }
-        },
-        _ => Vec::new(),
-    }
 }
 
 /// `modified (added `steer`)`.
@@ -808,13 +815,40 @@ struct Describer<'m> {
     /// The types [`Describer::phrase`] is spelling out in place: one reached again inside itself (an array of
     /// itself) is named instead.
     expanding: RefCell<Vec<TypeId>>,
+    /// Types the protocol's tables link to instead of spelling them out in place: those whose words in place
+    /// would leave something out (see [`Describer::lossy`]). They have a section in the Types section.
+    linked_in_place: BTreeSet<TypeId>,
+    /// Types a phrase in place has left something out of: an object with properties or constraints outside the
+    /// rows that spell them out (a map's values, a member of `anyOf`, a tuple's item, a recursive property), a
+    /// union (its members), a type named where it recurs. [`Describer::new`] links them.
+    lossy: RefCell<BTreeSet<TypeId>>,
+    /// The node [`Describer::rows`] spells out in rows below the one it is phrasing (the object of the property
+    /// `usage`, through references, `null` and arrays), by address: its words in place need not say more.
+    in_rows: RefCell<Option<*const Node>>,
 }
 
 impl<'m> Describer<'m> {
     /// Decides which types get a section: the protocol's envelope, event union and events have theirs; the types
-    /// the protocol's tables show in place need none, unless a type with a section refers to them; every other
-    /// type has one in the Types section.
+    /// the protocol's tables show in place need none, unless a type with a section refers to them or their words in
+    /// place would leave something out ([`Describer::lossy`]; found by phrasing the protocol's tables, until no more
+    /// are found); every other type has one in the Types section.
     fn new(m: &'m Model) -> Self {
+        let mut linked = BTreeSet::new();
+        loop {
+            let d = Self::linking(m, linked.clone());
+            let Some(p) = &m.protocol else { return d };
+            protocol_view(&d, p);
+            let lossy = d.lossy.take();
+            if lossy.is_subset(&linked) {
+                return d;
+            }
+            // Each round links one type more at least: as many rounds as types, at most.
+            linked.extend(lossy);
+        }
+    }
+
+    /// The sections, when the protocol's tables link the types `linked_in_place`.
+    fn linking(m: &'m Model, linked_in_place: BTreeSet<TypeId>) -> Self {
         let mut anchors: Vec<Option<String>> = vec![None; m.types.len()];
         let mut sections = Anchors::new();
         let mut shown: BTreeSet<TypeId> = BTreeSet::new();
@@ -843,7 +877,9 @@ impl<'m> Describer<'m> {
             }
             let mut todo = vec![p.envelope];
             while let Some(id) = todo.pop() {
-                if shown.insert(id) {
+                // A linked type is not shown in place (unless it has a section of the protocol's already).
+                let linked_out = linked_in_place.contains(&id) && anchors.get(id.0).is_some_and(Option::is_none);
+                if !linked_out && shown.insert(id) {
                     m.ty(id).node.visit(&mut |n: &Node| {
                         if let Shape::Ref(r) = &n.shape {
                             todo.push(*r);
@@ -884,7 +920,16 @@ impl<'m> Describer<'m> {
                 *slot = Some(sections.take("type-", &m.ty(*id).names.base));
             }
         }
-        Describer { m, anchors, sections, sectioned, expanding: RefCell::default() }
+        Describer {
+            m,
+            anchors,
+            sections,
+            sectioned,
+            expanding: RefCell::default(),
+            linked_in_place,
+            lossy: RefCell::default(),
+            in_rows: RefCell::default(),
+        }
     }
 
     fn sectioned(&self) -> Vec<TypeId> {
@@ -902,30 +947,36 @@ impl<'m> Describer<'m> {
 
     /// Property rows, depth first; in place (`linked` = `None`), a property whose value is an object is followed
     /// by that object's own rows (`usage.cost`), except for an object already being shown (a recursive type).
+    /// An object whose rows would leave out its constraints besides properties, or one already being shown, is
+    /// not spelled out in rows: its words in place say `object`, which is lossy, and links it.
     fn rows(&self, prefix: &str, fields: &[Field], linked: Option<()>, stack: &mut Vec<TypeId>, out: &mut Vec<Row>) {
         for f in fields {
             let path = format!("{prefix}{}", f.name);
+            let nested = match linked {
+                Some(()) => None,
+                None => self.nested_object(&f.node).filter(|(id, o, _, _)| !stack.contains(id) && !unsaid_in_place(o)),
+            };
+            *self.in_rows.borrow_mut() = nested.as_ref().map(|(_, _, _, n)| *n as *const Node);
             let p = self.phrase(&f.node, linked);
+            *self.in_rows.borrow_mut() = None;
             let ty = if f.required { p.all() } else { p.optional() };
             out.push(Row { path: path.clone(), ty, description: f.description.clone().unwrap_or_default() });
-            if linked.is_none() {
-                if let Some((id, o, suffix)) = self.nested_object(&f.node) {
-                    if !stack.contains(&id) {
-                        stack.push(id);
-                        self.rows(&format!("{path}{suffix}."), &o.fields, linked, stack, out);
-                        stack.pop();
-                    }
-                }
+            if let Some((id, o, suffix, _)) = nested {
+                stack.push(id);
+                self.rows(&format!("{path}{suffix}."), &o.fields, linked, stack, out);
+                stack.pop();
             }
         }
     }
 
-    /// The object a property holds (through references, `null` and arrays), with the path suffix of its rows.
-    /// An array of arrays has one `[]` a level (`grid[][].k`; it read `grid[].k`, an array of objects).
-    fn nested_object(&self, n: &'m Node) -> Option<(TypeId, &'m ObjectShape, String)> {
+    /// The object a property holds (through references, `null` and arrays), with the path suffix of its rows and
+    /// the reference to it. An array of arrays has one `[]` a level (`grid[][].k`; it read `grid[].k`, an array
+    /// of objects). A type the protocol's tables link is not spelled out.
+    fn nested_object(&self, n: &'m Node) -> Option<(TypeId, &'m ObjectShape, String, &'m Node)> {
         match &n.shape {
+            Shape::Ref(id) if self.linked_in_place.contains(id) => None,
             Shape::Ref(id) => match &self.m.ty(*id).node.shape {
-                Shape::Object(o) => Some((*id, o, String::new())),
+                Shape::Object(o) => Some((*id, o, String::new(), n)),
                 Shape::Ref(_) => self.nested_object(&self.m.ty(*id).node),
                 _ => None,
             },
@@ -934,7 +985,7 @@ impl<'m> Describer<'m> {
                 .items
                 .as_deref()
                 .and_then(|i| self.nested_object(i))
-                .map(|(id, o, inner)| (id, o, format!("[]{inner}"))),
+                .map(|(id, o, inner, n)| (id, o, format!("[]{inner}"), n)),
             _ => None,
         }
     }
@@ -945,12 +996,29 @@ impl<'m> Describer<'m> {
         match &n.shape {
             Shape::Ref(id) => {
                 let anchored = self.anchors.get(id.0).is_some_and(Option::is_some);
-                if (linked.is_some() && anchored) || self.expanding.borrow().contains(id) {
+                let linking = linked.is_some() || self.linked_in_place.contains(id);
+                let recurs = self.expanding.borrow().contains(id);
+                if (linking && anchored) || recurs {
+                    if !anchored {
+                        self.lossy.borrow_mut().insert(*id);
+                    }
                     return Phrase { head: self.type_ref(*id), ..Phrase::default() };
                 }
                 match &m.ty(*id).node.shape {
-                    Shape::Object(o) => self.object_phrase(o, None),
-                    Shape::Union(_) => Phrase { head: vec![text("object")], ..Phrase::default() },
+                    Shape::Object(o) => {
+                        let in_rows = *self.in_rows.borrow() == Some(n as *const Node);
+                        if !in_rows && (!o.fields.is_empty() || unsaid_in_place(o)) {
+                            self.lossy.borrow_mut().insert(*id);
+                        }
+                        self.object_phrase(o, None)
+                    }
+                    Shape::Union(_) => {
+                        // The event union's members are the Event Types section, which the envelope introduces.
+                        if self.m.protocol.as_ref().is_none_or(|p| p.union != *id) {
+                            self.lossy.borrow_mut().insert(*id);
+                        }
+                        Phrase { head: vec![text("object")], ..Phrase::default() }
+                    }
                     _ => {
                         self.expanding.borrow_mut().push(*id);
                         let p = self.phrase(&m.ty(*id).node, linked);
@@ -1242,20 +1310,21 @@ impl<'m> Describer<'m> {
         }
     }
 
-    /// The constraints of an object besides its properties, one bullet each.
-    fn object_notes(&self, o: &ObjectShape) -> Vec<Vec<Seg>> {
+    /// The constraints of an object besides its properties and what becomes of its other properties, one bullet
+    /// each (its removed properties are the Removed section's, for an event, and [`type_view`]'s).
+    fn object_notes(&self, o: &ObjectShape, linked: Option<()>) -> Vec<Vec<Seg>> {
         let mut out = Vec::new();
         if !o.required_only.is_empty() {
             out.push(codes("Must also have ", &o.required_only, ""));
         }
         for (p, n) in &o.pattern_properties {
             let mut s = vec![text("Properties whose name matches "), lit(p.source.clone()), text(": ")];
-            s.extend(self.phrase(n, Some(())).all());
+            s.extend(self.phrase(n, linked).all());
             out.push(s);
         }
         if let Some(n) = &o.property_names {
             let mut s = vec![text("Property names: ")];
-            s.extend(self.phrase(n, Some(())).all());
+            s.extend(self.phrase(n, linked).all());
             out.push(s);
         }
         match (o.min_properties, o.max_properties) {
@@ -1269,17 +1338,40 @@ impl<'m> Describer<'m> {
             s.extend(codes("", deps, "").into_iter().skip(1));
             out.push(s);
         }
-        for r in &o.removed {
-            out.push(vec![
-                text("Removed: "),
-                lit(r.name.clone()),
-                text(" (use "),
-                lit(r.replacement.clone()),
-                text(")"),
-            ]);
-        }
         out
     }
+
+    /// A sentence on the other properties of an object that does not reject them (nothing for a closed object).
+    fn openness(&self, s: &Shape, linked: Option<()>) -> Vec<Seg> {
+        match s {
+            Shape::Object(o) => match &o.additional {
+                Additional::Closed => Vec::new(),
+                Additional::Open => vec![text("Other properties are accepted and kept.")],
+                Additional::Strip => vec![
+                    text("Other properties are accepted, and dropped from parsed values ("),
+                    lit("x-unknown-keys: strip"),
+                    text(")."),
+                ],
+                Additional::Schema(v) => {
+                    let mut out = vec![text("Other properties are accepted when their value is: ")];
+                    out.extend(self.phrase(v, linked).all());
+                    out.push(text("."));
+                    out
+                }
+            },
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Whether an object has constraints its words and rows in place do not say: properties `required` names
+/// without declaring them, `propertyNames`, a bound on the number of properties, `dependentRequired`.
+fn unsaid_in_place(o: &ObjectShape) -> bool {
+    !o.required_only.is_empty()
+        || o.property_names.is_some()
+        || o.min_properties.is_some()
+        || o.max_properties.is_some()
+        || !o.dependent_required.is_empty()
 }
 
 /// A phrase whose head is its first word (or first literal or link): `any of (A; B)` is `any of` + ` (A; B)`.
