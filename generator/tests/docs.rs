@@ -799,7 +799,7 @@ fn sections_whose_names_share_a_slug_get_anchors_of_their_own() {
 /// `<!--`, turned every later section into code or hid it. Types that read with an "or" are parenthesized as an
 /// array's items (a nullable array and an array of nullable items both read `array of string or null`), an array
 /// of arrays has a `[]` a level in its row paths (`grid[].k` told a reader to send objects), and an empty name is
-/// said in words (a one-space code span read as the name " ").
+/// a JSON string in brackets (a one-space code span read as the name " ").
 #[test]
 fn descriptions_and_literals_cannot_break_the_reference() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-prose-{}", std::process::id()));
@@ -851,7 +851,7 @@ fn descriptions_and_literals_cannot_break_the_reference() {
     };
     assert_eq!(ty("`arrNull`"), "array? of string or null");
     assert_eq!(ty("`itemNull`"), "array? of (string or null)");
-    assert_eq!(ty("(empty)"), "string?");
+    assert_eq!(ty("`[\"\"]`"), "string?");
     // In a protocol's event table a nested object's rows are in place: one `[]` a level of arrays.
     let proto = dir.join("protocol");
     copy_dir(&root().join("schema"), &proto);

@@ -951,7 +951,7 @@ impl<'m> Describer<'m> {
     /// not spelled out in rows: its words in place say `object`, which is lossy, and links it.
     fn rows(&self, prefix: &str, fields: &[Field], linked: Option<()>, stack: &mut Vec<TypeId>, out: &mut Vec<Row>) {
         for f in fields {
-            let path = format!("{prefix}{}", f.name);
+            let path = row_path(prefix, &f.name);
             let nested = match linked {
                 Some(()) => None,
                 None => self.nested_object(&f.node).filter(|(id, o, _, _)| !stack.contains(id) && !unsaid_in_place(o)),
@@ -1199,10 +1199,10 @@ impl<'m> Describer<'m> {
                 split_first_word(head)
             }
             Shape::Dependent { property, then } => {
-                let mut head = vec![text("if it has "), lit(property.clone()), text(" then (")];
-                head.extend(self.phrase(then, linked).all());
-                head.push(text(")"));
-                split_first_word(head)
+                let mut tail = vec![text(" then (")];
+                tail.extend(self.phrase(then, linked).all());
+                tail.push(text(")"));
+                Phrase { head: vec![text("if it has "), lit(property.clone())], tail, values: None }
             }
         }
     }
@@ -1376,6 +1376,11 @@ fn unsaid_in_place(o: &ObjectShape) -> bool {
 
 /// A phrase whose head is its first word (or first literal or link): `any of (A; B)` is `any of` + ` (A; B)`.
 fn split_first_word(mut all: Vec<Seg>) -> Phrase {
+    // The leading words as one piece, however they were built (`all of` + ` (` read `all? of (`).
+    while all.len() > 1 && all[0].kind == "text" && all[1].kind == "text" {
+        let next = all.remove(1);
+        all[0].text.push_str(&next.text);
+    }
     let Some(first) = all.first().cloned() else { return Phrase::default() };
     if first.kind == "text" {
         let t = first.text.as_str();
@@ -1388,6 +1393,20 @@ fn split_first_word(mut all: Vec<Seg>) -> Phrase {
     }
     let tail = all.split_off(1);
     Phrase { head: all, tail, values: None }
+}
+
+/// A property's row path below `prefix` (`usage.` for the rows of `usage`): its name after the dot, or, when the
+/// name would read as a path of its own or not at all (a `.`, `[`, `]`, `"`, a space or a control character in it,
+/// or no character), as a JSON string in brackets: `usage["a.b"]`, `[""]` (a property `meta.a` read as `a` inside
+/// `meta`).
+fn row_path(prefix: &str, name: &str) -> String {
+    let plain = !name.is_empty()
+        && !name.chars().any(|c| matches!(c, '.' | '[' | ']' | '"') || c.is_whitespace() || c.is_control());
+    if plain {
+        format!("{prefix}{name}")
+    } else {
+        format!("{}[{}]", prefix.strip_suffix('.').unwrap_or(prefix), Value::from(name))
+    }
 }
 
 /// `1 property`, `2 properties`.
@@ -1628,6 +1647,30 @@ fn one_line(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name that would read as a path, or as nothing, is written as a JSON string in brackets.
+    #[test]
+    fn row_paths_say_which_property_they_are() {
+        assert_eq!(row_path("", "text"), "text");
+        assert_eq!(row_path("usage.", "cost"), "usage.cost");
+        assert_eq!(row_path("", "meta.a"), r#"["meta.a"]"#);
+        assert_eq!(row_path("meta.", "a"), "meta.a");
+        assert_eq!(row_path("grid[][].", "a b"), r#"grid[][]["a b"]"#);
+        assert_eq!(row_path("", ""), r#"[""]"#);
+        assert_eq!(row_path("x.", "t\tab"), r#"x["t\tab"]"#);
+        assert_eq!(row_path("x.", "q\"[0]"), r#"x["q\"[0]"]"#);
+    }
+
+    /// The `?` of an optional property goes after the phrase's leading words, however its pieces were built.
+    #[test]
+    fn the_optional_mark_follows_the_leading_words() {
+        let marked =
+            |all: Vec<Seg>| -> String { split_first_word(all).optional().into_iter().map(|s| s.text).collect() };
+        assert_eq!(marked(vec![text("all of ("), text("x"), text(")")]), "all of? (x)");
+        assert_eq!(marked(vec![text("all of"), text(" ("), text("x"), text(")")]), "all of? (x)");
+        assert_eq!(marked(vec![text("string"), text(" or null")]), "string? or null");
+        assert_eq!(marked(vec![lit("A"), text(" or null")]), "A? or null");
+    }
 
     #[test]
     fn cell_keeps_rows_on_one_line() {
