@@ -135,27 +135,44 @@ impl Plan {
     /// `oneOf`, `not`, `if`, `dependentSchemas`, `unevaluated*`, a `prefixItems` position or `patternProperties`, or
     /// in a type no message holds (`UNREACHED_RENAME`); below a type that contains itself, where the rename would
     /// repeat at every depth (`RECURSIVE_RENAME`); below a property whose name the plan's paths read as a step
-    /// (`AMBIGUOUS_RENAME`). The loader refuses them, so a declared rename is never silently left out of an
+    /// (`AMBIGUOUS_RENAME`); any, when the types that hold renames are reached by too many paths to walk
+    /// (`TOO_MANY_PATHS`). The loader refuses them, so a declared rename is never silently left out of an
     /// upgrade.
     pub fn unreached_renames(m: &Model) -> Vec<(crate::ir::Origin, &'static str)> {
         let Some(p) = m.protocol.as_ref() else { return Vec::new() };
         let w = renames(m, p);
         let mut out = Vec::new();
-        for t in &m.types {
+        // The types in and below the one the walk could not enter, if any.
+        let mut beyond = vec![false; m.types.len()];
+        let mut todo: Vec<TypeId> = w.over.into_iter().collect();
+        while let Some(id) = todo.pop() {
+            if beyond.get(id.0).is_some_and(|b| !b) {
+                beyond[id.0] = true;
+                m.ty(id).node.visit(&mut |n: &Node| match &n.shape {
+                    Shape::Ref(r) => todo.push(*r),
+                    Shape::Union(u) => todo.extend(u.members.iter().map(|mb| mb.ty)),
+                    _ => {}
+                });
+            }
+        }
+        for (t, beyond) in m.types.iter().zip(beyond) {
             t.node.visit(&mut |n: &Node| {
                 if let Shape::Object(o) = &n.shape {
-                    if !w.reached.contains(&std::ptr::from_ref(o)) {
+                    // A walk cut short says nothing of what it did not reach.
+                    let why = match w.over {
+                        Some(_) if beyond => Some(TOO_MANY_PATHS),
+                        Some(_) => None,
+                        None => (!w.reached.contains(&std::ptr::from_ref(o))).then_some(UNREACHED_RENAME),
+                    };
+                    if let Some(why) = why {
                         out.extend(
-                            o.fields
-                                .iter()
-                                .filter(|f| f.renamed_from.is_some())
-                                .map(|f| (f.node.origin.clone(), UNREACHED_RENAME)),
+                            o.fields.iter().filter(|f| f.renamed_from.is_some()).map(|f| (f.node.origin.clone(), why)),
                         );
                     }
                 }
             });
         }
-        for f in &w.found {
+        for f in w.found.iter().filter(|_| w.over.is_none()) {
             if f.ambiguous {
                 out.push((f.origin.clone(), AMBIGUOUS_RENAME));
             } else if f.stack.iter().any(|t| w.recursed.contains(t)) {
@@ -214,6 +231,14 @@ pub(crate) const AMBIGUOUS_RENAME: &str = "the upgrade does not follow this rena
      member, or a union on the way has a discriminator with `=` in its name, which its step `[name=tag]` cannot \
      tell from the tag";
 
+/// Why the loader refuses a rename the walk gave up on: it enters at most [`WALK_BUDGET`] types.
+pub(crate) const TOO_MANY_PATHS: &str = "the upgrade does not follow this rename: the types that hold it are reached \
+     by more than 10,000 paths from the messages (a type with two properties of the next, level after level, \
+     doubles them at every level), and the upgrade renames along each path";
+
+/// How many types the walk enters at most ([`TOO_MANY_PATHS`]).
+const WALK_BUDGET: usize = 10_000;
+
 /// A rename the walk found, for [`Plan::unreached_renames`].
 struct Found {
     origin: crate::ir::Origin,
@@ -237,6 +262,47 @@ struct Walker<'m> {
     found: Vec<Found>,
     /// How many property names on the current path read as a path step.
     ambiguous: usize,
+    /// Per type, whether it or a type below it declares a property rename: the walk enters no other (below
+    /// those, the paths to walk could double at every level and none leads to a rename).
+    holds: Vec<bool>,
+    /// How many more types the walk may enter.
+    budget: usize,
+    /// The type the walk was to enter when it ran out of its budget (the loader refuses the renames in and below
+    /// it: [`TOO_MANY_PATHS`]).
+    over: Option<TypeId>,
+}
+
+/// Per type, whether it or a type it refers to (through any node, or as a union member) declares a property
+/// rename.
+fn holds_renames(m: &Model) -> Vec<bool> {
+    let n = m.types.len();
+    let mut referrers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut holds = vec![false; n];
+    let mut todo = Vec::new();
+    for (i, t) in m.types.iter().enumerate() {
+        t.node.visit(&mut |node: &Node| match &node.shape {
+            Shape::Ref(r) if r.0 < n => referrers[r.0].push(i),
+            Shape::Union(u) => {
+                for mb in u.members.iter().filter(|mb| mb.ty.0 < n) {
+                    referrers[mb.ty.0].push(i);
+                }
+            }
+            Shape::Object(o) if o.fields.iter().any(|f| f.renamed_from.is_some()) => holds[i] = true,
+            _ => {}
+        });
+        if holds[i] {
+            todo.push(i);
+        }
+    }
+    while let Some(i) = todo.pop() {
+        for &by in &referrers[i] {
+            if !holds[by] {
+                holds[by] = true;
+                todo.push(by);
+            }
+        }
+    }
+    holds
 }
 
 /// Whether a property name reads as a step of a rename path (`*`, `[]`, `[k=v]`).
@@ -256,6 +322,9 @@ fn renames<'m>(m: &'m Model, p: &crate::ir::Protocol) -> Walker<'m> {
         recursed: BTreeSet::new(),
         found: Vec::new(),
         ambiguous: 0,
+        holds: holds_renames(m),
+        budget: WALK_BUDGET,
+        over: None,
     };
     w.walk(&m.ty(p.envelope).node);
     for e in &p.events {
@@ -273,6 +342,14 @@ impl Walker<'_> {
             self.recursed.insert(id);
             return;
         }
+        if !self.holds.get(id.0).copied().unwrap_or(false) {
+            return;
+        }
+        if self.budget == 0 {
+            self.over.get_or_insert(id);
+            return;
+        }
+        self.budget -= 1;
         self.stack.push(id);
         let m = self.m;
         self.walk(&m.ty(id).node);

@@ -874,3 +874,55 @@ fn descriptions_and_literals_cannot_break_the_reference() {
     assert_eq!(ty("`ap`"), "object? (other properties: integer)");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A type that holds others is spelled out once a table: a type with two properties of the next, level after level,
+/// doubled the rows at every level (sixteen levels made 196,607 rows; thirty would not finish). The second time it
+/// is a link; so is a map of itself, which overflowed the stack.
+#[test]
+fn a_type_reached_again_in_a_table_is_a_link_so_the_reference_stays_small() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-doubling-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root().join("schema"), &dir);
+    edit_json(&dir.join("events/text.schema.json"), |v| {
+        let mut defs = serde_json::Map::new();
+        for i in 0..30 {
+            let next = match i {
+                29 => serde_json::json!({ "type": "string" }),
+                _ => serde_json::json!({ "$ref": format!("#/$defs/L{}", i + 1) }),
+            };
+            let prop = |d: &str| {
+                let mut p = next.clone();
+                p["description"] = d.into();
+                p
+            };
+            defs.insert(
+                format!("L{i}"),
+                serde_json::json!({ "description": "A level.", "type": "object",
+                    "properties": { "a": prop("A."), "b": prop("B.") } }),
+            );
+        }
+        defs.insert(
+            "rm".into(),
+            serde_json::json!({ "description": "A map of itself.", "type": "object",
+                "additionalProperties": { "$ref": "#/$defs/rm" } }),
+        );
+        v["$defs"] = Value::Object(defs);
+        v["properties"]["deep"] = serde_json::json!({ "description": "Deep.", "$ref": "#/$defs/L0" });
+        v["properties"]["rm"] = serde_json::json!({ "description": "Maps.", "$ref": "#/$defs/rm" });
+    });
+    let md = render(&dir);
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}"));
+    links_resolve(&md);
+    let text = tables(&md).into_iter().find(|t| t.heading == "`text`").expect("text's table");
+    let rows: Vec<&str> = text.source.lines().filter(|l| l.starts_with("| `")).collect();
+    // L0 is spelled out in rows; L1, reached twice, is a link.
+    assert!(rows.contains(&"| `deep` | object? (other properties accepted) | Deep. |"), "{rows:#?}");
+    assert!(rows.contains(&"| `deep.a` | [`L1`](#type-l1)? | A. |"), "{rows:#?}");
+    assert!(rows.contains(&"| `deep.b` | [`L1`](#type-l1)? | B. |"), "{rows:#?}");
+    assert!(rows.contains(&"| `rm` | [`Rm`](#type-rm)? | Maps. |"), "{rows:#?}");
+    assert!(rows.len() < 10, "{rows:#?}");
+    assert!(md.contains("\n| `a` | [`L2`](#type-l2)? | A. |\n"), "L1's section links L2");
+    assert!(md.contains("\nmap of string to [`Rm`](#type-rm)\n"), "Rm's section says what it is");
+    assert!(md.len() < 200_000, "{} bytes", md.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}

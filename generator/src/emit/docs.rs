@@ -501,6 +501,7 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
     let m = d.m;
     let env = m.ty(p.envelope);
     let mut envelope = Vec::new();
+    d.begin_table();
     if let Shape::Object(o) = &env.node.shape {
         d.rows("", &o.fields, None, &mut vec![p.envelope], &mut envelope);
     }
@@ -672,6 +673,7 @@ fn envelope_example(m: &Model, p: &Protocol, e: &Event) -> Option<Value> {
 
 fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
     let t = d.m.ty(e.ty);
+    d.begin_table();
     let mut rows = Vec::new();
     if let Shape::Object(o) = &t.node.shape {
         let fields: Vec<Field> = o.fields.iter().filter(|f| f.name != disc).cloned().collect();
@@ -825,6 +827,11 @@ struct Describer<'m> {
     /// The node [`Describer::rows`] spells out in rows below the one it is phrasing (the object of the property
     /// `usage`, through references, `null` and arrays), by address: its words in place need not say more.
     in_rows: RefCell<Option<*const Node>>,
+    /// Per type, whether its node refers to another type.
+    composite: Vec<bool>,
+    /// The types that hold others spelled out in place in the table being written ([`Describer::begin_table`]):
+    /// one reached again in that table is a link.
+    spelled: RefCell<BTreeSet<TypeId>>,
 }
 
 impl<'m> Describer<'m> {
@@ -929,7 +936,22 @@ impl<'m> Describer<'m> {
             linked_in_place,
             lossy: RefCell::default(),
             in_rows: RefCell::default(),
+            composite: m
+                .types
+                .iter()
+                .map(|t| {
+                    let mut refs = false;
+                    t.node.visit(&mut |n: &Node| refs |= matches!(n.shape, Shape::Ref(_)));
+                    refs
+                })
+                .collect(),
+            spelled: RefCell::default(),
         }
+    }
+
+    /// Starts a table of the protocol's (the envelope's, an event's): nothing in it is spelled out yet.
+    fn begin_table(&self) {
+        self.spelled.borrow_mut().clear();
     }
 
     fn sectioned(&self) -> Vec<TypeId> {
@@ -954,7 +976,9 @@ impl<'m> Describer<'m> {
             let path = row_path(prefix, &f.name);
             let nested = match linked {
                 Some(()) => None,
-                None => self.nested_object(&f.node).filter(|(id, o, _, _)| !stack.contains(id) && !unsaid_in_place(o)),
+                None => self.nested_object(&f.node).filter(|(id, o, _, _)| {
+                    !stack.contains(id) && !unsaid_in_place(o) && self.spelled.borrow_mut().insert(*id)
+                }),
             };
             *self.in_rows.borrow_mut() = nested.as_ref().map(|(_, _, _, n)| *n as *const Node);
             let p = self.phrase(&f.node, linked);
@@ -1004,9 +1028,17 @@ impl<'m> Describer<'m> {
                     }
                     return Phrase { head: self.type_ref(*id), ..Phrase::default() };
                 }
-                match &m.ty(*id).node.shape {
+                let in_rows = *self.in_rows.borrow() == Some(n as *const Node);
+                // A type that holds others is spelled out once a table: its words could double at every level
+                // (a type with two properties of the next, sixteen levels deep, made a table of 196,607 rows).
+                if linked.is_none() && !in_rows && self.composite[id.0] && !self.spelled.borrow_mut().insert(*id) {
+                    self.lossy.borrow_mut().insert(*id);
+                    return Phrase { head: self.type_ref(*id), ..Phrase::default() };
+                }
+                // Inside itself (a map of itself too) it is named.
+                self.expanding.borrow_mut().push(*id);
+                let p = match &m.ty(*id).node.shape {
                     Shape::Object(o) => {
-                        let in_rows = *self.in_rows.borrow() == Some(n as *const Node);
                         if !in_rows && (!o.fields.is_empty() || unsaid_in_place(o)) {
                             self.lossy.borrow_mut().insert(*id);
                         }
@@ -1019,13 +1051,10 @@ impl<'m> Describer<'m> {
                         }
                         Phrase { head: vec![text("object")], ..Phrase::default() }
                     }
-                    _ => {
-                        self.expanding.borrow_mut().push(*id);
-                        let p = self.phrase(&m.ty(*id).node, linked);
-                        self.expanding.borrow_mut().pop();
-                        p
-                    }
-                }
+                    _ => self.phrase(&m.ty(*id).node, linked),
+                };
+                self.expanding.borrow_mut().pop();
+                p
             }
             Shape::Any => Phrase { head: vec![text("any value")], ..Phrase::default() },
             Shape::Never => {
