@@ -551,7 +551,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     // Outside a table a literal keeps its `|` (a code span would show a backslash).
     assert!(md.contains("``\"odd|`value`\"`` \\| `\"plain\"`"), "{md}");
     let tags = item.rows.iter().find(|r| r[0] == "`tags`").expect("row");
-    assert_eq!(tags[1], "array? of string (at most 4 items; unique items)");
+    assert_eq!(tags[1], "array? (at most 4 items; unique items) of string");
     let extra = item.rows.iter().find(|r| r[0] == "`extra`").expect("row");
     assert!(extra[1].starts_with('`') && extra[1].ends_with("`?"), "{}", extra[1]);
     assert!(md.contains("map of string to integer (≥ 1)"), "{md}");
@@ -722,7 +722,7 @@ fn what_the_protocol_tables_cannot_spell_out_in_place_is_linked() {
     row("`text`", "m", "map? of string to [`TextMValue`](#type-textmvalue)");
     row("`text`", "u", "any of? ([`TextUOption0`](#type-textuoption0); [`TextUOption1`](#type-textuoption1))");
     row("`text`", "n", "[`TextN`](#type-textn)?");
-    row("`text`", "tup", "array? of [`TextTupItem0`](#type-texttupitem0), then nothing (no value is valid)");
+    row("`text`", "tup", "array? of: [1] [`TextTupItem0`](#type-texttupitem0) (only if present), then no more items");
     row("`text`", "node", "[`Node`](#type-node)?");
     // A nested object without other constraints is still spelled out in rows.
     row("`turn-end`", "usage.cost", "number (≥ 0)");
@@ -924,5 +924,77 @@ fn a_type_reached_again_in_a_table_is_a_link_so_the_reference_stays_small() {
     assert!(md.contains("\n| `a` | [`L2`](#type-l2)? | A. |\n"), "L1's section links L2");
     assert!(md.contains("\nmap of string to [`Rm`](#type-rm)\n"), "Rm's section says what it is");
     assert!(md.len() < 200_000, "{} bytes", md.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each constraint reads as the level it belongs to: an array's counts right after `array` (`array of string
+/// (non-empty)` said the same of a non-empty array and of non-empty strings, and two levels of arrays read alike);
+/// `prefixItems` by position, each only if present (`array of A, B` read as a pair); the items `unevaluatedItems`
+/// speaks of, which `contains` accepts too; property names as strings; no `At least 0 properties` nor an unfinished
+/// `When x is present, so must be`; `1 item`, not `1 items`. A plain package's example its type rejects says so (it
+/// was printed as valid), and an event property only some senders may send says who in its row.
+#[test]
+fn constraints_read_as_the_level_they_belong_to() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-levels-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain.schema.json");
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {
+            "Levels": {
+                "type": "object",
+                "properties": {
+                    "souter": { "type": "array", "minItems": 1, "items": { "type": "string" } },
+                    "sinner": { "type": "array", "items": { "type": "string", "minLength": 1 } },
+                    "outer": { "type": "array", "minItems": 2, "items": { "type": "array", "items": { "type": "integer" } } },
+                    "inner": { "type": "array", "items": { "type": "array", "minItems": 2, "items": { "type": "integer" } } },
+                    "one": { "type": "array", "maxItems": 1, "items": { "type": "string", "maxLength": 1 } },
+                    "pair": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }], "items": false },
+                    "full": { "type": "array", "minItems": 2, "prefixItems": [{ "type": "string" }, { "type": "integer" }] },
+                    "rest": { "type": "array", "prefixItems": [{ "type": "string" }], "contains": { "type": "integer" }, "unevaluatedItems": false },
+                    "names": { "type": "object", "propertyNames": { "maxLength": 3 }, "minProperties": 0, "dependentRequired": { "a": [] } }
+                }
+            },
+            "Point": {
+                "type": "object", "required": ["x"], "additionalProperties": false,
+                "properties": { "x": { "type": "integer" } },
+                "examples": [{ "x": 1 }, { "x": "one" }]
+            }
+        }
+    });
+    std::fs::write(&file, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
+    let m = wiregen::load::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let md = wiregen::emit::Output::Docs.emit(&m, &Default::default()).expect("docs render").remove(0).contents;
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
+    let levels = tables(&md).into_iter().find(|t| t.heading == "`Levels`").expect("Levels' table");
+    let ty = |path: &str| {
+        levels.rows.iter().find(|r| r[0] == format!("`{path}`")).unwrap_or_else(|| panic!("no row {path}"))[1].clone()
+    };
+    assert_eq!(ty("souter"), "array? (non-empty) of string");
+    assert_eq!(ty("sinner"), "array? of string (non-empty)");
+    assert_eq!(ty("outer"), "array? (at least 2 items) of array of integer");
+    assert_eq!(ty("inner"), "array? of array (at least 2 items) of integer");
+    assert_eq!(ty("one"), "array? (at most 1 item) of string (at most 1 character)");
+    assert_eq!(ty("pair"), "array? of: [1] string, [2] integer (each only if present), then no more items");
+    assert_eq!(ty("full"), "array? (at least 2 items) of: [1] string, [2] integer, then anything");
+    assert_eq!(
+        ty("rest"),
+        "array? (some item matching integer) of: [1] string (only if present), then anything \
+         (no other items: each item is one a position, `items` or `contains` above accepts)"
+    );
+    let at = md.find("\n### `LevelsNames`\n").expect("LevelsNames' section");
+    let section = &md[at..md[at + 1..].find("\n### ").map_or(md.len(), |e| at + 1 + e)];
+    assert!(section.contains("\n- Property names: string (at most 3 characters)\n"), "{section}");
+    assert!(!section.contains("At least 0") && !section.contains("so must be"), "{section}");
+    // The second example of Point is not a Point, and says so; the first is.
+    let at = md.find("\n### `Point`\n").expect("Point's section");
+    let point = &md[at..];
+    assert_eq!(point.matches("Not valid against `Point`").count(), 1, "{point}");
+    assert!(point.contains("`/x: expected an integer, got a string [type]`"), "{point}");
+    // A protocol: `thinking` only from the agent, in its row.
+    let md = render(&root().join("schema"));
+    let text = tables(&md).into_iter().find(|t| t.heading == "`text`").expect("text's table");
+    assert!(text.source.contains("\n| `thinking` | boolean? (agent only) |"), "{}", text.source);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -347,6 +347,15 @@ struct EventView {
     message: String,
 }
 
+/// A type's example in the Types section.
+#[derive(Serialize)]
+struct ExampleView {
+    text: String,
+    /// Why the type rejects it (`/x: expected an integer [type]`), or empty. A protocol's examples are held to it
+    /// by the loader; a plain type package's are annotations, as in JSON Schema, and were printed as valid.
+    invalid: String,
+}
+
 /// One row of a property table.
 #[derive(Serialize)]
 struct Row {
@@ -393,7 +402,7 @@ struct TypeView {
     kind: Vec<Seg>,
     /// Further constraints, one per bullet.
     notes: Vec<Vec<Seg>>,
-    examples: Vec<String>,
+    examples: Vec<ExampleView>,
     /// The property table of an object.
     rows: Vec<Row>,
     /// The discriminator and members of a union.
@@ -504,6 +513,11 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
     d.begin_table();
     if let Shape::Object(o) = &env.node.shape {
         d.rows("", &o.fields, None, &mut vec![p.envelope], &mut envelope);
+    }
+    for (f, r) in &p.envelope_field_roles {
+        if r.len() < p.roles.len() {
+            only(&mut envelope, f, &ordered_roles(p, r));
+        }
     }
     let disc = p.discriminator(m);
     let events: Vec<EventView> = p.events.iter().map(|e| event(d, p, e, disc)).collect();
@@ -679,6 +693,15 @@ fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
         let fields: Vec<Field> = o.fields.iter().filter(|f| f.name != disc).cloned().collect();
         d.rows("", &fields, None, &mut vec![e.ty], &mut rows);
     }
+    // A property only some of the event's senders may send says so in its row (it was in the role matrix only).
+    for rule in p.role_rules(e) {
+        if let RoleRule::EventField { name, allowed } = rule {
+            let who: Vec<String> = ordered_roles(p, allowed).into_iter().filter(|r| e.roles.contains(r)).collect();
+            if who.len() < e.roles.len() {
+                only(&mut rows, name, &who);
+            }
+        }
+    }
     EventView {
         tag: e.tag.clone(),
         anchor: d.sections.event(&e.tag),
@@ -710,7 +733,11 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
         description: t.description.clone().unwrap_or_default(),
         kind: Vec::new(),
         notes: Vec::new(),
-        examples: t.examples.iter().map(example).collect(),
+        examples: t
+            .examples
+            .iter()
+            .map(|x| ExampleView { text: example(x), invalid: d.example_issue(id, x) })
+            .collect(),
         rows: Vec::new(),
         discriminator: String::new(),
         members: Vec::new(),
@@ -754,6 +781,14 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
         _ => view.kind = d.phrase(&t.node, Some(())).all(),
     }
     view
+}
+
+/// Adds `(agent only)` to the type of the top-level property `name`'s row.
+fn only(rows: &mut [Row], name: &str, roles: &[String]) {
+    let path = row_path("", name);
+    if let Some(row) = rows.iter_mut().find(|r| r.path == path) {
+        row.ty.push(text(format!(" ({} only)", roles.join(" or "))));
+    }
 }
 
 /// `modified (added `steer`)`.
@@ -829,6 +864,8 @@ struct Describer<'m> {
     in_rows: RefCell<Option<*const Node>>,
     /// Per type, whether its node refers to another type.
     composite: Vec<bool>,
+    /// A checker of the package's types, for a plain type package's examples (made on first use).
+    engine: std::cell::OnceCell<crate::engine::Engine>,
     /// The types that hold others spelled out in place in the table being written ([`Describer::begin_table`]):
     /// one reached again in that table is a link.
     spelled: RefCell<BTreeSet<TypeId>>,
@@ -946,7 +983,24 @@ impl<'m> Describer<'m> {
                 })
                 .collect(),
             spelled: RefCell::default(),
+            engine: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Why type `id` rejects an example of a plain type package (empty when it accepts it, and for a protocol,
+    /// whose loader refuses such examples).
+    fn example_issue(&self, id: TypeId, x: &Value) -> String {
+        if self.m.protocol.is_some() || self.m.types.is_empty() {
+            return String::new();
+        }
+        let engine = self.engine.get_or_init(|| {
+            crate::engine::Engine::for_type(self.m.clone(), TypeId(0), crate::engine::EngineOptions::default())
+        });
+        let Some(issue) = engine.check_value_as(id, x).into_iter().next() else {
+            return String::new();
+        };
+        let at = if issue.pointer.is_empty() { "(root)" } else { issue.pointer.as_str() };
+        format!("{at}: {} [{}]", issue.message, issue.rule)
     }
 
     /// Starts a table of the protocol's (the envelope's, an event's): nothing in it is spelled out yet.
@@ -1005,6 +1059,8 @@ impl<'m> Describer<'m> {
                 _ => None,
             },
             Shape::Nullable(inner) => self.nested_object(inner),
+            // Rows `a[].k` would say every item has `k`: after positions, not every item is the items' type.
+            Shape::Array(a) if !a.prefix.is_empty() => None,
             Shape::Array(a) => a
                 .items
                 .as_deref()
@@ -1067,9 +1123,9 @@ impl<'m> Describer<'m> {
                 let length = match (s.min_length.filter(|n| *n > 0), s.max_length) {
                     (None, None) => None,
                     (Some(1), None) => Some("non-empty".to_string()),
-                    (Some(a), None) => Some(format!("at least {a} characters")),
-                    (None, Some(b)) => Some(format!("at most {b} characters")),
-                    (Some(a), Some(b)) if a == b => Some(format!("exactly {a} characters")),
+                    (Some(a), None) => Some(format!("at least {}", counted(a, "character"))),
+                    (None, Some(b)) => Some(format!("at most {}", counted(b, "character"))),
+                    (Some(a), Some(b)) if a == b => Some(format!("exactly {}", counted(a, "character"))),
                     (Some(a), Some(b)) => Some(format!("{a} to {b} characters")),
                 };
                 parts.extend(length.map(|l| vec![text(l)]));
@@ -1131,33 +1187,15 @@ impl<'m> Describer<'m> {
                 Phrase { head, tail: Vec::new(), values: Some(kind_word(&vs.iter().collect::<Vec<_>>())) }
             }
             Shape::Array(a) => {
-                let mut tail = Vec::new();
-                if !a.prefix.is_empty() {
-                    tail.push(text(" of "));
-                    for (i, p) in a.prefix.iter().enumerate() {
-                        if i > 0 {
-                            tail.push(text(", "));
-                        }
-                        tail.extend(self.part(p, linked));
-                    }
-                    match &a.items {
-                        Some(it) => {
-                            tail.push(text(", then "));
-                            tail.extend(self.part(it, linked));
-                        }
-                        None => tail.push(text(", then anything")),
-                    }
-                } else if let Some(it) = &a.items {
-                    tail.push(text(" of "));
-                    tail.extend(self.part(it, linked));
-                }
+                // The array's own constraints right after `array`, so they cannot be read as its items' (`array
+                // of string (non-empty)` said the same of a non-empty array and of non-empty strings).
                 let mut parts: Vec<Vec<Seg>> = Vec::new();
                 let count = match (a.min_items.filter(|n| *n > 0), a.max_items) {
                     (None, None) => None,
                     (Some(1), None) => Some("non-empty".to_string()),
-                    (Some(x), None) => Some(format!("at least {x} items")),
-                    (None, Some(y)) => Some(format!("at most {y} items")),
-                    (Some(x), Some(y)) if x == y => Some(format!("exactly {x} items")),
+                    (Some(x), None) => Some(format!("at least {}", counted(x, "item"))),
+                    (None, Some(y)) => Some(format!("at most {}", counted(y, "item"))),
+                    (Some(x), Some(y)) if x == y => Some(format!("exactly {}", counted(x, "item"))),
                     (Some(x), Some(y)) => Some(format!("{x} to {y} items")),
                 };
                 parts.extend(count.map(|c| vec![text(c)]));
@@ -1168,9 +1206,9 @@ impl<'m> Describer<'m> {
                     let count = match (c.min, c.max) {
                         (0, None) => None,
                         (1, None) => Some("some item".to_string()),
-                        (x, None) => Some(format!("at least {x} items")),
-                        (0, Some(y)) => Some(format!("at most {y} items")),
-                        (x, Some(y)) if x == y => Some(format!("exactly {x} items")),
+                        (x, None) => Some(format!("at least {}", counted(x, "item"))),
+                        (0, Some(y)) => Some(format!("at most {}", counted(y, "item"))),
+                        (x, Some(y)) if x == y => Some(format!("exactly {}", counted(x, "item"))),
                         (x, Some(y)) => Some(format!("{x} to {y} items")),
                     };
                     if let Some(count) = count {
@@ -1179,7 +1217,36 @@ impl<'m> Describer<'m> {
                         parts.push(part);
                     }
                 }
-                tail.extend(parenthesized(parts));
+                let mut tail = parenthesized(parts);
+                if !a.prefix.is_empty() {
+                    // Each position by its number: `array of A, B` read as a pair, where a shorter array is
+                    // valid too.
+                    tail.push(text(" of: "));
+                    for (i, p) in a.prefix.iter().enumerate() {
+                        if i > 0 {
+                            tail.push(text(", "));
+                        }
+                        tail.push(text(format!("[{}] ", i + 1)));
+                        tail.extend(self.part(p, linked));
+                    }
+                    if a.min_items.unwrap_or(0) < a.prefix.len() as u64 {
+                        tail.push(text(match a.prefix.len() {
+                            1 => " (only if present)",
+                            _ => " (each only if present)",
+                        }));
+                    }
+                    match &a.items {
+                        Some(it) if matches!(it.shape, Shape::Never) => tail.push(text(", then no more items")),
+                        Some(it) => {
+                            tail.push(text(", then "));
+                            tail.extend(self.part(it, linked));
+                        }
+                        None => tail.push(text(", then anything")),
+                    }
+                } else if let Some(it) = &a.items {
+                    tail.push(text(" of "));
+                    tail.extend(self.part(it, linked));
+                }
                 Phrase { head: vec![text("array")], tail, values: None }
             }
             Shape::Object(o) => self.object_phrase(o, linked),
@@ -1216,11 +1283,20 @@ impl<'m> Describer<'m> {
             }
             Shape::Unevaluated { inner, rest, items } => {
                 let mut head = self.phrase(inner, linked).all();
-                let what = if *items { "items" } else { "properties" };
-                match rest.shape {
-                    Shape::Never => head.push(text(format!(" (no other {what})"))),
-                    _ => {
-                        head.push(text(format!(" (other {what}: ")));
+                // Which items are the others: `contains` accepts some too (`then anything (some item matching
+                // integer) (no other items)` hid that every later item must be an integer).
+                match (items, &rest.shape) {
+                    (true, Shape::Never) => head.push(text(
+                        " (no other items: each item is one a position, `items` or `contains` above accepts)",
+                    )),
+                    (false, Shape::Never) => head.push(text(" (no other properties)")),
+                    (true, _) => {
+                        head.push(text(" (an item no position, `items` or `contains` above accepts: "));
+                        head.extend(self.phrase(rest, linked).all());
+                        head.push(text(")"));
+                    }
+                    (false, _) => {
+                        head.push(text(" (other properties: "));
                         head.extend(self.phrase(rest, linked).all());
                         head.push(text(")"));
                     }
@@ -1352,17 +1428,23 @@ impl<'m> Describer<'m> {
             out.push(s);
         }
         if let Some(n) = &o.property_names {
+            // A name is a string: what the schema says of other kinds does not apply (`null or boolean or … or
+            // string (at most 3 characters) or …` for `{maxLength: 3}`).
+            let names = match &n.shape {
+                Shape::Kinds(ms) => ms.iter().find(|k| matches!(self.m.resolve(&k.shape), Shape::String(_))),
+                _ => Some(&**n),
+            };
             let mut s = vec![text("Property names: ")];
-            s.extend(self.phrase(n, linked).all());
+            s.extend(self.phrase(names.unwrap_or(n), linked).all());
             out.push(s);
         }
-        match (o.min_properties, o.max_properties) {
+        match (o.min_properties.filter(|n| *n > 0), o.max_properties) {
             (Some(a), Some(b)) => out.push(vec![text(format!("{a} to {}", properties(b)))]),
             (Some(a), None) => out.push(vec![text(format!("At least {}", properties(a)))]),
             (None, Some(b)) => out.push(vec![text(format!("At most {}", properties(b)))]),
             (None, None) => {}
         }
-        for (k, deps) in &o.dependent_required {
+        for (k, deps) in o.dependent_required.iter().filter(|(_, deps)| !deps.is_empty()) {
             let mut s = vec![text("When "), lit(k.clone()), text(" is present, so must be ")];
             s.extend(codes("", deps, "").into_iter().skip(1));
             out.push(s);
@@ -1398,9 +1480,9 @@ impl<'m> Describer<'m> {
 fn unsaid_in_place(o: &ObjectShape) -> bool {
     !o.required_only.is_empty()
         || o.property_names.is_some()
-        || o.min_properties.is_some()
+        || o.min_properties.is_some_and(|n| n > 0)
         || o.max_properties.is_some()
-        || !o.dependent_required.is_empty()
+        || o.dependent_required.iter().any(|(_, deps)| !deps.is_empty())
 }
 
 /// A phrase whose head is its first word (or first literal or link): `any of (A; B)` is `any of` + ` (A; B)`.
@@ -1435,6 +1517,14 @@ fn row_path(prefix: &str, name: &str) -> String {
         format!("{prefix}{name}")
     } else {
         format!("{}[{}]", prefix.strip_suffix('.').unwrap_or(prefix), Value::from(name))
+    }
+}
+
+/// `1 item`, `2 items`.
+fn counted(n: u64, word: &str) -> String {
+    match n {
+        1 => format!("1 {word}"),
+        _ => format!("{n} {word}s"),
     }
 }
 
