@@ -336,7 +336,7 @@ fn seed_comparison_catches_drift() {
         ("| `time` | integer (0 to 2^53-1) |", "| `time` | boolean |"),
         ("| `usage` | object? | Token usage", "| `usage` | object | Token usage"),
         ("`\"completed\"` \\| `\"failed\"`", "`\"completed\"` \\| `\"done\"`"),
-        ("| `thinking` | boolean? | Agent only.", "| `thinking` | boolean? | Either role."),
+        ("| `thinking` | boolean? — agent only | Agent only.", "| `thinking` | boolean? — agent only | Either role."),
         ("| `usage.cost` |", "| `usage.costs` |"),
         ("| Content | [`file`](#event-file) | user/agent |", "| Content | [`file`](#event-file) | agent |"),
         ("| agent | renamed (added `agentId`) |", "| agent | renamed (added `id`) |"),
@@ -562,7 +562,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     let ids: Vec<&str> = rules.rows.iter().map(|r| r[0].as_str()).collect();
     assert!(md.contains("array? (at least 2 items matching string (at least 2 characters))"), "{md}");
     assert!(md.contains("; if it has `number` then (null or boolean"), "{md}");
-    assert!(md.contains(" (no other properties)"), "{md}");
+    assert!(md.contains(" (no properties but those evaluated by the parts above the value passes)"), "{md}");
     for id in
         ["`pattern`", "`max-length`", "`enum`", "`unique-items`", "`max-items`", "`contains`", "`unknown-variant`"]
     {
@@ -698,6 +698,8 @@ fn what_the_protocol_tables_cannot_spell_out_in_place_is_linked() {
         p["tup"] = serde_json::json!({ "description": "A pair.", "type": "array",
             "prefixItems": [obj("z", "boolean")], "items": false });
         p["node"] = serde_json::json!({ "description": "A tree.", "$ref": "#/$defs/node" });
+        p["kinds"] = serde_json::json!({ "description": "Kinds.", "type": ["string", "array"], "minItems": 2 });
+        p["empty"] = serde_json::json!({ "description": "Empty.", "type": "object", "additionalProperties": false });
         v["$defs"] = serde_json::json!({ "node": { "description": "A node.", "type": "object", "properties": {
             "kids": { "description": "Children.", "type": "array", "items": { "$ref": "#/$defs/node" } } } } });
         v["dependentRequired"] = serde_json::json!({ "m": ["u"] });
@@ -724,6 +726,10 @@ fn what_the_protocol_tables_cannot_spell_out_in_place_is_linked() {
     row("`text`", "n", "[`TextN`](#type-textn)?");
     row("`text`", "tup", "array? of: [1] [`TextTupItem0`](#type-texttupitem0) (only if present), then no more items");
     row("`text`", "node", "[`Node`](#type-node)?");
+    // The `?` follows the first kind (it went after the first word before a parenthesis: `array? (at least 2
+    // items)` inside the list).
+    row("`text`", "kinds", "string? or array (at least 2 items)");
+    row("`text`", "empty", "object? (no properties)");
     // A nested object without other constraints is still spelled out in rows.
     row("`turn-end`", "usage.cost", "number (≥ 0)");
     // Each linked section says what was missing.
@@ -953,7 +959,11 @@ fn constraints_read_as_the_level_they_belong_to() {
                     "pair": { "type": "array", "prefixItems": [{ "type": "string" }, { "type": "integer" }], "items": false },
                     "full": { "type": "array", "minItems": 2, "prefixItems": [{ "type": "string" }, { "type": "integer" }] },
                     "rest": { "type": "array", "prefixItems": [{ "type": "string" }], "contains": { "type": "integer" }, "unevaluatedItems": false },
-                    "names": { "type": "object", "propertyNames": { "maxLength": 3 }, "minProperties": 0, "dependentRequired": { "a": [] } }
+                    "names": { "type": "object", "propertyNames": { "maxLength": 3 }, "minProperties": 0, "dependentRequired": { "a": [] } },
+                    "nonames": { "type": "object", "propertyNames": { "type": "integer" } },
+                    "nested": { "type": "array", "prefixItems": [{ "type": "array", "prefixItems": [{ "type": "integer" }], "items": false }, { "type": "boolean" }], "items": false },
+                    "three": { "type": "array", "minItems": 1, "prefixItems": [{ "type": "string" }, { "type": "integer" }, { "type": "boolean" }] },
+                    "anyrest": { "type": "array", "anyOf": [{ "prefixItems": [{ "type": "string" }] }, { "items": { "type": "boolean" } }], "unevaluatedItems": { "type": "null" } }
                 }
             },
             "Point": {
@@ -977,16 +987,36 @@ fn constraints_read_as_the_level_they_belong_to() {
     assert_eq!(ty("inner"), "array? of array (at least 2 items) of integer");
     assert_eq!(ty("one"), "array? (at most 1 item) of string (at most 1 character)");
     assert_eq!(ty("pair"), "array? of: [1] string, [2] integer (each only if present), then no more items");
+    assert_eq!(
+        ty("three"),
+        "array? (non-empty) of: [1] string, [2] integer, [3] boolean ([2], [3] only if present), then anything"
+    );
+    // A tuple inside a tuple is in parentheses (its `[2]` read as the inner one's).
+    assert_eq!(
+        ty("nested"),
+        "array? of: [1] (array of: [1] integer (only if present), then no more items), [2] boolean \
+         (each only if present), then no more items"
+    );
     assert_eq!(ty("full"), "array? (at least 2 items) of: [1] string, [2] integer, then anything");
     assert_eq!(
         ty("rest"),
         "array? (some item matching integer) of: [1] string (only if present), then anything \
-         (no other items: each item is one a position, `items` or `contains` above accepts)"
+         (no items but those evaluated by a position, `items` or `contains` of the parts above the value passes)"
     );
+    // A part the value fails evaluates nothing: `["a", 1, true]` breaks it at /2 though `items` accepts `true`.
+    assert!(ty("anyrest").ends_with(
+        "(items not evaluated by a position, `items` or `contains` of the parts above the value passes: null)"
+    ));
     let at = md.find("\n### `LevelsNames`\n").expect("LevelsNames' section");
     let section = &md[at..md[at + 1..].find("\n### ").map_or(md.len(), |e| at + 1 + e)];
     assert!(section.contains("\n- Property names: string (at most 3 characters)\n"), "{section}");
     assert!(!section.contains("At least 0") && !section.contains("so must be"), "{section}");
+    let at = md.find("\n### `LevelsNonames`\n").expect("LevelsNonames' section");
+    assert!(
+        md[at..].contains("\n- Property names: none (a name is a string, and no string is allowed"),
+        "{}",
+        &md[at..]
+    );
     // The second example of Point is not a Point, and says so; the first is.
     let at = md.find("\n### `Point`\n").expect("Point's section");
     let point = &md[at..];
@@ -995,6 +1025,6 @@ fn constraints_read_as_the_level_they_belong_to() {
     // A protocol: `thinking` only from the agent, in its row.
     let md = render(&root().join("schema"));
     let text = tables(&md).into_iter().find(|t| t.heading == "`text`").expect("text's table");
-    assert!(text.source.contains("\n| `thinking` | boolean? (agent only) |"), "{}", text.source);
+    assert!(text.source.contains("\n| `thinking` | boolean? — agent only |"), "{}", text.source);
     let _ = std::fs::remove_dir_all(&dir);
 }

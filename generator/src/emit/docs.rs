@@ -783,11 +783,12 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
     view
 }
 
-/// Adds `(agent only)` to the type of the top-level property `name`'s row.
+/// Adds ` — agent only` to the type of the top-level property `name`'s row: after a dash, since a parenthesis
+/// at the end read as the last alternative's or the items' (`string? or null (agent only)`).
 fn only(rows: &mut [Row], name: &str, roles: &[String]) {
     let path = row_path("", name);
     if let Some(row) = rows.iter_mut().find(|r| r.path == path) {
-        row.ty.push(text(format!(" ({} only)", roles.join(" or "))));
+        row.ty.push(text(format!(" — {} only", roles.join(" or "))));
     }
 }
 
@@ -806,7 +807,7 @@ fn ordered_roles(p: &Protocol, roles: &[String]) -> Vec<String> {
 
 /// A type cell in two parts, so that an optional property's `?` goes after the first word (`string? (non-empty)`,
 /// `string?: "a" | "b"` for values).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Phrase {
     head: Vec<Seg>,
     tail: Vec<Seg>,
@@ -1087,7 +1088,11 @@ impl<'m> Describer<'m> {
                 let in_rows = *self.in_rows.borrow() == Some(n as *const Node);
                 // A type that holds others is spelled out once a table: its words could double at every level
                 // (a type with two properties of the next, sixteen levels deep, made a table of 196,607 rows).
-                if linked.is_none() && !in_rows && self.composite[id.0] && !self.spelled.borrow_mut().insert(*id) {
+                if linked.is_none()
+                    && !in_rows
+                    && self.composite.get(id.0).copied().unwrap_or(false)
+                    && !self.spelled.borrow_mut().insert(*id)
+                {
                     self.lossy.borrow_mut().insert(*id);
                     return Phrase { head: self.type_ref(*id), ..Phrase::default() };
                 }
@@ -1229,11 +1234,14 @@ impl<'m> Describer<'m> {
                         tail.push(text(format!("[{}] ", i + 1)));
                         tail.extend(self.part(p, linked));
                     }
-                    if a.min_items.unwrap_or(0) < a.prefix.len() as u64 {
-                        tail.push(text(match a.prefix.len() {
-                            1 => " (only if present)",
-                            _ => " (each only if present)",
-                        }));
+                    // The positions `minItems` does not require, by number.
+                    let first = a.min_items.unwrap_or(0).saturating_add(1);
+                    let optional: Vec<String> = (first..=a.prefix.len() as u64).map(|k| format!("[{k}]")).collect();
+                    match optional.len() {
+                        0 => {}
+                        1 if a.prefix.len() == 1 => tail.push(text(" (only if present)")),
+                        n if n == a.prefix.len() => tail.push(text(" (each only if present)")),
+                        _ => tail.push(text(format!(" ({} only if present)", optional.join(", ")))),
                     }
                     match &a.items {
                         Some(it) if matches!(it.shape, Shape::Never) => tail.push(text(", then no more items")),
@@ -1257,51 +1265,56 @@ impl<'m> Describer<'m> {
             },
             Shape::Nullable(inner) => {
                 let mut p = self.phrase(inner, linked);
+                // A tuple's commas would run into `or null`.
+                if at_top(&p.clone().all(), ", ") {
+                    p = Phrase { head: group(p.all()), ..Phrase::default() };
+                }
                 p.tail.push(text(" or null"));
                 p
             }
-            Shape::Kinds(ms) => self.joined(ms, linked, "", " or ", ""),
-            Shape::AllOf(ms) => self.joined(ms, linked, "all of (", "; ", ")"),
-            Shape::AnyOf(ms) => self.joined(ms, linked, "any of (", "; ", ")"),
-            Shape::OneOf(ms) => self.joined(ms, linked, "exactly one of (", "; ", ")"),
-            Shape::Not(inner) => self.joined(std::slice::from_ref(inner), linked, "not (", "", ")"),
+            Shape::Kinds(ms) => self.kinds(ms, linked),
+            Shape::AllOf(ms) => self.joined(ms, linked, "all of"),
+            Shape::AnyOf(ms) => self.joined(ms, linked, "any of"),
+            Shape::OneOf(ms) => self.joined(ms, linked, "exactly one of"),
+            Shape::Not(inner) => self.joined(std::slice::from_ref(inner), linked, "not"),
             Shape::Cond { cond, then, otherwise } => {
-                let mut head = vec![text("if (")];
-                head.extend(self.phrase(cond, linked).all());
-                head.push(text(")"));
+                let mut tail = vec![text(" (")];
+                tail.extend(self.phrase(cond, linked).all());
+                tail.push(text(")"));
                 if let Some(t) = then {
-                    head.push(text(" then ("));
-                    head.extend(self.phrase(t, linked).all());
-                    head.push(text(")"));
+                    tail.push(text(" then ("));
+                    tail.extend(self.phrase(t, linked).all());
+                    tail.push(text(")"));
                 }
                 if let Some(e) = otherwise {
-                    head.push(text(" else ("));
-                    head.extend(self.phrase(e, linked).all());
-                    head.push(text(")"));
+                    tail.push(text(" else ("));
+                    tail.extend(self.phrase(e, linked).all());
+                    tail.push(text(")"));
                 }
-                split_first_word(head)
+                Phrase { head: vec![text("if")], tail, values: None }
             }
             Shape::Unevaluated { inner, rest, items } => {
-                let mut head = self.phrase(inner, linked).all();
-                // Which items are the others: `contains` accepts some too (`then anything (some item matching
-                // integer) (no other items)` hid that every later item must be an integer).
-                match (items, &rest.shape) {
-                    (true, Shape::Never) => head.push(text(
-                        " (no other items: each item is one a position, `items` or `contains` above accepts)",
-                    )),
-                    (false, Shape::Never) => head.push(text(" (no other properties)")),
-                    (true, _) => {
-                        head.push(text(" (an item no position, `items` or `contains` above accepts: "));
-                        head.extend(self.phrase(rest, linked).all());
-                        head.push(text(")"));
-                    }
-                    (false, _) => {
-                        head.push(text(" (other properties: "));
-                        head.extend(self.phrase(rest, linked).all());
-                        head.push(text(")"));
+                let Phrase { head, tail: mut after, values } = self.phrase(inner, linked);
+                // Which are the others: those no part the value passes evaluates (`contains` evaluates items too:
+                // `then anything (some item matching integer) (no other items)` hid that every later item must be
+                // an integer; and a part the value fails evaluates nothing).
+                let what = match items {
+                    true => "items but those evaluated by a position, `items` or `contains` of",
+                    false => "properties but those evaluated by",
+                };
+                match &rest.shape {
+                    Shape::Never => after.push(text(format!(" (no {what} the parts above the value passes)"))),
+                    _ => {
+                        let what = match items {
+                            true => "items not evaluated by a position, `items` or `contains` of",
+                            false => "properties not evaluated by",
+                        };
+                        after.push(text(format!(" ({what} the parts above the value passes: ")));
+                        after.extend(self.phrase(rest, linked).all());
+                        after.push(text(")"));
                     }
                 }
-                split_first_word(head)
+                Phrase { head, tail: after, values }
             }
             Shape::Dependent { property, then } => {
                 let mut tail = vec![text(" then (")];
@@ -1312,49 +1325,50 @@ impl<'m> Describer<'m> {
         }
     }
 
-    /// A node's words as a part of another's (an array's items, a map's values), in parentheses when they read
-    /// with an "or" of their own: `array of (string or null)`, which unwrapped read as a nullable array.
+    /// A node's words as a part of another's (an array's items, a map's values, a tuple's position), in
+    /// parentheses when they read with an "or" or commas of their own: `array of (string or null)`, which
+    /// unwrapped read as a nullable array.
     fn part(&self, n: &Node, linked: Option<()>) -> Vec<Seg> {
         let all = self.phrase(n, linked).all();
-        let mut depth = 0i32;
-        let mut or_outside = false;
-        for s in all.iter().filter(|s| s.kind == "text") {
-            let t = s.text.as_str();
-            for (i, c) in t.char_indices() {
-                match c {
-                    '(' => depth += 1,
-                    ')' => depth -= 1,
-                    ' ' if depth == 0 && t[i..].starts_with(" or ") => or_outside = true,
-                    _ => {}
-                }
-            }
+        // A tuple reads with commas of its own: as a tuple's position it ran into the next one.
+        match at_top(&all, " or ") || at_top(&all, ", ") {
+            true => group(all),
+            false => all,
         }
-        if !or_outside {
-            return all;
-        }
-        let mut v = vec![text("(")];
-        v.extend(all);
-        v.push(text(")"));
-        v
     }
 
-    /// Members joined by `sep`, between `open` and `close`; an optional property's `?` goes after the first word
-    /// (`null? or string`, `any of? (A; B)`).
-    fn joined(&self, ms: &[Node], linked: Option<()>, open: &str, sep: &str, close: &str) -> Phrase {
-        let mut all = Vec::new();
-        if !open.is_empty() {
-            all.push(text(open));
-        }
+    /// Parts after a keyword: `all of (A; B)`, `not (A)`; an optional property's `?` follows the keyword.
+    fn joined(&self, ms: &[Node], linked: Option<()>, keyword: &str) -> Phrase {
+        let mut tail = vec![text(" (")];
         for (i, n) in ms.iter().enumerate() {
             if i > 0 {
-                all.push(text(sep));
+                tail.push(text("; "));
             }
-            all.extend(self.phrase(n, linked).all());
+            tail.extend(self.phrase(n, linked).all());
         }
-        if !close.is_empty() {
-            all.push(text(close));
+        tail.push(text(")"));
+        Phrase { head: vec![text(keyword)], tail, values: None }
+    }
+
+    /// The kinds a value may be, `null or string or array (non-empty) of integer`; an optional property's `?`
+    /// follows the first (`null? or …`: after the first word before the first parenthesis, it marked a tuple's
+    /// position or a count). A kind that reads with commas of its own (a tuple) is in parentheses.
+    fn kinds(&self, ms: &[Node], linked: Option<()>) -> Phrase {
+        let mut out = Phrase::default();
+        for (i, n) in ms.iter().enumerate() {
+            let p = self.phrase(n, linked);
+            let p = match at_top(&p.clone().all(), ", ") {
+                true => Phrase { head: group(p.all()), ..Phrase::default() },
+                false => p,
+            };
+            if i == 0 {
+                out = Phrase { values: None, ..p };
+            } else {
+                out.tail.push(text(" or "));
+                out.tail.extend(p.all());
+            }
         }
-        split_first_word(all)
+        out
     }
 
     /// An object in a type cell: `object`, or a map `map of string to X`.
@@ -1380,6 +1394,9 @@ impl<'m> Describer<'m> {
                     parts.push(part);
                 }
                 match &o.additional {
+                    Additional::Closed if o.fields.is_empty() && o.pattern_properties.is_empty() => {
+                        parts.push(vec![text("no properties")])
+                    }
                     Additional::Open => parts.push(vec![text("other properties accepted")]),
                     Additional::Strip => parts.push(vec![text("other properties accepted and dropped")]),
                     Additional::Schema(v) => {
@@ -1428,14 +1445,8 @@ impl<'m> Describer<'m> {
             out.push(s);
         }
         if let Some(n) = &o.property_names {
-            // A name is a string: what the schema says of other kinds does not apply (`null or boolean or … or
-            // string (at most 3 characters) or …` for `{maxLength: 3}`).
-            let names = match &n.shape {
-                Shape::Kinds(ms) => ms.iter().find(|k| matches!(self.m.resolve(&k.shape), Shape::String(_))),
-                _ => Some(&**n),
-            };
             let mut s = vec![text("Property names: ")];
-            s.extend(self.phrase(names.unwrap_or(n), linked).all());
+            s.extend(self.names_phrase(n, linked));
             out.push(s);
         }
         match (o.min_properties.filter(|n| *n > 0), o.max_properties) {
@@ -1450,6 +1461,45 @@ impl<'m> Describer<'m> {
             out.push(s);
         }
         out
+    }
+
+    /// What `propertyNames` allows, as strings: a name is one, so what the schema says of other kinds does not
+    /// apply (`null or boolean or … or string (at most 3 characters) or …` for `{maxLength: 3}`), and a schema that
+    /// allows no string allows no property (`integer` read as if names could be numbers).
+    fn names_phrase(&self, n: &Node, linked: Option<()>) -> Vec<Seg> {
+        let none = || vec![text("none (a name is a string, and no string is allowed: the object has no properties)")];
+        let (r, _) = self.m.resolve_node(n);
+        match &r.shape {
+            Shape::Kinds(ms) => {
+                match ms.iter().find(|k| {
+                    matches!(self.m.resolve(&k.shape), Shape::String(_) | Shape::Const(Value::String(_)))
+                        || matches!(self.m.resolve(&k.shape), Shape::Enum(vs) if vs.iter().any(Value::is_string))
+                }) {
+                    Some(k) => self.names_phrase(k, linked),
+                    None => none(),
+                }
+            }
+            Shape::Const(v) if !v.is_string() => none(),
+            Shape::Enum(vs) if !vs.iter().all(Value::is_string) => {
+                let mut out = Vec::new();
+                for v in vs.iter().filter(|v| v.is_string()) {
+                    if !out.is_empty() {
+                        out.push(text(" | "));
+                    }
+                    out.push(lit(v.to_string()));
+                }
+                if out.is_empty() {
+                    none()
+                } else {
+                    out
+                }
+            }
+            Shape::Null | Shape::Boolean | Shape::Number(_) | Shape::Array(_) | Shape::Object(_) | Shape::Union(_) => {
+                none()
+            }
+            Shape::Never => none(),
+            _ => self.phrase(n, linked).all(),
+        }
     }
 
     /// A sentence on the other properties of an object that does not reject them (nothing for a closed object).
@@ -1485,25 +1535,29 @@ fn unsaid_in_place(o: &ObjectShape) -> bool {
         || o.dependent_required.iter().any(|(_, deps)| !deps.is_empty())
 }
 
-/// A phrase whose head is its first word (or first literal or link): `any of (A; B)` is `any of` + ` (A; B)`.
-fn split_first_word(mut all: Vec<Seg>) -> Phrase {
-    // The leading words as one piece, however they were built (`all of` + ` (` read `all? of (`).
-    while all.len() > 1 && all[0].kind == "text" && all[1].kind == "text" {
-        let next = all.remove(1);
-        all[0].text.push_str(&next.text);
-    }
-    let Some(first) = all.first().cloned() else { return Phrase::default() };
-    if first.kind == "text" {
-        let t = first.text.as_str();
-        let cut = t.find(" (").or_else(|| t.find(' ')).unwrap_or(t.len());
-        if cut < t.len() {
-            let (a, b) = t.split_at(cut);
-            all[0] = text(b);
-            return Phrase { head: vec![text(a)], tail: all, values: None };
+/// Whether `needle` stands in the text of `all` outside every parenthesis.
+fn at_top(all: &[Seg], needle: &str) -> bool {
+    let mut depth = 0i32;
+    for s in all.iter().filter(|s| s.kind == "text") {
+        let t = s.text.as_str();
+        for (i, c) in t.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ if depth == 0 && t[i..].starts_with(needle) => return true,
+                _ => {}
+            }
         }
     }
-    let tail = all.split_off(1);
-    Phrase { head: all, tail, values: None }
+    false
+}
+
+/// `all` in parentheses.
+fn group(all: Vec<Seg>) -> Vec<Seg> {
+    let mut v = vec![text("(")];
+    v.extend(all);
+    v.push(text(")"));
+    v
 }
 
 /// A property's row path below `prefix` (`usage.` for the rows of `usage`): its name after the dot, or, when the
@@ -1511,13 +1565,34 @@ fn split_first_word(mut all: Vec<Seg>) -> Phrase {
 /// or no character), as a JSON string in brackets: `usage["a.b"]`, `[""]` (a property `meta.a` read as `a` inside
 /// `meta`).
 fn row_path(prefix: &str, name: &str) -> String {
-    let plain = !name.is_empty()
-        && !name.chars().any(|c| matches!(c, '.' | '[' | ']' | '"') || c.is_whitespace() || c.is_control());
+    let plain = !name.is_empty() && !name.chars().any(|c| matches!(c, '.' | '[' | ']' | '"' | ' ') || unseen(c));
     if plain {
-        format!("{prefix}{name}")
-    } else {
-        format!("{}[{}]", prefix.strip_suffix('.').unwrap_or(prefix), Value::from(name))
+        return format!("{prefix}{name}");
     }
+    let mut quoted = String::from("\"");
+    for c in name.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            c if unseen(c) => {
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    quoted.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    format!("{}[{quoted}]", prefix.strip_suffix('.').unwrap_or(prefix))
+}
+
+/// Whether a character of a name cannot be seen as itself: a control, a space other than U+0020, a line or
+/// paragraph separator, a zero-width or direction mark (written as a JSON `\u` escape in a row path).
+fn unseen(c: char) -> bool {
+    c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}')
+        || matches!(c, '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// `1 item`, `2 items`.
@@ -1776,19 +1851,10 @@ mod tests {
         assert_eq!(row_path("meta.", "a"), "meta.a");
         assert_eq!(row_path("grid[][].", "a b"), r#"grid[][]["a b"]"#);
         assert_eq!(row_path("", ""), r#"[""]"#);
-        assert_eq!(row_path("x.", "t\tab"), r#"x["t\tab"]"#);
+        assert_eq!(row_path("x.", "t\tab"), r#"x["t\u0009ab"]"#);
+        assert_eq!(row_path("", "a\u{2028}\u{200B}b"), r#"["a\u2028\u200bb"]"#);
+        assert_eq!(row_path("", "\u{1F600}"), "\u{1F600}");
         assert_eq!(row_path("x.", "q\"[0]"), r#"x["q\"[0]"]"#);
-    }
-
-    /// The `?` of an optional property goes after the phrase's leading words, however its pieces were built.
-    #[test]
-    fn the_optional_mark_follows_the_leading_words() {
-        let marked =
-            |all: Vec<Seg>| -> String { split_first_word(all).optional().into_iter().map(|s| s.text).collect() };
-        assert_eq!(marked(vec![text("all of ("), text("x"), text(")")]), "all of? (x)");
-        assert_eq!(marked(vec![text("all of"), text(" ("), text("x"), text(")")]), "all of? (x)");
-        assert_eq!(marked(vec![text("string"), text(" or null")]), "string? or null");
-        assert_eq!(marked(vec![lit("A"), text(" or null")]), "A? or null");
     }
 
     #[test]

@@ -441,6 +441,18 @@ impl Cx {
                             K::InvalidValue,
                             format!("role `{x}` may not send this event at all"),
                         );
+                    } else if let Some(x) = ev_roles.iter().find(|x| f.required && !r.contains(x)) {
+                        // The reference, the role matrix and the Rust constructors would offer the event to a
+                        // role every message of which is refused (`required` without it, `role-field` with it).
+                        self.err(
+                            &fat.join("x-roles"),
+                            K::InvalidValue,
+                            format!(
+                                "role `{x}` may send this event but not this property, which is required: `{x}` could \
+                                 never send the event (take `{x}` from the event's `x-roles`, or make the property \
+                                 optional)"
+                            ),
+                        );
                     }
                     field_roles.push((f.name.clone(), r));
                 }
