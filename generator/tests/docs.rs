@@ -966,6 +966,10 @@ fn constraints_read_as_the_level_they_belong_to() {
                     "anyrest": { "type": "array", "anyOf": [{ "prefixItems": [{ "type": "string" }] }, { "items": { "type": "boolean" } }], "unevaluatedItems": { "type": "null" } }
                 }
             },
+            "Whole": {
+                "type": "object", "properties": { "x": { "type": "integer" } },
+                "allOf": [{ "properties": { "y": { "type": "string" } } }], "unevaluatedProperties": false
+            },
             "Point": {
                 "type": "object", "required": ["x"], "additionalProperties": false,
                 "properties": { "x": { "type": "integer" } },
@@ -1014,6 +1018,14 @@ fn constraints_read_as_the_level_they_belong_to() {
     let at = md.find("\n### `LevelsNonames`\n").expect("LevelsNonames' section");
     assert!(
         md[at..].contains("\n- Property names: none (a name is a string, and no string is allowed"),
+        "{}",
+        &md[at..]
+    );
+    // A part of a composition says so: alone it reads "other properties are accepted", which the whole rejects.
+    let at = md.find("\n### `WholePart0Object`\n").expect("the part's section");
+    assert!(
+        md[at..]
+            .contains("\n- A part of the schema of [`Whole`](#type-whole): a value there is checked against the whole"),
         "{}",
         &md[at..]
     );

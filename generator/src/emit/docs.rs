@@ -742,10 +742,16 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
         discriminator: String::new(),
         members: Vec::new(),
     };
+    for whole in d.part_of.get(id.0).into_iter().flatten() {
+        let mut n = vec![text("A part of the schema of ")];
+        n.extend(d.type_ref(*whole));
+        n.push(text(": a value there is checked against the whole, which may reject what this part alone accepts"));
+        view.notes.push(n);
+    }
     match &t.node.shape {
         Shape::Object(o) => {
             view.kind = d.object_kind(o);
-            view.notes = d.object_notes(o, Some(()));
+            view.notes.extend(d.object_notes(o, Some(())));
             for r in &o.removed {
                 view.notes.push(vec![
                     text("Removed: "),
@@ -865,6 +871,10 @@ struct Describer<'m> {
     in_rows: RefCell<Option<*const Node>>,
     /// Per type, whether its node refers to another type.
     composite: Vec<bool>,
+    /// Per type, the types whose schema holds it as a part at the same value (an `allOf` member, an `if` or
+    /// `then`, ...): its section says so, since it reads alone (`other properties are accepted`) while the whole
+    /// may reject what it accepts.
+    part_of: Vec<Vec<TypeId>>,
     /// A checker of the package's types, for a plain type package's examples (made on first use).
     engine: std::cell::OnceCell<crate::engine::Engine>,
     /// The types that hold others spelled out in place in the table being written ([`Describer::begin_table`]):
@@ -984,6 +994,7 @@ impl<'m> Describer<'m> {
                 })
                 .collect(),
             spelled: RefCell::default(),
+            part_of: parts(m),
             engine: std::cell::OnceCell::new(),
         }
     }
@@ -1533,6 +1544,39 @@ fn unsaid_in_place(o: &ObjectShape) -> bool {
         || o.min_properties.is_some_and(|n| n > 0)
         || o.max_properties.is_some()
         || o.dependent_required.iter().any(|(_, deps)| !deps.is_empty())
+}
+
+/// Per type, the types that hold it as a part of their schema at the same value: reached from the other's node
+/// through a composition (`allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`,
+/// `unevaluated*`), not through a property or an item.
+fn parts(m: &Model) -> Vec<Vec<TypeId>> {
+    fn walk(n: &Node, composed: bool, out: &mut Vec<TypeId>) {
+        match &n.shape {
+            Shape::Ref(id) if composed => out.push(*id),
+            Shape::Kinds(ms) => ms.iter().for_each(|x| walk(x, composed, out)),
+            Shape::Nullable(x) => walk(x, composed, out),
+            Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => ms.iter().for_each(|x| walk(x, true, out)),
+            Shape::Not(x) | Shape::Dependent { then: x, .. } => walk(x, true, out),
+            Shape::Unevaluated { inner, .. } => walk(inner, true, out),
+            Shape::Cond { cond, then, otherwise } => {
+                for x in std::iter::once(&**cond).chain(then.as_deref()).chain(otherwise.as_deref()) {
+                    walk(x, true, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out: Vec<Vec<TypeId>> = vec![Vec::new(); m.types.len()];
+    for (i, t) in m.types.iter().enumerate() {
+        let mut found = Vec::new();
+        walk(&t.node, false, &mut found);
+        for id in found {
+            if let Some(o) = out.get_mut(id.0).filter(|o| !o.contains(&TypeId(i))) {
+                o.push(TypeId(i));
+            }
+        }
+    }
+    out
 }
 
 /// Whether `needle` stands in the text of `all` outside every parenthesis.
