@@ -10,7 +10,7 @@ mod golden;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use wiregen::diff::ChangeRule;
 
 fn root() -> PathBuf {
@@ -181,6 +181,46 @@ fn a_schema_compared_with_itself_has_no_change() {
             }
         }
     }
+}
+
+/// A chain of `anyOf` lists, each holding the next (named, and written in place), is compared once a level: each
+/// pairing of members was probed with a full walk, and then walked again, twice the work a level (forty levels
+/// did not finish; twenty took minutes in place). The change at the bottom is reported, once.
+#[test]
+fn a_chain_of_compositions_is_compared_once_a_level() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diff-chain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bottom) in [("old.json", "string"), ("new.json", "boolean")] {
+        let mut defs = serde_json::Map::new();
+        for i in 0..40 {
+            let next = match i {
+                39 => json!({ "type": bottom }),
+                _ => json!({ "$ref": format!("#/$defs/T{}", i + 1) }),
+            };
+            defs.insert(format!("T{i}"), json!({ "anyOf": [{ "type": "integer" }, next] }));
+        }
+        let mut inline = json!({ "type": bottom });
+        for _ in 0..40 {
+            inline = json!({ "anyOf": [{ "type": "integer" }, inline] });
+        }
+        defs.insert("Inline".into(), inline);
+        let schema = json!({ "$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs });
+        std::fs::write(dir.join(name), serde_json::to_string(&schema).unwrap()).unwrap();
+    }
+    let (code, out, err) = wiregen(&dir, &["diff", "--format", "json", "old.json", "new.json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let changes = v["changes"].as_array().expect("changes");
+    // The bottom of each chain changed kind: reported once for each type that holds it (41).
+    assert_eq!(changes.len(), 41, "{out}");
+    for subject in ["T0", "T39", "Inline"] {
+        assert!(
+            changes.iter().any(|c| c["subject"] == subject && c["message"] == "a string is now a boolean"),
+            "{out}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -52,10 +52,22 @@ struct Walk<'a> {
     /// or `null`, and each step down pairs OLD's `Tree` with NEW's inline nullable, then NEW's `Tree` with OLD's
     /// inline array.
     active: HashSet<(usize, usize)>,
+    /// What probes found, by the addresses of the two nodes (and the member tag in force): whether they differ.
+    /// Without it a chain of `anyOf` lists was probed again at every level for every pairing, twice the work a
+    /// level (forty levels did not finish).
+    probed: HashMap<(usize, usize, Option<String>), bool>,
+    /// Differences a probe knew from `probed` instead of walking (they push no change).
+    marks: usize,
+    /// How many times a walk stopped at a pair it was already comparing: a probe result reached past one assumed
+    /// that pair equal, so "no difference" is kept only from a walk that stopped nowhere.
+    cut: usize,
 }
 
 pub(super) fn run(old: &Side, new: &Side) -> Report {
     let mut w = Walk {
+        probed: HashMap::new(),
+        marks: 0,
+        cut: 0,
         old,
         new,
         om: &old.model,
@@ -282,15 +294,31 @@ impl<'a> Walk<'a> {
         let (om, nm) = (self.om, self.nm);
         let (o, ot) = om.resolve_node(o);
         let (n, nt) = nm.resolve_node(n);
+        let key = (std::ptr::from_ref(o) as usize, std::ptr::from_ref(n) as usize);
+        let probe = (key.0, key.1, self.member_tag.clone());
+        if self.probing > 0 {
+            if let Some(&differs) = self.probed.get(&probe) {
+                self.marks += usize::from(differs);
+                return;
+            }
+        }
+        let (len, marks, cut) = (self.out.len(), self.marks, self.cut);
         match (ot, nt) {
             (Some(a), Some(b)) => self.named(at, (a, b), o, n),
             _ => {
                 // The same two nodes met again inside their own comparison: that comparison reports them.
-                let key = (std::ptr::from_ref(o) as usize, std::ptr::from_ref(n) as usize);
                 if self.active.insert(key) {
                     self.shape(at, o, n);
                     self.active.remove(&key);
+                } else {
+                    self.cut += 1;
                 }
+            }
+        }
+        if self.probing > 0 {
+            let differs = self.out.len() > len || self.marks > marks;
+            if differs || self.cut == cut {
+                self.probed.insert(probe, differs);
             }
         }
     }
@@ -324,6 +352,7 @@ impl<'a> Walk<'a> {
             return;
         }
         if !self.seen.insert(pair) {
+            self.cut += 1;
             return;
         }
         let len = self.out.len();
@@ -336,12 +365,13 @@ impl<'a> Walk<'a> {
     /// Whether two nodes differ in anything the walk reports, without reporting it: for a schema whose change
     /// can break either side whichever way it goes (`not`, `contains`), which is then reported once.
     fn differs(&mut self, at: &At, o: &Node, n: &Node) -> bool {
-        let (len, seen) = (self.out.len(), self.seen.clone());
+        let (len, marks, seen) = (self.out.len(), self.marks, self.seen.clone());
         self.probing += 1;
         self.node(at, o, n);
         self.probing -= 1;
-        let differs = self.out.len() > len;
+        let differs = self.out.len() > len || self.marks > marks;
         self.out.truncate(len);
+        self.marks = marks;
         self.seen = seen;
         differs
     }
