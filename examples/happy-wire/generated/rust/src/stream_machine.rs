@@ -116,8 +116,12 @@ pub struct Machine {
     syms: HashMap<String, Sym>,
     /// What the rules read, by slot: (an envelope property?, its name).
     reads: Vec<(bool, String)>,
-    /// Per (role, tag) pair of symbols ([`Machine::candidates`]): the rules whose `role` and `on` filters select it.
+    /// Per (role bucket, tag symbol) pair ([`Machine::candidates`]): the rules whose `role` and `on` filters select
+    /// it. A role bucket is a role some rule names, or every other role (one bucket): a table over every pair of
+    /// symbols grew with their square, times the rules (a thousand scopes took most of a minute to load).
     by_pair: Vec<Vec<usize>>,
+    /// Per symbol (and last, for none): its role bucket.
+    role_bucket: Vec<usize>,
     /// Per tag symbol ([`Machine::ops`]): what a message with that tag does to the state.
     by_tag: Vec<TagOps>,
     /// Per scope: the scopes within it (they close with it).
@@ -318,6 +322,7 @@ impl Machine {
             syms: names.syms,
             reads: Vec::new(),
             by_pair: Vec::new(),
+            role_bucket: Vec::new(),
             by_tag: Vec::new(),
             inner: Vec::new(),
         };
@@ -326,10 +331,16 @@ impl Machine {
             return None;
         }
         let n = m.syms.len() as Sym + 1;
-        m.by_pair = (0..n * n)
+        let mut named: Vec<Sym> = m.rules.iter().filter_map(|r| r.role).collect();
+        named.sort_unstable();
+        named.dedup();
+        // The other roles' bucket is read with no role, which no rule names.
+        let buckets: Vec<Sym> = named.iter().copied().chain([NONE]).collect();
+        m.role_bucket = (0..n).map(|s| named.binary_search(&s).unwrap_or(named.len())).collect();
+        m.by_pair = (0..buckets.len() as Sym * n)
             .map(|p| {
-                let (role, t) = (p / n, p % n);
-                let (role, t) = (if role + 1 == n { NONE } else { role }, if t + 1 == n { NONE } else { t });
+                let (role, t) = (buckets[(p / n) as usize], p % n);
+                let t = if t + 1 == n { NONE } else { t };
                 m.rules.iter().enumerate().filter(|(_, r)| m.may_break(r, role, t)).map(|(i, _)| i).collect()
             })
             .collect();
@@ -457,7 +468,8 @@ impl Machine {
     fn candidates(&self, role: Sym, t: Sym) -> &[usize] {
         let n = self.syms.len() + 1;
         let i = |s: Sym| if s == NONE { n - 1 } else { (s as usize).min(n - 1) };
-        self.by_pair.get(i(role) * n + i(t)).map_or(&[], Vec::as_slice)
+        let bucket = self.role_bucket.get(i(role)).copied().unwrap_or(0);
+        self.by_pair.get(bucket * n + i(t)).map_or(&[], Vec::as_slice)
     }
 
     /// What an accepted message with tag `t` does.
