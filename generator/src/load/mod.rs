@@ -929,6 +929,31 @@ pub(crate) enum Entries<'v> {
 }
 
 /// The subschemas of a schema, each with the pointer suffix that leads to it (`/properties/a`).
+/// The schema directly below `v` that the pointer tokens `tokens` (unescaped) begin with, and how many tokens
+/// lead to it: one of [`children`], found without listing them all (a root with 10,000 `$defs` listed them once
+/// per type named below it).
+pub(crate) fn child_at<'v>(v: &'v Value, tokens: &[String]) -> Option<(usize, &'v Value)> {
+    let obj = v.as_object()?;
+    let k = tokens.first()?;
+    let sub = obj.get(k)?;
+    if ONE_KEYWORDS.contains(&k.as_str()) {
+        return Some((1, sub));
+    }
+    let key = tokens.get(1)?;
+    let child = if MAP_KEYWORDS.contains(&k.as_str()) {
+        sub.as_object()?.get(key)?
+    } else if LIST_KEYWORDS.contains(&k.as_str()) {
+        // `children` names an item by its index as written by `usize` (no leading zeros, no sign).
+        let i: usize = key.parse().ok().filter(|i: &usize| i.to_string() == *key)?;
+        sub.as_array()?.get(i)?
+    } else if k == "dependencies" {
+        sub.as_object()?.get(key).filter(|s| is_schema(s))?
+    } else {
+        return None;
+    };
+    Some((2, child))
+}
+
 pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
     let Some(obj) = v.as_object() else { return out };

@@ -129,19 +129,17 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
 fn x_named_above(cx: &Cx, at: &Origin) -> Option<(usize, String)> {
     let doc = cx.doc(at);
     let mut v = doc.get(&Origin { file: at.file.clone(), pointer: String::new() })?;
-    let mut ptr = String::new();
+    let tokens: Vec<String> = at.pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    let mut depth = 0;
     let mut found = None;
     loop {
-        let (tok, child) = super::children(v).into_iter().find(|(tok, _)| {
-            let rest = at.pointer.strip_prefix(ptr.as_str()).and_then(|r| r.strip_prefix(tok.as_str()));
-            rest.is_some_and(|r| r.is_empty() || r.starts_with('/'))
-        })?;
-        ptr.push_str(&tok);
-        if ptr.len() == at.pointer.len() {
+        let (n, child) = super::child_at(v, &tokens[depth..])?;
+        depth += n;
+        if depth == tokens.len() {
             return found;
         }
         if let Some(n) = child.get("x-name").and_then(Value::as_str).filter(|n| is_type_name(n)) {
-            found = Some((ptr.matches('/').count(), n.to_string()));
+            found = Some((depth, n.to_string()));
         }
         v = child;
     }
