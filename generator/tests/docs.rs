@@ -21,6 +21,20 @@ fn render(schema_dir: &Path) -> String {
     files.into_iter().find(|f| f.path == FILE).expect("the docs output holds the reference").contents
 }
 
+/// The reference of a plain type package of one schema file, written to a fresh directory under the test target
+/// directory (removed after).
+fn render_plain(name: &str, schema: &Value) -> String {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain.schema.json");
+    std::fs::write(&file, serde_json::to_string_pretty(schema).unwrap()).unwrap();
+    let m = wiregen::load::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let md = wiregen::emit::Output::Docs.emit(&m, &Default::default()).expect("docs render").remove(0).contents;
+    let _ = std::fs::remove_dir_all(&dir);
+    md
+}
+
 fn golden_path() -> PathBuf {
     root().join("generated").join(FILE)
 }
@@ -941,10 +955,6 @@ fn a_type_reached_again_in_a_table_is_a_link_so_the_reference_stays_small() {
 /// was printed as valid), and an event property only some senders may send says who in its row.
 #[test]
 fn constraints_read_as_the_level_they_belong_to() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-levels-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("plain.schema.json");
     let schema = serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$defs": {
@@ -977,9 +987,7 @@ fn constraints_read_as_the_level_they_belong_to() {
             }
         }
     });
-    std::fs::write(&file, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
-    let m = wiregen::load::load(&file).unwrap_or_else(|e| panic!("{e}"));
-    let md = wiregen::emit::Output::Docs.emit(&m, &Default::default()).expect("docs render").remove(0).contents;
+    let md = render_plain("docs-levels", &schema);
     check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
     let levels = tables(&md).into_iter().find(|t| t.heading == "`Levels`").expect("Levels' table");
     let ty = |path: &str| {
@@ -1038,5 +1046,4 @@ fn constraints_read_as_the_level_they_belong_to() {
     let md = render(&root().join("schema"));
     let text = tables(&md).into_iter().find(|t| t.heading == "`text`").expect("text's table");
     assert!(text.source.contains("\n| `thinking` | boolean? — agent only |"), "{}", text.source);
-    let _ = std::fs::remove_dir_all(&dir);
 }

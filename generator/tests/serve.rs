@@ -1257,9 +1257,11 @@ fn an_http_1_1_request_needs_exactly_one_host() {
 
 #[test]
 fn a_client_that_does_not_read_its_answer_is_dropped_and_frees_its_place() {
-    let server = Server::start(&["--max-concurrency", "1", "--max-body", "1048576", "--timeout-ms", "1500"]);
-    // 1 MiB of blank lines: an answer of ~33 MB (a record each), more than the sockets buffer.
-    let body = vec![b'\n'; 1 << 20];
+    // The whole body is read and checked well inside --timeout-ms, however loaded the machine (with 1 MiB and
+    // 1.5 s, a debug build beside the other tests of this binary once answered 408 before it had read it all).
+    let server = Server::start(&["--max-concurrency", "1", "--max-body", "1048576", "--timeout-ms", "3000"]);
+    // 512 KiB of blank lines: an answer of ~17 MB (a record each), more than the sockets buffer.
+    let body = vec![b'\n'; 1 << 19];
     let mut a = connect(server.addr);
     let mut req = format!(
         "POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-ndjson\r\nContent-Length: {}\r\n\r\n",
@@ -1273,7 +1275,7 @@ fn a_client_that_does_not_read_its_answer_is_dropped_and_frees_its_place() {
     std::thread::sleep(Duration::from_millis(700));
     server.post("/v1/validate", "application/json", VALID.as_bytes()).assert_error(503, "overloaded");
     // Once it has read nothing for --timeout-ms, the client is dropped with its answer, and the place is free.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let r = server.post("/v1/validate", "application/json", VALID.as_bytes());
         if r.status == 200 {
@@ -1285,7 +1287,12 @@ fn a_client_that_does_not_read_its_answer_is_dropped_and_frees_its_place() {
     let mut got = Vec::new();
     let r = a.read_to_end(&mut got);
     assert!(r.is_ok() || matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset), "{r:?}");
-    assert!(got.starts_with(b"HTTP/1.1 200") && got.len() < 33 << 20, "{} bytes", got.len());
+    assert!(
+        got.starts_with(b"HTTP/1.1 200") && got.len() < 16 << 20,
+        "{} bytes: {}",
+        got.len(),
+        String::from_utf8_lossy(&got[..got.len().min(300)])
+    );
     server.wait_log_lines("client not reading its answer", 1);
 }
 
