@@ -765,6 +765,16 @@ impl Node {
         }
     }
 
+    /// Calls `f` with every type this node refers to: its references and its unions' members (not through the
+    /// references).
+    pub fn visit_refs(&self, f: &mut dyn FnMut(TypeId)) {
+        self.visit(&mut |n: &Node| match &n.shape {
+            Shape::Ref(r) => f(*r),
+            Shape::Union(u) => u.members.iter().for_each(|mb| f(mb.ty)),
+            _ => {}
+        });
+    }
+
     /// The nodes directly below this one, in schema order (a `$ref` names a type; it has no child).
     pub fn children(&self) -> Vec<&Node> {
         match &self.shape {

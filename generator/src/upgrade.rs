@@ -148,11 +148,7 @@ impl Plan {
         while let Some(id) = todo.pop() {
             if beyond.get(id.0).is_some_and(|b| !b) {
                 beyond[id.0] = true;
-                m.ty(id).node.visit(&mut |n: &Node| match &n.shape {
-                    Shape::Ref(r) => todo.push(*r),
-                    Shape::Union(u) => todo.extend(u.members.iter().map(|mb| mb.ty)),
-                    _ => {}
-                });
+                m.ty(id).node.visit_refs(&mut |r| todo.push(r));
             }
         }
         for (t, beyond) in m.types.iter().zip(beyond) {
@@ -280,15 +276,13 @@ fn holds_renames(m: &Model) -> Vec<bool> {
     let mut holds = vec![false; n];
     let mut todo = Vec::new();
     for (i, t) in m.types.iter().enumerate() {
-        t.node.visit(&mut |node: &Node| match &node.shape {
-            Shape::Ref(r) if r.0 < n => referrers[r.0].push(i),
-            Shape::Union(u) => {
-                for mb in u.members.iter().filter(|mb| mb.ty.0 < n) {
-                    referrers[mb.ty.0].push(i);
-                }
+        t.node.visit_refs(&mut |r| {
+            if let Some(by) = referrers.get_mut(r.0) {
+                by.push(i);
             }
-            Shape::Object(o) if o.fields.iter().any(|f| f.renamed_from.is_some()) => holds[i] = true,
-            _ => {}
+        });
+        t.node.visit(&mut |node: &Node| {
+            holds[i] |= matches!(&node.shape, Shape::Object(o) if o.fields.iter().any(|f| f.renamed_from.is_some()));
         });
         if holds[i] {
             todo.push(i);

@@ -935,14 +935,7 @@ impl<'m> Describer<'m> {
                 // A linked type is not shown in place (unless it has a section of the protocol's already).
                 let linked_out = linked_in_place.contains(&id) && anchors.get(id.0).is_some_and(Option::is_none);
                 if !linked_out && shown.insert(id) {
-                    m.ty(id).node.visit(&mut |n: &Node| {
-                        if let Shape::Ref(r) = &n.shape {
-                            todo.push(*r);
-                        }
-                    });
-                    if let Shape::Union(u) = &m.ty(id).node.shape {
-                        todo.extend(u.members.iter().map(|mb| mb.ty));
-                    }
+                    m.ty(id).node.visit_refs(&mut |r| todo.push(r));
                 }
             }
         }
@@ -954,14 +947,7 @@ impl<'m> Describer<'m> {
         let mut todo: Vec<TypeId> = sectioned.iter().copied().collect();
         while let Some(id) = todo.pop() {
             let mut refs = Vec::new();
-            m.ty(id).node.visit(&mut |n: &Node| {
-                if let Shape::Ref(r) = &n.shape {
-                    refs.push(*r);
-                }
-            });
-            if let Shape::Union(u) = &m.ty(id).node.shape {
-                refs.extend(u.members.iter().map(|mb| mb.ty));
-            }
+            m.ty(id).node.visit_refs(&mut |r| refs.push(r));
             for r in refs {
                 if anchors.get(r.0).is_some_and(Option::is_none) && sectioned.insert(r) {
                     todo.push(r);
