@@ -93,6 +93,8 @@ pub struct TypeDef {
     pub description: Option<String>,
     /// Examples from the schema.
     pub examples: Vec<Value>,
+    /// The schema's other annotations (`title`, `default`, `deprecated`, `readOnly`, `writeOnly`).
+    pub annotations: Annotations,
     /// Where the type is defined.
     pub origin: Origin,
     /// The name this type had in the previous version (`x-renamed-from` on a file root or `$defs` entry that is
@@ -399,6 +401,50 @@ pub struct RemovedProperty {
     pub owner: String,
 }
 
+/// The annotations of a schema object besides `description` and `examples`: no output's verdict depends on them
+/// (JSON Schema collects them, it does not check them); the bundled schema carries them where they were, and the
+/// Rust and TypeScript doc comments and the reference state them ([`Annotations::notes`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Annotations {
+    /// `title`.
+    pub title: Option<String>,
+    /// `default`: the value a reader may assume when the property is absent. No output fills it in, as no JSON
+    /// Schema validator does.
+    pub default: Option<Value>,
+    /// `deprecated: true`.
+    pub deprecated: bool,
+    /// `readOnly: true`.
+    pub read_only: bool,
+    /// `writeOnly: true`.
+    pub write_only: bool,
+}
+
+impl Annotations {
+    /// No annotation (a `const`, for the type [`Model::ty`] gives for an id it does not hold).
+    pub const NONE: Annotations =
+        Annotations { title: None, default: None, deprecated: false, read_only: false, write_only: false };
+
+    /// What the annotations say, one markdown sentence each, in the order the doc comments and the reference
+    /// print them: `Deprecated.`, `Read-only.`, `Write-only.`, ``Default: `"x"`.`` (the title is a heading,
+    /// not a note).
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.deprecated {
+            out.push("Deprecated.".to_string());
+        }
+        if self.read_only {
+            out.push("Read-only.".to_string());
+        }
+        if self.write_only {
+            out.push("Write-only.".to_string());
+        }
+        if let Some(d) = &self.default {
+            out.push(format!("Default: {}.", crate::diag::code_span(&d.to_string())));
+        }
+        out
+    }
+}
+
 /// One declared property.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
@@ -406,6 +452,10 @@ pub struct Field {
     pub name: String,
     /// Description (the property's own, else its type's).
     pub description: Option<String>,
+    /// The property schema's own `examples`.
+    pub examples: Vec<Value>,
+    /// The property schema's own other annotations.
+    pub annotations: Annotations,
     /// Whether the property must be present. An optional property may be absent; `null` only where the node
     /// accepts it.
     pub required: bool,
@@ -416,6 +466,20 @@ pub struct Field {
     pub moved_from: Option<String>,
     /// The value's node.
     pub node: Node,
+}
+
+impl Field {
+    /// What the property's annotations say ([`Annotations::notes`]), then its examples (`Example: `1`.`,
+    /// `Examples: `1`, `2`.`), one markdown sentence each.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = self.annotations.notes();
+        if !self.examples.is_empty() {
+            let shown: Vec<String> = self.examples.iter().map(|x| crate::diag::code_span(&x.to_string())).collect();
+            let label = if shown.len() == 1 { "Example" } else { "Examples" };
+            out.push(format!("{label}: {}.", shown.join(", ")));
+        }
+        out
+    }
 }
 
 /// Properties an object does not declare.
@@ -628,6 +692,7 @@ static MISSING_TYPE: TypeDef = TypeDef {
     explicit_name: false,
     description: None,
     examples: Vec::new(),
+    annotations: Annotations::NONE,
     origin: Origin::NONE,
     renamed_from: None,
     node: Node { origin: Origin::NONE, description: None, shape: Shape::Never },
@@ -638,6 +703,14 @@ impl Model {
     /// accepts nothing, never a panic.
     pub fn ty(&self, id: TypeId) -> &TypeDef {
         self.types.get(id.0).unwrap_or(&MISSING_TYPE)
+    }
+
+    /// A type's `title` where it says something its heading does not already: not an event's tag nor the
+    /// package's title (the protocol's event files and root are titled so).
+    pub fn own_title(&self, id: TypeId) -> Option<&str> {
+        let title = self.ty(id).annotations.title.as_deref().filter(|t| !t.trim().is_empty())?;
+        let tag = self.protocol.as_ref().and_then(|p| p.events.iter().find(|e| e.ty == id)).map(|e| e.tag.as_str());
+        (Some(title) != tag && title != self.title).then_some(title)
     }
 
     /// Follows references: the node `n` finally stands for, and the last named type on the way (`None` when `n`

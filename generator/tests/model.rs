@@ -1331,3 +1331,72 @@ fn strip_on_an_object_that_needs_undeclared_keys_is_refused_at_the_keyword() {
     let dir = schema_dir("strip-fine", &[("m.schema.json", fine)]);
     wiregen::load::load(&dir).unwrap_or_else(|e| panic!("loads: {:?}", e.0));
 }
+
+#[test]
+fn annotations_are_carried_by_the_bundle_and_stated_by_every_doc_output() {
+    // `title`, `default`, `examples`, `deprecated`, `readOnly` and `writeOnly` change no verdict; the bundled
+    // schema dropped them (but a type's examples), and no doc comment said them, though the README said so.
+    let dir = schema_dir(
+        "annotations",
+        &[(
+            "thing.schema.json",
+            json!({
+                "title": "Thing",
+                "type": "object",
+                "properties": {
+                    "a": {
+                        "type": "string",
+                        "title": "Alpha",
+                        "description": "The a.",
+                        "default": "x|y",
+                        "examples": ["hello"],
+                        "deprecated": true,
+                        "readOnly": true
+                    },
+                    "b": { "type": "integer", "writeOnly": true, "examples": [1, 2] }
+                },
+                "$defs": { "Old": { "title": "An old thing", "deprecated": true, "type": "string", "default": "z" } }
+            }),
+        )],
+    );
+    let out = dir.with_extension("out");
+    let o = wiregen(&dir, &["generate", "--schema", ".", "--out", out.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = |p: &str| std::fs::read_to_string(out.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    let bundle: Value = serde_json::from_str(&read("schema/wire-types.schema.json")).expect("json");
+    assert_eq!(
+        bundle["$defs"]["Thing"]["properties"]["a"],
+        json!({
+            "title": "Alpha", "type": "string", "description": "The a.", "default": "x|y", "deprecated": true,
+            "readOnly": true, "examples": ["hello"]
+        })
+    );
+    assert_eq!(
+        bundle["$defs"]["Thing"]["properties"]["b"],
+        json!({"type": "integer", "writeOnly": true, "examples": [1, 2]})
+    );
+    assert_eq!(
+        bundle["$defs"]["Old"],
+        json!({"title": "An old thing", "type": "string", "default": "z", "deprecated": true})
+    );
+    let rust = read("rust/src/lib.rs");
+    assert!(
+        rust.contains(
+            "/// Alpha\n    ///\n    /// The a.\n    ///\n    /// Deprecated. Read-only. Default: `\"x|y\"`. Example: `\"hello\"`.\n    pub a:"
+        ),
+        "{rust}"
+    );
+    assert!(rust.contains("/// Write-only. Examples: `1`, `2`.\n    pub b:"), "{rust}");
+    assert!(rust.contains("/// An old thing\n///\n/// `Old`, defined at"), "{rust}");
+    let zod = read("ts/src/schemas.ts");
+    assert!(zod.contains("* Deprecated. Read-only. Default: `\"x|y\"`. Example: `\"hello\"`.\n     *\n     * @deprecated\n     */\n    a: z.string("), "{zod}");
+    assert!(zod.contains("* Deprecated. Default: `\"z\"`.\n *\n * @deprecated\n */"), "{zod}");
+    let docs = read("docs/wire-types.md");
+    assert!(
+        docs.contains(
+            "| `a` | string? | Alpha — The a. Deprecated. Read-only. Default: `\"x\\|y\"`. Example: `\"hello\"`. |"
+        ),
+        "{docs}"
+    );
+    assert!(docs.contains("An old thing\n\nDeprecated. Default: `\"z\"`."), "{docs}");
+}

@@ -509,12 +509,19 @@ fn hostile_schema_text_still_gives_valid_typescript() {
             wiregen::ir::Shape::Object(o) => {
                 for f in &mut o.fields {
                     f.description = Some(format!("{} {nasty}", f.name));
+                    // The annotations' notes and `@deprecated` go into the same doc comments.
+                    f.annotations.title = Some(nasty.to_string());
+                    f.annotations.default = Some(serde_json::Value::String(nasty.to_string()));
+                    f.annotations.deprecated = true;
+                    f.examples = vec![serde_json::Value::String(nasty.to_string())];
                 }
                 if !odd_done && events.contains(&wiregen::ir::TypeId(i)) && o.fields.iter().all(|f| f.required) {
                     odd_done = true;
                     o.fields.push(wiregen::ir::Field {
                         name: odd_field.to_string(),
                         description: Some(nasty.to_string()),
+                        examples: Vec::new(),
+                        annotations: Default::default(),
                         required: false,
                         renamed_from: None,
                         moved_from: None,

@@ -1838,7 +1838,7 @@ impl ::schemars::JsonSchema for Envelope {
     }
     fn json_schema(generator: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
         ::schemars::json_schema!(
-            { "description" :
+            { "title" : "Session Protocol v2", "description" :
             "One message of the unified session protocol: an envelope carrying one event. All agents emit this single envelope format.",
             "type" : "object", "required" : ["id", "time", "role", "ev"],
             "additionalProperties" : false, "properties" : { "id" : { "type" : "string",

@@ -707,7 +707,7 @@ fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
         anchor: d.sections.event(&e.tag),
         sent_by: ordered_roles(p, &e.roles).join(" or "),
         status: status(e),
-        description: t.description.clone().unwrap_or_default(),
+        description: noted(d.m.own_title(e.ty), t.description.as_deref(), &t.annotations.notes(), "\n\n"),
         examples: t.examples.iter().map(example).collect(),
         openness: d.openness(&t.node.shape, None),
         notes: match &t.node.shape {
@@ -721,6 +721,27 @@ fn event(d: &Describer<'_>, p: &Protocol, e: &Event, disc: &str) -> EventView {
     }
 }
 
+/// A description as the reference shows it: the schema's `title` and description (`title — description`), then
+/// what its other annotations say ([`crate::ir::Annotations::notes`]), after `gap` (a space in a table cell, a
+/// paragraph break in a section).
+fn noted(title: Option<&str>, description: Option<&str>, notes: &[String], gap: &str) -> String {
+    fn said(s: Option<&str>) -> Option<&str> {
+        s.map(str::trim).filter(|s| !s.is_empty())
+    }
+    let mut out = match (said(title), said(description)) {
+        (Some(t), Some(d)) => format!("{t} — {d}"),
+        (Some(one), None) | (None, Some(one)) => one.to_string(),
+        (None, None) => String::new(),
+    };
+    if !notes.is_empty() {
+        if !out.is_empty() {
+            out.push_str(gap);
+        }
+        out.push_str(&notes.join(" "));
+    }
+    out
+}
+
 fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
     let t = d.m.ty(id);
     let mut view = TypeView {
@@ -730,7 +751,7 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
         ts: t.names.ts.clone(),
         zod: t.names.zod.clone(),
         aliases: t.aliases.iter().flat_map(|a| [a.rust.clone(), a.ts.clone(), a.zod.clone()]).collect(),
-        description: t.description.clone().unwrap_or_default(),
+        description: noted(d.m.own_title(id), t.description.as_deref(), &t.annotations.notes(), "\n\n"),
         kind: Vec::new(),
         notes: Vec::new(),
         examples: t
@@ -1036,7 +1057,8 @@ impl<'m> Describer<'m> {
             let p = self.phrase(&f.node, linked);
             *self.in_rows.borrow_mut() = None;
             let ty = if f.required { p.all() } else { p.optional() };
-            out.push(Row { path: path.clone(), ty, description: f.description.clone().unwrap_or_default() });
+            let description = noted(f.annotations.title.as_deref(), f.description.as_deref(), &f.notes(), " ");
+            out.push(Row { path: path.clone(), ty, description });
             if let Some((id, o, suffix, _)) = nested {
                 stack.push(id);
                 self.rows(&format!("{path}{suffix}."), &o.fields, linked, stack, out);

@@ -11,6 +11,23 @@ pub(crate) mod schema;
 pub(crate) mod ts;
 pub(crate) mod ts_stream;
 
+/// A doc comment's text: the schema's `title` (the summary line), its description (else `fallback`), then what its
+/// other annotations say ([`crate::ir::Annotations::notes`], [`crate::ir::Field::notes`]), a paragraph each.
+pub(crate) fn described(title: Option<&str>, description: Option<&str>, fallback: String, notes: &[String]) -> String {
+    let mut paras: Vec<String> = title.filter(|t| !t.trim().is_empty()).map(String::from).into_iter().collect();
+    paras.push(description.filter(|d| !d.trim().is_empty()).map_or(fallback, String::from));
+    if !notes.is_empty() {
+        paras.push(notes.join(" "));
+    }
+    paras.join("\n\n")
+}
+
+/// A property's doc comment text ([`described`]; a line naming it where the schema does not describe it).
+pub(crate) fn field_text(f: &crate::ir::Field) -> String {
+    let fallback = format!("The `{}` property.", f.name);
+    described(f.annotations.title.as_deref(), f.description.as_deref(), fallback, &f.notes())
+}
+
 /// The command that regenerates every output from `schema/` into `generated/`, the default named in each file's
 /// `@generated` header.
 pub const REGENERATE: &str = "cargo run -p wiregen -- generate";

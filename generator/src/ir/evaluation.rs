@@ -219,6 +219,8 @@ fn tagged(origin: &Origin, discriminator: &str, tag: &Value) -> Node {
         required: true,
         renamed_from: None,
         moved_from: None,
+        examples: Vec::new(),
+        annotations: Default::default(),
         node: Node { origin: origin.clone(), description: None, shape: Shape::Const(tag.clone()) },
     };
     Node { origin: origin.clone(), description: None, shape: Shape::Object(ObjectShape::open(vec![field])) }

@@ -204,6 +204,7 @@ impl Cx {
                     explicit_name: false,
                     description: None,
                     examples: Vec::new(),
+                    annotations: Annotations::default(),
                     origin: s.origin.clone(),
                     renamed_from: None,
                     node: Node { origin: s.origin.clone(), description: None, shape: Shape::Any },
@@ -230,14 +231,7 @@ impl Cx {
 
     fn type_def(&mut self, origin: &Origin, v: &Value, node: Node) -> TypeDef {
         let description = v.get("description").and_then(Value::as_str).map(String::from);
-        let examples = match v.get("examples") {
-            Some(Value::Array(a)) => a.clone(),
-            Some(_) => {
-                self.err(&origin.join("examples"), K::InvalidValue, "`examples` must be an array");
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
+        let examples = examples(v);
         // On a file root or a `$defs` entry: the type's previous name (an event's previous tag, which the protocol
         // layer takes over). Anywhere else the placement check refuses it.
         let renamed_from = match v.get("x-renamed-from") {
@@ -255,6 +249,7 @@ impl Cx {
             explicit_name: false,
             description,
             examples,
+            annotations: annotations(v),
             origin: origin.clone(),
             renamed_from,
             node,
@@ -371,7 +366,9 @@ impl Cx {
         let description = node.description.clone();
         let mut def = self.type_def(at, v, node);
         if !suffix.is_empty() {
+            // A part's schema is its whole's: the whole's annotations are not the part's.
             def.examples.clear();
+            def.annotations = Annotations::default();
         }
         let id = types.push(at, base, explicit, Some(def), self.dynamic.current);
         types.slots[id.0].part = !suffix.is_empty();
@@ -515,6 +512,9 @@ impl Cx {
                 }
                 _ => {}
             }
+        }
+        if o.get("examples").is_some_and(|v| !v.is_array()) {
+            self.err(&at.join("examples"), K::InvalidValue, "`examples` must be an array");
         }
         let mut parts: Vec<Node> = Vec::new();
         // `unevaluatedProperties` beside applicators, `unevaluatedItems` beside them or `contains`, wrap the whole
@@ -1038,7 +1038,17 @@ impl Cx {
                 }
             };
             let required = required_set.contains(name.as_str());
-            fields.push(Field { name: name.clone(), description, required, renamed_from, moved_from, node });
+            let (examples, annotations) = (examples(s), annotations(s));
+            fields.push(Field {
+                name: name.clone(),
+                description,
+                examples,
+                annotations,
+                required,
+                renamed_from,
+                moved_from,
+                node,
+            });
         }
         let required_only: Vec<String> = required.iter().filter(|r| !props.contains_key(*r)).cloned().collect();
         let mut additional = match o.get("additionalProperties") {
@@ -1260,6 +1270,25 @@ fn kind_name(k: Kind) -> &'static str {
 }
 
 /// Shapes that only stand as the body of a named type.
+/// The `examples` of a schema (an array: [`Cx::schema`] refuses any other value).
+fn examples(v: &Value) -> Vec<Value> {
+    v.get("examples").and_then(Value::as_array).cloned().unwrap_or_default()
+}
+
+/// The annotations of a schema besides `description` and `examples` ([`Cx::schema`] refuses one of the wrong
+/// type, so a wrong one reads as absent here).
+pub(crate) fn annotations(v: &Value) -> Annotations {
+    let text = |k: &str| v.get(k).and_then(Value::as_str).map(String::from);
+    let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+    Annotations {
+        title: text("title"),
+        default: v.get("default").cloned(),
+        deprecated: flag("deprecated"),
+        read_only: flag("readOnly"),
+        write_only: flag("writeOnly"),
+    }
+}
+
 pub(crate) fn is_named_shape(s: &Shape) -> bool {
     match s {
         Shape::Object(_) | Shape::Union(_) => true,

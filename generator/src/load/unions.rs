@@ -154,6 +154,7 @@ impl Cx {
             explicit_name: explicit,
             description: v.get("description").and_then(Value::as_str).map(String::from),
             examples: Vec::new(),
+            annotations: super::build::annotations(v),
             origin: at.clone(),
             renamed_from: None,
             node: inner,

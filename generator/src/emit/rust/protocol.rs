@@ -129,8 +129,7 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
     for pl in &plans {
         let i = &pl.ident;
         let gi = getter_name(i);
-        let text = pl.field.description.clone().unwrap_or_else(|| format!("The `{}` property.", pl.field.name));
-        let d = doc_attrs(&text);
+        let d = doc_attrs(&crate::emit::field_text(pl.field));
         let node = &pl.field.node;
         let (ret, body) = match &pl.kind {
             FieldKind::ConstRequired(_) => continue,
@@ -184,7 +183,7 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
             inserts.push(quote!(map.insert(#name.to_owned(), rt::to_json(&event)?);));
             continue;
         }
-        let mut text = pl.field.description.clone().unwrap_or_else(|| format!("The `{}` property.", pl.field.name));
+        let mut text = crate::emit::field_text(pl.field);
         let (ty, insert) = match &pl.kind {
             FieldKind::ConstRequired(c) => {
                 let l = lit(&c.to_string());

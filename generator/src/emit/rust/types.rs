@@ -1092,10 +1092,9 @@ impl<'m> Gen<'m> {
     /// The doc attributes of a type: its description (or where it is defined) and its examples.
     fn type_docs(&self, id: TypeId) -> TokenStream {
         let t = self.m.ty(id);
-        let text = match &t.description {
-            Some(d) if !d.trim().is_empty() => d.clone(),
-            _ => format!("`{}`, defined at `{}#{}`.", t.names.base, t.origin.file, t.origin.pointer),
-        };
+        let fallback = format!("`{}`, defined at `{}#{}`.", t.names.base, t.origin.file, t.origin.pointer);
+        let text =
+            crate::emit::described(self.m.own_title(id), t.description.as_deref(), fallback, &t.annotations.notes());
         let mut docs = doc_attrs(&text);
         if let Some(p) = &self.m.protocol {
             if let Some(ev) = p.events.iter().find(|e| e.ty == id) {
@@ -1368,10 +1367,7 @@ impl<'m> Gen<'m> {
         for p in &plans {
             let Some(fty) = self.field_ty(p) else { continue };
             let i = &p.ident;
-            let mut text = match &p.field.description {
-                Some(d) if !d.trim().is_empty() => d.clone(),
-                _ => format!("The `{}` property.", p.field.name),
-            };
+            let mut text = crate::emit::field_text(p.field);
             if let FieldKind::ConstOptional(c) = &p.kind {
                 text.push_str(&format!("\n\nWhether the property is present (it is always `{c}`)."));
             }

@@ -94,6 +94,24 @@ impl Schema {
         }
     }
 
+    /// Writes a schema's annotations as its source wrote them (`title` first, where a reader looks for it).
+    fn annotate(&mut self, a: &Annotations, examples: &[Value]) {
+        if let Some(t) = &a.title {
+            self.0.insert(0, ("title".into(), J::V(json!(t))));
+        }
+        if let Some(d) = &a.default {
+            self.insert("default", d.clone());
+        }
+        for (k, on) in [("deprecated", a.deprecated), ("readOnly", a.read_only), ("writeOnly", a.write_only)] {
+            if on {
+                self.insert(k, json!(true));
+            }
+        }
+        if !examples.is_empty() {
+            self.insert("examples", Value::Array(examples.to_vec()));
+        }
+    }
+
     /// The keywords, in order.
     pub(crate) fn members(&self) -> &[(String, J)] {
         &self.0
@@ -182,7 +200,8 @@ impl<'m> Keywords<'m> {
     pub(crate) fn type_body(&self, id: TypeId) -> Schema {
         let t = self.m.ty(id);
         let mut out = Schema::default();
-        if let Some(tag) = self.event_tags.get(&id) {
+        // An event is titled by its tag unless its schema gives a title (which `annotate` writes).
+        if let Some(tag) = self.event_tags.get(&id).filter(|_| t.annotations.title.is_none()) {
             out.insert("title", json!(tag));
         }
         if let Some(d) = &t.description {
@@ -203,9 +222,7 @@ impl<'m> Keywords<'m> {
                 }
             }
         }
-        if !t.examples.is_empty() {
-            out.insert("examples", Value::Array(t.examples.clone()));
-        }
+        out.annotate(&t.annotations, &t.examples);
         out
     }
 
@@ -429,6 +446,7 @@ impl<'m> Keywords<'m> {
                     if let Some(d) = &f.description {
                         s.insert("description", json!(d));
                     }
+                    s.annotate(&f.annotations, &f.examples);
                 }
                 // Property names are distinct (an object's keys): no search for one already there (with 100,000
                 // properties the search was most of the time).

@@ -404,6 +404,28 @@ pub(crate) fn type_key(s: &str) -> Code {
 /// Nothing in `text` can end the comment or forge a tag: `*/` becomes `*\/`, every line break (`\r\n`, `\r`, `\n`,
 /// U+2028, U+2029) starts a new ` * ` line, and a line starting with `@` gets a backslash (TSDoc's escape), so a
 /// description cannot declare `@deprecated` or `@type`.
+/// [`jsdoc`] of a schema with `deprecated: true` when `deprecated`: its text, then the `@deprecated` tag, which
+/// editors show by striking the name through.
+pub(crate) fn jsdoc_marked(text: &str, deprecated: bool, indent: usize) -> Code {
+    if deprecated {
+        jsdoc(text, indent).tagged("@deprecated", indent)
+    } else {
+        jsdoc(text, indent)
+    }
+}
+
+impl Code {
+    /// A doc comment of [`jsdoc`] with a block tag line added last, after a blank line.
+    fn tagged(self, tag: &str, indent: usize) -> Code {
+        let pad = " ".repeat(indent);
+        let body = match self.0.strip_prefix("/** ").and_then(|b| b.strip_suffix(" */")) {
+            Some(line) => format!("/**\n{pad} * {line}\n"),
+            None => self.0.strip_suffix(&format!("{pad} */")).unwrap_or(&self.0).to_string(),
+        };
+        Code(format!("{body}{pad} *\n{pad} * {tag}\n{pad} */"))
+    }
+}
+
 pub(crate) fn jsdoc(text: &str, indent: usize) -> Code {
     let normalized = text.replace("\r\n", "\n").replace(['\r', '\u{2028}', '\u{2029}'], "\n").replace("*/", "*\\/");
     let lines: Vec<String> = normalized

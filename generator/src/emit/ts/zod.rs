@@ -22,7 +22,7 @@
 //! | `unevaluatedProperties`/`unevaluatedItems` beside applicators | `unevaluated(inner, plan, rest, items)`: the plan of [`crate::ir::Evaluation`] ([`super::evaluation`]) |
 //! | a type in a reference cycle | `z.lazy` for the back references, a declared type ([`super::types`]) |
 
-use super::js::{ident, jsdoc, json_lit, matcher_lit, number_lit, prop_key, string_lit, Code};
+use super::js::{ident, jsdoc_marked, json_lit, matcher_lit, number_lit, prop_key, string_lit, Code};
 use super::types;
 use super::EmitError;
 use crate::ir::*;
@@ -323,7 +323,13 @@ impl<'m> ZodEmit<'m> {
         self.current = self.order.pos.get(id.0).copied().unwrap_or(0);
         let t = self.m.ty(id);
         let (zname, tname) = (self.schema_name(id), self.ts_name(id));
-        let doc = jsdoc(t.description.as_deref().unwrap_or(&format!("The `{tname}` type.")), 0);
+        let text = crate::emit::described(
+            self.m.own_title(id),
+            t.description.as_deref(),
+            format!("The `{tname}` type."),
+            &t.annotations.notes(),
+        );
+        let doc = jsdoc_marked(&text, t.annotations.deprecated, 0);
         // An alias (`$defs` entry that only refers to another type) is the same schema under a second name.
         if let (Shape::Ref(target), None) = (&t.node.shape, roles) {
             if !self.is_lazy(*target) {
@@ -837,10 +843,9 @@ impl<'m> ZodEmit<'m> {
     }
 }
 
-/// A declared property's doc comment: its description, or a line naming it.
+/// A declared property's doc comment ([`crate::emit::field_text`]), marked `@deprecated` when it is.
 fn field_doc(f: &Field, indent: usize) -> Code {
-    let doc = f.description.as_deref().filter(|d| !d.trim().is_empty()).map(str::to_string);
-    jsdoc(&doc.unwrap_or_else(|| format!("The `{}` property.", f.name)), indent)
+    jsdoc_marked(&crate::emit::field_text(f), f.annotations.deprecated, indent)
 }
 
 /// Whether JavaScript shows a scalar as the schema writes it (`JSON.stringify`): not a number written with a
