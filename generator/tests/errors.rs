@@ -106,7 +106,7 @@ fn an_output_refusal_is_located_like_a_schema_error() {
   "x-package": { "crate": "big", "npm": "big" },
   "type": "object",
   "properties": {
-    "name": { "type": "string", "maxLength": 18446744073709551615 }
+    "name": { "type": "string", "maxLength": 9007199254740994 }
   }
 }
 "#;
@@ -117,7 +117,7 @@ fn an_output_refusal_is_located_like_a_schema_error() {
         ("emit.unsupported", schema.join("root.json").as_path(), 6, 46, "/properties/name/maxLength"),
         "{report}"
     );
-    assert!(d.message.contains("`maxLength` is 18446744073709551615"), "{report}");
+    assert!(d.message.contains("`maxLength` is 9007199254740994"), "{report}");
     assert!(!out.exists(), "nothing is written");
     // The outputs that can express it still do.
     let mut opts = wiregen::Options::new(&schema, &out);

@@ -1,6 +1,10 @@
-//! A schema file's text, parsed into a `Value` as `serde_json` parses it, except that an object with a repeated
-//! key is refused: parsers disagree on which member a repeated key keeps (`serde_json` and `JSON.parse` keep the
-//! last, others the first or refuse the text), so a schema file with one does not say one thing.
+//! A schema file's text, parsed into a `Value` as `serde_json` parses it, except that what JSON parsers read
+//! differently is refused, so a schema file says one thing to every output and every validator:
+//! - an object with a repeated key: parsers disagree on which member it keeps (`serde_json` and `JSON.parse` keep
+//!   the last, others the first or refuse the text);
+//! - a number no double holds as written ([`inexact`]): an integer beyond 2^53 that JavaScript rounds (a
+//!   validator with exact integers, such as Python's, keeps it), or a non-zero number so small it reads as `0`.
+//!   Every output holds numbers as doubles: the bundle would write the rounded value.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -15,6 +19,8 @@ use crate::diag::{line_col, push_ptr, SchemaError, SchemaErrorKind};
 /// repeated member (empty for a syntax error), and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused {
+    /// `schema.invalid-json`, or `schema.invalid-value` for a number no double holds.
+    pub kind: SchemaErrorKind,
     pub line: usize,
     pub col: usize,
     pub pointer: String,
@@ -24,8 +30,8 @@ pub(crate) struct Refused {
 impl Refused {
     /// The diagnostic, for the file at `file` (`schema.invalid-json`).
     pub(crate) fn at(self, file: &std::path::Path) -> SchemaError {
-        let Refused { line, col, pointer, message } = self;
-        SchemaError { kind: SchemaErrorKind::InvalidJson, file: file.to_path_buf(), line, col, pointer, message }
+        let Refused { kind, line, col, pointer, message } = self;
+        SchemaError { kind, file: file.to_path_buf(), line, col, pointer, message }
     }
 }
 
@@ -37,6 +43,7 @@ pub(crate) fn text(bytes: Vec<u8>) -> Result<String, Refused> {
         let (line, col) = line_col(std::str::from_utf8(&bytes[..at]).unwrap_or_default(), at);
         let byte = bytes.get(at).copied().unwrap_or_default();
         Refused {
+            kind: SchemaErrorKind::InvalidJson,
             line,
             col,
             pointer: String::new(),
@@ -51,7 +58,8 @@ pub(crate) fn parse(text: &str) -> Result<Value, Refused> {
     let mut de = serde_json::Deserializer::from_str(text);
     let parsed = Doc { repeated: &repeated }.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     let e = match parsed {
-        Ok(v) => return Ok(v),
+        // The numbers are read again from the text: serde_json hands over a double, not what was written.
+        Ok(v) => return numbers(text, text.len()).map(|()| v),
         Err(e) => e,
     };
     let at = byte_offset(text, e.line(), e.column());
@@ -63,6 +71,7 @@ pub(crate) fn parse(text: &str) -> Result<Value, Refused> {
             let key = tokens.first().cloned().unwrap_or_default();
             let pointer = tokens.iter().rev().fold(String::new(), |p, t| push_ptr(&p, t));
             Refused {
+                kind: SchemaErrorKind::InvalidJson,
                 line,
                 col,
                 pointer,
@@ -72,26 +81,135 @@ pub(crate) fn parse(text: &str) -> Result<Value, Refused> {
                 ),
             }
         }
-        None => {
-            let (line, col) = at.map_or((0, 0), |at| line_col(text, at));
-            Refused { line, col, pointer: String::new(), message: parse_error_message(&e) }
+        // A number beyond the double range: at the number, with its pointer (serde_json stops after it).
+        None if crate::engine::parse_error_what(&e) == "number out of range" => {
+            let end = at.map_or(text.len(), |a| (a + 1).min(text.len()));
+            numbers(text, end).err().unwrap_or_else(|| syntax(text, at, &e))
         }
+        None => syntax(text, at, &e),
+    })
+}
+
+/// A syntax error at `at` (a byte offset).
+fn syntax(text: &str, at: Option<usize>, e: &serde_json::Error) -> Refused {
+    let (line, col) = at.map_or((1, 1), |at| line_col(text, at));
+    Refused { kind: SchemaErrorKind::InvalidJson, line, col, pointer: String::new(), message: parse_error_message(e) }
+}
+
+/// Refuses the first number in `text[..end]` that no double holds as written ([`inexact`]), at its first character
+/// and with its JSON Pointer. `text[..end]` is JSON as far as it goes (serde_json read it).
+fn numbers(text: &str, end: usize) -> Result<(), Refused> {
+    /// Where the scan is: in an object (the key of the member being read, once read) or an array (the index).
+    enum Frame {
+        Object(Option<String>),
+        Array(usize),
+    }
+    let b = &text.as_bytes()[..end];
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' => stack.push(Frame::Object(None)),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object(key)) => *key = None,
+                Some(Frame::Array(n)) => *n += 1,
+                None => {}
+            },
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                // A string where an object expects its key is the key.
+                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
+                    *key = Some(serde_json::from_str(&text[start..(i + 1).min(end)]).unwrap_or_default());
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i + 1 < b.len() && matches!(b[i + 1], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                    i += 1;
+                }
+                if let Some(why) = inexact(&text[start..=i]) {
+                    let pointer = stack.iter().fold(String::new(), |p, f| match f {
+                        Frame::Object(key) => push_ptr(&p, key.as_deref().unwrap_or_default()),
+                        Frame::Array(n) => push_ptr(&p, &n.to_string()),
+                    });
+                    let (line, col) = line_col(text, start);
+                    let kind = if why.starts_with("beyond") {
+                        SchemaErrorKind::InvalidJson
+                    } else {
+                        SchemaErrorKind::InvalidValue
+                    };
+                    let message = format!("the number `{}` is {why}", &text[start..=i]);
+                    return Err(Refused { kind, line, col, pointer, message });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// Why no double holds the JSON number `lit` as written, if none does: beyond the double range; an integer
+/// written as one (digits only) that a double rounds (beyond 2^53, where doubles are 2, 4, 8, ... apart), which
+/// parsers with exact integers (Python's) keep and JavaScript rounds; a non-zero number a double reads as `0`.
+/// A number written with a fraction or an exponent (`0.1`, `1e300`) is read as the nearest double by every parser
+/// alike, and is accepted.
+fn inexact(lit: &str) -> Option<String> {
+    let d: f64 = lit.parse().ok()?;
+    if d.is_infinite() {
+        return Some(
+            "beyond the range of a double (about ±1.8e308), which no checker holds exactly: write a number inside it"
+                .into(),
+        );
+    }
+    let unsigned = lit.strip_prefix('-').unwrap_or(lit);
+    let mantissa = unsigned.split(['e', 'E']).next().unwrap_or(unsigned);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return None;
+    }
+    if d == 0.0 {
+        return Some(
+            "so close to 0 that a double reads it as `0` (every output and checker would hold 0): write 0, or a \
+             number of at least about 5e-324"
+                .into(),
+        );
+    }
+    // Up to 15 digits an integer is below 2^53, where doubles hold every integer.
+    if unsigned.contains(['.', 'e', 'E']) || digits.len() <= 15 {
+        return None;
+    }
+    let held = format!("{:.0}", d.abs());
+    (digits != held).then(|| {
+        let held = format!("{d:.0}");
+        format!(
+            "an integer no double holds (beyond 2^53 doubles are more than 1 apart): JavaScript and every output \
+             read it as {held}, a validator with exact integers as written, so they would disagree; write {held}, \
+             or keep such integers within ±9007199254740992"
+        )
     })
 }
 
 /// What a schema file serde_json cannot read is told: JSON that the grammar allows but serde_json does not read
-/// (nesting past its 128 levels, a number beyond the double range) is named as such, not as invalid JSON.
+/// (nesting past its 128 levels) is named as such, not as invalid JSON. The place is the diagnostic's (line and
+/// column in characters), not serde_json's (its column counts bytes).
 fn parse_error_message(e: &serde_json::Error) -> String {
     let what = crate::engine::parse_error_what(e);
-    let at = format!("at line {} column {}", e.line(), e.column());
     match what.as_str() {
-        "recursion limit exceeded" => {
-            format!("the document nests deeper than 128 levels, more than wiregen reads ({at})")
-        }
-        "number out of range" => {
-            format!("a number beyond the range of a double (about ±1.8e308), which no checker holds exactly ({at})")
-        }
-        _ => format!("not valid JSON: {e}"),
+        "recursion limit exceeded" => "the document nests deeper than 128 levels, more than wiregen reads".into(),
+        "number out of range" => "a number beyond the range of a double (about ±1.8e308)".into(),
+        "EOF while parsing a value" if e.line() <= 1 && e.column() == 0 => "not valid JSON: the file is empty".into(),
+        _ => format!("not valid JSON: {what}"),
     }
 }
 
@@ -206,7 +324,7 @@ mod tests {
     #[test]
     fn documents_parse_as_serde_json_parses_them() {
         for text in [
-            r#"{"a": [1, -2, 3.5, 1e400, 18446744073709551615, -9223372036854775808, 0.1], "b": {"c": null}}"#,
+            r#"{"a": [1, -2, 3.5, 9007199254740992, -9223372036854775808, 1e300, 0.1, 0e-999], "b": {"c": null}}"#,
             r#"{"s": "\u00e9\ud83d\ude00\n", "t": true, "f": false, "e": {}, "l": []}"#,
             "[1, {\"x\": [{}]}]",
             "\"text\"",
@@ -228,9 +346,44 @@ mod tests {
         assert!(r.message.starts_with("not valid JSON: "), "{}", r.message);
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(parse(&deep).expect_err("too deep").message.starts_with("the document nests deeper than 128 levels"));
-        let huge = parse("{\"const\": 1e400}").expect_err("out of range").message;
-        assert!(huge.starts_with("a number beyond the range of a double"), "{huge}");
+        let empty = parse("").expect_err("empty");
+        assert_eq!((empty.line, empty.col, empty.message.as_str()), (1, 1, "not valid JSON: the file is empty"));
+        // serde_json's own position (in bytes) is not repeated in the message.
+        let ctrl = parse("{\"é\": \"a\u{1}\"}").expect_err("control character");
+        assert!(!ctrl.message.contains("column"), "{}", ctrl.message);
         assert!(parse("{} x").is_err());
+    }
+
+    #[test]
+    fn a_number_no_double_holds_as_written_is_refused_at_it() {
+        let at = |text: &str| {
+            let r = parse(text).expect_err(text);
+            (r.kind, r.line, r.col, r.pointer, r.message)
+        };
+        let (.., message) = at("{\"minimum\": -9007199254740993}");
+        assert!(message.contains("read it as -9007199254740992"), "{message}");
+        let (kind, line, col, pointer, message) = at("{\n  \"enum\": [1, 9007199254740993]\n}");
+        assert_eq!((kind, line, col, pointer.as_str()), (SchemaErrorKind::InvalidValue, 2, 15, "/enum/1"));
+        assert!(message.contains("`9007199254740993`") && message.contains("read it as 9007199254740992"), "{message}");
+        // Negative, or beyond u64: the same.
+        for lit in ["-9007199254740993", "18446744073709551615", "123456789012345678901234567890"] {
+            let (kind, .., message) = at(&format!("{{\"minimum\": {lit}}}"));
+            assert_eq!(kind, SchemaErrorKind::InvalidValue, "{lit}: {message}");
+        }
+        let (kind, _, col, pointer, message) = at("{\"a/b\": {\"const\": 1e-400}}");
+        assert_eq!((kind, col, pointer.as_str()), (SchemaErrorKind::InvalidValue, 19, "/a~1b/const"), "{message}");
+        assert!(message.contains("reads it as `0`"), "{message}");
+        // Beyond the double range: at the number (it was at its last character, with the root's pointer).
+        let (kind, line, col, pointer, message) = at("{\n  \"properties\": {\"a\": {\"maximum\": 1e400}}\n}");
+        assert_eq!((kind, line, col, pointer.as_str()), (SchemaErrorKind::InvalidJson, 2, 35, "/properties/a/maximum"));
+        assert!(message.contains("beyond the range of a double"), "{message}");
+        // What every double holds exactly, and what every parser reads as a double (a fraction or an exponent,
+        // even of an integer's value), are kept.
+        let kept = ["9007199254740992", "-9007199254740992", "18446744073709551616", "1e300", "9007199254740993.0"];
+        for ok in kept.into_iter().chain(["9.007199254740993e15", "0.1", "0.0", "-0", "5e-324"]) {
+            let text = format!("{{\"const\": {ok}, \"s\": \"9007199254740993\"}}");
+            assert!(parse(&text).is_ok(), "{ok}");
+        }
     }
 
     #[test]
