@@ -530,3 +530,46 @@ fn the_generated_sources_type_check_under_the_strictest_flags() {
     }
     std::fs::remove_dir_all(&scratch).expect("remove the scratch directory");
 }
+
+/// The generated types admit what the validators admit and reject what they reject, where the types can say it:
+/// `tests/fixtures/ts-typing/use.mts` (its `@ts-expect-error` lines must stay errors) against a plain package
+/// (a tagged union the Zod module dispatches with `union`, a closed object without properties, an optional
+/// property, in the package and in `wiregen types --lang ts-standalone`) and a protocol package (an open event
+/// with a role-limited field), under `--strict --exactOptionalPropertyTypes`.
+#[test]
+fn the_types_admit_what_the_validators_admit() {
+    let v2 = root().join("generated/ts");
+    crate::node::ensure_npm_deps(&v2);
+    let fixtures = root().join("tests/fixtures/ts-typing");
+    let scratch = std::env::temp_dir().join(format!("wiregen-ts-typing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    for package in ["plain", "protocol"] {
+        run(
+            Command::new(env!("CARGO_BIN_EXE_wiregen"))
+                .args(["generate", "--only", "ts", "--schema"])
+                .arg(fixtures.join(package))
+                .arg("--out")
+                .arg(scratch.join(package)),
+            &format!("wiregen generate of the {package} package"),
+        );
+    }
+    let standalone = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(["types", "--lang", "ts-standalone"])
+        .arg(fixtures.join("plain/shapes.schema.json"))
+        .output()
+        .expect("wiregen types");
+    assert!(standalone.status.success(), "{}", String::from_utf8_lossy(&standalone.stderr));
+    std::fs::write(scratch.join("plain-standalone.ts"), &standalone.stdout).expect("write");
+    std::fs::copy(fixtures.join("use.mts"), scratch.join("use.mts")).expect("copy");
+    std::os::unix::fs::symlink(v2.join("node_modules"), scratch.join("node_modules")).expect("symlink node_modules");
+    run(
+        Command::new("node")
+            .current_dir(&scratch)
+            .arg(tsc())
+            .args(["--noEmit", "--strict", "--exactOptionalPropertyTypes", "--target", "ES2022", "--lib", "ES2022"])
+            .args(["--module", "NodeNext", "--moduleResolution", "NodeNext", "--skipLibCheck", "use.mts"]),
+        "tsc on tests/fixtures/ts-typing/use.mts",
+    );
+    std::fs::remove_dir_all(&scratch).expect("remove the scratch directory");
+}

@@ -1158,10 +1158,11 @@ function badTag(tag: string, t: unknown, removed: Readonly<Record<string, string
 
 /**
  * A discriminated union whose members are not all plain objects: the discriminator picks the member, which checks
- * the whole value; a bad discriminator is reported at it, as by {@link unionMessage}.
+ * the whole value; a bad discriminator is reported at it, as by {@link unionMessage}. Its type is the union of the
+ * members' (it was `unknown`, so the union's type said nothing and a parsed value could not be narrowed).
  */
-export function union(tag: string, members: readonly (readonly [unknown, z.ZodType])[], removed: Readonly<Record<string, string>>, tags: UnionTags): z.ZodType<unknown, unknown> {
-  return onInput((v, c) => {
+export function union<const M extends readonly (readonly [unknown, z.ZodType])[]>(tag: string, members: M, removed: Readonly<Record<string, string>>, tags: UnionTags): z.ZodType<z.output<M[number][1]>, unknown> {
+  return onInput<unknown>((v, c) => {
     if (v === null || typeof v !== "object" || Array.isArray(v)) {
       fail(c, "type", `expected an object, got ${kind(v)}`, [], v);
       return v;
@@ -1174,7 +1175,7 @@ export function union(tag: string, members: readonly (readonly [unknown, z.ZodTy
       return v;
     }
     return parsedOr(m[1], v, [], c);
-  });
+  }) as z.ZodType<z.output<M[number][1]>, unknown>;
 }
 
 /** The `params` of a role issue raised by the generated role check: the rule and what its message names. */

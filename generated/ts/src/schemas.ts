@@ -483,8 +483,8 @@ export const sessionEventRoles = {
 
 /** The events a role may send, without the fields that role may not send. */
 export type SessionEventForRole<R extends SessionRole> = {
-  user: Omit<SessionTextEvent, "thinking"> | SessionFileEvent | SessionSessionControlChangedEvent | SessionPermissionResponseEvent | SessionAbortEvent | SessionAgentConfigurationChangedEvent;
-  agent: Omit<SessionTextEvent, "steer"> | SessionFileEvent | SessionTurnStartEvent | SessionTurnEndEvent | SessionToolCallStartEvent | SessionToolCallEndEvent | SessionServiceEvent | SessionSubagentStartEvent | SessionSubagentStopEvent | SessionSessionControlChangedEvent | SessionPermissionRequestEvent | SessionAgentConfigurationChangedEvent;
+  user: { [P in keyof SessionTextEvent as P extends "thinking" ? never : P]: SessionTextEvent[P] } | SessionFileEvent | SessionSessionControlChangedEvent | SessionPermissionResponseEvent | SessionAbortEvent | SessionAgentConfigurationChangedEvent;
+  agent: { [P in keyof SessionTextEvent as P extends "steer" ? never : P]: SessionTextEvent[P] } | SessionFileEvent | SessionTurnStartEvent | SessionTurnEndEvent | SessionToolCallStartEvent | SessionToolCallEndEvent | SessionServiceEvent | SessionSubagentStartEvent | SessionSubagentStopEvent | SessionSessionControlChangedEvent | SessionPermissionRequestEvent | SessionAgentConfigurationChangedEvent;
 }[R];
 
 /** The envelope fields a role may set when creating a message (the fields `x-auto` fills are optional). */

@@ -580,7 +580,14 @@ fn protocol_view(m: &Model, p: &Protocol) -> Result<Value, EmitError> {
             members.push(if forbidden.is_empty() {
                 Code::from_pieces(ty.clone())
             } else {
-                Code::from_pieces(format!("Omit<{ty}, {}>", literal_union(&forbidden)))
+                // The event's type without the forbidden fields, as `Omit` would write it but keeping an index
+                // signature: `Omit` kept nothing of an open event but its index signature (`{ [key: string]:
+                // unknown }` took any object as the event). A type with the fields (a `SessionEvent` of no
+                // particular role) is still assignable to it, as happy-wire's callers rely on.
+                Code::from_pieces(format!(
+                    "{{ [P in keyof {ty} as P extends {} ? never : P]: {ty}[P] }}",
+                    literal_union(&forbidden)
+                ))
             });
         }
         let events_ty =

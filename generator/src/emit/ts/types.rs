@@ -143,6 +143,9 @@ impl<'a> TsTypes<'a> {
             } else {
                 self.ty(&f.node)?
             };
+            // Optional, it may also hold `undefined`, which every checker takes for absent (as Zod's inferred
+            // type says: the two agree under `exactOptionalPropertyTypes`).
+            let t = if f.required || t.to_string() == "unknown" { t.to_string() } else { format!("{t} | undefined") };
             parts.push(format!("{}{opt}: {t}", type_key(&f.name)));
         }
         let index = self.index(o)?;
@@ -159,7 +162,9 @@ impl<'a> TsTypes<'a> {
         if let Some(i) = index {
             parts.push(format!("[key: string]: {i}"));
         }
-        Ok(if parts.is_empty() { "{}".to_string() } else { format!("{{ {} }}", parts.join("; ")) })
+        // Nothing declared and nothing else allowed: only an empty object (`{}` is any value but `null` and
+        // `undefined`), as Zod's inferred type says.
+        Ok(if parts.is_empty() { "Record<string, never>".to_string() } else { format!("{{ {} }}", parts.join("; ")) })
     }
 
     /// The TypeScript type of a node.
