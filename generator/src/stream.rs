@@ -324,6 +324,7 @@ fn check_lines<'e, R: BufRead, S: RecordSink>(
         if let (Some(hint), Some(first)) = (hint, rec.errors.first_mut()) {
             first.message.push_str(&hint);
         }
+        crate::validate::place_in_document(&bytes, &mut rec.errors);
         lines.summary.add(&rec);
         lines.sink.record(rec)
     })?;

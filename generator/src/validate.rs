@@ -73,10 +73,18 @@ impl std::ops::AddAssign for Summary {
 /// as much as the longest line ([`MAX_LINE`]), so a document may be as large as a line may.
 pub(crate) const PRETTY_DOCUMENT_LIMIT: u64 = MAX_LINE as u64;
 
-/// Whether a first line is the start of a JSON value that continues on the next lines.
+/// The text after a UTF-8 byte order mark, which an editor may put before a document (the checkers still refuse
+/// it, once, in the record that holds it).
+fn after_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Whether a first line is the start of a JSON value that continues on the next lines (after a byte order mark:
+/// a document saved with one was read line by line, one error per line after the first).
 fn first_line_incomplete(first: &[u8]) -> bool {
     std::str::from_utf8(first)
         .ok()
+        .map(after_bom)
         .filter(|t| !t.trim().is_empty())
         .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_err_and(|e| e.is_eof()))
 }
@@ -110,7 +118,8 @@ pub(crate) fn start_records<R: BufRead>(
     whole.push(b'\n');
     (&mut *reader).take(PRETTY_DOCUMENT_LIMIT).read_to_end(&mut whole)?;
     let complete = ((whole.len() - head) as u64) < PRETTY_DOCUMENT_LIMIT;
-    let pretty = matches!(trim_end(whole[..head].trim_ascii_start()), b"{" | b"[");
+    let first_line = whole[..head].strip_prefix("\u{feff}".as_bytes()).unwrap_or(&whole[..head]);
+    let pretty = matches!(trim_end(first_line.trim_ascii_start()), b"{" | b"[");
     let why = if !complete {
         Some(format!("longer than {} MiB, the most wiregen reads as one document", MAX_LINE >> 20))
     } else {
@@ -119,7 +128,7 @@ pub(crate) fn start_records<R: BufRead>(
                 let (line, column) = line_and_column(&whole, e.valid_up_to());
                 Some(format!("invalid UTF-8 at line {line} column {column}"))
             }
-            Ok(text) => match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(text) => match serde_json::from_str::<serde::de::IgnoredAny>(after_bom(text)) {
                 Ok(_) => {
                     let _ = each(trim_end(&whole).to_vec(), None);
                     return Ok(None);
@@ -143,6 +152,21 @@ pub(crate) fn start_records<R: BufRead>(
         }
     }
     Ok(None)
+}
+
+/// Adds to each error of a record that is one multi-line document (a pretty-printed envelope) where its value is
+/// in the document, `(line 8, column 15 of the document)`: the record's line is where the document starts, and the
+/// errors of a one-line record need no more than their pointer. Columns in characters, after a byte order mark.
+pub(crate) fn place_in_document(bytes: &[u8], errors: &mut [Issue]) {
+    if !bytes.contains(&b'\n') || errors.iter().all(|e| e.pointer.is_empty()) {
+        return;
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else { return };
+    let text = crate::diag::LocatedText::new(after_bom(text).to_string());
+    for e in errors.iter_mut().filter(|e| !e.pointer.is_empty()) {
+        let (line, col) = text.locate(&e.pointer);
+        e.message.push_str(&format!(" (line {line}, column {col} of the document)"));
+    }
 }
 
 /// The line and column (both from 1, the column in bytes) of a byte offset in a text.
@@ -453,6 +477,7 @@ fn start<R: BufRead>(
         if let (Some(hint), Some(first)) = (hint, issues.first_mut()) {
             first.message.push_str(&hint);
         }
+        place_in_document(&bytes, &mut issues);
         out.consume(issues)
     })?;
     Ok(match first {

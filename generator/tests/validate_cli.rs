@@ -145,6 +145,10 @@ fn a_pretty_printed_envelope_is_one_record() {
     let recs = records(&out);
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0]["errors"][0]["pointer"], "/role");
+    // Its error says where in the document the value is (the record's line is where the document starts).
+    let role_line = bad.lines().position(|l| l.contains("\"robot\"")).expect("the role's line") + 1;
+    let message = recs[0]["errors"][0]["message"].as_str().expect("message");
+    assert!(message.ends_with(&format!(" (line {role_line}, column 11 of the document)")), "{message}");
     // A pretty-printed one that is not JSON (a second comma on its 2nd line) is read line by line, as JSONL, but
     // the first record says where the document breaks.
     let broken = pretty.replacen("\"m1\",", "\"m1\",,", 1);
@@ -169,6 +173,14 @@ fn a_pretty_printed_envelope_is_one_record() {
     let recs = records(&wiregen(&["validate", "--stream", "--format", "json"], broken.as_bytes()));
     let first = recs[0]["errors"][0]["message"].as_str().expect("message");
     assert!(first.contains("read as one multi-line document: ") && first.contains(" at line 2 column 14"), "{first}");
+    // Saved with a byte order mark, it is still one record, refused once for the mark (it was read line by line:
+    // ten errors, nine of them for lines that were fine).
+    for args in [&["validate", "--format", "json"][..], &["validate", "--stream", "--format", "json"]] {
+        let recs = records(&wiregen(args, format!("\u{feff}{pretty}").as_bytes()));
+        assert_eq!(recs.len(), 1, "{args:?}: {recs:?}");
+        let message = recs[0]["errors"][0]["message"].as_str().expect("message");
+        assert!(message.contains("byte order mark"), "{message}");
+    }
     // A byte that is not UTF-8 on the document's 4th line, and nesting too deep on its 6th, are located there.
     let lines: Vec<&str> = pretty.lines().collect();
     let mut utf = lines.iter().map(|l| l.as_bytes().to_vec()).collect::<Vec<_>>();
