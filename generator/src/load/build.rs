@@ -972,14 +972,20 @@ impl Cx {
                 let mut r: Vec<String> = Vec::new();
                 let mut seen: HashSet<&str> = HashSet::new();
                 for (i, x) in a.iter().enumerate() {
-                    match x.as_str() {
-                        Some(s) if seen.insert(s) => r.push(s.to_string()),
-                        _ => self.err(
-                            &at.join("required").join(&i.to_string()),
-                            K::InvalidValue,
-                            "`required` lists distinct property names",
-                        ),
-                    }
+                    let why = match x.as_str() {
+                        Some(s) if seen.insert(s) => {
+                            r.push(s.to_string());
+                            continue;
+                        }
+                        Some(s) => {
+                            format!(
+                                "{} is listed twice: `required` lists distinct property names",
+                                crate::diag::code_span(s)
+                            )
+                        }
+                        None => "`required` lists property names: this entry is not a string".to_string(),
+                    };
+                    self.err(&at.join("required").join(&i.to_string()), K::InvalidValue, why);
                 }
                 r
             }

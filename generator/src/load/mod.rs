@@ -823,9 +823,15 @@ impl Cx {
             }
         }
         let mut why = format!("cannot resolve it against `{base}`");
+        // Once a candidate names a schema that is there, why its fragment is not is the answer: a later candidate
+        // (the file path) naming no file said "no schema file `inner`" of a resource the `$id`s hold.
+        let mut found = false;
         for abs in candidates {
             let (doc, frag) = uri::split_fragment(&abs);
             let Some(res) = self.resources.get(doc) else {
+                if found {
+                    continue;
+                }
                 why = match doc.strip_prefix("wiregen:///") {
                     // One file given alone: its neighbours are not read, though they may be there.
                     Some(_) if self.single.is_some() && self.beside_single(reference) => format!(
@@ -838,6 +844,7 @@ impl Cx {
                 };
                 continue;
             };
+            found = true;
             if frag.is_empty() || frag.starts_with('/') {
                 let Some(tokens) = uri::pointer_tokens(frag) else {
                     why = format!("`{frag}` is not a JSON Pointer");
