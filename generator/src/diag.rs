@@ -65,16 +65,38 @@ pub struct SchemaError {
     pub message: String,
 }
 
+/// A character [`printable`] writes as an escape: a control character, a line or paragraph separator, a
+/// bidirectional override or mark.
+fn unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+        || ('\u{202A}'..='\u{202E}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+/// A JSON value as JSON text that [`printable`] leaves as it is: every character it would escape (all in the Basic
+/// Multilingual Plane, and only inside strings) is written as a JSON escape, `\u2028`, so the text is still JSON
+/// and still the value (the notes of the doc comments and the reference quote defaults and examples so).
+pub fn json_text(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    if !text.chars().any(unsafe_char) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Text for a terminal: control characters (a newline in a key included), bidirectional overrides and marks, and
 /// line or paragraph separators are written as `\u{..}` escapes, so input (a message's keys, a schema's names)
 /// cannot forge output lines or reach the terminal as escape sequences. Every text report goes through it.
 pub fn printable(s: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
-            || ('\u{202A}'..='\u{202E}').contains(&c)
-            || ('\u{2066}'..='\u{2069}').contains(&c)
-    };
     if !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }

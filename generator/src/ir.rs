@@ -439,7 +439,7 @@ impl Annotations {
             out.push("Write-only.".to_string());
         }
         if let Some(d) = &self.default {
-            out.push(format!("Default: {}.", crate::diag::code_span(&d.to_string())));
+            out.push(format!("Default: {}.", crate::diag::code_span(&crate::diag::json_text(d))));
         }
         out
     }
@@ -474,7 +474,8 @@ impl Field {
     pub fn notes(&self) -> Vec<String> {
         let mut out = self.annotations.notes();
         if !self.examples.is_empty() {
-            let shown: Vec<String> = self.examples.iter().map(|x| crate::diag::code_span(&x.to_string())).collect();
+            let shown: Vec<String> =
+                self.examples.iter().map(|x| crate::diag::code_span(&crate::diag::json_text(x))).collect();
             let label = if shown.len() == 1 { "Example" } else { "Examples" };
             out.push(format!("{label}: {}.", shown.join(", ")));
         }

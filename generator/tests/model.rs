@@ -1353,7 +1353,8 @@ fn annotations_are_carried_by_the_bundle_and_stated_by_every_doc_output() {
                         "deprecated": true,
                         "readOnly": true
                     },
-                    "b": { "type": "integer", "writeOnly": true, "examples": [1, 2] }
+                    "b": { "type": "integer", "writeOnly": true, "examples": [1, 2] },
+                    "c": { "type": "string", "default": "a\u{2028}b\u{7f}", "description": "Says @deprecated, is not." }
                 },
                 "$defs": { "Old": { "title": "An old thing", "deprecated": true, "type": "string", "default": "z" } }
             }),
@@ -1391,6 +1392,10 @@ fn annotations_are_carried_by_the_bundle_and_stated_by_every_doc_output() {
     let zod = read("ts/src/schemas.ts");
     assert!(zod.contains("* Deprecated. Read-only. Default: `\"x|y\"`. Example: `\"hello\"`.\n     *\n     * @deprecated\n     */\n    a: z.string("), "{zod}");
     assert!(zod.contains("* Deprecated. Default: `\"z\"`.\n *\n * @deprecated\n */"), "{zod}");
+    // A default is quoted as JSON (a line separator was written `\u{2028}`, which no JSON parser reads), and an
+    // `@` in the text is no tag.
+    assert!(rust.contains("/// Default: `\"a\\u2028b\\u007f\"`.\n    pub c:"), "{rust}");
+    assert!(zod.contains("* Says \\@deprecated, is not.\n     *\n     * Default: `\"a\\u2028b\\u007f\"`.\n     */\n    c: z.string("), "{zod}");
     let docs = read("docs/wire-types.md");
     assert!(
         docs.contains(

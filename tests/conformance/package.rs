@@ -535,7 +535,9 @@ fn the_generated_sources_type_check_under_the_strictest_flags() {
 /// `tests/fixtures/ts-typing/use.mts` (its `@ts-expect-error` lines must stay errors) against a plain package
 /// (a tagged union the Zod module dispatches with `union`, a closed object without properties, an optional
 /// property, in the package and in `wiregen types --lang ts-standalone`) and a protocol package (an open event
-/// with a role-limited field), under `--strict --exactOptionalPropertyTypes`.
+/// with a role-limited field), under `--strict --exactOptionalPropertyTypes`; then, built, the protocol package's
+/// `createEnvelope` refuses a tuple position holding `undefined` as its standalone validator does
+/// (`tests/fixtures/ts-typing/run.mjs`).
 #[test]
 fn the_types_admit_what_the_validators_admit() {
     let v2 = root().join("generated/ts");
@@ -571,5 +573,12 @@ fn the_types_admit_what_the_validators_admit() {
             .args(["--module", "NodeNext", "--moduleResolution", "NodeNext", "--skipLibCheck", "use.mts"]),
         "tsc on tests/fixtures/ts-typing/use.mts",
     );
+    // And at run time: the built protocol package's createEnvelope returns only what its checkers accept.
+    run(
+        Command::new("node").current_dir(&scratch).arg(tsc()).args(["-p", "protocol/ts"]),
+        "tsc -p protocol/ts (the build)",
+    );
+    std::fs::copy(fixtures.join("run.mjs"), scratch.join("run.mjs")).expect("copy");
+    run(Command::new("node").current_dir(&scratch).arg("run.mjs"), "node tests/fixtures/ts-typing/run.mjs");
     std::fs::remove_dir_all(&scratch).expect("remove the scratch directory");
 }

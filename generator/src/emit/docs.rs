@@ -735,10 +735,50 @@ fn noted(title: Option<&str>, description: Option<&str>, notes: &[String], gap: 
     };
     if !notes.is_empty() {
         if !out.is_empty() {
+            // The author's text ends before the notes: a code fence it leaves open is closed (the notes read as
+            // code inside it), and a backtick it leaves unpaired is escaped (it paired with the notes' first).
+            if gap.contains('\n') {
+                out = prose(out);
+            }
+            out = unpaired_backticks_escaped(&out);
             out.push_str(gap);
         }
         out.push_str(&notes.join(" "));
     }
+    out
+}
+
+/// `text` with each run of backticks that no later run of the same length closes (so, in markdown, a literal)
+/// escaped, so that text appended after it cannot close it into a code span.
+fn unpaired_backticks_escaped(text: &str) -> String {
+    // (byte offset, length) of each run of backticks.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (i, c) in text.char_indices() {
+        match runs.last_mut() {
+            Some((at, n)) if c == '`' && *at + *n == i => *n += 1,
+            _ if c == '`' => runs.push((i, 1)),
+            _ => {}
+        }
+    }
+    let mut unpaired = Vec::new();
+    let mut i = 0;
+    while i < runs.len() {
+        match runs[i + 1..].iter().position(|r| r.1 == runs[i].1) {
+            Some(k) => i += k + 2,
+            None => {
+                unpaired.push(runs[i]);
+                i += 1;
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len() + unpaired.len() * 2);
+    let mut last = 0;
+    for (at, n) in unpaired {
+        out.push_str(&text[last..at]);
+        out.push_str(&"\\`".repeat(n));
+        last = at + n;
+    }
+    out.push_str(&text[last..]);
     out
 }
 
@@ -1913,6 +1953,20 @@ mod tests {
     fn cell_keeps_rows_on_one_line() {
         assert_eq!(cell("a | b\nc\r\nd\u{2028}e\u{2029}f\rg".into()), "a \\| b<br>c<br>d<br>e<br>f<br>g");
         assert_eq!(cell("`x` */".into()), "`x` */");
+    }
+
+    #[test]
+    fn annotation_notes_stay_out_of_the_authors_markup() {
+        let notes = ["Default: `1`.".to_string()];
+        // An unpaired backtick in a title paired with the notes' first one.
+        assert_eq!(noted(Some("A `b"), None, &notes, " "), "A \\`b Default: `1`.");
+        // Paired spans are left as written.
+        assert_eq!(noted(None, Some("use `a` and ``b``"), &notes, " "), "use `a` and ``b`` Default: `1`.");
+        // An open fence is closed before the notes in a section (they were rendered as code).
+        let text = noted(None, Some("x\n```\ncode"), &notes, "\n\n");
+        let (before, after) = text.split_once("Default:").expect("notes");
+        assert!(before.trim_end().ends_with("```") && after == " `1`.", "{text}");
+        assert_eq!(noted(Some("T"), Some("D"), &[], " "), "T — D");
     }
 
     #[test]

@@ -432,12 +432,18 @@ pub(crate) fn jsdoc(text: &str, indent: usize) -> Code {
         .trim()
         .split('\n')
         .map(|l| {
-            let l = l.trim_end();
-            if l.trim_start().starts_with('@') {
-                format!("\\{}", l.trim_start())
-            } else {
-                l.to_string()
+            // A tag starts at an `@` after whitespace anywhere on a line, not only first (TypeScript took "which
+            // is @deprecated" in a description for the tag): each such `@` is escaped.
+            let mut out = String::with_capacity(l.len());
+            let mut after_space = true;
+            for c in l.trim_end().chars() {
+                if c == '@' && after_space {
+                    out.push('\\');
+                }
+                out.push(c);
+                after_space = c.is_whitespace();
             }
+            out
         })
         .collect();
     let pad = " ".repeat(indent);
@@ -476,6 +482,9 @@ mod tests {
         let d = jsdoc("one\u{2028}@deprecated two\r\nthree\rfour", 2);
         assert_eq!(d.as_str(), "/**\n   * one\n   * \\@deprecated two\n   * three\n   * four\n   */");
         assert!(!d.as_str()[3..d.as_str().len() - 2].contains("*/"));
+        // Not only first on a line: any `@` after whitespace starts a tag; one inside a word does not.
+        let d = jsdoc("Replaces old, which is @deprecated; mail a@b.c\n  @param x", 0);
+        assert_eq!(d.as_str(), "/**\n * Replaces old, which is \\@deprecated; mail a@b.c\n *   \\@param x\n */");
     }
 
     #[test]

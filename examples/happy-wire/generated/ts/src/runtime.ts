@@ -399,11 +399,13 @@ const EXPECTED: Readonly<Record<string, string>> = {
 export function wireMessage(iss: RawIssue): string {
   switch (iss.code) {
     case "invalid_type":
-      if (iss.input === undefined) return tagged(`missing required property \`${lastKey(iss)}\``, "required");
+      // `undefined` where a property was expected is that property missing; `undefined` checked on its own (a
+      // tuple position that holds it) is a value of the wrong kind, as the standalone validator says.
+      if (iss.input === undefined && lastKey(iss) !== "") return tagged(`missing required property \`${lastKey(iss)}\``, "required");
       if (iss.expected === "never") return tagged("no value is allowed here", "never");
       return tagged(`expected ${EXPECTED[iss.expected] ?? iss.expected}, got ${kind(iss.input)}`, "type");
     case "invalid_value":
-      if (iss.input === undefined) return tagged(`missing required property \`${lastKey(iss)}\``, "required");
+      if (iss.input === undefined && lastKey(iss) !== "") return tagged(`missing required property \`${lastKey(iss)}\``, "required");
       if (typeof iss.input !== "string") return tagged(`expected a string, got ${kind(iss.input)}`, "type");
       return tagged(enumMessage(iss.input, quotedList(iss.values)), "enum");
     case "too_small":
@@ -575,11 +577,21 @@ export function ordered<T extends z.ZodTuple>(tuple: T): z.ZodType<z.output<T>, 
   const { items, rest } = tuple._zod.def;
   return onInput((v, c) => {
     if (!Array.isArray(v)) return parsedOr(tuple, v, [], c) as z.output<T>;
-    return v.map((x: unknown, i: number) => {
-      const s = i < items.length ? items[i] : rest;
-      return s === null || s === undefined ? x : parsedOr(s as z.ZodType, x, [i], c);
-    }) as z.output<T>;
+    // Every position the array has is checked, a hole or an `undefined` one too, against its item's schema
+    // without `.optional()`: optional means a shorter array, not a position holding `undefined`, which
+    // `JSON.stringify` writes as `null` (createEnvelope returned such a message, which no checker accepts).
+    const out: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const s = i < items.length ? unwrapOptional(items[i] as z.ZodType) : rest;
+      out[i] = s === null || s === undefined ? v[i] : parsedOr(s as z.ZodType, v[i], [i], c);
+    }
+    return out as z.output<T>;
   });
+}
+
+/** The schema a present tuple position is held to: an item's schema without its `.optional()`. */
+function unwrapOptional(s: z.ZodType): z.ZodType {
+  return s instanceof z.ZodOptional ? (s.unwrap() as z.ZodType) : s;
 }
 
 /**
