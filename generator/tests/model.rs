@@ -1395,7 +1395,12 @@ fn annotations_are_carried_by_the_bundle_and_stated_by_every_doc_output() {
     // A default is quoted as JSON (a line separator was written `\u{2028}`, which no JSON parser reads), and an
     // `@` in the text is no tag.
     assert!(rust.contains("/// Default: `\"a\\u2028b\\u007f\"`.\n    pub c:"), "{rust}");
-    assert!(zod.contains("* Says \\@deprecated, is not.\n     *\n     * Default: `\"a\\u2028b\\u007f\"`.\n     */\n    c: z.string("), "{zod}");
+    assert!(
+        zod.contains(
+            "* Says \\@deprecated, is not.\n     *\n     * Default: `\"a\\u2028b\\u007f\"`.\n     */\n    c: z.string("
+        ),
+        "{zod}"
+    );
     let docs = read("docs/wire-types.md");
     assert!(
         docs.contains(

@@ -36,7 +36,7 @@ for (const file of files) {
   let arrayApi = null;
   const parsed = [];
   try {
-    for (const l of ls) parsed.push(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(l)));
+    for (const l of ls) parsed.push(JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(l)));
     arrayApi = { invalid: firstErrors(checkSessionStream(parsed)), rollup: rollupSession(parsed) };
   } catch {
     arrayApi = null;

@@ -340,6 +340,12 @@ function fill(template: string, params: Params): string {
   return template.replace(/\{([A-Za-z0-9]+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? (params[name] as string) : whole));
 }
 
+/** A line without the byte order mark it may start with (a rejected line is read after it). */
+function afterBom(line: string | Uint8Array): string | Uint8Array {
+  if (typeof line === "string") return line.startsWith("\uFEFF") ? line.slice(1) : line;
+  return line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line;
+}
+
 function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -520,8 +526,8 @@ export class SessionStreamChecker {
     const r = validateSessionLine(line);
     if (r.valid) return this.#after(++this.#line, r, undefined);
     // A rejected line is read for what it would have opened or closed at any depth (a line too deep is JSON
-    // still; one that is not JSON reads as nothing).
-    const parsed = parseLine(line, Infinity);
+    // still; one that is not JSON reads as nothing), after a byte order mark it was rejected for.
+    const parsed = parseLine(afterBom(line), Infinity);
     return this.#after(++this.#line, r, parsed.ok ? parsed.value : undefined);
   }
 

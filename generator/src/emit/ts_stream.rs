@@ -63,6 +63,7 @@ pub(crate) const OWN: &[&str] = &[
     "TYPE_RULE",
     "fill",
     "isObj",
+    "afterBom",
     "shownValue",
     "Msg",
     "get",

@@ -1275,7 +1275,6 @@ fn kind_name(k: Kind) -> &'static str {
     }
 }
 
-/// Shapes that only stand as the body of a named type.
 /// The `examples` of a schema (an array: [`Cx::schema`] refuses any other value).
 fn examples(v: &Value) -> Vec<Value> {
     v.get("examples").and_then(Value::as_array).cloned().unwrap_or_default()
@@ -1295,6 +1294,7 @@ pub(crate) fn annotations(v: &Value) -> Annotations {
     }
 }
 
+/// Shapes that only stand as the body of a named type.
 pub(crate) fn is_named_shape(s: &Shape) -> bool {
     match s {
         Shape::Object(_) | Shape::Union(_) => true,

@@ -1113,8 +1113,10 @@ pub(crate) fn numbers_at(text: &[u8], names: &[String]) -> Option<Vec<Option<f64
 /// are strings), the rest skipped unparsed (`None` when the text is no object). Nothing is parsed into a tree: a
 /// line of millions of values held them all in a `Value` before (a 64 MiB line took twice the memory in `--stream`
 /// that `validate` takes), and skipping does not recurse, so a line rejected as too deep is read too. Of a key
-/// given twice, the last is kept, as in a `Value`.
+/// given twice, the last is kept, as in a `Value`. A line rejected for the byte order mark it starts with is read
+/// after it: the rest is a message, whose lines after it follow from it.
 pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
+    let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(text);
     use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
     /// A scalar as its `Value`; an array or object skipped, as `null`.
     struct Scalar;
