@@ -78,37 +78,30 @@ fn unsafe_char(c: char) -> bool {
 /// Multilingual Plane, and only inside strings) is written as a JSON escape, `\u2028`, so the text is still JSON
 /// and still the value (the notes of the doc comments and the reference quote defaults and examples so).
 pub fn json_text(v: &serde_json::Value) -> String {
-    let text = v.to_string();
-    if !text.chars().any(unsafe_char) {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    escaped(&v.to_string(), |c| format!("\\u{c:04x}")).into_owned()
 }
 
-/// Text for a terminal: control characters (a newline in a key included), bidirectional overrides and marks, and
-/// line or paragraph separators are written as `\u{..}` escapes, so input (a message's keys, a schema's names)
-/// cannot forge output lines or reach the terminal as escape sequences. Every text report goes through it.
-pub fn printable(s: &str) -> Cow<'_, str> {
+/// `s` with each character [`unsafe_char`] names written as `escape` writes its code point.
+fn escaped(s: &str, escape: impl Fn(u32) -> String) -> Cow<'_, str> {
     if !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         if unsafe_char(c) {
-            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+            out.push_str(&escape(c as u32));
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// Text for a terminal: control characters (a newline in a key included), bidirectional overrides and marks, and
+/// line or paragraph separators are written as `\u{..}` escapes, so input (a message's keys, a schema's names)
+/// cannot forge output lines or reach the terminal as escape sequences. Every text report goes through it.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    escaped(s, |c| format!("\\u{{{c:04X}}}"))
 }
 
 /// A JSON Pointer for a terminal: `(root)` for the whole document, else [`printable`].
