@@ -227,7 +227,7 @@ const LOCATOR_DEPTH: usize = 256;
 impl Locator {
     pub(crate) fn new(text: &str) -> Locator {
         let mut starts: Vec<(String, usize)> = Vec::new();
-        index_values(text, skip_ws(text.as_bytes(), 0), &mut String::new(), &mut starts, 0);
+        each_value(text, &mut |pointer, at| starts.push((pointer.to_string(), at)));
         // The line and column of every start, in one sweep through the text in order.
         let mut order: Vec<usize> = (0..starts.len()).collect();
         order.sort_by_key(|&i| starts[i].1);
@@ -259,11 +259,17 @@ impl Locator {
     }
 }
 
-/// Records the start of the value at `p` (pointer `ptr`) and of every value inside it; returns where it ends.
+/// Calls `f` with the JSON Pointer and byte offset of every value of a JSON text, in text order (the one walk that
+/// knows where values are: [`Locator`], and the loader's check of number literals).
+pub(crate) fn each_value(text: &str, f: &mut dyn FnMut(&str, usize)) {
+    index_values(text, skip_ws(text.as_bytes(), 0), &mut String::new(), f, 0);
+}
+
+/// Hands `f` the start of the value at `p` (pointer `ptr`) and of every value inside it; returns where it ends.
 /// Text that is not JSON ends the walk early, never loops: each step moves past a `,` or returns.
-fn index_values(text: &str, p: usize, ptr: &mut String, out: &mut Vec<(String, usize)>, depth: usize) -> usize {
+fn index_values(text: &str, p: usize, ptr: &mut String, f: &mut dyn FnMut(&str, usize), depth: usize) -> usize {
     let b = text.as_bytes();
-    out.push((ptr.clone(), p));
+    f(ptr, p);
     let close = match b.get(p) {
         Some(b'{') if depth < LOCATOR_DEPTH => b'}',
         Some(b'[') if depth < LOCATOR_DEPTH => b']',
@@ -295,7 +301,7 @@ fn index_values(text: &str, p: usize, ptr: &mut String, out: &mut Vec<(String, u
             ptr.push_str(&i.to_string());
             i += 1;
         }
-        q = skip_ws(b, index_values(text, q, ptr, out, depth + 1));
+        q = skip_ws(b, index_values(text, q, ptr, f, depth + 1));
         ptr.truncate(len);
         match b.get(q) {
             Some(b',') => q += 1,

@@ -59,7 +59,7 @@ pub(crate) fn parse(text: &str) -> Result<Value, Refused> {
     let parsed = Doc { repeated: &repeated }.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     let e = match parsed {
         // The numbers are read again from the text: serde_json hands over a double, not what was written.
-        Ok(v) => return numbers(text, text.len()).map(|()| v),
+        Ok(v) => return numbers(text).map(|()| v),
         Err(e) => e,
     };
     let at = byte_offset(text, e.line(), e.column());
@@ -83,8 +83,7 @@ pub(crate) fn parse(text: &str) -> Result<Value, Refused> {
         }
         // A number beyond the double range: at the number, with its pointer (serde_json stops after it).
         None if crate::engine::parse_error_what(&e) == "number out of range" => {
-            let end = at.map_or(text.len(), |a| (a + 1).min(text.len()));
-            numbers(text, end).err().unwrap_or_else(|| syntax(text, at, &e))
+            numbers(text).err().unwrap_or_else(|| syntax(text, at, &e))
         }
         None => syntax(text, at, &e),
     })
@@ -96,65 +95,25 @@ fn syntax(text: &str, at: Option<usize>, e: &serde_json::Error) -> Refused {
     Refused { kind: SchemaErrorKind::InvalidJson, line, col, pointer: String::new(), message: parse_error_message(e) }
 }
 
-/// Refuses the first number in `text[..end]` that no double holds as written ([`inexact`]), at its first character
-/// and with its JSON Pointer. `text[..end]` is JSON as far as it goes (serde_json read it).
-fn numbers(text: &str, end: usize) -> Result<(), Refused> {
-    /// Where the scan is: in an object (the key of the member being read, once read) or an array (the index).
-    enum Frame {
-        Object(Option<String>),
-        Array(usize),
-    }
-    let b = &text.as_bytes()[..end];
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'{' => stack.push(Frame::Object(None)),
-            b'[' => stack.push(Frame::Array(0)),
-            b'}' | b']' => {
-                stack.pop();
-            }
-            b',' => match stack.last_mut() {
-                Some(Frame::Object(key)) => *key = None,
-                Some(Frame::Array(n)) => *n += 1,
-                None => {}
-            },
-            b'"' => {
-                let start = i;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                // A string where an object expects its key is the key.
-                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
-                    *key = Some(serde_json::from_str(&text[start..(i + 1).min(end)]).unwrap_or_default());
-                }
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i + 1 < b.len() && matches!(b[i + 1], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-                    i += 1;
-                }
-                if let Some(why) = inexact(&text[start..=i]) {
-                    let pointer = stack.iter().fold(String::new(), |p, f| match f {
-                        Frame::Object(key) => push_ptr(&p, key.as_deref().unwrap_or_default()),
-                        Frame::Array(n) => push_ptr(&p, &n.to_string()),
-                    });
-                    let (line, col) = line_col(text, start);
-                    let kind = if why.starts_with("beyond") {
-                        SchemaErrorKind::InvalidJson
-                    } else {
-                        SchemaErrorKind::InvalidValue
-                    };
-                    let message = format!("the number `{}` is {why}", &text[start..=i]);
-                    return Err(Refused { kind, line, col, pointer, message });
-                }
-            }
-            _ => {}
+/// Refuses the first number in `text` that no double holds as written ([`inexact`]), at its first character and
+/// with its JSON Pointer ([`crate::diag::each_value`] walks the values).
+fn numbers(text: &str) -> Result<(), Refused> {
+    let b = text.as_bytes();
+    let mut found: Option<(String, usize, usize, String)> = None;
+    crate::diag::each_value(text, &mut |pointer, start| {
+        if found.is_some() || !matches!(b.get(start), Some(b'-' | b'0'..=b'9')) {
+            return;
         }
-        i += 1;
-    }
-    Ok(())
+        let len = b[start..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')).count();
+        if let Some(why) = inexact(&text[start..start + len]) {
+            found = Some((pointer.to_string(), start, len, why));
+        }
+    });
+    let Some((pointer, start, len, why)) = found else { return Ok(()) };
+    let (line, col) = line_col(text, start);
+    let kind = if why.starts_with("beyond") { SchemaErrorKind::InvalidJson } else { SchemaErrorKind::InvalidValue };
+    let message = format!("the number `{}` is {why}", &text[start..start + len]);
+    Err(Refused { kind, line, col, pointer, message })
 }
 
 /// Why no double holds the JSON number `lit` as written, if none does: beyond the double range; an integer

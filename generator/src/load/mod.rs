@@ -935,7 +935,6 @@ pub(crate) enum Entries<'v> {
     List(&'v [Value]),
 }
 
-/// The subschemas of a schema, each with the pointer suffix that leads to it (`/properties/a`).
 /// The schema directly below `v` that the pointer tokens `tokens` (unescaped) begin with, and how many tokens
 /// lead to it: one of [`children`], found without listing them all (a root with 10,000 `$defs` listed them once
 /// per type named below it).
@@ -961,6 +960,7 @@ pub(crate) fn child_at<'v>(v: &'v Value, tokens: &[String]) -> Option<(usize, &'
     Some((2, child))
 }
 
+/// The subschemas of a schema, each with the pointer suffix that leads to it (`/properties/a`).
 pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
     let Some(obj) = v.as_object() else { return out };

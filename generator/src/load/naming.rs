@@ -129,7 +129,7 @@ pub(crate) fn derived_name(cx: &Cx, types: &Types, at: &Origin) -> String {
 fn x_named_above(cx: &Cx, at: &Origin) -> Option<(usize, String)> {
     let doc = cx.doc(at);
     let mut v = doc.get(&Origin { file: at.file.clone(), pointer: String::new() })?;
-    let tokens: Vec<String> = at.pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    let tokens: Vec<String> = at.pointer.split('/').skip(1).map(crate::diag::unescape_token).collect();
     let mut depth = 0;
     let mut found = None;
     loop {
