@@ -265,6 +265,36 @@ pub(crate) fn each_value(text: &str, f: &mut dyn FnMut(&str, usize)) {
     index_values(text, skip_ws(text.as_bytes(), 0), &mut String::new(), f, 0);
 }
 
+/// What a parser of ours says, as a serde custom error, when it stops at a key its object already has (a schema
+/// file's, `load::document`, and a message's, `engine::json`): the place is then found by [`first_repeated_key`].
+pub(crate) const REPEATED_KEY: &str = "a repeated key";
+
+/// The first member of a JSON text whose key its object already has, as a reader going left to right meets it:
+/// the member's JSON Pointer and the byte offset of the repeated key's opening quote. It is the first pointer
+/// [`each_value`] hands over twice: a value inside an earlier member of that key comes before it, and a value
+/// inside this one after it.
+pub(crate) fn first_repeated_key(text: &str) -> Option<(String, usize)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut found = None;
+    each_value(text, &mut |pointer, at| {
+        if found.is_none() && !seen.insert(pointer.to_string()) {
+            found = Some((pointer.to_string(), at));
+        }
+    });
+    let (pointer, value) = found?;
+    // Back from the value over the colon and whitespace to the key's closing quote, then to its opening one
+    // (the last quote before it that no backslash escapes).
+    let b = text.as_bytes();
+    let mut close = value;
+    while close > 0 && matches!(b[close - 1], b' ' | b'\t' | b'\n' | b'\r' | b':') {
+        close -= 1;
+    }
+    let close = close.saturating_sub(1);
+    let unescaped = |i: usize| b[..i].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0;
+    let open = (0..close).rev().find(|&i| b[i] == b'"' && unescaped(i)).unwrap_or(close);
+    Some((pointer, open))
+}
+
 /// Hands `f` the start of the value at `p` (pointer `ptr`) and of every value inside it; returns where it ends.
 /// Text that is not JSON ends the walk early, never loops: each step moves past a `,` or returns.
 fn index_values(text: &str, p: usize, ptr: &mut String, f: &mut dyn FnMut(&str, usize), depth: usize) -> usize {

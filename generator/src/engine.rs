@@ -961,7 +961,10 @@ pub fn kind(v: &Json<'_>) -> &'static str {
 /// # Errors
 /// [`Rule::BlankLine`], [`Rule::InvalidUtf8`], [`Rule::TooDeep`] or [`Rule::MalformedJson`] at the root pointer.
 pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
-    serde_json::from_str::<Value>(line_text(line)?).map_err(parse_issue)
+    let text = line_text(line)?;
+    // The tree refuses what a `Value` would take: a repeated key.
+    Json::parse(text).map_err(|e| parse_issue(text, e))?;
+    serde_json::from_str::<Value>(text).map_err(|e| parse_issue(text, e))
 }
 
 /// [`parse_line`] into the tree the precise path walks ([`Json`]): the same errors, a cheaper value.
@@ -970,7 +973,8 @@ pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
 /// As [`parse_line`].
 pub fn parse_json(line: &[u8]) -> Result<Json<'_>, Issue> {
     // One UTF-8 pass over the whole line first: cheaper than serde_json's reader checking string by string.
-    Json::parse(line_text(line)?).map_err(parse_issue)
+    let text = line_text(line)?;
+    Json::parse(text).map_err(|e| parse_issue(text, e))
 }
 
 /// A line's text, when it is UTF-8 and not blank.
@@ -1006,17 +1010,39 @@ pub(crate) const BOM_MESSAGE: &str =
 /// Where a parse error is, as its message says it: `column C` in a one-line text, `line L column C` past its first
 /// line (a pretty-printed document). The TypeScript runtime and the Rust runtime (`emit/rust/rt.rs`) say it alike.
 pub(crate) fn parse_error_at(e: &serde_json::Error) -> String {
-    if e.line() > 1 {
-        format!("line {} column {}", e.line(), e.column())
+    place(e.line(), e.column())
+}
+
+/// `column C`, or `line L column C` past the first line ([`parse_error_at`]).
+fn place(line: usize, column: usize) -> String {
+    if line > 1 {
+        format!("line {line} column {column}")
     } else {
-        format!("column {}", e.column())
+        format!("column {column}")
     }
 }
 
-/// The issue for a line serde_json cannot parse.
-fn parse_issue(e: serde_json::Error) -> Issue {
+/// What a text with a repeated key is told: the member's JSON Pointer, and where the key is (its opening quote,
+/// the column in bytes as serde_json counts it). The TypeScript runtime is given it; the Rust runtime
+/// (`emit/rust/rt.rs`) spells it out, held to it by `rt_tests::a_repeated_key_is_told_as_the_engine_tells_it`.
+pub(crate) fn repeated_key_message(text: &str) -> Option<String> {
+    let (pointer, open) = crate::diag::first_repeated_key(text)?;
+    let before = &text.as_bytes()[..open];
+    let line = 1 + before.iter().filter(|&&c| c == b'\n').count();
+    let column = open - before.iter().rposition(|&c| c == b'\n').map_or(0, |nl| nl + 1) + 1;
+    Some(format!("malformed JSON: repeated key {pointer} {REPEATED_KEY_WHY} at {}", place(line, column)))
+}
+
+/// Why a repeated key is refused, as every checker says it.
+pub(crate) const REPEATED_KEY_WHY: &str = "(JSON parsers differ on which of its members counts)";
+
+/// The issue for a line serde_json cannot parse, or that repeats a key ([`Json::parse`]).
+fn parse_issue(text: &str, e: serde_json::Error) -> Issue {
     let msg = e.to_string();
-    if msg.contains("recursion limit exceeded") {
+    let repeated = || (parse_error_what(&e) == crate::diag::REPEATED_KEY).then(|| repeated_key_message(text)).flatten();
+    if let Some(message) = repeated() {
+        Issue::new(Rule::MalformedJson, "", message)
+    } else if msg.contains("recursion limit exceeded") {
         Issue::new(Rule::TooDeep, "", format!("{} (at {})", too_deep_message(), parse_error_at(&e)))
     } else if e.is_eof() {
         Issue::new(

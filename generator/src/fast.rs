@@ -13,8 +13,9 @@
 //! member it found: stream mode reads them from the one validating pass instead of parsing the line again.
 //!
 //! It answers only "certainly valid". Anything else (an error, or a shape it does not decide fast: combinators,
-//! unique items, `contains`, pattern properties, a discriminator that is not the first key, duplicate keys, an escaped
-//! discriminator key, a lone surrogate escape, nesting deeper than [`MAX_DEPTH`]) sends the line to the precise
+//! unique items, `contains`, pattern properties, a discriminator that is not the first key, a repeated key (which
+//! the precise path refuses), an escaped discriminator key or undeclared key, an object of more than
+//! [`NOTED_KEYS`] undeclared keys, a lone surrogate escape, nesting deeper than [`MAX_DEPTH`]) sends the line to the precise
 //! path in [`crate::engine`], which parses it with serde_json and explains it. So the fast path can make
 //! validation quicker but never changes a verdict; the conformance test and a fuzz test check that the two agree,
 //! and the tests below hold the scanner to serde_json on the edge cases of the JSON grammar.
@@ -550,7 +551,14 @@ struct Scan<'a> {
     /// The depth at which an unknown key ends the scan (in a capturing scan, an object that may hide a value read
     /// under a key it does not declare); 0 for none.
     unknown_stops: usize,
+    /// The ranges of the keys read so far that no plan declares, in the objects open around `i` (innermost last;
+    /// each object notes where its own start): a key is compared with its object's ([`Scan::note_key`]).
+    keys: Vec<(usize, usize)>,
 }
+
+/// The most undeclared keys one object may have on the fast path: each is compared with those before it, so more
+/// go to the precise path, which indexes them.
+const NOTED_KEYS: usize = 32;
 
 impl<'a> Scan<'a> {
     fn new(
@@ -559,7 +567,18 @@ impl<'a> Scan<'a> {
         b: &'a [u8],
         cap: Option<(&'a CapturePlan, &'a mut Captured)>,
     ) -> Self {
-        Scan { b, i: lex::ws(b, 0), depth: 0, plan, pattern, buf: Vec::new(), cap, event: false, unknown_stops: 0 }
+        Scan {
+            b,
+            i: lex::ws(b, 0),
+            depth: 0,
+            plan,
+            pattern,
+            buf: Vec::new(),
+            cap,
+            event: false,
+            unknown_stops: 0,
+            keys: Vec::new(),
+        }
     }
 
     /// Whether the whole line is one value the plan's root certainly accepts.
@@ -608,6 +627,21 @@ impl<'a> Scan<'a> {
         let (end, escaped) = lex::string(self.b, start)?;
         self.i = end;
         Some((start + 1, end - 1, escaped))
+    }
+
+    /// Notes the key whose raw content is `b[s..e]` among the undeclared keys of the object whose own start at
+    /// `mark`. `None` (the precise path decides) when the object has that key already, which every checker
+    /// refuses, and when the key is escaped (its decoded text is what may repeat) or the object has
+    /// [`NOTED_KEYS`] such keys: a repeated declared key is found by the object's bit set.
+    #[inline(always)]
+    fn note_key(&mut self, mark: usize, (s, e, escaped): (usize, usize, bool)) -> Option<()> {
+        let key = &self.b[s..e];
+        let known = &self.keys[mark..];
+        if escaped || known.len() >= NOTED_KEYS || known.iter().any(|&(p, q)| &self.b[p..q] == key) {
+            return None;
+        }
+        self.keys.push((s, e));
+        Some(())
     }
 
     /// A string's content decoded: the raw bytes when it has no escape, else decoded into the scratch buffer.
@@ -889,7 +923,9 @@ impl<'a> Scan<'a> {
         mut field: impl FnMut(&mut Self, usize, usize) -> Option<()>,
     ) -> Option<u64> {
         let mut expect = (present.trailing_ones() as usize).min(64);
+        let mark = self.keys.len();
         loop {
+            let at = self.i;
             match self.key(&op.names, expect)? {
                 Some(i) => {
                     expect = i + 1;
@@ -901,12 +937,19 @@ impl<'a> Scan<'a> {
                     field(self, i, op.nodes[i])?;
                 }
                 None if self.unknown_stops == self.depth => return None,
-                None => match op.other? {
-                    None => self.skip()?,
-                    Some(n) => self.value(n, None)?,
-                },
+                None => {
+                    let other = op.other?;
+                    // The key is read again for its range: only an undeclared key pays for it.
+                    let (end, escaped) = lex::string(self.b, at)?;
+                    self.note_key(mark, (at + 1, end - 1, escaped))?;
+                    match other {
+                        None => self.skip()?,
+                        Some(n) => self.value(n, None)?,
+                    }
+                }
             }
             if !self.next_member()? {
+                self.keys.truncate(mark);
                 return Some(present);
             }
         }
@@ -970,8 +1013,10 @@ impl<'a> Scan<'a> {
                 if self.peek()? == b'}' {
                     self.i += 1;
                 } else {
+                    let mark = self.keys.len();
                     loop {
-                        self.string()?;
+                        let key = self.string()?;
+                        self.note_key(mark, key)?;
                         self.expect(b':')?;
                         self.ws();
                         self.skip()?;
@@ -979,6 +1024,7 @@ impl<'a> Scan<'a> {
                             break;
                         }
                     }
+                    self.keys.truncate(mark);
                 }
                 self.depth -= 1;
                 Some(())
@@ -1079,11 +1125,12 @@ mod tests {
         let e = engine();
         // An escaped key is decoded before it is looked up.
         check(&e, br#"{"i\u0064":"m1","time":1,"role":"user","ev":{"t":"abort"}}"#, true, true);
-        check(&e, br#"{"id":"m1","i\u0064":"m2","time":1,"role":"user","ev":{"t":"abort"}}"#, false, true);
+        check(&e, br#"{"id":"m1","i\u0064":"m2","time":1,"role":"user","ev":{"t":"abort"}}"#, false, false);
         check(&e, br#"{"i\u0064":"m1","time":1,"role":"user","ev":{"t":"abort"},"\u0078":1}"#, false, false);
         // An escaped discriminator key is left to the precise path.
         check(&e, br#"{"id":"m1","time":1,"role":"user","ev":{"\u0074":"abort"}}"#, false, true);
-        check(&e, &env("1", r#"{"k\"ey\u00e9":"v"}"#), true, true);
+        // An escaped undeclared key too (it is compared with the others decoded).
+        check(&e, &env("1", r#"{"k\"ey\u00e9":"v"}"#), false, true);
         check(&e, &text(r#"line\nbreak \"quoted\" \\ \/ \b\f\r\t \u00e9\u2192 \ud83d\ude00"#), true, true);
         // Constrained strings are decoded: `\u0061` is one character, `\u0000` too.
         check(&e, br#"{"id":"\u0061","time":1,"role":"user","ev":{"t":"abort"}}"#, true, true);
@@ -1170,11 +1217,25 @@ mod tests {
     #[test]
     fn duplicate_keys_and_discriminator_order() {
         let e = engine();
-        // serde_json keeps the last of duplicate keys; the fast path leaves them to the precise path.
-        check(&e, br#"{"id":"a","id":"b","time":1,"role":"user","ev":{"t":"abort"}}"#, false, true);
-        check(&e, br#"{"id":"a","id":"","time":1,"role":"user","ev":{"t":"abort"}}"#, false, false);
-        // Duplicates inside a value nobody constrains do not matter.
-        check(&e, &env("1", r#"{"a":1,"a":2}"#), true, true);
+        // A repeated key is refused, declared or not, in a value nobody constrains too, however it is spelled.
+        check(&e, br#"{"id":"a","id":"b","time":1,"role":"user","ev":{"t":"abort"}}"#, false, false);
+        check(&e, br#"{"id":"a","time":1,"role":"user","ev":{"t":"abort","t":"abort"}}"#, false, false);
+        for args in [
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"b":{"c":[],"c":[]}}"#,
+            r#"{"a":[{"x":1,"y":{},"x":1}]}"#,
+            r#"{"ab":1,"a\u0062":1}"#,
+            r#"{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k0":0}"#,
+        ] {
+            check(&e, &env("1", args), false, false);
+        }
+        // The same key in two objects, in an object and the one inside it, or in two items, is no repetition; an
+        // escaped key and an object of many undeclared keys go to the precise path.
+        check(&e, &env("1", r#"{"a":{"a":{"a":1}},"b":{"a":1},"c":[{"a":1},{"a":1}]}"#), true, true);
+        check(&e, &env("1", r#"{"a\u0062":1}"#), false, true);
+        let many: Vec<String> = (0..super::NOTED_KEYS + 1).map(|k| format!("\"k{k}\":{k}")).collect();
+        check(&e, &env("1", &format!("{{{}}}", many[..super::NOTED_KEYS].join(","))), true, true);
+        check(&e, &env("1", &format!("{{{}}}", many.join(","))), false, true);
         // The discriminator after other keys: the precise path decides.
         check(&e, br#"{"id":"m1","time":1,"role":"user","ev":{"text":"hi","t":"text"}}"#, false, true);
     }

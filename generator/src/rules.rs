@@ -109,7 +109,7 @@ impl Rule {
     /// One sentence on what the rule means, for the reference.
     pub fn summary(self) -> &'static str {
         match self {
-            Rule::MalformedJson => "The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\\u` escape of an unpaired surrogate, or a number beyond the double range.",
+            Rule::MalformedJson => "The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\\u` escape of an unpaired surrogate, a number beyond the double range, or a key repeated in one object (parsers differ on which member counts).",
             Rule::InvalidUtf8 => "The line is not valid UTF-8.",
             Rule::BlankLine => "The line is empty.",
             Rule::TooDeep => "The JSON nests deeper than 127 levels (arrays and objects, the outermost value included).",

@@ -256,7 +256,13 @@ fn ajv(fx: &[Fixture]) -> Vec<Verdict> {
     );
     let mut out = vec![Verdict::Skipped; fx.len()];
     for (a, &i) in answers.iter().zip(&idx) {
-        out[i] = Verdict::answered(a, &["keyword", "error"]);
+        out[i] = if fx[i].message.is_none() && crate::fixtures::repeats_a_key(fx[i].line.as_bytes()) {
+            // ajv sees `JSON.parse`'s value, which keeps a repeated key's last member: the line framing refuses the
+            // text before a standard validator sees a value (README, *Bundled JSON Schema*, "Line rules").
+            Verdict::Invalid { rule: "not JSON".into(), pointer: String::new() }
+        } else {
+            Verdict::answered(a, &["keyword", "error"])
+        };
     }
     out
 }

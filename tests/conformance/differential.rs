@@ -40,8 +40,8 @@ pub enum Exception {
     IntegerLikeKeyOrder,
     /// README, *Bundled JSON Schema*, "Line rules": ajv sees `JSON.parse`'s value, and `JSON.parse` takes what
     /// serde_json's framing refuses: bytes that are not UTF-8 (read as U+FFFD), unpaired `\u` surrogate escapes,
-    /// numbers beyond the double range (read as ±Infinity). On such lines ajv may call valid what the engine
-    /// refuses as `invalid-utf8` or `malformed-json`.
+    /// numbers beyond the double range (read as ±Infinity), a repeated key (read as its last member). On such lines
+    /// ajv may call valid what the engine refuses as `invalid-utf8` or `malformed-json`.
     AjvJsonParseFraming,
 }
 
@@ -241,11 +241,14 @@ fn is_array_index(k: &str) -> bool {
 }
 
 /// Whether the engine's first error is a framing error that `JSON.parse` would not raise (see
-/// [`Exception::AjvJsonParseFraming`]): invalid UTF-8, an unpaired surrogate escape, a number out of range.
+/// [`Exception::AjvJsonParseFraming`]): invalid UTF-8, an unpaired surrogate escape, a number out of range, a
+/// repeated key.
 fn json_parse_takes_it(line: &[u8], i: &Issue) -> bool {
     i.rule == "invalid-utf8"
         || (i.rule == "malformed-json"
-            && (i.message.contains("number out of range") || has_unpaired_surrogate_escape(line)))
+            && (i.message.contains("number out of range")
+                || i.message.starts_with("malformed JSON: repeated key ")
+                || has_unpaired_surrogate_escape(line)))
 }
 
 /// Whether a JSON text holds a `\u` escape of a surrogate that is not half of a pair (`"\ud800"`, `"\udc00x"`).

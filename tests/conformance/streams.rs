@@ -227,7 +227,9 @@ fn ts_with(dist: &Path, pkg: &Path, fx: &[StreamFixture]) -> Vec<Outcome> {
         .zip(&results)
         .map(|(f, r)| {
             let o = outcome(r);
-            if !r["arrayApi"].is_null() {
+            // A parsed value has no repeated key (`JSON.parse` kept the last member): the array API is compared on
+            // streams that repeat none.
+            if !r["arrayApi"].is_null() && !crate::fixtures::repeats_a_key(&std::fs::read(&f.path).expect("read")) {
                 let a = outcome(&r["arrayApi"]);
                 // A parsed value has no text: a too-deep line's message says where in the line, a value's cannot.
                 let mut o = o.clone();

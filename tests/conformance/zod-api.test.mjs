@@ -342,3 +342,28 @@ test("upgrade leaves a message that needs nothing untouched, frozen or not", () 
   const m = Object.freeze({ id: "m1", time: 1, role: "agent", ev: Object.freeze({ t: "text", text: "x" }) });
   assert.deepEqual(w.upgrade(m), []);
 });
+
+test("a repeated key is malformed JSON to every line checker, told as the engine tells it, wherever it is", () => {
+  const cases = [
+    ['{"id":"m1","time":1,"role":"user","ev":{"t":"abort","text":"stop","t":"text"}}', "/ev/t", "column 67"],
+    ['{"id":"m1","time":1,"role":"user","ev":{"t":"abort"},"i\\u0064":"m2"}', "/id", "column 54"],
+    ['{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t",\n"description":"d","args":{"a/b":[{"x":1},{"x":1,"y":{},"x":2}]},"args":{}}}', "/ev/args/a~1b/1/x", "line 2 column 56"],
+  ];
+  for (const [line, pointer, at] of cases) {
+    const message = `malformed JSON: repeated key ${pointer} (JSON parsers differ on which of its members counts) at ${at}`;
+    for (const errors of [w.validateSessionLine(line).errors, w.validateSessionLineStandalone(line)]) {
+      assert.deepEqual(errors, [{ pointer: "", rule: "malformed-json", message }]);
+    }
+    assert.deepEqual(w.parseLine(line).error.message, message);
+  }
+  // The same key in two objects, or in an object and one inside it, is no repetition.
+  assert.equal(w.validateSessionLine('{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"tool-call-start","call":"c","name":"n","title":"t","description":"d","args":{"id":{"id":1},"b":[{"id":2},{"id":2}]}}}').valid, true);
+  // The stream checker reads such a line as JSON.parse does for what it would have opened: the lines after it
+  // name it as their cause.
+  const checker = new w.SessionStreamChecker();
+  const records = [
+    '{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-start"},"time":1}',
+    '{"id":"m2","time":2,"role":"agent","turn":"t1","ev":{"t":"text","text":"hi"}}',
+  ].map((l) => checker.checkLine(l));
+  assert.deepEqual([records[0].errors[0].rule, records[1].errors[0].rule, records[1].errors[0].causedBy], ["malformed-json", "turn.not-open", 1]);
+});

@@ -261,7 +261,7 @@ pub(crate) enum Json {
     Object(Object),
 }
 
-/// Object members in input order; a repeated key keeps its first position and its last value.
+/// Object members in input order, each key once (a text that repeats one is refused: [`REPEATED_KEY`]).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Object(Vec<(String, Json)>);
 
@@ -479,22 +479,17 @@ impl<'de> serde::de::Visitor<'de> for JsonVisitor {
             None => self.inner()?,
         };
         let mut out: Vec<(String, Json)> = Vec::new();
-        let mut index: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        let mut keys: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         let mut next = first;
         while let Some(k) = next {
+            // Refused before its value is read, so that the parser stops at the key.
+            if keys.contains(&k) {
+                return Err(serde::de::Error::custom(format!("{REPEATED_KEY} {k:?} {REPEATED_KEY_WHY}")));
+            }
             let v = map.next_value_seed(JsonVisitor { depth: inner.depth })?;
             next = map.next_key_seed(Key)?;
-            match index.get(&k) {
-                Some(&i) => {
-                    if let Some(slot) = out.get_mut(i) {
-                        slot.1 = v;
-                    }
-                }
-                None => {
-                    index.insert(k.clone(), out.len());
-                    out.push((k, v));
-                }
-            }
+            keys.insert(k.clone());
+            out.push((k, v));
         }
         Ok(Json::Object(Object(out)))
     }
@@ -718,6 +713,78 @@ pub(crate) fn parse_error_what(e: &serde_json::Error) -> String {
     msg.strip_suffix(&place).map_or_else(|| msg.clone(), str::to_string)
 }
 
+/// What the tree's parser says of a key its object already has: JSON parsers differ on which member counts (a
+/// `serde_json::Value` and `JSON.parse` keep the last, others the first), so the text says no one message.
+pub(crate) const REPEATED_KEY: &str = "repeated key";
+
+/// Why a repeated key is refused (the engine's words, `engine::REPEATED_KEY_WHY`).
+pub(crate) const REPEATED_KEY_WHY: &str = "(JSON parsers differ on which of its members counts)";
+
+/// The first member of `text` whose key its object already has, reading left to right: its JSON Pointer and the
+/// byte offset of the key's opening quote (the engine's `diag::first_repeated_key`). The text is JSON up to there
+/// (the parser stopped at that key); past it the scan may read anything, and stops.
+pub(crate) fn first_repeated_key(text: &str) -> Option<(String, usize)> {
+    /// An open array (the index of its item being read) or object (its keys so far).
+    enum Open {
+        Array(usize),
+        Object(std::collections::BTreeSet<String>),
+    }
+    let b = text.as_bytes();
+    // Each open container with the token of its member being read.
+    let mut open: Vec<(Open, String)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(b.len());
+                let mut colon = i;
+                while colon < b.len() && matches!(b[colon], b' ' | b'\t' | b'\n' | b'\r') {
+                    colon += 1;
+                }
+                if let (Some(b':'), Some((Open::Object(keys), token))) = (b.get(colon), open.last_mut()) {
+                    let key: String = serde_json::from_str(text.get(start..i)?).ok()?;
+                    *token = key.replace('~', "~0").replace('/', "~1");
+                    if !keys.insert(key) {
+                        let pointer = open.iter().fold(String::new(), |p, (_, t)| p + "/" + t);
+                        return Some((pointer, start));
+                    }
+                }
+                continue;
+            }
+            b'{' => open.push((Open::Object(Default::default()), String::new())),
+            b'[' => open.push((Open::Array(0), "0".into())),
+            b'}' | b']' => {
+                open.pop();
+            }
+            b',' => {
+                if let Some((Open::Array(n), token)) = open.last_mut() {
+                    *n += 1;
+                    *token = n.to_string();
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What a text with a repeated key is told: the member's pointer and where its key starts, as the engine says it
+/// (`engine::repeated_key_message`).
+pub(crate) fn repeated_key_message(text: &str) -> Option<String> {
+    let (pointer, open) = first_repeated_key(text)?;
+    let before = &text.as_bytes()[..open];
+    let line = 1 + before.iter().filter(|&&c| c == b'\n').count();
+    let column = open - before.iter().rposition(|&c| c == b'\n').map_or(0, |nl| nl + 1) + 1;
+    let at = if line > 1 { format!("line {line} column {column}") } else { format!("column {column}") };
+    Some(format!("malformed JSON: {REPEATED_KEY} {pointer} {REPEATED_KEY_WHY} at {at}"))
+}
+
 /// Parses one JSON text (one line of a stream, without its newline) and checks it.
 pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     if text.trim().is_empty() {
@@ -732,7 +799,10 @@ pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     }
     let json: Json = serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
-        if msg.contains("recursion limit exceeded") || msg.starts_with(&too_deep_message()) {
+        let repeated = || parse_error_what(&e).starts_with(REPEATED_KEY).then(|| repeated_key_message(text)).flatten();
+        if let Some(message) = repeated() {
+            Error::new(Rule::MalformedJson, "", message)
+        } else if msg.contains("recursion limit exceeded") || msg.starts_with(&too_deep_message()) {
             Error::new(Rule::TooDeep, "", format!("{} (at {})", too_deep_message(), parse_error_at(&e)))
         } else if e.is_eof() {
             Error::new(

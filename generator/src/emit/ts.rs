@@ -29,7 +29,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde_json::json;
 
 use super::{EmitError, EmitOptions, OutFile};
-use crate::engine::{too_deep_message, BOM_MESSAGE, MAX_DEPTH};
+use crate::engine::{too_deep_message, BOM_MESSAGE, MAX_DEPTH, REPEATED_KEY_WHY};
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -67,11 +67,12 @@ const STANDALONE_MODULE: &str = include_str!("../../templates/ts/standalone-modu
 const UPGRADE: &str = include_str!("../../templates/ts/upgrade.ts.j2");
 
 /// Names the package's `runtime.ts` exports besides the Zod support.
-const PACKAGE_RUNTIME_NAMES: &[&str] = &["MAX_DEPTH", "newId", "depthError", "surrogateError", "scanJson", "parseLine"];
+const PACKAGE_RUNTIME_NAMES: &[&str] =
+    &["MAX_DEPTH", "newId", "depthError", "surrogateError", "scanJson", "parseLine", "readRejected"];
 
 /// Names `runtime.ts` exports for the package's own modules only: `index.ts` does not re-export them, so they are
 /// not part of the package's API.
-const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "depthError", "surrogateError", "depthWithin"];
+const RUNTIME_INTERNAL: &[&str] = &["roleIssue", "depthError", "surrogateError", "depthWithin", "readRejected"];
 
 /// The type-only names among the runtime's exports (`index.ts` re-exports them with `type`).
 const RUNTIME_TYPES: &[&str] =
@@ -137,6 +138,7 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         max_depth => MAX_DEPTH,
         too_deep_message => too_deep_message(),
         bom_message => BOM_MESSAGE,
+        repeated_key_why => REPEATED_KEY_WHY,
     })?;
     let mut sa = standalone::Standalone::new(m);
     let sa_body = sa.body()?;

@@ -44,7 +44,7 @@ pub(crate) const OWN: &[&str] = &[
     "checkEnvelope",
     "validateSessionLine",
     "jsonEqual",
-    "parseLine",
+    "readRejected",
     "WireError",
     "WireResult",
     "Obj",

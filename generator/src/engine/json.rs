@@ -2,8 +2,8 @@
 //! from (only a string with an escape is copied) and keeps an object's members in a plain list, in input order.
 //!
 //! It is what [`serde_json::Value`] (with `preserve_order`) would hold for the same text, read by the same
-//! parser: the same syntax errors, numbers, recursion limit, and a repeated key keeps its first position with its
-//! last value. It only costs less to build, walk and drop: no hashing and no copy per key, one allocation per
+//! parser: the same syntax errors, numbers and recursion limit, except that a repeated key is an error (a `Value`
+//! keeps its last member, other parsers the first: the text does not say one message). It only costs less to build, walk and drop: no hashing and no copy per key, one allocation per
 //! array or object. An object of many members also gets a hash index, so neither a repeated-key check while
 //! parsing nor a lookup afterwards turns quadratic on a hostile message.
 
@@ -103,12 +103,8 @@ impl<'a> Object<'a> {
         }
     }
 
-    /// Adds a member; a key already present keeps its position and takes the new value (as `Value` does).
-    fn insert(&mut self, key: Cow<'a, str>, value: Json<'a>) {
-        if let Some(i) = self.position(&key) {
-            self.members[i].value = value;
-            return;
-        }
+    /// Adds a member whose key is not present yet (the parser refuses a repeated key, and a `Value` has none).
+    fn push(&mut self, key: Cow<'a, str>, value: Json<'a>) {
         if let Some(index) = &mut self.index {
             index.insert(Box::from(&*key), self.members.len());
         }
@@ -136,10 +132,12 @@ pub(crate) fn depth_within(v: &Value, levels: usize) -> bool {
 }
 
 impl<'a> Json<'a> {
-    /// Parses one JSON text exactly as `serde_json::from_str::<Value>` would (same errors, same values).
+    /// Parses one JSON text as `serde_json::from_str::<Value>` would (same errors, same values), but refusing an
+    /// object's repeated key, at that key: a custom error saying `diag::REPEATED_KEY`, which
+    /// `diag::first_repeated_key` places ([`crate::engine::parse_json`] says where).
     ///
     /// # Errors
-    /// serde_json's error for the text.
+    /// serde_json's error for the text, or the repeated key.
     pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_str(text);
         let v = Json::deserialize(&mut de)?;
@@ -158,7 +156,7 @@ impl<'a> Json<'a> {
             Value::Object(map) => {
                 let mut o = Object { members: Vec::with_capacity(map.len()), index: None };
                 for (k, v) in map {
-                    o.insert(Cow::Borrowed(k), Json::from_value(v));
+                    o.push(Cow::Borrowed(k), Json::from_value(v));
                 }
                 Json::Object(o)
             }
@@ -434,8 +432,12 @@ impl<'de> Visitor<'de> for JsonVisitor {
         let mut o = Object { members: Vec::with_capacity(8), index: None };
         let mut next = first;
         while let Some(key) = next {
+            // Refused before its value is read, so the parser stops at the key (see `Json::parse`).
+            if o.contains_key(&key) {
+                return Err(serde::de::Error::custom(crate::diag::REPEATED_KEY));
+            }
             let value = map.next_value()?;
-            o.insert(key, value);
+            o.push(key, value);
             next = map.next_key_seed(KeySeed)?;
         }
         Ok(Json::Object(o))
@@ -532,16 +534,14 @@ mod tests {
         assert!(matches!(Json::parse(&format!(r#"{{"{NUMBER_TOKEN}":"5"}}"#)), Ok(Json::Object(_))));
     }
 
-    /// The texts the tree must read exactly as `Value` does: escapes, numbers at the edges, repeated keys (few and
-    /// many), nesting, whitespace, and broken texts whose errors must be the same.
+    /// The texts the tree must read exactly as `Value` does: escapes, numbers at the edges, keys alike, nesting,
+    /// whitespace, and broken texts whose errors must be the same.
     const TEXTS: &[&str] = &[
         r#"{"a":1,"b":[true,false,null],"c":{"d":"e\"\\\u00e9\ud83d\ude00"}}"#,
         r#"  [1, -1, 1.5, 1e400, -0, 0.1, 18446744073709551615, 18446744073709551616, -9223372036854775809, 1E2]  "#,
-        r#"{"k":1,"k":"two","j":3,"k":[4]}"#,
-        r#"{"ab":1,"ac":2,"ab":3,"a":4,"":5,"":6}"#,
-        r#"{"a\u0062":1,"ab":2}"#,
-        // Keys alike in length, first and last byte (one tag), told apart by their bytes; then repeated.
-        r#"{"tart":1,"tact":2,"tent":3,"tact":4,"t":5,"tt":6,"t":7}"#,
+        r#"{"ab":1,"ac":2,"a":4,"":5,"b":{"ab":1}}"#,
+        // Keys alike in length, first and last byte (one tag), told apart by their bytes.
+        r#"{"tart":1,"tact":2,"tent":3,"t":5,"tt":6}"#,
         r#"[[[[[]]]]]"#,
         r#""plain""#,
         r#"{"a":1,}"#,
@@ -575,30 +575,47 @@ mod tests {
         same_as_value(&deep);
     }
 
+    /// A repeated key stops the parser at it, whether the object is scanned (few members) or indexed (many), and
+    /// whatever the spelling of the key (an escape) or its value; serde_json's error at that point says so. The
+    /// same key in two objects is no repetition.
     #[test]
-    fn many_repeated_keys_keep_first_positions_and_last_values_through_the_index() {
-        let mut text = String::from("{");
-        for round in 0..3 {
-            for k in 0..100 {
-                text.push_str(&format!("\"k{k}\":{},", round * 1000 + k));
+    fn a_repeated_key_is_refused_at_it() {
+        let repeated = |text: &str| {
+            let e = Json::parse(text).expect_err(text);
+            assert_eq!(crate::engine::parse_error_what(&e), crate::diag::REPEATED_KEY, "{text}");
+            // Stopped at the key (its closing quote), before its value: an error after it is not reached.
+            e.column()
+        };
+        assert_eq!(repeated(r#"{"k":1,"k":"two","j":3,"k":[4]}"#), 10);
+        assert_eq!(repeated(r#"{"ab":1,"ac":2,"\u0061b":3} x"#), 24);
+        assert_eq!(repeated(r#"{"tart":1,"tact":2,"tent":3,"tact":{"a":tru}}"#), 34);
+        assert_eq!(repeated(r#"[{"a":{}},{"b":{"c":1,"c":"#), 25);
+        let many = |repeat: bool| {
+            let mut text = String::from("{");
+            for k in 0..300 {
+                text.push_str(&format!("\"k{k}\":{k},"));
             }
-        }
-        text.push_str("\"last\":true}");
-        same_as_value(&text);
+            text.push_str(if repeat { "\"k7\":0}" } else { "\"last\":true}" });
+            text
+        };
+        repeated(&many(true));
+        same_as_value(&many(false));
+        let text = many(false);
         let j = Json::parse(&text).unwrap();
         let o = j.as_object().unwrap();
-        assert_eq!(o.len(), 101);
+        assert_eq!(o.len(), 301);
         assert_eq!(o.keys().next(), Some("k0"));
-        assert_eq!(o.get("k7").and_then(Json::as_number).and_then(Number::as_u64), Some(2007));
-        assert!(o.contains_key("last") && !o.contains_key("k100"));
+        assert_eq!(o.get("k7").and_then(Json::as_number).and_then(Number::as_u64), Some(7));
+        assert!(o.contains_key("last") && !o.contains_key("k300"));
+        assert!(Json::parse(r#"{"a":{"k":1},"b":{"k":1},"k":[{"k":0},{"k":0}]}"#).is_ok());
     }
 
     #[test]
     fn keys_with_one_tag_are_found_by_their_bytes() {
-        let j = Json::parse(r#"{"tart":1,"tact":2,"tent":3,"tact":4}"#).unwrap();
+        let j = Json::parse(r#"{"tart":1,"tact":2,"tent":3}"#).unwrap();
         let o = j.as_object().unwrap();
         let n = |k: &str| o.get(k).and_then(Json::as_number).and_then(Number::as_u64);
-        assert_eq!((n("tart"), n("tact"), n("tent"), n("test")), (Some(1), Some(4), Some(3), None));
+        assert_eq!((n("tart"), n("tact"), n("tent"), n("test")), (Some(1), Some(2), Some(3), None));
         assert_eq!(o.keys().collect::<Vec<_>>(), ["tart", "tact", "tent"]);
     }
 

@@ -6,14 +6,13 @@
 //!   validator with exact integers, such as Python's, keeps it), or a non-zero number so small it reads as `0`.
 //!   Every output holds numbers as doubles: the bundle would write the rounded value.
 
-use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
-use crate::diag::{line_col, push_ptr, SchemaError, SchemaErrorKind};
+use crate::diag::{first_repeated_key, line_col, SchemaError, SchemaErrorKind, REPEATED_KEY};
 
 /// Why a text is not a schema document: where (1-based line and column, in characters), the JSON Pointer of a
 /// repeated member (empty for a syntax error), and what.
@@ -54,22 +53,19 @@ pub(crate) fn text(bytes: Vec<u8>) -> Result<String, Refused> {
 
 /// Parses one schema file's text (a leading UTF-8 byte order mark is not part of it: see the loader).
 pub(crate) fn parse(text: &str) -> Result<Value, Refused> {
-    let repeated = RefCell::new(None);
     let mut de = serde_json::Deserializer::from_str(text);
-    let parsed = Doc { repeated: &repeated }.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    let parsed = Doc.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     let e = match parsed {
         // The numbers are read again from the text: serde_json hands over a double, not what was written.
         Ok(v) => return numbers(text).map(|()| v),
         Err(e) => e,
     };
     let at = byte_offset(text, e.line(), e.column());
-    Err(match repeated.into_inner() {
-        // The tokens were gathered on the way out, innermost first.
-        Some(tokens) => {
-            // serde_json stopped on the repeated key's closing quote: the diagnostic points at its opening one.
-            let (line, col) = line_col(text, at.map_or(0, |close| key_start(text.as_bytes(), close)));
-            let key = tokens.first().cloned().unwrap_or_default();
-            let pointer = tokens.iter().rev().fold(String::new(), |p, t| push_ptr(&p, t));
+    let repeated = (crate::engine::parse_error_what(&e) == REPEATED_KEY).then(|| first_repeated_key(text)).flatten();
+    Err(match repeated {
+        Some((pointer, open)) => {
+            let (line, col) = line_col(text, open);
+            let key = pointer.rsplit('/').next().map(crate::diag::unescape_token).unwrap_or_default();
             Refused {
                 kind: SchemaErrorKind::InvalidJson,
                 line,
@@ -180,31 +176,11 @@ fn byte_offset(text: &str, line: usize, byte_col: usize) -> Option<usize> {
     Some(start + byte_col.saturating_sub(1))
 }
 
-/// The offset of the quote that opens the string whose closing quote is at `close` (a quote is a closing or
-/// opening one when an even number of backslashes precedes it).
-fn key_start(b: &[u8], close: usize) -> usize {
-    let unescaped = |i: usize| b[..i].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0;
-    (0..close.min(b.len())).rev().find(|&i| b[i] == b'"' && unescaped(i)).unwrap_or(close)
-}
-
-/// The seed and visitor that build the `Value`, noting the path to a repeated key.
+/// The seed and visitor that build the `Value`, stopping at a repeated key ([`REPEATED_KEY`]).
 #[derive(Clone, Copy)]
-struct Doc<'r> {
-    /// Set at a repeated key (to that key), then each enclosing member's token is added on the way out.
-    repeated: &'r RefCell<Option<Vec<String>>>,
-}
+struct Doc;
 
-impl Doc<'_> {
-    /// `e`, after adding `token` to the path of a repeated key below it (when that is what `e` is).
-    fn below<E>(self, token: &str, e: E) -> E {
-        if let Some(tokens) = self.repeated.borrow_mut().as_mut() {
-            tokens.push(token.to_string());
-        }
-        e
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Doc<'_> {
+impl<'de> DeserializeSeed<'de> for Doc {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
@@ -212,7 +188,7 @@ impl<'de> DeserializeSeed<'de> for Doc<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Doc<'_> {
+impl<'de> Visitor<'de> for Doc {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -249,25 +225,19 @@ impl<'de> Visitor<'de> for Doc<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        loop {
-            match seq.next_element_seed(self) {
-                Ok(Some(v)) => items.push(v),
-                Ok(None) => return Ok(Value::Array(items)),
-                Err(e) => return Err(self.below(&items.len().to_string(), e)),
-            }
+        while let Some(v) = seq.next_element_seed(self)? {
+            items.push(v);
         }
+        Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut members = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             match members.entry(key) {
-                Entry::Occupied(o) => {
-                    *self.repeated.borrow_mut() = Some(vec![o.key().clone()]);
-                    return Err(A::Error::custom("a repeated key"));
-                }
+                Entry::Occupied(_) => return Err(A::Error::custom(REPEATED_KEY)),
                 Entry::Vacant(slot) => {
-                    let v = map.next_value_seed(self).map_err(|e| self.below(slot.key(), e))?;
+                    let v = map.next_value_seed(self)?;
                     slot.insert(v);
                 }
             }
@@ -358,7 +328,16 @@ mod tests {
         let r = parse(text).expect_err("repeated key");
         assert_eq!((r.line, r.col, r.pointer.as_str()), (1, 14, "/k\"\\"));
         let r = parse(r#"{"a/b~": 1, "a/b~": 2}"#).expect_err("repeated key");
-        assert_eq!(r.pointer, "/a~1b~0");
+        assert_eq!((r.pointer.as_str(), r.col), ("/a~1b~0", 13));
+        assert!(r.message.contains("the key `a/b~` appears twice"), "{}", r.message);
+        // Whitespace between the key and its colon (serde_json's position is past it), an escaped spelling of
+        // the same key, a repetition inside a repeated member's first value (that one comes first).
+        let r = parse("{\"ab\": 1, \"ab\"  \n :2}").expect_err("repeated key");
+        assert_eq!((r.line, r.col, r.pointer.as_str()), (1, 11, "/ab"));
+        let r = parse(r#"{"ab": 1, "\u0061b": 2}"#).expect_err("repeated key");
+        assert_eq!((r.col, r.pointer.as_str()), (11, "/ab"));
+        let r = parse(r#"{"a": {"x": 1, "x": 2}, "a": 3}"#).expect_err("repeated key");
+        assert_eq!((r.col, r.pointer.as_str()), (16, "/a/x"));
         // The same key in two objects is no repetition.
         assert!(parse(r#"{"a": {"k": 1}, "b": {"k": 1}, "k": 0}"#).is_ok());
     }

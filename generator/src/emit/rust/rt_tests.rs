@@ -16,12 +16,36 @@ fn err(r: Result<impl Sized, Error>) -> (Rule, String) {
 }
 
 #[test]
-fn the_tree_keeps_input_order_and_the_last_of_repeated_keys() {
-    let v = json(r#"{"b":1,"a":2,"b":3}"#);
+fn the_tree_keeps_input_order() {
+    let v = json(r#"{"b":1,"a":2,"c":3}"#);
     let o = v.as_object().expect("object");
     let keys: Vec<&str> = o.iter().map(|(k, _)| k).collect();
-    assert_eq!(keys, ["b", "a"]);
-    assert_eq!(value(o.get("b").expect("b")), serde_json::json!(3));
+    assert_eq!(keys, ["b", "a", "c"]);
+    assert_eq!(value(o.get("c").expect("c")), serde_json::json!(3));
+}
+
+/// A text that repeats a key is refused as the engine refuses it (rule, message, place), through `from_str` and
+/// through serde (a generated type's `Deserialize`), wherever the repetition is and however the key is spelled;
+/// what comes first in the text (a syntax error, a repetition inside an earlier member) is told first.
+#[test]
+fn a_repeated_key_is_told_as_the_engine_tells_it() {
+    for text in [
+        r#"{"b":1,"a":2,"b":3}"#,
+        r#"{"a":{"x":[1,{"y":0,"z":{},"y":1}]}}"#,
+        r#"[0,[1,2],{"k/~":1,"k\/~":2}]"#,
+        "{\n  \"a\": 1,\n  \"é\": 2,\n  \"é\" : 3\n}",
+        r#"{"a":{"x":1,"x":2},"a":3}"#,
+        r#"{"a":1,"a":tru}"#,
+        r#"{"a":tru,"a":1}"#,
+        r#"{"s":"\"a\":","\"a\":":1,"s":2}"#,
+    ] {
+        let want = crate::engine::parse_json(text.as_bytes()).expect_err(text);
+        let got = from_str::<AnyValue>(text).map(drop).expect_err(text);
+        assert_eq!((got.rule().id(), got.pointer(), got.message()), (want.rule, "", want.message.as_str()), "{text}");
+    }
+    assert!(from_str::<AnyValue>(r#"{"a":{"k":1},"b":[{"k":1},{"k":1}],"k":0}"#).is_ok());
+    let e = serde_json::from_str::<Json>(r#"{"a":1,"a":2}"#).expect_err("repeated");
+    assert!(e.to_string().starts_with(&format!("{REPEATED_KEY} \"a\" {REPEATED_KEY_WHY}")), "{e}");
 }
 
 #[test]

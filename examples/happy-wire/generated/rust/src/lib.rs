@@ -88,7 +88,7 @@ pub use rt::{Error, Extra};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[rustfmt::skip]
 pub enum Rule {
-    /// `malformed-json`: The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\u` escape of an unpaired surrogate, or a number beyond the double range.
+    /// `malformed-json`: The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\u` escape of an unpaired surrogate, a number beyond the double range, or a key repeated in one object (parsers differ on which member counts).
     MalformedJson,
     /// `invalid-utf8`: The line is not valid UTF-8.
     InvalidUtf8,
@@ -247,7 +247,7 @@ impl Rule {
     pub fn summary(self) -> &'static str {
         match self {
             Rule::MalformedJson => {
-                "The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\\u` escape of an unpaired surrogate, or a number beyond the double range."
+                "The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\\u` escape of an unpaired surrogate, a number beyond the double range, or a key repeated in one object (parsers differ on which member counts)."
             }
             Rule::InvalidUtf8 => "The line is not valid UTF-8.",
             Rule::BlankLine => "The line is empty.",

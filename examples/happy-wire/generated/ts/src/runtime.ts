@@ -1298,6 +1298,9 @@ function lineError(rule: RuleId, message: string): WireError {
 /** What a value nesting deeper than {@link MAX_DEPTH} is told (the line parser adds where). */
 const TOO_DEEP = "JSON nests deeper than 127 levels";
 
+/** Why a text that repeats a key in one object is refused (the line parser says which member, and where). */
+const REPEATED_KEY_WHY = "(JSON parsers differ on which of its members counts)";
+
 /**
  * `too-deep` for a parsed value that nests deeper than {@link MAX_DEPTH} levels (arrays and objects, the value itself
  * included), which no line may hold, else `null`: what a value must meet to be written as a line the checkers take
@@ -1356,13 +1359,25 @@ function isDigit(c: number): boolean {
 /**
  * Checks JSON text the way serde_json (the engine's parser) does, left to right, so that the first problem is
  * the same: `too-deep` when an array or object opens deeper than {@link MAX_DEPTH}, `malformed-json` for anything RFC 8259 rejects,
- * for a number out of the double range and for an unpaired surrogate escape. Returns `null` for one valid value.
+ * for a number out of the double range, for an unpaired surrogate escape and for a key its object already has
+ * (`JSON.parse` keeps the last member, other parsers the first: the text says no one message). Returns `null` for
+ * one valid value.
  */
 export function scanJson(text: string, maxDepth: number = MAX_DEPTH): WireError | null {
+  return scan(text, maxDepth, true);
+}
+
+/** {@link scanJson}; a repeated key is refused when `oneKey` is set, else read past as `JSON.parse` reads it. */
+function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null {
   const n = text.length;
   let i = 0;
   let depth = 0;
   const stack: number[] = [];
+  // Per open array or object: its keys so far (`null` for an array), and the JSON Pointer token of the member or
+  // item being read.
+  const keys: (Set<string> | null)[] = [];
+  const tokens: string[] = [];
+  let repeated: WireError | null = null;
   // Where index `k` is, as the engine says it: `column C` on the first line, `line L column C` past it.
   const at = (k: number): string => {
     const nl = text.lastIndexOf("\n", k - 1);
@@ -1467,10 +1482,21 @@ export function scanJson(text: string, maxDepth: number = MAX_DEPTH): WireError 
     }
     return false;
   };
-  // A member key and its colon.
+  // A member key and its colon; a key the object has already is `repeated`, at its opening quote.
   const key = (): boolean => {
     ws();
+    const start = i;
     if (text.charCodeAt(i) !== 0x22 || !str()) return false;
+    const raw = text.slice(start + 1, i - 1);
+    const k = raw.includes("\\") ? (JSON.parse(text.slice(start, i)) as string) : raw;
+    const seen = keys[keys.length - 1] as Set<string>;
+    tokens[tokens.length - 1] = k.replace(/~/g, "~0").replace(/\//g, "~1");
+    if (oneKey && seen.has(k)) {
+      const pointer = tokens.map((t) => "/" + t).join("");
+      repeated = lineError("malformed-json", `malformed JSON: repeated key ${pointer} ${REPEATED_KEY_WHY} at ${at(start)}`);
+      return false;
+    }
+    seen.add(k);
     ws();
     if (text.charCodeAt(i) !== 0x3a) return false;
     i++;
@@ -1491,7 +1517,9 @@ export function scanJson(text: string, maxDepth: number = MAX_DEPTH): WireError 
         depth--;
       } else {
         stack.push(close);
-        if (c === 0x7b && !key()) return bad("expected a property name and `:`");
+        keys.push(c === 0x7b ? new Set() : null);
+        tokens.push(c === 0x7b ? "" : "0");
+        if (c === 0x7b && !key()) return repeated ?? bad("expected a property name and `:`");
         continue;
       }
     } else if (c === 0x22) {
@@ -1510,12 +1538,15 @@ export function scanJson(text: string, maxDepth: number = MAX_DEPTH): WireError 
       if (d === top) {
         i++;
         stack.pop();
+        keys.pop();
+        tokens.pop();
         depth--;
         continue;
       }
       if (d !== 0x2c) return bad("expected `,` or a closing bracket");
       i++;
-      if (top === 0x7d && !key()) return bad("expected a property name and `:`");
+      if (top === 0x5d) tokens[tokens.length - 1] = String(Number(tokens[tokens.length - 1]) + 1);
+      if (top === 0x7d && !key()) return repeated ?? bad("expected a property name and `:`");
       break;
     }
   }
@@ -1528,6 +1559,25 @@ export function scanJson(text: string, maxDepth: number = MAX_DEPTH): WireError 
 export function parseLine(
   line: string | Uint8Array,
   maxDepth: number = MAX_DEPTH,
+): { ok: true; value: unknown } | { ok: false; error: WireError } {
+  return parseWith(line, maxDepth, true);
+}
+
+/**
+ * A rejected line read for what it would have opened or closed (the stream checker's `causedBy`), as the engine
+ * reads one: JSON at any depth, a repeated key's last member counting (as `JSON.parse` and serde_json read it);
+ * `undefined` when it is not JSON.
+ */
+export function readRejected(line: string | Uint8Array): unknown {
+  const parsed = parseWith(line, Infinity, false);
+  return parsed.ok ? parsed.value : undefined;
+}
+
+/** {@link parseLine}, with a repeated key refused only when `oneKey` is set. */
+function parseWith(
+  line: string | Uint8Array,
+  maxDepth: number,
+  oneKey: boolean,
 ): { ok: true; value: unknown } | { ok: false; error: WireError } {
   let text: string;
   if (typeof line === "string") {
@@ -1544,7 +1594,7 @@ export function parseLine(
   if (text.charCodeAt(0) === 0xfeff) {
     return { ok: false, error: lineError("malformed-json", "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one") };
   }
-  const problem = scanJson(text, maxDepth);
+  const problem = scan(text, maxDepth, oneKey);
   if (problem !== null) return { ok: false, error: problem };
   return { ok: true, value: JSON.parse(text) as unknown };
 }

@@ -25,7 +25,7 @@
  * @module
  */
 import { checkEnvelope, validateSessionLine } from "./envelope.js";
-import { jsonEqual, parseLine } from "./runtime.js";
+import { jsonEqual, readRejected } from "./runtime.js";
 import type { WireError, WireResult } from "./runtime.js";
 
 /** The sequence rules in declaration (and check) order: id, summary, the seed sentence, pointer, message template. */
@@ -445,9 +445,9 @@ export class SessionStreamChecker {
     const r = validateSessionLine(line);
     if (r.valid) return this.#after(++this.#line, r, undefined);
     // A rejected line is read for what it would have opened or closed at any depth (a line too deep is JSON
-    // still; one that is not JSON reads as nothing), after a byte order mark it was rejected for.
-    const parsed = parseLine(afterBom(line), Infinity);
-    return this.#after(++this.#line, r, parsed.ok ? parsed.value : undefined);
+    // still, and one that repeats a key is read as `JSON.parse` reads it; one that is not JSON reads as nothing),
+    // after a byte order mark it was rejected for.
+    return this.#after(++this.#line, r, readRejected(afterBom(line)));
   }
 
   /** A message the message-level rules rejected: what it would have opened or closed, as far as it can be read. */
