@@ -552,13 +552,42 @@ struct Scan<'a> {
     /// under a key it does not declare); 0 for none.
     unknown_stops: usize,
     /// The ranges of the keys read so far that no plan declares, in the objects open around `i` (innermost last;
-    /// each object notes where its own start): a key is compared with its object's ([`Scan::note_key`]).
-    keys: Vec<(usize, usize)>,
+    /// each object notes where its own start), but for each object's last key, which its reader holds
+    /// ([`Members`]): a key is compared with its object's ([`Scan::note_key`]). The first [`INLINE_KEYS`] are held
+    /// in the scan itself, so most lines allocate nothing for them, and a chain of objects of one key each notes
+    /// none; the rest in `spilled`.
+    keys: [(u32, u32); INLINE_KEYS],
+    spilled: Vec<(u32, u32)>,
+    /// How many keys are noted (in `keys`, then `spilled`).
+    noted: usize,
+    /// The raw range of the last string [`Scan::str_index`] did not find, and whether it holds escapes.
+    other: (usize, usize, bool),
 }
 
-/// The most undeclared keys one object may have on the fast path: each is compared with those before it, so more
-/// go to the precise path, which indexes them.
-const NOTED_KEYS: usize = 32;
+/// How many noted keys a scan holds without allocating.
+const INLINE_KEYS: usize = 4;
+
+/// The most undeclared keys one object may have on the fast path (more go to the precise path, which indexes
+/// them): past a few, a key's bit ([`key_bit`]) is mostly set already, and each is compared with the others.
+const NOTED_KEYS: usize = 64;
+
+/// The undeclared keys of one object being read: where its noted ones start in [`Scan::keys`], their bits
+/// ([`key_bit`]), and its last key.
+#[derive(Clone, Copy)]
+struct Members {
+    mark: usize,
+    bits: u64,
+    last: Option<(u32, u32)>,
+}
+
+/// A key's bit in its object's 64-bit summary of the keys it has (from its length and its first and last bytes):
+/// only a key whose bit is set already is compared with the others.
+#[inline(always)]
+fn key_bit(key: &[u8]) -> u64 {
+    let (first, last) = (key.first().copied().unwrap_or(0), key.last().copied().unwrap_or(0));
+    let mix = (key.len() as u32).wrapping_mul(31) ^ u32::from(first).wrapping_mul(7) ^ u32::from(last);
+    1 << (mix % 64)
+}
 
 impl<'a> Scan<'a> {
     fn new(
@@ -577,7 +606,10 @@ impl<'a> Scan<'a> {
             cap,
             event: false,
             unknown_stops: 0,
-            keys: Vec::new(),
+            keys: [(0, 0); INLINE_KEYS],
+            spilled: Vec::new(),
+            noted: 0,
+            other: (0, 0, false),
         }
     }
 
@@ -629,19 +661,48 @@ impl<'a> Scan<'a> {
         Some((start + 1, end - 1, escaped))
     }
 
-    /// Notes the key whose raw content is `b[s..e]` among the undeclared keys of the object whose own start at
-    /// `mark`. `None` (the precise path decides) when the object has that key already, which every checker
-    /// refuses, and when the key is escaped (its decoded text is what may repeat) or the object has
-    /// [`NOTED_KEYS`] such keys: a repeated declared key is found by the object's bit set.
+    /// A reader of the undeclared keys of an object from here.
     #[inline(always)]
-    fn note_key(&mut self, mark: usize, (s, e, escaped): (usize, usize, bool)) -> Option<()> {
+    fn members_from_here(&self) -> Members {
+        Members { mark: self.noted, bits: 0, last: None }
+    }
+
+    /// Notes the key whose raw content is `b[s..e]` among the undeclared keys of object `m`. `None` (the precise
+    /// path decides) when the object has that key already, which every checker refuses, and when the key is
+    /// escaped (its decoded text is what may repeat) or the object has [`NOTED_KEYS`]: a repeated declared key is
+    /// found by the object's bit set.
+    #[inline(always)]
+    fn note_key(&mut self, m: &mut Members, (s, e, escaped): (usize, usize, bool)) -> Option<()> {
         let key = &self.b[s..e];
-        let known = &self.keys[mark..];
-        if escaped || known.len() >= NOTED_KEYS || known.iter().any(|&(p, q)| &self.b[p..q] == key) {
+        let bit = key_bit(key);
+        if escaped || (m.bits & bit != 0 && self.has_key(m, key)) || self.noted - m.mark == NOTED_KEYS {
             return None;
         }
-        self.keys.push((s, e));
+        m.bits |= bit;
+        // A line is at most `validate::MAX_LINE` (64 MiB) long: its offsets fit 32 bits.
+        if let Some(last) = m.last.replace((s as u32, e as u32)) {
+            match self.keys.get_mut(self.noted) {
+                Some(slot) => *slot = last,
+                None => self.spilled.push(last),
+            }
+            self.noted += 1;
+        }
         Some(())
+    }
+
+    /// Whether object `m` has `key` among its undeclared keys (the rare case: their bits say it may).
+    #[cold]
+    fn has_key(&self, m: &Members, key: &[u8]) -> bool {
+        let same = |&(p, q): &(u32, u32)| &self.b[p as usize..q as usize] == key;
+        let noted = self.keys.iter().chain(&self.spilled).take(self.noted).skip(m.mark);
+        m.last.as_ref().is_some_and(same) || noted.clone().any(same)
+    }
+
+    /// Drops the noted keys of object `m`, which is read.
+    #[inline(always)]
+    fn members_read(&mut self, m: Members) {
+        self.noted = m.mark;
+        self.spilled.truncate(m.mark.saturating_sub(INLINE_KEYS));
     }
 
     /// A string's content decoded: the raw bytes when it has no escape, else decoded into the scratch buffer.
@@ -762,20 +823,29 @@ impl<'a> Scan<'a> {
     }
 
     /// A string at `i` looked up in `names`: `Some(Some(index))`, or `Some(None)` for a string that is not
-    /// among them. An escaped string is decoded first.
+    /// among them (its raw range is then [`Scan::other`]). An escaped string is decoded first.
     #[inline(always)]
     fn str_index(&mut self, names: &Keys) -> Option<Option<usize>> {
         if let Some((len, w0, w1)) = lex::short_key(self.b, self.i) {
+            let start = self.i + 1;
             self.i += len + 2;
-            return Some(names.find_short(len, w0, w1));
+            let found = names.find_short(len, w0, w1);
+            if found.is_none() {
+                self.other = (start, start + len, false);
+            }
+            return Some(found);
         }
         let (s, e, escaped) = self.string()?;
-        Some(if escaped {
+        let found = if escaped {
             lex::decode(&self.b[s..e], &mut self.buf)?;
             names.find(&self.buf)
         } else {
             names.find(&self.b[s..e])
-        })
+        };
+        if found.is_none() {
+            self.other = (s, e, escaped);
+        }
+        Some(found)
     }
 
     /// A key at `i` (after whitespace) and its colon: the index of the field it names in `names` (`Some(None)`
@@ -923,9 +993,8 @@ impl<'a> Scan<'a> {
         mut field: impl FnMut(&mut Self, usize, usize) -> Option<()>,
     ) -> Option<u64> {
         let mut expect = (present.trailing_ones() as usize).min(64);
-        let mark = self.keys.len();
+        let mut undeclared = self.members_from_here();
         loop {
-            let at = self.i;
             match self.key(&op.names, expect)? {
                 Some(i) => {
                     expect = i + 1;
@@ -939,9 +1008,7 @@ impl<'a> Scan<'a> {
                 None if self.unknown_stops == self.depth => return None,
                 None => {
                     let other = op.other?;
-                    // The key is read again for its range: only an undeclared key pays for it.
-                    let (end, escaped) = lex::string(self.b, at)?;
-                    self.note_key(mark, (at + 1, end - 1, escaped))?;
+                    self.note_key(&mut undeclared, self.other)?;
                     match other {
                         None => self.skip()?,
                         Some(n) => self.value(n, None)?,
@@ -949,7 +1016,7 @@ impl<'a> Scan<'a> {
                 }
             }
             if !self.next_member()? {
-                self.keys.truncate(mark);
+                self.members_read(undeclared);
                 return Some(present);
             }
         }
@@ -1013,10 +1080,10 @@ impl<'a> Scan<'a> {
                 if self.peek()? == b'}' {
                     self.i += 1;
                 } else {
-                    let mark = self.keys.len();
+                    let mut keys = self.members_from_here();
                     loop {
                         let key = self.string()?;
-                        self.note_key(mark, key)?;
+                        self.note_key(&mut keys, key)?;
                         self.expect(b':')?;
                         self.ws();
                         self.skip()?;
@@ -1024,7 +1091,7 @@ impl<'a> Scan<'a> {
                             break;
                         }
                     }
-                    self.keys.truncate(mark);
+                    self.members_read(keys);
                 }
                 self.depth -= 1;
                 Some(())
@@ -1233,9 +1300,20 @@ mod tests {
         // escaped key and an object of many undeclared keys go to the precise path.
         check(&e, &env("1", r#"{"a":{"a":{"a":1}},"b":{"a":1},"c":[{"a":1},{"a":1}]}"#), true, true);
         check(&e, &env("1", r#"{"a\u0062":1}"#), false, true);
-        let many: Vec<String> = (0..super::NOTED_KEYS + 1).map(|k| format!("\"k{k}\":{k}")).collect();
-        check(&e, &env("1", &format!("{{{}}}", many[..super::NOTED_KEYS].join(","))), true, true);
+        // An object's last key is not noted (nothing follows it to compare); past the first few, keys are noted
+        // in a second buffer, and told apart there too.
+        let many: Vec<String> = (0..super::NOTED_KEYS + 2).map(|k| format!("\"k{k}\":{k}")).collect();
+        check(&e, &env("1", &format!("{{{}}}", many[..super::NOTED_KEYS + 1].join(","))), true, true);
+        check(&e, &env("1", &format!("{{{},{}}}", many[..40].join(","), many[3])), false, false);
+        check(&e, &env("1", &format!("{{{},{}}}", many[..40].join(","), many[30])), false, false);
         check(&e, &env("1", &format!("{{{}}}", many.join(","))), false, true);
+        // Keys whose bits collide are told apart by their bytes, and a repeated one among many is found.
+        let keys: Vec<String> =
+            (0..40).map(|k| format!("\"{}\":{k}", "ab".repeat(k % 7 + 1) + &k.to_string())).collect();
+        check(&e, &env("1", &format!("{{{}}}", keys.join(","))), true, true);
+        check(&e, &env("1", &format!("{{{},{}}}", keys.join(","), keys[23])), false, false);
+        // An object's keys are its own: a nested object's are dropped when it closes.
+        check(&e, &env("1", r#"{"a":{"b":1,"c":2},"b":{"c":1},"c":[{"b":1,"c":2}]}"#), true, true);
         // The discriminator after other keys: the precise path decides.
         check(&e, br#"{"id":"m1","time":1,"role":"user","ev":{"text":"hi","t":"text"}}"#, false, true);
     }
