@@ -742,6 +742,31 @@ impl<'a> Walk<'a> {
                 }
                 (Some(of), None) => {
                     let fat = at.push(&of.name);
+                    // Renamed into a name OLD declares too: the upgrade renames it, and refuses a stored message
+                    // that holds both.
+                    if let Some(nf) = n.fields.iter().find(|f| f.renamed_from.as_deref() == Some(of.name.as_str())) {
+                        let b = Breaks {
+                            old_producers: !accepts_unknown(n) || nf.required,
+                            old_consumers: false,
+                            stored_history: true,
+                        };
+                        let msg = format!(
+                            "property {} renamed to {} (declared; OLD declares {} too: the upgrade refuses a stored \
+                             message that holds both)",
+                            code(&of.name),
+                            code(&nf.name),
+                            code(&nf.name)
+                        );
+                        self.push(
+                            R::FieldRenamed,
+                            &at.push(&nf.name),
+                            Some(&of.node.origin),
+                            Some(&nf.node.origin),
+                            msg,
+                            b,
+                        );
+                        self.was(&of.name);
+                    }
                     let replaced = n.removed.iter().find(|r| r.name == of.name);
                     // What checks the property from now on (NEW's matching patterns, else its
                     // `additionalProperties` schema).
@@ -896,14 +921,25 @@ impl<'a> Walk<'a> {
         let fat = at.push(&nf.name);
         let (oo, no) = (&of.node.origin, &nf.node.origin);
         if renamed {
+            // What checks the old name in NEW: an open object takes it with any value OLD may refuse.
+            let (after, matched) = undeclared_checks(n, &of.name);
+            let free_now = accepts_unknown(n) && !matched && !self.is_any(true, &of.node);
             let b = Breaks {
                 old_producers: !accepts_unknown(n) || nf.required,
-                old_consumers: !accepts_unknown(o) || of.required,
+                old_consumers: !accepts_unknown(o) || of.required || free_now,
                 stored_history: false,
             };
-            let msg = format!("property {} renamed to {} (declared)", code(&of.name), code(&nf.name));
+            let open = if free_now {
+                format!("; the object is open: a NEW message may carry {} with a value OLD rejects", code(&of.name))
+            } else {
+                String::new()
+            };
+            let msg = format!("property {} renamed to {} (declared{open})", code(&of.name), code(&nf.name));
             self.push(R::FieldRenamed, &fat, Some(oo), Some(no), msg, b);
             self.was(&of.name);
+            for a in after {
+                self.node(&at.push(&of.name), &of.node, a);
+            }
         }
         match (of.required, nf.required) {
             (false, true) => {
@@ -1190,9 +1226,10 @@ impl<'a> Walk<'a> {
             ),
         };
         // Between integers, a bound is the whole number it admits first: `minimum: 1`, `exclusiveMinimum: 0` and
-        // `minimum: 0.5` are one bound.
+        // `minimum: 0.5` are one bound. Not from 2^53 on, where every double is whole and the next one is not the
+        // next integer (`exclusiveMaximum: 2^63` minus one is 2^63 again, and would equal `maximum: 2^63`).
         let whole = |bound: Bound, lo: bool| -> Bound {
-            if !(a.integer && b.integer) {
+            if !(a.integer && b.integer) || bound.is_some_and(|(v, _)| v.abs() >= 9_007_199_254_740_992.0) {
                 return bound;
             }
             bound.map(|(v, x)| {
@@ -1230,9 +1267,16 @@ impl<'a> Walk<'a> {
             (Some(m), None) => loose.push(format!("`multipleOf` {m} -> none")),
             (Some(m), Some(k)) if m != k => {
                 let text = format!("`multipleOf` {m} -> {k}");
-                if (k / m).fract() == 0.0 {
+                // Every multiple of `m` is one of `k` when `k` divides `m`, but a checker divides doubles: that
+                // holds for it between divisors it divides by exactly, whole numbers and powers of two (`21 / 7` is
+                // 3, `21 / 0.7` is 30.000000000000004).
+                let exact = |x: f64| {
+                    (x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0)
+                        || (x > 0.0 && x.to_bits() & ((1u64 << 52) - 1) == 0)
+                };
+                if exact(m) && exact(k) && (k / m).fract() == 0.0 {
                     tight.push(text);
-                } else if (m / k).fract() == 0.0 {
+                } else if exact(m) && exact(k) && (m / k).fract() == 0.0 {
                     loose.push(text);
                 } else {
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), text, Breaks::BOTH);
