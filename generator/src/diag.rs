@@ -269,30 +269,62 @@ pub(crate) fn each_value(text: &str, f: &mut dyn FnMut(&str, usize)) {
 /// file's, `load::document`, and a message's, `engine::json`): the place is then found by [`first_repeated_key`].
 pub(crate) const REPEATED_KEY: &str = "a repeated key";
 
-/// The first member of a JSON text whose key its object already has, as a reader going left to right meets it:
-/// the member's JSON Pointer and the byte offset of the repeated key's opening quote. It is the first pointer
-/// [`each_value`] hands over twice: a value inside an earlier member of that key comes before it, and a value
-/// inside this one after it.
+/// The first member of a JSON text whose key its object already has, as a reader going left to right meets it
+/// (at the key, whatever follows it): the member's JSON Pointer and the byte offset of the repeated key's opening
+/// quote. One pass, holding the keys of the objects open at that point and the path to it: linear in the text.
+/// The text is JSON up to there (a parser stopped at that key); past it the scan may read anything, and stops.
 pub(crate) fn first_repeated_key(text: &str) -> Option<(String, usize)> {
-    let mut seen = std::collections::HashSet::new();
-    let mut found = None;
-    each_value(text, &mut |pointer, at| {
-        if found.is_none() && !seen.insert(pointer.to_string()) {
-            found = Some((pointer.to_string(), at));
-        }
-    });
-    let (pointer, value) = found?;
-    // Back from the value over the colon and whitespace to the key's closing quote, then to its opening one
-    // (the last quote before it that no backslash escapes).
-    let b = text.as_bytes();
-    let mut close = value;
-    while close > 0 && matches!(b[close - 1], b' ' | b'\t' | b'\n' | b'\r' | b':') {
-        close -= 1;
+    /// An open array (its item's index) or object (its keys so far, and whether a key comes next).
+    enum Open {
+        Array(usize),
+        Object(std::collections::HashSet<String>, bool),
     }
-    let close = close.saturating_sub(1);
-    let unescaped = |i: usize| b[..i].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0;
-    let open = (0..close).rev().find(|&i| b[i] == b'"' && unescaped(i)).unwrap_or(close);
-    Some((pointer, open))
+    let b = text.as_bytes();
+    // Each open container with the pointer token of its member or item being read.
+    let mut open: Vec<(Open, String)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let mut end = i + 1;
+                while end < b.len() && b[end] != b'"' {
+                    end += if b[end] == b'\\' { 2 } else { 1 };
+                }
+                let end = (end + 1).min(b.len());
+                if let Some((Open::Object(keys, expect_key @ true), token)) = open.last_mut() {
+                    *expect_key = false;
+                    let key: String = serde_json::from_str(&text[i..end]).unwrap_or_default();
+                    *token = escape_token(&key);
+                    if !keys.insert(key) {
+                        let mut pointer = String::new();
+                        for (_, t) in &open {
+                            pointer.push('/');
+                            pointer.push_str(t);
+                        }
+                        return Some((pointer, i));
+                    }
+                }
+                i = end;
+                continue;
+            }
+            b'{' => open.push((Open::Object(Default::default(), true), String::new())),
+            b'[' => open.push((Open::Array(0), "0".into())),
+            b'}' | b']' => {
+                open.pop();
+            }
+            b',' => match open.last_mut() {
+                Some((Open::Array(n), token)) => {
+                    *n += 1;
+                    *token = n.to_string();
+                }
+                Some((Open::Object(_, expect_key), _)) => *expect_key = true,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Hands `f` the start of the value at `p` (pointer `ptr`) and of every value inside it; returns where it ends.
@@ -501,6 +533,26 @@ pub(crate) fn longest_run(s: &str, ch: char) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first repeated key is found at the key (a colon need not follow), its pointer escaped, in one pass: a
+    /// line whose values before the repeat are many and deep under long keys is answered without holding a pointer
+    /// per value (it took memory in the square of the line's size, gigabytes for a 2 MB line).
+    #[test]
+    fn the_first_repeated_key_is_found_at_the_key() {
+        let at = first_repeated_key;
+        assert_eq!(at(r#"{"a":1,"a"}"#), Some(("/a".into(), 7)));
+        assert_eq!(at(r#"{"a":1,"b":[{"~/":0},{"x":{},"~/":1,"~/":2}]}"#), Some(("/b/1/~0~1".into(), 36)));
+        assert_eq!(at(r#"{"a":{"x":1,"x":2},"a":3}"#), Some(("/a/x".into(), 12)));
+        assert_eq!(at(r#"{"a":"\"a\":","b":["a","a"],"\u0061":1}"#), Some(("/a".into(), 28)));
+        assert_eq!(at(r#"{"a":{"k":1},"b":{"k":1},"k":[{"k":0},{"k":0}]}"#), None);
+        let key = "k".repeat(1 << 20);
+        let nested = (0..64).map(|j| format!("{{\"{j}{key}\":")).collect::<String>();
+        let items = vec!["0"; 1 << 20].join(",");
+        let text = format!("{nested}{{\"x\":[{items}],\"x\":1}}{}", "}".repeat(64));
+        let (pointer, open) = first_repeated_key(&text).expect("repeated");
+        let want = (0..64).map(|j: usize| 1 + j.to_string().len() + key.len()).sum::<usize>() + "/x".len();
+        assert_eq!((pointer.len(), &text[open..open + 4]), (want, "\"x\":"));
+    }
 
     #[test]
     fn a_diagnostic_without_a_position_prints_no_position() {

@@ -1033,6 +1033,17 @@ pub(crate) fn repeated_key_message(text: &str) -> Option<String> {
     Some(format!("malformed JSON: repeated key {pointer} {REPEATED_KEY_WHY} at {}", place(line, column)))
 }
 
+/// Whether a line refused as no JSON value the checkers take is still read by the stream checkers for what it
+/// would have opened or closed (`causedBy`), as the TypeScript one reads it: one nesting too deep, one that starts
+/// with a byte order mark (read after it), one that repeats a key (its last member counting, as `JSON.parse`
+/// reads it). Invalid UTF-8, an unpaired surrogate escape, a number beyond the double range and a syntax error
+/// read as nothing (they were read where a parser skipping the value did not look at it).
+pub(crate) fn read_when_rejected(issue: &Issue) -> bool {
+    issue.rule == Rule::TooDeep.id()
+        || issue.message == BOM_MESSAGE
+        || issue.message.starts_with("malformed JSON: repeated key ")
+}
+
 /// Why a repeated key is refused, as every checker says it.
 pub(crate) const REPEATED_KEY_WHY: &str = "(JSON parsers differ on which of its members counts)";
 

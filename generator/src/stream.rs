@@ -158,10 +158,12 @@ impl<'e> StreamChecker<'e> {
                 Err(_) => self.not_an_envelope(line),
             },
             // A rejected line is asked only what it would have opened or closed: that part of it is parsed, at any
-            // depth (a line too deep is JSON still; one that is not JSON reads as nothing).
+            // depth (a line too deep is JSON still; one that is not JSON every checker reads reads as nothing:
+            // `engine::read_when_rejected`).
             rejected => {
+                let readable = rejected.as_ref().map_or_else(crate::engine::read_when_rejected, |_| true);
                 let errors = rejected.unwrap_or_else(|issue| vec![issue]);
-                let v = machine::read_of_value(&c.machine, bytes);
+                let v = readable.then(|| machine::read_of_value(&c.machine, bytes)).flatten();
                 self.state.reject(&c.machine, line, v.as_ref());
                 Record::new(line, errors)
             }

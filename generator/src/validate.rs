@@ -133,8 +133,15 @@ pub(crate) fn start_records<R: BufRead>(
                     let _ = each(trim_end(&whole).to_vec(), None);
                     return Ok(None);
                 }
-                Err(e) if e.line() > 1 => Some(e.to_string()),
-                Err(_) => None,
+                // A repeated key before the break is the first problem a reader meets (every checker refuses it).
+                Err(e) => match crate::engine::Json::parse(after_bom(text)) {
+                    Err(j) if crate::engine::parse_error_what(&j) == crate::diag::REPEATED_KEY => {
+                        crate::engine::repeated_key_message(after_bom(text))
+                            .map(|m| m.trim_start_matches("malformed JSON: ").to_string())
+                    }
+                    _ if e.line() > 1 => Some(e.to_string()),
+                    _ => None,
+                },
             },
         }
     };

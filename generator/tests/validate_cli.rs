@@ -159,6 +159,22 @@ fn a_pretty_printed_envelope_is_one_record() {
     let first = recs[0]["errors"][0]["message"].as_str().expect("message");
     assert!(first.contains("read as one multi-line document: ") && first.contains(" at line 2 column 14"), "{first}");
     assert!(recs[1..].iter().all(|r| !r["errors"][0]["message"].as_str().unwrap().contains("document")));
+    // A key repeated before that break is the first problem, as every checker reads the text: the hint says so
+    // (it named the later comma: the framing's own check took the repeated key).
+    let mut repeated = pretty.replacen("\"time\"", "\"id\"", 1);
+    repeated.insert(repeated.rfind("\n}").expect("the closing brace"), ',');
+    let recs = records(&wiregen(&["validate", "--format", "json"], repeated.as_bytes()));
+    let first = recs[0]["errors"][0]["message"].as_str().expect("message");
+    let ids: Vec<usize> =
+        (repeated.lines().enumerate()).filter(|(_, l)| l.contains("\"id\"")).map(|(i, _)| i + 1).collect();
+    let id_line = ids[1];
+    assert!(
+        first.ends_with(&format!(
+            "(read as one multi-line document: repeated key /id (JSON parsers differ on which of its members counts) \
+             at line {id_line} column 3)"
+        )),
+        "{first}"
+    );
     // A JSONL line cut short is no such document: its error is its own.
     let cut = format!("{{\"id\":\"m1\",\"time\":1,\n{GOOD}\n");
     let recs = records(&wiregen(&["validate", "--format", "json"], cut.as_bytes()));

@@ -720,53 +720,52 @@ pub(crate) const REPEATED_KEY: &str = "repeated key";
 /// Why a repeated key is refused (the engine's words, `engine::REPEATED_KEY_WHY`).
 pub(crate) const REPEATED_KEY_WHY: &str = "(JSON parsers differ on which of its members counts)";
 
-/// The first member of `text` whose key its object already has, reading left to right: its JSON Pointer and the
-/// byte offset of the key's opening quote (the engine's `diag::first_repeated_key`). The text is JSON up to there
-/// (the parser stopped at that key); past it the scan may read anything, and stops.
+/// The first member of `text` whose key its object already has, reading left to right (at the key, whatever
+/// follows it): its JSON Pointer and the byte offset of the key's opening quote (the engine's
+/// `diag::first_repeated_key`). One pass, linear in the text. The text is JSON up to there (the parser stopped at
+/// that key); past it the scan may read anything, and stops.
 pub(crate) fn first_repeated_key(text: &str) -> Option<(String, usize)> {
-    /// An open array (the index of its item being read) or object (its keys so far).
+    /// An open array (its item's index) or object (its keys so far, and whether a key comes next).
     enum Open {
         Array(usize),
-        Object(std::collections::BTreeSet<String>),
+        Object(std::collections::BTreeSet<String>, bool),
     }
     let b = text.as_bytes();
-    // Each open container with the token of its member being read.
+    // Each open container with the pointer token of its member or item being read.
     let mut open: Vec<(Open, String)> = Vec::new();
     let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'"' => {
-                let start = i;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
+                let mut end = i + 1;
+                while end < b.len() && b[end] != b'"' {
+                    end += if b[end] == b'\\' { 2 } else { 1 };
                 }
-                i = (i + 1).min(b.len());
-                let mut colon = i;
-                while colon < b.len() && matches!(b[colon], b' ' | b'\t' | b'\n' | b'\r') {
-                    colon += 1;
-                }
-                if let (Some(b':'), Some((Open::Object(keys), token))) = (b.get(colon), open.last_mut()) {
-                    let key: String = serde_json::from_str(text.get(start..i)?).ok()?;
+                let end = (end + 1).min(b.len());
+                if let Some((Open::Object(keys, expect_key @ true), token)) = open.last_mut() {
+                    *expect_key = false;
+                    let key: String = serde_json::from_str(text.get(i..end)?).ok()?;
                     *token = key.replace('~', "~0").replace('/', "~1");
                     if !keys.insert(key) {
-                        let pointer = open.iter().fold(String::new(), |p, (_, t)| p + "/" + t);
-                        return Some((pointer, start));
+                        return Some((open.iter().fold(String::new(), |p, (_, t)| p + "/" + t), i));
                     }
                 }
+                i = end;
                 continue;
             }
-            b'{' => open.push((Open::Object(Default::default()), String::new())),
+            b'{' => open.push((Open::Object(Default::default(), true), String::new())),
             b'[' => open.push((Open::Array(0), "0".into())),
             b'}' | b']' => {
                 open.pop();
             }
-            b',' => {
-                if let Some((Open::Array(n), token)) = open.last_mut() {
+            b',' => match open.last_mut() {
+                Some((Open::Array(n), token)) => {
                     *n += 1;
                     *token = n.to_string();
                 }
-            }
+                Some((Open::Object(_, expect_key), _)) => *expect_key = true,
+                None => {}
+            },
             _ => {}
         }
         i += 1;
@@ -785,17 +784,17 @@ pub(crate) fn repeated_key_message(text: &str) -> Option<String> {
     Some(format!("malformed JSON: {REPEATED_KEY} {pointer} {REPEATED_KEY_WHY} at {at}"))
 }
 
+/// What a line that starts with a byte order mark is told (the engine's `engine::BOM_MESSAGE`).
+pub(crate) const BOM_MESSAGE: &str =
+    "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one";
+
 /// Parses one JSON text (one line of a stream, without its newline) and checks it.
 pub(crate) fn from_str<T: Decode>(text: &str) -> Result<T, Error> {
     if text.trim().is_empty() {
         return Err(Error::new(Rule::BlankLine, "", "blank line: expected one JSON value per line"));
     }
     if text.starts_with('\u{feff}') {
-        return Err(Error::new(
-            Rule::MalformedJson,
-            "",
-            "malformed JSON: the line starts with a byte order mark (U+FEFF); JSON text does not begin with one",
-        ));
+        return Err(Error::new(Rule::MalformedJson, "", BOM_MESSAGE));
     }
     let json: Json = serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();

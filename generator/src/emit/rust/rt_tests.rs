@@ -38,6 +38,10 @@ fn a_repeated_key_is_told_as_the_engine_tells_it() {
         r#"{"a":1,"a":tru}"#,
         r#"{"a":tru,"a":1}"#,
         r#"{"s":"\"a\":","\"a\":":1,"s":2}"#,
+        // A repeated key with no colon after it: refused at the key, before the colon is looked for.
+        r#"{"a":1,"a"}"#,
+        r#"{"a":1,"b":2,"a" 2}"#,
+        "{\n  \"id\": \"m1\",\n  \"id\"\n}",
     ] {
         let want = crate::engine::parse_json(text.as_bytes()).expect_err(text);
         let got = from_str::<AnyValue>(text).map(drop).expect_err(text);

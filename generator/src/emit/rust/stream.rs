@@ -94,9 +94,12 @@ impl StreamChecker {
         match (super::parse_envelope_bytes(line), value) {
             (Ok(_), Some(v)) => self.check_valid(n, &v),
             (Err(e), value) => {
-                // A line too deep for a `Value` is JSON still: what it would have opened or closed is read at any
-                // depth (a line that is not JSON reads as nothing).
-                let value = value.or_else(|| super::stream_machine::read_of_value(&self.machine, line));
+                // A line too deep for a `Value` is JSON still, and so is one after a byte order mark: what it would
+                // have opened or closed is read at any depth (a line that is not JSON every checker reads, as one
+                // with an unpaired surrogate escape or a number beyond the double range, reads as nothing).
+                let readable = e.rule() == super::Rule::TooDeep || e.message() == super::rt::BOM_MESSAGE;
+                let value =
+                    value.or_else(|| readable.then(|| super::stream_machine::read_of_value(&self.machine, line)).flatten());
                 self.state.reject(&self.machine, n, value.as_ref());
                 StreamRecord { line: n, valid: false, errors: vec![StreamError::of(&e)] }
             }
