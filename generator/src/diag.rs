@@ -391,6 +391,14 @@ impl LocatedText {
     }
 }
 
+/// 1-based line and column (in bytes, as serde_json counts them) of byte offset `offset`.
+pub(crate) fn byte_line_col(text: &[u8], offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let column = offset - before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+    (line, column)
+}
+
 /// 1-based line and column (in characters) of byte offset `off`.
 pub(crate) fn line_col(text: &str, off: usize) -> (usize, usize) {
     Cursor::default().advance(text, off)

@@ -961,10 +961,9 @@ pub fn kind(v: &Json<'_>) -> &'static str {
 /// # Errors
 /// [`Rule::BlankLine`], [`Rule::InvalidUtf8`], [`Rule::TooDeep`] or [`Rule::MalformedJson`] at the root pointer.
 pub fn parse_line(line: &[u8]) -> Result<Value, Issue> {
-    let text = line_text(line)?;
-    // The tree refuses what a `Value` would take: a repeated key.
-    Json::parse(text).map_err(|e| parse_issue(text, e))?;
-    serde_json::from_str::<Value>(text).map_err(|e| parse_issue(text, e))
+    // Through the tree, which refuses what a `Value` would take: a repeated key.
+    let json = parse_json(line)?;
+    serde_json::to_value(&json).map_err(|e| Issue::new(Rule::MalformedJson, "", format!("malformed JSON: {e}")))
 }
 
 /// [`parse_line`] into the tree the precise path walks ([`Json`]): the same errors, a cheaper value.
@@ -1026,12 +1025,19 @@ fn place(line: usize, column: usize) -> String {
 /// the column in bytes as serde_json counts it). The TypeScript runtime is given it; the Rust runtime
 /// (`emit/rust/rt.rs`) spells it out, held to it by `rt_tests::a_repeated_key_is_told_as_the_engine_tells_it`.
 pub(crate) fn repeated_key_message(text: &str) -> Option<String> {
-    let (pointer, open) = crate::diag::first_repeated_key(text)?;
-    let before = &text.as_bytes()[..open];
-    let line = 1 + before.iter().filter(|&&c| c == b'\n').count();
-    let column = open - before.iter().rposition(|&c| c == b'\n').map_or(0, |nl| nl + 1) + 1;
-    Some(format!("malformed JSON: repeated key {pointer} {REPEATED_KEY_WHY} at {}", place(line, column)))
+    repeated_key_what(text).map(|what| format!("malformed JSON: {what}"))
 }
+
+/// [`repeated_key_message`] without its `malformed JSON: ` (what a pretty document's first line adds as where the
+/// document breaks).
+pub(crate) fn repeated_key_what(text: &str) -> Option<String> {
+    let (pointer, open) = crate::diag::first_repeated_key(text)?;
+    let (line, column) = crate::diag::byte_line_col(text.as_bytes(), open);
+    Some(format!("{REPEATED_KEY_LEAD}{pointer} {REPEATED_KEY_WHY} at {}", place(line, column)))
+}
+
+/// How a repeated key's message starts after `malformed JSON: ` ([`repeated_key_what`]).
+const REPEATED_KEY_LEAD: &str = "repeated key ";
 
 /// Whether a line refused as no JSON value the checkers take is still read by the stream checkers for what it
 /// would have opened or closed (`causedBy`), as the TypeScript one reads it: one nesting too deep, one that starts
@@ -1041,7 +1047,7 @@ pub(crate) fn repeated_key_message(text: &str) -> Option<String> {
 pub(crate) fn read_when_rejected(issue: &Issue) -> bool {
     issue.rule == Rule::TooDeep.id()
         || issue.message == BOM_MESSAGE
-        || issue.message.starts_with("malformed JSON: repeated key ")
+        || issue.message.strip_prefix("malformed JSON: ").is_some_and(|m| m.starts_with(REPEATED_KEY_LEAD))
 }
 
 /// Why a repeated key is refused, as every checker says it.

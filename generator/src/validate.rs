@@ -125,7 +125,7 @@ pub(crate) fn start_records<R: BufRead>(
     } else {
         match std::str::from_utf8(&whole) {
             Err(e) => {
-                let (line, column) = line_and_column(&whole, e.valid_up_to());
+                let (line, column) = crate::diag::byte_line_col(&whole, e.valid_up_to());
                 Some(format!("invalid UTF-8 at line {line} column {column}"))
             }
             Ok(text) => match serde_json::from_str::<serde::de::IgnoredAny>(after_bom(text)) {
@@ -136,8 +136,7 @@ pub(crate) fn start_records<R: BufRead>(
                 // A repeated key before the break is the first problem a reader meets (every checker refuses it).
                 Err(e) => match crate::engine::Json::parse(after_bom(text)) {
                     Err(j) if crate::engine::parse_error_what(&j) == crate::diag::REPEATED_KEY => {
-                        crate::engine::repeated_key_message(after_bom(text))
-                            .map(|m| m.trim_start_matches("malformed JSON: ").to_string())
+                        crate::engine::repeated_key_what(after_bom(text))
                     }
                     _ if e.line() > 1 => Some(e.to_string()),
                     _ => None,
@@ -174,14 +173,6 @@ pub(crate) fn place_in_document(bytes: &[u8], errors: &mut [Issue]) {
         let (line, col) = text.locate(&e.pointer);
         e.message.push_str(&format!(" (line {line}, column {col} of the document)"));
     }
-}
-
-/// The line and column (both from 1, the column in bytes) of a byte offset in a text.
-fn line_and_column(text: &[u8], offset: usize) -> (usize, usize) {
-    let before = &text[..offset];
-    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-    let column = offset - before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
-    (line, column)
 }
 
 fn trim_end(b: &[u8]) -> &[u8] {
