@@ -198,9 +198,12 @@ impl<'a> TsTypes<'a> {
                         None => "[]".to_string(),
                     }
                 } else {
+                    // A position before `minItems` is always there.
+                    let required = a.min_items.unwrap_or(0);
                     let mut parts = Vec::new();
-                    for p in &a.prefix {
-                        parts.push(format!("({})?", self.ty(p)?));
+                    for (p, i) in a.prefix.iter().zip(0u64..) {
+                        let t = self.ty(p)?;
+                        parts.push(if i < required { format!("({t})") } else { format!("({t})?") });
                     }
                     if let Some(r) = rest {
                         parts.push(format!("...({r})[]"));

@@ -587,8 +587,15 @@ impl<'m> ZodEmit<'m> {
         let mut out = if a.prefix.is_empty() {
             format!("z.array({rest}, $T)")
         } else {
-            let items: Vec<String> =
-                self.nodes(&a.prefix, indent)?.into_iter().map(|c| format!("{c}.optional()")).collect();
+            // A position before `minItems` is always there: required in the tuple's type (`ordered` checks every
+            // position the array has, and `minItems` the count).
+            let required = a.min_items.unwrap_or(0);
+            let items: Vec<String> = self
+                .nodes(&a.prefix, indent)?
+                .into_iter()
+                .zip(0u64..)
+                .map(|(c, i)| if i < required { c.to_string() } else { format!("{c}.optional()") })
+                .collect();
             format!("ordered(z.tuple([{}], {rest}, $T))", items.join(", "))
         };
         if let Some(k) = a.min_items {

@@ -569,9 +569,9 @@ export function uniqueItems(ctx: Payload<readonly unknown[]>): void {
 }
 
 /**
- * `prefixItems` (with `items` for the rest): `tuple` (a `z.tuple` of optional items) checks each item in input
- * order, its issues in that order as the engine reports them (`z.tuple` itself reports the rest's issues before
- * the prefix's). Its type is the tuple's.
+ * `prefixItems` (with `items` for the rest): `tuple` (a `z.tuple`, its items from `minItems` on optional) checks
+ * each item in input order, its issues in that order as the engine reports them (`z.tuple` itself reports the
+ * rest's issues before the prefix's). Its type is the tuple's.
  */
 export function ordered<T extends z.ZodTuple>(tuple: T): z.ZodType<z.output<T>, unknown> {
   const { items, rest } = tuple._zod.def;
