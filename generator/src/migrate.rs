@@ -40,6 +40,7 @@
 //! # Errors
 //! Only reading the input and writing the output fail ([`std::io::Error`]); what is wrong with a line is a note.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -123,10 +124,12 @@ pub fn migrate_value(
     if !old_issues.is_empty() {
         return (None, refused_by_old(line, &old_issues));
     }
-    upgrade_accepted(old, new, plan, line, v, on_loss)
+    let (upgraded, notes) = upgrade_accepted(old, new, plan, line, v, on_loss);
+    (upgraded.ok(), notes)
 }
 
-/// [`migrate_value`] of a value OLD accepts (the caller checked it).
+/// [`migrate_value`] of a value OLD accepts (the caller checked it); the upgraded value as far as it got when NEW
+/// refuses it.
 fn upgrade_accepted(
     old: &Engine,
     new: &Engine,
@@ -134,7 +137,7 @@ fn upgrade_accepted(
     line: usize,
     v: &Value,
     on_loss: OnLoss,
-) -> (Option<Value>, Vec<Note>) {
+) -> (Result<Value, Value>, Vec<Note>) {
     let note = |side, issue: &Issue, outcome| issue_note(line, side, issue, outcome);
     let mut v = v.clone();
     // What OLD's readers saw is what is upgraded: a key OLD strips never reached them.
@@ -166,7 +169,7 @@ fn upgrade_accepted(
     loop {
         let issues = new.check_value(&v);
         if issues.is_empty() && notes.iter().all(|n| n.outcome != Outcome::Refused) {
-            return (Some(v), capped(notes));
+            return (Ok(v), capped(notes));
         }
         let droppable = |i: &Issue| {
             on_loss == OnLoss::Drop
@@ -193,7 +196,7 @@ fn upgrade_accepted(
         for n in &mut notes {
             n.outcome = Outcome::Refused;
         }
-        return (None, capped(notes));
+        return (Err(v), capped(notes));
     }
 }
 
@@ -460,6 +463,17 @@ impl<W: Write> Migration<'_, W> {
         let issues = oe.check_line_fast(line);
         if !issues.is_empty() {
             s.refused += 1;
+            if let Some(sequence) = &mut self.sequence {
+                // What it would have opened or closed, in NEW's names where the upgrade renames them: the lines
+                // that need it name it as their cause, as in `validate --stream`.
+                match parse_line(line) {
+                    Ok(mut v) => {
+                        let _ = plan.apply(&mut v);
+                        sequence.reject(n, Some(&v));
+                    }
+                    Err(issue) => sequence.reject_text(n, line, Some(&issue)),
+                }
+            }
             let mut notes = refused_by_old(n, &issues);
             if let (Some(first), Some(h)) = (notes.first_mut(), hint) {
                 first.message.push_str(&h);
@@ -471,53 +485,61 @@ impl<W: Write> Migration<'_, W> {
             Ok(v) => v,
             Err(issue) => {
                 s.refused += 1;
+                if let Some(sequence) = &mut self.sequence {
+                    sequence.reject_text(n, line, Some(&issue));
+                }
                 s.notes.extend(refused_by_old(n, &[issue]));
                 return Ok(());
             }
         };
         // OLD accepted the line above: checking the parsed value again would be the same work twice.
-        let (value, mut notes) = upgrade_accepted(oe, ne, plan, n, &v, on_loss);
-        // Only a sequence rule is left to break: the value passed NEW's message rules.
-        let broken = match (&value, &mut self.sequence) {
-            (Some(v), Some(sequence)) => sequence.check_value(n, v).errors,
-            _ => Vec::new(),
-        };
-        let out = &mut self.out;
-        match value {
-            Some(_) if !broken.is_empty() => {
-                s.refused += 1;
-                for x in &mut notes {
-                    x.outcome = Outcome::Refused;
-                }
-                notes.extend(broken.iter().map(|i| Note {
-                    message: format!("{}{}", i.message, i.links("refused")),
-                    ..issue_note(n, "new", i, Outcome::Refused)
-                }));
-            }
+        let (upgraded, mut notes) = upgrade_accepted(oe, ne, plan, n, &v, on_loss);
+        // The text to write, before the sequence rules see the line: a line that is not written is rejected for
+        // them too, and the lines that need it name it as their cause.
+        let text = match &upgraded {
             // A line the upgrade left as it was is written as it was read (a pretty-printed document as one line).
-            Some(u) if u == v && notes.is_empty() && !line.contains(&b'\n') => {
-                out.write_all(line)?;
-                out.write_all(b"\n")?;
-                s.written += 1;
+            Ok(u) if *u == v && notes.is_empty() && !line.contains(&b'\n') => Ok(Cow::Borrowed(line)),
+            Ok(u) => exact_text(line, u)
+                .map(Cow::Owned)
+                .map_err(|lost| Some(Note { line: n, outcome: Outcome::Refused, side: "upgrade", ..lost })),
+            Err(_) => Err(None),
+        };
+        let refuse = |s: &mut Summary, notes: &mut Vec<Note>| {
+            s.refused += 1;
+            for x in notes.iter_mut() {
+                x.outcome = Outcome::Refused;
             }
-            Some(u) => match exact_text(line, &u) {
-                Ok(text) => {
-                    out.write_all(&text)?;
-                    out.write_all(b"\n")?;
+        };
+        match text {
+            Ok(text) => {
+                // Only a sequence rule is left to break: the value passed NEW's message rules.
+                let broken = match (&upgraded, &mut self.sequence) {
+                    (Ok(u), Some(sequence)) => sequence.check_value(n, u).errors,
+                    _ => Vec::new(),
+                };
+                if broken.is_empty() {
+                    self.out.write_all(&text)?;
+                    self.out.write_all(b"\n")?;
                     s.written += 1;
                     if !notes.is_empty() {
                         s.with_loss += 1;
                     }
+                } else {
+                    refuse(s, &mut notes);
+                    notes.extend(broken.iter().map(|i| Note {
+                        message: format!("{}{}", i.message, i.links("refused")),
+                        ..issue_note(n, "new", i, Outcome::Refused)
+                    }));
                 }
-                Err(lost) => {
-                    s.refused += 1;
-                    for x in &mut notes {
-                        x.outcome = Outcome::Refused;
-                    }
-                    notes.push(Note { line: n, outcome: Outcome::Refused, side: "upgrade", ..lost });
+            }
+            Err(lost) => {
+                refuse(s, &mut notes);
+                notes.extend(lost);
+                if let Some(sequence) = &mut self.sequence {
+                    let (Ok(u) | Err(u)) = &upgraded;
+                    sequence.reject(n, Some(u));
                 }
-            },
-            None => s.refused += 1,
+            }
         }
         s.notes.extend(notes);
         Ok(())

@@ -160,14 +160,30 @@ impl<'e> StreamChecker<'e> {
             // A rejected line is asked only what it would have opened or closed: that part of it is parsed, at any
             // depth (a line too deep is JSON still; one that is not JSON every checker reads reads as nothing:
             // `engine::read_when_rejected`).
-            rejected => {
-                let readable = rejected.as_ref().map_or_else(crate::engine::read_when_rejected, |_| true);
-                let errors = rejected.unwrap_or_else(|issue| vec![issue]);
-                let v = readable.then(|| machine::read_of_value(&c.machine, bytes)).flatten();
-                self.state.reject(&c.machine, line, v.as_ref());
+            Ok(errors) => {
+                self.reject_text(line, bytes, None);
                 Record::new(line, errors)
             }
+            Err(issue) => {
+                self.reject_text(line, bytes, Some(&issue));
+                Record::new(line, vec![issue])
+            }
         }
+    }
+
+    /// Counts a message rejected before this checker saw it (`wiregen migrate --stream` refuses lines the
+    /// upgrade or OLD's rules refuse), as [`StreamChecker::check`] counts one it rejects: what it would have
+    /// opened or closed (`value`, as far as it can be read) is remembered for `caused_by`.
+    pub fn reject(&mut self, line: usize, value: Option<&Value>) {
+        self.state.reject(&self.compiled.machine, line, value);
+    }
+
+    /// [`StreamChecker::reject`] of a line's text, `unparsed` when it is no JSON value the checkers take: read as
+    /// far as `check` reads such a line.
+    pub fn reject_text(&mut self, line: usize, bytes: &[u8], unparsed: Option<&Issue>) {
+        let readable = unparsed.is_none_or(crate::engine::read_when_rejected);
+        let v = readable.then(|| machine::read_of_value(&self.compiled.machine, bytes)).flatten();
+        self.state.reject(&self.compiled.machine, line, v.as_ref());
     }
 
     /// Checks the next message, already parsed (`line` is its 1-based position).
@@ -514,12 +530,25 @@ mod tests {
             r#"{"role":null,"ev":{"t":null,"agentId":["a"]},"subagent":{"deep":[[[[]]]]}}"#,
             r#"{"ev":"text","turn":"t"}"#,
             r#"{}"#,
+            r#"{"role":"agent","ev":{"t":"text","text":"\ud83d\ude00 \"\\u"},"x":["\uD83D\uDE00",-1.5e300,1e-400]}"#,
         ] {
             let v: Value = serde_json::from_str(text).expect("JSON");
             assert_eq!(machine::read_of_value(m, text.as_bytes()), projection(m, &v), "{text}");
         }
         for text in ["[1]", "3", "\"a\"", "{\"role\":\"agent\"} x", "{\"role\":", "null"] {
             assert_eq!(machine::read_of_value(m, text.as_bytes()), None, "{text}");
+        }
+        // Not JSON every checker reads, in a value no rule reads (serde_json skips it unchecked) or one it reads:
+        // nothing, as the TypeScript checker reads such a line.
+        for bad in [r#""\ud800""#, r#""\udc00x""#, r#""\ud800\u0041""#, r#""a\ud83d""#, "1e400", "-1e999", "[[1e309]]"]
+        {
+            for text in [
+                format!(r#"{{"role":"agent","ev":{{"t":"turn-start"}},"x":{bad}}}"#),
+                format!(r#"{{"role":"agent","ev":{{"t":"turn-start","y":{{"z":{bad}}}}}}}"#),
+                format!(r#"{{"role":"agent","turn":{bad},"ev":{{"t":"turn-start"}}}}"#),
+            ] {
+                assert_eq!(machine::read_of_value(m, text.as_bytes()), None, "{text}");
+            }
         }
     }
 

@@ -468,6 +468,43 @@ fn with_stream_a_line_that_breaks_a_sequence_rule_of_new_is_refused_so_the_outpu
 }
 
 #[test]
+fn with_stream_a_line_refused_for_any_reason_is_the_cause_of_the_lines_that_need_it() {
+    // A line refused by OLD's rules (an unknown property, a repeated key) or one the upgrade cannot write (two
+    // numbers that read as one double) is not in the output: the lines that need what it opened are refused as
+    // following from it, as `validate --stream` says. The number-text one was taken by the sequence rules before
+    // it was refused, so the `tool-call-end` after it was written and the output failed `validate --stream`.
+    let start = r#"{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-start","bogus":1}}"#;
+    let text = r#"{"id":"m2","time":2,"role":"agent","turn":"t1","ev":{"t":"text","text":"hi"}}"#;
+    let (code, out, err) =
+        wiregen(&["migrate", "--stream", "--from", V2, "--to", V2, "-"], Some(format!("{start}\n{text}\n").as_bytes()));
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(err.contains("<stdin>:2: refused: /turn [turn.not-open] (new): agent message carries turn `t1`, but no turn is open (follows from refused line 1)"), "{err}");
+    let repeated = start.replace(r#","bogus":1}"#, r#"},"id":"m1""#);
+    let (code, _, err) = wiregen(
+        &["migrate", "--stream", "--from", V2, "--to", V2, "-"],
+        Some(format!("{repeated}\n{text}\n").as_bytes()),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("(follows from refused line 1)"), "{err}");
+    let turn = r#"{"id":"m0","time":0,"role":"agent","turn":"t1","ev":{"t":"turn-start"}}"#;
+    let args = r#"{"a":12345678901234567890123,"b":12345678901234567890124}"#;
+    let call = format!(
+        r#"{{"id":"m1","time":1,"role":"agent","turn":"t1","usage":{{"input_tokens":3,"output_tokens":1}},"ev":{{"t":"tool-call-start","call":"c1","name":"n","title":"t","description":"d","args":{args}}}}}"#
+    );
+    let end = r#"{"id":"m2","time":2,"role":"agent","turn":"t1","ev":{"t":"tool-call-end","call":"c1"}}"#;
+    let (code, out, err) = wiregen(
+        &["migrate", "--stream", "--from", V1, "--to", V2, "-"],
+        Some(format!("{turn}\n{call}\n{end}\n").as_bytes()),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("<stdin>:2: refused: /ev/args/a [number-text] (upgrade)"), "{err}");
+    assert!(err.contains("<stdin>:3: refused: /ev/call [call.not-open] (new): tool call `c1` is not open (follows from refused line 2)"), "{err}");
+    assert_eq!(lines(&out).len(), 1, "{out}");
+    let (scode, sout, serr) = wiregen(&["validate", "--stream"], Some(out.as_bytes()));
+    assert_eq!(scode, 0, "{sout}{serr}");
+}
+
+#[test]
 fn numbers_are_written_as_the_line_wrote_them_and_an_unchanged_line_as_it_was_read() {
     // serde_json reads an integer past 64 bits, or a decimal with more digits than a double keeps, as the nearest
     // double: written from the parsed value, stored data changed without a note.

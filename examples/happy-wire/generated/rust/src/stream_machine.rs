@@ -1115,9 +1115,13 @@ pub(crate) fn numbers_at(text: &[u8], names: &[String]) -> Option<Vec<Option<f64
 /// line of millions of values held them all in a `Value` before (a 64 MiB line took twice the memory in `--stream`
 /// that `validate` takes), and skipping does not recurse, so a line rejected as too deep is read too. Of a key
 /// given twice, the last is kept, as in a `Value`. A line rejected for the byte order mark it starts with is read
-/// after it: the rest is a message, whose lines after it follow from it.
+/// after it: the rest is a message, whose lines after it follow from it. A text that is not JSON every checker
+/// reads ([`every_checker_reads`]) reads as nothing, wherever that is in it.
 pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
     let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(text);
+    if !every_checker_reads(text) {
+        return None;
+    }
     use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
     /// A scalar as its `Value`; an array or object skipped, as `null`.
     struct Scalar;
@@ -1223,6 +1227,59 @@ pub(crate) fn read_of_value(m: &Machine, text: &[u8]) -> Option<Value> {
     let found = (&pick).deserialize(&mut de).ok()??;
     de.end().ok()?;
     Some(Value::Object(found))
+}
+
+/// Whether every checker would read `text`, a JSON text, alike: no `\u` escape of an unpaired surrogate and no
+/// number beyond the double range, anywhere in it. serde_json looks at neither where it skips a value, so a line
+/// rejected first for another reason (its nesting, a byte order mark, a repeated key) was read in Rust where the
+/// TypeScript checker, which looks at the whole line, read nothing.
+fn every_checker_reads(text: &[u8]) -> bool {
+    let hex = |b: &[u8]| {
+        let digits = b.len() == 4 && b.iter().all(u8::is_ascii_hexdigit);
+        digits.then(|| b.iter().fold(0u32, |n, &c| n * 16 + (c as char).to_digit(16).unwrap_or(0)))
+    };
+    let low = |u: u32| (0xDC00..0xE000).contains(&u);
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'"' => {
+                i += 1;
+                while i < text.len() && text[i] != b'"' {
+                    if text[i] != b'\\' {
+                        i += 1;
+                    } else if text.get(i + 1) != Some(&b'u') {
+                        i += 2;
+                    } else {
+                        let Some(u) = text.get(i + 2..i + 6).and_then(hex) else { return false };
+                        i += 6;
+                        if (0xD800..0xDC00).contains(&u) {
+                            let pair = text.get(i..i + 2) == Some(&b"\\u"[..])
+                                && text.get(i + 2..i + 6).and_then(hex).is_some_and(low);
+                            if !pair {
+                                return false;
+                            }
+                            i += 6;
+                        } else if low(u) {
+                            return false;
+                        }
+                    }
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < text.len() && matches!(text[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                    i += 1;
+                }
+                let n = std::str::from_utf8(&text[start..i]).ok().and_then(|t| t.parse::<f64>().ok());
+                if !n.is_some_and(f64::is_finite) {
+                    return false;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    true
 }
 
 /// A key or string value as text (the bytes of a JSON string: valid UTF-8).
