@@ -154,8 +154,8 @@ enum Command {
     /// Run the validation service: HTTP endpoints that validate envelopes and JSONL streams.
     ///
     /// Prints `listening on http://ADDR` on stdout, logs one line per request on stderr, and
-    /// finishes in-flight requests on SIGTERM/SIGINT. Exit status: 0 after shutdown, 2 if it
-    /// cannot start.
+    /// finishes in-flight requests on SIGTERM/SIGINT (a second one exits at once). Exit status:
+    /// 0 after shutdown, 130 after a second signal, 2 if it cannot start.
     /// Example: wiregen serve --listen 0.0.0.0:8080 --max-body 1048576
     #[command(verbatim_doc_comment)]
     #[cfg(feature = "serve")]
@@ -241,10 +241,11 @@ struct ServeArgs {
     /// `/healthz`).
     #[arg(long, default_value_t = 1024, value_name = "N", value_parser = at_least_one())]
     max_connections: usize,
-    /// Deadline for a request's headers to arrive.
+    /// Deadline for a request's headers to arrive (and for an idle keep-alive connection's next request).
     #[arg(long, default_value_t = 10_000, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     header_timeout_ms: u64,
-    /// On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.
+    /// On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway
+    /// (a second signal exits at once).
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     shutdown_grace_ms: u64,
     /// Do not log one line per request (warnings and errors still go to stderr).

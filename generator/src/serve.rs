@@ -181,7 +181,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
             .next()
             .ok_or_else(|| bind_err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address")))?;
         let listener = TcpListener::bind(addr).await.map_err(bind_err)?;
-        let shutdown = shutdown_signal().map_err(ServeError::Io)?;
+        let shutdown = process_signals().map_err(ServeError::Io)?;
         let local = listener.local_addr().map_err(ServeError::Io)?;
         let events = proto.protocol.as_ref().map_or(0, |p| p.events.len());
         let app = App::new(proto, opts).map_err(ServeError::Engine)?;
@@ -225,6 +225,40 @@ pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
                 std::future::pending::<()>().await;
             }
         })
+    }
+}
+
+/// [`shutdown_signal`] for the `wiregen serve` process itself: the first SIGINT or SIGTERM starts the graceful
+/// shutdown, and a second one during it ends the process at once (exit 130), as an operator pressing Ctrl-C again
+/// expects (the grace period had them wait, 30 s by default).
+fn process_signals() -> std::io::Result<impl Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut term = signal(SignalKind::terminate())?;
+        Ok(async move {
+            let first = tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
+            tracing::info!(
+                signal = first,
+                "shutting down: finishing in-flight requests (a second signal exits at once)"
+            );
+            tokio::spawn(async move {
+                let second = tokio::select! {
+                    _ = int.recv() => "SIGINT",
+                    _ = term.recv() => "SIGTERM",
+                };
+                tracing::warn!(signal = second, "second signal: exiting without finishing in-flight requests");
+                std::process::exit(130);
+            });
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        shutdown_signal()
     }
 }
 

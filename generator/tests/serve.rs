@@ -625,6 +625,9 @@ fn every_error_status_is_a_json_body_with_a_stable_code() {
     let r = request(server.addr, "PUT", "/v1/validate", &[("Content-Type", JSON)], b"{}");
     r.assert_error(405, "method-not-allowed");
     assert_eq!(r.header("allow"), Some("POST"));
+    // A method HTTP does not define (names are case-sensitive) is 501: the service does not know it.
+    request(server.addr, "FOO", "/v1/validate", &[("Content-Type", JSON)], b"{}").assert_error(501, "unknown-method");
+    request(server.addr, "get", "/healthz", &[], b"").assert_error(501, "unknown-method");
     let r = server.post("/v1/schema", JSON, b"{}");
     r.assert_error(405, "method-not-allowed");
     assert!(r.header("allow").is_some_and(|a| a.contains("GET")));
@@ -847,6 +850,30 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
     assert!(status.success(), "exit status {status}");
     let log = server.log.lock().unwrap().clone();
     assert!(log.contains("SIGTERM"), "{log}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_second_signal_exits_at_once_without_the_grace_period() {
+    let mut server = Server::start(&["--shutdown-grace-ms", "60000"]);
+    // A request in flight that will not finish: its body never comes.
+    let mut s = connect(server.addr);
+    s.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON)], Some(1000))).expect("head");
+    std::thread::sleep(Duration::from_millis(200));
+    server.signal("-INT");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while TcpStream::connect(server.addr).is_ok() {
+        assert!(Instant::now() < deadline, "still accepting connections after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(server.child.try_wait().expect("wait").is_none(), "exited with a request in flight");
+    let asked = Instant::now();
+    server.signal("-INT");
+    let status = server.wait_exit(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(130), "exit status {status}");
+    assert!(asked.elapsed() < Duration::from_secs(10), "waited {:?}", asked.elapsed());
+    let log = server.log.lock().unwrap().clone();
+    assert!(log.contains("second signal"), "{log}");
 }
 
 #[test]
@@ -1214,6 +1241,19 @@ fn an_answer_given_before_the_body_is_read_says_the_connection_closes() {
         let r = read_response(&mut s);
         assert_eq!(r.header("connection"), Some("close"), "{method} {path}: {}", r.status);
     }
+    // An HTTP/1.0 client that asked for keep-alive is told `close`, nothing else (hyper had appended `keep-alive`
+    // to it: `Connection: close, keep-alive`), and the connection closes.
+    for raw in [
+        "POST /v1/validate HTTP/1.0\r\nConnection: keep-alive\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\n",
+        "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\n",
+    ] {
+        let mut s = connect(server.addr);
+        s.write_all(raw.as_bytes()).expect("send");
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        let r = parse_response(&got);
+        assert_eq!(r.header("connection"), Some("close"), "{raw}: {}", String::from_utf8_lossy(&got));
+    }
     // A body read to its end, or none: the connection stays open for the next request.
     let mut s = connect(server.addr);
     for _ in 0..2 {
@@ -1237,6 +1277,9 @@ fn an_http_1_1_request_needs_exactly_one_host() {
         &b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"[..],
         b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\nHost: a b/c@@\r\nConnection: close\r\n\r\n",
+        // An IP literal without its closing bracket, and a port that is no number.
+        b"GET /healthz HTTP/1.1\r\nHost: [::1\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: a:b:c\r\nConnection: close\r\n\r\n",
     ] {
         let mut s = connect(server.addr);
         s.write_all(raw).expect("send");
@@ -1247,12 +1290,13 @@ fn an_http_1_1_request_needs_exactly_one_host() {
         b"GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\nHost: wiregen.example:80\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: [fe80::1%25eth0]\r\nConnection: close\r\n\r\n",
     ] {
         let mut s = connect(server.addr);
         s.write_all(raw).expect("send");
         assert_eq!(read_response(&mut s).status, 200, "{}", String::from_utf8_lossy(raw));
     }
-    server.wait_metric("wiregen_http_requests_total{route=\"/healthz\",status=\"400\"}", 3.0);
+    server.wait_metric("wiregen_http_requests_total{route=\"/healthz\",status=\"400\"}", 5.0);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri, Version};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -187,8 +187,9 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
     let (st, route) = (&request.st, request.route);
     let exempt = matches!(route, "/healthz" | "/metrics");
     let (req, body_read) = ReadToEnd::track(req);
+    let version = req.version();
     let mut permit = None;
-    let mut resp = if let Some(e) = head_too_large(&req).or_else(|| bad_host(&req)) {
+    let mut resp = if let Some(e) = head_too_large(&req).or_else(|| bad_host(&req)).or_else(|| unknown_method(&req)) {
         e.into_response()
     } else {
         permit = if exempt { None } else { st.limiter.clone().try_acquire_owned().ok() };
@@ -216,6 +217,12 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
         // The rest of the body was not read: the connection cannot carry another request, and the client is told
         // so (RFC 9112 section 9.6) instead of finding the connection closed under its next request.
         resp.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        if version == Version::HTTP_10 {
+            // Answered as HTTP/1.0 (hyper answers a 1.0 client so anyway): otherwise hyper, seeing an HTTP/1.1
+            // answer to a 1.0 client that asked for keep-alive, appends `keep-alive` to the `close` (`Connection:
+            // close, keep-alive`), and the client reuses a connection that is closing.
+            *resp.version_mut() = Version::HTTP_10;
+        }
     }
     let tally = resp.extensions_mut().remove::<Tally>().unwrap_or_default();
     request.finish(resp.status().as_u16(), &tally);
@@ -419,15 +426,27 @@ fn bad_host(req: &Request) -> Option<ApiError> {
         (None, _) => "no `Host` field".to_string(),
         (Some(_), Some(_)) => "more than one `Host` field".to_string(),
         (Some(h), None) => {
-            // uri-host [ ":" port ]: a name (unreserved, percent-encoded, sub-delims) or an IP literal; may be empty.
-            let host_byte = |b: &u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:[]".contains(b);
-            if h.as_bytes().iter().all(host_byte) {
+            if is_host(h.as_bytes()) {
                 return None;
             }
             format!("`Host: {}` is not a host", String::from_utf8_lossy(h.as_bytes()))
         }
     };
     Some(ApiError::new(ErrorCode::BadHost, format!("{problem}: an HTTP/1.1 request has exactly one, naming the host")))
+}
+
+/// A method neither RFC 9110 (section 9) nor RFC 5789 (`PATCH`) defines: 501, the server does not know it (RFC
+/// 9110 section 15.6.2), where a method it knows that the route does not take gets 405. Method names are
+/// case-sensitive: `get` is no method it knows.
+fn unknown_method(req: &Request) -> Option<ApiError> {
+    const KNOWN: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"];
+    let m = req.method().as_str();
+    (!KNOWN.contains(&m)).then(|| {
+        ApiError::new(
+            ErrorCode::UnknownMethod,
+            format!("`{m}` is no HTTP method this service knows (method names are case-sensitive); it takes GET, HEAD and POST"),
+        )
+    })
 }
 
 async fn overloaded() -> ApiError {
@@ -699,7 +718,34 @@ async fn metrics(State(st): St) -> Response {
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
-    ApiError::new(ErrorCode::NotFound, format!("no route for {method} {}", uri.path()))
+    // A target with no path (`CONNECT host:443`, `OPTIONS *`) is named whole.
+    let target = if uri.path().is_empty() || uri.path() == "*" { uri.to_string() } else { uri.path().to_string() };
+    ApiError::new(ErrorCode::NotFound, format!("no route for {method} {target}"))
+}
+
+/// Whether `h` is `uri-host [ ":" port ]` (RFC 9112 section 3.2, RFC 3986 section 3.2.2): a name of unreserved,
+/// percent-encoded and sub-delims bytes (it may be empty), or an IP literal in brackets, then a port of digits.
+fn is_host(h: &[u8]) -> bool {
+    let name_byte = |b: &u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(b);
+    let (host, port) = match h.strip_prefix(b"[") {
+        Some(rest) => match rest.iter().position(|&b| b == b']') {
+            Some(end) => {
+                let literal = &rest[..end];
+                let ok = !literal.is_empty() && literal.iter().all(|b| name_byte(b) || *b == b':');
+                if !ok {
+                    return false;
+                }
+                (&[][..], &rest[end + 1..])
+            }
+            None => return false,
+        },
+        None => match h.iter().position(|&b| b == b':') {
+            Some(colon) => (&h[..colon], &h[colon..]),
+            None => (h, &[][..]),
+        },
+    };
+    let port_ok = port.is_empty() || (port[0] == b':' && port[1..].iter().all(u8::is_ascii_digit));
+    host.iter().all(name_byte) && port_ok
 }
 
 #[cfg(test)]

@@ -37,8 +37,11 @@ catalogue! {
         HeadersTooLarge = "headers-too-large",
         /// 415: the content type is neither `application/json` nor `application/x-ndjson`.
         UnsupportedMediaType = "unsupported-media-type",
-        /// 501: a transfer coding other than `chunked` (`Transfer-Encoding: gzip, chunked`).
+        /// 501: a transfer coding other than `chunked` before the final `chunked` (`Transfer-Encoding: gzip,
+        /// chunked`).
         UnsupportedTransferCoding = "unsupported-transfer-coding",
+        /// 501: a method HTTP does not define (`FOO`, `get`); a method the route does not take is 405.
+        UnknownMethod = "unknown-method",
         /// 503: too many requests in flight; retry (the `Retry-After` header says when).
         Overloaded = "overloaded",
     }
@@ -56,7 +59,7 @@ impl ErrorCode {
             ErrorCode::UriTooLong => StatusCode::URI_TOO_LONG,
             ErrorCode::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ErrorCode::UnsupportedTransferCoding => StatusCode::NOT_IMPLEMENTED,
+            ErrorCode::UnsupportedTransferCoding | ErrorCode::UnknownMethod => StatusCode::NOT_IMPLEMENTED,
             ErrorCode::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
