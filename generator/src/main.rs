@@ -728,18 +728,21 @@ fn options(a: &GenArgs) -> wiregen::Options {
     o
 }
 
-fn report_error(e: &wiregen::Error, format: Format, schema: &Path) {
+/// Reports what stopped `generate` (`writes`) or `check`: `generate` adds that it wrote nothing (it changes
+/// nothing when it fails), `check` writes nothing anyway.
+fn report_error(e: &wiregen::Error, format: Format, schema: &Path, writes: bool) {
+    let nothing = if writes { "; nothing was written" } else { "" };
     match (e, format) {
         (wiregen::Error::Schema(errs), _) => {
             report_schema_errors(errs, format);
             if format == Format::Text {
-                errln!("wiregen: the schema has {} error(s); nothing was written", errs.0.len());
+                errln!("wiregen: the schema has {} error(s){nothing}", errs.0.len());
             }
             name_the_schema(errs, format, schema);
         }
         (e, Format::Json) => outln!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
         (e @ wiregen::Error::NotRestored { .. }, Format::Text) => errln!("wiregen: {}", chain(e)),
-        (e, Format::Text) => errln!("wiregen: {}; nothing was written", chain(e)),
+        (e, Format::Text) => errln!("wiregen: {}{nothing}", chain(e)),
     }
 }
 
@@ -748,7 +751,7 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
     if check_only {
         match wiregen::check(&opts) {
             Err(e) => {
-                report_error(&e, a.format, &a.schema);
+                report_error(&e, a.format, &a.schema, false);
                 ExitCode::from(2)
             }
             Ok(r) if r.is_clean() => {
@@ -789,7 +792,7 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
     } else {
         match wiregen::generate(&opts) {
             Err(e) => {
-                report_error(&e, a.format, &a.schema);
+                report_error(&e, a.format, &a.schema, true);
                 ExitCode::from(2)
             }
             Ok(r) => {

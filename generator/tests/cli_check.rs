@@ -146,6 +146,8 @@ fn broken_schema_gives_located_json_diagnostics_and_writes_nothing() {
                 && err.contains("error[schema.unresolvable-ref]: /properties/usage/$ref"),
             "{err}"
         );
+        // `generate` says it wrote nothing; `check` never writes, and does not say so as if it might have.
+        assert_eq!(err.contains("; nothing was written"), cmd == "generate", "{cmd}: {err}");
     }
     assert!(files_under(&out).is_empty(), "nothing may be written");
     let _ = std::fs::remove_dir_all(&schema);

@@ -176,6 +176,14 @@ test("validateSessionLine takes strings and bytes", () => {
   assert.equal(w.validateSessionLine(line).valid, true);
   assert.equal(w.validateSessionLine(new TextEncoder().encode(line)).valid, true);
   assert.equal(w.validateSessionLine(new Uint8Array([0xff])).errors[0].rule, "invalid-utf8");
+  // Told at the byte where it stops being UTF-8, as the engine tells it (the message was "the line is not valid
+  // UTF-8"): a bad byte, a cut sequence, an overlong form, a surrogate, a code point past U+10FFFF.
+  const at = (bytes) => w.validateSessionLine(new Uint8Array(bytes)).errors[0].message;
+  const text = [...new TextEncoder().encode('{"id":"m1","time":1,"role":"user","ev":{"t":"text","text":"é')];
+  assert.equal(at([...text, 0xff, 0x22, 0x7d, 0x7d]), `invalid UTF-8 at byte ${text.length + 1}`);
+  for (const bad of [[0xc3], [0xe2, 0x82], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf8]]) {
+    assert.equal(at([...text, ...bad, 0x22, 0x7d, 0x7d]), `invalid UTF-8 at byte ${text.length + 1}`, String(bad));
+  }
   assert.equal(w.validateSessionLine("\ud800").errors[0].rule, "invalid-utf8");
 });
 

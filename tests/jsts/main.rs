@@ -92,14 +92,19 @@ fn cases() -> Vec<Case> {
                 false => stem.to_string(),
             }
         };
-        let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&f).expect("read")).expect("JSON");
-        for (i, g) in groups.into_iter().enumerate() {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let groups: Vec<Value> = serde_json::from_str(&text).expect("JSON");
+        let written = schema_texts(&text);
+        assert_eq!(written.len(), groups.len(), "{}: a schema text per group", f.display());
+        for (i, (g, schema_text)) in groups.into_iter().zip(written).enumerate() {
             let id = format!("{keyword}-{i}");
+            let parsed: Value = serde_json::from_str(schema_text).expect("a schema text is JSON");
+            assert_eq!(parsed, g["schema"], "{id}: the schema's text is the group's schema");
             let file = match with_remotes(&cases_dir.join(&id), &g["schema"]) {
                 Some(dir) => dir,
                 None => {
                     let file = cases_dir.join(format!("{id}.json"));
-                    std::fs::write(&file, serde_json::to_string_pretty(&g["schema"]).expect("JSON")).expect("write");
+                    std::fs::write(&file, schema_text).expect("write");
                     file
                 }
             };
@@ -133,6 +138,79 @@ fn cases() -> Vec<Case> {
         out.push(c);
     }
     out
+}
+
+/// The text of each group's `schema` in a suite file, as the file writes it: a `Value` holds a number past 64 bits
+/// as the nearest double, and written back from one, `minimum: -18446744073709551615` (`optional-bignum-5`) became
+/// `-1.8446744073709552e19`, a bound a double holds, which the loader took where `wiregen validate --schema` refuses
+/// the number as written.
+fn schema_texts(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let space = |mut i: usize| {
+        while b.get(i).is_some_and(|c| c.is_ascii_whitespace() || *c == b',') {
+            i += 1;
+        }
+        i
+    };
+    let mut out = Vec::new();
+    let mut i = space(0);
+    assert_eq!(b[i], b'[', "a suite file is an array of groups");
+    i = space(i + 1);
+    while b[i] != b']' {
+        assert_eq!(b[i], b'{', "a group is an object");
+        i = space(i + 1);
+        let mut schema = None;
+        while b[i] != b'}' {
+            let key_end = value_end(b, i);
+            let key: String = serde_json::from_str(&text[i..key_end]).expect("a key");
+            i = space(key_end);
+            assert_eq!(b[i], b':', "a member's colon");
+            i = space(i + 1);
+            let end = value_end(b, i);
+            if key == "schema" {
+                schema = Some(&text[i..end]);
+            }
+            i = space(end);
+        }
+        out.push(schema.expect("a group has a schema"));
+        i = space(i + 1);
+    }
+    out
+}
+
+/// Where the JSON value that starts at `i` of `b` (a valid JSON text) ends.
+fn value_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    loop {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth -= 1;
+                i += 1;
+            }
+            _ => {
+                while i < b.len() && !matches!(b[i], b',' | b':' | b'}' | b']') && !b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+            }
+        }
+        if depth == 0 {
+            return i;
+        }
+        while matches!(b[i], b',' | b':') || b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+    }
 }
 
 /// The URI the suite serves its remote documents under (`tests/jsts/suite/remotes/`).
@@ -249,11 +327,11 @@ struct Counts {
 
 /// The floor of passed instances per checker (of 1297); `None` while an output is not yet generated.
 const FLOORS: &[(&str, Option<usize>)] = &[
-    ("engine", Some(1280)),
-    ("bundled", Some(1280)),
-    ("rust", Some(1280)),
-    ("zod", Some(1280)),
-    ("ts-standalone", Some(1280)),
+    ("engine", Some(1279)),
+    ("bundled", Some(1279)),
+    ("rust", Some(1279)),
+    ("zod", Some(1279)),
+    ("ts-standalone", Some(1279)),
 ];
 
 #[test]

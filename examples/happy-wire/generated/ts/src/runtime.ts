@@ -1564,6 +1564,32 @@ export function parseLine(
 }
 
 /**
+ * The 1-based byte where `bytes` stops being UTF-8 (the start of the first sequence that is none), as the engine
+ * tells it: overlong forms, surrogates and code points past U+10FFFF are none, as for `TextDecoder` and Rust.
+ */
+function invalidUtf8At(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const more = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : 0;
+    if (more === 0) return i + 1;
+    // The second byte's range is narrower after E0 (no overlong), ED (no surrogate), F0 (no overlong), F4 (<= U+10FFFF).
+    const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
+    const hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
+    for (let k = 1; k <= more; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i + 1;
+    }
+    i += more + 1;
+  }
+  return i + 1;
+}
+
+/**
  * A rejected line read for what it would have opened or closed (the stream checker's `causedBy`), as the engine
  * reads one: JSON at any depth, a repeated key's last member counting (as `JSON.parse` and serde_json read it);
  * `undefined` when it is not JSON.
@@ -1587,7 +1613,7 @@ function parseWith(
     try {
       text = new web.TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(line);
     } catch {
-      return { ok: false, error: lineError("invalid-utf8", "the line is not valid UTF-8") };
+      return { ok: false, error: lineError("invalid-utf8", `invalid UTF-8 at byte ${invalidUtf8At(line)}`) };
     }
   }
   if (BLANK.test(text)) return { ok: false, error: lineError("blank-line", "blank line: expected one JSON value per line") };
