@@ -451,6 +451,18 @@ struct Migration<'e, W> {
 }
 
 impl<W: Write> Migration<'_, W> {
+    /// Counts a line refused before NEW's sequence rules saw it as rejected for them (with `--stream`): what it
+    /// would have opened or closed, read in NEW's names once upgraded (a v1 `start` is a v2 `subagent-start`), is
+    /// remembered, so the lines that need it name it as their cause, as `validate --stream` names one.
+    fn reject_in_sequence(&mut self, n: usize, line: &[u8]) {
+        let Some(sequence) = &mut self.sequence else { return };
+        let upgraded = crate::stream::rejected_value(self.oe, line).map(|mut v| {
+            let _ = self.plan.apply(&mut v);
+            v
+        });
+        sequence.reject(n, upgraded.as_ref());
+    }
+
     /// Migrates the next record (a line, or the one pretty-printed document), `hint` added to the first note of a
     /// record OLD refuses (where a document that is no document breaks).
     fn record(&mut self, line: &[u8], hint: Option<String>) -> std::io::Result<()> {
@@ -463,17 +475,8 @@ impl<W: Write> Migration<'_, W> {
         let issues = oe.check_line_fast(line);
         if !issues.is_empty() {
             s.refused += 1;
-            if let Some(sequence) = &mut self.sequence {
-                // What it would have opened or closed, in NEW's names where the upgrade renames them: the lines
-                // that need it name it as their cause, as in `validate --stream`.
-                match parse_line(line) {
-                    Ok(mut v) => {
-                        let _ = plan.apply(&mut v);
-                        sequence.reject(n, Some(&v));
-                    }
-                    Err(issue) => sequence.reject_text(n, line, Some(&issue)),
-                }
-            }
+            self.reject_in_sequence(n, line);
+            let s = &mut self.s;
             let mut notes = refused_by_old(n, &issues);
             if let (Some(first), Some(h)) = (notes.first_mut(), hint) {
                 first.message.push_str(&h);
@@ -485,10 +488,8 @@ impl<W: Write> Migration<'_, W> {
             Ok(v) => v,
             Err(issue) => {
                 s.refused += 1;
-                if let Some(sequence) = &mut self.sequence {
-                    sequence.reject_text(n, line, Some(&issue));
-                }
                 s.notes.extend(refused_by_old(n, &[issue]));
+                self.reject_in_sequence(n, line);
                 return Ok(());
             }
         };

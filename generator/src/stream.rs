@@ -92,6 +92,18 @@ impl Compiled {
     }
 }
 
+/// What `old`'s declarations read of a line its engine rejected, as [`StreamChecker::check`] reads a line it
+/// rejects (`None` for a line that is not JSON every checker reads): `wiregen migrate --stream` upgrades it, and
+/// NEW's rules read it in NEW's names (an event OLD's version named otherwise, under its new tag). Only what the
+/// rules read is kept, never the line's whole tree.
+pub(crate) fn rejected_value(old: &Engine, bytes: &[u8]) -> Option<Value> {
+    let readable = match crate::engine::parse_json(bytes) {
+        Ok(_) => true,
+        Err(issue) => crate::engine::read_when_rejected(&issue),
+    };
+    readable.then(|| machine::read_of_value(&old.sequence().machine, bytes)).flatten()
+}
+
 /// The declarations [`machine::Machine::from_json`] reads for a protocol: its sequence with the envelope's role,
 /// union and discriminator names (what the generated Rust crate embeds too).
 pub(crate) fn declarations(m: &Model, p: &Protocol) -> Value {
@@ -180,7 +192,7 @@ impl<'e> StreamChecker<'e> {
 
     /// [`StreamChecker::reject`] of a line's text, `unparsed` when it is no JSON value the checkers take: read as
     /// far as `check` reads such a line.
-    pub fn reject_text(&mut self, line: usize, bytes: &[u8], unparsed: Option<&Issue>) {
+    fn reject_text(&mut self, line: usize, bytes: &[u8], unparsed: Option<&Issue>) {
         let readable = unparsed.is_none_or(crate::engine::read_when_rejected);
         let v = readable.then(|| machine::read_of_value(&self.compiled.machine, bytes)).flatten();
         self.state.reject(&self.compiled.machine, line, v.as_ref());

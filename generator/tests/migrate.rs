@@ -502,6 +502,19 @@ fn with_stream_a_line_refused_for_any_reason_is_the_cause_of_the_lines_that_need
     assert_eq!(lines(&out).len(), 1, "{out}");
     let (scode, sout, serr) = wiregen(&["validate", "--stream"], Some(out.as_bytes()));
     assert_eq!(scode, 0, "{sout}{serr}");
+    // A v1 `start` refused for a repeated key, a byte order mark or its nesting is read in v2's names once
+    // upgraded (a `subagent-start` of `agentId` `sa1`): the subagent's messages follow from it (they named no cause).
+    let start = r#"{"id":"m2","time":2,"role":"agent","turn":"t1","subagent":"sa1","ev":{"t":"start","title":"x"}"#;
+    let deep = format!(r#","deep":{}{}"#, "[".repeat(130), "]".repeat(130));
+    for refused in [format!(r#"{start},"id":"m2"}}"#), format!("\u{feff}{start}}}"), format!("{start}{deep}}}")] {
+        let inner = r#"{"id":"m3","time":3,"role":"agent","turn":"t1","subagent":"sa1","ev":{"t":"text","text":"in"}}"#;
+        let stop = r#"{"id":"m4","time":4,"role":"agent","turn":"t1","subagent":"sa1","ev":{"t":"stop"}}"#;
+        let input = format!("{turn}\n{refused}\n{inner}\n{stop}\n");
+        let (code, _, err) = wiregen(&["migrate", "--stream", "--from", V1, "--to", V2, "-"], Some(input.as_bytes()));
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("<stdin>:3: refused: /subagent [subagent.not-running] (new): subagent `sa1` is not running (follows from refused line 2)"), "{err}");
+        assert!(err.contains("<stdin>:4: refused: /ev/agentId [subagent.stop-not-running] (new): subagent `sa1` is not running (follows from refused line 2)"), "{err}");
+    }
 }
 
 #[test]

@@ -558,7 +558,15 @@ fn one_structured_log_line_per_request() {
     server.post("/v1/validate", NDJSON, format!("{VALID}\n{BAD_ENUM}\n").as_bytes());
     server.get("/healthz");
     server.get("/nope");
-    let log = server.wait_log_lines(" request ", 3);
+    // A target without a path is named whole, in the 404 and in the log line (both had named an empty path).
+    let mut s = connect(server.addr);
+    s.write_all(b"CONNECT wiregen.example:443 HTTP/1.1\r\nHost: wiregen.example:443\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let r = read_response(&mut s);
+    r.assert_error(404, "not-found");
+    assert_eq!(r.json()["error"]["message"], "no route for CONNECT wiregen.example:443");
+    let log = server.wait_log_lines(" request ", 4);
+    assert!(log.contains("method=CONNECT path=wiregen.example:443 status=404"), "{log}");
     let lines: Vec<&str> = log.lines().filter(|l| l.contains(" request ")).collect();
     assert!(
         lines[0].contains("method=POST") && lines[0].contains("path=/v1/validate") && lines[0].contains("status=200")
@@ -1277,8 +1285,13 @@ fn an_http_1_1_request_needs_exactly_one_host() {
         &b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"[..],
         b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\nHost: a b/c@@\r\nConnection: close\r\n\r\n",
-        // An IP literal without its closing bracket, and a port that is no number.
+        // An IP literal without its closing bracket or that is none, a bad percent-encoding, a port that is no
+        // number.
         b"GET /healthz HTTP/1.1\r\nHost: [::1\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: [zz::1]\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: [1.2.3.4]\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: [v1.]\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: a%4\r\nConnection: close\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\nHost: a:b:c\r\nConnection: close\r\n\r\n",
     ] {
         let mut s = connect(server.addr);
@@ -1291,12 +1304,15 @@ fn an_http_1_1_request_needs_exactly_one_host() {
         b"GET /healthz HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\nHost: wiregen.example:80\r\nConnection: close\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\nHost: [fe80::1%25eth0]\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: [::ffff:1.2.3.4]:1\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: [v1.x:y]\r\nConnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: a%41.example\r\nConnection: close\r\n\r\n",
     ] {
         let mut s = connect(server.addr);
         s.write_all(raw).expect("send");
         assert_eq!(read_response(&mut s).status, 200, "{}", String::from_utf8_lossy(raw));
     }
-    server.wait_metric("wiregen_http_requests_total{route=\"/healthz\",status=\"400\"}", 5.0);
+    server.wait_metric("wiregen_http_requests_total{route=\"/healthz\",status=\"400\"}", 9.0);
 }
 
 #[test]

@@ -183,7 +183,7 @@ fn route_of(path: &str) -> &'static str {
 /// log line, and `Connection: close` when the body was not read to its end.
 async fn around(State(st): St, req: Request, next: Next) -> Response {
     // Counted and logged once, however the request ends (dropped when the client goes away mid-request).
-    let request = InFlight::start(st, req.method().clone(), req.uri().path().to_string());
+    let request = InFlight::start(st, req.method().clone(), target_of(req.uri()));
     let (st, route) = (&request.st, request.route);
     let exempt = matches!(route, "/healthz" | "/metrics");
     let (req, body_read) = ReadToEnd::track(req);
@@ -718,34 +718,77 @@ async fn metrics(State(st): St) -> Response {
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
-    // A target with no path (`CONNECT host:443`, `OPTIONS *`) is named whole.
-    let target = if uri.path().is_empty() || uri.path() == "*" { uri.to_string() } else { uri.path().to_string() };
-    ApiError::new(ErrorCode::NotFound, format!("no route for {method} {target}"))
+    ApiError::new(ErrorCode::NotFound, format!("no route for {method} {}", target_of(&uri)))
+}
+
+/// What the log line, a 404 and a 405 name of a request's target: its path, or the whole target when it has none
+/// (`CONNECT host:443`, `OPTIONS *`).
+fn target_of(uri: &Uri) -> String {
+    if uri.path().is_empty() || uri.path() == "*" {
+        uri.to_string()
+    } else {
+        uri.path().to_string()
+    }
 }
 
 /// Whether `h` is `uri-host [ ":" port ]` (RFC 9112 section 3.2, RFC 3986 section 3.2.2): a name of unreserved,
-/// percent-encoded and sub-delims bytes (it may be empty), or an IP literal in brackets, then a port of digits.
+/// percent-encoded (`%` and two hex digits) and sub-delims characters, which may be empty, or an IP literal in
+/// brackets (an IPv6 address, with a zone `%25...` as RFC 6874 writes one, or `v<hex>.<...>`), then a port of
+/// digits.
 fn is_host(h: &[u8]) -> bool {
-    let name_byte = |b: &u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(b);
-    let (host, port) = match h.strip_prefix(b"[") {
-        Some(rest) => match rest.iter().position(|&b| b == b']') {
-            Some(end) => {
-                let literal = &rest[..end];
-                let ok = !literal.is_empty() && literal.iter().all(|b| name_byte(b) || *b == b':');
-                if !ok {
+    let Ok(h) = std::str::from_utf8(h) else { return false };
+    let unreserved_or_sub = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=".contains(c);
+    // The characters `ok` allows and percent-encoded octets.
+    let chars = |s: &str, ok: &dyn Fn(char) -> bool| {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' {
+                if !(b.len() > i + 2 && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit()) {
                     return false;
                 }
-                (&[][..], &rest[end + 1..])
+                i += 3;
+            } else if ok(b[i] as char) {
+                i += 1;
+            } else {
+                return false;
             }
-            None => return false,
-        },
-        None => match h.iter().position(|&b| b == b':') {
-            Some(colon) => (&h[..colon], &h[colon..]),
-            None => (h, &[][..]),
-        },
+        }
+        true
     };
-    let port_ok = port.is_empty() || (port[0] == b':' && port[1..].iter().all(u8::is_ascii_digit));
-    host.iter().all(name_byte) && port_ok
+    let port = match h.strip_prefix('[') {
+        Some(rest) => {
+            let Some((literal, after)) = rest.split_once(']') else { return false };
+            let ip = match literal.strip_prefix(['v', 'V']) {
+                Some(future) => future.split_once('.').is_some_and(|(v, x)| {
+                    !v.is_empty()
+                        && v.bytes().all(|c| c.is_ascii_hexdigit())
+                        && !x.is_empty()
+                        && x.chars().all(|c| unreserved_or_sub(c) || c == ':')
+                }),
+                None => match literal.split_once("%25") {
+                    Some((address, zone)) => {
+                        address.parse::<std::net::Ipv6Addr>().is_ok()
+                            && !zone.is_empty()
+                            && chars(zone, &|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
+                    }
+                    None => literal.parse::<std::net::Ipv6Addr>().is_ok(),
+                },
+            };
+            if !ip {
+                return false;
+            }
+            after
+        }
+        None => {
+            let (name, port) = h.find(':').map_or((h, ""), |i| h.split_at(i));
+            if !chars(name, &unreserved_or_sub) {
+                return false;
+            }
+            port
+        }
+    };
+    port.is_empty() || port.strip_prefix(':').is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
 }
 
 #[cfg(test)]
