@@ -213,15 +213,15 @@ impl Property {
     /// The escape as JavaScript writes it with the `regex` crate's code points: `[ranges]` or `[^ranges]` alone, the
     /// ranges (or their complement, for `\P`) inside a class.
     fn js(&self) -> Result<String, String> {
-        let parsed = regex_syntax::ParserBuilder::new()
-            .build()
-            .parse(&format!(r"\p{{{}}}", self.value))
-            .map_err(|e| format!("Rust's regex crate cannot read `\\p{{{}}}`: {e}", self.value))?;
-        let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) = parsed.kind() else {
-            return Err(format!("`\\p{{{}}}` is not a class of code points in Rust's regex crate", self.value));
+        let text = format!(r"\p{{{}}}", self.value);
+        // A category of one code point (`Zl`, `Zp`) is a literal in the `regex` crate's tree: `class_ranges` reads
+        // it as its one range (it was refused as "not a class").
+        let Some(mut ranges) = class_ranges(&text) else {
+            return Err(match regex_syntax::ParserBuilder::new().build().parse(&text) {
+                Err(e) => format!("Rust's regex crate cannot read `{text}`: {e}"),
+                Ok(_) => format!("`{text}` is not a class of code points in Rust's regex crate"),
+            });
         };
-        let mut ranges: Vec<(u32, u32)> =
-            class.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))).collect();
         // The surrogates are in `Other` (`Cs`) for JavaScript, which can hold a lone one; a Rust `char` cannot, so
         // the table leaves them out. They go back in, so a lone surrogate stays what JavaScript says it is.
         if matches!(self.value.as_str(), "C" | "Other") {
@@ -710,6 +710,11 @@ mod tests {
         // `Other` has the surrogates in JavaScript; the Rust table cannot hold them.
         assert!(covers(&ranges(&js(r"\p{C}")), 0xDABC));
         assert!(!covers(&ranges(&js(r"\p{Cc}")), 0xDABC));
+        // A category of one code point is a literal in the `regex` crate's tree (it was refused as "not a class").
+        assert_eq!(js(r"^\p{Zl}$"), r"^[\u{2028}]$");
+        assert_eq!(js(r"\p{Paragraph_Separator}"), r"[\u{2029}]");
+        assert_eq!(js(r"^\P{Zp}$"), r"^[^\u{2029}]$");
+        assert_eq!(js(r"[\P{Zl}a]"), r"[\u{0}-\u{2027}\u{2029}-\u{10FFFF}a]");
     }
 
     /// The `\u{X}` and `\u{X}-\u{Y}` ranges of a spelled-out class.

@@ -86,6 +86,9 @@ const PATTERNS: &[&str] = &[
     "\\B",
     "^\\B$",
     "[\\w-]+\\.",
+    // Categories of one code point, which the `regex` crate's tree holds as a literal (refused until stop 62).
+    "^\\p{Zl}$",
+    "^[\\P{Zp}a]$",
 ];
 
 /// The code units strings are made of besides each pattern's own characters: letters, digits, `_`, white space and

@@ -48,6 +48,15 @@ function lastKey(iss: { path?: readonly PropertyKey[] | undefined }): string {
   return p && p.length > 0 ? String(p[p.length - 1]) : "";
 }
 
+/**
+ * The property an issue's path ends in (`""` is a name too), or `null` when it ends in none: at the top of the value
+ * parsed, or at an array's item.
+ */
+function lastProperty(iss: { path?: readonly PropertyKey[] | undefined }): string | null {
+  const last = iss.path?.[iss.path.length - 1];
+  return typeof last === "string" ? last : null;
+}
+
 function quotedList(values: readonly unknown[]): string {
   return values.map((v) => `\`${shown(v)}\``).join(", ");
 }
@@ -401,11 +410,11 @@ export function wireMessage(iss: RawIssue): string {
     case "invalid_type":
       // `undefined` where a property was expected is that property missing; `undefined` checked on its own (a
       // tuple position that holds it) is a value of the wrong kind, as the standalone validator says.
-      if (iss.input === undefined && lastKey(iss) !== "") return tagged(`missing required property \`${lastKey(iss)}\``, "required");
+      if (iss.input === undefined && lastProperty(iss) !== null) return tagged(`missing required property \`${lastProperty(iss)}\``, "required");
       if (iss.expected === "never") return tagged("no value is allowed here", "never");
       return tagged(`expected ${EXPECTED[iss.expected] ?? iss.expected}, got ${kind(iss.input)}`, "type");
     case "invalid_value":
-      if (iss.input === undefined && lastKey(iss) !== "") return tagged(`missing required property \`${lastKey(iss)}\``, "required");
+      if (iss.input === undefined && lastProperty(iss) !== null) return tagged(`missing required property \`${lastProperty(iss)}\``, "required");
       if (typeof iss.input !== "string") return tagged(`expected a string, got ${kind(iss.input)}`, "type");
       return tagged(enumMessage(iss.input, quotedList(iss.values)), "enum");
     case "too_small":

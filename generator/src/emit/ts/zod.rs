@@ -120,6 +120,7 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "isRule",
     "tagged",
     "lastKey",
+    "lastProperty",
     "unwrapOptional",
     "quotedList",
     "kind",
