@@ -375,18 +375,31 @@ impl<'a> TsTypes<'a> {
     }
 }
 
-/// A literal type for a JSON scalar (`"a"`, `1`, `true`, `null`); `None` for arrays, objects and numbers a literal
-/// type cannot spell.
-fn literal(v: &serde_json::Value) -> Option<Code> {
-    match v {
+/// The literal type of a JSON value (`"a"`, `1`, `true`, `null`, `[1, "a"]`, `{ "k": null }`): what a `const`
+/// holds, and an `enum` holds one of. `None` when a number in it has no literal type (beyond the double range).
+/// (An object type is open to more properties, as every object type of TypeScript is; the checkers are not.)
+pub(crate) fn literal(v: &serde_json::Value) -> Option<Code> {
+    Some(match v {
         serde_json::Value::Number(n) => {
-            let f = n.as_f64()?;
+            let f = n.as_f64().filter(|f| f.is_finite())?;
             // A literal type of a number is written with its shortest round-trip text (`1`, `0.5`, `1e-7`).
-            (f.is_finite()).then(|| Code::from_pieces(format!("{f:?}").trim_end_matches(".0").to_string()))
+            Code::from_pieces(format!("{f:?}").trim_end_matches(".0").to_string())
         }
-        serde_json::Value::Array(_) | serde_json::Value::Object(_) => None,
-        other => Some(json_lit(other)),
-    }
+        serde_json::Value::Array(items) => {
+            let items = items.iter().map(literal).collect::<Option<Vec<Code>>>()?;
+            Code::from_pieces(format!("[{}]", Code::join(&items, ", ")))
+        }
+        // `{}` would be any value but `null` and `undefined`.
+        serde_json::Value::Object(members) if members.is_empty() => Code::from_pieces("Record<string, never>".into()),
+        serde_json::Value::Object(members) => {
+            let mut parts = Vec::new();
+            for (k, x) in members {
+                parts.push(format!("{}: {}", type_key(k), literal(x)?));
+            }
+            Code::from_pieces(format!("{{ {} }}", parts.join("; ")))
+        }
+        other => json_lit(other),
+    })
 }
 
 #[cfg(test)]
@@ -433,6 +446,17 @@ mod tests {
         );
         // No kind every part admits: no value passes.
         assert_eq!(type_of(r#"{"allOf": [{"type": "string"}, {"type": ["integer", "null"]}]}"#, "Root"), "never");
+    }
+
+    /// A `const` or `enum` of arrays and objects is its literal types (it was `unknown`), an empty object only `{}`.
+    #[test]
+    fn const_and_enum_of_arrays_and_objects_are_their_literal_types() {
+        let c = r#"{"const": {"a": [1, 0.5, "x", null, true], "__proto__": {}, "b c": -2}}"#;
+        assert_eq!(
+            type_of(c, "Root"),
+            r#"{ a: [1, 0.5, "x", null, true]; "__proto__": Record<string, never>; "b c": -2 }"#
+        );
+        assert_eq!(type_of(r#"{"enum": [[], {"k": 1e21}, "s", 3]}"#, "Root"), r#"[] | { k: 1e21 } | "s" | 3"#);
     }
 
     /// `part` tells a part that says no more than its kind by comparing its type with `top`: the two must write

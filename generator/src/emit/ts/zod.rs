@@ -466,7 +466,10 @@ impl<'m> ZodEmit<'m> {
                 Some(lit) => {
                     format!("z.literal({lit}, constParams({lit}, {}))", string_lit(&crate::engine::const_message(v)))
                 }
-                None => format!("constValue({}, {})", json_lit(v), string_lit(&crate::engine::const_message(v))),
+                None => typed(
+                    format!("constValue({}, {})", json_lit(v), string_lit(&crate::engine::const_message(v))),
+                    types::literal(v),
+                ),
             },
             Shape::Enum(values) => {
                 if values.is_empty() {
@@ -491,7 +494,11 @@ impl<'m> ZodEmit<'m> {
                     }
                 } else {
                     let list = json_lit(&serde_json::Value::Array(values.clone()));
-                    format!("enumValues({list}, {})", string_lit(&crate::engine::value_list(values)))
+                    let union = values.iter().map(types::literal).collect::<Option<Vec<Code>>>();
+                    typed(
+                        format!("enumValues({list}, {})", string_lit(&crate::engine::value_list(values))),
+                        union.map(|u| Code::join(&u, " | ")),
+                    )
                 }
             }
             Shape::Array(a) => self.array(n, a, indent)?,
@@ -905,6 +912,15 @@ pub(crate) fn count(n: &Node, keyword: &str, k: u64) -> Result<u64, EmitError> {
 }
 
 /// A JSON scalar as a JavaScript literal; `None` for arrays and objects.
+/// A schema of `unknown` (`constValue`, `enumValues`) declared of the literal type `ty` of what it accepts, when
+/// there is one.
+fn typed(schema: String, ty: Option<Code>) -> String {
+    match ty {
+        Some(t) => format!("({schema} as unknown as z.ZodType<{t}, unknown>)"),
+        None => schema,
+    }
+}
+
 fn scalar(v: &serde_json::Value) -> Option<Code> {
     match v {
         serde_json::Value::Array(_) | serde_json::Value::Object(_) => None,
