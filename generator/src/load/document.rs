@@ -112,11 +112,11 @@ fn numbers(text: &str) -> Result<(), Refused> {
     Err(Refused { kind, line, col, pointer, message })
 }
 
-/// Why no double holds the JSON number `lit` as written, if none does: beyond the double range; an integer
-/// written as one (digits only) that a double rounds (beyond 2^53, where doubles are 2, 4, 8, ... apart), which
-/// parsers with exact integers (Python's) keep and JavaScript rounds; a non-zero number a double reads as `0`.
-/// A number written with a fraction or an exponent (`0.1`, `1e300`) is read as the nearest double by every parser
-/// alike, and is accepted.
+/// Why no double holds the JSON number `lit` as written, if none does: beyond the double range; an integer that
+/// a double rounds (beyond 2^53, where doubles are 2, 4, 8, ... apart), however it is written (`9007199254740993`,
+/// `9.007199254740993e15`, `9007199254740993.0`, `1e23`), which parsers with exact integers (Python's) keep and
+/// JavaScript rounds; a non-zero number a double reads as `0`. A number with a fraction (`0.1`,
+/// `1.00000000000000001`) is read as the nearest double by every parser alike, and is accepted.
 fn inexact(lit: &str) -> Option<String> {
     let d: f64 = lit.parse().ok()?;
     if d.is_infinite() {
@@ -126,11 +126,13 @@ fn inexact(lit: &str) -> Option<String> {
         );
     }
     let unsigned = lit.strip_prefix('-').unwrap_or(lit);
-    let mantissa = unsigned.split(['e', 'E']).next().unwrap_or(unsigned);
+    let (mantissa, exp) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // The number is `digits` × 10^`exp`, `digits` without leading or trailing zeros.
     let digits = format!("{int}{frac}");
     let digits = digits.trim_start_matches('0');
-    if digits.is_empty() {
+    let trimmed = digits.trim_end_matches('0');
+    if trimmed.is_empty() {
         return None;
     }
     if d == 0.0 {
@@ -140,12 +142,20 @@ fn inexact(lit: &str) -> Option<String> {
                 .into(),
         );
     }
-    // Up to 15 digits an integer is below 2^53, where doubles hold every integer.
-    if unsigned.contains(['.', 'e', 'E']) || digits.len() <= 15 {
+    // A finite non-zero double: its exponent is within a few hundred of the digits' count.
+    let exp = exp.strip_prefix('+').unwrap_or(exp).parse::<i64>().ok()?;
+    let exp = exp - frac.len() as i64 + (digits.len() - trimmed.len()) as i64;
+    // A fraction, or an integer of up to 15 digits (below 2^53, where doubles hold every integer).
+    if exp < 0 || trimmed.len() as i64 + exp <= 15 {
         return None;
     }
+    let written = format!("{trimmed}{}", "0".repeat(usize::try_from(exp).ok()?));
+    // `{:.0}` writes a double's exact integer value, `{}` its shortest text (without an exponent).
     let held = format!("{:.0}", d.abs());
-    (digits != held).then(|| {
+    // Written with a fraction or an exponent, an integer is also kept where every output writes it as written
+    // (`1e23`: no double is 10^23, but every output writes the nearest one `1e23`).
+    let shown = unsigned.contains(['.', 'e', 'E']) && written == format!("{}", d.abs());
+    (written != held && !shown).then(|| {
         let held = format!("{d:.0}");
         format!(
             "an integer no double holds (beyond 2^53 doubles are more than 1 apart): JavaScript and every output \
@@ -306,10 +316,18 @@ mod tests {
         let (kind, line, col, pointer, message) = at("{\n  \"properties\": {\"a\": {\"maximum\": 1e400}}\n}");
         assert_eq!((kind, line, col, pointer.as_str()), (SchemaErrorKind::InvalidJson, 2, 35, "/properties/a/maximum"));
         assert!(message.contains("beyond the range of a double"), "{message}");
-        // What every double holds exactly, and what every parser reads as a double (a fraction or an exponent,
-        // even of an integer's value), are kept.
-        let kept = ["9007199254740992", "-9007199254740992", "18446744073709551616", "1e300", "9007199254740993.0"];
-        for ok in kept.into_iter().chain(["9.007199254740993e15", "0.1", "0.0", "-0", "5e-324"]) {
+        // An integer written with a fraction or an exponent is held to its value too (they were kept, and read as
+        // the double below: `exclusiveMaximum: 9007199254740993.0` refused 9007199254740992, and an `enum` of both
+        // spellings lost a member in the bundle).
+        for lit in ["9007199254740993.0", "9.007199254740993e15", "90071992547409930e-1", "1.8446744073709551615e19"] {
+            let (kind, .., message) = at(&format!("{{\"exclusiveMaximum\": {lit}}}"));
+            assert_eq!(kind, SchemaErrorKind::InvalidValue, "{lit}: {message}");
+            assert!(message.contains("an integer no double holds"), "{lit}: {message}");
+        }
+        // What every double holds exactly, what every output writes as written (`1e23`, `1e300`), and fractions
+        // (read as the nearest double by every parser), are kept.
+        let kept = ["9007199254740992", "-9007199254740992", "18446744073709551616", "1e300", "9007199254740992.0"];
+        for ok in kept.into_iter().chain(["1e23", "-1e308", "9.007199254740992e15", "0.1", "0.0", "-0", "5e-324"]) {
             let text = format!("{{\"const\": {ok}, \"s\": \"9007199254740993\"}}");
             assert!(parse(&text).is_ok(), "{ok}");
         }
