@@ -533,6 +533,22 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let shown = shown_path(&a.file);
+    // Written where it is read (`wiregen migrate ... v1.jsonl >> v1.jsonl`), the run would read what it writes,
+    // without end. (`--out FILE` is staged: the input is read whole before FILE is replaced.)
+    let output = match a.out.as_ref().filter(|p| p.as_os_str() != "-") {
+        None => wiregen::validate::output_file(),
+        Some(p) if p.starts_with("/dev") || p.starts_with("/proc") => wiregen::validate::file_of(p),
+        Some(_) => None,
+    };
+    if output.is_some() && output == wiregen::validate::file_of(&a.file) {
+        let in_place = if a.file.as_os_str() == "-" {
+            String::new()
+        } else {
+            format!(", or give --out {shown} to migrate it in place")
+        };
+        errln!("wiregen migrate: {shown} is this run's output: it would read what it writes, without end; write the output elsewhere{in_place}");
+        return ExitCode::from(2);
+    }
     let input: Box<dyn std::io::BufRead> = if a.file.as_os_str() == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -894,7 +910,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
         errln!("wiregen validate: --stream: the schema declares no sequence rules (`x-sequence`), so each line is checked on its own");
     }
     let paths = if a.paths.is_empty() { vec![PathBuf::from("-")] } else { a.paths.clone() };
-    let paths = match wiregen::validate::expand_inputs(&paths) {
+    let paths = match wiregen::validate::expand_inputs(&paths, wiregen::validate::output_file()) {
         Ok(p) => p,
         Err(e) => {
             errln!("wiregen: {e}");
@@ -908,18 +924,18 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let mut tally = Tally::default();
     if paths.len() == 1 {
         // One input: all cores on it.
-        let r = check_input(&engine, &a, &paths[0], name_file, &mut out, Threads::AllCores);
+        let r = check_one(&engine, &a, &paths[0], name_file, &mut out, Threads::AllCores);
         if let Some(code) = tally.add(r) {
             return code;
         }
     } else {
         // Several: one input per core, their output in argument order, byte for byte what one after another gives.
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut sink = OrderedOut { out: &mut out, tally: &mut tally, exit: None, failed: None };
+        let mut sink = OrderedOut { out: &mut out, tally: &mut tally, exit: None, inputs: paths.len(), failed: None };
         wiregen::validate::in_order(
             paths.len(),
             threads,
-            &|i, w| check_input(&engine, &a, &paths[i], name_file, w, Threads::One),
+            &|i, w| check_one(&engine, &a, &paths[i], name_file, w, Threads::One),
             &mut sink,
         );
         if let Some(code) = sink.exit {
@@ -978,12 +994,14 @@ struct OrderedOut<'a, W: Write> {
     out: &'a mut W,
     tally: &'a mut Tally,
     exit: Option<ExitCode>,
+    /// How many inputs the run has.
+    inputs: usize,
     /// The output failed while writing this input's bytes: its result is still counted, then the run stops.
     failed: Option<std::io::Error>,
 }
 
 impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for OrderedOut<'_, W> {
-    fn piece(&mut self, _job: usize, piece: Piece<Result<Summary, Failed>>) -> std::ops::ControlFlow<()> {
+    fn piece(&mut self, job: usize, piece: Piece<Result<Summary, Failed>>) -> std::ops::ControlFlow<()> {
         let stop = match piece {
             Piece::Bytes(b) => {
                 if self.failed.is_none() {
@@ -992,7 +1010,22 @@ impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for Order
                 None
             }
             Piece::Done(r) => match self.failed.take() {
-                None => self.tally.add(r),
+                None => {
+                    let unread = matches!(r, Err(Failed::Input(_)));
+                    let stop = self.tally.add(r);
+                    let rest = self.inputs - job - 1;
+                    if unread && rest > 0 {
+                        // What the run leaves out is said, not only where it stopped.
+                        let _ = self.out.flush();
+                        errln!(
+                            "wiregen validate: the run stops there: {rest} input(s) after it not checked; {} record(s) \
+                             before it, {} invalid",
+                            self.tally.counts.records,
+                            self.tally.counts.invalid
+                        );
+                    }
+                    stop
+                }
                 Some(e) => {
                     let checked = match r {
                         Ok(s) | Err(Failed::Output(_, s)) => s,
@@ -1014,6 +1047,21 @@ impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for Order
     fn idle(&mut self) {
         // A failed flush shows again at the next write.
         let _ = self.out.flush();
+    }
+}
+
+/// [`check_input`] of an input that could be listed; the reason of one that could not.
+fn check_one(
+    engine: &Engine,
+    a: &ValidateArgs,
+    input: &wiregen::validate::Input,
+    name_file: bool,
+    out: &mut impl Write,
+    threads: Threads,
+) -> Result<Summary, Failed> {
+    match input {
+        Ok(path) => check_input(engine, a, path, name_file, out, threads),
+        Err(e) => Err(Failed::Input(e.clone())),
     }
 }
 

@@ -735,19 +735,64 @@ fn recv_or_idle<T>(rx: &std::sync::mpsc::Receiver<T>, idle: impl FnOnce()) -> Op
     }
 }
 
+/// One input of a `validate` run in its place, or why what stands there cannot be read (a directory that cannot
+/// be listed or holds no `*.jsonl` file, a `*.jsonl` in it that is no regular file): that is told when the run
+/// gets there, after the output of the inputs before it, as a file that cannot be opened is.
+pub type Input = Result<std::path::PathBuf, String>;
+
+/// A file by its device and inode: what two names of one file share.
+pub type FileId = (u64, u64);
+
+/// The file this process writes its output to (stdout), when that is a regular file.
+#[must_use]
+pub fn output_file() -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        let m = std::fs::File::from(fd).metadata().ok()?;
+        m.is_file().then(|| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The file `path` names (stdin for `-`), if any.
+#[must_use]
+pub fn file_of(path: &std::path::Path) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let m = if path.as_os_str() == "-" {
+            std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?).metadata().ok()?
+        } else {
+            std::fs::metadata(path).ok()?
+        };
+        Some((m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// The inputs of a `validate` run: `-` (stdin) and files as given, and for a directory every `*.jsonl` file below
 /// it (recursively; symbolic links to directories are not followed, a link named `*.jsonl` to a file is an
-/// input, a broken one failing as a missing file does), sorted by path, so a run is repeatable.
+/// input, a broken one failing as a missing file does), sorted by path, so a run is repeatable. What cannot be
+/// listed is an [`Input`] error in its place.
 ///
 /// # Errors
-/// A directory that cannot be read, or that holds no `*.jsonl` file (almost certainly the wrong directory), or a
-/// `*.jsonl` in it that is (or links to) no regular file; `-` given twice (stdin is read once: the second would
-/// silently be an empty input).
-pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, String> {
+/// `-` given twice (stdin is read once: the second would silently be an empty input); an input that is the file
+/// `output` (this run's stdout, [`output_file`]): the run would read what it writes, and grow the file until the
+/// disk is full (`wiregen validate sessions/ > sessions/report.jsonl`).
+pub fn expand_inputs(paths: &[std::path::PathBuf], output: Option<FileId>) -> Result<Vec<Input>, String> {
     if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err("`-` (stdin) is given more than once; it can be read once".into());
     }
-    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<Input>) -> Result<(), String> {
         let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut entries: Vec<_> = entries.collect::<Result<_, _>>().map_err(|e| format!("{}: {e}", dir.display()))?;
         entries.sort_by_key(std::fs::DirEntry::file_name);
@@ -775,7 +820,7 @@ pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
                         p.display()
                     ));
                 }
-                _ => out.push(p),
+                _ => out.push(Ok(p)),
             }
         }
         Ok(())
@@ -784,12 +829,25 @@ pub fn expand_inputs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
     for p in paths {
         if p.as_os_str() != "-" && p.is_dir() {
             let before = out.len();
-            walk(p, &mut out)?;
-            if out.len() == before {
-                return Err(format!("{}: a directory with no *.jsonl file", p.display()));
+            // What it lists before a failure is read, then the failure is told (the run stops there).
+            match walk(p, &mut out) {
+                Err(e) => out.push(Err(e)),
+                Ok(()) if out.len() == before => {
+                    out.push(Err(format!("{}: a directory with no *.jsonl file", p.display())))
+                }
+                Ok(()) => {}
             }
         } else {
-            out.push(p.clone());
+            out.push(Ok(p.clone()));
+        }
+    }
+    if let Some(o) = output {
+        if let Some(p) = out.iter().flatten().find(|p| file_of(p) == Some(o)) {
+            let name = if p.as_os_str() == "-" { "stdin".to_string() } else { p.display().to_string() };
+            return Err(format!(
+                "{name} is this run's output (stdout is that file): it would read what it writes, without end; \
+                 write the output outside the inputs"
+            ));
         }
     }
     Ok(out)
@@ -1098,8 +1156,8 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("d/top.jsonl"), dir.join("d/b/3-link.jsonl")).expect("link");
         std::os::unix::fs::symlink(dir.join("gone.jsonl"), dir.join("d/b/4-broken.jsonl")).expect("link");
         std::os::unix::fs::symlink(dir.join("d/a"), dir.join("d/b/5-dir.jsonl")).expect("link");
-        let got = expand_inputs(&[dir.join("x.jsonl"), dir.join("d"), "-".into()]).expect("expand");
-        let want: Vec<std::path::PathBuf> = [
+        let got = expand_inputs(&[dir.join("x.jsonl"), dir.join("d"), "-".into()], None).expect("expand");
+        let want: Vec<Input> = [
             "x.jsonl",
             "d/a/1.jsonl",
             "d/a/deeper/0.jsonl",
@@ -1111,22 +1169,30 @@ mod tests {
         .iter()
         .map(|f| dir.join(f))
         .chain(["-".into()])
+        .map(Ok)
         .collect();
         assert_eq!(got, want);
-        assert!(expand_inputs(&[dir.join("empty")]).unwrap_err().contains("no *.jsonl"));
+        // What cannot be listed is told in its place, after what comes before it.
+        let got = expand_inputs(&[dir.join("d/top.jsonl"), dir.join("empty")], None).expect("expand");
+        assert_eq!(got[0], Ok(dir.join("d/top.jsonl")));
+        assert!(got[1].as_ref().unwrap_err().contains("empty: a directory with no *.jsonl"), "{got:?}");
         // A FIFO named `*.jsonl` in a directory, or a link to one, would block the run: refused, both ways (the
         // FIFO was skipped without a word and the link blocked). Given by name, it is an input.
         let fifo = dir.join("pipe.jsonl");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
-        assert_eq!(expand_inputs(std::slice::from_ref(&fifo)).expect("by name"), std::slice::from_ref(&fifo));
+        assert_eq!(expand_inputs(std::slice::from_ref(&fifo), None).expect("by name"), [Ok(fifo.clone())]);
         std::fs::create_dir_all(dir.join("f")).expect("mkdir");
         std::os::unix::fs::symlink(&fifo, dir.join("f/link.jsonl")).expect("link");
-        let err = expand_inputs(&[dir.join("f")]).unwrap_err();
+        let err = expand_inputs(&[dir.join("f")], None).expect("expand").remove(0).unwrap_err();
         assert!(err.contains("f/link.jsonl: not a regular file"), "{err}");
         std::fs::remove_file(dir.join("f/link.jsonl")).expect("rm");
         std::fs::rename(&fifo, dir.join("f/pipe.jsonl")).expect("mv");
-        let err = expand_inputs(&[dir.join("f")]).unwrap_err();
+        let err = expand_inputs(&[dir.join("f")], None).expect("expand").remove(0).unwrap_err();
         assert!(err.contains("f/pipe.jsonl: not a regular file"), "{err}");
+        // The run's own output among the inputs (through a link too) is refused before anything is read.
+        let output = file_of(&dir.join("d/top.jsonl"));
+        let err = expand_inputs(&[dir.join("d/a/1.jsonl"), dir.join("d")], output).unwrap_err();
+        assert!(err.contains("d/b/3-link.jsonl is this run's output"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -718,6 +718,58 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
         "{}",
         String::from_utf8_lossy(&empty.stderr)
     );
+    // It is told in its place, as a file that cannot be opened is: after the output of the inputs before it (that
+    // output was lost, the run stopped before reading anything), with what the run leaves out.
+    let empty = run(&["validate", "--format", "json", "logs/b/z.jsonl", "empty", "one.jsonl"]);
+    assert_eq!(empty.status.code(), Some(2));
+    assert_eq!(records(&empty).len(), 1, "z.jsonl's record");
+    let stderr = String::from_utf8_lossy(&empty.stderr);
+    assert!(stderr.contains("empty: a directory with no *.jsonl"), "{stderr}");
+    assert!(stderr.contains("the run stops there: 1 input(s) after it not checked; 1 record(s) before it, 1 invalid"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An input that is the run's own output (`validate logs/ > logs/report.jsonl`, `migrate v1.jsonl >> v1.jsonl`) is
+/// refused before anything is read: the run read the records it wrote and wrote more, until the disk was full.
+#[test]
+fn an_input_that_is_the_output_is_refused_not_read_without_end() {
+    let dir = std::env::temp_dir().join(format!("wiregen-self-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("logs")).expect("mkdir");
+    // Enough records to be read back before the run ends: ~2 MiB of invalid lines.
+    let bad = "{\"id\":\"m1\",\"time\":-1,\"role\":\"user\",\"ev\":{\"t\":\"abort\"}}\n".repeat(20_000);
+    std::fs::write(dir.join("logs/a.jsonl"), &bad).expect("write");
+    let v1 = std::fs::read(root().join("tests/fixtures/migrate/v1-realistic-flow.jsonl")).expect("v1 flow");
+    std::fs::write(dir.join("v1.jsonl"), v1.repeat(50)).expect("write");
+    let sh = |script: &str| {
+        let mut c = Command::new("sh");
+        c.current_dir(&dir).env("W", env!("CARGO_BIN_EXE_wiregen")).env("R", root()).args(["-c", script]);
+        // A run that does loop stops at 64 MiB of output instead of filling the disk.
+        c.arg("sh");
+        c.output().expect("run sh")
+    };
+    for (script, says) in [
+        ("ulimit -f 131072; \"$W\" validate --format json logs > logs/report.jsonl", "logs/report.jsonl is this run's output"),
+        ("ulimit -f 131072; \"$W\" validate --stream logs >> logs/a.jsonl", "logs/a.jsonl is this run's output"),
+        ("ulimit -f 131072; \"$W\" validate < logs/a.jsonl >> logs/a.jsonl", "stdin is this run's output"),
+        (
+            "ulimit -f 131072; \"$W\" migrate --from \"$R/examples/happy-wire/schema\" --to \"$R/schema\" v1.jsonl >> v1.jsonl",
+            "v1.jsonl is this run's output",
+        ),
+        (
+            "ulimit -f 131072; \"$W\" migrate --from \"$R/examples/happy-wire/schema\" --to \"$R/schema\" --out /dev/stdout v1.jsonl >> v1.jsonl",
+            "v1.jsonl is this run's output",
+        ),
+    ] {
+        let out = sh(script);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{script}: {stderr}");
+        assert!(stderr.contains(says), "{script}: {stderr}");
+    }
+    assert_eq!(std::fs::read(dir.join("logs/a.jsonl")).expect("read"), bad.as_bytes(), "the input is as it was");
+    // Written elsewhere, the same runs go on.
+    let out = sh("\"$W\" validate --format json logs > report.jsonl");
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
