@@ -189,23 +189,35 @@ fn read_manifest(path: &Path) -> Option<String> {
     }
 }
 
-/// Files listed in an output's manifest on disk that the new render no longer produces.
-fn stale(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
+/// Files an output's manifest on disk lists that the new render no longer produces, whether or not they are
+/// still there; also those its kept copy lists (`.wiregen-manifest.wiregen-old`: a run killed after its new
+/// manifest was in place, and before the files it no longer lists were gone, left them with no manifest naming
+/// them, so neither `check` nor the next `generate` saw them).
+fn owned_before(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
     let produced: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let mut out = Vec::new();
     for o in &opts.outputs {
-        let Some(text) = read_manifest(&opts.out_dir.join(o.name()).join(MANIFEST)) else { continue };
-        for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
-            if line.split('/').any(|seg| seg == ".." || seg.is_empty()) {
-                continue;
-            }
-            let rel = format!("{}/{}", o.name(), line);
-            if !produced.contains(rel.as_str()) && opts.out_dir.join(&rel).exists() {
-                out.push(opts.out_dir.join(rel));
+        let manifest = opts.out_dir.join(o.name()).join(MANIFEST);
+        for text in [read_manifest(&manifest), read_manifest(&commit::kept_name(&manifest))].into_iter().flatten() {
+            for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+                if line.split('/').any(|seg| seg == ".." || seg.is_empty()) {
+                    continue;
+                }
+                let rel = format!("{}/{}", o.name(), line);
+                if !produced.contains(rel.as_str()) {
+                    out.push(opts.out_dir.join(rel));
+                }
             }
         }
     }
+    out.sort();
+    out.dedup();
     out
+}
+
+/// Of the files outputs owned ([`owned_before`]), those still there: stale, to be deleted.
+fn stale(owned: &[PathBuf]) -> Vec<PathBuf> {
+    owned.iter().filter(|p| p.exists()).cloned().collect()
 }
 
 /// Regenerates the outputs: writes new and changed files, deletes stale ones, leaves the rest untouched.
@@ -241,7 +253,8 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
 /// The writing part of [`generate`], with the output root locked.
 fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Error> {
     // Read the old manifests before the new ones replace them.
-    let stale_files = stale(opts, files);
+    let owned = owned_before(opts, files);
+    let stale_files = stale(&owned);
     let mut report = GenerateReport::default();
     let mut to_write = Vec::new();
     for f in files {
@@ -251,12 +264,16 @@ fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Er
             _ => to_write.push((path, f)),
         }
     }
-    // All or nothing: a failure puts back what was replaced (`commit`).
+    // All or nothing: a failure puts back what was replaced (`commit`). The manifests go last, so the old copy of
+    // one is the last file removed: until then it names what the outputs owned.
+    to_write.sort_by_key(|(p, _)| is_manifest(p));
     let write: Vec<(PathBuf, &[u8])> = to_write.iter().map(|(p, f)| (p.clone(), f.contents.as_bytes())).collect();
     commit::replace(&write, &stale_files)?;
     report.written = write.into_iter().map(|(p, _)| p).collect();
-    // What a run that was killed half-way left beside the outputs goes once every output is in place.
-    let left = leftovers(opts, files, &stale_files);
+    // What a run that was killed half-way left beside the outputs goes once every output is in place, the old
+    // manifests' copies last.
+    let mut left = leftovers(opts, files, &owned);
+    left.sort_by_key(|p| p.file_name().is_some_and(|n| *n == *kept_manifest_name()));
     report.deleted = stale_files;
     for p in left {
         if std::fs::remove_file(&p).is_ok() {
@@ -264,6 +281,16 @@ fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Er
         }
     }
     Ok(report)
+}
+
+/// Whether `p` is an output's manifest.
+fn is_manifest(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n == MANIFEST)
+}
+
+/// The name of a manifest's kept copy ([`commit::kept_name`]).
+fn kept_manifest_name() -> std::ffi::OsString {
+    commit::kept_name(Path::new(MANIFEST)).into_os_string()
 }
 
 /// `p` made absolute with symbolic links resolved as far as it exists (the rest appended as it is), so two paths
@@ -402,8 +429,9 @@ pub fn check(opts: &Options) -> Result<CheckReport, Error> {
             OnDisk::Missing => report.missing.push(path),
         }
     }
-    report.extra = stale(opts, &files);
-    let left = leftovers(opts, &files, &report.extra);
+    let owned = owned_before(opts, &files);
+    report.extra = stale(&owned);
+    let left = leftovers(opts, &files, &owned);
     report.extra.extend(left);
     Ok(report)
 }

@@ -48,12 +48,18 @@ fn replace_with(
     let mut done = Vec::new();
     match apply(write, delete, rename, &mut done) {
         Ok(()) => {
-            for step in &done {
-                if let Step::Moved { to, file, .. } = step {
-                    if *to == kept_name(file) {
-                        let _ = std::fs::remove_file(to);
+            // The old copies go: those of deleted files first, then those of replaced files in the order of
+            // `write` (the caller puts a file that names the others last, so a run killed here leaves it).
+            let kept = |deleted: bool| {
+                done.iter().filter_map(move |step| match step {
+                    Step::Moved { to, file, .. } if *to == kept_name(file) && delete.contains(file) == deleted => {
+                        Some(to)
                     }
-                }
+                    _ => None,
+                })
+            };
+            for to in kept(true).chain(kept(false)) {
+                let _ = std::fs::remove_file(to);
             }
             Ok(())
         }
