@@ -595,10 +595,14 @@ impl Results {
     }
 }
 
-/// An `application/json` body that holds more than one JSON value (JSONL sent with the wrong type, or with
-/// `curl --data`, which joins the lines) is malformed JSON with trailing characters: say what to send instead.
+/// The record of an `application/json` body as `wiregen validate` words the record of a file holding one
+/// document: where a multi-line (pretty-printed) body holds each error's value (`(line 7, column 15 of the
+/// document)`; they were left out). And one that holds more than one JSON value (JSONL sent with the wrong type,
+/// or with `curl --data`, which joins the lines) is malformed JSON with trailing characters: say what to send
+/// instead.
 fn ndjson_hint(kind: Kind, bytes: &[u8], mut rec: Record) -> Record {
     if kind == Kind::Json {
+        crate::validate::place_in_document(bytes, &mut rec.errors);
         if let Some(e) = rec.errors.first_mut().filter(|e| e.rule == Rule::MalformedJson.id()) {
             let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
             if values.next().is_some_and(|v| v.is_ok()) && values.next().is_some_and(|v| v.is_ok()) {
