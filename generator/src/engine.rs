@@ -339,7 +339,7 @@ impl Engine {
                 if !values.iter().any(|x| equals(x, v)) {
                     let shown = match v.as_str() {
                         Some(s) => format!("`{s}`"),
-                        None => short_json(v.to_json_string()),
+                        None => short_json(v.shown_text()),
                     };
                     out.push(Issue::new(
                         Rule::Enum,
@@ -708,7 +708,7 @@ impl Engine {
             let expected = u.members.first().map_or("a string", |m| kind(&Json::from_value(&m.tag)));
             return out.push(type_issue(&tp, expected, t));
         }
-        let text = t.as_str().map_or_else(|| t.to_json_string(), String::from);
+        let text = t.as_str().map_or_else(|| t.shown_text(), String::from);
         if let Some((_, rep)) = u.removed.iter().find(|(old, _)| Some(old.as_str()) == t.as_str()) {
             return out.push(Issue::new(
                 Rule::RemovedEvent,
@@ -805,10 +805,53 @@ pub fn is_multiple(value: f64, m: f64) -> bool {
 }
 
 fn num(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e16 {
-        format!("{}", f as i64)
+    number_text(f)
+}
+
+/// A number as a message writes it: as JavaScript writes it (`Number.prototype.toString`, what `String(n)`,
+/// template strings and `JSON.stringify` give), so every checker words a bound or a value alike: `100` (not
+/// `100.0`), `0` for `-0`, `0.0000001` as `1e-7`, `1e21` as `1e+21`, the shortest digits that read back as the
+/// double. (The TypeScript checkers cannot write it otherwise; the Rust decoder's runtime writes it so too.)
+#[must_use]
+pub fn number_text(f: f64) -> String {
+    if f == 0.0 {
+        return "0".into();
+    }
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+        .into();
+    }
+    // Rust writes the shortest digits that read back as the double: `1.2345e21`, `1e-7`.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i64;
+    // The value is 0.`digits` × 10^n.
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
     } else {
-        format!("{f}")
+        let e = n - 1;
+        let sign = if e >= 0 { '+' } else { '-' };
+        match digits.split_at(1) {
+            (d, "") => format!("{d}e{sign}{}", e.abs()),
+            (d, rest) => format!("{d}.{rest}e{sign}{}", e.abs()),
+        }
+    };
+    if f < 0.0 {
+        format!("-{body}")
+    } else {
+        body
     }
 }
 
@@ -948,7 +991,9 @@ pub fn kind(v: &Json<'_>) -> &'static str {
     match v {
         Json::Null => "null",
         Json::Bool(_) => "a boolean",
-        Json::Number(n) if n.is_f64() => "a number",
+        // A whole number is an integer however it is written (`1.0`, `1e2`, `-0`), as JSON Schema and JavaScript
+        // have it (it was "a number" unless written as digits that fit 64 bits).
+        Json::Number(n) if n.as_f64().is_some_and(|f| f.fract() != 0.0) => "a number",
         Json::Number(_) => "an integer",
         Json::String(_) => "a string",
         Json::Array(_) => "an array",
@@ -1086,6 +1131,30 @@ pub(crate) fn parse_error_what(e: &serde_json::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Numbers in messages are written as JavaScript's `String(n)` writes them (the expected texts are node's).
+    #[test]
+    fn numbers_are_written_as_javascript_writes_them() {
+        let cases = [
+            (100.0, "100"),
+            (-0.0, "0"),
+            (1e-7, "1e-7"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (123_456_789_012_345_680_000.0, "123456789012345680000"),
+            (0.000_001, "0.000001"),
+            (0.1, "0.1"),
+            (-2.5e-8, "-2.5e-8"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (18_446_744_073_709_551_616.0, "18446744073709552000"),
+            (1e16, "10000000000000000"),
+            (123.456, "123.456"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(super::number_text(f), want, "{f:e}");
+        }
+    }
+
     use super::*;
 
     /// `parse_json` refuses every line as `parse_line` does, with the same issue: invalid UTF-8 before or after a

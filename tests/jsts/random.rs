@@ -618,13 +618,15 @@ pub fn has_index_like_key(v: &Value) -> bool {
     }
 }
 
-/// Whether a value holds a number written with a fraction or an exponent whose value is whole (`1.0`, `-0.0`,
-/// `1e308`): the engine calls it "a number" and shows it as written, JavaScript sees an integer (`1`, `0`).
-pub fn has_whole_float(v: &Value) -> bool {
+/// Whether a value holds an integer beyond ±2^53 written as digits: the engine shows it as written, JavaScript as
+/// the double it read (`12345678901234567890` as `12345678901234567000`). (A whole number written with a fraction
+/// or an exponent, `1.0`, `-0`, `1e308`, is worded alike everywhere since stop 63: an integer, as JavaScript
+/// writes it.)
+pub fn has_big_integer(v: &Value) -> bool {
     match v {
-        Value::Array(a) => a.iter().any(has_whole_float),
-        Value::Object(o) => o.values().any(has_whole_float),
-        Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0),
+        Value::Array(a) => a.iter().any(has_big_integer),
+        Value::Object(o) => o.values().any(has_big_integer),
+        Value::Number(n) => !n.is_f64() && n.as_f64().is_some_and(|f| f.abs() > 9_007_199_254_740_992.0),
         _ => false,
     }
 }

@@ -229,6 +229,44 @@ impl<'a> Json<'a> {
     pub fn to_json_string(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
+
+    /// The compact JSON text of this value as a message shows it: numbers with a fraction or an exponent as
+    /// JavaScript writes them ([`crate::engine::number_text`]: `1e2` as `100`, `-0` as `0`), so that every checker
+    /// shows a value alike; an integer written as digits that fit 64 bits as written.
+    pub fn shown_text(&self) -> String {
+        let mut out = String::new();
+        self.write_shown(&mut out);
+        out
+    }
+
+    fn write_shown(&self, out: &mut String) {
+        match self {
+            Json::Number(n) if n.is_f64() => out.push_str(&crate::engine::number_text(n.as_f64().unwrap_or(0.0))),
+            Json::Array(items) => {
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    x.write_shown(out);
+                }
+                out.push(']');
+            }
+            Json::Object(o) => {
+                out.push('{');
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                    out.push(':');
+                    x.write_shown(out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_json_string()),
+        }
+    }
 }
 
 /// JSON equality as JSON Schema defines it: numbers by value (`1` equals `1.0`), objects by their members

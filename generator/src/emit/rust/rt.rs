@@ -528,7 +528,8 @@ impl Json {
         match self {
             Json::Null => "null",
             Json::Bool(_) => "a boolean",
-            Json::Number(n) if n.is_f64() => "a number",
+            // A whole number is an integer however it is written (`1.0`, `1e2`, `-0`).
+            Json::Number(n) if n.as_f64().is_some_and(|f| f.fract() != 0.0) => "a number",
             Json::Number(_) => "an integer",
             Json::String(_) => "a string",
             Json::Array(_) => "an array",
@@ -928,12 +929,76 @@ pub(crate) struct Num {
     pub(crate) multiple_of: Option<f64>,
 }
 
-/// How a bound is written in messages: whole numbers without a fraction.
+/// How a number is written in messages: as JavaScript writes it (`100`, `0` for `-0`, `1e-7`, `1e+21`: the
+/// shortest digits that read back as the double), as the engine and the TypeScript checkers write it.
 fn num(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e16 {
-        format!("{}", f as i64)
+    if f == 0.0 {
+        return "0".into();
+    }
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+        .into();
+    }
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i64;
+    // The value is 0.`digits` × 10^n.
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
     } else {
-        format!("{f}")
+        let e = n - 1;
+        let sign = if e >= 0 { '+' } else { '-' };
+        match digits.split_at(1) {
+            (d, "") => format!("{d}e{sign}{}", e.abs()),
+            (d, rest) => format!("{d}.{rest}e{sign}{}", e.abs()),
+        }
+    };
+    if f < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// A value's compact JSON text as messages show it: numbers with a fraction or an exponent as [`num`] writes them.
+fn shown_text(v: &Json, out: &mut String) {
+    match v {
+        Json::Number(n) if n.is_f64() => out.push_str(&num(n.as_f64().unwrap_or(0.0))),
+        Json::Array(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                shown_text(x, out);
+            }
+            out.push(']');
+        }
+        Json::Object(o) => {
+            out.push('{');
+            for (i, (k, x)) in o.0.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                out.push(':');
+                shown_text(x, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&value(other).to_string()),
     }
 }
 
@@ -1132,7 +1197,8 @@ fn shown(v: &Json) -> String {
 }
 
 fn short_json(v: &Json) -> String {
-    let s = value(v).to_string();
+    let mut s = String::new();
+    shown_text(v, &mut s);
     if s.chars().count() > 60 {
         let cut: String = s.chars().take(57).collect();
         format!("`{cut}...`")
@@ -1691,7 +1757,11 @@ pub(crate) fn bad_tag(
     }
     let text = match t {
         Json::String(s) => s.clone(),
-        other => value(other).to_string(),
+        other => {
+            let mut s = String::new();
+            shown_text(other, &mut s);
+            s
+        }
     };
     if let Some((_, rep)) = removed.iter().find(|(old, _)| Some(*old) == t.as_str()) {
         return Error::new(

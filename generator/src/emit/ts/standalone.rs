@@ -175,11 +175,7 @@ fn check_fn(m: &Model, id: TypeId) -> String {
 }
 
 fn num_text(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e16 {
-        format!("{}", f as i64)
-    } else {
-        format!("{f}")
-    }
+    crate::engine::number_text(f)
 }
 
 /// Plans check validity with the helper check functions.
