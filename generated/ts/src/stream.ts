@@ -255,7 +255,7 @@ export interface SessionRollup {
   /** Ended turns by status. */
   turns: { completed: number; failed: number; cancelled: number };
   /** Replaces the ephemeral `usage-report` socket event. */
-  usage: { inputTokens: number; outputTokens: number; cost: number };
+  usage: { inputTokens: number | null; outputTokens: number | null; cost: number | null };
   /** What is still open, each list in the order it started (one that lives within another in the order that one started). */
   open: {
     /** A turn of the agent: `turn-start` opens it under the envelope's `turn` id, `turn-end` closes it; one at a time. A user `abort` during a turn marks it. */
@@ -816,7 +816,8 @@ export class SessionStreamChecker {
       }
       if (k.fold === "latest" && "latest" in st) k.fields.forEach((f, j) => (o[f] = st.latest[j] === undefined ? null : st.latest[j]));
       if (k.fold === "count" && "counts" in st) k.values.forEach((v, j) => (o[v] = st.counts[j] ?? 0));
-      if (k.fold === "sum" && "sums" in st) k.fields.forEach((f, j) => (o[f] = st.sums[j] ?? 0));
+      // A sum past the double range is `null`, as JSON (and the Rust checker) writes it.
+      if (k.fold === "sum" && "sums" in st) k.fields.forEach((f, j) => (o[f] = Number.isFinite(st.sums[j] ?? 0) ? (st.sums[j] ?? 0) : null));
       out[p.part] = o;
     });
     const open: Obj = {};

@@ -178,7 +178,10 @@ impl RollupTypes {
                 RollupKind::Last { .. } => format!("{} | null", record(&part.event)?),
                 RollupKind::Latest { .. } => record(&part.event)?,
                 RollupKind::Count { values, .. } => counts(values),
-                RollupKind::Sum { fields, .. } => counts(fields),
+                // A sum past the double range is `null`.
+                RollupKind::Sum { fields, .. } => {
+                    braces(&fields.iter().map(|k| format!("{}: number | null", type_key(k))).collect::<Vec<_>>())
+                }
             };
             parts.push(Member { key: type_key(&part.name).to_string(), ty, doc: part.description.clone() });
         }

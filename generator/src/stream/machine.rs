@@ -1297,7 +1297,8 @@ fn text(v: Option<&Value>) -> String {
 
 /// A sum as JSON, a whole one as an integer, as JavaScript prints it (past 2^53 the same value, in all its digits:
 /// JavaScript rounds the last ones to zeros), while it fits 64 bits; the generated Rust types write numbers alike
-/// (`rt::Wire`; `rt_tests` holds the two to one another).
+/// (`rt::Wire`; `rt_tests` holds the two to one another). Past the double range it is `null`, which no JSON number
+/// holds (the TypeScript checker writes `null` too).
 pub(crate) fn number(sum: f64) -> Value {
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     if sum.fract() == 0.0 && (-TWO_63..TWO_63).contains(&sum) {

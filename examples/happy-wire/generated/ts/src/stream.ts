@@ -735,7 +735,8 @@ export class SessionStreamChecker {
       }
       if (k.fold === "latest" && "latest" in st) k.fields.forEach((f, j) => (o[f] = st.latest[j] === undefined ? null : st.latest[j]));
       if (k.fold === "count" && "counts" in st) k.values.forEach((v, j) => (o[v] = st.counts[j] ?? 0));
-      if (k.fold === "sum" && "sums" in st) k.fields.forEach((f, j) => (o[f] = st.sums[j] ?? 0));
+      // A sum past the double range is `null`, as JSON (and the Rust checker) writes it.
+      if (k.fold === "sum" && "sums" in st) k.fields.forEach((f, j) => (o[f] = Number.isFinite(st.sums[j] ?? 0) ? (st.sums[j] ?? 0) : null));
       out[p.part] = o;
     });
     const open: Obj = {};
