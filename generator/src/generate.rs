@@ -238,6 +238,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     // The directories this creates (the root and any missing above it) go again if writing fails.
     let created: Vec<&Path> =
         opts.out_dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
+    not_a_directory(&opts.out_dir)?;
     std::fs::create_dir_all(&opts.out_dir).map_err(|source| Error::Io { path: opts.out_dir.clone(), source })?;
     let lock = lock_dir(&opts.out_dir, true);
     let done = write_outputs(opts, &files);
@@ -408,12 +409,31 @@ fn leftovers(opts: &Options, files: &[OutFile], owned: &[PathBuf]) -> Vec<PathBu
     out
 }
 
+/// An output root that is there and is no directory (a file, a device, a FIFO, a link that leads to nothing):
+/// neither `generate` nor `check` can work there, and say so (`generate` said `File exists (os error 17)`, and
+/// `check` listed every file stale and a command to fix it that could not).
+fn not_a_directory(out: &Path) -> Result<(), Error> {
+    let what = match std::fs::metadata(out) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(m) if m.is_file() => "a file",
+        Ok(_) => "a device, a FIFO or a socket",
+        Err(_) if std::fs::symlink_metadata(out).is_ok() => "a symbolic link that leads to nothing",
+        Err(_) => return Ok(()),
+    };
+    let source = std::io::Error::new(
+        std::io::ErrorKind::NotADirectory,
+        format!("it is {what}, not a directory: --out takes the directory the outputs go in"),
+    );
+    Err(Error::Io { path: out.to_path_buf(), source })
+}
+
 /// Regenerates in memory and compares with what is on disk.
 ///
 /// # Errors
-/// A broken schema or a failing emitter.
+/// A broken schema or a failing emitter; an output root that is no directory.
 pub fn check(opts: &Options) -> Result<CheckReport, Error> {
     let files = render(opts)?;
+    not_a_directory(&opts.out_dir)?;
     // A `generate` under way finishes first: its half-replaced tree is not reported.
     let _lock = lock_dir(&opts.out_dir, false);
     let mut report = CheckReport::default();

@@ -713,7 +713,9 @@ fn type_names(model: &wiregen::ir::Model) -> String {
 /// no `.json` file in it; not a file inside it), which flag names another.
 fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format, schema: &Path) {
     let whole = |e: &wiregen::diag::SchemaError| e.kind == wiregen::diag::SchemaErrorKind::Io && e.file == schema;
-    if format == Format::Text && errs.0.iter().any(whole) {
+    // A directory that is there but cannot be read is the right flag (`Permission denied` says what is wrong).
+    let unreadable_dir = schema.is_dir() && std::fs::read_dir(schema).is_err();
+    if format == Format::Text && !unreadable_dir && errs.0.iter().any(whole) {
         errln!("wiregen: --schema takes the schema directory, or one schema file");
     }
 }
@@ -870,6 +872,13 @@ fn as_named(p: &std::path::Path) -> std::path::PathBuf {
 /// The command that fixes what `check` found: [`regenerate_command`], restricted to the outputs checked.
 fn fix_command(a: &GenArgs) -> String {
     let mut s = regenerate_command(a);
+    // The headers name the repository's own command; a `wiregen` not run by `cargo run` (which sets
+    // `CARGO_PKG_NAME` for the program it runs) is named as itself.
+    if std::env::var_os("CARGO_PKG_NAME").is_none_or(|n| n != "wiregen") {
+        if let Some(rest) = s.strip_prefix("cargo run -p wiregen -- ") {
+            s = format!("wiregen {rest}");
+        }
+    }
     if !a.only.is_empty() {
         s.push_str(" --only ");
         s.push_str(&a.only.iter().map(|o| o.name()).collect::<Vec<_>>().join(","));

@@ -357,7 +357,23 @@ fn leftovers_links_and_fifos_in_the_output_are_reported_and_replaced() {
     let fifo_out = out.join("fifo-out");
     assert!(Command::new("mkfifo").arg(&fifo_out).status().unwrap().success());
     let o = wiregen(&["check", "--only", "docs", "--out", fifo_out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("it is a device, a FIFO or a socket, not a directory"), "{}", text(&o.stderr));
+    // A file or a link to nothing as `--out`: said so by both commands (`generate` said `File exists`, `check`
+    // listed every file stale and a command to fix it that could not).
+    std::fs::write(out.join("a-file"), "x").unwrap();
+    std::os::unix::fs::symlink(out.join("nowhere"), out.join("dangling")).unwrap();
+    for (name, what) in
+        [("a-file", "it is a file, not a directory"), ("dangling", "a symbolic link that leads to nothing")]
+    {
+        let at = out.join(name);
+        for cmd in ["generate", "check"] {
+            let o = wiregen(&[cmd, "--only", "docs", "--out", at.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {name}: {}", text(&o.stderr));
+            assert!(text(&o.stderr).contains(what), "{cmd} {name}: {}", text(&o.stderr));
+        }
+    }
+    assert_eq!(std::fs::read_to_string(out.join("a-file")).unwrap(), "x");
     let _ = std::fs::remove_dir_all(&out);
 }
 
