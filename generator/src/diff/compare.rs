@@ -1183,6 +1183,19 @@ impl<'a> Walk<'a> {
     }
 
     fn number(&mut self, at: &At, oo: &Origin, a: &NumberShape, no: &Origin, b: &NumberShape) {
+        // `multipleOf: 1` says what `integer` says (the engine's test divides by 1, exactly): `number` with it and
+        // `integer` are one schema, not a tightening (found by helper 70). Said so unless a side has another
+        // `multipleOf`, which is compared with it as one.
+        let other = |s: &NumberShape| s.multiple_of.is_some_and(|m| m != 1.0);
+        let said_once = |s: &NumberShape| {
+            let mut s = s.clone();
+            if s.multiple_of == Some(1.0) && !other(a) && !other(b) {
+                s.integer = true;
+                s.multiple_of = None;
+            }
+            s
+        };
+        let (a, b) = (&said_once(a), &said_once(b));
         let mut tight = Vec::new();
         let mut loose = Vec::new();
         match (a.integer, b.integer) {
