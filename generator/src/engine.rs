@@ -337,9 +337,10 @@ impl Engine {
                     return out.push(type_issue(ptr, "a string", v));
                 }
                 if !values.iter().any(|x| equals(x, v)) {
+                    // Bare among strings only: beside `3` and `null`, the string "3" is shown `"3"` ([`value_list`]).
                     let shown = match v.as_str() {
-                        Some(s) => format!("`{s}`"),
-                        None => short_json(v.shown_text()),
+                        Some(s) if values.iter().all(Value::is_string) => format!("`{s}`"),
+                        _ => short_json(v.shown_text()),
                     };
                     out.push(Issue::new(
                         Rule::Enum,
@@ -870,13 +871,15 @@ fn short_json(s: String) -> String {
     }
 }
 
-/// Values as a message lists them (`` `a`, `1.0`, `null` ``: a string bare, anything else as JSON, each as written);
-/// the TypeScript emitters write the list so.
+/// Values as a message lists them (`` `a`, `b` ``: strings bare when every value is one; else each as JSON, as
+/// written: `` `"a"`, `3`, `null` ``, so the string `"3"` and the number `3` are not both `3`); the TypeScript
+/// emitters write the list so.
 pub fn value_list(vals: &[Value]) -> String {
+    let bare = vals.iter().all(Value::is_string);
     vals.iter()
         .map(|v| match v.as_str() {
-            Some(s) => format!("`{s}`"),
-            None => format!("`{v}`"),
+            Some(s) if bare => format!("`{s}`"),
+            _ => format!("`{v}`"),
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -720,7 +720,10 @@ fn repeated_enum_values_are_kept_once_in_first_order() {
     let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
     let e = Engine::new(m, EngineOptions::default()).expect("root");
     let errs = e.check_value(&json!("zzz"));
-    assert_eq!(errs[0].message, "`zzz` is not one of `b`, `1`, `a`, `{\"x\":1,\"y\":2}`, `null`");
+    // Not only strings: each string as JSON, so the string "1" and the number 1 are told apart (both were `1`).
+    assert_eq!(errs[0].message, "`\"zzz\"` is not one of `\"b\"`, `1`, `\"a\"`, `{\"x\":1,\"y\":2}`, `null`");
+    let errs = e.check_value(&json!("1"));
+    assert_eq!(errs[0].message, "`\"1\"` is not one of `\"b\"`, `1`, `\"a\"`, `{\"x\":1,\"y\":2}`, `null`");
 }
 
 /// Long lists cost time in proportion, not squared: an `enum` of 200,000 numbers, a `required` list and

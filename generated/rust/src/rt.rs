@@ -1068,11 +1068,12 @@ impl Lit {
         self.value().is_some_and(|l| equal_value(v, l))
     }
 
-    /// The literal as messages show it.
-    fn shown(&self) -> String {
+    /// The literal as messages show it: a string bare among strings (`bare`), else as JSON.
+    fn shown(&self, bare: bool) -> String {
         match self.value() {
-            Some(serde_json::Value::String(s)) => format!("`{s}`"),
-            _ => format!("`{}`", self.text),
+            Some(serde_json::Value::String(s)) if bare => format!("`{s}`"),
+            Some(v) => format!("`{v}`"),
+            None => format!("`{}`", self.text),
         }
     }
 }
@@ -1230,8 +1231,10 @@ pub(crate) fn one_of_values(v: &Json, at: Ptr<'_>, values: &[&Lit], strings: boo
     if values.iter().any(|l| l.matches(v)) {
         return Ok(());
     }
-    let list: Vec<String> = values.iter().map(|l| l.shown()).collect();
-    Err(Error::new(Rule::Enum, at.render(), format!("{} is not one of {}", shown(v), list.join(", "))))
+    // Strings bare among strings only: beside `3` and `null`, the string "3" is shown `"3"`.
+    let list: Vec<String> = values.iter().map(|l| l.shown(strings)).collect();
+    let value = if strings { shown(v) } else { short_json(v) };
+    Err(Error::new(Rule::Enum, at.render(), format!("{value} is not one of {}", list.join(", "))))
 }
 
 /// The string of a string enum (`type` when it is not a string).

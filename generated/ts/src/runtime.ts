@@ -58,7 +58,9 @@ function lastProperty(iss: { path?: readonly PropertyKey[] | undefined }): strin
 }
 
 function quotedList(values: readonly unknown[]): string {
-  return values.map((v) => `\`${shown(v)}\``).join(", ");
+  // Strings bare among strings only (the engine's `value_list`).
+  const json = !values.every((v) => typeof v === "string");
+  return values.map((v) => `\`${json && typeof v === "string" ? JSON.stringify(v) : shown(v)}\``).join(", ");
 }
 
 /** The number of Unicode code points of a string (what the engine counts as characters). */
@@ -103,12 +105,13 @@ function shown(v: unknown): string {
 
 /**
  * A value an `enum` does not allow, as its message quotes it (the engine's words): {@link shown}, except that
- * the text of a value other than a string is cut to its first 57 code points and `...` when it has more than 60.
+ * the text of a value other than a string is cut to its first 57 code points and `...` when it has more than 60;
+ * with `json` (an `enum` not only of strings), a string is its JSON text too, cut alike.
  */
-function shownShort(v: unknown): string {
-  const text = shown(v);
+function shownShort(v: unknown, json: boolean = false): string {
+  const text = json && typeof v === "string" ? JSON.stringify(v) : shown(v);
   // A text of at most 60 UTF-16 units has at most 60 code points.
-  if (typeof v === "string" || text.length <= 60) return text;
+  if ((typeof v === "string" && !json) || text.length <= 60) return text;
   const points = Array.from(text);
   return points.length > 60 ? points.slice(0, 57).join("") + "..." : text;
 }
@@ -416,7 +419,7 @@ export function wireMessage(iss: RawIssue): string {
     case "invalid_value":
       if (iss.input === undefined && lastProperty(iss) !== null) return tagged(`missing required property \`${lastProperty(iss)}\``, "required");
       if (typeof iss.input !== "string") return tagged(`expected a string, got ${kind(iss.input)}`, "type");
-      return tagged(enumMessage(iss.input, quotedList(iss.values)), "enum");
+      return tagged(enumMessage(iss.input, quotedList(iss.values), !iss.values.every((v) => typeof v === "string")), "enum");
     case "too_small":
       if (iss.origin === "string") return tagged(`must be at least ${String(iss.minimum)} character(s) long`, "min-length");
       if (iss.origin === "array") return tagged(`must have at least ${String(iss.minimum)} item(s)`, "min-items");
@@ -463,7 +466,8 @@ export function constParams(value: unknown, message: string = constMessage(value
 
 /** The parameters of a `z.literal` that stands for an `enum` of scalars: a mismatch is `enum`, listing `shown` (the generated code passes the engine's text, which shows each value as the schema writes it: `1.0`). */
 export function enumParams(values: readonly unknown[], shown: string = quotedList(values)): { error: (iss: RawIssue) => string } {
-  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(enumMessage(iss.input, shown), "enum")) };
+  const json = !values.every((v) => typeof v === "string");
+  return { error: (iss) => (iss.input === undefined ? wireMessage(iss) : tagged(enumMessage(iss.input, shown, json), "enum")) };
 }
 
 /**
@@ -478,9 +482,9 @@ export function stringEnumParams(values: readonly string[]): { error: (iss: RawI
   };
 }
 
-/** An `enum`'s message for a value it does not allow, `shown` listing the allowed ones. */
-function enumMessage(value: unknown, shown: string): string {
-  return `\`${shownShort(value)}\` is not one of ${shown}`;
+/** An `enum`'s message for a value it does not allow, `shown` listing the allowed ones (`json`: not only strings). */
+function enumMessage(value: unknown, shown: string, json: boolean = false): string {
+  return `\`${shownShort(value, json)}\` is not one of ${shown}`;
 }
 
 /** Pushes a custom issue with its rule id (relative `path`, message already tagged). */
@@ -640,7 +644,7 @@ export function constValue(value: unknown, message: string = constMessage(value)
 /** `enum` holding an array or object (scalars only are `z.literal([...])`); a mismatch lists `shown`, as {@link enumParams} does. */
 export function enumValues(values: readonly unknown[], shown: string = quotedList(values)): z.ZodUnknown {
   return z.unknown().check((ctx) => {
-    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", enumMessage(ctx.value, shown));
+    if (!values.some((x) => jsonEqual(ctx.value, x))) fail(ctx, "enum", enumMessage(ctx.value, shown, !values.every((v) => typeof v === "string")));
   });
 }
 

@@ -69,12 +69,13 @@ function $shown(v: unknown): string {
 
 /**
  * A value an `enum` does not allow, as its message quotes it (the engine's words): {@link $shown}, except that
- * the text of a value other than a string is cut to its first 57 code points and `...` when it has more than 60.
+ * the text of a value other than a string is cut to its first 57 code points and `...` when it has more than 60;
+ * with `json` (an `enum` not only of strings), a string is its JSON text too, cut alike.
  */
-function $shownShort(v: unknown): string {
-  const text = $shown(v);
+function $shownShort(v: unknown, json: boolean = false): string {
+  const text = json && typeof v === "string" ? JSON.stringify(v) : $shown(v);
   // A text of at most 60 UTF-16 units has at most 60 code points.
-  if (typeof v === "string" || text.length <= 60) return text;
+  if ((typeof v === "string" && !json) || text.length <= 60) return text;
   const points = Array.from(text);
   return points.length > 60 ? points.slice(0, 57).join("") + "..." : text;
 }

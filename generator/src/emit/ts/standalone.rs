@@ -421,8 +421,12 @@ impl<'m> Standalone<'m> {
                 w.line(format!("if ({}) {}", not_equal(v, c), push(&pe, Rule::Const, &m)));
             }
             Shape::Enum(values) => {
-                let m =
-                    format!("\"`\" + $shownShort({v}) + {}", msg(&format!("` is not one of {}", value_list(values))));
+                // Strings bare among strings only (`value_list`).
+                let json = if values.iter().all(|x| x.is_string()) { "" } else { ", true" };
+                let m = format!(
+                    "\"`\" + $shownShort({v}{json}) + {}",
+                    msg(&format!("` is not one of {}", value_list(values)))
+                );
                 let cond = if values.len() > KEY_CHAIN {
                     self.not_in(v, values)
                 } else if values.is_empty() {
