@@ -215,6 +215,38 @@ fn owned_before(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
     out
 }
 
+/// Folds an old manifest a killed run kept aside into the manifest in place (the files either lists), so that this
+/// run, moving the manifest in place aside in its turn, does not replace the only list that names a file an
+/// earlier run stopped producing (two kills in a row lost it, and `check` said the tree was fresh).
+fn fold_kept_manifests(opts: &Options) -> Result<(), Error> {
+    for o in &opts.outputs {
+        let manifest = opts.out_dir.join(o.name()).join(MANIFEST);
+        let kept = commit::kept_name(&manifest);
+        let Some(old) = read_manifest(&kept) else { continue };
+        let current = read_manifest(&manifest).unwrap_or_default();
+        let mut lines: Vec<&str> = current.lines().collect();
+        let mut seen: BTreeSet<&str> = lines.iter().copied().collect();
+        for l in old.lines().filter(|l| !l.starts_with('#')) {
+            if seen.insert(l) {
+                lines.push(l);
+            }
+        }
+        let mut text = lines.join("\n");
+        text.push('\n');
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Io { path, source }
+        };
+        let staged = staged_name(&manifest);
+        create_staged(&staged)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            .map_err(io(&manifest))?;
+        std::fs::rename(&staged, &manifest).map_err(io(&manifest))?;
+        std::fs::remove_file(&kept).map_err(io(&kept))?;
+    }
+    Ok(())
+}
+
 /// Of the files outputs owned ([`owned_before`]), those still there: stale, to be deleted.
 fn stale(owned: &[PathBuf]) -> Vec<PathBuf> {
     owned.iter().filter(|p| p.exists()).cloned().collect()
@@ -238,7 +270,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
     // The directories this creates (the root and any missing above it) go again if writing fails.
     let created: Vec<&Path> =
         opts.out_dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
-    not_a_directory(&opts.out_dir)?;
+    not_directories(opts)?;
     std::fs::create_dir_all(&opts.out_dir).map_err(|source| Error::Io { path: opts.out_dir.clone(), source })?;
     let lock = lock_dir(&opts.out_dir, true);
     let done = write_outputs(opts, &files);
@@ -253,6 +285,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
 
 /// The writing part of [`generate`], with the output root locked.
 fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Error> {
+    fold_kept_manifests(opts)?;
     // Read the old manifests before the new ones replace them.
     let owned = owned_before(opts, files);
     let stale_files = stale(&owned);
@@ -412,19 +445,35 @@ fn leftovers(opts: &Options, files: &[OutFile], owned: &[PathBuf]) -> Vec<PathBu
 /// An output root that is there and is no directory (a file, a device, a FIFO, a link that leads to nothing):
 /// neither `generate` nor `check` can work there, and say so (`generate` said `File exists (os error 17)`, and
 /// `check` listed every file stale and a command to fix it that could not).
-fn not_a_directory(out: &Path) -> Result<(), Error> {
-    let what = match std::fs::metadata(out) {
-        Ok(m) if m.is_dir() => return Ok(()),
-        Ok(m) if m.is_file() => "a file",
-        Ok(_) => "a device, a FIFO or a socket",
-        Err(_) if std::fs::symlink_metadata(out).is_ok() => "a symbolic link that leads to nothing",
-        Err(_) => return Ok(()),
+/// The same of what stands where a directory of the outputs goes: `--out`, the nearest of its parents that is
+/// there (`--out afile/sub`), and each output's subdirectory (`OUT/docs` a link to nothing, where `check`
+/// listed every file missing and `generate` said `File exists`).
+fn not_a_directory(out: &Path, wanted: &str) -> Result<(), Error> {
+    let at = |p: &Path| -> Option<&'static str> {
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => None,
+            Ok(m) if m.is_file() => Some("a file"),
+            Ok(_) => Some("a device, a FIFO or a socket"),
+            Err(_) if std::fs::symlink_metadata(p).is_ok() => Some("a symbolic link that leads to nothing"),
+            Err(_) => None,
+        }
     };
-    let source = std::io::Error::new(
-        std::io::ErrorKind::NotADirectory,
-        format!("it is {what}, not a directory: --out takes the directory the outputs go in"),
-    );
-    Err(Error::Io { path: out.to_path_buf(), source })
+    // The path itself, or the nearest of its parents that is there.
+    let nearest = out.ancestors().find(|p| p.as_os_str().is_empty() || std::fs::symlink_metadata(p).is_ok());
+    let Some(p) = nearest.filter(|p| !p.as_os_str().is_empty()) else { return Ok(()) };
+    let Some(what) = at(p) else { return Ok(()) };
+    let how = if p == out { wanted } else { "the outputs go in a directory below it" };
+    let source =
+        std::io::Error::new(std::io::ErrorKind::NotADirectory, format!("it is {what}, not a directory: {how}"));
+    Err(Error::Io { path: p.to_path_buf(), source })
+}
+
+/// [`not_a_directory`] of `--out` and of each output's subdirectory.
+fn not_directories(opts: &Options) -> Result<(), Error> {
+    not_a_directory(&opts.out_dir, "--out takes the directory the outputs go in")?;
+    opts.outputs.iter().try_for_each(|o| {
+        not_a_directory(&opts.out_dir.join(o.name()), &format!("the `{}` output goes in a directory there", o.name()))
+    })
 }
 
 /// Regenerates in memory and compares with what is on disk.
@@ -433,7 +482,7 @@ fn not_a_directory(out: &Path) -> Result<(), Error> {
 /// A broken schema or a failing emitter; an output root that is no directory.
 pub fn check(opts: &Options) -> Result<CheckReport, Error> {
     let files = render(opts)?;
-    not_a_directory(&opts.out_dir)?;
+    not_directories(opts)?;
     // A `generate` under way finishes first: its half-replaced tree is not reported.
     let _lock = lock_dir(&opts.out_dir, false);
     let mut report = CheckReport::default();
@@ -576,6 +625,31 @@ fn middle_ops(a: &[&str], b: &[&str]) -> Vec<(Option<usize>, Option<usize>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An old manifest a killed run kept aside is folded into the one in place before a run moves that aside in
+    /// its turn: replaced, it was the only list naming a file an earlier run stopped producing (two kills in a row
+    /// left the file for good). Killed after the fold, or after the manifest in place was moved aside again, the
+    /// file is still named.
+    #[test]
+    fn a_kept_manifest_is_folded_into_the_one_in_place_before_it_is_replaced() {
+        let out = std::env::temp_dir().join(format!("wiregen-fold-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(out.join("rust")).unwrap();
+        let manifest = out.join("rust").join(MANIFEST);
+        std::fs::write(&manifest, "# header\nCargo.toml\nsrc/lib.rs\n").unwrap();
+        std::fs::write(commit::kept_name(&manifest), "# header\nCargo.toml\nsrc/lib.rs\nsrc/rt_regex.rs\n").unwrap();
+        let opts = Options { outputs: vec![Output::Rust], ..Options::new("schema", &out) };
+        fold_kept_manifests(&opts).unwrap();
+        assert_eq!(std::fs::read_to_string(&manifest).unwrap(), "# header\nCargo.toml\nsrc/lib.rs\nsrc/rt_regex.rs\n");
+        assert!(!commit::kept_name(&manifest).exists());
+        // The next run, killed once it moved this manifest aside, leaves it where the run after reads it.
+        std::fs::rename(&manifest, commit::kept_name(&manifest)).unwrap();
+        std::fs::create_dir_all(out.join("rust/src")).unwrap();
+        std::fs::write(out.join("rust/src/rt_regex.rs"), "// left").unwrap();
+        let files = [OutFile::new("rust/src/lib.rs".to_string(), String::new())];
+        assert_eq!(owned_before(&opts, &files), [out.join("rust/Cargo.toml"), out.join("rust/src/rt_regex.rs")]);
+        let _ = std::fs::remove_dir_all(&out);
+    }
 
     #[test]
     fn the_short_diff_shows_each_changed_line_with_its_context() {

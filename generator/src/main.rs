@@ -541,11 +541,8 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         Some(_) => None,
     };
     if output.is_some() && output == wiregen::validate::file_of(&a.file) {
-        let in_place = if a.file.as_os_str() == "-" {
-            String::new()
-        } else {
-            format!(", or give --out {shown} to migrate it in place")
-        };
+        let named = a.file.as_os_str() != "-" && !a.file.starts_with("/dev") && !a.file.starts_with("/proc");
+        let in_place = if !named { String::new() } else { format!(", or give --out {shown} to migrate it in place") };
         errln!("wiregen migrate: {shown} is this run's output: it would read what it writes, without end; write the output elsewhere{in_place}");
         return ExitCode::from(2);
     }

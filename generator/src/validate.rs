@@ -792,15 +792,26 @@ pub fn expand_inputs(paths: &[std::path::PathBuf], output: Option<FileId>) -> Re
     if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err("`-` (stdin) is given more than once; it can be read once".into());
     }
-    fn walk(dir: &std::path::Path, out: &mut Vec<Input>) -> Result<(), String> {
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let mut entries: Vec<_> = entries.collect::<Result<_, _>>().map_err(|e| format!("{}: {e}", dir.display()))?;
+    // What cannot be listed or read is an error in its place, and the listing goes on: the run stops there, and
+    // says how many inputs it leaves unchecked (an unlistable subdirectory hid the files after it).
+    fn walk(dir: &std::path::Path, out: &mut Vec<Input>) {
+        let entries = match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+            Ok(e) => e,
+            Err(e) => return out.push(Err(format!("{}: {e}", dir.display()))),
+        };
+        let mut entries = entries;
         entries.sort_by_key(std::fs::DirEntry::file_name);
         for e in entries {
             let p = e.path();
-            let kind = e.file_type().map_err(|err| format!("{}: {err}", p.display()))?;
+            let kind = match e.file_type() {
+                Ok(k) => k,
+                Err(err) => {
+                    out.push(Err(format!("{}: {err}", p.display())));
+                    continue;
+                }
+            };
             if kind.is_dir() {
-                walk(&p, out)?;
+                walk(&p, out);
                 continue;
             }
             if p.extension().is_none_or(|x| x != "jsonl") {
@@ -815,27 +826,22 @@ pub fn expand_inputs(paths: &[std::path::PathBuf], output: Option<FileId>) -> Re
                 Some(k) if !k.is_file() => {
                     // A FIFO or a device would be read without end (a FIFO in the directory was skipped, a link to
                     // one blocked the run): refused like an unreadable directory. Given by name, it is read.
-                    return Err(format!(
+                    out.push(Err(format!(
                         "{}: not a regular file (a FIFO, a socket or a device); give it by name to read it",
                         p.display()
-                    ));
+                    )));
                 }
                 _ => out.push(Ok(p)),
             }
         }
-        Ok(())
     }
     let mut out = Vec::new();
     for p in paths {
         if p.as_os_str() != "-" && p.is_dir() {
             let before = out.len();
-            // What it lists before a failure is read, then the failure is told (the run stops there).
-            match walk(p, &mut out) {
-                Err(e) => out.push(Err(e)),
-                Ok(()) if out.len() == before => {
-                    out.push(Err(format!("{}: a directory with no *.jsonl file", p.display())))
-                }
-                Ok(()) => {}
+            walk(p, &mut out);
+            if out.len() == before {
+                out.push(Err(format!("{}: a directory with no *.jsonl file", p.display())));
             }
         } else {
             out.push(Ok(p.clone()));
@@ -1189,6 +1195,10 @@ mod tests {
         std::fs::rename(&fifo, dir.join("f/pipe.jsonl")).expect("mv");
         let err = expand_inputs(&[dir.join("f")], None).expect("expand").remove(0).unwrap_err();
         assert!(err.contains("f/pipe.jsonl: not a regular file"), "{err}");
+        // The listing goes on past what cannot be read: what follows it is counted among the inputs left out.
+        std::fs::write(dir.join("f/z.jsonl"), "").expect("write");
+        let got = expand_inputs(&[dir.join("f")], None).expect("expand");
+        assert!(got[0].is_err() && got[1] == Ok(dir.join("f/z.jsonl")), "{got:?}");
         // The run's own output among the inputs (through a link too) is refused before anything is read.
         let output = file_of(&dir.join("d/top.jsonl"));
         let err = expand_inputs(&[dir.join("d/a/1.jsonl"), dir.join("d")], output).unwrap_err();

@@ -417,25 +417,28 @@ fn a_pretty_printed_body_gets_the_records_wiregen_validate_gives_that_document()
     for (name, line, _) in message_fixtures() {
         let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
         let pretty = serde_json::to_string_pretty(&v).expect("pretty");
-        let file = tmp_file(&format!("{name}.json"), pretty.as_bytes());
-        for stream in [false, true] {
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_wiregen"));
-            cmd.args(["validate", "--format", "json"]);
-            if stream {
-                cmd.arg("--stream");
+        // And one line with its line break, which is a line (it got the places of a document).
+        for body in [pretty.clone(), format!("{line}\n"), format!("{line}\r\n")] {
+            let file = tmp_file(&format!("{name}.json"), body.as_bytes());
+            for stream in [false, true] {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_wiregen"));
+                cmd.args(["validate", "--format", "json"]);
+                if stream {
+                    cmd.arg("--stream");
+                }
+                let out = cmd.arg(&file).output().expect("run wiregen validate");
+                let want: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(|l| serde_json::from_str(l).expect("JSON record"))
+                    .collect();
+                let path = if stream { "/v1/validate?stream=true" } else { "/v1/validate" };
+                let r = server.post(path, JSON, body.as_bytes());
+                assert_eq!(r.status, 200, "{name}");
+                assert_eq!(r.json()["results"], Value::Array(want.clone()), "{name}, stream {stream}: {body}");
+                placed += usize::from(want.iter().any(|w| w.to_string().contains("of the document)")));
             }
-            let out = cmd.arg(&file).output().expect("run wiregen validate");
-            let want: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .map(|l| serde_json::from_str(l).expect("JSON record"))
-                .collect();
-            let path = if stream { "/v1/validate?stream=true" } else { "/v1/validate" };
-            let r = server.post(path, JSON, pretty.as_bytes());
-            assert_eq!(r.status, 200, "{name}");
-            assert_eq!(r.json()["results"], Value::Array(want.clone()), "{name}, stream {stream}");
-            placed += usize::from(want.iter().any(|w| w.to_string().contains("of the document)")));
+            let _ = std::fs::remove_file(&file);
         }
-        let _ = std::fs::remove_file(&file);
     }
     assert!(placed >= 40, "errors placed in the document: {placed}");
 }

@@ -602,7 +602,8 @@ impl Results {
 /// instead.
 fn ndjson_hint(kind: Kind, bytes: &[u8], mut rec: Record) -> Record {
     if kind == Kind::Json {
-        crate::validate::place_in_document(bytes, &mut rec.errors);
+        // A body of one line and its line break is a line, as `wiregen validate` reads a file of it.
+        crate::validate::place_in_document(bytes.trim_ascii_end(), &mut rec.errors);
         if let Some(e) = rec.errors.first_mut().filter(|e| e.rule == Rule::MalformedJson.id()) {
             let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
             if values.next().is_some_and(|v| v.is_ok()) && values.next().is_some_and(|v| v.is_ok()) {
