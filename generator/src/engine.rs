@@ -859,7 +859,23 @@ pub fn number_text(f: f64) -> String {
 /// A value's compact JSON text for a message, cut after 57 characters.
 /// The message of a value that is not a `const`'s (every output words it so: the TypeScript emitters write it).
 pub fn const_message(c: &Value) -> String {
-    format!("must be {}", short_json(c.to_string()))
+    format!("must be {}", short_json(shown_value(c)))
+}
+
+/// A schema's value as a message shows it: its compact JSON text with numbers as JavaScript writes them
+/// ([`number_text`]: `"const": 1.0` is `1`, `-0.0` is `0`), as an instance is shown ([`json::Json::shown_text`]).
+#[must_use]
+pub fn shown_value(v: &Value) -> String {
+    match v {
+        Value::Number(n) if n.is_f64() => number_text(n.as_f64().unwrap_or(0.0)),
+        Value::Array(items) => format!("[{}]", items.iter().map(shown_value).collect::<Vec<_>>().join(",")),
+        Value::Object(o) => {
+            let members: Vec<String> =
+                o.iter().map(|(k, x)| format!("{}:{}", Value::from(k.as_str()), shown_value(x))).collect();
+            format!("{{{}}}", members.join(","))
+        }
+        other => other.to_string(),
+    }
 }
 
 fn short_json(s: String) -> String {
@@ -879,7 +895,7 @@ pub fn value_list(vals: &[Value]) -> String {
     vals.iter()
         .map(|v| match v.as_str() {
             Some(s) if bare => format!("`{s}`"),
-            _ => format!("`{v}`"),
+            _ => format!("`{}`", shown_value(v)),
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -724,6 +724,11 @@ fn repeated_enum_values_are_kept_once_in_first_order() {
     assert_eq!(errs[0].message, "`\"zzz\"` is not one of `\"b\"`, `1`, `\"a\"`, `{\"x\":1,\"y\":2}`, `null`");
     let errs = e.check_value(&json!("1"));
     assert_eq!(errs[0].message, "`\"1\"` is not one of `\"b\"`, `1`, `\"a\"`, `{\"x\":1,\"y\":2}`, `null`");
+    // The schema's numbers as JavaScript writes them, as an instance's are (`2.0` and `-0.0` were shown so).
+    let dir = schema_dir("enum-numbers", &[("a.schema.json", json!({"enum": [2.0, "x", [-0.0, 1e21]]}))]);
+    let m = wiregen::load::load(&dir.join("a.schema.json")).expect("loads");
+    let e = Engine::new(m, EngineOptions::default()).expect("root");
+    assert_eq!(e.check_value(&json!(3))[0].message, "`3` is not one of `2`, `\"x\"`, `[0,1e+21]`");
 }
 
 /// Long lists cost time in proportion, not squared: an `enum` of 200,000 numbers, a `required` list and

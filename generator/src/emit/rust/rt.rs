@@ -972,6 +972,20 @@ fn num(f: f64) -> String {
     }
 }
 
+/// A schema's value as messages show it: numbers as [`num`] writes them (`"const": 1.0` is `1`).
+fn shown_value(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => num(n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::Array(items) => format!("[{}]", items.iter().map(shown_value).collect::<Vec<_>>().join(",")),
+        serde_json::Value::Object(o) => {
+            let members: Vec<String> =
+                o.iter().map(|(k, x)| format!("{}:{}", serde_json::Value::from(k.as_str()), shown_value(x))).collect();
+            format!("{{{}}}", members.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// A value's compact JSON text as messages show it: numbers with a fraction or an exponent as [`num`] writes them.
 fn shown_text(v: &Json, out: &mut String) {
     match v {
@@ -1071,7 +1085,7 @@ impl Lit {
     fn shown(&self, bare: bool) -> String {
         match self.value() {
             Some(serde_json::Value::String(s)) if bare => format!("`{s}`"),
-            Some(v) => format!("`{v}`"),
+            Some(v) => format!("`{}`", shown_value(v)),
             None => format!("`{}`", self.text),
         }
     }
@@ -1213,7 +1227,7 @@ pub(crate) fn constant(v: &Json, at: Ptr<'_>, c: &Lit) -> Result<(), Error> {
     if c.matches(v) {
         return Ok(());
     }
-    let text = c.value().map_or_else(|| c.text.to_string(), ToString::to_string);
+    let text = c.value().map_or_else(|| c.text.to_string(), shown_value);
     let s = if text.chars().count() > 60 {
         format!("`{}...`", text.chars().take(57).collect::<String>())
     } else {
