@@ -931,8 +931,9 @@ pub(crate) struct Num {
 }
 
 /// How a number is written in messages: as JavaScript writes it (`100`, `0` for `-0`, `1e-7`, `1e+21`: the
-/// shortest digits that read back as the double), as the engine and the TypeScript checkers write it.
-fn num(f: f64) -> String {
+/// shortest digits that read back as the double), as the engine and the TypeScript checkers write it (the engine's
+/// `number_text`, held to it by `rt_tests::numbers_and_values_are_shown_as_the_engine_shows_them`).
+pub(crate) fn num(f: f64) -> String {
     if f == 0.0 {
         return "0".into();
     }
@@ -974,7 +975,7 @@ fn num(f: f64) -> String {
 }
 
 /// A schema's value as messages show it: numbers as [`num`] writes them (`"const": 1.0` is `1`).
-fn shown_value(v: &serde_json::Value) -> String {
+pub(crate) fn shown_value(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Number(n) if n.is_f64() => num(n.as_f64().unwrap_or(0.0)),
         serde_json::Value::Array(items) => format!("[{}]", items.iter().map(shown_value).collect::<Vec<_>>().join(",")),

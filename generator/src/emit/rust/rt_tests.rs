@@ -422,3 +422,26 @@ fn an_f64_is_written_as_javascript_writes_it_when_whole_and_within_64_bits() {
     static WHOLE: Lit = Lit::new(r#"[1.0, {"a": 5.0, "b": 0.5}, "1.0", 7]"#);
     assert_eq!(serde_json::to_string(&WHOLE).expect("serializes"), r#"[1,{"a":5,"b":0.5},"1.0",7]"#);
 }
+
+/// The runtime shows numbers and schema values as the engine does (a copy: the generated crate does not link the
+/// generator), on doubles across the range, and on the values of a schema.
+#[test]
+fn numbers_and_values_are_shown_as_the_engine_shows_them() {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut doubles = vec![0.0, -0.0, 1.0, 100.0, 1e21, 1e-7, 1e-6, 0.1, 5e-324, f64::MAX, -1e300, 123.456];
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let f = f64::from_bits(x);
+        if f.is_finite() {
+            doubles.push(f);
+        }
+    }
+    for f in doubles {
+        assert_eq!(num(f), crate::engine::number_text(f), "{f:e}");
+    }
+    for v in [serde_json::json!([2.0, -0.0, {"k": 1e21, "s": "x"}, 3, null]), serde_json::json!(1.5e-9)] {
+        assert_eq!(shown_value(&v), crate::engine::shown_value(&v), "{v}");
+    }
+}
