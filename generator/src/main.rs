@@ -919,7 +919,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let paths = match wiregen::validate::expand_inputs(&paths, wiregen::validate::output_file()) {
         Ok(p) => p,
         Err(e) => {
-            errln!("wiregen: {e}");
+            errln!("wiregen: {}", wiregen::diag::printable(&e));
             return ExitCode::from(2);
         }
     };
@@ -984,7 +984,8 @@ impl Tally {
                 None
             }
             Err(Failed::Input(e)) => {
-                errln!("wiregen: {e}");
+                // A name with a line break or another control character is escaped (it split the line).
+                errln!("wiregen: {}", wiregen::diag::printable(&e));
                 Some(ExitCode::from(2))
             }
             Err(Failed::Output(e, checked)) => {

@@ -701,6 +701,12 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     assert_eq!(missing.status.code(), Some(2));
     assert_eq!(records(&missing).len(), 1, "only z.jsonl's record");
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere.jsonl"));
+    // A line break in its name is escaped, not a line of its own on stderr.
+    let forged = run(&["validate", "no\nwiregen: forged.jsonl"]);
+    assert_eq!(forged.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&forged.stderr);
+    assert!(stderr.contains("wiregen: no\\u{000A}wiregen: forged.jsonl: No such file"), "{stderr}");
+    assert!(!stderr.lines().any(|l| l.starts_with("wiregen: forged")), "{stderr}");
     // A directory stands for several files however many it holds: its one file's records name it too.
     let one = run(&["validate", "--format", "json", "logs/b"]);
     assert_eq!(one.status.code(), Some(1));
