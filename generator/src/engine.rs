@@ -549,19 +549,23 @@ impl Engine {
         }
         let r = ptr.render_lazy();
         if let Some(m) = s.minimum.filter(|m| n < *m) {
-            return out.push(Issue::new(Rule::Minimum, r(), format!("must be at least {}", num(m))));
+            return out.push(Issue::new(Rule::Minimum, r(), format!("must be at least {}", number_text(m))));
         }
         if let Some(m) = s.exclusive_minimum.filter(|m| n <= *m) {
-            return out.push(Issue::new(Rule::ExclusiveMinimum, r(), format!("must be greater than {}", num(m))));
+            return out.push(Issue::new(
+                Rule::ExclusiveMinimum,
+                r(),
+                format!("must be greater than {}", number_text(m)),
+            ));
         }
         if let Some(m) = s.maximum.filter(|m| n > *m) {
-            return out.push(Issue::new(Rule::Maximum, r(), format!("must be at most {}", num(m))));
+            return out.push(Issue::new(Rule::Maximum, r(), format!("must be at most {}", number_text(m))));
         }
         if let Some(m) = s.exclusive_maximum.filter(|m| n >= *m) {
-            return out.push(Issue::new(Rule::ExclusiveMaximum, r(), format!("must be less than {}", num(m))));
+            return out.push(Issue::new(Rule::ExclusiveMaximum, r(), format!("must be less than {}", number_text(m))));
         }
         if let Some(m) = s.multiple_of.filter(|m| !is_multiple(n, *m)) {
-            out.push(Issue::new(Rule::MultipleOf, r(), format!("must be a multiple of {}", num(m))));
+            out.push(Issue::new(Rule::MultipleOf, r(), format!("must be a multiple of {}", number_text(m))));
         }
     }
 
@@ -805,10 +809,6 @@ pub fn is_multiple(value: f64, m: f64) -> bool {
     }
 }
 
-fn num(f: f64) -> String {
-    number_text(f)
-}
-
 /// A number as a message writes it: as JavaScript writes it (`Number.prototype.toString`, what `String(n)`,
 /// template strings and `JSON.stringify` give), so every checker words a bound or a value alike: `100` (not
 /// `100.0`), `0` for `-0`, `0.0000001` as `1e-7`, `1e21` as `1e+21`, the shortest digits that read back as the
@@ -866,16 +866,7 @@ pub fn const_message(c: &Value) -> String {
 /// ([`number_text`]: `"const": 1.0` is `1`, `-0.0` is `0`), as an instance is shown ([`json::Json::shown_text`]).
 #[must_use]
 pub fn shown_value(v: &Value) -> String {
-    match v {
-        Value::Number(n) if n.is_f64() => number_text(n.as_f64().unwrap_or(0.0)),
-        Value::Array(items) => format!("[{}]", items.iter().map(shown_value).collect::<Vec<_>>().join(",")),
-        Value::Object(o) => {
-            let members: Vec<String> =
-                o.iter().map(|(k, x)| format!("{}:{}", Value::from(k.as_str()), shown_value(x))).collect();
-            format!("{{{}}}", members.join(","))
-        }
-        other => other.to_string(),
-    }
+    Json::from_value(v).shown_text()
 }
 
 fn short_json(s: String) -> String {

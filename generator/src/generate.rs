@@ -442,12 +442,10 @@ fn leftovers(opts: &Options, files: &[OutFile], owned: &[PathBuf]) -> Vec<PathBu
     out
 }
 
-/// An output root that is there and is no directory (a file, a device, a FIFO, a link that leads to nothing):
-/// neither `generate` nor `check` can work there, and say so (`generate` said `File exists (os error 17)`, and
-/// `check` listed every file stale and a command to fix it that could not).
-/// The same of what stands where a directory of the outputs goes: `--out`, the nearest of its parents that is
-/// there (`--out afile/sub`), and each output's subdirectory (`OUT/docs` a link to nothing, where `check`
-/// listed every file missing and `generate` said `File exists`).
+/// What stands, and is no directory (a file, a device, a FIFO, a link that leads to nothing), where a directory of
+/// the outputs goes: at `out` or at the nearest of its parents that is there (`--out afile/sub`). Neither
+/// `generate` nor `check` can work there, and both say so, `wanted` saying what `out` is for (`generate` said
+/// `File exists (os error 17)`, and `check` listed every file stale and a fix that could not work).
 fn not_a_directory(out: &Path, wanted: &str) -> Result<(), Error> {
     let at = |p: &Path| -> Option<&'static str> {
         match std::fs::metadata(p) {

@@ -537,11 +537,11 @@ fn migrate(a: MigrateArgs) -> ExitCode {
     // without end. (`--out FILE` is staged: the input is read whole before FILE is replaced.)
     let output = match a.out.as_ref().filter(|p| p.as_os_str() != "-") {
         None => wiregen::validate::output_file(),
-        Some(p) if p.starts_with("/dev") || p.starts_with("/proc") => wiregen::validate::file_of(p),
+        Some(p) if wiregen::migrate::names_a_descriptor(p) => wiregen::validate::file_of(p),
         Some(_) => None,
     };
     if output.is_some() && output == wiregen::validate::file_of(&a.file) {
-        let named = a.file.as_os_str() != "-" && !a.file.starts_with("/dev") && !a.file.starts_with("/proc");
+        let named = a.file.as_os_str() != "-" && !wiregen::migrate::names_a_descriptor(&a.file);
         let in_place = if !named { String::new() } else { format!(", or give --out {shown} to migrate it in place") };
         errln!("wiregen migrate: {shown} is this run's output: it would read what it writes, without end; write the output elsewhere{in_place}");
         return ExitCode::from(2);

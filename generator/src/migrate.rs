@@ -281,6 +281,13 @@ impl std::fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
+/// Whether `p` is a path under `/dev` or `/proc`, which names a device or an open descriptor (`/dev/stdout`,
+/// `/dev/fd/1`): written to as it is, and read as the file behind it.
+#[must_use]
+pub fn names_a_descriptor(p: &Path) -> bool {
+    p.starts_with("/dev") || p.starts_with("/proc")
+}
+
 /// [`migrate_reader`] into the file `out`, which is replaced only once the whole input is migrated: the output is
 /// staged beside it and renamed over it at the end, so `out` may be the input file itself (a file migrated in
 /// place is read whole before it is replaced), and a failure leaves it as it was. A symbolic link at `out` is
@@ -308,7 +315,7 @@ pub fn migrate_file(
     // A path under `/dev` or `/proc` names a device or an open descriptor (`/dev/stdout`, `/dev/fd/1`): written
     // to as it is. Replaced by path, `/dev/stdout` on a file lost what the shell wrote around it, and on a deleted
     // file (whose name cannot be resolved) it put a regular file in `/dev`.
-    let system = out.starts_with("/dev") || out.starts_with("/proc");
+    let system = names_a_descriptor(out);
     let target = std::fs::canonicalize(out);
     match std::fs::metadata(out) {
         Ok(m) if m.is_dir() => {

@@ -97,11 +97,14 @@ impl Compiled {
 /// NEW's rules read it in NEW's names (an event OLD's version named otherwise, under its new tag). Only what the
 /// rules read is kept, never the line's whole tree.
 pub(crate) fn rejected_value(old: &Engine, bytes: &[u8]) -> Option<Value> {
-    let readable = match crate::engine::parse_json(bytes) {
-        Ok(_) => true,
-        Err(issue) => crate::engine::read_when_rejected(&issue),
-    };
-    readable.then(|| machine::read_of_value(&old.sequence().machine, bytes)).flatten()
+    read_rejected(&old.sequence().machine, bytes, crate::engine::parse_json(bytes).err().as_ref())
+}
+
+/// What `machine`'s declarations read of a rejected line, `unparsed` when it is no JSON value the checkers take
+/// (read as far as every checker reads such a line).
+fn read_rejected(machine: &machine::Machine, bytes: &[u8], unparsed: Option<&Issue>) -> Option<Value> {
+    let readable = unparsed.is_none_or(crate::engine::read_when_rejected);
+    readable.then(|| machine::read_of_value(machine, bytes)).flatten()
 }
 
 /// The declarations [`machine::Machine::from_json`] reads for a protocol: its sequence with the envelope's role,
@@ -193,8 +196,7 @@ impl<'e> StreamChecker<'e> {
     /// [`StreamChecker::reject`] of a line's text, `unparsed` when it is no JSON value the checkers take: read as
     /// far as `check` reads such a line.
     fn reject_text(&mut self, line: usize, bytes: &[u8], unparsed: Option<&Issue>) {
-        let readable = unparsed.is_none_or(crate::engine::read_when_rejected);
-        let v = readable.then(|| machine::read_of_value(&self.compiled.machine, bytes)).flatten();
+        let v = read_rejected(&self.compiled.machine, bytes, unparsed);
         self.state.reject(&self.compiled.machine, line, v.as_ref());
     }
 

@@ -750,12 +750,17 @@ pub fn output_file() -> Option<FileId> {
     {
         use std::os::fd::AsFd;
         use std::os::unix::fs::MetadataExt;
-        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-        let m = std::fs::File::from(fd).metadata().ok()?;
+        let m = metadata_of(std::io::stdout().as_fd())?;
         m.is_file().then(|| (m.dev(), m.ino()))
     }
     #[cfg(not(unix))]
     None
+}
+
+/// The metadata of the file an open descriptor names.
+#[cfg(unix)]
+fn metadata_of(fd: std::os::fd::BorrowedFd<'_>) -> Option<std::fs::Metadata> {
+    std::fs::File::from(fd.try_clone_to_owned().ok()?).metadata().ok()
 }
 
 /// The file `path` names (stdin for `-`), if any.
@@ -766,7 +771,7 @@ pub fn file_of(path: &std::path::Path) -> Option<FileId> {
         use std::os::fd::AsFd;
         use std::os::unix::fs::MetadataExt;
         let m = if path.as_os_str() == "-" {
-            std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?).metadata().ok()?
+            metadata_of(std::io::stdin().as_fd())?
         } else {
             std::fs::metadata(path).ok()?
         };

@@ -170,18 +170,17 @@ impl RollupTypes {
             }
             Ok(braces(&parts))
         };
-        let counts =
-            |keys: &[String]| braces(&keys.iter().map(|k| format!("{}: number", type_key(k))).collect::<Vec<_>>());
+        let numbers = |keys: &[String], ty: &str| {
+            braces(&keys.iter().map(|k| format!("{}: {ty}", type_key(k))).collect::<Vec<_>>())
+        };
         let mut parts = Vec::new();
         for part in &p.sequence.rollup {
             let ty = match &part.kind {
                 RollupKind::Last { .. } => format!("{} | null", record(&part.event)?),
                 RollupKind::Latest { .. } => record(&part.event)?,
-                RollupKind::Count { values, .. } => counts(values),
+                RollupKind::Count { values, .. } => numbers(values, "number"),
                 // A sum past the double range is `null`.
-                RollupKind::Sum { fields, .. } => {
-                    braces(&fields.iter().map(|k| format!("{}: number | null", type_key(k))).collect::<Vec<_>>())
-                }
+                RollupKind::Sum { fields, .. } => numbers(fields, "number | null"),
             };
             parts.push(Member { key: type_key(&part.name).to_string(), ty, doc: part.description.clone() });
         }

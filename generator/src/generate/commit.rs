@@ -50,9 +50,11 @@ fn replace_with(
         Ok(()) => {
             // The old copies go: those of deleted files first, then those of replaced files in the order of
             // `write` (the caller puts a file that names the others last, so a run killed here leaves it).
+            let deletes: std::collections::HashSet<&PathBuf> = delete.iter().collect();
             let kept = |deleted: bool| {
+                let deletes = &deletes;
                 done.iter().filter_map(move |step| match step {
-                    Step::Moved { to, file, .. } if *to == kept_name(file) && delete.contains(file) == deleted => {
+                    Step::Moved { to, file, .. } if *to == kept_name(file) && deletes.contains(file) == deleted => {
                         Some(to)
                     }
                     _ => None,

@@ -174,10 +174,6 @@ fn check_fn(m: &Model, id: TypeId) -> String {
     format!("check${}", m.ty(id).names.ts)
 }
 
-fn num_text(f: f64) -> String {
-    crate::engine::number_text(f)
-}
-
 /// Plans check validity with the helper check functions.
 impl super::evaluation::PlanChecks for Standalone<'_> {
     fn valid_fn(&mut self, n: &Node) -> Result<String, EmitError> {
@@ -398,12 +394,12 @@ impl<'m> Standalone<'m> {
                 ];
                 for (b, op, r, text) in bounds {
                     if let Some(b) = b {
-                        let m = msg(&format!("{text} {}", num_text(b)));
+                        let m = msg(&format!("{text} {}", crate::engine::number_text(b)));
                         w.line(format!("else if ({v} {op} {}) {}", lit(b)?, push(&pe, r, &m)));
                     }
                 }
                 if let Some(mo) = s.multiple_of {
-                    let m = msg(&format!("must be a multiple of {}", num_text(mo)));
+                    let m = msg(&format!("must be a multiple of {}", crate::engine::number_text(mo)));
                     // The engine's test (`engine::is_multiple`): an integer quotient, or no remainder where the
                     // quotient says nothing (it overflows; for an integer `m`, it is 2^53 or more).
                     let test = if mo.fract() == 0.0 {

@@ -504,7 +504,7 @@ impl<'m> ZodEmit<'m> {
             Shape::Array(a) => self.array(n, a, indent)?,
             // Zod's type would not list the model's inherited names ([`types::TypeFacts`]): declared.
             Shape::Object(o) if !reads_own(o) && self.lists_inherited(o)? => {
-                format!("({} as unknown as z.ZodType<{}, unknown>)", self.object(n, o, indent)?, self.ts_type(n)?)
+                typed(self.object(n, o, indent)?, Some(self.ts_type(n)?))
             }
             Shape::Object(o) => self.object(n, o, indent)?,
             Shape::Union(u) => self.union(n, u)?,
@@ -556,7 +556,7 @@ impl<'m> ZodEmit<'m> {
                 // Zod's type of many alternatives is the union of a long tuple's outputs, which TypeScript works
                 // out in time that grows faster than the tuple (2,000 constants: 9 s; 20,000: TS2590 after 185 s).
                 if members.len() > MAX_INFERRED_ALTERNATIVES {
-                    format!("({call} as unknown as z.ZodType<{}, unknown>)", self.ts_type(n)?)
+                    typed(call, Some(self.ts_type(n)?))
                 } else {
                     call
                 }
@@ -912,8 +912,8 @@ pub(crate) fn count(n: &Node, keyword: &str, k: u64) -> Result<u64, EmitError> {
 }
 
 /// A JSON scalar as a JavaScript literal; `None` for arrays and objects.
-/// A schema of `unknown` (`constValue`, `enumValues`) declared of the literal type `ty` of what it accepts, when
-/// there is one.
+/// A schema declared of the type `ty` when there is one (a `constValue`/`enumValues` of the literal type of what it
+/// accepts; a schema whose inferred type Zod would not write as the model does).
 fn typed(schema: String, ty: Option<Code>) -> String {
     match ty {
         Some(t) => format!("({schema} as unknown as z.ZodType<{t}, unknown>)"),

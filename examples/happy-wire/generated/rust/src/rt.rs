@@ -988,36 +988,6 @@ pub(crate) fn shown_value(v: &serde_json::Value) -> String {
     }
 }
 
-/// A value's compact JSON text as messages show it: numbers with a fraction or an exponent as [`num`] writes them.
-fn shown_text(v: &Json, out: &mut String) {
-    match v {
-        Json::Number(n) if n.is_f64() => out.push_str(&num(n.as_f64().unwrap_or(0.0))),
-        Json::Array(items) => {
-            out.push('[');
-            for (i, x) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                shown_text(x, out);
-            }
-            out.push(']');
-        }
-        Json::Object(o) => {
-            out.push('{');
-            for (i, (k, x)) in o.0.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::Value::String(k.clone()).to_string());
-                out.push(':');
-                shown_text(x, out);
-            }
-            out.push('}');
-        }
-        other => out.push_str(&value(other).to_string()),
-    }
-}
-
 /// A number: its type (an integer is a number whose fractional part is zero), then minimum, exclusive minimum,
 /// maximum, exclusive maximum and multiple (`value / m` is an integer, see the engine's `is_multiple`).
 pub(crate) fn number(v: &Json, at: Ptr<'_>, rule: &Num) -> Result<f64, Error> {
@@ -1214,8 +1184,11 @@ fn shown(v: &Json) -> String {
 }
 
 fn short_json(v: &Json) -> String {
-    let mut s = String::new();
-    shown_text(v, &mut s);
+    short_text(&shown_value(&value(v)))
+}
+
+/// A value's text in backticks, cut to its first 57 characters and `...` when it has more than 60.
+fn short_text(s: &str) -> String {
     if s.chars().count() > 60 {
         let cut: String = s.chars().take(57).collect();
         format!("`{cut}...`")
@@ -1230,12 +1203,7 @@ pub(crate) fn constant(v: &Json, at: Ptr<'_>, c: &Lit) -> Result<(), Error> {
         return Ok(());
     }
     let text = c.value().map_or_else(|| c.text.to_string(), shown_value);
-    let s = if text.chars().count() > 60 {
-        format!("`{}...`", text.chars().take(57).collect::<String>())
-    } else {
-        format!("`{text}`")
-    };
-    Err(Error::new(Rule::Const, at.render(), format!("must be {s}")))
+    Err(Error::new(Rule::Const, at.render(), format!("must be {}", short_text(&text))))
 }
 
 /// `enum` of JSON values (a value of another JSON type than every string of a string enum is a `type` error).
@@ -1776,11 +1744,7 @@ pub(crate) fn bad_tag(
     }
     let text = match t {
         Json::String(s) => s.clone(),
-        other => {
-            let mut s = String::new();
-            shown_text(other, &mut s);
-            s
-        }
+        other => shown_value(&value(other)),
     };
     if let Some((_, rep)) = removed.iter().find(|(old, _)| Some(*old) == t.as_str()) {
         return Error::new(
