@@ -507,14 +507,14 @@ impl Engine {
                 return out.push(Issue::new(
                     Rule::MinLength,
                     ptr.render(),
-                    format!("must be at least {min} character(s) long"),
+                    format!("must be at least {} long", counted(min, "character", "characters")),
                 ));
             }
             if let Some(max) = s.max_length.filter(|m| len > *m) {
                 return out.push(Issue::new(
                     Rule::MaxLength,
                     ptr.render(),
-                    format!("must be at most {max} character(s) long"),
+                    format!("must be at most {} long", counted(max, "character", "characters")),
                 ));
             }
         }
@@ -587,10 +587,18 @@ impl Engine {
         }
         let len = items.len() as u64;
         if let Some(m) = a.min_items.filter(|m| len < *m) {
-            return out.push(Issue::new(Rule::MinItems, ptr.render(), format!("must have at least {m} item(s)")));
+            return out.push(Issue::new(
+                Rule::MinItems,
+                ptr.render(),
+                format!("must have at least {}", counted(m, "item", "items")),
+            ));
         }
         if let Some(m) = a.max_items.filter(|m| len > *m) {
-            return out.push(Issue::new(Rule::MaxItems, ptr.render(), format!("must have at most {m} item(s)")));
+            return out.push(Issue::new(
+                Rule::MaxItems,
+                ptr.render(),
+                format!("must have at most {}", counted(m, "item", "items")),
+            ));
         }
         if a.unique {
             if let Some((i, j)) = json::first_duplicate(items) {
@@ -690,9 +698,17 @@ impl Engine {
         }
         let len = obj.len() as u64;
         if let Some(m) = o.min_properties.filter(|m| len < *m) {
-            out.push(Issue::new(Rule::MinProperties, ptr.render(), format!("must have at least {m} propert(ies)")));
+            out.push(Issue::new(
+                Rule::MinProperties,
+                ptr.render(),
+                format!("must have at least {}", counted(m, "property", "properties")),
+            ));
         } else if let Some(m) = o.max_properties.filter(|m| len > *m) {
-            out.push(Issue::new(Rule::MaxProperties, ptr.render(), format!("must have at most {m} propert(ies)")));
+            out.push(Issue::new(
+                Rule::MaxProperties,
+                ptr.render(),
+                format!("must have at most {}", counted(m, "property", "properties")),
+            ));
         }
     }
 
@@ -785,12 +801,28 @@ fn never_regex() -> regex::Regex {
     regex::Regex::new(r"[^\x{0}-\x{10FFFF}]").unwrap_or_else(|_| unreachable!("a valid regex"))
 }
 
+/// `n` and the noun it counts, singular for one (`1 item`, `2 items`): how every checker words a count (the
+/// generated runtimes hold copies of this rule).
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// What is wrong with an array of which `matching` items match its `contains` schema, if anything.
 fn contains_message(c: &Contains, matching: u64) -> Option<String> {
     if matching < c.min {
-        Some(format!("must contain at least {} item(s) matching `contains` ({matching} found)", c.min))
+        Some(format!(
+            "must contain at least {} matching `contains` ({matching} found)",
+            counted(c.min, "item", "items")
+        ))
     } else if c.max.is_some_and(|m| matching > m) {
-        Some(format!("must contain at most {} item(s) matching `contains` ({matching} found)", c.max?))
+        Some(format!(
+            "must contain at most {} matching `contains` ({matching} found)",
+            counted(c.max?, "item", "items")
+        ))
     } else {
         None
     }

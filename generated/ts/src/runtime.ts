@@ -421,12 +421,12 @@ export function wireMessage(iss: RawIssue): string {
       if (typeof iss.input !== "string") return tagged(`expected a string, got ${kind(iss.input)}`, "type");
       return tagged(enumMessage(iss.input, quotedList(iss.values), !iss.values.every((v) => typeof v === "string")), "enum");
     case "too_small":
-      if (iss.origin === "string") return tagged(`must be at least ${String(iss.minimum)} character(s) long`, "min-length");
-      if (iss.origin === "array") return tagged(`must have at least ${String(iss.minimum)} item(s)`, "min-items");
+      if (iss.origin === "string") return tagged(`must be at least ${counted(iss.minimum, "character", "characters")} long`, "min-length");
+      if (iss.origin === "array") return tagged(`must have at least ${counted(iss.minimum, "item", "items")}`, "min-items");
       return boundMessage(iss.inclusive === false ? "exclusive-minimum" : "minimum", iss.minimum);
     case "too_big":
-      if (iss.origin === "string") return tagged(`must be at most ${String(iss.maximum)} character(s) long`, "max-length");
-      if (iss.origin === "array") return tagged(`must have at most ${String(iss.maximum)} item(s)`, "max-items");
+      if (iss.origin === "string") return tagged(`must be at most ${counted(iss.maximum, "character", "characters")} long`, "max-length");
+      if (iss.origin === "array") return tagged(`must have at most ${counted(iss.maximum, "item", "items")}`, "max-items");
       return boundMessage(iss.inclusive === false ? "exclusive-maximum" : "maximum", iss.maximum);
     case "custom": {
       const p = iss.params as Partial<RoleParams> | undefined;
@@ -535,14 +535,19 @@ export function intBounds(min: number | null, gt: number | null, max: number | n
   };
 }
 
+/** `n` and the noun it counts, singular for one (`1 item`, `2 items`), as the engine words a count. */
+function counted(n: number | bigint, one: string, many: string): string {
+  return Number(n) === 1 ? `1 ${one}` : `${String(n)} ${many}`;
+}
+
 /** `minLength` in code points (Zod's `.min()` counts UTF-16 code units). */
 export function minChars(min: number): (ctx: Payload<string>) => void {
-  return rule<string>("min-length", `must be at least ${min} character(s) long`, (s) => s.length >= min && (s.length >= 2 * min || chars(s) >= min));
+  return rule<string>("min-length", `must be at least ${counted(min, "character", "characters")} long`, (s) => s.length >= min && (s.length >= 2 * min || chars(s) >= min));
 }
 
 /** `maxLength` in code points (Zod's `.max()` counts UTF-16 code units). */
 export function maxChars(max: number): (ctx: Payload<string>) => void {
-  return rule<string>("max-length", `must be at most ${max} character(s) long`, (s) => s.length <= max || chars(s) <= max);
+  return rule<string>("max-length", `must be at most ${counted(max, "character", "characters")} long`, (s) => s.length <= max || chars(s) <= max);
 }
 
 /**
@@ -567,12 +572,12 @@ export function multipleOf(m: number): (ctx: Payload<number>) => void {
 
 /** `minItems`. */
 export function minItems(n: number): (ctx: Payload<readonly unknown[]>) => void {
-  return rule<readonly unknown[]>("min-items", `must have at least ${n} item(s)`, (a) => a.length >= n);
+  return rule<readonly unknown[]>("min-items", `must have at least ${counted(n, "item", "items")}`, (a) => a.length >= n);
 }
 
 /** `maxItems`. */
 export function maxItems(n: number): (ctx: Payload<readonly unknown[]>) => void {
-  return rule<readonly unknown[]>("max-items", `must have at most ${n} item(s)`, (a) => a.length <= n);
+  return rule<readonly unknown[]>("max-items", `must have at most ${counted(n, "item", "items")}`, (a) => a.length <= n);
 }
 
 /** `uniqueItems: true`: no two items are equal as JSON values ({@link firstDuplicate}). */
@@ -630,8 +635,8 @@ export function containsInput<T extends z.ZodType>(array: T, schema: z.ZodType, 
     const r = sub(array, v, [], c);
     if (!r.success) return v as z.output<T>;
     const n = (v as readonly unknown[]).filter((x) => schema.safeParse(x).success).length;
-    const bound = n < min ? `least ${min}` : max !== null && n > max ? `most ${max}` : null;
-    if (bound !== null) fail({ value: v, issues: c.issues } as Payload<unknown>, "contains", `must contain at ${bound} item(s) matching \`contains\` (${n} found)`);
+    const bound = n < min ? `least ${counted(min, "item", "items")}` : max !== null && n > max ? `most ${counted(max, "item", "items")}` : null;
+    if (bound !== null) fail({ value: v, issues: c.issues } as Payload<unknown>, "contains", `must contain at ${bound} matching \`contains\` (${n} found)`);
     return r.data as z.output<T>;
   });
 }
@@ -867,8 +872,8 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
         if (!r.success) fail(c, "property-names", `the property name \`${k}\` is not allowed: ${r.error.issues[0]!.message.replace(RULE_SUFFIX, "")}`, [k], k);
       }
     }
-    if (rest.min !== null && keys.length < rest.min) fail(c, "min-properties", `must have at least ${rest.min} propert(ies)`);
-    else if (rest.max !== null && keys.length > rest.max) fail(c, "max-properties", `must have at most ${rest.max} propert(ies)`);
+    if (rest.min !== null && keys.length < rest.min) fail(c, "min-properties", `must have at least ${counted(rest.min, "property", "properties")}`);
+    else if (rest.max !== null && keys.length > rest.max) fail(c, "max-properties", `must have at most ${counted(rest.max, "property", "properties")}`);
     for (const k of drop) delete o[k];
   };
 }

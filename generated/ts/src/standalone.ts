@@ -83,13 +83,13 @@ function $shownShort(v: unknown, json: boolean = false): string {
 /** Checks a `SessionCuid2` value. */
 function check$SessionCuid2(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v.length === 0) $e(out, p, "min-length", "must be at least 1 character(s) long");
+  else if (v.length === 0) $e(out, p, "min-length", "must be at least 1 character long");
 }
 
 /** Checks a `SessionId` value. */
 function check$SessionId(v: unknown, p: string, out: WireError[]): void {
   if (typeof v !== "string") $type(out, p, "a string", v);
-  else if (v.length === 0) $e(out, p, "min-length", "must be at least 1 character(s) long");
+  else if (v.length === 0) $e(out, p, "min-length", "must be at least 1 character long");
 }
 
 /** Checks a `SessionUint53` value. */
@@ -252,12 +252,12 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
     const v29 = o23["claudeUuid"];
     if (v29 !== undefined) {
       if (typeof v29 !== "string") $type(out, p + "/claudeUuid", "a string", v29);
-      else if (v29.length === 0) $e(out, p + "/claudeUuid", "min-length", "must be at least 1 character(s) long");
+      else if (v29.length === 0) $e(out, p + "/claudeUuid", "min-length", "must be at least 1 character long");
     }
     const v30 = o23["codexItemId"];
     if (v30 !== undefined) {
       if (typeof v30 !== "string") $type(out, p + "/codexItemId", "a string", v30);
-      else if (v30.length === 0) $e(out, p + "/codexItemId", "min-length", "must be at least 1 character(s) long");
+      else if (v30.length === 0) $e(out, p + "/codexItemId", "min-length", "must be at least 1 character long");
     }
     const v31 = o23["usage"];
     if (v31 !== undefined) {

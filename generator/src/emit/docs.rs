@@ -34,6 +34,7 @@
 //! validators use).
 
 use crate::diag::{code_span, longest_run};
+use crate::engine::counted;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -1187,9 +1188,9 @@ impl<'m> Describer<'m> {
                 let length = match (s.min_length.filter(|n| *n > 0), s.max_length) {
                     (None, None) => None,
                     (Some(1), None) => Some("non-empty".to_string()),
-                    (Some(a), None) => Some(format!("at least {}", counted(a, "character"))),
-                    (None, Some(b)) => Some(format!("at most {}", counted(b, "character"))),
-                    (Some(a), Some(b)) if a == b => Some(format!("exactly {}", counted(a, "character"))),
+                    (Some(a), None) => Some(format!("at least {}", counted(a, "character", "characters"))),
+                    (None, Some(b)) => Some(format!("at most {}", counted(b, "character", "characters"))),
+                    (Some(a), Some(b)) if a == b => Some(format!("exactly {}", counted(a, "character", "characters"))),
                     (Some(a), Some(b)) => Some(format!("{a} to {b} characters")),
                 };
                 parts.extend(length.map(|l| vec![text(l)]));
@@ -1257,9 +1258,9 @@ impl<'m> Describer<'m> {
                 let count = match (a.min_items.filter(|n| *n > 0), a.max_items) {
                     (None, None) => None,
                     (Some(1), None) => Some("non-empty".to_string()),
-                    (Some(x), None) => Some(format!("at least {}", counted(x, "item"))),
-                    (None, Some(y)) => Some(format!("at most {}", counted(y, "item"))),
-                    (Some(x), Some(y)) if x == y => Some(format!("exactly {}", counted(x, "item"))),
+                    (Some(x), None) => Some(format!("at least {}", counted(x, "item", "items"))),
+                    (None, Some(y)) => Some(format!("at most {}", counted(y, "item", "items"))),
+                    (Some(x), Some(y)) if x == y => Some(format!("exactly {}", counted(x, "item", "items"))),
                     (Some(x), Some(y)) => Some(format!("{x} to {y} items")),
                 };
                 parts.extend(count.map(|c| vec![text(c)]));
@@ -1270,9 +1271,9 @@ impl<'m> Describer<'m> {
                     let count = match (c.min, c.max) {
                         (0, None) => None,
                         (1, None) => Some("some item".to_string()),
-                        (x, None) => Some(format!("at least {}", counted(x, "item"))),
-                        (0, Some(y)) => Some(format!("at most {}", counted(y, "item"))),
-                        (x, Some(y)) if x == y => Some(format!("exactly {}", counted(x, "item"))),
+                        (x, None) => Some(format!("at least {}", counted(x, "item", "items"))),
+                        (0, Some(y)) => Some(format!("at most {}", counted(y, "item", "items"))),
+                        (x, Some(y)) if x == y => Some(format!("exactly {}", counted(x, "item", "items"))),
                         (x, Some(y)) => Some(format!("{x} to {y} items")),
                     };
                     if let Some(count) = count {
@@ -1509,9 +1510,9 @@ impl<'m> Describer<'m> {
             out.push(s);
         }
         match (o.min_properties.filter(|n| *n > 0), o.max_properties) {
-            (Some(a), Some(b)) => out.push(vec![text(format!("{a} to {}", properties(b)))]),
-            (Some(a), None) => out.push(vec![text(format!("At least {}", properties(a)))]),
-            (None, Some(b)) => out.push(vec![text(format!("At most {}", properties(b)))]),
+            (Some(a), Some(b)) => out.push(vec![text(format!("{a} to {}", counted(b, "property", "properties")))]),
+            (Some(a), None) => out.push(vec![text(format!("At least {}", counted(a, "property", "properties")))]),
+            (None, Some(b)) => out.push(vec![text(format!("At most {}", counted(b, "property", "properties")))]),
             (None, None) => {}
         }
         for (k, deps) in o.dependent_required.iter().filter(|(_, deps)| !deps.is_empty()) {
@@ -1685,23 +1686,6 @@ fn unseen(c: char) -> bool {
         || (c.is_whitespace() && c != ' ')
         || matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}')
         || matches!(c, '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-}
-
-/// `1 item`, `2 items`.
-fn counted(n: u64, word: &str) -> String {
-    match n {
-        1 => format!("1 {word}"),
-        _ => format!("{n} {word}s"),
-    }
-}
-
-/// `1 property`, `2 properties`.
-fn properties(n: u64) -> String {
-    if n == 1 {
-        "1 property".into()
-    } else {
-        format!("{n} properties")
-    }
 }
 
 /// `prefix` then the names as code, comma-separated, then `suffix`.

@@ -897,10 +897,18 @@ pub(crate) fn str_checked<'j>(v: &'j Json, at: Ptr<'_>, rule: &Str) -> Result<&'
     if rule.min_length.is_some() || rule.max_length.is_some() {
         let len = s.chars().count() as u64;
         if let Some(min) = rule.min_length.filter(|m| len < *m) {
-            return Err(Error::new(Rule::MinLength, at.render(), format!("must be at least {min} character(s) long")));
+            return Err(Error::new(
+                Rule::MinLength,
+                at.render(),
+                format!("must be at least {} long", counted(min, "character", "characters")),
+            ));
         }
         if let Some(max) = rule.max_length.filter(|m| len > *m) {
-            return Err(Error::new(Rule::MaxLength, at.render(), format!("must be at most {max} character(s) long")));
+            return Err(Error::new(
+                Rule::MaxLength,
+                at.render(),
+                format!("must be at most {} long", counted(max, "character", "characters")),
+            ));
         }
     }
     if let Some(p) = rule.pattern {
@@ -1255,14 +1263,31 @@ pub(crate) fn array_items<'j>(v: &'j Json, at: Ptr<'_>) -> Result<&'j [Json], Er
     }
 }
 
+/// `n` and the noun it counts, singular for one (`1 item`, `2 items`), as the generator's engine words a count.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// The counts of an array, then its uniqueness, then how many items match `contains` (checked after its items).
 fn array_counts(items: &[Json], at: Ptr<'_>, rule: &Arr) -> Result<(), Error> {
     let len = items.len() as u64;
     if let Some(m) = rule.min_items.filter(|m| len < *m) {
-        return Err(Error::new(Rule::MinItems, at.render(), format!("must have at least {m} item(s)")));
+        return Err(Error::new(
+            Rule::MinItems,
+            at.render(),
+            format!("must have at least {}", counted(m, "item", "items")),
+        ));
     }
     if let Some(m) = rule.max_items.filter(|m| len > *m) {
-        return Err(Error::new(Rule::MaxItems, at.render(), format!("must have at most {m} item(s)")));
+        return Err(Error::new(
+            Rule::MaxItems,
+            at.render(),
+            format!("must have at most {}", counted(m, "item", "items")),
+        ));
     }
     if rule.unique {
         if let Some((i, j)) = first_duplicate(items) {
@@ -1280,7 +1305,10 @@ fn array_counts(items: &[Json], at: Ptr<'_>, rule: &Arr) -> Result<(), Error> {
         return Err(Error::new(
             Rule::Contains,
             at.render(),
-            format!("must contain at {word} {bound} item(s) matching `contains` ({matching} found)"),
+            format!(
+                "must contain at {word} {} matching `contains` ({matching} found)",
+                counted(bound, "item", "items")
+            ),
         ));
     }
     Ok(())
@@ -1665,10 +1693,18 @@ pub(crate) fn property_names(obj: &Object, at: Ptr<'_>, names: Check) -> Result<
 pub(crate) fn property_counts(obj: &Object, at: Ptr<'_>, min: Option<u64>, max: Option<u64>) -> Result<(), Error> {
     let len = obj.len() as u64;
     if let Some(m) = min.filter(|m| len < *m) {
-        return Err(Error::new(Rule::MinProperties, at.render(), format!("must have at least {m} propert(ies)")));
+        return Err(Error::new(
+            Rule::MinProperties,
+            at.render(),
+            format!("must have at least {}", counted(m, "property", "properties")),
+        ));
     }
     if let Some(m) = max.filter(|m| len > *m) {
-        return Err(Error::new(Rule::MaxProperties, at.render(), format!("must have at most {m} propert(ies)")));
+        return Err(Error::new(
+            Rule::MaxProperties,
+            at.render(),
+            format!("must have at most {}", counted(m, "property", "properties")),
+        ));
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use super::js::{json_lit, matcher_lit, number_lit, string_lit, value_ident, Code
 use super::zod::{count, kind_of, INHERITED};
 use super::EmitError;
 use crate::diag::push_ptr;
-use crate::engine::value_list;
+use crate::engine::{counted, value_list};
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -354,12 +354,12 @@ impl<'m> Standalone<'m> {
                     } else {
                         format!("{v}.length < {} && ({v}.length < {min} || $chars({v}) < {min})", 2 * min)
                     };
-                    let m = msg(&format!("must be at least {min} character(s) long"));
+                    let m = msg(&format!("must be at least {} long", counted(min, "character", "characters")));
                     w.line(format!("else if ({cond}) {}", push(&pe, Rule::MinLength, &m)));
                 }
                 if let Some(max) = s.max_length {
                     let max = count(n, "maxLength", max)?;
-                    let m = msg(&format!("must be at most {max} character(s) long"));
+                    let m = msg(&format!("must be at most {} long", counted(max, "character", "characters")));
                     w.line(format!(
                         "else if ({v}.length > {max} && $chars({v}) > {max}) {}",
                         push(&pe, Rule::MaxLength, &m)
@@ -593,11 +593,21 @@ impl<'m> Standalone<'m> {
         };
         if let Some(k) = a.min_items {
             let k = count(n, "minItems", k)?;
-            kw(w, format!("{v}.length < {k}"), Rule::MinItems, msg(&format!("must have at least {k} item(s)")));
+            kw(
+                w,
+                format!("{v}.length < {k}"),
+                Rule::MinItems,
+                msg(&format!("must have at least {}", counted(k, "item", "items"))),
+            );
         }
         if let Some(k) = a.max_items {
             let k = count(n, "maxItems", k)?;
-            kw(w, format!("{v}.length > {k}"), Rule::MaxItems, msg(&format!("must have at most {k} item(s)")));
+            kw(
+                w,
+                format!("{v}.length > {k}"),
+                Rule::MaxItems,
+                msg(&format!("must have at most {}", counted(k, "item", "items"))),
+            );
         }
         // Uniqueness, then `contains`, only when what comes before holds (the engine stops at the first): after a
         // count, in an `else` block.
@@ -625,20 +635,17 @@ impl<'m> Standalone<'m> {
             let (k, x) = (self.fresh("n"), self.fresh("x"));
             w.line(format!("let {k} = 0;"));
             w.line(format!("for (const {x} of {v}) if ($ok({f}, {x})) {k}++;"));
-            let found = |bound: &str| {
+            let found = |bound: &str, n: u64| {
                 format!(
                     "{} + {k} + \" found)\"",
-                    msg(&format!("must contain at {bound} item(s) matching `contains` ("))
+                    msg(&format!("must contain at {bound} {} matching `contains` (", counted(n, "item", "items")))
                 )
             };
             let min = count(n, "minContains", c.min)?;
-            let mut cond = format!("if ({k} < {min}) {}", push(&pe, Rule::Contains, &found(&format!("least {min}"))));
+            let mut cond = format!("if ({k} < {min}) {}", push(&pe, Rule::Contains, &found("least", min)));
             if let Some(max) = c.max {
                 let max = count(n, "maxContains", max)?;
-                cond.push_str(&format!(
-                    " else if ({k} > {max}) {}",
-                    push(&pe, Rule::Contains, &found(&format!("most {max}")))
-                ));
+                cond.push_str(&format!(" else if ({k} > {max}) {}", push(&pe, Rule::Contains, &found("most", max))));
             }
             w.line(cond);
         }
@@ -776,13 +783,13 @@ impl<'m> Standalone<'m> {
             let mut first = true;
             if let Some(k) = o.min_properties {
                 let k = count(n, "minProperties", k)?;
-                let m = msg(&format!("must have at least {k} propert(ies)"));
+                let m = msg(&format!("must have at least {}", counted(k, "property", "properties")));
                 w.line(format!("if ({c} < {k}) {}", push(&pe, Rule::MinProperties, &m)));
                 first = false;
             }
             if let Some(k) = o.max_properties {
                 let k = count(n, "maxProperties", k)?;
-                let m = msg(&format!("must have at most {k} propert(ies)"));
+                let m = msg(&format!("must have at most {}", counted(k, "property", "properties")));
                 w.line(format!(
                     "{}if ({c} > {k}) {}",
                     if first { "" } else { "else " },

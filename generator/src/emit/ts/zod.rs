@@ -132,6 +132,7 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "constMessage",
     "fail",
     "intMessage",
+    "counted",
     "MatchState",
     "MAX_MATCH_STATES",
     "classHas",

@@ -1473,19 +1473,19 @@ function check$SessionEnvelope(v: unknown, p: string, out: WireError[]): void {
     const v211 = o206["subagent"];
     if (v211 !== undefined) {
       if (typeof v211 !== "string") $type(out, p + "/subagent", "a string", v211);
-      else if (v211.length < 4 && (v211.length < 2 || $chars(v211) < 2)) $e(out, p + "/subagent", "min-length", "must be at least 2 character(s) long");
-      else if (v211.length > 32 && $chars(v211) > 32) $e(out, p + "/subagent", "max-length", "must be at most 32 character(s) long");
+      else if (v211.length < 4 && (v211.length < 2 || $chars(v211) < 2)) $e(out, p + "/subagent", "min-length", "must be at least 2 characters long");
+      else if (v211.length > 32 && $chars(v211) > 32) $e(out, p + "/subagent", "max-length", "must be at most 32 characters long");
       else if (!re$0.test(v211)) $e(out, p + "/subagent", "pattern", "does not match the pattern `^[0-9a-z]+$`");
     }
     const v212 = o206["claudeUuid"];
     if (v212 !== undefined) {
       if (typeof v212 !== "string") $type(out, p + "/claudeUuid", "a string", v212);
-      else if (v212.length === 0) $e(out, p + "/claudeUuid", "min-length", "must be at least 1 character(s) long");
+      else if (v212.length === 0) $e(out, p + "/claudeUuid", "min-length", "must be at least 1 character long");
     }
     const v213 = o206["codexItemId"];
     if (v213 !== undefined) {
       if (typeof v213 !== "string") $type(out, p + "/codexItemId", "a string", v213);
-      else if (v213.length === 0) $e(out, p + "/codexItemId", "min-length", "must be at least 1 character(s) long");
+      else if (v213.length === 0) $e(out, p + "/codexItemId", "min-length", "must be at least 1 character long");
     }
     const v214 = o206["usage"];
     if (v214 !== undefined) {
