@@ -924,16 +924,32 @@ impl<'a> Walk<'a> {
             // What checks the old name in NEW: an open object takes it with any value OLD may refuse.
             let (after, matched) = undeclared_checks(n, &of.name);
             let free_now = accepts_unknown(n) && !matched && !self.is_any(true, &of.node);
+            // What OLD made of the new name: an object not closed to it let an old message carry it beside the old
+            // name (the upgrade refuses such a message), an open one with any value.
+            let (_, matched_before) = undeclared_checks(o, &nf.name);
+            let held_before = !matches!(o.additional, Additional::Closed) || matched_before;
+            let free_before = accepts_unknown(o) && !matched_before && !self.is_any(false, &nf.node);
             let b = Breaks {
-                old_producers: !accepts_unknown(n) || nf.required,
+                old_producers: !accepts_unknown(n) || nf.required || free_before,
                 old_consumers: !accepts_unknown(o) || of.required || free_now,
-                stored_history: false,
+                stored_history: held_before,
             };
-            let open = if free_now {
-                format!("; the object is open: a NEW message may carry {} with a value OLD rejects", code(&of.name))
-            } else {
-                String::new()
-            };
+            let mut open = String::new();
+            if free_now {
+                open += &format!(
+                    "; the object is open: a NEW message may carry {} with a value OLD rejects",
+                    code(&of.name)
+                );
+            }
+            if held_before {
+                open += &format!(
+                    "; OLD's object {} {}: an OLD message may carry it{}, and the upgrade refuses one that holds both \
+                     names",
+                    if free_before { "is open to" } else { "takes" },
+                    code(&nf.name),
+                    if free_before { " with a value NEW rejects" } else { "" },
+                );
+            }
             let msg = format!("property {} renamed to {} (declared{open})", code(&of.name), code(&nf.name));
             self.push(R::FieldRenamed, &fat, Some(oo), Some(no), msg, b);
             self.was(&of.name);
@@ -1506,8 +1522,22 @@ impl Walk<'_> {
         for n in &ns.rules {
             match os.rules.iter().find(|o| o.id == n.id) {
                 None => {
-                    let msg = format!("sequence rule {} ({}) added: {}", code(n.id), n.kind.name(), n.summary);
-                    self.push(R::SequenceRuleAdded, &at(n.id), None, Some(&n.origin), msg, Breaks::NARROWER);
+                    // A rule only messages of events OLD lacks can break: no OLD message breaks it (a message of a
+                    // new event is `event-added`'s).
+                    let tags = crate::load::sequence::breakers(&n.kind, &ns.scopes, &n.on);
+                    let in_old = |t: &str| {
+                        let was = renames.events.iter().find(|(_, new)| new.as_str() == t).map(|(old, _)| old.as_str());
+                        op.events.iter().any(|e| e.tag == t || Some(e.tag.as_str()) == was)
+                    };
+                    let (only_new, b) = if !tags.is_empty() && !tags.iter().any(|t| in_old(t)) {
+                        let names: Vec<String> = tags.iter().map(|t| code(t)).collect();
+                        (format!(", on {} only, which OLD does not have", list(&names)), Breaks::NONE)
+                    } else {
+                        (String::new(), Breaks::NARROWER)
+                    };
+                    let msg =
+                        format!("sequence rule {} ({}) added{only_new}: {}", code(n.id), n.kind.name(), n.summary);
+                    self.push(R::SequenceRuleAdded, &at(n.id), None, Some(&n.origin), msg, b);
                 }
                 Some(o) => {
                     // OLD's rule read with NEW's names: a declared rename (`x-renamed-from`) is not a change of rule.

@@ -22,7 +22,7 @@ mod examples;
 mod limits;
 mod naming;
 mod protocol;
-mod sequence;
+pub(crate) mod sequence;
 mod unions;
 pub(crate) mod uri;
 

@@ -1017,7 +1017,7 @@ impl Cx {
 
 /// The events that can break a rule: its kind's own event ([`RuleKind::own_event`], which `on` must then list),
 /// else its `on`; empty for any event.
-fn breakers<'a>(kind: &RuleKind, scopes: &'a [Scope], on: &'a [String]) -> Vec<&'a str> {
+pub(crate) fn breakers<'a>(kind: &RuleKind, scopes: &'a [Scope], on: &'a [String]) -> Vec<&'a str> {
     match kind.own_event(scopes) {
         Some((e, _)) => vec![e],
         None => on.iter().map(String::as_str).collect(),
