@@ -76,6 +76,22 @@ fn a_broken_schema_lists_each_diagnostic_once() {
 }
 
 #[test]
+fn a_schema_file_named_in_upper_case_is_refused_not_skipped() {
+    // `service.schema.JSON` was not read: its event was missing from every output without a word (helper 74).
+    let schema = tmp("upper-case");
+    copy_dir(&root().join("schema"), &schema);
+    let from = schema.join("events/service.schema.json");
+    let to = schema.join("events/service.schema.JSON");
+    std::fs::rename(&from, &to).expect("rename");
+    let errors = wiregen::load::load(&schema).expect_err("refused");
+    assert_eq!(errors.0.len(), 1, "{errors}");
+    let e = &errors.0[0];
+    assert_eq!(e.file, to, "{errors}");
+    assert!(e.message.contains("ends in `.json`, in lower case"), "{errors}");
+    let _ = std::fs::remove_dir_all(&schema);
+}
+
+#[test]
 fn an_io_error_names_the_file_once_and_its_cause_once() {
     // The output root is a file, so the first directory cannot be created.
     let out = tmp("io-out");

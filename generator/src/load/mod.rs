@@ -518,6 +518,14 @@ impl Cx {
                     continue;
                 }
                 self.read_file(&p, &rel);
+            } else if name.len() > 5 && name.get(name.len() - 5..).is_some_and(|e| e.eq_ignore_ascii_case(".json")) {
+                // `service.schema.JSON` is not read, and its event would be missing without a word.
+                self.errors.push(io_error(
+                    &p,
+                    "a schema file's name ends in `.json`, in lower case: rename it (or move it out of the schema \
+                     directory)"
+                        .to_string(),
+                ));
             }
         }
     }
