@@ -87,6 +87,7 @@ pub(crate) fn markdown_environment() -> Environment<'static> {
     env.add_filter("code", code);
     env.add_filter("span", span);
     env.add_filter("prose", prose);
+    env.add_filter("line", line);
     env.add_filter("fence", fence);
     env
 }
@@ -137,6 +138,7 @@ pub(crate) fn span(s: String) -> String {
 /// as `<!--`) starts with an escaped `<`. An unclosed fence turned the rest of the page into code, an unclosed
 /// comment hid it (every later section and table). Closed fences and inline markdown stay as written.
 pub(crate) fn prose(s: String) -> String {
+    let s = line_breaks_as_lf(&s);
     let mut out = String::with_capacity(s.len() + 8);
     // The open fence: its character and length.
     let mut open: Option<(char, usize)> = None;
@@ -160,10 +162,10 @@ pub(crate) fn prose(s: String) -> String {
                     if c == '~' || !info.contains('`') {
                         open = Some((c, run(c)));
                     }
-                } else if body.starts_with('<') {
-                    out.push_str(&line[..indent]);
+                } else if let Some(at) = html_block_start(line) {
+                    out.push_str(&line[..at]);
                     out.push('\\');
-                    out.push_str(body);
+                    out.push_str(&line[at..]);
                     continue;
                 }
             }
@@ -175,6 +177,42 @@ pub(crate) fn prose(s: String) -> String {
         out.extend(std::iter::repeat_n(c, n));
     }
     out
+}
+
+/// `s` with every line ending CommonMark knows (`\r\n`, `\r`, `\n`) written `\n`: a bare CR ended a line for a
+/// markdown reader but not for the filters that split lines.
+fn line_breaks_as_lf(s: &str) -> String {
+    s.replace("\r\n", "\n").replace('\r', "\n")
+}
+
+/// Where a line's `<` would open an HTML block: after up to three spaces and any block quote (`>`) and list
+/// markers (`-`, `+`, `*`, `1.`, `1)`) in front of it, each with up to three spaces after (`> <!--` and `- <!--`
+/// open one as `<!--` first on the line does).
+fn html_block_start(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let spaces = |i: usize| i + b.iter().skip(i).take(3).take_while(|c| **c == b' ').count();
+    let mut i = spaces(0);
+    loop {
+        match b.get(i) {
+            Some(b'<') => return Some(i),
+            Some(b'>') => i = spaces(i + 1),
+            Some(b'-' | b'+' | b'*') if matches!(b.get(i + 1), Some(b' ')) => i = spaces(i + 1),
+            Some(c) if c.is_ascii_digit() => {
+                let digits = b.iter().skip(i).take_while(|c| c.is_ascii_digit()).count();
+                match (b.get(i + digits), b.get(i + digits + 1)) {
+                    (Some(b'.' | b')'), Some(b' ')) if digits <= 9 => i = spaces(i + digits + 1),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Prose on one line (a heading, a status, a list item's text): every line break a space, so it cannot end the line
+/// and start a block of its own.
+fn line(s: String) -> String {
+    s.split(['\r', '\n', '\u{2028}', '\u{2029}']).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// A type cell from its pieces ([`Seg`]): text through [`cell`], literals through [`code`], and links to a type's
@@ -621,7 +659,7 @@ fn flow_text(f: &Flow) -> String {
             if i > 0 {
                 out.push('\n');
             }
-            for line in n.lines() {
+            for line in line_breaks_as_lf(n).split('\n') {
                 out.push_str(&format!("// {line}\n"));
             }
         }
@@ -1985,6 +2023,12 @@ mod tests {
         assert_eq!(prose("```\n<!-- in code -->\n```".into()), "```\n<!-- in code -->\n```");
         assert_eq!(prose("    ```indented".into()), "    ```indented");
         assert_eq!(prose("``` `a` not a fence".into()), "``` `a` not a fence");
+        // A bare CR ends a line for markdown readers; `<` after block quote and list markers opens a block too.
+        assert_eq!(prose("A note.\r<!-- x".into()), "A note.\n\\<!-- x");
+        assert_eq!(prose("A note.\r\n```text\ropen".into()), "A note.\n```text\nopen\n```");
+        assert_eq!(prose("a\n> <!-- x\n- <!-- y\n>> 2. <z>".into()), "a\n> \\<!-- x\n- \\<!-- y\n>> 2. \\<z>");
+        assert_eq!(prose("a\n-<b>\n10 <c>\n1234567890. <d>".into()), "a\n-<b>\n10 <c>\n1234567890. <d>");
+        assert_eq!(line("Realistic\rFlow\r\n\n<!-- x".into()), "Realistic Flow <!-- x");
     }
 
     #[test]
