@@ -410,11 +410,13 @@ struct Cursor {
     line: usize,
     col: usize,
     at: usize,
+    /// The character before `at` is a CR: a LF at `at` ends no other line.
+    after_cr: bool,
 }
 
 impl Default for Cursor {
     fn default() -> Cursor {
-        Cursor { line: 1, col: 1, at: 0 }
+        Cursor { line: 1, col: 1, at: 0, after_cr: false }
     }
 }
 
@@ -423,13 +425,17 @@ impl Cursor {
     /// where it is, and gives its line and column.
     fn advance(&mut self, text: &str, off: usize) -> (usize, usize) {
         let off = floor_char_boundary(text, off.min(text.len()));
+        // Lines end as editors end them: at LF, CR LF, or a CR alone (a file saved with classic Mac endings).
         for c in text.get(self.at..off).unwrap_or_default().chars() {
-            if c == '\n' {
-                self.line += 1;
-                self.col = 1;
-            } else {
-                self.col += 1;
+            match c {
+                '\n' if self.after_cr => {}
+                '\n' | '\r' => {
+                    self.line += 1;
+                    self.col = 1;
+                }
+                _ => self.col += 1,
             }
+            self.after_cr = c == '\r';
         }
         self.at = self.at.max(off);
         (self.line, self.col)
@@ -590,6 +596,11 @@ mod tests {
         let u = "{\"é\": [1, \"x\"], \"a~b\": {\"c\": null}}";
         assert_eq!(locate(u, "/é/1"), (1, 11));
         assert_eq!(locate(u, "/a~0b/c"), (1, 30));
+        // Lines end at LF, CR LF or a CR alone, as editors count them (a bare CR was no line break: helper 74).
+        for eol in ["\n", "\r\n", "\r"] {
+            assert_eq!(locate(&t.replace('\n', eol), "/b/c~1d/1/e"), (4, 23), "{eol:?}");
+        }
+        assert_eq!(line_col("a\rb\r\nc\n\rd", 8), (5, 1));
         // Text that is not (all) JSON: the nearest place there is.
         assert_eq!(locate("", "/a"), (1, 1));
         assert_eq!(locate("  ", ""), (1, 3));
