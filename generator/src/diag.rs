@@ -399,6 +399,21 @@ pub(crate) fn byte_line_col(text: &[u8], offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// What says `bytes` (a file's or an input's first bytes) are UTF-16, not UTF-8, if anything does: its byte order
+/// mark (Windows PowerShell 5's `>` writes UTF-16LE with one), or a NUL beside each of its first ASCII characters.
+pub(crate) fn utf16_sign(bytes: &[u8]) -> Option<&'static str> {
+    let ascii_then_nul = |b: &[u8], nul: usize| {
+        b.len() >= 4 && b.chunks_exact(2).take(4).all(|p| p[nul] == 0 && p[1 - nul] != 0 && p[1 - nul].is_ascii())
+    };
+    match bytes {
+        [0xFF, 0xFE, ..] => Some("it starts with FF FE, the byte order mark of UTF-16LE"),
+        [0xFE, 0xFF, ..] => Some("it starts with FE FF, the byte order mark of UTF-16BE"),
+        b if ascii_then_nul(b, 1) => Some("its characters are followed by NUL bytes, as in UTF-16LE"),
+        b if ascii_then_nul(b, 0) => Some("its characters are preceded by NUL bytes, as in UTF-16BE"),
+        _ => None,
+    }
+}
+
 /// 1-based line and column (in characters) of byte offset `off`.
 pub(crate) fn line_col(text: &str, off: usize) -> (usize, usize) {
     Cursor::default().advance(text, off)
@@ -607,5 +622,18 @@ mod tests {
         assert_eq!(locate("{\"a\": [1, ", "/a/1"), (1, 11));
         assert_eq!(locate("{\"a\" 1, \"b\": 2}", "/b"), (1, 1));
         assert_eq!(locate("[1,,2]", "/2"), (1, 5));
+    }
+
+    #[test]
+    fn utf16_is_told_from_utf8() {
+        let le: Vec<u8> = "{\"a\": 1}".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = "{\"a\": 1}".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert!(utf16_sign(&[[0xFF, 0xFE].as_slice(), &le].concat()).is_some_and(|s| s.contains("FF FE")));
+        assert!(utf16_sign(&[[0xFE, 0xFF].as_slice(), &be].concat()).is_some_and(|s| s.contains("FE FF")));
+        assert!(utf16_sign(&le).is_some_and(|s| s.contains("UTF-16LE")));
+        assert!(utf16_sign(&be).is_some_and(|s| s.contains("UTF-16BE")));
+        for utf8 in ["{\"a\": 1}", "\u{feff}{}", "", "{}", "\"\u{0}\u{0}\""] {
+            assert_eq!(utf16_sign(utf8.as_bytes()), None, "{utf8:?}");
+        }
     }
 }

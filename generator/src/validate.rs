@@ -109,6 +109,20 @@ pub(crate) fn start_records<R: BufRead>(
     if read_line(reader, &mut first)? == 0 {
         return Ok(None);
     }
+    if let Some(sign) = crate::diag::utf16_sign(&first) {
+        // Every line of a UTF-16 input is refused: the first says why, once (each was "invalid UTF-8" or
+        // "malformed JSON" and nothing named the encoding; helper 74).
+        let hint = format!(
+            " (the input is UTF-16: {sign}; JSON lines are UTF-8: convert it, e.g. `iconv -f UTF-16 -t UTF-8`)"
+        );
+        let mut buf = first;
+        let mut hint = Some(hint);
+        loop {
+            if each(std::mem::take(&mut buf), hint.take()).is_break() || read_line(reader, &mut buf)? == 0 {
+                return Ok(None);
+            }
+        }
+    }
     if !first_line_incomplete(&first) {
         return Ok(Some(first));
     }

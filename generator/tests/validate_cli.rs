@@ -197,6 +197,19 @@ fn a_pretty_printed_envelope_is_one_record() {
         let message = recs[0]["errors"][0]["message"].as_str().expect("message");
         assert!(message.contains("byte order mark"), "{message}");
     }
+    // A UTF-16 input (what Windows PowerShell 5's `>` writes) is refused line by line as before, and its first
+    // record names the encoding (each said only "invalid UTF-8" or "malformed JSON"; helper 74).
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(format!("{GOOD}\r\n{GOOD}\r\n").encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    for args in [&["validate", "--format", "json"][..], &["validate", "--stream", "--format", "json"]] {
+        let recs = records(&wiregen(args, &utf16));
+        assert!(recs.len() >= 2 && recs.iter().all(|r| r["valid"] == false), "{args:?}: {recs:?}");
+        let message = recs[0]["errors"][0]["message"].as_str().expect("message");
+        assert!(message.contains("the input is UTF-16: it starts with FF FE"), "{message}");
+        assert!(recs[1..].iter().all(|r| !r["errors"][0]["message"].as_str().unwrap().contains("UTF-16")));
+    }
     // A byte that is not UTF-8 on the document's 4th line, and nesting too deep on its 6th, are located there.
     let lines: Vec<&str> = pretty.lines().collect();
     let mut utf = lines.iter().map(|l| l.as_bytes().to_vec()).collect::<Vec<_>>();

@@ -46,7 +46,10 @@ pub(crate) fn text(bytes: Vec<u8>) -> Result<String, Refused> {
             line,
             col,
             pointer: String::new(),
-            message: format!("not UTF-8: byte 0x{byte:02x} at offset {at} (JSON text is UTF-8)"),
+            message: match crate::diag::utf16_sign(bytes) {
+                Some(sign) => format!("not UTF-8 but UTF-16 ({sign}); JSON text is UTF-8: save the file as UTF-8"),
+                None => format!("not UTF-8: byte 0x{byte:02x} at offset {at} (JSON text is UTF-8)"),
+            },
         }
     })
 }
