@@ -306,7 +306,18 @@ fn misfit(types: &Types, consts: &Consts, members: &[Node], f: &str) -> Option<(
         let Some(ty) = member_object(types, m) else {
             let last = refs_of(types, m).last().copied();
             let at = last.map_or(&m.origin, |id| &types.slots[id.0].origin);
-            return Some((last, format!("the member at {}#{} is not an object type", at.file, at.pointer)));
+            let shape = last.and_then(|id| types.slots[id.0].def.as_ref()).map_or(&m.shape, |d| &d.node.shape);
+            // A member built of parts (`allOf` of a base and its own properties, as OpenAPI writes inheritance) is
+            // an object, but not one object schema that declares the tag itself (found by helper 76).
+            let why = match shape {
+                Shape::AllOf(_) => {
+                    "is an `allOf` of parts, not one object schema: a discriminated union's members are objects \
+                     that declare the tag's `const` themselves (write the member as one object, or drop \
+                     `x-discriminator` for a plain `oneOf`)"
+                }
+                _ => "is not an object type",
+            };
+            return Some((last, format!("the member at {}#{} {why}", at.file, at.pointer)));
         };
         let at = &types.slots[ty.0].origin;
         match consts.get(&ty).and_then(|l| l.iter().find(|(k, _)| k == f)) {
