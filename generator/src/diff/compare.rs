@@ -151,6 +151,19 @@ fn accepts_unknown(o: &ObjectShape) -> bool {
     matches!(o.additional, Additional::Open | Additional::Strip)
 }
 
+/// What a property's `x-renamed-from` that names nothing of OLD's object adds to its `field-added-*` message: the
+/// upgrade renames nothing (a typo in it went unreported; helper 75). Empty for a rename that has its own change
+/// (OLD declares the old name, or its object `kept` any property).
+fn dead_rename(o: &ObjectShape, nf: &Field, kept: bool) -> String {
+    match nf.renamed_from.as_deref() {
+        Some(old) if !kept && !o.fields.iter().any(|f| f.name == old) => format!(
+            " (declared renamed from {}, which OLD does not have here: the upgrade renames nothing; check the name)",
+            code(old)
+        ),
+        _ => String::new(),
+    }
+}
+
 /// What checks a property `o` does not declare: the schemas of the `patternProperties` whose pattern matches
 /// `name` (every one whose pattern does not compile in Rust, to be safe), else the `additionalProperties` schema
 /// if there is one; and whether a pattern matched (the property is then neither refused by a closed object nor
@@ -709,6 +722,15 @@ impl<'a> Walk<'a> {
                                 code(from)
                             ));
                         }
+                        if source.is_none() {
+                            // A pointer that names nothing OLD declares moves nothing (helper 75: a typo went
+                            // unnoticed by diff and migrate alike).
+                            msg.push_str(&format!(
+                                "; OLD does not declare {}: unless its messages carry it undeclared, the upgrade moves \
+                                 nothing (check the pointer)",
+                                code(from)
+                            ));
+                        }
                         let oo = source.map(|f| &f.node.origin);
                         self.push(R::FieldMoved, &fat, oo, Some(&nf.node.origin), msg, b);
                         self.was(from);
@@ -719,7 +741,7 @@ impl<'a> Walk<'a> {
                         }
                     } else if nf.required {
                         let b = Breaks { old_consumers: closed, ..Breaks::NARROWER };
-                        let msg = format!("required property {} added", code(&nf.name));
+                        let msg = format!("required property {} added{}", code(&nf.name), dead_rename(o, nf, kept));
                         self.push(R::FieldAddedRequired, &fat, None, Some(&nf.node.origin), msg, b);
                     } else {
                         let (b, why) = match (closed, any_before) {
@@ -730,7 +752,8 @@ impl<'a> Walk<'a> {
                             ),
                             (false, false) => (Breaks::NONE, ""),
                         };
-                        let msg = format!("optional property {} added{why}", code(&nf.name));
+                        let msg =
+                            format!("optional property {} added{why}{}", code(&nf.name), dead_rename(o, nf, kept));
                         self.push(R::FieldAddedOptional, &fat, None, Some(&nf.node.origin), msg, b);
                     }
                     // What changed from what checked it.
