@@ -625,10 +625,16 @@ impl<'a> Walk<'a> {
         let (om, nm) = (self.om, self.nm);
         let ka: Vec<(&str, &Node)> = a.iter().map(|x| (kind(om.resolve(&x.shape)), x)).collect();
         let kb: Vec<(&str, &Node)> = b.iter().map(|x| (kind(nm.resolve(&x.shape)), x)).collect();
-        let missing = |xs: &[(&str, &Node)], ys: &[(&str, &Node)]| -> Vec<String> {
-            xs.iter().filter(|(k, _)| !ys.iter().any(|(j, _)| j == k)).map(|(k, _)| code(k)).collect()
+        // Matched by JSON kind, named as the schema names it (`integer`, not `number`; helper 75).
+        let missing = |xs: &[(&str, &Node)], ys: &[(&str, &Node)], m: &Model| -> Vec<String> {
+            (xs.iter().filter(|(k, _)| !ys.iter().any(|(j, _)| j == k)))
+                .map(|(k, x)| match m.resolve(&x.shape) {
+                    Shape::Number(n) if n.integer => code("integer"),
+                    _ => code(k),
+                })
+                .collect()
         };
-        let (added, removed) = (missing(&kb, &ka), missing(&ka, &kb));
+        let (added, removed) = (missing(&kb, &ka, nm), missing(&ka, &kb, om));
         if !added.is_empty() {
             let msg = format!("now also accepts {}", list(&added));
             self.push(R::TypeChanged, at, Some(&o.origin), Some(&n.origin), msg, Breaks::WIDER);
@@ -655,7 +661,17 @@ impl<'a> Walk<'a> {
             Additional::Open | Additional::Strip => 2,
         };
         let (ro, rn) = (rank(&o.additional), rank(&n.additional));
-        if rn > ro {
+        // Between taking any undeclared property and checking each against a schema: a bound on their values, the
+        // object neither opened nor closed (helper 75: `object-closed` said "now rejects" what it still takes).
+        if (ro, rn) == (2, 1) {
+            let msg = "the properties it does not declare must now match its `additionalProperties` schema (any value \
+                       was accepted)";
+            self.push(R::BoundTightened, at, Some(&on.origin), Some(&nn.origin), msg.to_string(), Breaks::NARROWER);
+        } else if (ro, rn) == (1, 2) {
+            let msg = "the properties it does not declare may now hold any value (they had to match its \
+                       `additionalProperties` schema)";
+            self.push(R::BoundLoosened, at, Some(&on.origin), Some(&nn.origin), msg.to_string(), Breaks::WIDER);
+        } else if rn > ro {
             let msg = "now accepts properties it does not declare".to_string();
             self.push(R::ObjectOpened, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::WIDER);
         } else if rn < ro {
