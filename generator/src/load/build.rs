@@ -1007,7 +1007,11 @@ impl Cx {
             let renamed_from = match s.get("x-renamed-from") {
                 None => None,
                 Some(Value::String(old)) if old.is_empty() || old == name => {
-                    let msg = "`x-renamed-from` names the property's previous name, which differs from its name";
+                    let msg = if old.is_empty() {
+                        "`x-renamed-from` is empty: it names the property's previous name"
+                    } else {
+                        "`x-renamed-from` names the property's previous name, which differs from its name"
+                    };
                     self.err(&fat.join("x-renamed-from"), K::InvalidValue, msg);
                     None
                 }
