@@ -1652,7 +1652,10 @@ impl Walk<'_> {
                     let v = serde_json::json!({
                         "key": sc.key, "opened-by": sc.opened_by, "closed-by": sc.closed_by, "record": record,
                     });
-                    Some((name, sc.name.clone(), if old { renames.apply(v) } else { v }))
+                    // The key's name as the rollup writes it (`open.toolCalls[].call`): a declared rename of the key
+                    // renames that property of the rollup's JSON too (helper 75).
+                    let v = if old { renames.apply(v) } else { v };
+                    Some((name, sc.name.clone(), serde_json::json!({ "meaning": v, "key-name": sc.key.name() })))
                 })
                 .collect()
         };
@@ -1683,6 +1686,20 @@ impl Walk<'_> {
             let (msg, breaks) = match (&before, &after) {
                 (None, Some(_)) => (format!("rollup {what} {} added", code(&name)), Breaks::NONE),
                 (Some(_), None) => (format!("rollup {what} {} removed", code(&name)), Breaks::WIDER),
+                (Some((_, b)), Some((_, a))) if a.get("meaning").is_some_and(|m| b.get("meaning") == Some(m)) => {
+                    match (b["key-name"].as_str(), a["key-name"].as_str()) {
+                        (Some(was), Some(now)) if was != now => (
+                            format!(
+                                "rollup {what} {} writes its key as {} (was {}: the key was renamed)",
+                                code(&name),
+                                code(now),
+                                code(was)
+                            ),
+                            Breaks::WIDER,
+                        ),
+                        _ => continue,
+                    }
+                }
                 (Some((_, b)), Some((_, a))) if a != b => {
                     (format!("rollup {what} {} folds something else", code(&name)), Breaks::WIDER)
                 }
