@@ -93,6 +93,12 @@ pub struct Note {
     pub pointer: String,
     /// What happened.
     pub message: String,
+    /// For a sequence rule: the earlier line the violation relates to (as `wiregen validate --stream` records it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related: Option<usize>,
+    /// For a sequence rule: the earlier refused line this violation only follows from.
+    #[serde(rename = "causedBy", skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<usize>,
 }
 
 /// The result of a migration (`--format json` prints it; keys in camelCase like every JSON record).
@@ -153,6 +159,8 @@ fn upgrade_accepted(
             message:
                 "OLD's readers drop it (`x-unknown-keys: strip`): it never reached them, so it is not carried over"
                     .into(),
+            related: None,
+            caused_by: None,
         })
         .collect();
     let losses = plan.apply(&mut v);
@@ -163,6 +171,8 @@ fn upgrade_accepted(
         rule: l.rule,
         pointer: l.pointer.clone(),
         message: l.message.clone(),
+        related: None,
+        caused_by: None,
     }));
     // Each round drops what NEW does not have (every such issue of the round), until NEW accepts or something
     // else is wrong. A value is removed each round, so this ends.
@@ -606,6 +616,8 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
         rule: "number-text",
         pointer: String::new(),
         message: format!("the upgraded message could not be written: {e}"),
+        related: None,
+        caused_by: None,
     })?;
     match f.ambiguous {
         None => Ok(out),
@@ -626,6 +638,8 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
                      wrote it, and cannot tell them apart in the upgraded message",
                     same.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" and ")
                 ),
+                related: None,
+                caused_by: None,
             })
         }
     }
@@ -759,7 +773,16 @@ impl serde_json::ser::Formatter for &mut ExactNumbers<'_> {
 
 /// The note of one issue.
 fn issue_note(line: usize, side: &'static str, i: &Issue, outcome: Outcome) -> Note {
-    Note { line, outcome, side, rule: i.rule, pointer: i.pointer.clone(), message: i.message.clone() }
+    Note {
+        line,
+        outcome,
+        side,
+        rule: i.rule,
+        pointer: i.pointer.clone(),
+        message: i.message.clone(),
+        related: i.related,
+        caused_by: i.caused_by,
+    }
 }
 
 /// The notes of a line OLD refuses: its issues, capped.

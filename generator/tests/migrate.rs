@@ -479,6 +479,15 @@ fn with_stream_a_line_refused_for_any_reason_is_the_cause_of_the_lines_that_need
         wiregen(&["migrate", "--stream", "--from", V2, "--to", V2, "-"], Some(format!("{start}\n{text}\n").as_bytes()));
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
     assert!(err.contains("<stdin>:2: refused: /turn [turn.not-open] (new): agent message carries turn `t1`, but no turn is open (follows from refused line 1)"), "{err}");
+    // `--format json` gives the cause as a field, as `validate --stream` does (it was only in the message).
+    let (_, _, out) = wiregen(
+        &["migrate", "--stream", "--format", "json", "--from", V2, "--to", V2, "-"],
+        Some(format!("{start}\n{text}\n").as_bytes()),
+    );
+    let report: Value = serde_json::from_str(&out).expect("the report on stderr");
+    let notes = report["summary"]["notes"].as_array().expect("notes");
+    assert_eq!((notes[1]["rule"].as_str(), notes[1]["causedBy"].as_u64()), (Some("turn.not-open"), Some(1)), "{out}");
+    assert!(notes[0].get("causedBy").is_none() && notes[0].get("related").is_none(), "{out}");
     let repeated = start.replace(r#","bogus":1}"#, r#"},"id":"m1""#);
     let (code, _, err) = wiregen(
         &["migrate", "--stream", "--from", V2, "--to", V2, "-"],
