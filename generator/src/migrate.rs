@@ -519,7 +519,7 @@ impl<W: Write> Migration<'_, W> {
             Ok(u) if *u == v && notes.is_empty() && !line.contains(&b'\n') => Ok(Cow::Borrowed(line)),
             Ok(u) => exact_text(line, u)
                 .map(Cow::Owned)
-                .map_err(|lost| Some(Note { line: n, outcome: Outcome::Refused, side: "upgrade", ..lost })),
+                .map_err(|lost| Some(Note { line: n, outcome: Outcome::Refused, side: "upgrade", ..*lost })),
             Err(_) => Err(None),
         };
         let refuse = |s: &mut Summary, notes: &mut Vec<Note>| {
@@ -589,7 +589,7 @@ impl NumberKey {
 /// moved one past another, each is still that number). Two numbers of the line that read as one double but are
 /// not the same number cannot be told apart in `v`: writing either is a loss, so that is a refusal note at the
 /// first one.
-fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
+fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Box<Note>> {
     let mut texts: HashMap<NumberKey, Option<VecDeque<std::ops::Range<usize>>>> = HashMap::new();
     for at in number_tokens(line) {
         let Ok(text) = std::str::from_utf8(&line[at.clone()]) else { continue };
@@ -609,7 +609,7 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
     let mut f = ExactNumbers { line, texts: &mut texts, ambiguous: None };
     let mut out = Vec::with_capacity(line.len() + 16);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, &mut f);
-    v.serialize(&mut ser).map_err(|e| Note {
+    v.serialize(&mut ser).map_err(|e| Box::new(Note {
         line: 0,
         outcome: Outcome::Refused,
         side: "upgrade",
@@ -618,7 +618,7 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
         message: format!("the upgraded message could not be written: {e}"),
         related: None,
         caused_by: None,
-    })?;
+    }))?;
     match f.ambiguous {
         None => Ok(out),
         Some(key) => {
@@ -627,7 +627,7 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
                 .filter(|t| serde_json::from_str::<serde_json::Number>(t).is_ok_and(|n| NumberKey::of(&n) == key))
                 .take(2)
                 .collect();
-            Err(Note {
+            Err(Box::new(Note {
                 line: 0,
                 outcome: Outcome::Refused,
                 side: "upgrade",
@@ -640,7 +640,7 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Note> {
                 ),
                 related: None,
                 caused_by: None,
-            })
+            }))
         }
     }
 }
