@@ -609,16 +609,18 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Box<Note>> {
     let mut f = ExactNumbers { line, texts: &mut texts, ambiguous: None };
     let mut out = Vec::with_capacity(line.len() + 16);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, &mut f);
-    v.serialize(&mut ser).map_err(|e| Box::new(Note {
-        line: 0,
-        outcome: Outcome::Refused,
-        side: "upgrade",
-        rule: "number-text",
-        pointer: String::new(),
-        message: format!("the upgraded message could not be written: {e}"),
-        related: None,
-        caused_by: None,
-    }))?;
+    v.serialize(&mut ser).map_err(|e| {
+        Box::new(Note {
+            line: 0,
+            outcome: Outcome::Refused,
+            side: "upgrade",
+            rule: "number-text",
+            pointer: String::new(),
+            message: format!("the upgraded message could not be written: {e}"),
+            related: None,
+            caused_by: None,
+        })
+    })?;
     match f.ambiguous {
         None => Ok(out),
         Some(key) => {
