@@ -190,17 +190,20 @@ fn line_breaks_as_lf(s: &str) -> String {
 /// open one as `<!--` first on the line does).
 fn html_block_start(line: &str) -> Option<usize> {
     let b = line.as_bytes();
-    let spaces = |i: usize| i + b.iter().skip(i).take(3).take_while(|c| **c == b' ').count();
-    let mut i = spaces(0);
+    let blank = |c: &u8| matches!(c, b' ' | b'\t');
+    // A tab after a marker is blank too (`-\t<!--` opened one as `- <!--` did; helper 77).
+    let spaces = |i: usize| i + b.iter().skip(i).take(3).take_while(|c| blank(c)).count();
+    // A tab first on the line indents it as code.
+    let mut i = b.iter().take(3).take_while(|c| **c == b' ').count();
     loop {
         match b.get(i) {
             Some(b'<') => return Some(i),
             Some(b'>') => i = spaces(i + 1),
-            Some(b'-' | b'+' | b'*') if matches!(b.get(i + 1), Some(b' ')) => i = spaces(i + 1),
+            Some(b'-' | b'+' | b'*') if b.get(i + 1).is_some_and(blank) => i = spaces(i + 1),
             Some(c) if c.is_ascii_digit() => {
                 let digits = b.iter().skip(i).take_while(|c| c.is_ascii_digit()).count();
                 match (b.get(i + digits), b.get(i + digits + 1)) {
-                    (Some(b'.' | b')'), Some(b' ')) if digits <= 9 => i = spaces(i + digits + 1),
+                    (Some(b'.' | b')'), Some(c)) if blank(c) && digits <= 9 => i = spaces(i + digits + 1),
                     _ => return None,
                 }
             }
@@ -1548,6 +1551,9 @@ impl<'m> Describer<'m> {
             out.push(s);
         }
         match (o.min_properties.filter(|n| *n > 0), o.max_properties) {
+            (Some(a), Some(b)) if a == b => {
+                out.push(vec![text(format!("Exactly {}", counted(a, "property", "properties")))])
+            }
             (Some(a), Some(b)) => out.push(vec![text(format!("{a} to {}", counted(b, "property", "properties")))]),
             (Some(a), None) => out.push(vec![text(format!("At least {}", counted(a, "property", "properties")))]),
             (None, Some(b)) => out.push(vec![text(format!("At most {}", counted(b, "property", "properties")))]),
@@ -2028,6 +2034,7 @@ mod tests {
         assert_eq!(prose("A note.\r\n```text\ropen".into()), "A note.\n```text\nopen\n```");
         assert_eq!(prose("a\n> <!-- x\n- <!-- y\n>> 2. <z>".into()), "a\n> \\<!-- x\n- \\<!-- y\n>> 2. \\<z>");
         assert_eq!(prose("a\n-<b>\n10 <c>\n1234567890. <d>".into()), "a\n-<b>\n10 <c>\n1234567890. <d>");
+        assert_eq!(prose("a\n-\t<!-- x\n>\t1)\t<y>".into()), "a\n-\t\\<!-- x\n>\t1)\t\\<y>");
         assert_eq!(line("Realistic\rFlow\r\n\n<!-- x".into()), "Realistic Flow <!-- x");
     }
 
