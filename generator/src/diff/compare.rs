@@ -455,6 +455,21 @@ impl<'a> Walk<'a> {
         if (o_all || n_all) && std::mem::discriminant(&o.shape) != std::mem::discriminant(&n.shape) {
             return self.type_changed(at, o, n);
         }
+        // A nullable beside a list of kinds with `null` in it (`["integer", "null"]` to `["integer", "string",
+        // "null"]`) is that list: `null` stays accepted (a false `nullable-removed` was reported; helper 77).
+        let with_null = |m: &Model, list: &[Node]| list.iter().any(|x| matches!(m.resolve(&x.shape), Shape::Null));
+        let as_list = |inner: &Node, at: &Node| {
+            vec![inner.clone(), Node { origin: at.origin.clone(), description: None, shape: Shape::Null }]
+        };
+        match (&o.shape, &n.shape) {
+            (Shape::Nullable(a), Shape::Kinds(b)) if with_null(self.nm, b) => {
+                return self.kinds(at, o, &as_list(a, o), n, b);
+            }
+            (Shape::Kinds(a), Shape::Nullable(b)) if with_null(self.om, a) => {
+                return self.kinds(at, o, a, n, &as_list(b, n));
+            }
+            _ => {}
+        }
         match (&o.shape, &n.shape) {
             (Shape::Nullable(a), Shape::Nullable(b)) => self.node(at, a, b),
             (Shape::Nullable(a), _) => {
@@ -854,12 +869,17 @@ impl<'a> Walk<'a> {
             self.push(R::ConstraintChanged, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::BOTH);
         }
         let pats = |x: &ObjectShape| x.pattern_properties.iter().map(|(p, _)| p.source.clone()).collect::<Vec<_>>();
+        // As code, and `none` for no pattern (`^a` to the empty pattern read "^a -> "; helper 77).
+        let shown = |x: &ObjectShape| match pats(x) {
+            v if v.is_empty() => "none".to_string(),
+            v => list(&v.iter().map(|p| code(p)).collect::<Vec<_>>()),
+        };
         if pats(o) == pats(n) {
             for ((p, a), (_, b)) in o.pattern_properties.iter().zip(&n.pattern_properties) {
                 self.node(&at.push(&format!("[/{}/]", p.source)), a, b);
             }
         } else {
-            let msg = format!("`patternProperties` changed: {} -> {}", list(&pats(o)), list(&pats(n)));
+            let msg = format!("`patternProperties` changed: {} -> {}", shown(o), shown(n));
             self.push(R::ConstraintChanged, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::BOTH);
         }
         match (&o.property_names, &n.property_names) {
