@@ -154,14 +154,21 @@ fn accepts_unknown(o: &ObjectShape) -> bool {
 /// What a property's `x-renamed-from` that names nothing of OLD's object adds to its `field-added-*` message: the
 /// upgrade renames nothing (a typo in it went unreported; helper 75). Empty for a rename that has its own change
 /// (OLD declares the old name, or its object `kept` any property).
-fn dead_rename(o: &ObjectShape, nf: &Field, kept: bool) -> String {
+fn dead_rename(o: &ObjectShape, nf: &Field) -> String {
     match nf.renamed_from.as_deref() {
-        Some(old) if !kept && !o.fields.iter().any(|f| f.name == old) => format!(
+        Some(old) if !carries_undeclared(o, old) && !o.fields.iter().any(|f| f.name == old) => format!(
             " (declared renamed from {}, which OLD does not have here: the upgrade renames nothing; check the name)",
             code(old)
         ),
         _ => String::new(),
     }
+}
+
+/// Whether an OLD message can carry a property `o` does not declare under `name` to the upgrade: its object keeps
+/// unknown properties (open, or checked by `additionalProperties`), or a pattern of `patternProperties` takes the name.
+/// A stripping object's readers drop it before the upgrade sees it.
+fn carries_undeclared(o: &ObjectShape, name: &str) -> bool {
+    matches!(o.additional, Additional::Open | Additional::Schema(_)) || undeclared_checks(o, name).1
 }
 
 /// What checks a property `o` does not declare: the schemas of the `patternProperties` whose pattern matches
@@ -707,9 +714,10 @@ impl<'a> Walk<'a> {
                     let closed = matches!(o.additional, Additional::Closed) && !matched;
                     // An open OLD object let an old message carry the property with any value.
                     let any_before = accepts_unknown(o) && !matched && !self.is_any(false, &nf.node);
-                    let kept = matches!(o.additional, Additional::Open | Additional::Schema(_));
-                    if let Some(old) =
-                        nf.renamed_from.as_deref().filter(|old| kept && !o.fields.iter().any(|f| f.name == *old))
+                    if let Some(old) = nf
+                        .renamed_from
+                        .as_deref()
+                        .filter(|old| carries_undeclared(o, old) && !o.fields.iter().any(|f| f.name == *old))
                     {
                         // OLD does not declare the old name, but its object kept any property: the upgrade renames
                         // what stored messages carry under it, and refuses one that holds both names.
@@ -719,8 +727,8 @@ impl<'a> Walk<'a> {
                             stored_history: true,
                         };
                         let msg = format!(
-                            "property {} renamed to {} (declared; OLD does not declare {}, but its object keeps any \
-                             property: the upgrade renames what stored messages carry under it, and refuses a message \
+                            "property {} renamed to {} (declared; OLD does not declare {}, but its object takes it \
+                             undeclared: the upgrade renames what stored messages carry under it, and refuses a message \
                              that holds both)",
                             code(old),
                             code(&nf.name),
@@ -735,10 +743,13 @@ impl<'a> Walk<'a> {
                         let lossy = nf.required && !source.is_some_and(|f| f.required);
                         // A sequence rule of NEW that needs the old place on this event: the upgrade empties it.
                         let needed = self.sequence_needs(at, from);
+                        // Undeclared in OLD but taken there (an open envelope, a pattern): moved whatever it holds,
+                        // which NEW may refuse (helper 77).
+                        let carried = source.is_none() && self.old_carries(from);
                         let b = Breaks {
                             old_producers: nf.required,
                             old_consumers: closed,
-                            stored_history: lossy || needed.is_some(),
+                            stored_history: lossy || needed.is_some() || carried,
                         };
                         let mut msg = format!(
                             "{} property {} added, its value moved from {} of the OLD message (declared)",
@@ -753,12 +764,17 @@ impl<'a> Walk<'a> {
                                 code(from)
                             ));
                         }
-                        if source.is_none() {
-                            // A pointer that names nothing OLD declares moves nothing (helper 75: a typo went
-                            // unnoticed by diff and migrate alike).
+                        if carried {
                             msg.push_str(&format!(
-                                "; OLD does not declare {}: unless its messages carry it undeclared, the upgrade moves \
-                                 nothing (check the pointer)",
+                                "; OLD does not declare {}, but takes it undeclared: the upgrade moves whatever a \
+                                 message holds there, which NEW may refuse",
+                                code(from)
+                            ));
+                        } else if source.is_none() {
+                            // A pointer that names nothing OLD declares or takes moves nothing (helper 75: a typo
+                            // went unnoticed by diff and migrate alike).
+                            msg.push_str(&format!(
+                                "; OLD has nothing at {}: the upgrade moves nothing (check the pointer)",
                                 code(from)
                             ));
                         }
@@ -772,7 +788,7 @@ impl<'a> Walk<'a> {
                         }
                     } else if nf.required {
                         let b = Breaks { old_consumers: closed, ..Breaks::NARROWER };
-                        let msg = format!("required property {} added{}", code(&nf.name), dead_rename(o, nf, kept));
+                        let msg = format!("required property {} added{}", code(&nf.name), dead_rename(o, nf));
                         self.push(R::FieldAddedRequired, &fat, None, Some(&nf.node.origin), msg, b);
                     } else {
                         let (b, why) = match (closed, any_before) {
@@ -783,8 +799,7 @@ impl<'a> Walk<'a> {
                             ),
                             (false, false) => (Breaks::NONE, ""),
                         };
-                        let msg =
-                            format!("optional property {} added{why}{}", code(&nf.name), dead_rename(o, nf, kept));
+                        let msg = format!("optional property {} added{why}{}", code(&nf.name), dead_rename(o, nf));
                         self.push(R::FieldAddedOptional, &fat, None, Some(&nf.node.origin), msg, b);
                     }
                     // What changed from what checked it.
@@ -912,6 +927,23 @@ impl<'a> Walk<'a> {
         found
     }
 
+    /// Whether an OLD message can hold a value at `pointer` (from its envelope) that OLD does not declare: the
+    /// object where the declarations stop takes the name undeclared ([`carries_undeclared`]).
+    fn old_carries(&self, pointer: &str) -> bool {
+        let om: &'a Model = self.om;
+        let Some(env) = om.protocol.as_ref().map(|p| p.envelope) else { return false };
+        let mut node = &om.ty(env).node;
+        for tok in pointer.split('/').skip(1) {
+            let tok = crate::diag::unescape_token(tok);
+            let Shape::Object(o) = om.resolve(&node.shape) else { return false };
+            match o.fields.iter().find(|f| f.name == tok) {
+                Some(f) => node = &f.node,
+                None => return carries_undeclared(o, &tok),
+            }
+        }
+        false
+    }
+
     /// The event of a message's top-level object (`at` is the event itself): NEW's, and OLD's by its old tag.
     fn moved_event(&self, at: &At) -> Option<(&'a Protocol, &'a Event, &'a Protocol, &'a Event)> {
         let (om, nm): (&'a Model, &'a Model) = (self.om, self.nm);
@@ -985,9 +1017,12 @@ impl<'a> Walk<'a> {
             let free_now = accepts_unknown(n) && !matched && !self.is_any(true, &of.node);
             // What OLD made of the new name: an object not closed to it let an old message carry it beside the old
             // name (the upgrade refuses such a message), an open one with any value.
-            let (_, matched_before) = undeclared_checks(o, &nf.name);
-            let held_before = !matches!(o.additional, Additional::Closed) || matched_before;
-            let free_before = accepts_unknown(o) && !matched_before && !self.is_any(false, &nf.node);
+            // A stripping object's readers drop the new name before the upgrade sees it (helper 77); a schema or a
+            // pattern that took it is not compared with NEW's: reported as taking any value.
+            let (before, matched_before) = undeclared_checks(o, &nf.name);
+            let held_before = carries_undeclared(o, &nf.name);
+            let free_before =
+                !self.is_any(false, &nf.node) && ((accepts_unknown(o) && !matched_before) || !before.is_empty());
             let b = Breaks {
                 old_producers: !accepts_unknown(n) || nf.required || free_before,
                 old_consumers: !accepts_unknown(o) || of.required || free_now,
@@ -1000,13 +1035,15 @@ impl<'a> Walk<'a> {
                     code(&of.name)
                 );
             }
-            if held_before {
+            if free_before || held_before {
                 open += &format!(
-                    "; OLD's object {} {}: an OLD message may carry it{}, and the upgrade refuses one that holds both \
-                     names",
-                    if free_before { "is open to" } else { "takes" },
+                    "; OLD's object takes {} too: an OLD message may carry it{}",
                     code(&nf.name),
-                    if free_before { " with a value NEW rejects" } else { "" },
+                    match (free_before, held_before) {
+                        (true, true) => " with a value NEW rejects, and the upgrade refuses one that holds both names",
+                        (true, false) => " with a value NEW rejects",
+                        _ => ", and the upgrade refuses one that holds both names",
+                    }
                 );
             }
             let msg = format!("property {} renamed to {} (declared{open})", code(&of.name), code(&nf.name));
