@@ -402,10 +402,13 @@ pub(crate) fn byte_line_col(text: &[u8], offset: usize) -> (usize, usize) {
 /// What says `bytes` (a file's or an input's first bytes) are UTF-16, not UTF-8, if anything does: its byte order
 /// mark (Windows PowerShell 5's `>` writes UTF-16LE with one), or a NUL beside each of its first ASCII characters.
 pub(crate) fn utf16_sign(bytes: &[u8]) -> Option<&'static str> {
+    // Eight characters at least: `a\0b\0` alone is too little to tell.
     let ascii_then_nul = |b: &[u8], nul: usize| {
-        b.len() >= 4 && b.chunks_exact(2).take(4).all(|p| p[nul] == 0 && p[1 - nul] != 0 && p[1 - nul].is_ascii())
+        b.len() >= 16 && b.chunks_exact(2).take(8).all(|p| p[nul] == 0 && p[1 - nul] != 0 && p[1 - nul].is_ascii())
     };
     match bytes {
+        [0xFF, 0xFE, 0, 0, ..] => Some("it starts with FF FE 00 00, the byte order mark of UTF-32LE"),
+        [0, 0, 0xFE, 0xFF, ..] => Some("it starts with 00 00 FE FF, the byte order mark of UTF-32BE"),
         [0xFF, 0xFE, ..] => Some("it starts with FF FE, the byte order mark of UTF-16LE"),
         [0xFE, 0xFF, ..] => Some("it starts with FE FF, the byte order mark of UTF-16BE"),
         b if ascii_then_nul(b, 1) => Some("its characters are followed by NUL bytes, as in UTF-16LE"),
@@ -628,6 +631,10 @@ mod tests {
     fn utf16_is_told_from_utf8() {
         let le: Vec<u8> = "{\"a\": 1}".encode_utf16().flat_map(u16::to_le_bytes).collect();
         let be: Vec<u8> = "{\"a\": 1}".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert!(utf16_sign(b"\xFF\xFE\0\0{\0\0\0").is_some_and(|s| s.contains("UTF-32LE")));
+        for short in [&b"a\0b\0"[..], b"{\0\"\0", b"{\0\"\0a\0\"\0:\01\0}\0"] {
+            assert_eq!(utf16_sign(short), None, "{short:?}");
+        }
         assert!(utf16_sign(&[[0xFF, 0xFE].as_slice(), &le].concat()).is_some_and(|s| s.contains("FF FE")));
         assert!(utf16_sign(&[[0xFE, 0xFF].as_slice(), &be].concat()).is_some_and(|s| s.contains("FE FF")));
         assert!(utf16_sign(&le).is_some_and(|s| s.contains("UTF-16LE")));

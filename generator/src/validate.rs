@@ -89,6 +89,17 @@ fn first_line_incomplete(first: &[u8]) -> bool {
         .is_some_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_err_and(|e| e.is_eof()))
 }
 
+/// What the first error of an input's first line adds when the line looks like UTF-16 or UTF-32
+/// ([`crate::diag::utf16_sign`]): the CLI's inputs and the service's JSONL bodies alike.
+pub(crate) fn utf16_hint(first: &[u8]) -> Option<String> {
+    crate::diag::utf16_sign(first).map(|sign| {
+        format!(
+            " (the input looks like UTF-16 or UTF-32, not UTF-8: {sign}; JSON lines are UTF-8: convert it, e.g. with \
+             `iconv -t UTF-8`)"
+        )
+    })
+}
+
 /// Reads the first line of the input: `Some` of it when it is an ordinary line (the caller checks it, and the rest
 /// line by line); else, when it is an incomplete JSON value, reads the input's records and calls `each` with the
 /// bytes of each until it says stop, and returns `None` (also for an empty input). Those records are one multi-line
@@ -109,12 +120,9 @@ pub(crate) fn start_records<R: BufRead>(
     if read_line(reader, &mut first)? == 0 {
         return Ok(None);
     }
-    if let Some(sign) = crate::diag::utf16_sign(&first) {
-        // Every line of a UTF-16 input is refused: the first says why, once (each was "invalid UTF-8" or
+    if let Some(hint) = utf16_hint(&first) {
+        // The lines of a UTF-16 input are refused: the first says why, once (each was "invalid UTF-8" or
         // "malformed JSON" and nothing named the encoding; helper 74).
-        let hint = format!(
-            " (the input is UTF-16: {sign}; JSON lines are UTF-8: convert it, e.g. `iconv -f UTF-16 -t UTF-8`)"
-        );
         let mut buf = first;
         let mut hint = Some(hint);
         loop {

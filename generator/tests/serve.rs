@@ -1104,6 +1104,26 @@ fn malformed_request_heads_are_answered_counted_and_logged() {
 }
 
 #[test]
+fn a_utf16_body_is_named_in_its_first_record() {
+    // What PowerShell 5's `Out-File` sends: its first record names the encoding, as `wiregen validate`'s does
+    // (each record said only "invalid UTF-8" or "malformed JSON"; helper 77).
+    let server = Server::start(&["--quiet"]);
+    let good = r#"{"id":"m1","time":1,"role":"user","ev":{"t":"text","text":"hi"}}"#;
+    let le: Vec<u8> =
+        [0xFF, 0xFE].into_iter().chain(format!("{good}\n{good}\n").encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    for path in ["/v1/validate", "/v1/validate?stream=true"] {
+        let v = server.post(path, NDJSON, &le).json();
+        let results = v["results"].as_array().expect("results");
+        let first = results[0]["errors"][0]["message"].as_str().expect("message");
+        assert!(first.contains("looks like UTF-16 or UTF-32, not UTF-8: it starts with FF FE"), "{path}: {first}");
+        assert!(results[1..].iter().all(|r| !r.to_string().contains("UTF-16")), "{path}: {v}");
+    }
+    // UTF-8 is not taken for it.
+    let v = server.post("/v1/validate", NDJSON, format!("{good}\n").as_bytes()).json();
+    assert_eq!(v["valid"], json!(true), "{v}");
+}
+
+#[test]
 fn sixteen_mib_of_newlines_stay_within_the_memory_budget() {
     let server = Server::start(&["--quiet"]);
     let before = server_peak_kib(&server);

@@ -207,7 +207,10 @@ fn a_pretty_printed_envelope_is_one_record() {
         let recs = records(&wiregen(args, &utf16));
         assert!(recs.len() >= 2 && recs.iter().all(|r| r["valid"] == false), "{args:?}: {recs:?}");
         let message = recs[0]["errors"][0]["message"].as_str().expect("message");
-        assert!(message.contains("the input is UTF-16: it starts with FF FE"), "{message}");
+        assert!(
+            message.contains("the input looks like UTF-16 or UTF-32, not UTF-8: it starts with FF FE"),
+            "{message}"
+        );
         assert!(recs[1..].iter().all(|r| !r["errors"][0]["message"].as_str().unwrap().contains("UTF-16")));
     }
     // A byte that is not UTF-8 on the document's 4th line, and nesting too deep on its 6th, are located there.

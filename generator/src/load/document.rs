@@ -36,6 +36,16 @@ impl Refused {
 
 /// A schema file's bytes as its text: UTF-8 (RFC 8259), refused at the first byte that is not.
 pub(crate) fn text(bytes: Vec<u8>) -> Result<String, Refused> {
+    // UTF-16 of ASCII text is valid UTF-8 (with NULs) once past a byte order mark, or without one: told as such.
+    if let Some(sign) = crate::diag::utf16_sign(&bytes) {
+        return Err(Refused {
+            kind: SchemaErrorKind::InvalidJson,
+            line: 1,
+            col: 1,
+            pointer: String::new(),
+            message: format!("not UTF-8 ({sign}); JSON text is UTF-8: save the file as UTF-8"),
+        });
+    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
@@ -46,10 +56,7 @@ pub(crate) fn text(bytes: Vec<u8>) -> Result<String, Refused> {
             line,
             col,
             pointer: String::new(),
-            message: match crate::diag::utf16_sign(bytes) {
-                Some(sign) => format!("not UTF-8 but UTF-16 ({sign}); JSON text is UTF-8: save the file as UTF-8"),
-                None => format!("not UTF-8: byte 0x{byte:02x} at offset {at} (JSON text is UTF-8)"),
-            },
+            message: format!("not UTF-8: byte 0x{byte:02x} at offset {at} (JSON text is UTF-8)"),
         }
     })
 }

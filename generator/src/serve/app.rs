@@ -601,6 +601,12 @@ impl Results {
 /// or with `curl --data`, which joins the lines) is malformed JSON with trailing characters: say what to send
 /// instead.
 fn ndjson_hint(kind: Kind, bytes: &[u8], mut rec: Record) -> Record {
+    // A JSONL body in UTF-16 (PowerShell 5's `Out-File`): its first record says so, as `wiregen validate`'s does.
+    if rec.line == 1 {
+        if let (Some(e), Some(hint)) = (rec.errors.first_mut(), crate::validate::utf16_hint(bytes)) {
+            e.message.push_str(&hint);
+        }
+    }
     if kind == Kind::Json {
         // A body of one line and its line break is a line, as `wiregen validate` reads a file of it.
         crate::validate::place_in_document(bytes.trim_ascii_end(), &mut rec.errors);
