@@ -632,7 +632,7 @@ mod tests {
         let le: Vec<u8> = "{\"a\": 1}".encode_utf16().flat_map(u16::to_le_bytes).collect();
         let be: Vec<u8> = "{\"a\": 1}".encode_utf16().flat_map(u16::to_be_bytes).collect();
         assert!(utf16_sign(b"\xFF\xFE\0\0{\0\0\0").is_some_and(|s| s.contains("UTF-32LE")));
-        for short in [&b"a\0b\0"[..], b"{\0\"\0", b"{\0\"\0a\0\"\0:\01\0}\0"] {
+        for short in [&b"a\0b\0"[..], b"{\0\"\0", b"{\0\"\0a\0\"\0:\x001\0}\0"] {
             assert_eq!(utf16_sign(short), None, "{short:?}");
         }
         assert!(utf16_sign(&[[0xFF, 0xFE].as_slice(), &le].concat()).is_some_and(|s| s.contains("FF FE")));
