@@ -247,6 +247,34 @@ fn a_side_read_from_git_equals_the_same_directory() {
 }
 
 #[test]
+fn a_schema_file_named_in_upper_case_is_refused_in_a_git_side_too() {
+    // `x.JSON` in a committed tree was skipped without a word, as the loader had skipped it on disk (helper 77).
+    let dir = std::env::temp_dir().join(format!("wiregen-diff-git-case-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    copy_dir(&fixtures().join("base/protocol"), &dir.join("s"));
+    std::fs::copy(dir.join("s/events/ping.schema.json"), dir.join("s/events/x.JSON")).expect("copy");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "x"]);
+    // Only the committed side holds it.
+    std::fs::remove_file(dir.join("s/events/x.JSON")).expect("remove");
+    let (code, out, err) = wiregen(&dir, &["diff", "HEAD:s", "s"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("events/x.JSON") && err.contains("ends in `.json`, in lower case"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn an_unreadable_side_exits_2_and_names_it() {
     let dir = fixtures().join("base");
     for (old, why) in [

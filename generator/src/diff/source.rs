@@ -112,6 +112,9 @@ impl Side {
         let (dir, single) = match kind.trim() {
             "tree" => {
                 let names = git(&["ls-tree", "--full-tree", "-r", "-z", "--name-only", &object]).map_err(git_err)?;
+                if let Some(bad) = names.split('\0').find(|n| crate::load::is_misnamed_schema_file(n)) {
+                    return Err(git_err(format!("`{bad}`: {}", crate::load::MISNAMED_SCHEMA_FILE)));
+                }
                 for rel in names.split('\0').filter(|n| crate::load::is_schema_file(n)) {
                     let blob = if path.is_empty() || path.ends_with('/') {
                         format!("{object}{rel}")

@@ -301,6 +301,18 @@ pub fn is_schema_file(name: &str) -> bool {
     name.ends_with(".json")
 }
 
+/// Whether a schema directory's file named `name` ends in `.json` in another case (`service.schema.JSON`): not
+/// read as a schema file, and refused ([`MISNAMED_SCHEMA_FILE`]), since its event would be missing without a word.
+pub fn is_misnamed_schema_file(name: &str) -> bool {
+    !is_schema_file(name)
+        && name.len() > 5
+        && name.get(name.len() - 5..).is_some_and(|e| e.eq_ignore_ascii_case(".json"))
+}
+
+/// Why a file [`is_misnamed_schema_file`] is refused.
+pub const MISNAMED_SCHEMA_FILE: &str =
+    "a schema file's name ends in `.json`, in lower case: rename it (or move it out of the schema directory)";
+
 /// A problem with a file or directory as a whole (it cannot be read, or holds no schema): no line or pointer.
 fn io_error(file: &Path, message: String) -> SchemaError {
     SchemaError { kind: K::Io, file: file.to_path_buf(), line: 0, col: 0, pointer: String::new(), message }
@@ -518,14 +530,8 @@ impl Cx {
                     continue;
                 }
                 self.read_file(&p, &rel);
-            } else if name.len() > 5 && name.get(name.len() - 5..).is_some_and(|e| e.eq_ignore_ascii_case(".json")) {
-                // `service.schema.JSON` is not read, and its event would be missing without a word.
-                self.errors.push(io_error(
-                    &p,
-                    "a schema file's name ends in `.json`, in lower case: rename it (or move it out of the schema \
-                     directory)"
-                        .to_string(),
-                ));
+            } else if is_misnamed_schema_file(name) {
+                self.errors.push(io_error(&p, MISNAMED_SCHEMA_FILE.to_string()));
             }
         }
     }

@@ -805,7 +805,7 @@ impl Cx {
                         }
                         if !ok {
                             let place = if k == "x-moved-from" {
-                                "here (it stands on a property of an event's own object, not deeper: a value is moved into the event itself)"
+                                "here (it stands only on a property an event declares in its own `properties`: a value moves into the event itself)"
                             } else if k == "x-renamed-from" {
                                 "here (it stands on a property, a file root or a `$defs` entry)"
                             } else if p.is_some() {
