@@ -102,6 +102,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
 /// Escapes markdown prose for a table cell: `|` becomes `\|` (also inside code spans, which GFM tables
 /// allow), and every line break becomes `<br>`, so the row stays on one line.
 pub(crate) fn cell(s: String) -> String {
+    let s = escape_raw_text_tags(&s);
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -162,10 +163,13 @@ pub(crate) fn prose(s: String) -> String {
                     if c == '~' || !info.contains('`') {
                         open = Some((c, run(c)));
                     }
-                } else if let Some(at) = html_block_start(line) {
-                    out.push_str(&line[..at]);
-                    out.push('\\');
-                    out.push_str(&line[at..]);
+                } else {
+                    // Text: no HTML block may start here, and no raw-text element inside.
+                    let escaped = match html_block_start(line) {
+                        Some(at) => format!("{}\\{}", &line[..at], &line[at..]),
+                        None => line.to_string(),
+                    };
+                    out.push_str(&escape_raw_text_tags(&escaped));
                     continue;
                 }
             }
@@ -212,10 +216,55 @@ fn html_block_start(line: &str) -> Option<usize> {
     }
 }
 
+/// HTML elements whose content a browser reads as text up to their closing tag (`<textarea>`, `<script>`,
+/// `<plaintext>`, which has none): an unclosed one in schema prose swallowed the rest of the page, as `<!--` did.
+const RAW_TEXT_TAGS: &[&str] =
+    &["textarea", "script", "style", "title", "xmp", "plaintext", "iframe", "noembed", "noframes", "noscript"];
+
+/// `s` with the `<` of every [`RAW_TEXT_TAGS`] opening tag outside code spans escaped (`\<textarea`), so the tag is
+/// text; other inline HTML stays (found by helper 77).
+fn escape_raw_text_tags(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    // The backtick run that opened the code span we are in, if any.
+    let mut span: Option<usize> = None;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'`' {
+            let run = b[i..].iter().take_while(|c| **c == b'`').count();
+            span = match span {
+                None => Some(run),
+                Some(n) if n == run => None,
+                open => open,
+            };
+            out.push_str(&s[i..i + run]);
+            i += run;
+            continue;
+        }
+        if b[i] == b'<' && span.is_none() && (i == 0 || b[i - 1] != b'\\') {
+            let name: String = b[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .map(|c| c.to_ascii_lowercase() as char)
+                .collect();
+            let after = b.get(i + 1 + name.len());
+            if RAW_TEXT_TAGS.contains(&name.as_str()) && !after.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'-')
+            {
+                out.push('\\');
+            }
+        }
+        let len = s[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&s[i..i + len]);
+        i += len;
+    }
+    out
+}
+
 /// Prose on one line (a heading, a status, a list item's text): every line break a space, so it cannot end the line
 /// and start a block of its own.
 fn line(s: String) -> String {
-    s.split(['\r', '\n', '\u{2028}', '\u{2029}']).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ")
+    let one = s.split(['\r', '\n', '\u{2028}', '\u{2029}']).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ");
+    escape_raw_text_tags(&one)
 }
 
 /// A type cell from its pieces ([`Seg`]): text through [`cell`], literals through [`code`], and links to a type's
@@ -2036,6 +2085,12 @@ mod tests {
         assert_eq!(prose("a\n-<b>\n10 <c>\n1234567890. <d>".into()), "a\n-<b>\n10 <c>\n1234567890. <d>");
         assert_eq!(prose("a\n-\t<!-- x\n>\t1)\t<y>".into()), "a\n-\t\\<!-- x\n>\t1)\t\\<y>");
         assert_eq!(line("Realistic\rFlow\r\n\n<!-- x".into()), "Realistic Flow <!-- x");
+        // Raw-text elements read the rest of the page as their text: escaped outside code spans and fences.
+        assert_eq!(prose("a <TextArea> b `<textarea>` <b>".into()), "a \\<TextArea> b `<textarea>` <b>");
+        assert_eq!(prose("<script>x\n```\n<script>\n```".into()), "\\<script>x\n```\n<script>\n```");
+        assert_eq!(prose("<textareas> \\<title> <title-x>".into()), "\\<textareas> \\<title> <title-x>");
+        assert_eq!(cell("a|<plaintext>".into()), "a\\|\\<plaintext>");
+        assert_eq!(line("T <style>".into()), "T \\<style>");
     }
 
     #[test]
