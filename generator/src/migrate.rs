@@ -101,6 +101,20 @@ pub struct Note {
     pub caused_by: Option<usize>,
 }
 
+impl Note {
+    /// A note of no sequence rule (no `related` or `causedBy` line).
+    fn new(
+        line: usize,
+        outcome: Outcome,
+        side: &'static str,
+        rule: &'static str,
+        pointer: String,
+        message: String,
+    ) -> Note {
+        Note { line, outcome, side, rule, pointer, message, related: None, caused_by: None }
+    }
+}
+
 /// The result of a migration (`--format json` prints it; keys in camelCase like every JSON record).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -150,30 +164,24 @@ fn upgrade_accepted(
     let stripped = stripped(old.model(), old.root(), &mut v);
     let mut notes: Vec<Note> = stripped
         .into_iter()
-        .map(|pointer| Note {
-            line,
-            outcome: Outcome::MigratedWithLoss,
-            side: "old",
-            rule: Rule::AdditionalProperty.id(),
-            pointer,
-            message:
+        .map(|pointer| {
+            Note::new(
+                line,
+                Outcome::MigratedWithLoss,
+                "old",
+                Rule::AdditionalProperty.id(),
+                pointer,
                 "OLD's readers drop it (`x-unknown-keys: strip`): it never reached them, so it is not carried over"
                     .into(),
-            related: None,
-            caused_by: None,
+            )
         })
         .collect();
     let losses = plan.apply(&mut v);
-    notes.extend(losses.iter().map(|l| Note {
-        line,
-        outcome: Outcome::Refused,
-        side: "upgrade",
-        rule: l.rule,
-        pointer: l.pointer.clone(),
-        message: l.message.clone(),
-        related: None,
-        caused_by: None,
-    }));
+    notes.extend(
+        losses
+            .iter()
+            .map(|l| Note::new(line, Outcome::Refused, "upgrade", l.rule, l.pointer.clone(), l.message.clone())),
+    );
     // Each round drops what NEW does not have (every such issue of the round), until NEW accepts or something
     // else is wrong. A value is removed each round, so this ends.
     loop {
@@ -609,18 +617,11 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Box<Note>> {
     let mut f = ExactNumbers { line, texts: &mut texts, ambiguous: None };
     let mut out = Vec::with_capacity(line.len() + 16);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, &mut f);
-    v.serialize(&mut ser).map_err(|e| {
-        Box::new(Note {
-            line: 0,
-            outcome: Outcome::Refused,
-            side: "upgrade",
-            rule: "number-text",
-            pointer: String::new(),
-            message: format!("the upgraded message could not be written: {e}"),
-            related: None,
-            caused_by: None,
-        })
-    })?;
+    let refused = |pointer: String, message: String| {
+        Box::new(Note::new(0, Outcome::Refused, "upgrade", "number-text", pointer, message))
+    };
+    v.serialize(&mut ser)
+        .map_err(|e| refused(String::new(), format!("the upgraded message could not be written: {e}")))?;
     match f.ambiguous {
         None => Ok(out),
         Some(key) => {
@@ -629,20 +630,14 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Box<Note>> {
                 .filter(|t| serde_json::from_str::<serde_json::Number>(t).is_ok_and(|n| NumberKey::of(&n) == key))
                 .take(2)
                 .collect();
-            Err(Box::new(Note {
-                line: 0,
-                outcome: Outcome::Refused,
-                side: "upgrade",
-                rule: "number-text",
-                pointer: first_number(v, key, &mut String::new()).unwrap_or_default(),
-                message: format!(
+            Err(refused(
+                first_number(v, key, &mut String::new()).unwrap_or_default(),
+                format!(
                     "the numbers {} of this line read as the same double: migrate writes each number as the line \
                      wrote it, and cannot tell them apart in the upgraded message",
                     same.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(" and ")
                 ),
-                related: None,
-                caused_by: None,
-            }))
+            ))
         }
     }
 }

@@ -822,11 +822,10 @@ pub fn expand_inputs(paths: &[std::path::PathBuf], output: Option<FileId>) -> Re
     // What cannot be listed or read is an error in its place, and the listing goes on: the run stops there, and
     // says how many inputs it leaves unchecked (an unlistable subdirectory hid the files after it).
     fn walk(dir: &std::path::Path, out: &mut Vec<Input>) {
-        let entries = match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
+        let mut entries = match std::fs::read_dir(dir).and_then(|d| d.collect::<Result<Vec<_>, _>>()) {
             Ok(e) => e,
             Err(e) => return out.push(Err(format!("{}: {e}", dir.display()))),
         };
-        let mut entries = entries;
         entries.sort_by_key(std::fs::DirEntry::file_name);
         for e in entries {
             let p = e.path();

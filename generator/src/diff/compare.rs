@@ -469,15 +469,8 @@ impl<'a> Walk<'a> {
             vec![inner.clone(), Node { origin: at.origin.clone(), description: None, shape: Shape::Null }]
         };
         match (&o.shape, &n.shape) {
-            (Shape::Nullable(a), Shape::Kinds(b)) if with_null(self.nm, b) => {
-                return self.kinds(at, o, &as_list(a, o), n, b);
-            }
-            (Shape::Kinds(a), Shape::Nullable(b)) if with_null(self.om, a) => {
-                return self.kinds(at, o, a, n, &as_list(b, n));
-            }
-            _ => {}
-        }
-        match (&o.shape, &n.shape) {
+            (Shape::Nullable(a), Shape::Kinds(b)) if with_null(self.nm, b) => self.kinds(at, o, &as_list(a, o), n, b),
+            (Shape::Kinds(a), Shape::Nullable(b)) if with_null(self.om, a) => self.kinds(at, o, a, n, &as_list(b, n)),
             (Shape::Nullable(a), Shape::Nullable(b)) => self.node(at, a, b),
             (Shape::Nullable(a), _) => {
                 self.push(
@@ -738,14 +731,15 @@ impl<'a> Walk<'a> {
                         self.was(old);
                     }
                     if let Some(from) = &nf.moved_from {
-                        let source = self.old_message_field(from);
+                        let place = self.old_place(from);
+                        let source = place.ok();
                         // Required here but optional (or missing) there: an old message may have nothing to move.
                         let lossy = nf.required && !source.is_some_and(|f| f.required);
                         // A sequence rule of NEW that needs the old place on this event: the upgrade empties it.
                         let needed = self.sequence_needs(at, from);
                         // Undeclared in OLD but taken there (an open envelope, a pattern): moved whatever it holds,
                         // which NEW may refuse (helper 77).
-                        let carried = source.is_none() && self.old_carries(from);
+                        let carried = matches!(place, Err(true));
                         let b = Breaks {
                             old_producers: nf.required,
                             old_consumers: closed,
@@ -911,37 +905,22 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// OLD's field at a JSON Pointer from the envelope's root (through object properties), for `x-moved-from`.
-    fn old_message_field(&self, pointer: &str) -> Option<&'a Field> {
+    /// What OLD has at a JSON Pointer from the envelope's root (through object properties), for `x-moved-from`:
+    /// the field it names, else whether an OLD message can still hold a value there, undeclared (the object where
+    /// OLD's declarations stop takes the name: [`carries_undeclared`]).
+    fn old_place(&self, pointer: &str) -> Result<&'a Field, bool> {
         let om: &'a Model = self.om;
-        let env = om.protocol.as_ref()?.envelope;
+        let Some(env) = om.protocol.as_ref().map(|p| p.envelope) else { return Err(false) };
         let mut node = &om.ty(env).node;
-        let mut found = None;
+        let mut found = Err(false);
         for tok in pointer.split('/').skip(1) {
             let tok = crate::diag::unescape_token(tok);
-            let Shape::Object(o) = om.resolve(&node.shape) else { return None };
-            let f = o.fields.iter().find(|f| f.name == tok)?;
+            let Shape::Object(o) = om.resolve(&node.shape) else { return Err(false) };
+            let Some(f) = o.fields.iter().find(|f| f.name == tok) else { return Err(carries_undeclared(o, &tok)) };
             node = &f.node;
-            found = Some(f);
+            found = Ok(f);
         }
         found
-    }
-
-    /// Whether an OLD message can hold a value at `pointer` (from its envelope) that OLD does not declare: the
-    /// object where the declarations stop takes the name undeclared ([`carries_undeclared`]).
-    fn old_carries(&self, pointer: &str) -> bool {
-        let om: &'a Model = self.om;
-        let Some(env) = om.protocol.as_ref().map(|p| p.envelope) else { return false };
-        let mut node = &om.ty(env).node;
-        for tok in pointer.split('/').skip(1) {
-            let tok = crate::diag::unescape_token(tok);
-            let Shape::Object(o) = om.resolve(&node.shape) else { return false };
-            match o.fields.iter().find(|f| f.name == tok) {
-                Some(f) => node = &f.node,
-                None => return carries_undeclared(o, &tok),
-            }
-        }
-        false
     }
 
     /// The event of a message's top-level object (`at` is the event itself): NEW's, and OLD's by its old tag.
@@ -1622,8 +1601,8 @@ impl Walk<'_> {
                     // new event is `event-added`'s).
                     let tags = crate::load::sequence::breakers(&n.kind, &ns.scopes, &n.on);
                     let in_old = |t: &str| {
-                        let was = renames.events.iter().find(|(_, new)| new.as_str() == t).map(|(old, _)| old.as_str());
-                        op.events.iter().any(|e| e.tag == t || Some(e.tag.as_str()) == was)
+                        let was = np.event(t).and_then(|e| e.renamed_from.as_deref());
+                        op.event(t).is_some() || was.is_some_and(|w| op.event(w).is_some())
                     };
                     let (only_new, b) = if !tags.is_empty() && !tags.iter().any(|t| in_old(t)) {
                         let names: Vec<String> = tags.iter().map(|t| code(t)).collect();
