@@ -82,7 +82,9 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Schema(e) => write!(f, "the schema has {} error(s)", e.0.len()),
+            Error::Schema(e) => {
+                write!(f, "the schema has {}", crate::engine::counted(e.0.len() as u64, "error", "errors"))
+            }
             Error::Emit(_) => f.write_str("an emitter failed"),
             Error::Io { path, .. } => write!(f, "cannot update {}", path.display()),
             Error::NotRestored { unrestored, .. } => {
@@ -565,7 +567,10 @@ pub fn short_diff(old: &str, new: &str) -> String {
         for (at, &(i, j)) in ops.iter().enumerate().take(to).skip(from) {
             if shown == SHORT_DIFF_LINES {
                 let rest = changed.iter().filter(|&&c| c >= at).count();
-                out.push_str(&format!("... (diff cut: {rest} more changed line(s))\n"));
+                out.push_str(&format!(
+                    "... (diff cut: {})\n",
+                    crate::engine::counted(rest as u64, "more changed line", "more changed lines")
+                ));
                 return out;
             }
             shown += 1;
@@ -664,7 +669,7 @@ mod tests {
         assert_eq!(short_diff(&old, &inserted), "@@ line 9 @@\n line 9\n line 10\n+new\n line 11\n line 12\n");
         let longer: String = (1..=50).map(|i| format!("line {i}\n")).collect();
         let cut = short_diff("", &longer);
-        assert!(cut.ends_with("+line 40\n... (diff cut: 10 more changed line(s))\n"), "{cut}");
+        assert!(cut.ends_with("+line 40\n... (diff cut: 10 more changed lines)\n"), "{cut}");
         assert_eq!(cut.lines().count(), SHORT_DIFF_LINES + 2);
     }
 

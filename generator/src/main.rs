@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use wiregen::diag::{printable, shown_pointer};
 use wiregen::emit::Output;
-use wiregen::engine::{Engine, EngineOptions};
+use wiregen::engine::{counted, Engine, EngineOptions};
 use wiregen::stream::StreamSummary;
 use wiregen::validate::{validate_reader_into, Piece, Record, Summary, Threads};
 
@@ -386,7 +386,10 @@ fn serve(a: ServeArgs) -> ExitCode {
     match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(wiregen::serve::ServeError::Schema(errs)) => {
-            errln!("wiregen serve: {errs}\nwiregen serve: the schema has {} error(s)", errs.0.len());
+            errln!(
+                "wiregen serve: {errs}\nwiregen serve: the schema has {}",
+                counted(errs.0.len() as u64, "error", "errors")
+            );
             if let Some(schema) = &schema {
                 name_the_schema(&errs, Format::Text, schema);
             }
@@ -445,7 +448,10 @@ fn diff(a: DiffArgs) -> ExitCode {
         Err(DiffError::Schema { spec, errors }) => {
             report_schema_errors(&errors, schema_format);
             if schema_format == Format::Text {
-                errln!("wiregen diff: `{spec}` has {} schema error(s)", errors.0.len());
+                errln!(
+                    "wiregen diff: `{spec}` has {}",
+                    counted(errors.0.len() as u64, "schema error", "schema errors")
+                );
             }
             Err(())
         }
@@ -519,7 +525,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         Err(DiffError::Schema { spec, errors }) => {
             // Not on stdout: that is the migrated stream's.
             report_schema_errors_on(&errors, a.format, &mut std::io::stderr());
-            errln!("wiregen migrate: `{spec}` has {} schema error(s)", errors.0.len());
+            errln!("wiregen migrate: `{spec}` has {}", counted(errors.0.len() as u64, "schema error", "schema errors"));
             None
         }
         Err(e) => {
@@ -589,8 +595,8 @@ fn migrate(a: MigrateArgs) -> ExitCode {
                 errln!("{shown}:{}: {what}: {at} [{}] ({}): {}", n.line, n.rule, n.side, printable(&n.message));
             }
             errln!(
-                "wiregen migrate: {} line(s): {} written ({} with values dropped), {} refused",
-                s.lines,
+                "wiregen migrate: {}: {} written ({} with values dropped), {} refused",
+                counted(s.lines as u64, "line", "lines"),
                 s.written,
                 s.with_loss,
                 s.refused
@@ -751,7 +757,7 @@ fn report_error(e: &wiregen::Error, format: Format, schema: &Path, writes: bool)
         (wiregen::Error::Schema(errs), _) => {
             report_schema_errors(errs, format);
             if format == Format::Text {
-                errln!("wiregen: the schema has {} error(s){nothing}", errs.0.len());
+                errln!("wiregen: the schema has {}{nothing}", counted(errs.0.len() as u64, "error", "errors"));
             }
             name_the_schema(errs, format, schema);
         }
@@ -773,7 +779,10 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
                 if a.format == Format::Json {
                     outln!("{}", serde_json::json!({"clean": true, "fresh": r.fresh}));
                 } else {
-                    errln!("wiregen check: {} generated files are up to date", r.fresh);
+                    errln!(
+                        "wiregen check: {} up to date",
+                        counted(r.fresh as u64, "generated file is", "generated files are")
+                    );
                 }
                 ExitCode::SUCCESS
             }
@@ -797,8 +806,8 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
                         errln!("extra:   {}", p.display());
                     }
                     errln!(
-                        "wiregen check: {} file(s) out of date; run `{fix}` to fix",
-                        r.missing.len() + r.changed.len() + r.extra.len()
+                        "wiregen check: {} out of date; run `{fix}` to fix",
+                        counted((r.missing.len() + r.changed.len() + r.extra.len()) as u64, "file", "files")
                     );
                 }
                 ExitCode::from(1)
@@ -952,7 +961,11 @@ fn validate(a: ValidateArgs) -> ExitCode {
         return output_failed(&e, tally.any_invalid());
     }
     if a.format == Format::Text {
-        errln!("wiregen validate: {} record(s), {} invalid", tally.counts.records, tally.counts.invalid);
+        errln!(
+            "wiregen validate: {}, {} invalid",
+            counted(tally.counts.records as u64, "record", "records"),
+            tally.counts.invalid
+        );
     }
     ExitCode::from(if tally.any_invalid() { 1 } else { 0 })
 }
@@ -1025,9 +1038,9 @@ impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for Order
                         // What the run leaves out is said, not only where it stopped.
                         let _ = self.out.flush();
                         errln!(
-                            "wiregen validate: the run stops there: {rest} input(s) after it not checked; {} record(s) \
-                             before it, {} invalid",
-                            self.tally.counts.records,
+                            "wiregen validate: the run stops there: {} after it not checked; {} before it, {} invalid",
+                            counted(rest as u64, "input", "inputs"),
+                            counted(self.tally.counts.records as u64, "record", "records"),
                             self.tally.counts.invalid
                         );
                     }

@@ -799,7 +799,11 @@ fn capped(mut notes: Vec<Note>) -> Vec<Note> {
         notes.truncate(NOTES_PER_LINE);
         let message = match more - 1 {
             0 => first.message.clone(),
-            rest => format!("{}; and {rest} more note(s) on this line, not listed", first.message),
+            rest => format!(
+                "{}; and {} on this line, not listed",
+                first.message,
+                crate::engine::counted(rest as u64, "more note", "more notes")
+            ),
         };
         notes.push(Note { message, ..first });
     }

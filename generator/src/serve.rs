@@ -137,7 +137,9 @@ pub enum ServeError {
 impl std::fmt::Display for ServeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ServeError::Schema(e) => write!(f, "the schema has {} error(s)", e.0.len()),
+            ServeError::Schema(e) => {
+                write!(f, "the schema has {}", crate::engine::counted(e.0.len() as u64, "error", "errors"))
+            }
             ServeError::Bind { addr, .. } => write!(f, "cannot listen on {addr}"),
             ServeError::Io(_) => f.write_str("server error"),
             ServeError::Engine(_) => f.write_str("nothing to validate"),

@@ -153,7 +153,7 @@ fn every_valid_v1_envelope_fixture_migrates_or_is_refused_with_its_reasons() {
     for mode in ["refuse", "drop"] {
         let (section, _, out) = migrate("-", Some(input.as_bytes()), mode, false);
         let summary = section.lines().find(|l| l.starts_with("wiregen migrate:")).expect("a summary");
-        assert!(summary.contains(&format!("{} line(s)", fx.len())), "{summary}");
+        assert!(summary.contains(&format!("{} lines", fx.len())), "{summary}");
         // Every line is accounted for: written, or refused with at least one located note.
         let written = lines(&out).len();
         let refused_lines: std::collections::BTreeSet<&str> =
@@ -357,7 +357,7 @@ fn a_line_with_many_lost_properties_gets_a_bounded_report() {
         let (written, with_loss) = if on_loss == "drop" { (1, 1) } else { (0, 0) };
         assert_eq!(report["summary"]["written"], written, "{on_loss}");
         assert_eq!(report["summary"]["withLoss"], with_loss, "{on_loss}: the key is camelCase like every JSON record");
-        assert!(notes[100]["message"].as_str().unwrap().ends_with("; and 4899 more note(s) on this line, not listed"));
+        assert!(notes[100]["message"].as_str().unwrap().ends_with("; and 4899 more notes on this line, not listed"));
         if on_loss == "drop" {
             assert_eq!(
                 lines(&out),

@@ -110,7 +110,7 @@ fn text_format_names_path_line_pointer_and_rule() {
         text,
         format!("{}:2: /ev/status: `done` is not one of `completed`, `failed`, `cancelled` [enum]\n", f.display())
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("2 record(s), 1 invalid"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 records, 1 invalid"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -620,7 +620,7 @@ fn validate_works_from_any_folder_and_json_records_name_their_file() {
     };
     let one = run(&["validate", "session.jsonl"]);
     assert_eq!(one.status.code(), Some(0), "{}", String::from_utf8_lossy(&one.stderr));
-    assert!(String::from_utf8_lossy(&one.stderr).contains("28 record(s), 0 invalid"));
+    assert!(String::from_utf8_lossy(&one.stderr).contains("28 records, 0 invalid"));
     let stream = run(&["validate", "--stream", "session.jsonl"]);
     assert_eq!(stream.status.code(), Some(0), "{}", String::from_utf8_lossy(&stream.stderr));
 
@@ -747,7 +747,7 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     assert_eq!(records(&empty).len(), 1, "z.jsonl's record");
     let stderr = String::from_utf8_lossy(&empty.stderr);
     assert!(stderr.contains("empty: a directory with no *.jsonl"), "{stderr}");
-    assert!(stderr.contains("the run stops there: 1 input(s) after it not checked; 1 record(s) before it, 1 invalid"));
+    assert!(stderr.contains("the run stops there: 1 input after it not checked; 1 record before it, 1 invalid"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

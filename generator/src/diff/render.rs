@@ -140,11 +140,14 @@ fn text(r: &Report, policy: Policy) -> String {
         }
     }
     out.push_str(&format!(
-        "\n{} change(s) from {} to {}; {} fail --policy {}\n",
-        r.changes.len(),
+        "\n{} from {} to {}; {} --policy {}\n",
+        crate::engine::counted(r.changes.len() as u64, "change", "changes"),
         printable(&r.old),
         printable(&r.new),
-        r.violations(policy),
+        match r.violations(policy) {
+            1 => String::from("1 fails"),
+            n => format!("{n} fail"),
+        },
         policy.id()
     ));
     out

@@ -54,7 +54,13 @@ impl fmt::Display for DiffError {
         match self {
             DiffError::Io { spec, .. } => write!(f, "cannot read `{spec}`"),
             DiffError::Git { spec, message } => write!(f, "git cannot read `{spec}`: {message}"),
-            DiffError::Schema { spec, errors } => write!(f, "`{spec}` has {} schema error(s)", errors.0.len()),
+            DiffError::Schema { spec, errors } => {
+                write!(
+                    f,
+                    "`{spec}` has {}",
+                    crate::engine::counted(errors.0.len() as u64, "schema error", "schema errors")
+                )
+            }
         }
     }
 }
