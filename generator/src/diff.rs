@@ -66,9 +66,9 @@ catalogue! {
         EventRemoved = "event-removed",
         /// NEW declares (`x-renamed-from`) that an event is OLD's event under a new discriminator value.
         EventRenamed = "event-renamed",
-        /// A discriminated union (not the protocol's events) has a new member.
+        /// A discriminated union (not the protocol's events) or an `anyOf` has a new member.
         VariantAdded = "variant-added",
-        /// A discriminated union (not the protocol's events) lost a member.
+        /// A discriminated union (not the protocol's events) or an `anyOf` lost a member.
         VariantRemoved = "variant-removed",
         /// A plain type package has a new named type.
         TypeAdded = "type-added",

@@ -454,6 +454,60 @@ impl<'a> Walk<'a> {
         a.iter().zip(partner).enumerate().map(|(i, (x, p))| (x, &b[p.unwrap_or(i)])).collect()
     }
 
+    /// An `anyOf` (`allOf`, `all`) that gained or lost members. Each is monotone in its members, so a member
+    /// that is equal on both sides, or the same named type on both, is compared with its partner, and each other
+    /// member is one change: an `anyOf` member removed accepts less (old producers, stored history), one added
+    /// accepts more (old consumers); an `allOf` part the other way round. (Until stop 65 any such change was
+    /// `constraint-changed`, breaking everyone; helper 78, on MCP's `JSONRPCMessage` losing its batch members.)
+    fn members_added_or_removed(&mut self, at: &At, o: &Node, a: &[Node], n: &Node, b: &[Node], all: bool) {
+        let named = |m: &Model, x: &Node| match x.shape {
+            Shape::Ref(id) => Some(m.ty(id).names.base.clone()),
+            _ => None,
+        };
+        let mut partner: Vec<Option<usize>> = vec![None; a.len()];
+        let mut used = vec![false; b.len()];
+        for (i, x) in a.iter().enumerate() {
+            if let Some(j) = (0..b.len()).find(|&j| !used[j] && !self.differs(at, x, &b[j])) {
+                (used[j], partner[i]) = (true, Some(j));
+            }
+        }
+        for (i, x) in a.iter().enumerate() {
+            let Some(name) = named(self.om, x).filter(|_| partner[i].is_none()) else { continue };
+            if let Some(j) = (0..b.len()).find(|&j| !used[j] && named(self.nm, &b[j]).as_deref() == Some(&name)) {
+                (used[j], partner[i]) = (true, Some(j));
+            }
+        }
+        let (what, rule_gone, rule_new, gone, new) = if all {
+            ("`allOf` part", R::BoundLoosened, R::BoundTightened, Breaks::WIDER, Breaks::NARROWER)
+        } else {
+            ("`anyOf` member", R::VariantRemoved, R::VariantAdded, Breaks::NARROWER, Breaks::WIDER)
+        };
+        for (x, p) in a.iter().zip(&partner) {
+            match p {
+                Some(j) => self.node(at, x, &b[*j]),
+                None => {
+                    let msg = format!("{what}{} removed", self.member_name(x, self.om));
+                    self.push(rule_gone, at, Some(&x.origin), Some(&n.origin), msg, gone);
+                }
+            }
+        }
+        for (y, _) in b.iter().zip(&used).filter(|(_, u)| !**u) {
+            let msg = format!("{what}{} added", self.member_name(y, self.nm));
+            self.push(rule_new, at, Some(&o.origin), Some(&y.origin), msg, new);
+        }
+    }
+
+    /// A member of a list of schemas as a change's message names it (after a space): its type's name, else what
+    /// it accepts unless that is every kind of value (a part that only bounds one kind). Its place is the change's
+    /// location.
+    fn member_name(&self, x: &Node, m: &Model) -> String {
+        match &x.shape {
+            Shape::Ref(id) => format!(" {}", code(&m.ty(*id).names.base)),
+            Shape::Kinds(ks) if ks.len() > 2 => String::new(),
+            s => format!(" ({})", self.describe(s, m)),
+        }
+    }
+
     fn shape(&mut self, at: &At, o: &Node, n: &Node) {
         let (oo, no) = (&o.origin, &n.origin);
         // To or from `true` (`false`) is one change whatever the other side is (a list of kinds, a nullable).
@@ -521,6 +575,8 @@ impl<'a> Walk<'a> {
                     self.node(at, x, y);
                 }
             }
+            (Shape::AnyOf(a), Shape::AnyOf(b)) => self.members_added_or_removed(at, o, a, n, b, false),
+            (Shape::AllOf(a), Shape::AllOf(b)) => self.members_added_or_removed(at, o, a, n, b, true),
             (Shape::Not(a), Shape::Not(b)) => {
                 if self.differs(at, a, b) {
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), "`not` changed".into(), Breaks::BOTH);
@@ -545,10 +601,7 @@ impl<'a> Walk<'a> {
                     self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
                 }
             }
-            (Shape::Cond { .. }, Shape::Cond { .. })
-            | (Shape::AllOf(_), Shape::AllOf(_))
-            | (Shape::AnyOf(_), Shape::AnyOf(_))
-            | (Shape::OneOf(_), Shape::OneOf(_)) => {
+            (Shape::Cond { .. }, Shape::Cond { .. }) | (Shape::OneOf(_), Shape::OneOf(_)) => {
                 let msg = format!("{} changed", self.describe(&n.shape, self.nm));
                 self.push(R::ConstraintChanged, at, Some(oo), Some(no), msg, Breaks::BOTH);
             }
