@@ -984,7 +984,9 @@ fn constraints_read_as_the_level_they_belong_to() {
                 "type": "object", "required": ["x"], "additionalProperties": false,
                 "properties": { "x": { "type": "integer" } },
                 "examples": [{ "x": 1 }, { "x": "one" }]
-            }
+            },
+            "Either": { "anyOf": [{ "$ref": "#/$defs/Point" }, { "type": "string" }] },
+            "Solely": { "oneOf": [{ "$ref": "#/$defs/Point" }, { "type": "object" }] }
         }
     });
     let md = render_plain("docs-levels", &schema);
@@ -1040,6 +1042,17 @@ fn constraints_read_as_the_level_they_belong_to() {
     // The second example of Point is not a Point, and says so; the first is.
     let at = md.find("\n### `Point`\n").expect("Point's section");
     let point = &md[at..];
+    // An alternative of an `anyOf` is not told that the whole may reject what it accepts (helper 78); a member
+    // of a `oneOf` is (a value may match two).
+    assert!(
+        point.contains("\n- An alternative in the schema of [`Either`](#type-either) (`anyOf`): a value this type"),
+        "{point}"
+    );
+    assert!(!point.contains("A part of the schema of [`Either`]"), "{point}");
+    assert!(
+        point.contains("\n- A part of the schema of [`Solely`](#type-solely): a value there is checked"),
+        "{point}"
+    );
     assert_eq!(point.matches("Not valid against `Point`").count(), 1, "{point}");
     assert!(point.contains("`/x: expected an integer, got a string [type]`"), "{point}");
     // A protocol: `thinking` only from the agent, in its row.

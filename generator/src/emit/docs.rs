@@ -894,11 +894,18 @@ fn type_view(d: &Describer<'_>, id: TypeId) -> TypeView {
         discriminator: String::new(),
         members: Vec::new(),
     };
-    for whole in d.part_of.get(id.0).into_iter().flatten() {
-        let mut n = vec![text("A part of the schema of ")];
-        n.extend(d.type_ref(*whole));
-        n.push(text(": a value there is checked against the whole, which may reject what this part alone accepts"));
-        view.notes.push(n);
+    for &(whole, narrows) in d.part_of.get(id.0).into_iter().flatten() {
+        if narrows {
+            let mut n = vec![text("A part of the schema of ")];
+            n.extend(d.type_ref(whole));
+            n.push(text(": a value there is checked against the whole, which may reject what this part alone accepts"));
+            view.notes.push(n);
+        } else {
+            let mut n = vec![text("An alternative in the schema of ")];
+            n.extend(d.type_ref(whole));
+            n.extend([text(" ("), lit("anyOf"), text("): a value this type accepts is accepted there too")]);
+            view.notes.push(n);
+        }
     }
     match &t.node.shape {
         Shape::Object(o) => {
@@ -1026,7 +1033,7 @@ struct Describer<'m> {
     /// Per type, the types whose schema holds it as a part at the same value (an `allOf` member, an `if` or
     /// `then`, ...): its section says so, since it reads alone (`other properties are accepted`) while the whole
     /// may reject what it accepts.
-    part_of: Vec<Vec<TypeId>>,
+    part_of: Vec<Vec<(TypeId, bool)>>,
     /// A checker of the package's types, for a plain type package's examples (made on first use).
     engine: std::cell::OnceCell<crate::engine::Engine>,
     /// The types that hold others spelled out in place in the table being written ([`Describer::begin_table`]):
@@ -1690,31 +1697,36 @@ fn unsaid_in_place(o: &ObjectShape) -> bool {
 
 /// Per type, the types that hold it as a part of their schema at the same value: reached from the other's node
 /// through a composition (`allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`,
-/// `unevaluated*`), not through a property or an item.
-fn parts(m: &Model) -> Vec<Vec<TypeId>> {
-    fn walk(n: &Node, composed: bool, out: &mut Vec<TypeId>) {
+/// `unevaluated*`), not through a property or an item. With each, whether the whole may reject what the part
+/// accepts: not when the part is reached through `anyOf` alternatives (and kinds) alone, since a value one
+/// alternative accepts the `anyOf` accepts (helper 78: every member of MCP's `anyOf`s was told otherwise).
+fn parts(m: &Model) -> Vec<Vec<(TypeId, bool)>> {
+    fn walk(n: &Node, composed: bool, narrows: bool, out: &mut Vec<(TypeId, bool)>) {
         match &n.shape {
-            Shape::Ref(id) if composed => out.push(*id),
-            Shape::Kinds(ms) => ms.iter().for_each(|x| walk(x, composed, out)),
-            Shape::Nullable(x) => walk(x, composed, out),
-            Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => ms.iter().for_each(|x| walk(x, true, out)),
-            Shape::Not(x) | Shape::Dependent { then: x, .. } => walk(x, true, out),
-            Shape::Unevaluated { inner, .. } => walk(inner, true, out),
+            Shape::Ref(id) if composed => out.push((*id, narrows)),
+            Shape::Kinds(ms) => ms.iter().for_each(|x| walk(x, composed, narrows, out)),
+            Shape::Nullable(x) => walk(x, composed, narrows, out),
+            Shape::AnyOf(ms) => ms.iter().for_each(|x| walk(x, true, narrows, out)),
+            Shape::AllOf(ms) | Shape::OneOf(ms) => ms.iter().for_each(|x| walk(x, true, true, out)),
+            Shape::Not(x) | Shape::Dependent { then: x, .. } => walk(x, true, true, out),
+            Shape::Unevaluated { inner, .. } => walk(inner, true, true, out),
             Shape::Cond { cond, then, otherwise } => {
                 for x in std::iter::once(&**cond).chain(then.as_deref()).chain(otherwise.as_deref()) {
-                    walk(x, true, out);
+                    walk(x, true, true, out);
                 }
             }
             _ => {}
         }
     }
-    let mut out: Vec<Vec<TypeId>> = vec![Vec::new(); m.types.len()];
+    let mut out: Vec<Vec<(TypeId, bool)>> = vec![Vec::new(); m.types.len()];
     for (i, t) in m.types.iter().enumerate() {
         let mut found = Vec::new();
-        walk(&t.node, false, &mut found);
-        for id in found {
-            if let Some(o) = out.get_mut(id.0).filter(|o| !o.contains(&TypeId(i))) {
-                o.push(TypeId(i));
+        walk(&t.node, false, false, &mut found);
+        for (id, narrows) in found {
+            let Some(o) = out.get_mut(id.0) else { continue };
+            match o.iter_mut().find(|(w, _)| *w == TypeId(i)) {
+                Some(seen) => seen.1 |= narrows,
+                None => o.push((TypeId(i), narrows)),
             }
         }
     }
