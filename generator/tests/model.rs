@@ -577,6 +577,21 @@ fn an_array_of_exactly_its_prefix_items_is_a_rust_tuple() {
             "pub extra: Extra<::serde_json::Value>,",
         ]
     );
+    // The bundled schema ends a tuple with `items: false`, the one spelling ajv's strictTuples takes for a full
+    // tuple (it was `{"not": {}}`, which means the same and fails ajv strict; helper 80).
+    let o = wiregen(&dir, &["generate", "--schema", "t.schema.json", "--only", "schema", "--out", "out"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(dir.join("out/schema"))
+        .expect("out/schema")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the bundled schema");
+    let bundled: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("json");
+    let props =
+        bundled.pointer("/$defs/Root/properties").or(bundled.pointer("/properties")).expect("Root's properties");
+    assert_eq!(props.pointer("/point/items"), Some(&json!(false)), "{props}");
+    assert_eq!(props.pointer("/path/items/items"), Some(&json!(false)), "{props}");
+    assert_eq!(props.pointer("/short/items"), Some(&json!(false)), "{props}");
 }
 
 #[test]

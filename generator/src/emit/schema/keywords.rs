@@ -289,7 +289,11 @@ impl<'m> Keywords<'m> {
                 if !a.prefix.is_empty() {
                     m.insert("prefixItems", self.list(&a.prefix));
                 }
-                if let Some(n) = &a.items {
+                if a.items.as_deref().is_some_and(|n| matches!(n.shape, Shape::Never)) {
+                    // `false`, not `{"not": {}}`: ajv's strictTuples takes only `items: false` for a tuple's end
+                    // (helper 80).
+                    m.insert("items", json!(false));
+                } else if let Some(n) = &a.items {
                     m.insert("items", self.node(n));
                 } else if a.items_written {
                     // `items: true` evaluates the items (for an `unevaluatedItems` around the array).
