@@ -756,3 +756,81 @@ fn mutated_v1_sessions_get_the_same_records_from_every_checker() {
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A `needs-open` rule without `on` reads every event but the scope's opening one (it refused every opening while
+/// nothing was open, so no stream could pass; helper 79). Declared by a schema edit alone, it gets the same records
+/// from the Rust checker, the CLI and the TypeScript checker generated from the edited schema.
+#[test]
+fn a_needs_open_rule_without_on_leaves_the_opening_event_alone() {
+    let scratch = std::env::temp_dir().join(format!("wiregen-needs-open-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (schema, streams, out) = (scratch.join("schema"), scratch.join("streams"), scratch.join("out"));
+    let mut todo = vec![(root().join("schema"), schema.clone())];
+    while let Some((from, to)) = todo.pop() {
+        std::fs::create_dir_all(&to).expect("mkdir");
+        for e in std::fs::read_dir(&from).expect("read schema/") {
+            let p = e.expect("entry").path();
+            let t = to.join(p.file_name().expect("a name"));
+            if p.is_dir() {
+                todo.push((p, t));
+            } else {
+                std::fs::copy(&p, &t).expect("copy");
+            }
+        }
+    }
+    let envelope = schema.join("envelope.schema.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&envelope).expect("read")).expect("JSON");
+    v["x-sequence"]["rules"].as_array_mut().expect("rules").push(json!({
+        "id": "agent.outside-turn", "kind": "needs-open", "scope": "turn", "role": "agent", "pointer": "/ev/t",
+        "message": "an agent message while no turn is open", "summary": "Agent messages only inside a turn.",
+        "seed": "Turn id established by `turn-start`."
+    }));
+    // (The seed's flow starts with an agent message outside a turn, which this rule refuses.)
+    v.as_object_mut().expect("an object").remove("x-flows");
+    std::fs::write(&envelope, serde_json::to_string_pretty(&v).expect("JSON")).expect("write");
+    std::fs::create_dir_all(&streams).expect("mkdir");
+    let line = |id: &str, turn: Option<&str>, ev: Value| {
+        let mut m = json!({"id": id, "time": 1000, "role": "agent", "ev": ev});
+        if let Some(t) = turn {
+            m["turn"] = json!(t);
+        }
+        m.to_string()
+    };
+    let session = [
+        line("m1", Some("t1"), json!({"t": "turn-start"})),
+        line("m2", Some("t1"), json!({"t": "text", "text": "hi"})),
+        line("m3", Some("t1"), json!({"t": "turn-end", "status": "completed"})),
+        line("m4", None, json!({"t": "text", "text": "late"})),
+        line("m5", Some("t2"), json!({"t": "turn-start"})),
+    ];
+    std::fs::write(streams.join("s.jsonl"), session.join("\n") + "\n").expect("write");
+    let expect = json!({"about": "the opening event passes; an agent message between turns does not", "valid": false,
+        "invalid": [{"line": 4, "rule": "agent.outside-turn", "pointer": "/ev/t"}]});
+    std::fs::write(streams.join("s.expect.json"), expect.to_string()).expect("write");
+    let fx = fixtures_in(&streams);
+
+    let model = wiregen::load::load(&schema).expect("the edited schema loads");
+    let reference = rust_with(model, &fx);
+    let got: Vec<(u64, String, String)> =
+        reference[0].invalid.iter().map(|(l, r, p, _)| (*l, r.clone(), p.clone())).collect();
+    assert_eq!(got, fx[0].invalid, "{:?}", reference[0]);
+    let schema_arg = schema.to_str().expect("utf-8 path");
+    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(["generate", "--only", "ts", "--schema", schema_arg, "--out", out.to_str().expect("utf-8 path")])
+        .output()
+        .expect("wiregen runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pkg = out.join("ts");
+    crate::node::ensure_npm_deps(&root().join("generated/ts"));
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root().join("generated/ts/node_modules"), pkg.join("node_modules"))
+        .expect("link node_modules");
+    let b = Command::new("npm").current_dir(&pkg).args(["run", "--silent", "build"]).output().expect("npm runs");
+    assert!(b.status.success(), "{}{}", String::from_utf8_lossy(&b.stdout), String::from_utf8_lossy(&b.stderr));
+    for (name, outcome) in
+        [("cli", cli_with(&["--schema", schema_arg], &fx)), ("ts", ts_with(&pkg.join("dist/index.js"), &pkg, &fx))]
+    {
+        assert!(same_records(&reference[0], &outcome[0]), "{name}: {:?} / {:?}", reference[0], outcome[0]);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}

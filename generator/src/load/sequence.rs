@@ -466,8 +466,17 @@ impl Cx {
             None => None,
             Some(v) => {
                 let w = scope_index(self, &at.join("within"), Some(v));
-                if w.is_some_and(|w| w >= index) {
-                    self.err(&at.join("within"), K::InvalidValue, "`within` names a scope declared before this one");
+                if let Some(w) = w.filter(|w| *w >= index) {
+                    let msg = if w == index {
+                        "a scope cannot be `within` itself: `within` names a scope declared before this one".to_string()
+                    } else {
+                        format!(
+                            "`within` names `{}`, declared after this one: it must name a scope declared before \
+                             (so no two scopes are within each other)",
+                            names[w]
+                        )
+                    };
+                    self.err(&at.join("within"), K::InvalidValue, msg);
                     ok = false;
                 }
                 if w.is_none() {
@@ -498,6 +507,23 @@ impl Cx {
                                 self.err(&dat.join("role"), K::InvalidValue, msg);
                                 ok = false;
                             }
+                        }
+                        // Rules read a mark on the open one before the message's own effect: one set by the
+                        // opening event is on every open one, one set by the closing event on none (helper 79).
+                        let own = [
+                            ("opened-by", opened_by.as_deref(), "every open one would have it from the start"),
+                            (
+                                "closed-by",
+                                closed_by.as_deref(),
+                                "it would be set as the scope closes, where no rule sees it",
+                            ),
+                        ];
+                        if let Some((which, Some(b), why)) =
+                            own.into_iter().find(|(_, e, _)| e.is_some() && *e == by.as_deref())
+                        {
+                            let msg = format!("`{b}` is the scope's `{which}`: {why}");
+                            self.err(&dat.join("by"), K::InvalidValue, msg);
+                            ok = false;
                         }
                         match by {
                             Some(by) => marks.push(Mark { name: mname.clone(), by, role }),
@@ -601,15 +627,16 @@ impl Cx {
     ) -> bool {
         let sc = kind.scope().map(|s| &scopes[s]);
         let (own, which) = kind.own_event(scopes).unzip();
-        // A `key-missing` rule is about messages other than the opening one.
+        // A `key-missing` or `needs-open` rule is about messages other than the opening one.
         let opener = sc.and_then(|s| s.opened_by.as_deref());
-        if matches!(kind, RuleKind::KeyMissing { .. })
+        if matches!(kind, RuleKind::KeyMissing { .. } | RuleKind::NeedsOpen { .. })
             && !on.is_empty()
             && on.iter().all(|o| Some(o.as_str()) == opener)
         {
             let msg = format!(
-                "a `key-missing` rule reads messages other than the scope's `opened-by` (`{}`), which `on` alone \
-                 lists: it would never apply",
+                "a `{}` rule reads messages other than the scope's `opened-by` (`{}`), which `on` alone lists: it \
+                 would never apply",
+                kind.name(),
                 opener.unwrap_or_default()
             );
             self.err(&at.join("on"), K::InvalidValue, msg);
@@ -910,6 +937,12 @@ impl Cx {
         }
         let message = message?;
         let params = params(&kind, scopes);
+        if let Some(p) = crate::stream::rules::unclosed_placeholder(&message) {
+            let msg =
+                format!("`{p}` is not closed: write `{p}}}` for the value (the text is printed as it is otherwise)");
+            self.err(&at.join("message"), K::InvalidValue, msg);
+            ok = false;
+        }
         for p in crate::stream::rules::placeholders(&message) {
             if scope_fits && !params.iter().any(|x| x == p) {
                 self.err(
@@ -982,15 +1015,22 @@ impl Cx {
                         field,
                         values: vs.iter().filter_map(|v| v.as_str().map(String::from)).collect(),
                     },
-                    ("sum", Some(Shape::Object(ob))) => RollupKind::Sum {
-                        field,
-                        fields: ob
+                    ("sum", Some(Shape::Object(ob))) => {
+                        let fields: Vec<String> = ob
                             .fields
                             .iter()
                             .filter(|f| matches!(sx.resolve(&f.node.shape), Some(Shape::Number(_))))
                             .map(|f| f.name.clone())
-                            .collect(),
-                    },
+                            .collect();
+                        if fields.is_empty() {
+                            // It would always be `{}` (helper 79).
+                            let msg = "a `sum` part reads an object of numbers, and this object declares no \
+                                       property that is a number: the part would always be `{}`";
+                            self.err(&at.join("field"), K::InvalidValue, msg);
+                            return None;
+                        }
+                        RollupKind::Sum { field, fields }
+                    }
                     _ => {
                         // Not when the field's type is refused already.
                         if !sx.field(Some(&event), &field).is_some_and(|f| self.kind_refused(sx.types, &f.node)) {

@@ -41,6 +41,15 @@ pub(crate) fn placeholders(template: &str) -> Vec<&str> {
     out
 }
 
+/// A `{name` in a template that no `}` follows anywhere after it: a placeholder left unclosed, which every checker
+/// would print as it is (a `{` before other text that a `}` closes later, `{like this}`, is text).
+pub(crate) fn unclosed_placeholder(template: &str) -> Option<&str> {
+    let open = template.rfind('{')?;
+    let after = &template[open + 1..];
+    let name = &after[..after.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(after.len())];
+    (!name.is_empty() && !after.contains('}')).then(|| &template[open..open + 1 + name.len()])
+}
+
 fn is_param(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
@@ -58,6 +67,16 @@ mod tests {
         assert_eq!(format_message("call `{call}` {x}", &[("call", "{call}")]), "call `{call}` {x}");
         assert_eq!(format_message("{a}{b}", &[("a", "1"), ("b", "2")]), "12");
         assert_eq!(format_message("{", &[]), "{");
+    }
+
+    #[test]
+    fn an_unclosed_placeholder_is_found() {
+        assert_eq!(unclosed_placeholder("no outstanding request `{rid`"), Some("{rid"));
+        assert_eq!(unclosed_placeholder("{open} then {rid"), Some("{rid"));
+        assert_eq!(unclosed_placeholder("a {like this} b"), None);
+        assert_eq!(unclosed_placeholder("{rid was {open}"), None);
+        assert_eq!(unclosed_placeholder("a { b"), None);
+        assert_eq!(unclosed_placeholder("{x}"), None);
     }
 
     #[test]

@@ -1623,6 +1623,9 @@ impl State {
                 let v = msg.str(at)?;
                 (!st.has(v)).then(|| with(Some(v), &[], None, rejected_open(Some(v))))?
             }
+            // The scope's own opening event does not need one open (without `on`, every opening was refused
+            // while nothing was open; helper 79).
+            Kind::NeedsOpen if opener => None,
             Kind::NeedsOpen => {
                 let latest = st.rejected_open_lines.last_key_value().map(|(l, _)| *l);
                 st.open.is_empty().then(|| with(key, &[], None, latest))?

@@ -578,7 +578,7 @@ export class SessionStreamChecker {
         return v !== undefined && !st.open.has(v) ? withKey(v, {}, undefined, rejectedOpen(v)) : undefined;
       }
       case "needs-open": {
-        if (st.open.size !== 0) return undefined;
+        if (opener || st.open.size !== 0) return undefined;
         const order = st.rejectedOpenOrder;
         let last = order[order.length - 1];
         while (last !== undefined && st.rejectedOpen.get(last[0]) !== last[1]) {
