@@ -142,6 +142,11 @@ impl std::fmt::Display for ServeError {
             }
             ServeError::Bind { addr, .. } => write!(f, "cannot listen on {addr}"),
             ServeError::Io(_) => f.write_str("server error"),
+            // The engine's own words ask for `--type`, which the service does not take (helper 78).
+            ServeError::Engine(crate::engine::EngineError::NoRoot) => f.write_str(
+                "nothing to validate: the service checks the schema's root type, and the schema names none; mark \
+                 the type it should check with `\"x-root\": true`",
+            ),
             ServeError::Engine(_) => f.write_str("nothing to validate"),
         }
     }
@@ -153,6 +158,7 @@ impl std::error::Error for ServeError {
             ServeError::Schema(e) => Some(e),
             ServeError::Bind { source, .. } => Some(source),
             ServeError::Io(e) => Some(e),
+            ServeError::Engine(crate::engine::EngineError::NoRoot) => None,
             ServeError::Engine(e) => Some(e),
         }
     }

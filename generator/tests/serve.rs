@@ -566,6 +566,37 @@ fn schema_endpoints_serve_any_protocol_package() {
     server.get("/v1/schema/events/subagent-start").assert_error(404, "unknown-event");
 }
 
+/// A plain type package: `/v1/schema/events/x` says the schema has no events (it said "expected one of " and
+/// nothing after), and a package with no root type is refused by naming the fix the service takes (`x-root`; the
+/// engine's words asked for `--type`, which `serve` does not take). Helper 78.
+#[test]
+fn a_package_without_events_or_root_is_told_so() {
+    let dir = std::env::temp_dir().join(format!("wiregen-serve-plain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let rooted = dir.join("point.schema.json");
+    let point = serde_json::json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+        "properties": {"x": {"type": "integer"}}, "required": ["x"]});
+    std::fs::write(&rooted, point.to_string()).expect("write");
+    let server = Server::start(&["--schema", rooted.to_str().expect("utf-8 path")]);
+    let r = server.get("/v1/schema/events/x");
+    r.assert_error(404, "unknown-event");
+    assert_eq!(r.json()["error"]["message"], "`x` is not an event: this schema has no events");
+    drop(server);
+    let defs = dir.join("defs.schema.json");
+    let only_defs = serde_json::json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}}}});
+    std::fs::write(&defs, only_defs.to_string()).expect("write");
+    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--schema", defs.to_str().expect("utf-8 path")])
+        .output()
+        .expect("run wiregen serve");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("mark the type it should check with `\"x-root\": true`"), "{err}");
+    assert!(!err.contains("--type") && !err.contains("say which type"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn metrics_count_messages_invalid_by_rule_and_latency() {
     let server = Server::start(&[]);

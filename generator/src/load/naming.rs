@@ -221,11 +221,21 @@ impl Policy {
         if self.zod_pascal {
             format!("{ts}Schema")
         } else {
-            let mut c = ts.chars();
-            let first: String = c.next().map(|f| f.to_lowercase().collect()).unwrap_or_default();
-            format!("{first}{}Schema", c.as_str())
+            format!("{}Schema", lower_camel(ts))
         }
     }
+}
+
+/// A PascalCase name in camel case: its leading capitals lowered, but for the last of a run that starts the next
+/// word (`JSONRPCMessage` -> `jsonrpcMessage`, `ID` -> `id`, `Usage` -> `usage`; it was `jSONRPCMessage`, helper
+/// 78 on MCP's names).
+fn lower_camel(name: &str) -> String {
+    let run = name.chars().take_while(char::is_ascii_uppercase).count();
+    let next_is_lower = name[run..].chars().next().is_some_and(|c| c.is_ascii_lowercase());
+    let lower = if run > 1 && next_is_lower { run - 1 } else { run.max(1) };
+    let mut out: String = name.chars().take(lower).flat_map(char::to_lowercase).collect();
+    out.extend(name.chars().skip(lower));
+    out
 }
 
 impl Cx {
@@ -447,4 +457,20 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         cx.err(&at, K::NameCollision, message);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lower_camel;
+
+    #[test]
+    fn leading_capitals_are_lowered_as_a_word() {
+        assert_eq!(lower_camel("JSONRPCMessage"), "jsonrpcMessage");
+        assert_eq!(lower_camel("SessionEnvelope"), "sessionEnvelope");
+        assert_eq!(lower_camel("ID"), "id");
+        assert_eq!(lower_camel("A"), "a");
+        assert_eq!(lower_camel("URL2Value"), "url2Value");
+        assert_eq!(lower_camel("AB"), "ab");
+        assert_eq!(lower_camel("ABc"), "aBc");
+    }
 }

@@ -708,10 +708,13 @@ async fn event(
         }
         None => {
             let known: Vec<&str> = st.events.keys().map(String::as_str).collect();
-            Err(ApiError::new(
-                ErrorCode::UnknownEvent,
-                format!("`{t}` is not an event; expected one of {}", known.join(", ")),
-            ))
+            let message = if known.is_empty() {
+                // A plain type package (helper 78: "expected one of " and nothing after it).
+                format!("`{t}` is not an event: this schema has no events")
+            } else {
+                format!("`{t}` is not an event; expected one of {}", known.join(", "))
+            };
+            Err(ApiError::new(ErrorCode::UnknownEvent, message))
         }
     }
 }
