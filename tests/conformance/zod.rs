@@ -582,3 +582,68 @@ fn hostile_schema_text_still_gives_valid_typescript() {
     assert!(schemas.contains("\\@deprecated u"), "a description cannot add a doc tag");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A key that holds `undefined` is absent to the Zod module and the standalone validator wherever the schema asks
+/// whether a property is there, as it is for declared properties and as `JSON.stringify` writes it: a name `required`
+/// that `properties` does not declare, `dependentRequired` (its trigger and what it asks for) and the count of
+/// `minProperties`/`maxProperties`. They counted such a key, and so passed values whose JSON the engine refuses
+/// (helper 80). Each value's verdict is the engine's on its JSON.
+#[test]
+fn a_key_holding_undefined_is_absent_to_every_presence_rule() {
+    let dir = std::env::temp_dir().join(format!("wiregen-undefined-absent-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let file = dir.join("root.schema.json");
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "required": ["x"], "dependentRequired": {"a": ["b"]}, "minProperties": 2, "maxProperties": 3
+    });
+    std::fs::write(&file, schema.to_string()).expect("write");
+    let model = wiregen::load::load(&file).expect("the schema loads");
+    let files = wiregen::emit::Output::Ts.emit(&model, &Default::default()).expect("emits");
+    let pkg = dir.join("pkg");
+    build_beside(&files, &pkg, "the undefined-for-absent package");
+    let script = r#"
+        import { pathToFileURL } from "node:url";
+        const w = await import(pathToFileURL(process.argv[1] + "/dist/index.js").href);
+        const u = undefined;
+        const values = [
+          { x: 1, a: "s", b: "t" },
+          { x: u, a: "s", b: "t" },
+          { x: 1, a: "s", b: u },
+          { x: 1, a: u, q: u },
+          { x: 1, a: u, b: "t" },
+          { x: 1, a: "s", b: "t", q: u },
+          { x: 1, b: "t", q: u, r: u, s: u },
+        ];
+        const first = (e) => (e.length === 0 ? null : [e[0].rule, e[0].pointer]);
+        const out = values.map((v) => {
+          const z = w.rootSchema.safeParse(v);
+          return { json: JSON.stringify(v), zod: z.success ? null : first(w.toWireErrors(z.error)), standalone: first(w.validateRoot(v)) };
+        });
+        process.stdout.write(JSON.stringify(out));
+    "#;
+    let out = Command::new("node")
+        .current_dir(&pkg)
+        .args(["--input-type=module", "-e", script])
+        .arg(&pkg)
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answers: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let engine = Engine::new(model, EngineOptions::default()).expect("a root type");
+    let mut refused = 0;
+    for a in &answers {
+        let json = a["json"].as_str().expect("the value's JSON");
+        let want = engine
+            .check_line(json.as_bytes())
+            .1
+            .first()
+            .map_or(Value::Null, |e| serde_json::json!([e.rule, e.pointer]));
+        refused += usize::from(!want.is_null());
+        assert_eq!((&a["zod"], &a["standalone"]), (&want, &want), "{json}");
+    }
+    assert_eq!(refused, 3, "{answers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -685,21 +685,18 @@ impl<'m> Standalone<'m> {
         self.pieces(w, o.required_only.len(), (&ov, "$Object"), ptr, |_, w, i, ov, ptr| {
             let r = &o.required_only[i];
             let m = msg(&format!("missing required property `{r}`"));
-            w.line(format!(
-                "if (!Object.hasOwn({ov}, {})) {}",
-                string_lit(r),
-                push(&ptr.key(r).expr(), Rule::Required, &m)
-            ));
+            // A key that holds `undefined` is absent, as for the declared properties.
+            w.line(format!("if ({} === undefined) {}", read(ov, r), push(&ptr.key(r).expr(), Rule::Required, &m)));
             Ok(())
         })?;
         self.pieces(w, o.dependent_required.len(), (&ov, "$Object"), ptr, |_, w, i, ov, ptr| {
             let (k, deps) = &o.dependent_required[i];
-            w.open(format!("if (Object.hasOwn({ov}, {})) {{", string_lit(k)));
+            w.open(format!("if ({} !== undefined) {{", read(ov, k)));
             for d in deps {
                 let m = msg(&format!("`{d}` is required when `{k}` is present"));
                 w.line(format!(
-                    "if (!Object.hasOwn({ov}, {})) {}",
-                    string_lit(d),
+                    "if ({} === undefined) {}",
+                    read(ov, d),
                     push(&ptr.key(d).expr(), Rule::DependentRequired, &m)
                 ));
             }
@@ -778,7 +775,10 @@ impl<'m> Standalone<'m> {
         }
         if o.min_properties.is_some() || o.max_properties.is_some() {
             let c = self.fresh("count");
-            w.line(format!("const {c} = Object.keys({ov}).length;"));
+            // Keys that hold `undefined` are absent.
+            let k = self.fresh("k");
+            w.line(format!("let {c} = 0;"));
+            w.line(format!("for (const {k} in {ov}) if (Object.hasOwn({ov}, {k}) && {ov}[{k}] !== undefined) {c}++;"));
             let pe = ptr.expr();
             let mut first = true;
             if let Some(k) = o.min_properties {

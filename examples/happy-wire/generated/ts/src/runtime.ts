@@ -835,10 +835,12 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
     // An own `__proto__`, which Zod did not copy, is a property like the others.
     if (input !== undefined && Object.hasOwn(input, PROTO) && !Object.hasOwn(o, PROTO)) ownProp(o, PROTO, input[PROTO]);
     const keys = input === undefined ? Object.keys(o) : Object.keys(input).filter((k) => Object.hasOwn(o, k));
-    for (const r of rest.required) if (!Object.hasOwn(o, r)) fail(c, "required", `missing required property \`${r}\``, [r], undefined);
+    // A key that holds `undefined` is absent, as for the declared properties (`JSON.stringify` drops it).
+    const has = (k: string): boolean => Object.hasOwn(o, k) && o[k] !== undefined;
+    for (const r of rest.required) if (!has(r)) fail(c, "required", `missing required property \`${r}\``, [r], undefined);
     for (const [k, deps] of rest.dependent) {
-      if (!Object.hasOwn(o, k)) continue;
-      for (const d of deps) if (!Object.hasOwn(o, d)) fail(c, "dependent-required", `\`${d}\` is required when \`${k}\` is present`, [d], undefined);
+      if (!has(k)) continue;
+      for (const d of deps) if (!has(d)) fail(c, "dependent-required", `\`${d}\` is required when \`${k}\` is present`, [d], undefined);
     }
     const drop: string[] = [];
     for (const k of keys) {
@@ -872,8 +874,11 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
         if (!r.success) fail(c, "property-names", `the property name \`${k}\` is not allowed: ${r.error.issues[0]!.message.replace(RULE_SUFFIX, "")}`, [k], k);
       }
     }
-    if (rest.min !== null && keys.length < rest.min) fail(c, "min-properties", `must have at least ${counted(rest.min, "property", "properties")}`);
-    else if (rest.max !== null && keys.length > rest.max) fail(c, "max-properties", `must have at most ${counted(rest.max, "property", "properties")}`);
+    if (rest.min !== null || rest.max !== null) {
+      const n = keys.filter(has).length;
+      if (rest.min !== null && n < rest.min) fail(c, "min-properties", `must have at least ${counted(rest.min, "property", "properties")}`);
+      else if (rest.max !== null && n > rest.max) fail(c, "max-properties", `must have at most ${counted(rest.max, "property", "properties")}`);
+    }
     for (const k of drop) delete o[k];
   };
 }
