@@ -149,8 +149,8 @@ fn check_tables(md: &str) -> Result<usize, String> {
 fn tables_have_consistent_columns() {
     let md = std::fs::read_to_string(golden_path()).unwrap();
     let n = check_tables(&md).unwrap();
-    // Envelope, one per event with fields (12 of 14), summary, role matrix, removed, side channels, message and
-    // stream rules.
+    // Envelope, one per event with fields (12 of 14), summary, role matrix, removed, side channels, message
+    // rules, and the stream rules' scopes, rules and rollup.
     let p = wiregen::load::load(&root().join("schema")).unwrap();
     let events = &p.protocol.as_ref().expect("a protocol").events;
     // Fields besides the discriminator.
@@ -158,7 +158,7 @@ fn tables_have_consistent_columns() {
         .iter()
         .filter(|e| matches!(&p.ty(e.ty).node.shape, wiregen::ir::Shape::Object(o) if o.fields.len() > 1))
         .count();
-    assert_eq!(n, 1 + with_fields + 6, "table count");
+    assert_eq!(n, 1 + with_fields + 8, "table count");
     // The check itself catches a row with a missing cell and a row broken by a newline.
     assert!(check_tables(&md.replacen("| `time` | integer (0 to 2^53-1) |", "| `time` |", 1)).is_err());
     assert!(check_tables(&md.replacen("Unix timestamp in", "Unix\ntimestamp in", 1)).is_err());
@@ -219,17 +219,46 @@ fn rule_catalogues_are_listed_from_their_definitions() {
         assert!(!listed(r), "{} cannot occur with the session protocol", r.id());
     }
     // The Stream Rules table is the protocol's sequence declarations (`x-sequence`), row by row, in check order.
-    let st = ts.iter().find(|t| t.heading == "Stream Rules").expect("stream rules table");
+    let stream = |first: &str| {
+        ts.iter()
+            .find(|t| t.heading == "Stream Rules" && t.header.first().is_some_and(|h| h == first))
+            .unwrap_or_else(|| panic!("the stream rules' {first} table"))
+    };
+    let st = stream("Rule");
     let model = wiregen::load::load(&root().join("schema")).expect("schema loads");
-    let rules = &model.protocol.as_ref().expect("a protocol").sequence.rules;
+    let sequence = &model.protocol.as_ref().expect("a protocol").sequence;
+    let rules = &sequence.rules;
     assert_eq!(st.rows.len(), rules.len());
     assert!(rules.len() >= 19, "the 19 v2 rules and any added since");
     for (row, r) in st.rows.iter().zip(rules) {
         assert_eq!(row[0], format!("`{}`", r.id));
-        assert_eq!(row[1], r.summary);
-        assert_eq!(row[2], format!("`{}`", r.pointer));
-        assert_eq!(row[3], r.seed);
+        assert_eq!(row[2], r.summary);
+        assert_eq!(row[3], format!("`{}`", r.pointer));
+        assert_eq!(row[4], r.seed);
     }
+    // What breaks each rule is written from its declaration, not only its author's summary (helper 79: a changed
+    // `equals` left the summary saying the old value), and so are the scopes and the rollup.
+    let check = |id: &str| st.rows.iter().find(|r| r[0] == format!("`{id}`")).expect("the rule's row")[1].clone();
+    assert_eq!(
+        check("turn.abort-not-cancelled"),
+        "`turn-end` of a `turn` marked `aborted` (set by `abort` from `user`) whose `/ev/status` is not `\"cancelled\"`"
+    );
+    assert_eq!(check("permission.outside-turn"), "`permission-request` while no `turn` is open");
+    assert_eq!(
+        check("turn.missing-id"),
+        "a message other than `turn-start` without `/turn` while a `turn` is open; only from `agent`"
+    );
+    assert_eq!(check("call.not-open"), "`tool-call-end` whose `/ev/call` names no open `call`");
+    let scopes = stream("Scope");
+    let names: Vec<String> = sequence.scopes.iter().map(|s| format!("`{}`", s.name)).collect();
+    assert_eq!(scopes.rows.iter().map(|r| r[0].clone()).collect::<Vec<_>>(), names);
+    let perm = scopes.rows.iter().find(|r| r[0] == "`permission`").expect("the permission scope");
+    assert_eq!(perm[1..4], ["`/ev/call`", "`permission-request`", "`permission-response`"]);
+    assert!(perm[4].starts_with("many, by key, each within the open `call` of the same key"), "{perm:?}");
+    let rollup = stream("Part");
+    assert_eq!(rollup.rows.len(), sequence.rollup.len());
+    let usage = rollup.rows.iter().find(|r| r[0] == "`usage`").expect("the usage part");
+    assert!(usage[1].starts_with("the numbers of `/ev/usage` on `turn-end`, summed: `inputTokens`"), "{usage:?}");
 }
 
 // ---- every row of the protocol document's tables ---------------------------------------------------------------

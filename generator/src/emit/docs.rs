@@ -43,6 +43,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{EmitError, EmitOptions, OutFile};
+use crate::ir::sequence::{AttrSource, FieldRef, Mark, RollupKind, RollupPart, RuleKind, Scope, SeqRule};
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -371,6 +372,8 @@ struct View {
     rules_scope: String,
     rules: Vec<RuleRow>,
     stream_rules: Vec<StreamRuleRow>,
+    stream_scopes: Vec<ScopeRow>,
+    stream_rollup: Vec<RollupRow>,
 }
 
 #[derive(Serialize)]
@@ -551,9 +554,209 @@ struct RuleRow {
 #[derive(Serialize)]
 struct StreamRuleRow {
     id: String,
+    /// What breaks it, in words built from the declaration (kind, scope, filters): the reference says what is
+    /// checked, not only the author's `summary` (helper 79: a changed `equals` left the summary saying the old).
+    check: Vec<Seg>,
     summary: String,
     pointer: String,
     seed: String,
+}
+
+#[derive(Serialize)]
+struct ScopeRow {
+    name: String,
+    key: String,
+    opened_by: String,
+    closed_by: String,
+    /// One at a time, within another, or many by key; its marks and the values it records.
+    what: Vec<Seg>,
+    description: String,
+}
+
+#[derive(Serialize)]
+struct RollupRow {
+    name: String,
+    fold: Vec<Seg>,
+    description: String,
+}
+
+/// Where a sequence declaration reads a value, as a pointer into the message (`/turn`, `/ev/call`).
+fn seq_pointer(p: &Protocol, f: &FieldRef) -> String {
+    match f {
+        FieldRef::Envelope(n) => format!("/{n}"),
+        FieldRef::Event(n) => format!("/{}/{n}", p.union_field),
+    }
+}
+
+/// What breaks a sequence rule, from its declaration: the event it is about (its `on` events, else the scope's
+/// own event, else "a message"), what makes it break, and who it applies to.
+fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
+    let sq = &p.sequence;
+    let ptr = |f: &FieldRef| lit(seq_pointer(p, f));
+    let ev = |e: &Option<String>| lit(e.clone().unwrap_or_default());
+    let listed = |xs: &[String], last: &str| {
+        let mut s = Vec::new();
+        for (i, x) in xs.iter().enumerate() {
+            s.extend((i > 0).then(|| text(if i + 1 == xs.len() { last } else { ", " })));
+            s.push(lit(x.clone()));
+        }
+        s
+    };
+    // A rule of a kind without an event of its own reads its `on` events, else every message.
+    let subject = |default: Vec<Seg>| if r.on.is_empty() { default } else { listed(&r.on, " or ") };
+    let mut out = Vec::new();
+    if let RuleKind::Unique { key } = &r.kind {
+        out.extend(subject(vec![text("a message")]));
+        out.extend([text(" whose "), ptr(key), text(" an accepted message already had")]);
+    } else if let Some(sc) = r.kind.scope().and_then(|i| sq.scopes.get(i)) {
+        let name = || lit(sc.name.clone());
+        let key = ptr(&sc.key);
+        let other = || subject(vec![text("a message other than "), ev(&sc.opened_by)]);
+        match &r.kind {
+            RuleKind::OpenWithoutKey { .. } => out.extend([ev(&sc.opened_by), text(" without "), key]),
+            RuleKind::OpenWhileOpen { .. } if sc.single => {
+                out.extend([ev(&sc.opened_by), text(" while a "), name(), text(" is open")]);
+            }
+            RuleKind::OpenWhileOpen { .. } => {
+                out.extend([ev(&sc.opened_by), text(" whose "), key, text(" names an open "), name()]);
+            }
+            RuleKind::OpenReused { .. } => {
+                out.extend([
+                    ev(&sc.opened_by),
+                    text(" whose "),
+                    key,
+                    text(" names a "),
+                    name(),
+                    text(" closed before"),
+                ]);
+            }
+            RuleKind::KeyMissing { .. } => {
+                out.extend(other());
+                out.extend([text(" without "), key, text(" while a "), name(), text(" is open")]);
+            }
+            RuleKind::KeyMismatch { .. } => {
+                out.extend(other());
+                out.extend([text(" whose "), key, text(" is not the open "), name(), text("'s")]);
+            }
+            RuleKind::CloseNotOpen { .. } if sc.single => {
+                out.extend([ev(&sc.closed_by), text(" while no "), name(), text(" is open")]);
+            }
+            RuleKind::CloseNotOpen { .. } => {
+                out.extend([ev(&sc.closed_by), text(" whose "), key, text(" names no open "), name()]);
+            }
+            RuleKind::NamesOpen { at, .. } => {
+                // The scope's own opening event names what it opens, not something open.
+                if *at == sc.key {
+                    out.extend(other());
+                } else {
+                    out.extend(subject(vec![text("a message")]));
+                }
+                out.extend([text(" whose "), ptr(at), text(", when present, names no open "), name()]);
+            }
+            RuleKind::NeedsOpen { .. } => {
+                out.extend(other());
+                out.extend([text(" while no "), name(), text(" is open")]);
+            }
+            RuleKind::CloseBlocked { by, unless, .. } => {
+                let b = sq.scopes.get(*by).map(|b| b.name.clone()).unwrap_or_default();
+                out.extend([ev(&sc.closed_by), text(" while a "), lit(b), text(" opened in that "), name()]);
+                out.push(text(" is open"));
+                if let Some((u, m)) = *unless {
+                    let (us, mark) = (&sq.scopes[u], &sq.scopes[u].marks[m]);
+                    out.extend([text(", unless the open "), lit(us.name.clone()), text(" is marked ")]);
+                    out.extend(mark_segs(mark));
+                }
+            }
+            RuleKind::CloseRequires { mark, field, equals, .. } => {
+                out.extend([ev(&sc.closed_by), text(" of a "), name(), text(" marked ")]);
+                out.extend(mark_segs(&sc.marks[*mark]));
+                out.extend([text(" whose "), ptr(field), text(" is not "), lit(equals.to_string())]);
+            }
+            RuleKind::Unique { .. } => {}
+        }
+    }
+    let mut only = Vec::new();
+    if let Some(role) = &r.role {
+        only.push(vec![text("from "), lit(role.clone())]);
+    }
+    for (f, v) in &r.when {
+        only.push(vec![text("when "), ptr(f), text(" is "), lit(v.to_string())]);
+    }
+    for (i, o) in only.into_iter().enumerate() {
+        out.push(text(if i == 0 { "; only " } else { ", " }));
+        out.extend(o);
+    }
+    out
+}
+
+/// A mark as the reference names it: `aborted` (set by `abort` from `user`).
+fn mark_segs(m: &Mark) -> Vec<Seg> {
+    let mut out = vec![lit(m.name.clone()), text(" (set by "), lit(m.by.clone())];
+    if let Some(r) = &m.role {
+        out.extend([text(" from "), lit(r.clone())]);
+    }
+    out.push(text(")"));
+    out
+}
+
+fn scope_row(p: &Protocol, sc: &Scope) -> ScopeRow {
+    let sq = &p.sequence;
+    let mut what = match sc.within.and_then(|w| sq.scopes.get(w)) {
+        Some(w) => vec![text("many, by key, each within the open "), lit(w.name.clone()), text(" of the same key")],
+        None if sc.single => vec![text("one at a time")],
+        None => vec![text("many, by key")],
+    };
+    for (i, m) in sc.marks.iter().enumerate() {
+        what.push(text(if i == 0 { "; marks: " } else { ", " }));
+        what.extend(mark_segs(m));
+    }
+    for (i, a) in sc.record.iter().enumerate() {
+        what.push(text(if i == 0 { "; records: " } else { ", " }));
+        what.push(lit(a.name.clone()));
+        match &a.from {
+            AttrSource::Field(f) => what.extend([text(" ("), lit(seq_pointer(p, f)), text(")")]),
+            AttrSource::OpenKey(s) => {
+                let n = sq.scopes.get(*s).map(|x| x.name.clone()).unwrap_or_default();
+                what.extend([text(" (the open "), lit(n), text("'s key)")]);
+            }
+        }
+    }
+    ScopeRow {
+        name: sc.name.clone(),
+        key: seq_pointer(p, &sc.key),
+        opened_by: sc.opened_by.clone().unwrap_or_default(),
+        closed_by: sc.closed_by.clone().unwrap_or_default(),
+        what,
+        description: sc.description.clone(),
+    }
+}
+
+fn rollup_row(p: &Protocol, part: &RollupPart) -> RollupRow {
+    let e = || lit(part.event.clone());
+    let list = |xs: &[String]| {
+        let mut s = Vec::new();
+        for (i, x) in xs.iter().enumerate() {
+            s.extend((i > 0).then(|| text(", ")));
+            s.push(lit(x.clone()));
+        }
+        s
+    };
+    let fold = match &part.kind {
+        RollupKind::Last { .. } => vec![text("the last "), e(), text(", every field (`null` before any)")],
+        RollupKind::Latest { .. } => vec![text("each field of "), e(), text(" as last set (`null` until set)")],
+        RollupKind::Count { field, values } => {
+            let mut s = vec![text("how many "), e(), text(" by "), lit(seq_pointer(p, field)), text(": ")];
+            s.extend(list(values));
+            s
+        }
+        RollupKind::Sum { field, fields } => {
+            let mut s = vec![text("the numbers of "), lit(seq_pointer(p, field)), text(" on "), e()];
+            s.push(text(", summed: "));
+            s.extend(list(fields));
+            s
+        }
+    };
+    RollupRow { name: part.name.clone(), fold, description: part.description.clone() }
 }
 
 impl View {
@@ -585,13 +788,24 @@ impl View {
             stream_rules: m
                 .protocol
                 .iter()
-                .flat_map(|p| &p.sequence.rules)
-                .map(|r| StreamRuleRow {
+                .flat_map(|p| p.sequence.rules.iter().map(move |r| (p, r)))
+                .map(|(p, r)| StreamRuleRow {
                     id: r.id.into(),
+                    check: rule_check(p, r),
                     summary: r.summary.clone(),
                     pointer: r.pointer.clone(),
                     seed: r.seed.clone(),
                 })
+                .collect(),
+            stream_scopes: m
+                .protocol
+                .iter()
+                .flat_map(|p| p.sequence.scopes.iter().map(move |s| scope_row(p, s)))
+                .collect(),
+            stream_rollup: m
+                .protocol
+                .iter()
+                .flat_map(|p| p.sequence.rollup.iter().map(move |r| rollup_row(p, r)))
                 .collect(),
         }
     }
