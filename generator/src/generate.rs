@@ -32,6 +32,19 @@ pub struct Options {
 }
 
 impl Options {
+    /// The outputs to produce, each once in the order first named: an output named twice (`--only docs --only
+    /// docs`) rendered its files twice, and the second write found the first one's staged copy gone and deleted
+    /// the file (helper 82).
+    fn outputs(&self) -> Vec<Output> {
+        let mut out: Vec<Output> = Vec::with_capacity(self.outputs.len());
+        for o in &self.outputs {
+            if !out.contains(o) {
+                out.push(*o);
+            }
+        }
+        out
+    }
+
     /// All outputs from `schema_dir` into `out_dir`.
     pub fn new(schema_dir: impl Into<PathBuf>, out_dir: impl Into<PathBuf>) -> Self {
         Options {
@@ -155,7 +168,7 @@ impl CheckReport {
 pub(crate) fn render(opts: &Options) -> Result<Vec<OutFile>, Error> {
     let (proto, sources) = load::load_with_sources(&opts.schema_dir).map_err(Error::Schema)?;
     let mut files = Vec::new();
-    for o in &opts.outputs {
+    for o in &opts.outputs() {
         // An output's refusal names its place in the schema like the loader's errors.
         let mut produced = o.emit(&proto, &opts.emit).map_err(|e| {
             let located = e.located(&sources);
@@ -198,7 +211,7 @@ fn read_manifest(path: &Path) -> Option<String> {
 fn owned_before(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
     let produced: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let mut out = Vec::new();
-    for o in &opts.outputs {
+    for o in &opts.outputs() {
         let manifest = opts.out_dir.join(o.name()).join(MANIFEST);
         for text in [read_manifest(&manifest), read_manifest(&commit::kept_name(&manifest))].into_iter().flatten() {
             for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
@@ -221,7 +234,7 @@ fn owned_before(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
 /// run, moving the manifest in place aside in its turn, does not replace the only list that names a file an
 /// earlier run stopped producing (two kills in a row lost it, and `check` said the tree was fresh).
 fn fold_kept_manifests(opts: &Options) -> Result<(), Error> {
-    for o in &opts.outputs {
+    for o in &opts.outputs() {
         let manifest = opts.out_dir.join(o.name()).join(MANIFEST);
         let kept = commit::kept_name(&manifest);
         let Some(old) = read_manifest(&kept) else { continue };
@@ -471,7 +484,7 @@ fn not_a_directory(out: &Path, wanted: &str) -> Result<(), Error> {
 /// [`not_a_directory`] of `--out` and of each output's subdirectory.
 fn not_directories(opts: &Options) -> Result<(), Error> {
     not_a_directory(&opts.out_dir, "--out takes the directory the outputs go in")?;
-    opts.outputs.iter().try_for_each(|o| {
+    opts.outputs().iter().try_for_each(|o| {
         not_a_directory(&opts.out_dir.join(o.name()), &format!("the `{}` output goes in a directory there", o.name()))
     })
 }

@@ -585,7 +585,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
     };
     match a.format {
         Format::Json => {
-            let doc = serde_json::json!({"file": shown, "from": a.from, "to": a.to, "summary": s});
+            let doc = serde_json::json!({"file": json_path(&a.file), "from": a.from, "to": a.to, "summary": s});
             errln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Format::Text => {
@@ -854,12 +854,26 @@ fn regenerate_command(a: &GenArgs) -> String {
     let mut s = String::from(wiregen::emit::REGENERATE);
     let (schema, out) = (as_named(&a.schema), as_named(&a.out));
     if schema != std::path::Path::new("schema") {
-        s.push_str(&format!(" --schema {}", schema.display()));
+        s.push_str(&flag("--schema", &schema));
     }
     if out != std::path::Path::new("generated") {
-        s.push_str(&format!(" --out {}", out.display()));
+        s.push_str(&flag("--out", &out));
     }
     s
+}
+
+/// ` --name VALUE` as a POSIX shell reads it back: a value with any character besides letters, digits and
+/// `_./:@%+=,-` in single quotes, and one that starts with `-` joined by `=` (the printed fix command failed on
+/// `--out "sp ace"` and `--out=-o`; helper 82).
+fn flag(name: &str, value: &std::path::Path) -> String {
+    let v = value.display().to_string();
+    let plain = !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || "_./:@%+=,-".contains(c));
+    let word = if plain { v.clone() } else { format!("'{}'", v.replace('\'', "'\\''")) };
+    if v.starts_with('-') {
+        format!(" {name}={word}")
+    } else {
+        format!(" {name} {word}")
+    }
 }
 
 /// A directory as the headers name it: relative to the working directory when it lies below it, without `.`
@@ -886,8 +900,14 @@ fn fix_command(a: &GenArgs) -> String {
         }
     }
     if !a.only.is_empty() {
+        let mut only: Vec<&str> = Vec::new();
+        for o in &a.only {
+            if !only.contains(&o.name()) {
+                only.push(o.name());
+            }
+        }
         s.push_str(" --only ");
-        s.push_str(&a.only.iter().map(|o| o.name()).collect::<Vec<_>>().join(","));
+        s.push_str(&only.join(","));
     }
     s
 }
@@ -1105,11 +1125,12 @@ fn check_input(
     };
     let mut write_err = None;
     // How a record is written: by the thread that checks it, into a buffer the sink writes whole.
-    let format = RecordFormat::new(a.format, &shown, name_file);
+    let named = json_path(path);
+    let format = RecordFormat::new(a.format, &shown, &named, name_file);
     let write = |rec: &Record, out: &mut Vec<u8>| format.write(rec, out);
     let res = if a.stream && a.summary {
         // Only the summary is printed.
-        StreamSummary::of_reader(engine, &shown, reader, |_: Record| {}).map(|s| {
+        StreamSummary::of_reader(engine, &named, reader, |_: Record| {}).map(|s| {
             let r = match a.format {
                 Format::Json => serde_json::to_writer(&mut *out, &s),
                 Format::Text => serde_json::to_writer_pretty(&mut *out, &s),
@@ -1153,11 +1174,11 @@ struct RecordFormat<'a> {
 }
 
 impl<'a> RecordFormat<'a> {
-    fn new(format: Format, shown: &'a str, name_file: bool) -> Self {
+    fn new(format: Format, shown: &'a str, named: &str, name_file: bool) -> Self {
         let mut file = Vec::new();
         if name_file && format == Format::Json {
             file.extend_from_slice(b"{\"file\":");
-            let _ = serde_json::to_writer(&mut file, shown);
+            let _ = serde_json::to_writer(&mut file, named);
             file.push(b',');
         }
         RecordFormat { format, shown, file }
@@ -1216,6 +1237,16 @@ impl<W: Write> wiregen::validate::ByteSink for CliSink<'_, W> {
 /// An input's name as records and messages show it: `<stdin>` for `-`; a byte of the name that is not UTF-8 as
 /// `\xFF` and a backslash as `\\` (lossy display made `s\xff.jsonl` and `s\xfe.jsonl` both `s\u{FFFD}.jsonl`, so a reader could not
 /// tell which was invalid).
+/// A path as JSON output names it: the name itself when it is UTF-8 (JSON escapes what it must; a backslash
+/// doubled by [`shown_path`] named a file that does not exist, helper 82), else [`shown_path`]'s form.
+fn json_path(path: &Path) -> String {
+    match path.to_str() {
+        Some(_) if path.as_os_str() == "-" => "<stdin>".to_string(),
+        Some(s) => s.to_string(),
+        None => shown_path(path),
+    }
+}
+
 fn shown_path(path: &Path) -> String {
     if path.as_os_str() == "-" {
         return "<stdin>".to_string();

@@ -415,3 +415,35 @@ fn a_file_an_output_stops_producing_is_found_after_a_killed_generate() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// An output named twice (`--only docs --only docs`, `--only rust,rust`) is produced once: the second write found
+/// the first one's staged copy gone and deleted the file, and `check` counted its files twice. A directory whose
+/// name a shell splits or reads as an option is quoted in the fix command, which then runs as printed (helper 82).
+#[test]
+fn an_output_named_twice_is_produced_once_and_the_fix_command_runs_as_printed() {
+    let out = tmp("twice sp'q");
+    let o = out.to_str().unwrap();
+    let md = out.join("docs/session-protocol.md");
+    assert!(wiregen(&["generate", "--only", "docs", "--out", o]).status.success());
+    let good = std::fs::read_to_string(&md).unwrap();
+    std::fs::write(&md, format!("{good}x\n")).unwrap();
+    let r = wiregen(&["generate", "--only", "docs", "--only", "docs", "--out", o]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), good);
+    let r = wiregen(&["check", "--only", "docs,docs", "--out", o, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+    assert_eq!((v["clean"].clone(), v["fresh"].clone()), (serde_json::json!(true), serde_json::json!(2)), "{v}");
+
+    std::fs::write(&md, format!("{good}x\n")).unwrap();
+    let r = wiregen(&["check", "--only", "docs", "--only", "docs", "--out", o, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json");
+    assert_eq!(v["changed"], serde_json::json!([md.display().to_string()]), "{v}");
+    let fix = v["fix"].as_str().expect("the fix command").to_string();
+    assert!(fix.ends_with(" --only docs") && fix.contains("'\\''"), "{fix}");
+    let bin = env!("CARGO_BIN_EXE_wiregen");
+    let cmd = fix.replacen("cargo run -p wiregen -- ", "", 1).replacen("wiregen ", "", 1);
+    let r = Command::new("sh").arg("-c").arg(format!("\"$0\" {cmd}")).arg(bin).current_dir(root()).output().unwrap();
+    assert!(r.status.success(), "{cmd}: {}", text(&r.stderr));
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), good);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -973,3 +973,27 @@ fn file_names_that_are_not_utf8_are_shown_byte_for_byte() {
     assert_eq!(valid, [false, true, false]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// JSON output names a file as it is: a backslash in the name was doubled (the text form's escape), so the `file`
+/// of a record, a `--summary` and `migrate`'s report named a file that does not exist (helper 82).
+#[test]
+fn json_output_names_a_file_with_a_backslash_as_it_is() {
+    let dir = std::env::temp_dir().join(format!("wiregen-backslash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let file = dir.join("a\\b.jsonl");
+    std::fs::write(&file, format!("{GOOD}\n")).expect("write");
+    let name = file.to_str().expect("utf-8").to_string();
+    let d = dir.to_str().expect("utf-8");
+    let out = wiregen(&["validate", "--format", "json", d], b"");
+    assert_eq!(records(&out)[0]["file"], name.as_str(), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = wiregen(&["validate", "--stream", "--summary", "--format", "json", d], b"");
+    assert_eq!(records(&out)[0]["file"], name.as_str(), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = wiregen(
+        &["migrate", "--from", "examples/happy-wire/schema", "--to", "schema", "--format", "json", "--out", "-", &name],
+        b"",
+    );
+    let report: Value = serde_json::from_slice(&out.stderr).expect("one JSON report on stderr");
+    assert_eq!(report["file"], name.as_str(), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
