@@ -477,6 +477,13 @@ impl<'a> Walk<'a> {
                 (used[j], partner[i]) = (true, Some(j));
             }
         }
+        // One member left on each side is the same member changed (each list is monotone in its members, so any
+        // pairing is sound; this one reads best).
+        let left: Vec<usize> = (0..a.len()).filter(|i| partner[*i].is_none()).collect();
+        let right: Vec<usize> = (0..b.len()).filter(|j| !used[*j]).collect();
+        if let ([i], [j]) = (left.as_slice(), right.as_slice()) {
+            (used[*j], partner[*i]) = (true, Some(*j));
+        }
         let (what, rule_gone, rule_new, gone, new) = if all {
             ("`allOf` part", R::BoundLoosened, R::BoundTightened, Breaks::WIDER, Breaks::NARROWER)
         } else {
@@ -522,6 +529,29 @@ impl<'a> Walk<'a> {
         let as_list = |inner: &Node, at: &Node| {
             vec![inner.clone(), Node { origin: at.origin.clone(), description: None, shape: Shape::Null }]
         };
+        // A list of members on one side only: the other side is a list of one (`{"minimum": 0}` to an `allOf` of it
+        // and `{"maximum": 10}`); to an `anyOf`, a nullable is the list of its value and `null`, and a list of kinds
+        // the list of them (helper 81: each was a `type-changed` or a false `nullable-removed` both ways).
+        let members = |x: &Node| match &x.shape {
+            Shape::Nullable(v) => as_list(v, x),
+            Shape::Kinds(ks) => ks.clone(),
+            _ => vec![x.clone()],
+        };
+        match (&o.shape, &n.shape) {
+            (Shape::AllOf(a), s) if !matches!(s, Shape::AllOf(_)) => {
+                return self.members_added_or_removed(at, o, a, n, std::slice::from_ref(n), true);
+            }
+            (s, Shape::AllOf(b)) if !matches!(s, Shape::AllOf(_)) => {
+                return self.members_added_or_removed(at, o, std::slice::from_ref(o), n, b, true);
+            }
+            (Shape::AnyOf(a), s) if !matches!(s, Shape::AnyOf(_)) => {
+                return self.members_added_or_removed(at, o, a, n, &members(n), false);
+            }
+            (s, Shape::AnyOf(b)) if !matches!(s, Shape::AnyOf(_)) => {
+                return self.members_added_or_removed(at, o, &members(o), n, b, false);
+            }
+            _ => {}
+        }
         match (&o.shape, &n.shape) {
             (Shape::Nullable(a), Shape::Kinds(b)) if with_null(self.nm, b) => self.kinds(at, o, &as_list(a, o), n, b),
             (Shape::Kinds(a), Shape::Nullable(b)) if with_null(self.om, a) => self.kinds(at, o, a, n, &as_list(b, n)),
