@@ -85,7 +85,7 @@ enum Command {
     /// Regenerate in memory and exit 1 if any generated file is stale, missing or extra.
     ///
     /// Names each file that differs (with a short diff) and the command that fixes them.
-    /// Exit status: 0 up to date, 1 out of date, 2 broken schema.
+    /// Exit status: 0 up to date, 1 out of date, 2 broken schema, usage or I/O error.
     ///
     /// Examples:
     ///   wiregen check                  every output in generated/
@@ -95,7 +95,7 @@ enum Command {
     Check(GenArgs),
     /// Validate envelopes: a file with one JSON envelope, JSONL (one per line), or `-` for stdin.
     ///
-    /// Exit status: 0 all valid, 1 something invalid, 2 usage or I/O error.
+    /// Exit status: 0 all valid, 1 something invalid, 2 broken schema, usage or I/O error.
     /// Examples:
     ///   wiregen validate --format json session.jsonl   one JSON record per input line
     ///   wiregen validate --stream --summary a.jsonl    ordering rules too, and the session rollup

@@ -785,6 +785,12 @@ fn a_needs_open_rule_without_on_leaves_the_opening_event_alone() {
         "message": "an agent message while no turn is open", "summary": "Agent messages only inside a turn.",
         "seed": "Turn id established by `turn-start`."
     }));
+    // One whose `on` names the opening event too, which it never reads: the reference leaves it out (helper 81).
+    v["x-sequence"]["rules"].as_array_mut().expect("rules").push(json!({
+        "id": "user.outside-turn", "kind": "needs-open", "scope": "turn", "role": "user", "on": ["turn-start", "text"],
+        "pointer": "/ev/t", "message": "a user text while no turn is open", "summary": "User text only inside a turn.",
+        "seed": "Turn id established by `turn-start`."
+    }));
     // (The seed's flow starts with an agent message outside a turn, which this rule refuses.)
     v.as_object_mut().expect("an object").remove("x-flows");
     std::fs::write(&envelope, serde_json::to_string_pretty(&v).expect("JSON")).expect("write");
@@ -816,10 +822,19 @@ fn a_needs_open_rule_without_on_leaves_the_opening_event_alone() {
     assert_eq!(got, fx[0].invalid, "{:?}", reference[0]);
     let schema_arg = schema.to_str().expect("utf-8 path");
     let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
-        .args(["generate", "--only", "ts", "--schema", schema_arg, "--out", out.to_str().expect("utf-8 path")])
+        .args(["generate", "--only", "ts,docs", "--schema", schema_arg, "--out", out.to_str().expect("utf-8 path")])
         .output()
         .expect("wiregen runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The reference says what breaks each: every message but the opening one, and of `on` only what the rule reads.
+    let md = std::fs::read_to_string(out.join("docs/session-protocol.md")).expect("the reference");
+    assert!(
+        md.contains(
+            "| `agent.outside-turn` | a message other than `turn-start` while no `turn` is open; only from `agent` |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("| `user.outside-turn` | `text` while no `turn` is open; only from `user` |"), "{md}");
     let pkg = out.join("ts");
     crate::node::ensure_npm_deps(&root().join("generated/ts"));
     #[cfg(unix)]

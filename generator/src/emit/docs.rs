@@ -603,7 +603,14 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
         s
     };
     // A rule of a kind without an event of its own reads its `on` events, else every message.
-    let subject = |default: Vec<Seg>| if r.on.is_empty() { default } else { listed(&r.on, " or ") };
+    // A rule that never reads its scope's opening event does not list it (helper 81).
+    let opener = r.kind.scope().and_then(|i| sq.scopes.get(i)).and_then(|s| s.opened_by.as_deref());
+    let on: Vec<String> = if r.kind.skips_opener(&sq.scopes) {
+        r.on.iter().filter(|e| Some(e.as_str()) != opener).cloned().collect()
+    } else {
+        r.on.clone()
+    };
+    let subject = |default: Vec<Seg>| if on.is_empty() { default } else { listed(&on, " or ") };
     let mut out = Vec::new();
     if let RuleKind::Unique { key } = &r.kind {
         out.extend(subject(vec![text("a message")]));
@@ -646,7 +653,7 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
             }
             RuleKind::NamesOpen { at, .. } => {
                 // The scope's own opening event names what it opens, not something open.
-                if *at == sc.key {
+                if r.kind.skips_opener(&sq.scopes) {
                     out.extend(other());
                 } else {
                     out.extend(subject(vec![text("a message")]));

@@ -250,6 +250,17 @@ impl RuleKind {
         }
     }
 
+    /// Whether a rule of this kind never reads its scope's opening event (every checker skips it): `key-missing`,
+    /// `key-mismatch`, `needs-open`, and `names-open` at the scope's own key (the opening event names what it
+    /// opens, not something open).
+    pub fn skips_opener(&self, scopes: &[Scope]) -> bool {
+        match self {
+            RuleKind::KeyMissing { .. } | RuleKind::KeyMismatch { .. } | RuleKind::NeedsOpen { .. } => true,
+            RuleKind::NamesOpen { scope, at } => scopes.get(*scope).is_some_and(|s| s.key == *at),
+            _ => false,
+        }
+    }
+
     /// The scope the rule is about, if any.
     pub fn scope(&self) -> Option<usize> {
         match *self {

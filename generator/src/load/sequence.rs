@@ -627,12 +627,10 @@ impl Cx {
     ) -> bool {
         let sc = kind.scope().map(|s| &scopes[s]);
         let (own, which) = kind.own_event(scopes).unzip();
-        // A `key-missing` or `needs-open` rule is about messages other than the opening one.
+        // A rule that never reads the opening event (`key-missing`, `key-mismatch`, `needs-open`, `names-open` at
+        // the scope's key) is about messages other than that one.
         let opener = sc.and_then(|s| s.opened_by.as_deref());
-        if matches!(kind, RuleKind::KeyMissing { .. } | RuleKind::NeedsOpen { .. })
-            && !on.is_empty()
-            && on.iter().all(|o| Some(o.as_str()) == opener)
-        {
+        if kind.skips_opener(scopes) && !on.is_empty() && on.iter().all(|o| Some(o.as_str()) == opener) {
             let msg = format!(
                 "a `{}` rule reads messages other than the scope's `opened-by` (`{}`), which `on` alone lists: it \
                  would never apply",
@@ -937,7 +935,11 @@ impl Cx {
         }
         let message = message?;
         let params = params(&kind, scopes);
-        if let Some(p) = crate::stream::rules::unclosed_placeholder(&message) {
+        // Only a value the rule fills: `{like this` is text (it was told to write `{like}`, which is then refused
+        // as a placeholder the kind does not fill; helper 81).
+        let unclosed =
+            crate::stream::rules::unclosed_placeholder(&message).filter(|p| params.iter().any(|x| x == &p[1..]));
+        if let Some(p) = unclosed {
             let msg =
                 format!("`{p}` is not closed: write `{p}}}` for the value (the text is printed as it is otherwise)");
             self.err(&at.join("message"), K::InvalidValue, msg);

@@ -409,8 +409,9 @@ fn head_too_large(req: &Request) -> Option<ApiError> {
         return Some(ApiError::new(
             ErrorCode::HeadersTooLarge,
             format!(
-                "{} header field(s), {bytes} bytes; the limits are {MAX_HEADERS} fields and {MAX_HEADER_BYTES} bytes",
-                h.len()
+                "{}, {}; the limits are {MAX_HEADERS} fields and {MAX_HEADER_BYTES} bytes",
+                crate::engine::counted(h.len() as u64, "header field", "header fields"),
+                crate::engine::counted(bytes as u64, "byte", "bytes")
             ),
         ));
     }

@@ -115,7 +115,10 @@ impl Limited {
                 Some(Err(e)) => {
                     return Err(ApiError::new(
                         ErrorCode::UnreadableBody,
-                        format!("the body could not be read after {} byte(s): {e}", self.seen),
+                        format!(
+                            "the body could not be read after {}: {e}",
+                            crate::engine::counted(self.seen, "byte", "bytes")
+                        ),
                     ))
                 }
                 Some(Ok(f)) => {
