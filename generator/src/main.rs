@@ -387,7 +387,9 @@ fn serve(a: ServeArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(wiregen::serve::ServeError::Schema(errs)) => {
             errln!(
-                "wiregen serve: {errs}\nwiregen serve: the schema has {}",
+                // The diagnostics as every command prints them, one `file:line:col:` a line (only the first had
+                // the command's name before it; helper 82).
+                "{errs}\nwiregen serve: the schema has {}",
                 counted(errs.0.len() as u64, "error", "errors")
             );
             if let Some(schema) = &schema {
@@ -1054,13 +1056,19 @@ impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for Order
                     let unread = matches!(r, Err(Failed::Input(_)));
                     let stop = self.tally.add(r);
                     let rest = self.inputs - job - 1;
-                    if unread && rest > 0 {
-                        // What the run leaves out is said, not only where it stopped.
+                    let before = self.tally.counts.records;
+                    if unread && (rest > 0 || before > 0) {
+                        // What the run leaves out is said, not only where it stopped, and what it checked before
+                        // (the last input failing hid the invalid records before it behind exit 2; helper 82).
                         let _ = self.out.flush();
+                        let left = if rest > 0 {
+                            format!(": {} after it not checked", counted(rest as u64, "input", "inputs"))
+                        } else {
+                            String::new()
+                        };
                         errln!(
-                            "wiregen validate: the run stops there: {} after it not checked; {} before it, {} invalid",
-                            counted(rest as u64, "input", "inputs"),
-                            counted(self.tally.counts.records as u64, "record", "records"),
+                            "wiregen validate: the run stops there{left}; {} before it, {} invalid",
+                            counted(before as u64, "record", "records"),
                             self.tally.counts.invalid
                         );
                     }

@@ -594,6 +594,22 @@ fn a_package_without_events_or_root_is_told_so() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("mark the type it should check with `\"x-root\": true`"), "{err}");
     assert!(!err.contains("--type") && !err.contains("say which type"), "{err}");
+    // A broken schema's diagnostics are one `file:line:col:` a line, as every command prints them (only the first
+    // had `wiregen serve: ` before it).
+    let broken = dir.join("broken.schema.json");
+    std::fs::write(&broken, r#"{"type": "object", "properties": {"a": {"type": "strin"}, "b": {"minimum": "x"}}}"#)
+        .expect("write");
+    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--schema", broken.to_str().expect("utf-8 path")])
+        .output()
+        .expect("run wiregen serve");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let diagnostics: Vec<&str> = err.lines().filter(|l| l.contains("error[")).collect();
+    assert!(diagnostics.len() >= 2, "{err}");
+    let path = broken.display().to_string();
+    assert!(diagnostics.iter().all(|l| l.starts_with(&path)), "{err}");
+    assert!(err.contains("wiregen serve: the schema has 2 errors"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

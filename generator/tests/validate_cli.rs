@@ -748,6 +748,11 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     let stderr = String::from_utf8_lossy(&empty.stderr);
     assert!(stderr.contains("empty: a directory with no *.jsonl"), "{stderr}");
     assert!(stderr.contains("the run stops there: 1 input after it not checked; 1 record before it, 1 invalid"));
+    // The last input failing still tells what was checked before it (helper 82: exit 2 hid the invalid record).
+    let last = run(&["validate", "--format", "json", "logs/b/z.jsonl", "empty"]);
+    assert_eq!(last.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&last.stderr);
+    assert!(stderr.contains("wiregen validate: the run stops there; 1 record before it, 1 invalid"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -951,7 +956,9 @@ fn migrate_refuses_a_huge_line_in_the_memory_validate_takes() {
 }
 
 /// Two files whose names differ only in a byte that is not UTF-8 are told apart in the records: the byte is shown
-/// as `\xFF` (both were `s\u{FFFD}.jsonl`, so a reader could not say which one was invalid).
+/// as `\xFF` (both were `s\u{FFFD}.jsonl`, so a reader could not say which one was invalid). A UTF-8 name is
+/// written as it is in JSON, so one that spells such an escape reads like the other (the text form doubles its
+/// backslash; JSON did too until stop 65, which named a file that does not exist; `json_output_names_...`).
 #[test]
 fn file_names_that_are_not_utf8_are_shown_byte_for_byte() {
     use std::os::unix::ffi::OsStrExt;
@@ -962,13 +969,16 @@ fn file_names_that_are_not_utf8_are_shown_byte_for_byte() {
     std::fs::write(name(0xFF), "{}\n").unwrap();
     std::fs::write(name(0xFE), "{\"id\":\"m1\",\"time\":1,\"role\":\"user\",\"ev\":{\"t\":\"text\",\"text\":\"x\"}}\n")
         .unwrap();
-    // A name that spells the escape itself: its backslash is doubled.
+    // A name that spells the escape itself: as it is in JSON, its backslash doubled in text.
     std::fs::write(dir.join("s\\xFE.jsonl"), "{}\n").unwrap();
     let out = wiregen(&["validate", "--format", "json", dir.to_str().unwrap()], b"");
     let files: Vec<String> = records(&out).iter().map(|r| r["file"].as_str().unwrap().to_string()).collect();
     let base = dir.display().to_string();
-    let want = [format!("{base}/s\\\\xFE.jsonl"), format!("{base}/s\\xFE.jsonl"), format!("{base}/s\\xFF.jsonl")];
+    let want = [format!("{base}/s\\xFE.jsonl"), format!("{base}/s\\xFE.jsonl"), format!("{base}/s\\xFF.jsonl")];
     assert_eq!(files, want);
+    let text = wiregen(&["validate", dir.to_str().unwrap()], b"");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("{base}/s\\\\xFE.jsonl:1:")), "{text}");
     let valid: Vec<bool> = records(&out).iter().map(|r| r["valid"].as_bool().unwrap()).collect();
     assert_eq!(valid, [false, true, false]);
     let _ = std::fs::remove_dir_all(&dir);
