@@ -618,6 +618,9 @@ fn types(a: TypesArgs) -> ExitCode {
         Ok(m) => m,
         Err(errs) => {
             report_schema_errors(&errs, a.format);
+            if a.format == Format::Text {
+                errln!("wiregen types: the schema has {}", counted(errs.0.len() as u64, "error", "errors"));
+            }
             return ExitCode::from(2);
         }
     };
@@ -799,13 +802,13 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
                     );
                 } else {
                     for p in &r.missing {
-                        errln!("missing: {}", p.display());
+                        errln!("missing: {}", printable(&p.display().to_string()));
                     }
                     for (p, d) in &r.changed {
-                        errln!("stale:   {}\n{d}", p.display());
+                        errln!("stale:   {}\n{d}", printable(&p.display().to_string()));
                     }
                     for p in &r.extra {
-                        errln!("extra:   {}", p.display());
+                        errln!("extra:   {}", printable(&p.display().to_string()));
                     }
                     errln!(
                         "wiregen check: {} out of date; run `{fix}` to fix",
@@ -923,6 +926,9 @@ fn validate(a: ValidateArgs) -> ExitCode {
         Ok(p) => p,
         Err(errs) => {
             report_schema_errors(&errs, a.format);
+            if a.format == Format::Text {
+                errln!("wiregen validate: the schema has {}", counted(errs.0.len() as u64, "error", "errors"));
+            }
             if let Some(schema) = &a.schema {
                 name_the_schema(&errs, a.format, schema);
             }

@@ -1007,3 +1007,22 @@ fn json_output_names_a_file_with_a_backslash_as_it_is() {
     assert_eq!(report["file"], name.as_str(), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `validate` and `types` on a broken schema end with the count, as `generate`, `check`, `diff`, `migrate` and
+/// `serve` do (they printed only the diagnostics; helper 83).
+#[test]
+fn validate_and_types_count_a_broken_schemas_errors() {
+    let dir = std::env::temp_dir().join(format!("wiregen-broken-count-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let file = dir.join("b.schema.json");
+    std::fs::write(&file, r#"{"type": "object", "properties": {"a": {"type": "strin"}}}"#).expect("write");
+    let f = file.to_str().expect("utf-8");
+    let v = wiregen(&["validate", "--schema", f, "-"], b"{}\n");
+    assert_eq!(v.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&v.stderr).contains("wiregen validate: the schema has 1 error\n"), "{v:?}");
+    let t = wiregen(&["types", "--lang", "zod", f], b"");
+    assert_eq!(t.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&t.stderr).contains("wiregen types: the schema has 1 error\n"), "{t:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -489,16 +489,21 @@ impl<'a> Walk<'a> {
         } else {
             ("`anyOf` member", R::VariantRemoved, R::VariantAdded, Breaks::NARROWER, Breaks::WIDER)
         };
+        // A part that takes every value (`true` in an `allOf`) or a member that takes none (`false` in an `anyOf`)
+        // changes nothing by coming or going (helper 83: `true` added to an `allOf` was a tightening).
+        let neutral =
+            |m: &Model, x: &Node| matches!((all, m.resolve(&x.shape)), (true, Shape::Any) | (false, Shape::Never));
         for (x, p) in a.iter().zip(&partner) {
             match p {
                 Some(j) => self.node(at, x, &b[*j]),
+                None if neutral(self.om, x) => {}
                 None => {
                     let msg = format!("{what}{} removed", self.member_name(x, self.om));
                     self.push(rule_gone, at, Some(&x.origin), Some(&n.origin), msg, gone);
                 }
             }
         }
-        for (y, _) in b.iter().zip(&used).filter(|(_, u)| !**u) {
+        for (y, _) in b.iter().zip(&used).filter(|(y, u)| !**u && !neutral(self.nm, y)) {
             let msg = format!("{what}{} added", self.member_name(y, self.nm));
             self.push(rule_new, at, Some(&o.origin), Some(&y.origin), msg, new);
         }

@@ -784,7 +784,8 @@ impl View {
             String::new()
         };
         View {
-            generated_by: opts.generated_by(),
+            // In an HTML comment, which `-->` would end.
+            generated_by: opts.generated_by().replace("-->", "--\\>"),
             title: m.title.clone(),
             description: m.description.clone(),
             protocol,
