@@ -944,7 +944,11 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let engine = match engine {
         Ok(e) => e,
         Err(e) => {
-            errln!("wiregen: {e}; --type NAME takes one of its types: {}", type_names(&proto));
+            let message = format!("{e}; --type NAME takes one of its types: {}", type_names(&proto));
+            errln!("wiregen: {message}");
+            if a.format == Format::Json {
+                outln!("{}", serde_json::json!({"code": "error", "message": message}));
+            }
             return ExitCode::from(2);
         }
     };
@@ -957,6 +961,9 @@ fn validate(a: ValidateArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => {
             errln!("wiregen: {}", wiregen::diag::printable(&e));
+            if a.format == Format::Json {
+                outln!("{}", serde_json::json!({"code": "error", "message": e}));
+            }
             return ExitCode::from(2);
         }
     };
@@ -964,11 +971,11 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let name_file = paths.len() > 1 || a.paths.iter().any(|p| p.is_dir());
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut tally = Tally::default();
+    let mut tally = Tally { json: a.format == Format::Json, ..Tally::default() };
     if paths.len() == 1 {
         // One input: all cores on it.
         let r = check_one(&engine, &a, &paths[0], name_file, &mut out, Threads::AllCores);
-        if let Some(code) = tally.add(r) {
+        if let Some(code) = tally.add(r, &mut out) {
             return code;
         }
     } else {
@@ -1010,6 +1017,9 @@ enum Failed {
 #[derive(Default)]
 struct Tally {
     counts: Summary,
+    /// `--format json`: an input that cannot be read is also an error object on stdout, in its place among the
+    /// records (`{"code": "error", "message": ...}`, as `generate`, `check` and `diff` write one).
+    json: bool,
 }
 
 impl Tally {
@@ -1018,7 +1028,7 @@ impl Tally {
     }
 
     /// Counts one input's result; the exit status when the run must stop there.
-    fn add(&mut self, r: Result<Summary, Failed>) -> Option<ExitCode> {
+    fn add(&mut self, r: Result<Summary, Failed>, out: &mut dyn Write) -> Option<ExitCode> {
         match r {
             Ok(s) => {
                 self.counts += s;
@@ -1027,6 +1037,10 @@ impl Tally {
             Err(Failed::Input(e)) => {
                 // A name with a line break or another control character is escaped (it split the line).
                 errln!("wiregen: {}", wiregen::diag::printable(&e));
+                if self.json {
+                    let line = serde_json::json!({"code": "error", "message": e}).to_string();
+                    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+                }
                 Some(ExitCode::from(2))
             }
             Err(Failed::Output(e, checked)) => {
@@ -1060,7 +1074,7 @@ impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for Order
             Piece::Done(r) => match self.failed.take() {
                 None => {
                     let unread = matches!(r, Err(Failed::Input(_)));
-                    let stop = self.tally.add(r);
+                    let stop = self.tally.add(r, self.out);
                     let rest = self.inputs - job - 1;
                     let before = self.tally.counts.records;
                     if unread && (rest > 0 || before > 0) {
@@ -1085,7 +1099,7 @@ impl<W: Write> wiregen::validate::OrderedSink<Result<Summary, Failed>> for Order
                         Ok(s) | Err(Failed::Output(_, s)) => s,
                         Err(Failed::Input(_)) => Summary::default(),
                     };
-                    self.tally.add(Err(Failed::Output(e, checked)))
+                    self.tally.add(Err(Failed::Output(e, checked)), self.out)
                 }
             },
         };

@@ -444,7 +444,11 @@ fn a_line_longer_than_64_mib_stops_with_an_error_not_unbounded_memory() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("<stdin>: a line is longer than 64 MiB"), "{err}");
-    assert_eq!(records(&out).len(), 1, "the line before it is checked");
+    // The line before it is checked; then the error, in its place on stdout too (`--format json`).
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    assert_eq!(recs[1]["code"], "error", "{recs:?}");
+    assert!(recs[1]["message"].as_str().is_some_and(|m| m.contains("a line is longer than 64 MiB")), "{recs:?}");
     if Path::new("/proc/self/status").exists() {
         assert!(peak < 320 * 1024, "peak RSS {peak} KiB: reading stops at the bound");
     }
@@ -715,8 +719,17 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     // A file that cannot be opened: the output of those before it, then the error, exit 2.
     let missing = run(&["validate", "--format", "json", "logs/b/z.jsonl", "nowhere.jsonl", "one.jsonl"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert_eq!(records(&missing).len(), 1, "only z.jsonl's record");
+    // Only z.jsonl's record, then the error as a JSON object in its place (a script reading stdout saw nothing of
+    // it; helper 82), and on stderr.
+    let recs = records(&missing);
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    assert!(recs[0]["line"].is_u64() && recs[1]["code"] == "error", "{recs:?}");
+    assert!(recs[1]["message"].as_str().is_some_and(|m| m.starts_with("nowhere.jsonl: ")), "{recs:?}");
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere.jsonl"));
+    // So is an unknown --type, before any record.
+    let unknown = run(&["validate", "--format", "json", "--type", "Nope", "one.jsonl"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(records(&unknown)[0]["code"], "error", "{}", String::from_utf8_lossy(&unknown.stdout));
     // A line break in its name is escaped, not a line of its own on stderr.
     let forged = run(&["validate", "no\nwiregen: forged.jsonl"]);
     assert_eq!(forged.status.code(), Some(2));
@@ -744,7 +757,7 @@ fn several_files_and_directories_give_the_sequential_output_in_argument_order() 
     // output was lost, the run stopped before reading anything), with what the run leaves out.
     let empty = run(&["validate", "--format", "json", "logs/b/z.jsonl", "empty", "one.jsonl"]);
     assert_eq!(empty.status.code(), Some(2));
-    assert_eq!(records(&empty).len(), 1, "z.jsonl's record");
+    assert_eq!(records(&empty).len(), 2, "z.jsonl's record, then the error");
     let stderr = String::from_utf8_lossy(&empty.stderr);
     assert!(stderr.contains("empty: a directory with no *.jsonl"), "{stderr}");
     assert!(stderr.contains("the run stops there: 1 input after it not checked; 1 record before it, 1 invalid"));
