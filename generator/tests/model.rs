@@ -59,6 +59,20 @@ fn wiregen(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_wiregen")).current_dir(dir).args(args).output().expect("run wiregen")
 }
 
+/// The text of the bundled schema `wiregen generate --only schema --out out` (with `more` arguments) writes in `dir`.
+fn bundled_schema(dir: &Path, more: &[&str]) -> String {
+    let args: Vec<&str> =
+        ["generate", "--only", "schema", "--out", "out"].into_iter().chain(more.iter().copied()).collect();
+    let o = wiregen(dir, &args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(dir.join("out/schema"))
+        .expect("out/schema")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the bundled schema");
+    std::fs::read_to_string(file).expect("read")
+}
+
 /// `wiregen types --lang rust FILE` in `dir`.
 fn rust_module(dir: &Path, file: &str) -> String {
     let o = wiregen(dir, &["types", "--lang", "rust", file]);
@@ -579,14 +593,8 @@ fn an_array_of_exactly_its_prefix_items_is_a_rust_tuple() {
     );
     // The bundled schema ends a tuple with `items: false`, the one spelling ajv's strictTuples takes for a full
     // tuple (it was `{"not": {}}`, which means the same and fails ajv strict; helper 80).
-    let o = wiregen(&dir, &["generate", "--schema", "t.schema.json", "--only", "schema", "--out", "out"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let file = std::fs::read_dir(dir.join("out/schema"))
-        .expect("out/schema")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("the bundled schema");
-    let bundled: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("json");
+    let bundled = bundled_schema(&dir, &["--schema", "t.schema.json"]);
+    let bundled: serde_json::Value = serde_json::from_str(&bundled).expect("json");
     let props =
         bundled.pointer("/$defs/Root/properties").or(bundled.pointer("/properties")).expect("Root's properties");
     assert_eq!(props.pointer("/point/items"), Some(&json!(false)), "{props}");
@@ -1039,14 +1047,7 @@ fn definitions_and_dependencies_mean_defs_and_the_dependent_keywords() {
     assert_eq!(first(&engine, json!({"scale": 1})), Some(("required".into(), "/unit".into())));
     assert_eq!(first(&engine, json!({"name": ""})), Some(("min-length".into(), "/name".into())));
     assert_eq!(first(&engine, json!({"unit": "m", "name": "n", "scale": 1})), None);
-    let o = wiregen(&dir, &["generate", "--only", "schema", "--out", "out"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let file = std::fs::read_dir(dir.join("out/schema"))
-        .expect("out/schema")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .expect("the bundled schema");
-    let bundled = std::fs::read_to_string(file).expect("read");
+    let bundled = bundled_schema(&dir, &[]);
     assert!(!bundled.contains("\"dependencies\"") && !bundled.contains("\"definitions\""), "{bundled}");
     assert!(bundled.contains("\"dependentRequired\"") && bundled.contains("\"dependentSchemas\""), "{bundled}");
 }
