@@ -183,9 +183,17 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Io)?;
     let served = rt.block_on(async {
         let bind_err = |source| ServeError::Bind { addr: opts.listen.clone(), source };
+        // `--listen 127.0.0.1` said only "invalid socket address" (helper 82): the form is named.
+        let with_form = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::InvalidInput => std::io::Error::new(
+                e.kind(),
+                format!("{e}: an address is HOST:PORT, as 127.0.0.1:8080 or [::1]:8080 (port 0 picks a free one)"),
+            ),
+            _ => e,
+        };
         let addr: SocketAddr = tokio::net::lookup_host(&opts.listen)
             .await
-            .map_err(bind_err)?
+            .map_err(|e| bind_err(with_form(e)))?
             .next()
             .ok_or_else(|| bind_err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address")))?;
         let listener = TcpListener::bind(addr).await.map_err(bind_err)?;

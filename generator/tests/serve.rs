@@ -1632,3 +1632,15 @@ fn a_log_whose_reader_stalls_does_not_stop_the_service() {
     s.terminate();
     assert!(s.wait_exit(Duration::from_secs(10)).success(), "SIGTERM exits 0 with the log's reader stalled");
 }
+
+/// `--listen` without a port names the form it takes (it said only "invalid socket address"; helper 82).
+#[test]
+fn a_listen_address_without_a_port_is_told_its_form() {
+    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(["serve", "--listen", "127.0.0.1"])
+        .output()
+        .expect("run wiregen serve");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot listen on 127.0.0.1: ") && err.contains("an address is HOST:PORT"), "{err}");
+}
