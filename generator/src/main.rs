@@ -203,7 +203,8 @@ struct ValidateArgs {
     /// Check each file as one session stream (JSONL): the protocol's sequence rules, line by line.
     #[arg(long)]
     stream: bool,
-    /// With --stream: print one summary per file (counts, first error, session rollup) instead of the records.
+    /// With --stream: print one JSON summary per file (counts, first error, session rollup) instead of the
+    /// records: pretty-printed, or one line each with --format json.
     #[arg(long, requires = "stream")]
     summary: bool,
     /// Files to check (a directory: every *.jsonl below it); `-` or nothing reads stdin. Several are checked side
