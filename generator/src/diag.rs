@@ -148,6 +148,13 @@ impl SchemaError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaErrors(pub Vec<SchemaError>);
 
+impl SchemaErrors {
+    /// How many there are, in words (`1 error`, `2 schema errors`): every command's closing count line says it so.
+    pub fn count(&self, noun: &str) -> String {
+        crate::engine::counted(self.0.len() as u64, noun, &format!("{noun}s"))
+    }
+}
+
 impl fmt::Display for SchemaErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, e) in self.0.iter().enumerate() {

@@ -35,7 +35,7 @@ impl Options {
     /// The outputs to produce, each once in the order first named: an output named twice (`--only docs --only
     /// docs`) rendered its files twice, and the second write found the first one's staged copy gone and deleted
     /// the file (helper 82).
-    fn outputs(&self) -> Vec<Output> {
+    pub fn outputs(&self) -> Vec<Output> {
         let mut out: Vec<Output> = Vec::with_capacity(self.outputs.len());
         for o in &self.outputs {
             if !out.contains(o) {
@@ -96,7 +96,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Schema(e) => {
-                write!(f, "the schema has {}", crate::engine::counted(e.0.len() as u64, "error", "errors"))
+                write!(f, "the schema has {}", e.count("error"))
             }
             Error::Emit(_) => f.write_str("an emitter failed"),
             Error::Io { path, .. } => write!(f, "cannot update {}", path.display()),

@@ -391,7 +391,7 @@ fn serve(a: ServeArgs) -> ExitCode {
                 // The diagnostics as every command prints them, one `file:line:col:` a line (only the first had
                 // the command's name before it; helper 82).
                 "{errs}\nwiregen serve: the schema has {}",
-                counted(errs.0.len() as u64, "error", "errors")
+                errs.count("error")
             );
             if let Some(schema) = &schema {
                 name_the_schema(&errs, Format::Text, schema);
@@ -451,16 +451,13 @@ fn diff(a: DiffArgs) -> ExitCode {
         Err(DiffError::Schema { spec, errors }) => {
             report_schema_errors(&errors, schema_format);
             if schema_format == Format::Text {
-                errln!(
-                    "wiregen diff: `{spec}` has {}",
-                    counted(errors.0.len() as u64, "schema error", "schema errors")
-                );
+                errln!("wiregen diff: `{spec}` has {}", errors.count("schema error"));
             }
             Err(())
         }
         Err(e) => {
             match schema_format {
-                Format::Json => outln!("{}", serde_json::json!({"code": "error", "message": chain(&e)})),
+                Format::Json => outln!("{}", json_error(&chain(&e))),
                 Format::Text => errln!("wiregen diff: {}", chain(&e)),
             }
             Err(())
@@ -528,7 +525,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         Err(DiffError::Schema { spec, errors }) => {
             // Not on stdout: that is the migrated stream's.
             report_schema_errors_on(&errors, a.format, &mut std::io::stderr());
-            errln!("wiregen migrate: `{spec}` has {}", counted(errors.0.len() as u64, "schema error", "schema errors"));
+            errln!("wiregen migrate: `{spec}` has {}", errors.count("schema error"));
             None
         }
         Err(e) => {
@@ -620,7 +617,7 @@ fn types(a: TypesArgs) -> ExitCode {
         Err(errs) => {
             report_schema_errors(&errs, a.format);
             if a.format == Format::Text {
-                errln!("wiregen types: the schema has {}", counted(errs.0.len() as u64, "error", "errors"));
+                errln!("wiregen types: the schema has {}", errs.count("error"));
             }
             return ExitCode::from(2);
         }
@@ -763,11 +760,11 @@ fn report_error(e: &wiregen::Error, format: Format, schema: &Path, writes: bool)
         (wiregen::Error::Schema(errs), _) => {
             report_schema_errors(errs, format);
             if format == Format::Text {
-                errln!("wiregen: the schema has {}{nothing}", counted(errs.0.len() as u64, "error", "errors"));
+                errln!("wiregen: the schema has {}{nothing}", errs.count("error"));
             }
             name_the_schema(errs, format, schema);
         }
-        (e, Format::Json) => outln!("{}", serde_json::json!({"code": "error", "message": chain(e)})),
+        (e, Format::Json) => outln!("{}", json_error(&chain(e))),
         (e @ wiregen::Error::NotRestored { .. }, Format::Text) => errln!("wiregen: {}", chain(e)),
         (e, Format::Text) => errln!("wiregen: {}{nothing}", chain(e)),
     }
@@ -793,7 +790,7 @@ fn generate(a: GenArgs, check_only: bool) -> ExitCode {
                 ExitCode::SUCCESS
             }
             Ok(r) => {
-                let fix = fix_command(&a);
+                let fix = fix_command(&a, &opts);
                 if a.format == Format::Json {
                     let show = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
                     let changed: Vec<String> = r.changed.iter().map(|(p, _)| p.display().to_string()).collect();
@@ -896,7 +893,7 @@ fn as_named(p: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// The command that fixes what `check` found: [`regenerate_command`], restricted to the outputs checked.
-fn fix_command(a: &GenArgs) -> String {
+fn fix_command(a: &GenArgs, opts: &wiregen::Options) -> String {
     let mut s = regenerate_command(a);
     // The headers name the repository's own command; a `wiregen` not run by `cargo run` (which sets
     // `CARGO_PKG_NAME` for the program it runs) is named as itself.
@@ -906,14 +903,9 @@ fn fix_command(a: &GenArgs) -> String {
         }
     }
     if !a.only.is_empty() {
-        let mut only: Vec<&str> = Vec::new();
-        for o in &a.only {
-            if !only.contains(&o.name()) {
-                only.push(o.name());
-            }
-        }
+        // Each output once, as the run produced them.
         s.push_str(" --only ");
-        s.push_str(&only.join(","));
+        s.push_str(&opts.outputs().iter().map(|o| o.name()).collect::<Vec<_>>().join(","));
     }
     s
 }
@@ -928,7 +920,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
         Err(errs) => {
             report_schema_errors(&errs, a.format);
             if a.format == Format::Text {
-                errln!("wiregen validate: the schema has {}", counted(errs.0.len() as u64, "error", "errors"));
+                errln!("wiregen validate: the schema has {}", errs.count("error"));
             }
             if let Some(schema) = &a.schema {
                 name_the_schema(&errs, a.format, schema);
@@ -948,7 +940,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
             let message = format!("{e}; --type NAME takes one of its types: {}", type_names(&proto));
             errln!("wiregen: {message}");
             if a.format == Format::Json {
-                outln!("{}", serde_json::json!({"code": "error", "message": message}));
+                outln!("{}", json_error(&message));
             }
             return ExitCode::from(2);
         }
@@ -963,7 +955,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
         Err(e) => {
             errln!("wiregen: {}", wiregen::diag::printable(&e));
             if a.format == Format::Json {
-                outln!("{}", serde_json::json!({"code": "error", "message": e}));
+                outln!("{}", json_error(&e));
             }
             return ExitCode::from(2);
         }
@@ -1039,8 +1031,7 @@ impl Tally {
                 // A name with a line break or another control character is escaped (it split the line).
                 errln!("wiregen: {}", wiregen::diag::printable(&e));
                 if self.json {
-                    let line = serde_json::json!({"code": "error", "message": e}).to_string();
-                    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+                    let _ = writeln!(out, "{}", json_error(&e)).and_then(|()| out.flush());
                 }
                 Some(ExitCode::from(2))
             }
@@ -1266,6 +1257,12 @@ impl<W: Write> wiregen::validate::ByteSink for CliSink<'_, W> {
 /// An input's name as records and messages show it: `<stdin>` for `-`; a byte of the name that is not UTF-8 as
 /// `\xFF` and a backslash as `\\` (lossy display made `s\xff.jsonl` and `s\xfe.jsonl` both `s\u{FFFD}.jsonl`, so a reader could not
 /// tell which was invalid).
+/// An error a command could not go on after, as `--format json` writes it on stdout: `{"code": "error",
+/// "message": ...}` (one shape for `generate`, `check`, `diff` and `validate`).
+fn json_error(message: &str) -> String {
+    serde_json::json!({"code": "error", "message": message}).to_string()
+}
+
 /// A path as JSON output names it: the name itself when it is UTF-8 (JSON escapes what it must; a backslash
 /// doubled by [`shown_path`] named a file that does not exist, helper 82), else [`shown_path`]'s form.
 fn json_path(path: &Path) -> String {

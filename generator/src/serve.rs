@@ -138,7 +138,7 @@ impl std::fmt::Display for ServeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ServeError::Schema(e) => {
-                write!(f, "the schema has {}", crate::engine::counted(e.0.len() as u64, "error", "errors"))
+                write!(f, "the schema has {}", e.count("error"))
             }
             ServeError::Bind { addr, .. } => write!(f, "cannot listen on {addr}"),
             ServeError::Io(_) => f.write_str("server error"),

@@ -55,11 +55,7 @@ impl fmt::Display for DiffError {
             DiffError::Io { spec, .. } => write!(f, "cannot read `{spec}`"),
             DiffError::Git { spec, message } => write!(f, "git cannot read `{spec}`: {message}"),
             DiffError::Schema { spec, errors } => {
-                write!(
-                    f,
-                    "`{spec}` has {}",
-                    crate::engine::counted(errors.0.len() as u64, "schema error", "schema errors")
-                )
+                write!(f, "`{spec}` has {}", errors.count("schema error"))
             }
         }
     }

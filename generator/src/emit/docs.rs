@@ -594,14 +594,6 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
     let sq = &p.sequence;
     let ptr = |f: &FieldRef| lit(seq_pointer(p, f));
     let ev = |e: &Option<String>| lit(e.clone().unwrap_or_default());
-    let listed = |xs: &[String], last: &str| {
-        let mut s = Vec::new();
-        for (i, x) in xs.iter().enumerate() {
-            s.extend((i > 0).then(|| text(if i + 1 == xs.len() { last } else { ", " })));
-            s.push(lit(x.clone()));
-        }
-        s
-    };
     // A rule of a kind without an event of its own reads its `on` events, else every message.
     // A rule that never reads its scope's opening event does not list it (helper 81).
     let opener = r.kind.scope().and_then(|i| sq.scopes.get(i)).and_then(|s| s.opened_by.as_deref());
@@ -610,7 +602,7 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
     } else {
         r.on.clone()
     };
-    let subject = |default: Vec<Seg>| if on.is_empty() { default } else { listed(&on, " or ") };
+    let subject = |default: Vec<Seg>| if on.is_empty() { default } else { joined(&on, " or ") };
     let mut out = Vec::new();
     if let RuleKind::Unique { key } = &r.kind {
         out.extend(subject(vec![text("a message")]));
@@ -740,26 +732,18 @@ fn scope_row(p: &Protocol, sc: &Scope) -> ScopeRow {
 
 fn rollup_row(p: &Protocol, part: &RollupPart) -> RollupRow {
     let e = || lit(part.event.clone());
-    let list = |xs: &[String]| {
-        let mut s = Vec::new();
-        for (i, x) in xs.iter().enumerate() {
-            s.extend((i > 0).then(|| text(", ")));
-            s.push(lit(x.clone()));
-        }
-        s
-    };
     let fold = match &part.kind {
         RollupKind::Last { .. } => vec![text("the last "), e(), text(", every field (`null` before any)")],
         RollupKind::Latest { .. } => vec![text("each field of "), e(), text(" as last set (`null` until set)")],
         RollupKind::Count { field, values } => {
             let mut s = vec![text("how many "), e(), text(" by "), lit(seq_pointer(p, field)), text(": ")];
-            s.extend(list(values));
+            s.extend(joined(values, ", "));
             s
         }
         RollupKind::Sum { field, fields } => {
             let mut s = vec![text("the numbers of "), lit(seq_pointer(p, field)), text(" on "), e()];
             s.push(text(", summed: "));
-            s.extend(list(fields));
+            s.extend(joined(fields, ", "));
             s
         }
     };
@@ -2018,14 +2002,21 @@ fn unseen(c: char) -> bool {
 /// `prefix` then the names as code, comma-separated, then `suffix`.
 fn codes(prefix: &str, names: &[String], suffix: &str) -> Vec<Seg> {
     let mut s = vec![text(prefix)];
-    for (i, n) in names.iter().enumerate() {
-        if i > 0 {
-            s.push(text(", "));
-        }
-        s.push(lit(n.clone()));
-    }
+    s.extend(joined(names, ", "));
     if !suffix.is_empty() {
         s.push(text(suffix));
+    }
+    s
+}
+
+/// `a`, `b` and `c` as literals, the last joined by `last` (`", "` or `" or "`).
+fn joined(names: &[String], last: &str) -> Vec<Seg> {
+    let mut s = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            s.push(text(if i + 1 == names.len() { last } else { ", " }));
+        }
+        s.push(lit(n.clone()));
     }
     s
 }
