@@ -542,6 +542,15 @@ impl<'a> Walk<'a> {
             Shape::Kinds(ks) => ks.clone(),
             _ => vec![x.clone()],
         };
+        // A list of values written as an `anyOf` or `oneOf` of `const`s (each with its own description, say) is
+        // that list, as an `enum` is: its values are compared, not its members (helper 78's list: an `enum` that
+        // became a `oneOf` of `const`s was a member removed and one added per value).
+        let listed = |s: &Shape| matches!(s, Shape::AnyOf(_) | Shape::OneOf(_));
+        if listed(&o.shape) || listed(&n.shape) {
+            if let (Some(a), Some(b)) = (values_of(self.om, &o.shape), values_of(self.nm, &n.shape)) {
+                return self.values(at, oo, &a, no, &b);
+            }
+        }
         match (&o.shape, &n.shape) {
             (Shape::AllOf(a), s) if !matches!(s, Shape::AllOf(_)) => {
                 return self.members_added_or_removed(at, o, a, n, std::slice::from_ref(n), true);
@@ -1938,6 +1947,37 @@ fn cell_what(r: &Removed) -> String {
 }
 
 /// The JSON kind a member of `type: [...]` accepts.
+/// The values a shape accepts when it is a list of them: a `const`, an `enum`, `null`, a nullable list, an
+/// `anyOf` of lists (the values of any), a `oneOf` of lists (the values of exactly one: a value in two matches
+/// both and is refused). `None` for any other shape.
+fn values_of(m: &Model, s: &Shape) -> Option<Vec<Value>> {
+    let each = |ms: &[Node]| ms.iter().map(|x| values_of(m, &x.shape)).collect::<Option<Vec<_>>>();
+    match m.resolve(s) {
+        Shape::Const(v) => Some(vec![v.clone()]),
+        Shape::Enum(vs) => Some(vs.clone()),
+        Shape::Null => Some(vec![Value::Null]),
+        Shape::Nullable(x) => values_of(m, &x.shape).map(|mut vs| {
+            vs.push(Value::Null);
+            vs
+        }),
+        Shape::AnyOf(ms) => each(ms).map(|vs| vs.concat()),
+        Shape::OneOf(ms) => {
+            let lists = each(ms)?;
+            let (mut seen, mut twice) = (ValueSet::default(), ValueSet::default());
+            for list in &lists {
+                let mut own = ValueSet::default();
+                for v in list.iter().filter(|v| own.insert(v)) {
+                    if !seen.insert(v) {
+                        twice.insert(v);
+                    }
+                }
+            }
+            Some(lists.concat().into_iter().filter(|v| !twice.contains(v)).collect())
+        }
+        _ => None,
+    }
+}
+
 fn kind(s: &Shape) -> &'static str {
     let of = |v: &Value| match v {
         Value::Null => "null",
