@@ -498,13 +498,13 @@ impl<'a> Walk<'a> {
                 Some(j) => self.node(at, x, &b[*j]),
                 None if neutral(self.om, x) => {}
                 None => {
-                    let msg = format!("{what}{} removed", self.member_name(x, self.om));
+                    let msg = format!("{}{} removed", member_word(what, x), self.member_name(x, self.om));
                     self.push(rule_gone, at, Some(&x.origin), Some(&n.origin), msg, gone);
                 }
             }
         }
         for (y, _) in b.iter().zip(&used).filter(|(y, u)| !**u && !neutral(self.nm, y)) {
-            let msg = format!("{what}{} added", self.member_name(y, self.nm));
+            let msg = format!("{}{} added", member_word(what, y), self.member_name(y, self.nm));
             self.push(rule_new, at, Some(&o.origin), Some(&y.origin), msg, new);
         }
     }
@@ -542,6 +542,12 @@ impl<'a> Walk<'a> {
             Shape::Kinds(ks) => ks.clone(),
             _ => vec![x.clone()],
         };
+        // A `oneOf` whose members take values of different JSON kinds is an `anyOf` (no value can match two), and
+        // is compared as one: `oneOf` to `anyOf` is no change then, and a member added is only wider.
+        let (o1, n1) = (any_of_when_disjoint(self.om, o), any_of_when_disjoint(self.nm, n));
+        if o1.is_some() || n1.is_some() {
+            return self.shape(at, o1.as_ref().unwrap_or(o), n1.as_ref().unwrap_or(n));
+        }
         // A list of values written as an `anyOf` or `oneOf` of `const`s (each with its own description, say) is
         // that list, as an `enum` is: its values are compared, not its members (helper 78's list: an `enum` that
         // became a `oneOf` of `const`s was a member removed and one added per value).
@@ -1978,15 +1984,55 @@ fn values_of(m: &Model, s: &Shape) -> Option<Vec<Value>> {
     }
 }
 
-fn kind(s: &Shape) -> &'static str {
-    let of = |v: &Value| match v {
+/// What a change calls a member of a list: `what`, or a `oneOf` member where the schema wrote one (a `oneOf`
+/// compared as the `anyOf` it means, [`any_of_when_disjoint`]).
+fn member_word(what: &'static str, x: &Node) -> &'static str {
+    match x.origin.pointer.rsplit('/').nth(1) {
+        Some("oneOf") if what == "`anyOf` member" => "`oneOf` member",
+        _ => what,
+    }
+}
+
+/// A `oneOf` whose members take values of pairwise different JSON kinds, as the `anyOf` it means.
+fn any_of_when_disjoint(m: &Model, x: &Node) -> Option<Node> {
+    let Shape::OneOf(ms) = &x.shape else { return None };
+    let mut seen = 0u8;
+    for k in ms.iter().map(|y| kinds_of(m, &y.shape)) {
+        if seen & k != 0 {
+            return None;
+        }
+        seen |= k;
+    }
+    Some(Node { shape: Shape::AnyOf(ms.clone()), ..x.clone() })
+}
+
+/// The JSON kinds a shape's values can be of, one bit each (all six where the shape does not bound them).
+fn kinds_of(m: &Model, s: &Shape) -> u8 {
+    const KINDS: [&str; 6] = ["null", "boolean", "number", "string", "array", "object"];
+    let bit = |k: &str| KINDS.iter().position(|x| *x == k).map_or(0x3f, |i| 1 << i);
+    match m.resolve(s) {
+        Shape::Never => 0,
+        Shape::Nullable(x) => kinds_of(m, &x.shape) | bit("null"),
+        Shape::Kinds(ks) => ks.iter().fold(0, |a, k| a | kinds_of(m, &k.shape)),
+        Shape::Enum(vs) => vs.iter().fold(0, |a, v| a | bit(value_kind(v))),
+        s => bit(kind(s)),
+    }
+}
+
+/// A JSON value's kind.
+fn value_kind(v: &Value) -> &'static str {
+    match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
         Value::Number(_) => "number",
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
-    };
+    }
+}
+
+fn kind(s: &Shape) -> &'static str {
+    let of = value_kind;
     match s {
         Shape::Null => "null",
         Shape::Boolean => "boolean",
