@@ -144,6 +144,8 @@ pub(crate) fn prose(s: String) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     // The open fence: its character and length.
     let mut open: Option<(char, usize)> = None;
+    // Whether the line before is a paragraph's (a `---` or `===` under it would make it a heading).
+    let mut after_text = false;
     for (i, line) in s.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
@@ -165,16 +167,20 @@ pub(crate) fn prose(s: String) -> String {
                         open = Some((c, run(c)));
                     }
                 } else {
-                    // Text: no HTML block may start here, and no raw-text element inside.
-                    let escaped = match html_block_start(line) {
+                    // Text: no HTML block may start here, no heading (the reference's outline is its own), and no
+                    // raw-text element inside.
+                    let at = html_block_start(line).or_else(|| heading_start(body, after_text).map(|at| indent + at));
+                    let escaped = match at {
                         Some(at) => format!("{}\\{}", &line[..at], &line[at..]),
                         None => line.to_string(),
                     };
                     out.push_str(&escape_raw_text_tags(&escaped));
+                    after_text = !body.trim().is_empty();
                     continue;
                 }
             }
         }
+        after_text = false;
         out.push_str(line);
     }
     if let Some((c, n)) = open {
@@ -215,6 +221,19 @@ fn html_block_start(line: &str) -> Option<usize> {
             _ => return None,
         }
     }
+}
+
+/// Where a line's text (`body`, after its indent) would make a heading: an ATX heading (`## Title`), or a setext
+/// underline (`===`, `---`) under a paragraph's line (`after_text`). Escaped, a description's heading stays a line
+/// of its own section: it became a heading in the reference's outline (helper 85).
+fn heading_start(body: &str, after_text: bool) -> Option<usize> {
+    let hashes = body.bytes().take_while(|c| *c == b'#').count();
+    if (1..=6).contains(&hashes) && body.as_bytes().get(hashes).is_none_or(|c| matches!(c, b' ' | b'\t')) {
+        return Some(0);
+    }
+    let mark = body.trim_end();
+    let underline = |c: char| !mark.is_empty() && mark.chars().all(|x| x == c);
+    (after_text && (underline('=') || underline('-'))).then_some(0)
 }
 
 /// HTML elements whose content a browser reads as text up to their closing tag (`<textarea>`, `<script>`,
@@ -762,11 +781,18 @@ impl View {
             None => format!("{} types, by name.", types.len()),
         };
         let produced = produced_rules(m);
-        let rules_scope = if produced.len() < Rule::ALL.len() {
+        let mut rules_scope = if produced.len() < Rule::ALL.len() {
             "; the catalogue's other rules cannot occur with this package".to_string()
         } else {
             String::new()
         };
+        if produced.contains(&Rule::StrictId) {
+            // Not every checker: helper 85 read the sentence as a promise that Zod reports it too.
+            rules_scope.push_str(
+                "; `strict-id` only `wiregen validate --strict-ids` and `wiregen serve --strict-ids` report (the \
+                 generated Rust and TypeScript checkers and the bundled schema check the default mode: see Strict ids)",
+            );
+        }
         View {
             // In an HTML comment, which `-->` would end.
             generated_by: opts.generated_by().replace("-->", "--\\>"),
@@ -1537,7 +1563,9 @@ impl<'m> Describer<'m> {
                     }
                 }
                 if let Some(d) = s.multiple_of {
-                    parts.push(vec![text(format!("a multiple of {}", num(d)))]);
+                    let fails =
+                        inexact_multiple(d).map(|x| format!(" by double division, so {x} fails")).unwrap_or_default();
+                    parts.push(vec![text(format!("a multiple of {}{fails}", num(d)))]);
                 }
                 Phrase { head: vec![text(word)], tail: parenthesized(parts), values: None }
             }
@@ -2055,6 +2083,26 @@ fn kind_word(vs: &[&Value]) -> &'static str {
 
 /// A number for prose: whole numbers without a fraction, `2^53-1` for the largest integer JavaScript represents
 /// exactly, other numbers as JSON writes them.
+/// The first decimal multiple of a fractional `multipleOf` (2 to 20 times it, as its decimal text reads) that the
+/// checkers refuse, since they divide doubles ([`crate::engine::is_multiple`]): `0.3` for `0.1`. A reader of "a
+/// multiple of 0.1" expected `0.3` to pass (helper 85).
+fn inexact_multiple(d: f64) -> Option<String> {
+    let text = num(d);
+    let (whole, frac) = text.split_once('.')?;
+    if text.contains(['e', 'E', '-']) {
+        return None;
+    }
+    let digits: u128 = format!("{whole}{frac}").parse().ok()?;
+    (2..=20u128).find_map(|k| {
+        let all = format!("{:0>width$}", digits * k, width = frac.len() + 1);
+        let (w, f) = all.split_at(all.len() - frac.len());
+        let x = format!("{w}.{f}");
+        let x = x.trim_end_matches('0').trim_end_matches('.').to_string();
+        let v: f64 = x.parse().ok()?;
+        (!crate::engine::is_multiple(v, d)).then_some(x)
+    })
+}
+
 fn num(f: f64) -> String {
     if f.fract() == 0.0 && f.abs() < 1e16 {
         bound(f as i64)
@@ -2294,6 +2342,16 @@ mod tests {
     /// A description cannot open a code block or an HTML block that runs past it: an unclosed fence is closed at
     /// its end, a line starting with `<` is escaped; closed fences, indented lines and inline markup stay.
     #[test]
+    fn a_fractional_multiple_names_a_multiple_the_checkers_refuse() {
+        assert_eq!(inexact_multiple(0.1).as_deref(), Some("0.3"));
+        assert_eq!(inexact_multiple(0.5), None);
+        assert_eq!(inexact_multiple(2.0), None);
+        assert_eq!(inexact_multiple(1e-7), None);
+        let x = inexact_multiple(0.01).expect("0.01 has one");
+        assert!(!crate::engine::is_multiple(x.parse().expect("number"), 0.01), "{x}");
+    }
+
+    #[test]
     fn prose_cannot_reach_past_itself() {
         assert_eq!(prose("Example:\n```\n{\"a\": 1}".into()), "Example:\n```\n{\"a\": 1}\n```");
         assert_eq!(prose("x\n````json\n```\n````\nafter".into()), "x\n````json\n```\n````\nafter");
@@ -2316,6 +2374,13 @@ mod tests {
         assert_eq!(prose("<textareas> \\<title> <title-x>".into()), "\\<textareas> \\<title> <title-x>");
         assert_eq!(cell("a|<plaintext>".into()), "a\\|\\<plaintext>");
         assert_eq!(line("T <style>".into()), "T \\<style>");
+        // Headings of a description's own would enter the reference's outline: escaped, in fences kept.
+        assert_eq!(
+            prose("Para\n## Injected\n#tag and ####### seven".into()),
+            "Para\n\\## Injected\n#tag and ####### seven"
+        );
+        assert_eq!(prose("  # a\n```\n# code\n```".into()), "  \\# a\n```\n# code\n```");
+        assert_eq!(prose("Title\n===\n\n---\nx\n- - -\ny\n--- ".into()), "Title\n\\===\n\n---\nx\n- - -\ny\n\\--- ");
     }
 
     #[test]
