@@ -826,20 +826,23 @@ fn a_half_closed_request_is_answered_and_counted_once() {
     assert_eq!(server.metric("wiregen_http_requests_in_flight"), 1.0);
 }
 
+/// A body its client cut short (the connection closed before the body's end, with or without a half-close: hyper
+/// sends no answer then) is the client going away, counted and logged as 499 (until stop 66, as a 400 no one
+/// read); a body whose chunking is broken is a 400 `unreadable-body`, answered. Nothing is validated either way.
 #[test]
-fn a_body_cut_short_is_a_400_and_the_server_carries_on() {
+fn a_body_cut_short_is_a_499_a_broken_one_a_400_and_the_server_carries_on() {
     let server = Server::start(&[]);
-    let label = "wiregen_http_requests_total{route=\"/v1/validate\",status=\"400\"}";
+    let gone = "wiregen_http_requests_total{route=\"/v1/validate\",status=\"499\"}";
     for (i, ct) in [NDJSON, JSON].iter().enumerate() {
         let mut s = connect(server.addr);
         let partial = format!("{VALID}\n{VALID}\n");
         s.write_all(&head("POST", "/v1/validate", &[("Content-Type", ct)], Some(10_000))).expect("head");
         s.write_all(partial.as_bytes()).expect("partial body");
         drop(s); // the client goes away mid-body
-        server.wait_metric(label, (i + 1) as f64);
+        server.wait_metric(gone, (i + 1) as f64);
     }
-    // Cut short inside a chunked body, with a half-close so the answer can still be read... or not:
-    // hyper closes a connection whose request body ends early, so only the server side is checked.
+    // Cut short inside a chunked body, with a half-close: hyper closes a connection whose request body ends early,
+    // so no answer comes, and the request is the client's going away too.
     let mut s = connect(server.addr);
     s.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")], None))
         .expect("head");
@@ -847,7 +850,15 @@ fn a_body_cut_short_is_a_400_and_the_server_carries_on() {
     s.shutdown(Shutdown::Write).expect("half-close");
     let mut rest = Vec::new();
     let _ = s.read_to_end(&mut rest);
-    server.wait_metric(label, 3.0);
+    server.wait_metric(gone, 3.0);
+    // A chunk size that is no number: the body is broken, not cut short, and the client is there to be told.
+    let mut s = connect(server.addr);
+    s.write_all(&head("POST", "/v1/validate", &[("Content-Type", NDJSON), ("Transfer-Encoding", "chunked")], None))
+        .expect("head");
+    s.write_all(format!("{:x}\r\n{VALID}\n\r\nzz\r\n", VALID.len() + 1).as_bytes()).expect("chunks");
+    read_response(&mut s).assert_error(400, "unreadable-body");
+    assert_eq!(server.metric("wiregen_http_requests_total{route=\"/v1/validate\",status=\"400\"}"), 1.0);
+    assert_eq!(server.metric(gone), 3.0);
     assert_eq!(server.metric("wiregen_messages_validated_total"), 0.0, "a broken body yields no counted results");
     assert_eq!(server.post("/v1/validate", JSON, VALID.as_bytes()).json()["valid"], true);
 }
@@ -1568,6 +1579,25 @@ fn a_check_that_runs_past_the_deadline_stops_at_it() {
         assert_eq!(server.post("/v1/validate", JSON, b"[\"x\", \"\"]").json()["valid"], false);
     }
     let _ = std::fs::remove_file(schema);
+}
+
+/// Reading a line is under the deadline too, not only checking it: one line of 15 MB with 900,000 unknown keys took
+/// the service ~2 s to read into its tree and was answered 200 past a 200 ms `--timeout-ms` (helper 88), for the
+/// check ticked only once the tree was read.
+#[test]
+fn reading_one_huge_line_stops_at_the_deadline() {
+    let server = Server::start(&["--timeout-ms", "100"]);
+    let keys: Vec<String> = (0..900_000).map(|i| format!("\"k{i}\":{i}")).collect();
+    let line = format!(
+        "{{\"id\":\"m1\",\"time\":1,\"role\":\"agent\",\"ev\":{{\"t\":\"text\",\"text\":\"x\"}},{}}}",
+        keys.join(",")
+    );
+    for ct in [NDJSON, JSON] {
+        let started = Instant::now();
+        server.post("/v1/validate", ct, line.as_bytes()).assert_error(408, "timeout");
+        assert!(started.elapsed() < Duration::from_secs(3), "{ct}: 408 after {:?}", started.elapsed());
+    }
+    assert_eq!(server.post("/v1/validate", JSON, VALID.as_bytes()).json()["valid"], true);
 }
 
 /// SIGTERM while a long check runs: the process is gone soon after the grace period, however long the check

@@ -453,6 +453,9 @@ impl<'de> Visitor<'de> for JsonVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element()? {
+            // Reading counts as work under a deadline too: one line of 16 MiB took the service seconds to read
+            // past its `--timeout-ms` (helper 88), as the check ticks only once the tree is read.
+            super::deadline::tick();
             items.push(item);
         }
         Ok(Json::Array(items))
@@ -475,6 +478,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
                 return Err(serde::de::Error::custom(crate::diag::REPEATED_KEY));
             }
             let value = map.next_value()?;
+            super::deadline::tick();
             o.push(key, value);
             next = map.next_key_seed(KeySeed)?;
         }

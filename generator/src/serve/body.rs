@@ -25,7 +25,8 @@ pub enum Kind {
 /// 501 `unsupported-transfer-coding` for a transfer coding other than `chunked` (`gzip, chunked`: the HTTP layer
 /// undoes the chunking alone, RFC 9112 section 6.1).
 pub fn kind(headers: &HeaderMap) -> Result<Kind, ApiError> {
-    let expected = "expected `application/json` (one envelope) or `application/x-ndjson` (one envelope per line)";
+    let expected = "expected `application/json` (one envelope) or `application/x-ndjson` (one envelope per line; also \
+                    `application/jsonl`, `application/x-jsonlines`)";
     // Every field of a list-valued header, as one comma-separated list (RFC 9110 section 5.3).
     let codings = |name| -> String {
         let fields = headers.get_all(name).iter().map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
@@ -40,10 +41,12 @@ pub fn kind(headers: &HeaderMap) -> Result<Kind, ApiError> {
         ));
     }
     let te = codings(header::TRANSFER_ENCODING);
-    if !is_only(&te, "chunked") {
+    // `chunked` applied twice (`chunked, chunked`) is a coding before the final `chunked` too (RFC 9112 section
+    // 6.1: a sender must not).
+    if !is_only(&te, "chunked") || te.matches("chunked").count() > 1 {
         return Err(ApiError::new(
             ErrorCode::UnsupportedTransferCoding,
-            format!("Transfer-Encoding `{te}`: only `chunked` is read"),
+            format!("Transfer-Encoding `{te}`: only `chunked`, once, is read"),
         ));
     }
     let mut types = headers.get_all(header::CONTENT_TYPE).iter();
@@ -113,13 +116,16 @@ impl Limited {
             match frame {
                 None => return Ok(None),
                 Some(Err(e)) => {
-                    return Err(ApiError::new(
+                    let error = ApiError::new(
                         ErrorCode::UnreadableBody,
                         format!(
                             "the body could not be read after {}: {e}",
                             crate::engine::counted(self.seen, "byte", "bytes")
                         ),
-                    ))
+                    );
+                    // A client that went away mid-body gets no answer: the request is its 499 (helper 88 found
+                    // such requests logged as 400s).
+                    return Err(if client_gone(&e) { error.client_gone() } else { error });
                 }
                 Some(Ok(f)) => {
                     let Ok(data) = f.into_data() else { continue }; // trailers
@@ -132,6 +138,18 @@ impl Limited {
             }
         }
     }
+}
+
+/// Whether a body broke off because its client went away (the connection closed or was reset before the body's
+/// end), not because it was malformed (a bad chunk size).
+fn client_gone(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind as K;
+    std::iter::successors(Some(e), |x| x.source()).any(|x| {
+        x.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_incomplete_message)
+            || x.downcast_ref::<std::io::Error>().is_some_and(|io| {
+                matches!(io.kind(), K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof)
+            })
+    })
 }
 
 fn too_large(max: u64, declared: Option<u64>) -> ApiError {
@@ -267,7 +285,11 @@ mod tests {
         h.append(header::CONTENT_TYPE, "text/plain".parse().unwrap());
         assert_eq!(kind(&h).unwrap_err().code, ErrorCode::UnsupportedMediaType);
         h.insert(header::CONTENT_TYPE, "application/x-ndjson".parse().unwrap());
-        for (te, k) in [("chunked", Ok(Kind::Jsonl)), ("gzip, chunked", Err(ErrorCode::UnsupportedTransferCoding))] {
+        for (te, k) in [
+            ("chunked", Ok(Kind::Jsonl)),
+            ("gzip, chunked", Err(ErrorCode::UnsupportedTransferCoding)),
+            ("chunked, chunked", Err(ErrorCode::UnsupportedTransferCoding)),
+        ] {
             h.insert(header::TRANSFER_ENCODING, te.parse().unwrap());
             assert_eq!(kind(&h).map_err(|e| e.code), k, "{te}");
         }
