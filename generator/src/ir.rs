@@ -77,6 +77,20 @@ pub struct Package {
     /// The version both packages carry (`x-package`'s `version`, `0.1.0` when it gives none): SemVer, as Cargo
     /// and npm read it.
     pub version: String,
+    /// The licence both packages carry, an SPDX expression (`x-package`'s `license`, [`Package::DEFAULT_LICENSE`]
+    /// when it gives none; only that one comes with its texts in a `LICENSE` file).
+    pub license: String,
+}
+
+impl Package {
+    /// The licence of a package whose schema names none: wiregen's own.
+    pub const DEFAULT_LICENSE: &'static str = "MIT OR Apache-2.0";
+
+    /// Whether the generated packages carry the default licence, whose texts wiregen writes (`LICENSE`).
+    #[must_use]
+    pub fn default_license(&self) -> bool {
+        self.license == Self::DEFAULT_LICENSE
+    }
 }
 
 /// A named type.

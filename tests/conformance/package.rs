@@ -164,6 +164,33 @@ fn consumer(base: &Path, tarball: &Path, spec: &'static str, input: &str) -> Con
         ]),
         &format!("tsc --strict on the consumers next to zod {version}"),
     );
+    // TypeScript's `node10` resolution (the default of `module: commonjs`) reads no `exports`: the subpath's types
+    // come from `typesVersions` (helper 89: TS2307 without it).
+    std::fs::write(
+        dir.join("node10.ts"),
+        "import { isSessionRole } from \"session-wire/standalone\";\n\
+         import { sessionRoleSchema } from \"session-wire\";\n\
+         export const ok: boolean = isSessionRole(\"user\") && sessionRoleSchema.safeParse(\"user\").success;\n",
+    )
+    .expect("node10.ts");
+    run(
+        Command::new("node").current_dir(&dir).arg(tsc()).args([
+            "--strict",
+            "--noEmit",
+            "--target",
+            "ES2022",
+            "--lib",
+            "ES2022,DOM",
+            "--module",
+            "CommonJS",
+            "--moduleResolution",
+            "Node10",
+            // As a CommonJS project's tsconfig has it (zod's declarations import its locales by default).
+            "--esModuleInterop",
+            "node10.ts",
+        ]),
+        &format!("tsc --moduleResolution node10 on both entries next to zod {version}"),
+    );
     let cjs_source = std::fs::read_to_string(dir.join("out/consumer.cjs")).expect("tsc wrote consumer.cjs");
     assert!(cjs_source.contains("require(\"session-wire\")"), "the CommonJS consumer requires the package by name");
     let esm = node_with_input(&dir, "out/consumer.mjs", input);

@@ -838,13 +838,17 @@ impl Cx {
             .cloned()
             .or_else(|| p.map(|p| types.slots[p.envelope.0].origin.file.clone()))
             .or_else(|| self.single.clone());
-        let mut pkg =
-            Package { crate_name: "wire-types".into(), npm_name: "wire-types".into(), version: DEFAULT_VERSION.into() };
+        let mut pkg = Package {
+            crate_name: "wire-types".into(),
+            npm_name: "wire-types".into(),
+            version: DEFAULT_VERSION.into(),
+            license: Package::DEFAULT_LICENSE.into(),
+        };
         let Some(rf) = &root_file else { return (pkg, None) };
         let at = Origin { file: rf.clone(), pointer: String::new() };
         if let Some(x) = self.value_at(&at).and_then(|v| v.get("x-package")).cloned() {
             if let Some(o) = x.as_object() {
-                self.unknown_keys(&at.join("x-package"), o, &["crate", "npm", "version"], "`x-package`");
+                self.unknown_keys(&at.join("x-package"), o, &["crate", "npm", "version", "license"], "`x-package`");
             }
             match (x.get("crate").and_then(Value::as_str), x.get("npm").and_then(Value::as_str)) {
                 (Some(c), Some(n)) => {
@@ -890,6 +894,18 @@ impl Cx {
                     format!(
                         "`version` is {v}: a SemVer version, as Cargo and npm read it (`1.2.3`, `1.2.3-beta.1`, \
                          `1.2.3+build.5`)"
+                    ),
+                ),
+            }
+            match x.get("license") {
+                None => {}
+                Some(Value::String(l)) if is_spdx_expression(l) => pkg.license = l.clone(),
+                Some(v) => self.err(
+                    &at.join("x-package").join("license"),
+                    K::InvalidValue,
+                    format!(
+                        "`license` is {v}: an SPDX license expression, as Cargo and npm read it (`MIT`, \
+                         `Apache-2.0`, `MIT OR Apache-2.0`, `GPL-2.0-only WITH Classpath-exception-2.0`)"
                     ),
                 ),
             }
@@ -969,6 +985,36 @@ fn object_of<'a>(types: &'a Types, mut shape: &'a Shape) -> Option<&'a ObjectSha
 /// The version of a package whose `x-package` gives none.
 const DEFAULT_VERSION: &str = "0.1.0";
 
+/// Whether `s` reads as an SPDX license expression: license ids (`MIT`, `Apache-2.0`, `LicenseRef-x`, with an
+/// optional `+`) joined by `AND`, `OR` and `WITH` (an exception id after it), in balanced parentheses. The ids
+/// are not looked up in SPDX's list: Cargo and npm take any such expression.
+fn is_spdx_expression(s: &str) -> bool {
+    let spaced = s.replace('(', " ( ").replace(')', " ) ");
+    let words: Vec<&str> = spaced.split_whitespace().collect();
+    let id = |w: &str| {
+        let w = w.strip_suffix('+').unwrap_or(w);
+        !w.is_empty()
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+            && !matches!(w, "AND" | "OR" | "WITH")
+    };
+    // Alternates a term (an id or a parenthesized expression) and an operator, ending on a term.
+    let (mut depth, mut want_term, mut after_with) = (0usize, true, false);
+    for w in words {
+        match w {
+            "(" if want_term && !after_with => depth += 1,
+            ")" if !want_term && depth > 0 => depth -= 1,
+            "AND" | "OR" | "WITH" if !want_term => {
+                (want_term, after_with) = (true, w == "WITH");
+            }
+            w if want_term && id(w) => {
+                (want_term, after_with) = (false, false);
+            }
+            _ => return false,
+        }
+    }
+    !want_term && depth == 0
+}
+
 /// Whether a name is a Cargo package name wiregen writes: a lowercase ASCII letter first, then lowercase letters and
 /// digits, words joined by one `-` or `_` (the crate's name in Rust is its `_` form, which rustc warns of when it holds
 /// `__`), at most 64 characters (crates.io's limit).
@@ -1019,7 +1065,37 @@ fn is_semver(v: &str) -> bool {
 
 #[cfg(test)]
 mod version_tests {
-    use super::is_semver;
+    use super::{is_semver, is_spdx_expression};
+
+    #[test]
+    fn spdx_expressions() {
+        for ok in [
+            "MIT",
+            "Apache-2.0",
+            "MIT OR Apache-2.0",
+            "GPL-2.0+",
+            "(MIT OR Apache-2.0) AND BSD-3-Clause",
+            "GPL-2.0-only WITH Classpath-exception-2.0",
+            "LicenseRef-acme-1.1",
+        ] {
+            assert!(is_spdx_expression(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "SEE LICENSE IN LICENSE.txt",
+            "MIT OR",
+            "OR MIT",
+            "(MIT",
+            "MIT)",
+            "MIT AND (Apache-2.0",
+            "MIT Apache-2.0",
+            "MIT/Apache-2.0",
+            "MIT WITH (Apache-2.0)",
+            "\"MIT\"",
+        ] {
+            assert!(!is_spdx_expression(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn semver_versions() {

@@ -95,7 +95,7 @@ name = "{name}"
 version = "{version}"
 description = "{description}"
 edition = "2021"
-license = "MIT OR Apache-2.0"
+license = "{license}"
 rust-version = "1.85"
 publish = false
 
@@ -107,6 +107,7 @@ schemars = ["dep:schemars"]
 "#,
         name = m.package.crate_name,
         version = m.package.version,
+        license = m.package.license,
         deps = dependencies(patterns),
     )
 }

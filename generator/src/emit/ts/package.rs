@@ -18,9 +18,6 @@ use crate::ir::*;
 /// The TypeScript compiler used to build and type-check the package.
 pub(crate) const TYPESCRIPT_RANGE: &str = "~5.9.3";
 
-/// The package's license (SPDX), as in `package.json` and `LICENSE`.
-const LICENSE: &str = "MIT OR Apache-2.0";
-
 const README: &str = include_str!("../../../templates/ts/README.md.j2");
 const BUILD_CJS: &str = include_str!("../../../templates/ts/build-cjs.mjs.j2");
 const LICENSE_MIT: &str = include_str!("../../../templates/ts/LICENSE-MIT");
@@ -50,14 +47,17 @@ pub(crate) fn files(m: &Model, opts: &EmitOptions, header: &Code) -> Result<Vec<
     env.add_template("README.md", README)?;
     let readme = env.get_template("README.md")?.render(readme_view(m, opts)?)?;
     let build = BUILD_CJS.replace("{{ header }}", header.as_str());
-    Ok(vec![
+    Ok([
         OutFile::new("package.json", package_json(m, opts)),
         OutFile::new("tsconfig.json", tsconfig_json()),
         OutFile::new("tsconfig.cjs.json", tsconfig_cjs_json()),
         OutFile::new("build-cjs.mjs", build),
         OutFile::new("README.md", readme),
-        OutFile::new("LICENSE", license(&m.package.npm_name)),
-    ])
+    ]
+    .into_iter()
+    // Another licence's text is the package's authors' to add (`LICENSE` beside the generated files).
+    .chain(m.package.default_license().then(|| OutFile::new("LICENSE", license(&m.package.npm_name))))
+    .collect())
 }
 
 /// The build's first step: `dist/` from an earlier build goes, so a module the package no longer has is not packed
@@ -70,11 +70,14 @@ fn package_json(m: &Model, opts: &EmitOptions) -> String {
         "name": m.package.npm_name,
         "version": m.package.version,
         "description": format!("{}: Zod 4 schemas, TypeScript types and checkers generated from the JSON Schema", m.title),
-        "license": LICENSE,
+        "license": m.package.license,
         "type": "module",
         "main": CJS_MAIN,
         "module": ESM_MAIN,
         "types": CJS_TYPES,
+        // TypeScript's `moduleResolution: node10` (the default of `module: commonjs`) reads no `exports`: the
+        // subpath's types are found through this map instead (helper 89: `session-wire/standalone` was TS2307).
+        "typesVersions": { "*": { "standalone": ["./dist/cjs/standalone.d.cts"] } },
         "exports": {
             ".": entry("index"),
             // The standalone validators alone: the module imports nothing at run time, so an application that
@@ -144,11 +147,12 @@ fn tsconfig_cjs_json() -> String {
 fn license(name: &str) -> String {
     format!(
         "`{name}` is licensed under either of the MIT license or the Apache License, Version 2.0, at your option\n\
-         (SPDX: {LICENSE}). Both texts follow.\n\n\
+         (SPDX: {}). Both texts follow.\n\n\
          --------------------------------------------------------------------------------\n\n\
          MIT License\n\n{LICENSE_MIT}\n\
          --------------------------------------------------------------------------------\n\n\
-         {LICENSE_APACHE}"
+         {LICENSE_APACHE}",
+        Package::DEFAULT_LICENSE
     )
 }
 
@@ -169,6 +173,9 @@ struct ReadmeView {
     protocol: Option<ProtocolRow>,
     /// Whether the package has the upcaster (`src/upgrade.ts`).
     upgrade: bool,
+    /// The licence (SPDX), and whether it is the default one, whose texts are in `LICENSE`.
+    license: String,
+    default_license: bool,
 }
 
 #[derive(Serialize)]
@@ -253,6 +260,8 @@ fn readme_view(m: &Model, opts: &EmitOptions) -> Result<ReadmeView, EmitError> {
     Ok(ReadmeView {
         generated_by: opts.generated_by(),
         name: m.package.npm_name.clone(),
+        license: m.package.license.clone(),
+        default_license: m.package.default_license(),
         name_json: json!(m.package.npm_name).to_string(),
         standalone_json: json!(format!("{}/standalone", m.package.npm_name)).to_string(),
         title: m.title.clone(),
