@@ -268,6 +268,10 @@ impl Cx {
             });
             if !container || targets.contains(&root) {
                 self.alloc(types, &root, &v);
+            } else if let Some(o) = v.as_object() {
+                // A root that is only a container is no schema the walk builds, but its annotations are read alike
+                // (helper 87: a `description` of `5` there was taken).
+                self.annotation_kinds(&root, o);
             }
             self.name_below(types, &root, &v, &targets);
         }
@@ -493,9 +497,9 @@ impl Cx {
         node
     }
 
-    fn schema(&mut self, types: &mut Types, at: &Origin, o: &Map<String, Value>) -> Node {
-        let description = o.get("description").and_then(Value::as_str).map(String::from);
-        // The annotations the outputs print (doc comments, the reference) or carry (the bundled schema).
+    /// Refuses an annotation of the wrong kind: the outputs print the text ones (doc comments, the reference) and
+    /// carry the others (the bundled schema).
+    fn annotation_kinds(&mut self, at: &Origin, o: &Map<String, Value>) {
         const ANNOTATIONS: [(&str, bool); 6] = [
             ("description", true),
             ("title", true),
@@ -510,9 +514,29 @@ impl Cx {
                     let what = if text { "a string" } else { "a boolean" };
                     self.err(&at.join(k), K::InvalidValue, format!("`{k}` must be {what}"));
                 }
+                Some(Value::String(t)) => {
+                    // Printed into text files (markdown, doc comments), where a NUL or an escape byte makes a
+                    // file binary to git and diff (helper 87: `\u0000` reached three outputs raw).
+                    if let Some(c) = t.chars().find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
+                        self.err(
+                            &at.join(k),
+                            K::InvalidValue,
+                            format!(
+                                "`{k}` holds the control character U+{:04X}, which the generated text files (markdown, \
+                                 doc comments) cannot show; write it as text",
+                                u32::from(c)
+                            ),
+                        );
+                    }
+                }
                 _ => {}
             }
         }
+    }
+
+    fn schema(&mut self, types: &mut Types, at: &Origin, o: &Map<String, Value>) -> Node {
+        let description = o.get("description").and_then(Value::as_str).map(String::from);
+        self.annotation_kinds(at, o);
         if o.get("examples").is_some_and(|v| !v.is_array()) {
             self.err(&at.join("examples"), K::InvalidValue, "`examples` must be an array");
         }
@@ -630,6 +654,14 @@ impl Cx {
                 &at.join("x-discriminator"),
                 K::InvalidValue,
                 "`x-discriminator` belongs beside `oneOf` or `anyOf`",
+            );
+        } else if o.get("x-discriminator").is_some_and(|v| !v.is_string()) {
+            // Refused even where the members' tags say the union anyway (helper 87: OpenAPI's `{"propertyName":
+            // "k"}` was taken as no annotation).
+            self.err(
+                &at.join("x-discriminator"),
+                K::InvalidValue,
+                "`x-discriminator` names the tag property (a string)",
             );
         }
         if let Some(n) = union_alone {

@@ -2,8 +2,8 @@
 //! (before any pass that walks references), so a small hostile schema gets a located refusal instead of a stack
 //! overflow, an output that grows with the cube of its size, or a checker that runs for hours on one value.
 //!
-//! - [`MAX_REF_DEPTH`]: the longest chain of `$ref`s from one type to another (a reference back into the chain,
-//!   recursion, does not lengthen it). Every output and checker follows such a chain one level at a time.
+//! - [`MAX_REF_DEPTH`]: the longest chain of types, each referring to the next by `$ref` (a reference back into
+//!   the chain, recursion, does not lengthen it; 128 types are 127 `$ref`s). Every output and checker follows such a chain one level at a time.
 //! - [`MAX_EXPANSION`]: how many subschemas one type applies at one place in a value (the value itself, or one
 //!   item or property value below it) with every reference written out in place (a recursive reference counts
 //!   once). It bounds what checking each part of a value can cost: a chain of `if`/`then`, each referring twice to
@@ -50,8 +50,8 @@ impl Cx {
         if let Some((i, &d)) = depth.iter().enumerate().max_by_key(|(i, d)| (**d, std::cmp::Reverse(*i))) {
             if d > MAX_REF_DEPTH {
                 let msg = format!(
-                    "a chain of {d} `$ref`s starts at this type (at most {MAX_REF_DEPTH}): every output and checker \
-                     follows such a chain one level at a time"
+                    "a chain of {d} types, each referring to the next by `$ref`, starts at this type (at most \
+                     {MAX_REF_DEPTH}): every output and checker follows such a chain one level at a time"
                 );
                 self.err(&types.slots[i].origin, K::TooComplex, msg);
                 return false;

@@ -71,9 +71,8 @@ impl Cx {
                     (None, Some(f)) => {
                         let at = node.origin.join("x-discriminator");
                         match f.as_str() {
-                            None => {
-                                self.err(&at, K::InvalidValue, "`x-discriminator` names the tag property (a string)")
-                            }
+                            // Refused where it is read (`build`).
+                            None => self.echo(&at),
                             Some(f) => match misfit(types, consts, members, f) {
                                 // A member whose tag is refused already, or reported not fitting another union.
                                 Some((Some(ty), _))
