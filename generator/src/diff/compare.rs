@@ -551,8 +551,10 @@ impl<'a> Walk<'a> {
         // A list of values written as an `anyOf` or `oneOf` of `const`s (each with its own description, say) is
         // that list, as an `enum` is: its values are compared, not its members (helper 78's list: an `enum` that
         // became a `oneOf` of `const`s was a member removed and one added per value).
-        let listed = |s: &Shape| matches!(s, Shape::AnyOf(_) | Shape::OneOf(_));
-        if listed(&o.shape) || listed(&n.shape) {
+        // So is a nullable list beside a list with `null` in it (helper 90: `enum ["a", null]` to a `oneOf` of
+        // `"a"` and `null`, which the loader reads as a nullable const, was `nullable-added` and `null` removed).
+        // Two `const`s are compared below (`const-changed`).
+        if !matches!((&o.shape, &n.shape), (Shape::Const(_), Shape::Const(_))) {
             if let (Some(a), Some(b)) = (values_of(self.om, &o.shape), values_of(self.nm, &n.shape)) {
                 return self.values(at, oo, &a, no, &b);
             }

@@ -103,7 +103,7 @@ fn environment() -> Result<Environment<'static>, EmitError> {
 /// Escapes markdown prose for a table cell: `|` becomes `\|` (also inside code spans, which GFM tables
 /// allow), and every line break becomes `<br>`, so the row stays on one line.
 pub(crate) fn cell(s: String) -> String {
-    let s = escape_raw_text_tags(&s);
+    let s = escape_raw_text_tags(&visible(&s));
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -140,7 +140,7 @@ pub(crate) fn span(s: String) -> String {
 /// as `<!--`) starts with an escaped `<`. An unclosed fence turned the rest of the page into code, an unclosed
 /// comment hid it (every later section and table). Closed fences and inline markdown stay as written.
 pub(crate) fn prose(s: String) -> String {
-    let s = line_breaks_as_lf(&s);
+    let s = line_breaks_as_lf(&visible(&s));
     let mut out = String::with_capacity(s.len() + 8);
     // The open fence: its character and length.
     let mut open: Option<(char, usize)> = None;
@@ -169,7 +169,9 @@ pub(crate) fn prose(s: String) -> String {
                 } else {
                     // Text: no HTML block may start here, no heading (the reference's outline is its own), and no
                     // raw-text element inside.
-                    let at = html_block_start(line).or_else(|| heading_start(body, after_text).map(|at| indent + at));
+                    let (text, in_list) = after_markers(line);
+                    let at = html_block_start(line)
+                        .or_else(|| heading_start(&line[text..], after_text && !in_list).map(|at| text + at));
                     let escaped = match at {
                         Some(at) => format!("{}\\{}", &line[..at], &line[at..]),
                         None => line.to_string(),
@@ -192,39 +194,60 @@ pub(crate) fn prose(s: String) -> String {
 
 /// `s` with every line ending CommonMark knows (`\r\n`, `\r`, `\n`) written `\n`: a bare CR ended a line for a
 /// markdown reader but not for the filters that split lines.
+/// `s` with its control characters other than tab and line breaks written as `\u{..}` escapes, as
+/// [`crate::diag::printable`] writes them: prose from the schema reaches the reference from many places
+/// (descriptions, which the loader refuses with one, and the protocol's `x-*` texts, which it does not read
+/// alike), and a raw ESC or NUL there made the file binary, or a terminal's escape sequence (helper 90).
+fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
+    if !s.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars().map(|c| if hidden(c) { format!("\\u{{{:04X}}}", u32::from(c)) } else { c.to_string() }).collect()
+}
+
 fn line_breaks_as_lf(s: &str) -> String {
     s.replace("\r\n", "\n").replace('\r', "\n")
 }
 
-/// Where a line's `<` would open an HTML block: after up to three spaces and any block quote (`>`) and list
-/// markers (`-`, `+`, `*`, `1.`, `1)`) in front of it, each with up to three spaces after (`> <!--` and `- <!--`
-/// open one as `<!--` first on the line does).
+/// Where a line's `<` would open an HTML block: first in its text after its container markers ([`after_markers`]:
+/// `> <!--` and `- <!--` open one as `<!--` first on the line does).
 fn html_block_start(line: &str) -> Option<usize> {
+    let (i, _) = after_markers(line);
+    (line.as_bytes().get(i) == Some(&b'<')).then_some(i)
+}
+
+/// Where a line's text starts after up to three spaces and any block quote (`>`) and list markers (`-`, `+`, `*`,
+/// `1.`, `1)`) in front of it, each with up to three spaces after; and whether a list marker was among them.
+fn after_markers(line: &str) -> (usize, bool) {
     let b = line.as_bytes();
     let blank = |c: &u8| matches!(c, b' ' | b'\t');
     // A tab after a marker is blank too (`-\t<!--` opened one as `- <!--` did; helper 77).
     let spaces = |i: usize| i + b.iter().skip(i).take(3).take_while(|c| blank(c)).count();
     // A tab first on the line indents it as code.
     let mut i = b.iter().take(3).take_while(|c| **c == b' ').count();
+    let mut list = false;
     loop {
         match b.get(i) {
-            Some(b'<') => return Some(i),
             Some(b'>') => i = spaces(i + 1),
-            Some(b'-' | b'+' | b'*') if b.get(i + 1).is_some_and(blank) => i = spaces(i + 1),
+            Some(b'-' | b'+' | b'*') if b.get(i + 1).is_some_and(blank) => (i, list) = (spaces(i + 1), true),
             Some(c) if c.is_ascii_digit() => {
                 let digits = b.iter().skip(i).take_while(|c| c.is_ascii_digit()).count();
                 match (b.get(i + digits), b.get(i + digits + 1)) {
-                    (Some(b'.' | b')'), Some(c)) if blank(c) && digits <= 9 => i = spaces(i + digits + 1),
-                    _ => return None,
+                    (Some(b'.' | b')'), Some(c)) if blank(c) && digits <= 9 => {
+                        (i, list) = (spaces(i + digits + 1), true);
+                    }
+                    _ => return (i, list),
                 }
             }
-            _ => return None,
+            _ => return (i, list),
         }
     }
 }
 
-/// Where a line's text (`body`, after its indent) would make a heading: an ATX heading (`## Title`), or a setext
-/// underline (`===`, `---`) under a paragraph's line (`after_text`). Escaped, a description's heading stays a line
+/// Where a line's text (after its indent and container markers) would make a heading: an ATX heading (`## Title`,
+/// also in a block quote or a list item: helper 90), or a setext underline (`===`, `---`) under a paragraph's line
+/// (`after_text`; not after a list marker, where `- - -` is a thematic break). Escaped, a description's heading stays a line
 /// of its own section: it became a heading in the reference's outline (helper 85).
 fn heading_start(body: &str, after_text: bool) -> Option<usize> {
     let hashes = body.bytes().take_while(|c| *c == b'#').count();
@@ -283,6 +306,7 @@ fn escape_raw_text_tags(s: &str) -> String {
 /// Prose on one line (a heading, a status, a list item's text): every line break a space, so it cannot end the line
 /// and start a block of its own.
 fn line(s: String) -> String {
+    let s = visible(&s);
     let one = s.split(['\r', '\n', '\u{2028}', '\u{2029}']).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ");
     escape_raw_text_tags(&one)
 }
@@ -307,6 +331,7 @@ fn segs(v: minijinja::Value, in_table: Option<bool>) -> Result<String, minijinja
 
 /// A fenced code block: the fence is longer than any backtick run inside, so content cannot close it.
 pub(crate) fn fence(s: String, lang: String) -> String {
+    let s = visible(&s).into_owned();
     let ticks = "`".repeat((longest_run(&s, '`') + 1).max(3));
     let body = s.replace("\r\n", "\n");
     let body = body.trim_end_matches('\n');
@@ -1564,7 +1589,7 @@ impl<'m> Describer<'m> {
                 }
                 if let Some(d) = s.multiple_of {
                     let fails =
-                        inexact_multiple(d).map(|x| format!(" by double division, so {x} fails")).unwrap_or_default();
+                        inexact_multiple(s).map(|x| format!(" by double division, so {x} fails")).unwrap_or_default();
                     parts.push(vec![text(format!("a multiple of {}{fails}", num(d)))]);
                 }
                 Phrase { head: vec![text(word)], tail: parenthesized(parts), values: None }
@@ -2083,23 +2108,35 @@ fn kind_word(vs: &[&Value]) -> &'static str {
 
 /// A number for prose: whole numbers without a fraction, `2^53-1` for the largest integer JavaScript represents
 /// exactly, other numbers as JSON writes them.
-/// The first decimal multiple of a fractional `multipleOf` (2 to 20 times it, as its decimal text reads) that the
-/// checkers refuse, since they divide doubles ([`crate::engine::is_multiple`]): `0.3` for `0.1`. A reader of "a
-/// multiple of 0.1" expected `0.3` to pass (helper 85).
-fn inexact_multiple(d: f64) -> Option<String> {
-    let text = num(d);
+/// A decimal multiple of a fractional `multipleOf` (as its decimal text reads; from the lower bound on, 2,000 of
+/// them at most) that the number's bounds allow and the checkers refuse, since they divide doubles
+/// ([`crate::engine::is_multiple`]): `0.3` for `0.1`; `1.2` for `0.1` between 1 and 2. `None` for an integer (no
+/// integer fails a fraction's division: helper 90) or when none of those fails. A reader of "a multiple of 0.1"
+/// expected `0.3` to pass (helper 85).
+fn inexact_multiple(s: &NumberShape) -> Option<String> {
+    let d = s.multiple_of?;
+    // Rust writes a double's shortest decimal digits without an exponent (`1e-7` as `0.0000001`).
+    let text = d.to_string();
     let (whole, frac) = text.split_once('.')?;
-    if text.contains(['e', 'E', '-']) {
+    if s.integer || d <= 0.0 {
         return None;
     }
     let digits: u128 = format!("{whole}{frac}").parse().ok()?;
-    (2..=20u128).find_map(|k| {
-        let all = format!("{:0>width$}", digits * k, width = frac.len() + 1);
+    let lower = [s.minimum, s.exclusive_minimum].into_iter().flatten().fold(0.0f64, f64::max);
+    let first = ((lower / d).floor().max(1.0) as u128).min(u128::from(u64::MAX));
+    let within = |v: f64| {
+        s.minimum.is_none_or(|m| v >= m)
+            && s.exclusive_minimum.is_none_or(|m| v > m)
+            && s.maximum.is_none_or(|m| v <= m)
+            && s.exclusive_maximum.is_none_or(|m| v < m)
+    };
+    (first..first + 2_000).find_map(|k| {
+        let all = format!("{:0>width$}", digits.checked_mul(k)?, width = frac.len() + 1);
         let (w, f) = all.split_at(all.len() - frac.len());
         let x = format!("{w}.{f}");
         let x = x.trim_end_matches('0').trim_end_matches('.').to_string();
         let v: f64 = x.parse().ok()?;
-        (!crate::engine::is_multiple(v, d)).then_some(x)
+        (within(v) && !crate::engine::is_multiple(v, d)).then_some(x)
     })
 }
 
@@ -2343,12 +2380,20 @@ mod tests {
     /// its end, a line starting with `<` is escaped; closed fences, indented lines and inline markup stay.
     #[test]
     fn a_fractional_multiple_names_a_multiple_the_checkers_refuse() {
-        assert_eq!(inexact_multiple(0.1).as_deref(), Some("0.3"));
-        assert_eq!(inexact_multiple(0.5), None);
-        assert_eq!(inexact_multiple(2.0), None);
-        assert_eq!(inexact_multiple(1e-7), None);
-        let x = inexact_multiple(0.01).expect("0.01 has one");
-        assert!(!crate::engine::is_multiple(x.parse().expect("number"), 0.01), "{x}");
+        let of = |d: f64| NumberShape { multiple_of: Some(d), ..NumberShape::default() };
+        assert_eq!(inexact_multiple(&of(0.1)).as_deref(), Some("0.3"));
+        assert_eq!(inexact_multiple(&of(0.5)), None);
+        assert_eq!(inexact_multiple(&of(2.0)), None);
+        // Within the bounds, and none for an integer (helper 90).
+        let bounded = NumberShape { minimum: Some(1.0), maximum: Some(2.0), ..of(0.1) };
+        let x: f64 = inexact_multiple(&bounded).expect("one in [1, 2]").parse().expect("number");
+        assert!((1.0..=2.0).contains(&x) && !crate::engine::is_multiple(x, 0.1), "{x}");
+        assert_eq!(inexact_multiple(&NumberShape { integer: true, ..of(0.1) }), None);
+        assert_eq!(inexact_multiple(&NumberShape { maximum: Some(0.2), ..of(0.1) }), None);
+        for d in [0.01, 1e-7, 0.3, 0.7] {
+            let x = inexact_multiple(&of(d)).unwrap_or_else(|| panic!("{d} has one"));
+            assert!(!crate::engine::is_multiple(x.parse().expect("number"), d), "{d}: {x}");
+        }
     }
 
     #[test]
@@ -2381,6 +2426,14 @@ mod tests {
         );
         assert_eq!(prose("  # a\n```\n# code\n```".into()), "  \\# a\n```\n# code\n```");
         assert_eq!(prose("Title\n===\n\n---\nx\n- - -\ny\n--- ".into()), "Title\n\\===\n\n---\nx\n- - -\ny\n\\--- ");
+        // Control characters are shown, not written (helper 90: an ESC in `x-removed`'s `why`).
+        assert_eq!(prose("a\u{1b}[31mb\u{0}".into()), "a\\u{001B}[31mb\\u{0000}");
+        assert_eq!(cell("a\u{85}\tb".into()), "a\\u{0085}\tb");
+        assert_eq!(line("T\u{7f}".into()), "T\\u{007F}");
+        assert_eq!(
+            prose("> ## q\n- ## l\n1. ## o\n> para\n> ---".into()),
+            "> \\## q\n- \\## l\n1. \\## o\n> para\n> \\---"
+        );
     }
 
     #[test]

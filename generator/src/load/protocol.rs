@@ -985,17 +985,31 @@ fn object_of<'a>(types: &'a Types, mut shape: &'a Shape) -> Option<&'a ObjectSha
 /// The version of a package whose `x-package` gives none.
 const DEFAULT_VERSION: &str = "0.1.0";
 
-/// Whether `s` reads as an SPDX license expression: license ids (`MIT`, `Apache-2.0`, `LicenseRef-x`, with an
-/// optional `+`) joined by `AND`, `OR` and `WITH` (an exception id after it), in balanced parentheses. The ids
-/// are not looked up in SPDX's list: Cargo and npm take any such expression.
+/// Whether `s` reads as an SPDX license expression: license ids (`MIT`, `Apache-2.0`, `LicenseRef-x`,
+/// `DocumentRef-d:LicenseRef-x`, with an optional `+`) joined by `AND`, `OR` and `WITH` (an exception id after
+/// it), in balanced parentheses, separated by spaces (written into `Cargo.toml` as it is: a line break there
+/// broke the crate's manifest, helper 90). The ids are not looked up in SPDX's list, but `NONE` and
+/// `NOASSERTION`, which say there is no licence, are refused.
 fn is_spdx_expression(s: &str) -> bool {
+    if !s.chars().all(|c| c == ' ' || c.is_ascii_graphic()) {
+        return false;
+    }
     let spaced = s.replace('(', " ( ").replace(')', " ) ");
-    let words: Vec<&str> = spaced.split_whitespace().collect();
+    let words: Vec<&str> = spaced.split(' ').filter(|w| !w.is_empty()).collect();
+    let part = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
     let id = |w: &str| {
         let w = w.strip_suffix('+').unwrap_or(w);
-        !w.is_empty()
-            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-            && !matches!(w, "AND" | "OR" | "WITH")
+        let refs = |w: &str| match w.strip_prefix("LicenseRef-") {
+            Some(rest) => part(rest),
+            None => part(w) && !w.starts_with("DocumentRef-"),
+        };
+        let ok = match w.split_once(':') {
+            Some((doc, lic)) => {
+                doc.strip_prefix("DocumentRef-").is_some_and(part) && lic.starts_with("LicenseRef-") && refs(lic)
+            }
+            None => refs(w),
+        };
+        ok && !matches!(w, "AND" | "OR" | "WITH" | "NONE" | "NOASSERTION")
     };
     // Alternates a term (an id or a parenthesized expression) and an operator, ending on a term.
     let (mut depth, mut want_term, mut after_with) = (0usize, true, false);
@@ -1077,6 +1091,8 @@ mod version_tests {
             "(MIT OR Apache-2.0) AND BSD-3-Clause",
             "GPL-2.0-only WITH Classpath-exception-2.0",
             "LicenseRef-acme-1.1",
+            "DocumentRef-spdx-tool-1.2:LicenseRef-MIT-Style-2",
+            "MIT  OR  Apache-2.0",
         ] {
             assert!(is_spdx_expression(ok), "{ok}");
         }
@@ -1092,6 +1108,16 @@ mod version_tests {
             "MIT/Apache-2.0",
             "MIT WITH (Apache-2.0)",
             "\"MIT\"",
+            // A line break or another space would reach `Cargo.toml` as written (helper 90).
+            "MIT\nOR Apache-2.0",
+            "MIT\rOR Apache-2.0",
+            "MIT\tOR Apache-2.0",
+            "MIT\u{a0}OR Apache-2.0",
+            "NONE",
+            "NOASSERTION",
+            "LicenseRef-",
+            "DocumentRef-x",
+            "DocumentRef-x:MIT",
         ] {
             assert!(!is_spdx_expression(bad), "{bad}");
         }

@@ -225,8 +225,7 @@ async fn around(State(st): St, req: Request, next: Next) -> Response {
         }
     }
     let tally = resp.extensions_mut().remove::<Tally>().unwrap_or_default();
-    let gone = resp.extensions_mut().remove::<super::error::ClientGone>().is_some();
-    request.finish(if gone { CLIENT_CLOSED } else { resp.status().as_u16() }, &tally);
+    request.finish(resp.status().as_u16(), &tally);
     // The permit goes with the answer until hyper has taken its last piece: the permits bound the answers held in
     // memory, those of clients that do not read them too (the connection drops such a client after
     // `--timeout-ms` without progress, `serve::SendDeadline`).

@@ -116,16 +116,13 @@ impl Limited {
             match frame {
                 None => return Ok(None),
                 Some(Err(e)) => {
-                    let error = ApiError::new(
+                    return Err(ApiError::new(
                         ErrorCode::UnreadableBody,
                         format!(
                             "the body could not be read after {}: {e}",
                             crate::engine::counted(self.seen, "byte", "bytes")
                         ),
-                    );
-                    // A client that went away mid-body gets no answer: the request is its 499 (helper 88 found
-                    // such requests logged as 400s).
-                    return Err(if client_gone(&e) { error.client_gone() } else { error });
+                    ))
                 }
                 Some(Ok(f)) => {
                     let Ok(data) = f.into_data() else { continue }; // trailers
@@ -138,18 +135,6 @@ impl Limited {
             }
         }
     }
-}
-
-/// Whether a body broke off because its client went away (the connection closed or was reset before the body's
-/// end), not because it was malformed (a bad chunk size).
-fn client_gone(e: &(dyn std::error::Error + 'static)) -> bool {
-    use std::io::ErrorKind as K;
-    std::iter::successors(Some(e), |x| x.source()).any(|x| {
-        x.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_incomplete_message)
-            || x.downcast_ref::<std::io::Error>().is_some_and(|io| {
-                matches!(io.kind(), K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof)
-            })
-    })
 }
 
 fn too_large(max: u64, declared: Option<u64>) -> ApiError {

@@ -72,25 +72,12 @@ pub struct ApiError {
     pub code: ErrorCode,
     /// What went wrong, for humans.
     pub message: String,
-    /// The client went away before the answer (the body broke off with the connection): the request is counted
-    /// and logged as [`crate::serve::app::CLIENT_CLOSED`], whatever answer would have been sent.
-    pub client_gone: bool,
 }
-
-/// The mark an answer to a client that went away carries to the request's log line ([`ApiError::client_gone`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ClientGone;
 
 impl ApiError {
     /// An error with `code` and `message`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError { code, message: message.into(), client_gone: false }
-    }
-
-    /// The same error, for a client that went away ([`ApiError::client_gone`]).
-    #[must_use]
-    pub fn client_gone(self) -> Self {
-        ApiError { client_gone: true, ..self }
+        ApiError { code, message: message.into() }
     }
 
     /// The JSON body.
@@ -107,9 +94,6 @@ impl IntoResponse for ApiError {
                 .into_response();
         if self.code == ErrorCode::Overloaded {
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        }
-        if self.client_gone {
-            r.extensions_mut().insert(ClientGone);
         }
         r
     }
