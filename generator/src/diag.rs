@@ -97,6 +97,12 @@ fn escaped(s: &str, escape: impl Fn(u32) -> String) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A control character that text files do not show (all but tab and the line breaks): the loader refuses one in a
+/// schema's prose, and the reference writes one as an escape.
+pub(crate) fn hidden_control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
+}
+
 /// Text for a terminal: control characters (a newline in a key included), bidirectional overrides and marks, and
 /// line or paragraph separators are written as `\u{..}` escapes, so input (a message's keys, a schema's names)
 /// cannot forge output lines or reach the terminal as escape sequences. Every text report goes through it.

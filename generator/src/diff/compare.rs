@@ -549,8 +549,8 @@ impl<'a> Walk<'a> {
             return self.shape(at, o1.as_ref().unwrap_or(o), n1.as_ref().unwrap_or(n));
         }
         // A list of values written as an `anyOf` or `oneOf` of `const`s (each with its own description, say) is
-        // that list, as an `enum` is: its values are compared, not its members (helper 78's list: an `enum` that
-        // became a `oneOf` of `const`s was a member removed and one added per value).
+        // that list, as an `enum` is: its values are compared, not its members (stop 65's list of what was left out: an
+        // `enum` that became a `oneOf` of `const`s was a `type-changed`, breaking everyone).
         // So is a nullable list beside a list with `null` in it (helper 90: `enum ["a", null]` to a `oneOf` of
         // `"a"` and `null`, which the loader reads as a nullable const, was `nullable-added` and `null` removed).
         // Two `const`s are compared below (`const-changed`).
@@ -1954,7 +1954,6 @@ fn cell_what(r: &Removed) -> String {
     }
 }
 
-/// The JSON kind a member of `type: [...]` accepts.
 /// The values a shape accepts when it is a list of them: a `const`, an `enum`, `null`, a nullable list, an
 /// `anyOf` of lists (the values of any), a `oneOf` of lists (the values of exactly one: a value in two matches
 /// both and is refused). `None` for any other shape.
@@ -2033,6 +2032,7 @@ fn value_kind(v: &Value) -> &'static str {
     }
 }
 
+/// The JSON kind a member of `type: [...]` accepts.
 fn kind(s: &Shape) -> &'static str {
     let of = value_kind;
     match s {

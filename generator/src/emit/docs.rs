@@ -199,7 +199,7 @@ pub(crate) fn prose(s: String) -> String {
 /// (descriptions, which the loader refuses with one, and the protocol's `x-*` texts, which it does not read
 /// alike), and a raw ESC or NUL there made the file binary, or a terminal's escape sequence (helper 90).
 fn visible(s: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
+    let hidden = crate::diag::hidden_control;
     if !s.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(s);
     }

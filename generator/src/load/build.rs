@@ -517,7 +517,7 @@ impl Cx {
                 Some(Value::String(t)) => {
                     // Printed into text files (markdown, doc comments), where a NUL or an escape byte makes a
                     // file binary to git and diff (helper 87: `\u0000` reached three outputs raw).
-                    if let Some(c) = t.chars().find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
+                    if let Some(c) = t.chars().find(|c| crate::diag::hidden_control(*c)) {
                         self.err(
                             &at.join(k),
                             K::InvalidValue,
