@@ -449,10 +449,8 @@ fn diff(a: DiffArgs) -> ExitCode {
     let load = |spec: &str| match Side::load(spec) {
         Ok(s) => Ok(s),
         Err(DiffError::Schema { spec, errors }) => {
-            report_schema_errors(&errors, schema_format);
-            if schema_format == Format::Text {
-                errln!("wiregen diff: `{spec}` has {}", errors.count("schema error"));
-            }
+            let closing = format!("wiregen diff: `{spec}` has {}", errors.count("schema error"));
+            report_schema_errors(&errors, schema_format, Some(closing));
             Err(())
         }
         Err(e) => {
@@ -615,10 +613,11 @@ fn types(a: TypesArgs) -> ExitCode {
     let (model, sources) = match wiregen::load::load_with_sources(&a.schema) {
         Ok(m) => m,
         Err(errs) => {
-            report_schema_errors(&errs, a.format);
-            if a.format == Format::Text {
-                errln!("wiregen types: the schema has {}", errs.count("error"));
-            }
+            report_schema_errors(
+                &errs,
+                a.format,
+                Some(format!("wiregen types: the schema has {}", errs.count("error"))),
+            );
             return ExitCode::from(2);
         }
     };
@@ -633,7 +632,7 @@ fn types(a: TypesArgs) -> ExitCode {
         Err(e) => {
             let located = e.located(&sources);
             match (located.is_empty(), a.format) {
-                (false, format) => report_schema_errors(&wiregen::diag::SchemaErrors(located), format),
+                (false, format) => report_schema_errors(&wiregen::diag::SchemaErrors(located), format, None),
                 (true, Format::Json) => {
                     let code = wiregen::diag::SchemaErrorKind::Unexpressible.code();
                     outln!("{}", serde_json::json!({"code": code, "message": e.to_string()}))
@@ -727,8 +726,13 @@ fn name_the_schema(errs: &wiregen::diag::SchemaErrors, format: Format, schema: &
 }
 
 /// Schema diagnostics as `--format` asks: JSON objects on stdout (one per line), or text on stderr.
-fn report_schema_errors(errs: &wiregen::diag::SchemaErrors, format: Format) {
+/// The schema's errors ([`report_schema_errors_on`] stdout), and in text the command's closing line that counts
+/// them (`closing`, `wiregen types: the schema has 2 errors`): one place for what every command prints then.
+fn report_schema_errors(errs: &wiregen::diag::SchemaErrors, format: Format, closing: Option<String>) {
     report_schema_errors_on(errs, format, &mut std::io::stdout());
+    if let (Format::Text, Some(line)) = (format, closing) {
+        errln!("{line}");
+    }
 }
 
 /// [`report_schema_errors`] with the JSON diagnostics written to `json` (text goes to stderr either way).
@@ -758,10 +762,11 @@ fn report_error(e: &wiregen::Error, format: Format, schema: &Path, writes: bool)
     let nothing = if writes { "; nothing was written" } else { "" };
     match (e, format) {
         (wiregen::Error::Schema(errs), _) => {
-            report_schema_errors(errs, format);
-            if format == Format::Text {
-                errln!("wiregen: the schema has {}{nothing}", errs.count("error"));
-            }
+            report_schema_errors(
+                errs,
+                format,
+                Some(format!("wiregen: the schema has {}{nothing}", errs.count("error"))),
+            );
             name_the_schema(errs, format, schema);
         }
         (e, Format::Json) => outln!("{}", json_error(&chain(e))),
@@ -918,10 +923,8 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let proto = match loaded {
         Ok(p) => p,
         Err(errs) => {
-            report_schema_errors(&errs, a.format);
-            if a.format == Format::Text {
-                errln!("wiregen validate: the schema has {}", errs.count("error"));
-            }
+            let closing = format!("wiregen validate: the schema has {}", errs.count("error"));
+            report_schema_errors(&errs, a.format, Some(closing));
             if let Some(schema) = &a.schema {
                 name_the_schema(&errs, a.format, schema);
             }
