@@ -825,6 +825,14 @@ impl Model {
         strips(n) || self.reachable_types(n).iter().zip(&self.types).any(|(r, t)| *r && strips(&t.node))
     }
 
+    /// Whether any string of the model has a strict-id pattern (`x-strict-pattern`), which is what
+    /// `--strict-ids` checks: without one that option changes nothing.
+    pub fn has_strict_patterns(&self) -> bool {
+        let mut found = false;
+        self.visit_patterns(&mut |_, strict| found |= strict);
+        found
+    }
+
     /// Calls `f` with every pattern of the model, and whether it is a strict-id pattern.
     pub fn visit_patterns(&self, f: &mut dyn FnMut(&Pattern, bool)) {
         for t in &self.types {

@@ -200,9 +200,13 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
         let shutdown = process_signals().map_err(ServeError::Io)?;
         let local = listener.local_addr().map_err(ServeError::Io)?;
         let events = proto.protocol.as_ref().map_or(0, |p| p.events.len());
+        let proto_has_strict = proto.has_strict_patterns();
         let app = App::new(proto, opts).map_err(ServeError::Engine)?;
         on_listening(local);
         tracing::info!(addr = %local, events, strict_ids = opts.strict_ids, "wiregen serve started");
+        if opts.strict_ids && !proto_has_strict {
+            tracing::warn!("--strict-ids: the schema declares no strict id pattern (`x-strict-pattern`), so it checks nothing more");
+        }
         serve(listener, app, opts, shutdown).await.map_err(ServeError::Io)?;
         tracing::info!("wiregen serve stopped");
         Ok(())

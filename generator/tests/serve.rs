@@ -566,6 +566,19 @@ fn schema_endpoints_serve_any_protocol_package() {
     server.get("/v1/schema/events/subagent-start").assert_error(404, "unknown-event");
 }
 
+/// `--strict-ids` with a schema that has no strict id pattern (the happy-wire example) logs a warning that it
+/// checks nothing more (it was silent); with the protocol compiled in, which has one, it does not.
+#[test]
+fn strict_ids_without_a_strict_pattern_is_warned_of() {
+    let dir = root().join("examples/happy-wire/schema");
+    let server = Server::start(&["--schema", dir.to_str().expect("utf-8 path"), "--strict-ids"]);
+    server.wait_log_lines("the schema declares no strict id pattern", 1);
+    drop(server);
+    let server = Server::start(&["--strict-ids"]);
+    let log = server.wait_log_lines("wiregen serve started", 1);
+    assert!(!log.contains("strict id pattern"), "{log}");
+}
+
 /// A plain type package: `/v1/schema/events/x` says the schema has no events (it said "expected one of " and
 /// nothing after), and a package with no root type is refused by naming the fix the service takes (`x-root`; the
 /// engine's words asked for `--type`, which `serve` does not take). Helper 78.

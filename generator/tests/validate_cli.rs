@@ -875,6 +875,15 @@ fn a_wrong_type_lists_the_types_and_a_stream_without_rules_says_so() {
     let proto = run(&["validate", "--stream", "s.jsonl"]);
     assert_eq!(proto.status.code(), Some(0), "{}", stderr(&proto));
     assert!(!stderr(&proto).contains("sequence rules"));
+    // --strict-ids with a schema that has no strict id pattern says it checks nothing more (it was silent), and
+    // not with the protocol compiled in, which has one.
+    let strict = run(&["validate", "--schema", "plain.json", "--strict-ids", "in.jsonl"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(stderr(&strict).contains("--strict-ids: the schema declares no strict id pattern"), "{}", stderr(&strict));
+    // (The seed's flow uses readable ids such as `sa_research`, which the strict pattern refuses.)
+    let strict = run(&["validate", "--strict-ids", "--stream", "s.jsonl"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
+    assert!(!stderr(&strict).contains("strict id pattern"), "{}", stderr(&strict));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
