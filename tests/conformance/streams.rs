@@ -821,11 +821,7 @@ fn a_needs_open_rule_without_on_leaves_the_opening_event_alone() {
         reference[0].invalid.iter().map(|(l, r, p, _)| (*l, r.clone(), p.clone())).collect();
     assert_eq!(got, fx[0].invalid, "{:?}", reference[0]);
     let schema_arg = schema.to_str().expect("utf-8 path");
-    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
-        .args(["generate", "--only", "ts,docs", "--schema", schema_arg, "--out", out.to_str().expect("utf-8 path")])
-        .output()
-        .expect("wiregen runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pkg = generate_and_build_ts(&schema, &out);
     // The reference says what breaks each: every message but the opening one, and of `on` only what the rule reads.
     let md = std::fs::read_to_string(out.join("docs/session-protocol.md")).expect("the reference");
     assert!(
@@ -835,6 +831,23 @@ fn a_needs_open_rule_without_on_leaves_the_opening_event_alone() {
         "{md}"
     );
     assert!(md.contains("| `user.outside-turn` | `text` while no `turn` is open; only from `user` |"), "{md}");
+    for (name, outcome) in
+        [("cli", cli_with(&["--schema", schema_arg], &fx)), ("ts", ts_with(&pkg.join("dist/index.js"), &pkg, &fx))]
+    {
+        assert!(same_records(&reference[0], &outcome[0]), "{name}: {:?} / {:?}", reference[0], outcome[0]);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// `wiregen generate --only ts,docs` of `schema` into `out`, and the TypeScript package built there (with the
+/// repository's node modules); returns the package folder.
+fn generate_and_build_ts(schema: &Path, out: &Path) -> PathBuf {
+    let o = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .args(["generate", "--only", "ts,docs", "--schema", schema.to_str().expect("utf-8 path")])
+        .args(["--out", out.to_str().expect("utf-8 path")])
+        .output()
+        .expect("wiregen runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let pkg = out.join("ts");
     crate::node::ensure_npm_deps(&root().join("generated/ts"));
     #[cfg(unix)]
@@ -842,10 +855,53 @@ fn a_needs_open_rule_without_on_leaves_the_opening_event_alone() {
         .expect("link node_modules");
     let b = Command::new("npm").current_dir(&pkg).args(["run", "--silent", "build"]).output().expect("npm runs");
     assert!(b.status.success(), "{}{}", String::from_utf8_lossy(&b.stdout), String::from_utf8_lossy(&b.stderr));
+    pkg
+}
+
+/// The edges of the sequence kinds, in a protocol of their own (`tests/fixtures/sequence-edges`), get the same
+/// records from the Rust checker, the CLI and the TypeScript checker generated from it (helper 91):
+/// - a message placeholder that two sources of a rule fill (`close-blocked`: the closing scope's key and the
+///   blocking scope's key; `close-requires`: the closing scope's key and the required field) is filled by the
+///   first of the kind's list: the scope's key, then `open`, then the other (the TypeScript checker let the other
+///   win: `turn \`t1\`` against the CLI's `turn \`t3\``);
+/// - a key closed with the scope it lives within (`within`) is remembered as closed, so `open-reused` refuses it
+///   again (every checker forgot it);
+/// - a scope within one that lives within a third closes with the third (it stayed open in every checker).
+#[test]
+fn the_edges_of_the_sequence_kinds_get_the_same_records_from_every_checker() {
+    let fixture = root().join("tests/fixtures/sequence-edges");
+    let fx = fixtures_in(&fixture.join("streams"));
+    let model = wiregen::load::load(&fixture.join("schema")).expect("the fixture protocol loads");
+    let reference = rust_with(model, &fx);
+    let messages: Vec<(&str, &str)> = fx
+        .iter()
+        .zip(&reference)
+        .filter_map(|(f, o)| o.invalid.first().map(|e| (f.name.as_str(), e.3.as_str())))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            ("close-blocked", "turn `t3` blocked (open `t3`)"),
+            ("close-requires", "closing k=`k2` open=`k2`"),
+            ("reopened-after-closing-with-its-parent", "`k3` was closed before"),
+        ]
+    );
+    // (A scope within one that lives within a third stayed open when the third closed.)
+    let nested = fx.iter().position(|f| f.name == "closed-with-the-one-its-parent-lives-within").expect("the fixture");
+    assert_eq!(reference[nested].rollup["open"], json!({"ds": []}));
+    for (f, o) in fx.iter().zip(&reference) {
+        let got: Vec<(u64, String, String)> = o.invalid.iter().map(|(l, r, p, _)| (*l, r.clone(), p.clone())).collect();
+        assert_eq!(got, f.invalid, "{}", f.name);
+    }
+    let scratch = std::env::temp_dir().join(format!("wiregen-sequence-edges-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let schema = fixture.join("schema");
+    let pkg = generate_and_build_ts(&schema, &scratch);
+    let schema_arg = schema.to_str().expect("utf-8 path");
     for (name, outcome) in
         [("cli", cli_with(&["--schema", schema_arg], &fx)), ("ts", ts_with(&pkg.join("dist/index.js"), &pkg, &fx))]
     {
-        assert!(same_records(&reference[0], &outcome[0]), "{name}: {:?} / {:?}", reference[0], outcome[0]);
+        assert_eq!(outcome, reference, "{name}");
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }

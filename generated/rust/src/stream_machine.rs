@@ -124,7 +124,7 @@ pub struct Machine {
     role_bucket: Vec<usize>,
     /// Per tag symbol ([`Machine::ops`]): what a message with that tag does to the state.
     by_tag: Vec<TagOps>,
-    /// Per scope: the scopes within it (they close with it).
+    /// Per scope: the scopes within it, directly or through another (they close with it).
     inner: Vec<Vec<usize>>,
 }
 
@@ -365,9 +365,20 @@ impl Machine {
                 }
             })
             .collect();
-        m.inner = (0..m.scopes.len())
-            .map(|s| m.scopes.iter().enumerate().filter(|(_, w)| w.within == Some(s)).map(|(w, _)| w).collect())
-            .collect();
+        // Directly or through another: a scope within one within `s` closes with `s` too (it stayed open; helper
+        // 91). The walk up is bounded by the number of scopes, whatever the declarations say.
+        let lives_in = |w: usize, s: usize| {
+            let mut up = m.scopes[w].within;
+            for _ in 0..m.scopes.len() {
+                match up {
+                    Some(x) if x == s => return true,
+                    Some(x) => up = m.scopes[x].within,
+                    None => return false,
+                }
+            }
+            false
+        };
+        m.inner = (0..m.scopes.len()).map(|s| (0..m.scopes.len()).filter(|&w| lives_in(w, s)).collect()).collect();
         Some(m)
     }
 
@@ -1693,10 +1704,14 @@ impl State {
             let closed: Option<Box<[u8]>> =
                 if sc.single { st.open.take() } else { msg.str(&sc.key).and_then(|k| st.open.remove(k)) };
             if let Some(k) = closed {
-                // What lived within it closes with it.
+                // What lived within it closes with it, and is remembered as closed like any close (an
+                // `open-reused` rule of that scope refuses it again; helper 91).
                 for &w in &m.inner[s] {
-                    self.scopes[w].open.remove(&k);
-                    self.scopes[w].forget_rejected(&k);
+                    let inner = &mut self.scopes[w];
+                    if inner.open.remove(&k).is_some() && m.scopes[w].remember_closed {
+                        inner.closed.insert(k.clone(), line);
+                    }
+                    inner.forget_rejected(&k);
                 }
                 let st = &mut self.scopes[s];
                 st.forget_rejected(&k);

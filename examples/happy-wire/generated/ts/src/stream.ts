@@ -375,6 +375,16 @@ function closeItem(st: ScopeState, key: string): boolean {
   return st.open.delete(key);
 }
 
+/** Whether scope `w` lives within scope `s`, directly or through another (it closes with `s`). */
+function livesIn(w: number, s: number): boolean {
+  let up = (SEQUENCE.scopes[w] as Scope).within;
+  for (let i = 0; i < SEQUENCE.scopes.length && up !== null; i++) {
+    if (up === s) return true;
+    up = (SEQUENCE.scopes[up] as Scope).within;
+  }
+  return false;
+}
+
 function clearOpen(st: ScopeState): void {
   for (const k of [...st.open.keys()]) closeItem(st, k);
 }
@@ -546,8 +556,9 @@ export class SessionStreamChecker {
     const openLine = theOpenOne?.[1].line;
     const opener = m.t === sc.openedBy;
     const closer = m.t === sc.closedBy;
+    // A name two sources fill is the first's, as in the Rust checker: the scope's key, then `open`, then `extra`.
     const withKey = (value: string | undefined, extra: Params, related?: number, causedBy?: number): StreamError =>
-      fire({ [sc.key.property]: value ?? "", open: open ?? "", ...extra }, related, causedBy);
+      fire({ ...extra, open: open ?? "", [sc.key.property]: value ?? "" }, related, causedBy);
     const rejectedOpen = (v: string | undefined) => (v === undefined ? undefined : st.rejectedOpen.get(v));
     switch (k.check) {
       case "open-without-key":
@@ -646,9 +657,10 @@ export class SessionStreamChecker {
       // What lived within it closes with it, and a rejected line that would have opened or closed one of those
       // no longer stands for anything a later line needs.
       SEQUENCE.scopes.forEach((w, wi) => {
-        if (w.within !== s) return;
+        if (!livesIn(wi, s)) return;
         const inner = this.#scopes[wi] as ScopeState;
-        closeItem(inner, closed);
+        // Remembered as closed like any close: an `open-reused` rule of that scope refuses it again.
+        if (closeItem(inner, closed) && w.rememberClosed) inner.closed.set(closed, line);
         inner.rejectedOpen.delete(closed);
         inner.rejectedClose.delete(closed);
       });
