@@ -312,6 +312,14 @@ pub struct Pattern {
     pub linear: crate::pattern::linear::Program,
 }
 
+impl Pattern {
+    /// Whether every string matches it (`""`, `^`, `a*`): such a pattern says what none says
+    /// ([`crate::pattern::matches_every_string`]).
+    pub fn matches_every_string(&self) -> bool {
+        crate::pattern::matches_every_string(&self.rust)
+    }
+}
+
 /// A number and its constraints (all compared as doubles).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NumberShape {

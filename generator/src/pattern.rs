@@ -186,6 +186,26 @@ pub fn translate(source: &str) -> Result<Translated, PatternError> {
     Ok(Translated { rust: p.out, js })
 }
 
+/// Whether a pattern in the `regex` crate's syntax (a [`Translated::rust`]) matches every string: it matches the
+/// empty text at the start of any (`""`, `^`, `a*`, `(?:)`, `[^]*`), since a pattern may match anywhere in the
+/// string. Sound, not complete: `true` only when that is certain (a word boundary or an end anchor on the way
+/// says `false`, and so does a pattern that does not parse).
+pub fn matches_every_string(rust: &str) -> bool {
+    use regex_syntax::hir::{Hir, HirKind, Look};
+    fn empty_at_start(h: &Hir) -> bool {
+        match h.kind() {
+            HirKind::Empty => true,
+            HirKind::Literal(_) | HirKind::Class(_) => false,
+            HirKind::Look(look) => *look == Look::Start,
+            HirKind::Repetition(r) => r.min == 0 || empty_at_start(&r.sub),
+            HirKind::Capture(c) => empty_at_start(&c.sub),
+            HirKind::Concat(parts) => parts.iter().all(empty_at_start),
+            HirKind::Alternation(parts) => parts.iter().any(empty_at_start),
+        }
+    }
+    regex_syntax::parse(rust).is_ok_and(|h| empty_at_start(&h))
+}
+
 struct Parser<'a> {
     chars: &'a [char],
     pos: usize,
@@ -656,6 +676,23 @@ mod tests {
     fn ok(src: &str) -> regex::Regex {
         let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}")).rust;
         regex::Regex::new(&t).unwrap_or_else(|e| panic!("{src} -> {t}: {e}"))
+    }
+
+    /// A pattern said to match every string does (on texts that start with what could stop it: a line break, a
+    /// letter, nothing), and one that does not is not said to.
+    #[test]
+    fn a_pattern_that_matches_every_string_is_known() {
+        let texts = ["", "a", "\n", "é🐲", " x\r\n", "\u{2028}"];
+        for src in ["", "^", "a*", "(?:)", "[^]*", "x?y*", "^|a", "(a|)", "(?:^a?)+", "\\b|", "a{0,3}"] {
+            let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}")).rust;
+            assert!(matches_every_string(&t), "{src} ({t})");
+            let re = ok(src);
+            assert!(texts.iter().all(|x| re.is_match(x)), "{src}");
+        }
+        for src in ["a", "^$", "$", "\\b", "^a*$", ".", "[^]+", "a|b", "^.*$", "a{1,3}", "[]"] {
+            let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}")).rust;
+            assert!(!matches_every_string(&t), "{src} ({t})");
+        }
     }
 
     #[test]

@@ -61,6 +61,10 @@ struct Walk<'a> {
     /// How many times a walk stopped at a pair it was already comparing: a probe result reached past one assumed
     /// that pair equal, so "no difference" is kept only from a walk that stopped nowhere.
     cut: usize,
+    /// Whether stored OLD messages reach NEW code through an upgrade (`wiregen migrate`, the generated upcasters):
+    /// only between two session protocols. Without one, stored history is read as old producers' messages are,
+    /// and broken wherever they are (a declared rename in a plain package was said to spare it; helper 93).
+    upgrades: bool,
 }
 
 pub(super) fn run(old: &Side, new: &Side) -> Report {
@@ -80,6 +84,7 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
         member_tag: None,
         engines: OnceCell::new(),
         active: HashSet::new(),
+        upgrades: old.model.protocol.is_some() && new.model.protocol.is_some(),
     };
     let mut rows = Vec::new();
     let mut removals = Vec::new();
@@ -226,6 +231,7 @@ fn match_fields<'a>(o: &'a ObjectShape, n: &'a ObjectShape) -> Vec<Pair<'a>> {
 
 impl<'a> Walk<'a> {
     fn push(&mut self, rule: R, at: &At, o: Option<&Origin>, n: Option<&Origin>, message: String, breaks: Breaks) {
+        let breaks = if self.upgrades { breaks } else { Breaks { stored_history: breaks.old_producers, ..breaks } };
         self.out.push(Change {
             rule,
             scope: at.scope.clone(),
@@ -554,8 +560,16 @@ impl<'a> Walk<'a> {
         // So is a nullable list beside a list with `null` in it (helper 90: `enum ["a", null]` to a `oneOf` of
         // `"a"` and `null`, which the loader reads as a nullable const, was `nullable-added` and `null` removed).
         // Two `const`s are compared below (`const-changed`).
+        // A list beside a short range of integers is compared as that range's values (helper 93: `integer` 1 to 3
+        // that became `enum [1, 2, 3]` was a `type-changed`, breaking old producers).
         if !matches!((&o.shape, &n.shape), (Shape::Const(_), Shape::Const(_))) {
-            if let (Some(a), Some(b)) = (values_of(self.om, &o.shape), values_of(self.nm, &n.shape)) {
+            let lists = match (values_of(self.om, &o.shape), values_of(self.nm, &n.shape)) {
+                (Some(a), Some(b)) => Some((a, b)),
+                (Some(a), None) => range_values(self.nm, &n.shape).map(|b| (a, b)),
+                (None, Some(b)) => range_values(self.om, &o.shape).map(|a| (a, b)),
+                (None, None) => None,
+            };
+            if let Some((a, b)) = lists {
                 return self.values(at, oo, &a, no, &b);
             }
         }
@@ -978,7 +992,16 @@ impl<'a> Walk<'a> {
                 ("maxProperties", o.max_properties, n.max_properties, false),
             ],
         );
-        if o.dependent_required != n.dependent_required || o.required_only != n.required_only {
+        // What a `dependentRequired` entry requires besides its own property, in any order; an entry that requires
+        // nothing more says what none says (`{"x": []}` was a change; helper 93).
+        let dependent = |x: &ObjectShape| -> BTreeMap<String, BTreeSet<String>> {
+            x.dependent_required
+                .iter()
+                .map(|(k, names)| (k.clone(), names.iter().filter(|n| *n != k).cloned().collect::<BTreeSet<_>>()))
+                .filter(|(_, names)| !names.is_empty())
+                .collect()
+        };
+        if dependent(o) != dependent(n) || o.required_only != n.required_only {
             let msg = "`dependentRequired` or properties required without a declaration changed".to_string();
             self.push(R::ConstraintChanged, at, Some(&on.origin), Some(&nn.origin), msg, Breaks::BOTH);
         }
@@ -1323,7 +1346,9 @@ impl<'a> Walk<'a> {
         let mut loose = Vec::new();
         for &(keyword, a, b, lower) in items {
             let show = |x: Option<u64>| x.map_or_else(|| "none".to_string(), |v| v.to_string());
-            let tighter = match (a, b) {
+            // A lower count of 0 says what none says (`minLength: 0` added was a tightening; helper 93).
+            let said = |x: Option<u64>| if lower { x.filter(|&v| v > 0) } else { x };
+            let tighter = match (said(a), said(b)) {
                 (None, Some(_)) => Some(true),
                 (Some(_), None) => Some(false),
                 (Some(x), Some(y)) if x != y => Some((y > x) == lower),
@@ -1353,7 +1378,12 @@ impl<'a> Walk<'a> {
             ("minLength", a.min_length, b.min_length, true),
             ("maxLength", a.max_length, b.max_length, false),
         ]);
-        match (&a.pattern, &b.pattern) {
+        // A pattern every string matches (`""`, `^`, `a*`: it matches the empty text at the start of any) says
+        // what none says (helper 93).
+        fn said(s: &StringShape) -> Option<&Pattern> {
+            s.pattern.as_ref().filter(|p| !p.matches_every_string())
+        }
+        match (said(a), said(b)) {
             (None, Some(p)) => tight.push(format!("pattern {} added", code(&p.source))),
             (Some(p), None) => loose.push(format!("pattern {} dropped", code(&p.source))),
             (Some(p), Some(q)) if p.source != q.source => {
@@ -1983,6 +2013,43 @@ fn values_of(m: &Model, s: &Shape) -> Option<Vec<Value>> {
         }
         _ => None,
     }
+}
+
+/// The values of an integer shape with both bounds and at most 256 values (`integer`, `minimum: 1`,
+/// `maximum: 3` is `1, 2, 3`; a whole `multipleOf` keeps its multiples), to compare it with a list of values;
+/// `None` for any other shape.
+fn range_values(m: &Model, s: &Shape) -> Option<Vec<Value>> {
+    const MOST: f64 = 256.0;
+    let Shape::Number(n) = m.resolve(s) else { return None };
+    let whole = |x: f64| x.fract() == 0.0;
+    let step = match n.multiple_of {
+        None => 1.0,
+        Some(k) if whole(k) && k >= 1.0 => k,
+        Some(_) => return None,
+    };
+    if !n.integer && n.multiple_of.is_none() {
+        return None;
+    }
+    let lo = [n.minimum.map(f64::ceil), n.exclusive_minimum.map(|x| x.floor() + 1.0)]
+        .into_iter()
+        .flatten()
+        .reduce(f64::max)?;
+    let hi = [n.maximum.map(f64::floor), n.exclusive_maximum.map(|x| x.ceil() - 1.0)]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)?;
+    let safe = 9_007_199_254_740_991.0;
+    if !(lo.abs() <= safe && hi.abs() <= safe) || hi - lo >= MOST * step {
+        return None;
+    }
+    let first = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    let mut v = first;
+    while v <= hi {
+        out.push(Value::from(v as i64));
+        v += step;
+    }
+    Some(out)
 }
 
 /// What a change calls a member of a list: `what`, or a `oneOf` member where the schema wrote one (a `oneOf`

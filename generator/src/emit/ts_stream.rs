@@ -79,6 +79,7 @@ pub(crate) const OWN: &[&str] = &[
     "index",
     "openItem",
     "closeItem",
+    "livesIn",
     "clearOpen",
     "firstLinked",
     "inOrder",
