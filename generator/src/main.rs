@@ -959,9 +959,10 @@ fn validate(a: ValidateArgs) -> ExitCode {
     let paths = match wiregen::validate::expand_inputs(&paths, wiregen::validate::output_file()) {
         Ok(p) => p,
         Err(e) => {
-            errln!("wiregen: {}", wiregen::diag::printable(&e));
-            if a.format == Format::Json {
-                outln!("{}", json_error(&e));
+            errln!("wiregen: {}", wiregen::diag::printable(&e.message));
+            // Not into stdout when that is one of the inputs: the refusal wrote into the file it spared.
+            if a.format == Format::Json && !e.reads_the_output {
+                outln!("{}", json_error(&e.message));
             }
             return ExitCode::from(2);
         }
@@ -1141,6 +1142,12 @@ fn check_input(
     threads: Threads,
 ) -> Result<Summary, Failed> {
     let shown = shown_path(path);
+    // An input that may keep the run waiting (stdin, a FIFO, a device: opening or reading it can block) gets what
+    // the inputs before it wrote out first; on one core they were held back until it was read (helper 94).
+    let may_wait = path.as_os_str() == "-" || std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    if may_wait {
+        let _ = out.flush();
+    }
     let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {

@@ -1431,3 +1431,29 @@ fn annotations_are_carried_by_the_bundle_and_stated_by_every_doc_output() {
     );
     assert!(docs.contains("An old thing\n\nDeprecated. Default: `\"z\"`."), "{docs}");
 }
+
+/// A property name may hold any character, control characters included; no generated text file holds one raw
+/// (the Zod module's doc comment wrote `The \`a<NUL>b\` property.` raw, and BEL and ESC; helper 92), while the
+/// checkers still know the key by its real name.
+#[test]
+fn control_characters_in_a_property_name_reach_no_generated_file_raw() {
+    let dir = schema_dir(
+        "control-names",
+        &[(
+            "t.schema.json",
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "T", "type": "object", "x-root": true,
+                "additionalProperties": false,
+                "properties": {"a\u{0}b": {"type": "string"}, "d\u{7}": {"type": "integer"}, "e\u{1b}[31m": {}}}),
+        )],
+    );
+    let model = wiregen::load::load(&dir).expect("loads");
+    for output in wiregen::emit::Output::ALL {
+        for f in output.emit(&model, &Default::default()).expect("emits") {
+            let raw = f.contents.chars().find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'));
+            assert!(raw.is_none(), "{}: holds {raw:?}", f.path);
+        }
+    }
+    let engine = Engine::new(model, EngineOptions::default()).expect("engine");
+    assert_eq!(first(&engine, json!({"a\u{0}b": "x", "d\u{7}": 1})), None);
+    assert_eq!(first(&engine, json!({"d\u{7}": "x"})).map(|e| e.1), Some("/d\u{7}".to_string()));
+}

@@ -791,6 +791,8 @@ fn an_input_that_is_the_output_is_refused_not_read_without_end() {
     for (script, says) in [
         ("ulimit -f 131072; \"$W\" validate --format json logs > logs/report.jsonl", "logs/report.jsonl is this run's output"),
         ("ulimit -f 131072; \"$W\" validate --stream logs >> logs/a.jsonl", "logs/a.jsonl is this run's output"),
+        // With `--format json` the refusal is not written as a JSON error into the input it spares (helper 94).
+        ("ulimit -f 131072; \"$W\" validate --format json logs >> logs/a.jsonl", "logs/a.jsonl is this run's output"),
         ("ulimit -f 131072; \"$W\" validate < logs/a.jsonl >> logs/a.jsonl", "stdin is this run's output"),
         (
             "ulimit -f 131072; \"$W\" migrate --from \"$R/examples/happy-wire/schema\" --to \"$R/schema\" v1.jsonl >> v1.jsonl",
@@ -1046,5 +1048,57 @@ fn validate_and_types_count_a_broken_schemas_errors() {
     let t = wiregen(&["types", "--lang", "zod", f], b"");
     assert_eq!(t.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&t.stderr).contains("wiregen types: the schema has 1 error\n"), "{t:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A pipe is read once: stdin beside another name of it (`/dev/stdin`), or one FIFO given twice, is refused (two
+/// readers split its lines between them). An input that may keep the run waiting (a FIFO with no writer yet) gets
+/// the output of the inputs before it written out first, on one core too, where it was held back until the FIFO
+/// was read (helper 94). Under `taskset -c 0` where there is one, to take the one-core path.
+#[cfg(unix)]
+#[test]
+fn a_pipe_is_read_once_and_waiting_for_one_holds_nothing_back() {
+    use std::io::BufRead;
+    let out = wiregen(&["validate", "/dev/stdin", "-"], format!("{GOOD}\n").as_bytes());
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("are one pipe, socket or terminal"));
+    let dir = std::env::temp_dir().join(format!("wiregen-fifo-wait-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("a.jsonl"), format!("{GOOD}\n")).expect("write");
+    let fifo = dir.join("p.jsonl");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let twice = Command::new(env!("CARGO_BIN_EXE_wiregen"))
+        .current_dir(&dir)
+        .args(["validate", "p.jsonl", "a.jsonl", "p.jsonl"])
+        .output()
+        .expect("run wiregen");
+    assert_eq!(twice.status.code(), Some(2), "{}", String::from_utf8_lossy(&twice.stderr));
+    let one_core = Command::new("taskset").args(["-c", "0", "true"]).status().is_ok_and(|s| s.success());
+    let mut cmd = if one_core { Command::new("taskset") } else { Command::new(env!("CARGO_BIN_EXE_wiregen")) };
+    if one_core {
+        cmd.args(["-c", "0", env!("CARGO_BIN_EXE_wiregen")]);
+    }
+    let mut child = cmd
+        .current_dir(&dir)
+        .args(["validate", "--stream", "--summary", "--format", "json", "a.jsonl", "p.jsonl"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run wiregen");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first = rx.recv_timeout(std::time::Duration::from_secs(20));
+    // The FIFO's writer comes only now (it also lets a run that held the output back end).
+    std::fs::write(&fifo, format!("{GOOD}\n")).expect("write the FIFO");
+    let first = first.expect("a.jsonl's summary before anything was written to the FIFO");
+    assert!(first.contains("\"file\":\"a.jsonl\""), "{first}");
+    assert!(child.wait().expect("wait").success());
+    let second = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the FIFO's summary");
+    assert!(second.contains("\"file\":\"p.jsonl\""), "{second}");
     let _ = std::fs::remove_dir_all(&dir);
 }

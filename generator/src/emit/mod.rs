@@ -24,7 +24,8 @@ pub(crate) fn described(title: Option<&str>, description: Option<&str>, fallback
 
 /// A property's doc comment text ([`described`]; a line naming it where the schema does not describe it).
 pub(crate) fn field_text(f: &crate::ir::Field) -> String {
-    let fallback = format!("The `{}` property.", f.name);
+    // A control character of the name is written as an escape (the TS doc comments held it raw; helper 92).
+    let fallback = format!("The `{}` property.", crate::diag::printable(&f.name));
     described(f.annotations.title.as_deref(), f.description.as_deref(), fallback, &f.notes())
 }
 
