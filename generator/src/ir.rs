@@ -313,8 +313,8 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    /// Whether every string matches it (`""`, `^`, `a*`): such a pattern says what none says
-    /// ([`crate::pattern::matches_every_string`]).
+    /// Whether every string matches it (`""`, `^`, `a*`: it matches the empty text at the start of any string):
+    /// such a pattern says what none says.
     pub fn matches_every_string(&self) -> bool {
         crate::pattern::matches_every_string(&self.rust)
     }

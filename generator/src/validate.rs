@@ -765,15 +765,18 @@ pub type Input = Result<std::path::PathBuf, String>;
 /// A file by its device and inode: what two names of one file share.
 pub type FileId = (u64, u64);
 
-/// The file this process writes its output to (stdout), when that is a regular file.
+/// The file this process writes its output to (stdout), when that is a regular file, a pipe or a socket: an input
+/// that is it would be read without end (`wiregen validate a.jsonl /dev/stdout | cat` read its own output pipe and
+/// never saw its end; helper 95).
 #[must_use]
 pub fn output_file() -> Option<FileId> {
     #[cfg(unix)]
     {
         use std::os::fd::AsFd;
-        use std::os::unix::fs::MetadataExt;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
         let m = metadata_of(std::io::stdout().as_fd())?;
-        m.is_file().then(|| (m.dev(), m.ino()))
+        let t = m.file_type();
+        (t.is_file() || t.is_fifo() || t.is_socket()).then(|| (m.dev(), m.ino()))
     }
     #[cfg(not(unix))]
     None

@@ -794,6 +794,11 @@ fn an_input_that_is_the_output_is_refused_not_read_without_end() {
         // With `--format json` the refusal is not written as a JSON error into the input it spares (helper 94).
         ("ulimit -f 131072; \"$W\" validate --format json logs >> logs/a.jsonl", "logs/a.jsonl is this run's output"),
         ("ulimit -f 131072; \"$W\" validate < logs/a.jsonl >> logs/a.jsonl", "stdin is this run's output"),
+        // Its own output pipe, named (it read it without end; helper 95).
+        (
+            "{ timeout 30 \"$W\" validate logs/a.jsonl /dev/stdout; echo $? > rc; } | cat > /dev/null; exit $(cat rc)",
+            "/dev/stdout is this run's output",
+        ),
         (
             "ulimit -f 131072; \"$W\" migrate --from \"$R/examples/happy-wire/schema\" --to \"$R/schema\" v1.jsonl >> v1.jsonl",
             "v1.jsonl is this run's output",

@@ -563,10 +563,10 @@ impl<'a> Walk<'a> {
         // A list beside a short range of integers is compared as that range's values (helper 93: `integer` 1 to 3
         // that became `enum [1, 2, 3]` was a `type-changed`, breaking old producers).
         if !matches!((&o.shape, &n.shape), (Shape::Const(_), Shape::Const(_))) {
-            let lists = match (values_of(self.om, &o.shape), values_of(self.nm, &n.shape)) {
+            let lists = match (values_of(self.om, &o.shape, false), values_of(self.nm, &n.shape, false)) {
                 (Some(a), Some(b)) => Some((a, b)),
-                (Some(a), None) => range_values(self.nm, &n.shape).map(|b| (a, b)),
-                (None, Some(b)) => range_values(self.om, &o.shape).map(|a| (a, b)),
+                (Some(a), None) => values_of(self.nm, &n.shape, true).map(|b| (a, b)),
+                (None, Some(b)) => values_of(self.om, &o.shape, true).map(|a| (a, b)),
                 (None, None) => None,
             };
             if let Some((a, b)) = lists {
@@ -838,10 +838,16 @@ impl<'a> Walk<'a> {
                             old_consumers: false,
                             stored_history: true,
                         };
+                        // (A plain package has no upgrade to speak of: helper 95.)
+                        let upgrade = if self.upgrades {
+                            ": the upgrade renames what stored messages carry under it, and refuses a message that \
+                             holds both"
+                        } else {
+                            ""
+                        };
                         let msg = format!(
                             "property {} renamed to {} (declared; OLD does not declare {}, but its object takes it \
-                             undeclared: the upgrade renames what stored messages carry under it, and refuses a message \
-                             that holds both)",
+                             undeclared{upgrade})",
                             code(old),
                             code(&nf.name),
                             code(old)
@@ -932,9 +938,10 @@ impl<'a> Walk<'a> {
                             old_consumers: false,
                             stored_history: true,
                         };
+                        let upgrade =
+                            if self.upgrades { ": the upgrade refuses a stored message that holds both" } else { "" };
                         let msg = format!(
-                            "property {} renamed to {} (declared; OLD declares {} too: the upgrade refuses a stored \
-                             message that holds both)",
+                            "property {} renamed to {} (declared; OLD declares {} too{upgrade})",
                             code(&of.name),
                             code(&nf.name),
                             code(&nf.name)
@@ -1146,10 +1153,11 @@ impl<'a> Walk<'a> {
                 open += &format!(
                     "; OLD's object takes {} too: an OLD message may carry it{}",
                     code(&nf.name),
-                    match (free_before, held_before) {
+                    match (free_before, held_before && self.upgrades) {
                         (true, true) => " with a value NEW rejects, and the upgrade refuses one that holds both names",
                         (true, false) => " with a value NEW rejects",
-                        _ => ", and the upgrade refuses one that holds both names",
+                        (false, true) => ", and the upgrade refuses one that holds both names",
+                        (false, false) => "",
                     }
                 );
             }
@@ -1986,14 +1994,16 @@ fn cell_what(r: &Removed) -> String {
 
 /// The values a shape accepts when it is a list of them: a `const`, an `enum`, `null`, a nullable list, an
 /// `anyOf` of lists (the values of any), a `oneOf` of lists (the values of exactly one: a value in two matches
-/// both and is refused). `None` for any other shape.
-fn values_of(m: &Model, s: &Shape) -> Option<Vec<Value>> {
-    let each = |ms: &[Node]| ms.iter().map(|x| values_of(m, &x.shape)).collect::<Option<Vec<_>>>();
+/// both and is refused); with `ranges`, a short range of integers too ([`range_values`]), alone or in those
+/// (a nullable range beside `enum [1, 2, null]`; helper 95). `None` for any other shape.
+fn values_of(m: &Model, s: &Shape, ranges: bool) -> Option<Vec<Value>> {
+    let each = |ms: &[Node]| ms.iter().map(|x| values_of(m, &x.shape, ranges)).collect::<Option<Vec<_>>>();
     match m.resolve(s) {
+        Shape::Number(_) if ranges => range_values(m, s),
         Shape::Const(v) => Some(vec![v.clone()]),
         Shape::Enum(vs) => Some(vs.clone()),
         Shape::Null => Some(vec![Value::Null]),
-        Shape::Nullable(x) => values_of(m, &x.shape).map(|mut vs| {
+        Shape::Nullable(x) => values_of(m, &x.shape, ranges).map(|mut vs| {
             vs.push(Value::Null);
             vs
         }),
