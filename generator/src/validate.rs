@@ -765,9 +765,10 @@ pub type Input = Result<std::path::PathBuf, String>;
 /// A file by its device and inode: what two names of one file share.
 pub type FileId = (u64, u64);
 
-/// The file this process writes its output to (stdout), when that is a regular file, a pipe or a socket: an input
-/// that is it would be read without end (`wiregen validate a.jsonl /dev/stdout | cat` read its own output pipe and
-/// never saw its end; helper 95).
+/// The file this process writes its output to (stdout), when that is a regular file or a pipe: an input that is it
+/// would be read without end (`wiregen validate a.jsonl /dev/stdout | cat` read its own output pipe and never saw
+/// its end; helper 95). Not a socket: what is read from one is what the other end sends, not what is written to it
+/// (a service whose stdin and stdout are one socket reads its requests there).
 #[must_use]
 pub fn output_file() -> Option<FileId> {
     #[cfg(unix)]
@@ -776,7 +777,7 @@ pub fn output_file() -> Option<FileId> {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
         let m = metadata_of(std::io::stdout().as_fd())?;
         let t = m.file_type();
-        (t.is_file() || t.is_fifo() || t.is_socket()).then(|| (m.dev(), m.ino()))
+        (t.is_file() || t.is_fifo()).then(|| (m.dev(), m.ino()))
     }
     #[cfg(not(unix))]
     None
