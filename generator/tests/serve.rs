@@ -1589,9 +1589,11 @@ fn a_check_that_runs_past_the_deadline_stops_at_it() {
         std::thread::sleep(Duration::from_millis(1000));
         let busy = server_cpu(&server) - before;
         assert!(busy < Duration::from_millis(300), "{items} items: the server used {busy:?} of CPU after the 408");
-        // A body that checks in time is answered as always.
+        // A body that checks in time is answered as always. (An invalid item costs ~0.2 s here, every one of the
+        // 4^9 paths failing, too near the 400 ms deadline on a loaded machine: a fresh clone's run got its 408. An
+        // object fails at once.)
         assert_eq!(server.post("/v1/validate", JSON, b"[\"x\", \"y\"]").json()["valid"], true);
-        assert_eq!(server.post("/v1/validate", JSON, b"[\"x\", \"\"]").json()["valid"], false);
+        assert_eq!(server.post("/v1/validate", JSON, b"{}").json()["valid"], false);
     }
     let _ = std::fs::remove_file(schema);
 }
