@@ -65,6 +65,11 @@ impl Issue {
     }
 }
 
+/// What `validate` and `serve` say when `--strict-ids` is given with a schema that has no strict id pattern
+/// ([`crate::ir::Model::has_strict_patterns`]): the option then checks nothing more.
+pub const NO_STRICT_PATTERN: &str =
+    "--strict-ids: the schema declares no strict id pattern (`x-strict-pattern`), so it checks nothing more";
+
 /// Engine settings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EngineOptions {

@@ -950,7 +950,7 @@ fn validate(a: ValidateArgs) -> ExitCode {
     };
     let rules = proto.protocol.as_ref().map_or(0, |p| p.sequence.rules.len());
     if a.strict_ids && !proto.has_strict_patterns() && a.format == Format::Text {
-        errln!("wiregen validate: --strict-ids: the schema declares no strict id pattern (`x-strict-pattern`), so it checks nothing more");
+        errln!("wiregen validate: {}", wiregen::engine::NO_STRICT_PATTERN);
     }
     if a.stream && rules == 0 && a.format == Format::Text {
         errln!("wiregen validate: --stream: the schema declares no sequence rules (`x-sequence`), so each line is checked on its own");

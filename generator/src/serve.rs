@@ -205,7 +205,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
         on_listening(local);
         tracing::info!(addr = %local, events, strict_ids = opts.strict_ids, "wiregen serve started");
         if opts.strict_ids && !proto_has_strict {
-            tracing::warn!("--strict-ids: the schema declares no strict id pattern (`x-strict-pattern`), so it checks nothing more");
+            tracing::warn!("{}", crate::engine::NO_STRICT_PATTERN);
         }
         serve(listener, app, opts, shutdown).await.map_err(ServeError::Io)?;
         tracing::info!("wiregen serve stopped");

@@ -29,6 +29,11 @@ pub(crate) fn field_text(f: &crate::ir::Field) -> String {
     described(f.annotations.title.as_deref(), f.description.as_deref(), fallback, &f.notes())
 }
 
+/// A property setter's doc comment text (`with_name` in the Rust crate), its name escaped as in [`field_text`].
+pub(crate) fn setter_text(name: &str) -> String {
+    format!("Sets `{}`.", crate::diag::printable(name))
+}
+
 /// The command that regenerates every output from `schema/` into `generated/`, the default named in each file's
 /// `@generated` header.
 pub const REGENERATE: &str = "cargo run -p wiregen -- generate";

@@ -79,7 +79,6 @@ pub(crate) const OWN: &[&str] = &[
     "index",
     "openItem",
     "closeItem",
-    "livesIn",
     "clearOpen",
     "firstLinked",
     "inOrder",

@@ -64,6 +64,9 @@ pub struct Scope {
     pub rollup: Option<String>,
     /// Whether the keys of closed ones are remembered (a rule forbids reopening them).
     pub remember_closed: bool,
+    /// The scopes that live within this one, directly or through another, in order: they close with it (a scope
+    /// within one within a third stayed open when the third closed; helper 91). Every checker reads it from here.
+    pub inner: Vec<usize>,
 }
 
 /// A mark an open scope can get.

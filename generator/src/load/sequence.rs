@@ -223,6 +223,15 @@ impl Cx {
                 }
             }
         }
+        // What closes with each scope: the scopes within it, and those within them (a scope lives within an earlier
+        // one only, refused otherwise, so each walk up ends).
+        for w in 0..scopes.len() {
+            let mut at = w;
+            while let Some(s) = scopes[at].within.filter(|&s| s < at) {
+                scopes[s].inner.push(w);
+                at = s;
+            }
+        }
         let mut seq = Sequence { scopes, rules: Vec::new(), rollup: Vec::new() };
         match o.get("rules") {
             None => {}
@@ -609,6 +618,7 @@ impl Cx {
                 record,
                 rollup,
                 remember_closed: false,
+                inner: Vec::new(),
             },
         )
     }

@@ -236,7 +236,7 @@ pub(crate) fn functions(g: &mut Gen<'_>, p: &Protocol) -> Result<TokenStream, Em
         let d = doc_attrs(&text);
         opt_fields.push(quote!(#d pub #i: #ty));
         let with = format_ident!("with_{}", i.to_string().trim_start_matches("r#"));
-        let wd = doc_attrs(&format!("Sets `{}`.", crate::diag::printable(&pl.field.name)));
+        let wd = doc_attrs(&crate::emit::setter_text(&pl.field.name));
         opt_withs.push(match &pl.kind {
             FieldKind::ConstOptional(_) => quote! {
                 #wd

@@ -1515,7 +1515,7 @@ impl<'m> Gen<'m> {
         for p in plans {
             let i = &p.ident;
             let with = format_ident!("with_{}", i.to_string().trim_start_matches("r#"));
-            let doc = doc_attrs(&format!("Sets `{}`.", crate::diag::printable(&p.field.name)));
+            let doc = doc_attrs(&crate::emit::setter_text(&p.field.name));
             match &p.kind {
                 FieldKind::ConstRequired(_) => {}
                 FieldKind::ConstOptional(c) => {

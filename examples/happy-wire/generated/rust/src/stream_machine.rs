@@ -124,7 +124,7 @@ pub struct Machine {
     role_bucket: Vec<usize>,
     /// Per tag symbol ([`Machine::ops`]): what a message with that tag does to the state.
     by_tag: Vec<TagOps>,
-    /// Per scope: the scopes within it, directly or through another (they close with it).
+    /// Per scope: the scopes within it, directly or through another (they close with it; `ir::Scope::inner`).
     inner: Vec<Vec<usize>>,
 }
 
@@ -215,7 +215,15 @@ impl Machine {
         let seq = v.get("sequence")?;
         let mut names = Names::default();
         let mut scopes = Vec::new();
+        let mut inner = Vec::new();
         for sc in seq.get("scopes")?.as_array()? {
+            let within_it: Vec<usize> = sc
+                .get("inner")?
+                .as_array()?
+                .iter()
+                .map(|x| x.as_u64().and_then(|i| usize::try_from(i).ok()))
+                .collect::<Option<_>>()?;
+            inner.push(within_it);
             let marks = sc
                 .get("marks")?
                 .as_array()?
@@ -324,7 +332,7 @@ impl Machine {
             by_pair: Vec::new(),
             role_bucket: Vec::new(),
             by_tag: Vec::new(),
-            inner: Vec::new(),
+            inner,
         };
         m.assign_slots();
         if !m.indices_hold() {
@@ -365,20 +373,6 @@ impl Machine {
                 }
             })
             .collect();
-        // Directly or through another: a scope within one within `s` closes with `s` too (it stayed open; helper
-        // 91). The walk up is bounded by the number of scopes, whatever the declarations say.
-        let lives_in = |w: usize, s: usize| {
-            let mut up = m.scopes[w].within;
-            for _ in 0..m.scopes.len() {
-                match up {
-                    Some(x) if x == s => return true,
-                    Some(x) => up = m.scopes[x].within,
-                    None => return false,
-                }
-            }
-            false
-        };
-        m.inner = (0..m.scopes.len()).map(|s| (0..m.scopes.len()).filter(|&w| lives_in(w, s)).collect()).collect();
         Some(m)
     }
 
@@ -391,6 +385,9 @@ impl Machine {
                 && sc.within.is_none_or(|w| w < n)
                 && sc.record.iter().all(|(_, a)| !matches!(a, AttrSource::OpenKey(o) if *o >= n))
         };
+        if self.inner.iter().flatten().any(|&w| w >= n) {
+            return false;
+        }
         let rule_ok = |r: &Rule| match &r.kind {
             Kind::Unique { .. } => true,
             Kind::CloseBlocked { by, unless, .. } => {
