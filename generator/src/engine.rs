@@ -1089,8 +1089,13 @@ fn line_text(line: &[u8]) -> Result<&str, Issue> {
 /// runtime and standalone validators, which are given it. The Rust runtime (`emit/rust/rt.rs`) spells it out, held
 /// to it by `rt_tests::too_deep_says_what_the_engine_says`.
 pub(crate) fn too_deep_message() -> String {
-    format!("JSON nests deeper than {MAX_DEPTH} levels")
+    let (before, after) = TOO_DEEP_WORDS;
+    format!("{before}{MAX_DEPTH}{after}")
 }
+
+/// [`too_deep_message`] around its number of levels: the TypeScript line parser, which may be given another limit
+/// (`parseLine(line, maxDepth)`), writes that one (it said 127 whatever it was given, helper 97).
+pub(crate) const TOO_DEEP_WORDS: (&str, &str) = ("JSON nests deeper than ", " levels");
 
 /// What a line that starts with a byte order mark is told (an editor that saves "UTF-8 with BOM" writes one at the
 /// start of the file; serde_json and `JSON.parse` refuse it at column 1 without saying why). The TypeScript runtime

@@ -518,22 +518,28 @@ enum OnLossArg {
 fn migrate(a: MigrateArgs) -> ExitCode {
     use wiregen::diff::{DiffError, Side};
     use wiregen::migrate::{migrate_file, migrate_reader, FileError, OnLoss, Outcome};
+    // What stops the run, on stderr (stdout is the migrated stream's): with `--format json` as JSON objects only.
+    let fail = |message: String| match a.format {
+        Format::Json => errln!("{}", json_error(&message)),
+        Format::Text => errln!("wiregen migrate: {message}"),
+    };
     let load = |spec: &str| match Side::load(spec) {
         Ok(s) => Some(s),
         Err(DiffError::Schema { spec, errors }) => {
-            // Not on stdout: that is the migrated stream's.
             report_schema_errors_on(&errors, a.format, &mut std::io::stderr());
-            errln!("wiregen migrate: `{spec}` has {}", errors.count("schema error"));
+            if a.format == Format::Text {
+                fail(format!("`{spec}` has {}", errors.count("schema error")));
+            }
             None
         }
         Err(e) => {
-            errln!("wiregen migrate: {}", chain(&e));
+            fail(chain(&e));
             None
         }
     };
     let (Some(old), Some(new)) = (load(&a.from), load(&a.to)) else { return ExitCode::from(2) };
     if old.model.protocol.is_none() || new.model.protocol.is_none() {
-        errln!("wiregen migrate: both sides must be session protocols (an envelope with events)");
+        fail("both sides must be session protocols (an envelope with events)".to_string());
         return ExitCode::from(2);
     }
     let shown = shown_path(&a.file);
@@ -547,7 +553,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
     if output.is_some() && output == wiregen::validate::file_of(&a.file) {
         let named = a.file.as_os_str() != "-" && !wiregen::migrate::names_a_descriptor(&a.file);
         let in_place = if !named { String::new() } else { format!(", or give --out {shown} to migrate it in place") };
-        errln!("wiregen migrate: {shown} is this run's output: it would read what it writes, without end; write the output elsewhere{in_place}");
+        fail(format!("{shown} is this run's output: it would read what it writes, without end; write the output elsewhere{in_place}"));
         return ExitCode::from(2);
     }
     let input: Box<dyn std::io::BufRead> = if a.file.as_os_str() == "-" {
@@ -556,7 +562,7 @@ fn migrate(a: MigrateArgs) -> ExitCode {
         match std::fs::File::open(&a.file) {
             Ok(f) => Box::new(BufReader::new(f)),
             Err(e) => {
-                errln!("wiregen migrate: {shown}: {e}");
+                fail(format!("{shown}: {e}"));
                 return ExitCode::from(2);
             }
         }
@@ -573,11 +579,11 @@ fn migrate(a: MigrateArgs) -> ExitCode {
     let s = match migrated {
         Ok(s) => s,
         Err(FileError::Input(e)) => {
-            errln!("wiregen migrate: {shown}: {e}");
+            fail(format!("{shown}: {e}"));
             return ExitCode::from(2);
         }
         Err(e) => {
-            errln!("wiregen migrate: {e}");
+            fail(e.to_string());
             return ExitCode::from(2);
         }
     };

@@ -191,23 +191,25 @@ pub fn translate(source: &str) -> Result<Translated, PatternError> {
 }
 
 /// Whether a pattern in the `regex` crate's syntax (a [`Translated::rust`]) matches every string: it matches the
-/// empty text at the start of any (`""`, `^`, `a*`, `(?:)`, `[^]*`), since a pattern may match anywhere in the
-/// string. Sound, not complete: `true` only when that is certain (a word boundary or an end anchor on the way
-/// says `false`, and so does a pattern that does not parse).
+/// empty text at the start of any (`""`, `^`, `a*`, `(?:)`, `[^]*`) or at the end of any (`$`, `x*$`, `(a|)$`),
+/// since a pattern may match anywhere in the string. Sound, not complete: `true` only when that is certain (a word
+/// boundary on the way, or an anchor of the other end, says `false`, and so does a pattern that does not parse).
 pub fn matches_every_string(rust: &str) -> bool {
     use regex_syntax::hir::{Hir, HirKind, Look};
-    fn empty_at_start(h: &Hir) -> bool {
+    /// Whether `h` matches the empty text at a position where, of all the looks, only `at` surely holds (the
+    /// start of a text that may not end there, or the end of one that may not start there).
+    fn empty_where(h: &Hir, at: Look) -> bool {
         match h.kind() {
             HirKind::Empty => true,
             HirKind::Literal(_) | HirKind::Class(_) => false,
-            HirKind::Look(look) => *look == Look::Start,
-            HirKind::Repetition(r) => r.min == 0 || empty_at_start(&r.sub),
-            HirKind::Capture(c) => empty_at_start(&c.sub),
-            HirKind::Concat(parts) => parts.iter().all(empty_at_start),
-            HirKind::Alternation(parts) => parts.iter().any(empty_at_start),
+            HirKind::Look(look) => *look == at,
+            HirKind::Repetition(r) => r.min == 0 || empty_where(&r.sub, at),
+            HirKind::Capture(c) => empty_where(&c.sub, at),
+            HirKind::Concat(parts) => parts.iter().all(|p| empty_where(p, at)),
+            HirKind::Alternation(parts) => parts.iter().any(|p| empty_where(p, at)),
         }
     }
-    regex_syntax::parse(rust).is_ok_and(|h| empty_at_start(&h))
+    regex_syntax::parse(rust).is_ok_and(|h| empty_where(&h, Look::Start) || empty_where(&h, Look::End))
 }
 
 struct Parser<'a> {
@@ -684,13 +686,16 @@ mod tests {
     #[test]
     fn a_pattern_that_matches_every_string_is_known() {
         let texts = ["", "a", "\n", "é🐲", " x\r\n", "\u{2028}"];
-        for src in ["", "^", "a*", "(?:)", "[^]*", "x?y*", "^|a", "(a|)", "(?:^a?)+", "\\b|", "a{0,3}"] {
+        for src in [
+            "", "^", "a*", "(?:)", "[^]*", "x?y*", "^|a", "(a|)", "(?:^a?)+", "\\b|", "a{0,3}", "$", "x*$", "(a|)$",
+            "a|$",
+        ] {
             let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}")).rust;
             assert!(matches_every_string(&t), "{src} ({t})");
             let re = ok(src);
             assert!(texts.iter().all(|x| re.is_match(x)), "{src}");
         }
-        for src in ["a", "^$", "$", "\\b", "^a*$", ".", "[^]+", "a|b", "^.*$", "a{1,3}", "[]"] {
+        for src in ["a", "^$", "$a", "\\b", "^a*$", ".", "[^]+", "a|b", "^.*$", "a{1,3}", "[]", "$\\b", "(^|a)$"] {
             let t = translate(src).unwrap_or_else(|e| panic!("{src}: {e:?}")).rust;
             assert!(!matches_every_string(&t), "{src} ({t})");
         }

@@ -440,6 +440,40 @@ fn a_side_that_does_not_load_is_reported_on_stderr_never_into_the_stream() {
     let _ = std::fs::remove_dir_all(&broken);
 }
 
+/// With `--format json` stderr holds JSON only, whatever stops the run: a side's diagnostics (one object a line,
+/// as `validate` prints them, without the text closing line it once added), a side that is not a session
+/// protocol, an input that cannot be read (each one `{"code": "error", "message"}`, helper 96).
+#[test]
+fn with_format_json_what_stops_the_run_is_json_on_stderr() {
+    let broken = std::env::temp_dir().join(format!("wiregen-migrate-json-{}", std::process::id()));
+    std::fs::create_dir_all(&broken).expect("mkdir");
+    std::fs::write(broken.join("envelope.schema.json"), "{ \"type\": ").expect("write");
+    let broken_side = broken.to_string_lossy().to_string();
+    let cases: [(&[&str], &str); 3] = [
+        (&["--to", &broken_side, "-"], "invalid-json"),
+        (&["--to", "tests/fixtures/diff/base/types", "-"], "both sides must be session protocols"),
+        (&["--to", V2, "tests/fixtures/migrate/no-such-file.jsonl"], "no-such-file.jsonl"),
+    ];
+    for (args, says) in cases {
+        let mut all = vec!["migrate", "--from", V1];
+        all.extend_from_slice(args);
+        let (code, out, err) = wiregen(&[all.as_slice(), &["--format", "json"]].concat(), Some(b""));
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.trim().is_empty(), "{args:?}");
+        for line in err.lines() {
+            let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{args:?}: {e}: {line}"));
+            assert!(v["code"].is_string() && v["message"].is_string(), "{args:?}: {line}");
+        }
+        // The text format says the same in text, the closing line included.
+        all.extend_from_slice(&["--format", "text"]);
+        let (code, _, text) = wiregen(&all, Some(b""));
+        assert_eq!(code, 2, "{args:?}: {text}");
+        assert!(text.contains("wiregen migrate: ") && text.contains(says), "{args:?}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&broken);
+}
+
 #[test]
 fn with_stream_a_line_that_breaks_a_sequence_rule_of_new_is_refused_so_the_output_passes_the_stream_check() {
     // Every line of this stream passes the message rules; eight break v2's sequence rules, two as echoes of an

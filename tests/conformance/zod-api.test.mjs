@@ -375,3 +375,16 @@ test("a repeated key is malformed JSON to every line checker, told as the engine
   ].map((l) => checker.checkLine(l));
   assert.deepEqual([records[0].errors[0].rule, records[1].errors[0].rule, records[1].errors[0].causedBy], ["malformed-json", "turn.not-open", 1]);
 });
+
+test("a line parser given another depth limit names that limit in its too-deep message", () => {
+  for (const [limit, text, column] of [[2, '{"a":{"b":{}}}', 11], [1, "[[]]", 2], [3, "[[[[]]]]", 4]]) {
+    const message = `JSON nests deeper than ${limit} levels (at column ${column})`;
+    assert.deepEqual(w.parseLine(text, limit).error, { pointer: "", rule: "too-deep", message });
+    assert.deepEqual(w.scanJson(text, limit), { pointer: "", rule: "too-deep", message });
+    // Within the limit, the same text parses.
+    assert.equal(w.parseLine(text, limit + 1).error, undefined);
+  }
+  // The default limit is the engine's, and says so.
+  const deep = "[".repeat(w.MAX_DEPTH + 1) + "]".repeat(w.MAX_DEPTH + 1);
+  assert.equal(w.parseLine(deep).error.message, `JSON nests deeper than ${w.MAX_DEPTH} levels (at column ${w.MAX_DEPTH + 1})`);
+});

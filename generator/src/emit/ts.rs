@@ -29,7 +29,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde_json::json;
 
 use super::{EmitError, EmitOptions, OutFile};
-use crate::engine::{too_deep_message, BOM_MESSAGE, MAX_DEPTH, REPEATED_KEY_WHY};
+use crate::engine::{too_deep_message, BOM_MESSAGE, MAX_DEPTH, REPEATED_KEY_WHY, TOO_DEEP_WORDS};
 use crate::ir::*;
 use crate::rules::Rule;
 
@@ -136,7 +136,8 @@ pub(crate) fn emit_model(m: &Model, opts: &EmitOptions) -> Result<Vec<OutFile>, 
         header => header.clone(),
         support => Value::from(zod_support(&env)?),
         max_depth => MAX_DEPTH,
-        too_deep_message => too_deep_message(),
+        too_deep_before => TOO_DEEP_WORDS.0,
+        too_deep_after => TOO_DEEP_WORDS.1,
         bom_message => BOM_MESSAGE,
         repeated_key_why => REPEATED_KEY_WHY,
     })?;

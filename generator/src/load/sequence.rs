@@ -1090,10 +1090,15 @@ pub(crate) fn params(kind: &RuleKind, scopes: &[Scope]) -> Vec<String> {
                     out.push("open".to_string());
                 }
             }
-            match kind {
-                RuleKind::CloseBlocked { by, .. } => out.push(scopes[*by].key.name().to_string()),
-                RuleKind::CloseRequires { field, .. } => out.push(field.name().to_string()),
-                _ => {}
+            let more = match kind {
+                RuleKind::CloseBlocked { by, .. } => Some(scopes[*by].key.name()),
+                RuleKind::CloseRequires { field, .. } => Some(field.name()),
+                _ => None,
+            };
+            // Once each: a name two sources share is one placeholder, filled by the first (it was listed twice in
+            // the refusal of one the rule does not fill, helper 96).
+            if let Some(name) = more.filter(|n| !out.iter().any(|o| o == n)) {
+                out.push(name.to_string());
             }
         }
     }

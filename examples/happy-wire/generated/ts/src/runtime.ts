@@ -511,8 +511,12 @@ function intMessage(iss: RawIssue): string {
   return wireMessage(iss);
 }
 
-/** Parameters of a `z.number()` that stands for an integer (with {@link isInt}): the shared error map, worded so. */
-export const $TInt = { error: intMessage } as const;
+/**
+ * Parameters of a `z.number()` that stands for an integer (with {@link isInt}): the shared error map, worded so. Typed
+ * as {@link $T} is, so a project that re-exports it and emits declarations can name its type (inferred, it named the
+ * unexported `intMessage` through zod's internal modules: TS2742).
+ */
+export const $TInt: typeof $T = { error: intMessage };
 
 /**
  * The parameters of a `z.int()` that stands for an integer the schema bounds on both sides within ±(2^53-1) (each
@@ -1318,8 +1322,10 @@ function lineError(rule: RuleId, message: string): WireError {
   return { pointer: "", rule, message };
 }
 
-/** What a value nesting deeper than {@link MAX_DEPTH} is told (the line parser adds where). */
-const TOO_DEEP = "JSON nests deeper than 127 levels";
+/** What a value nesting deeper than `maxDepth` levels is told (the line parser adds where). */
+function tooDeep(maxDepth: number): string {
+  return "JSON nests deeper than " + String(maxDepth) + " levels";
+}
 
 /** Why a text that repeats a key in one object is refused (the line parser says which member, and where). */
 const REPEATED_KEY_WHY = "(JSON parsers differ on which of its members counts)";
@@ -1330,7 +1336,7 @@ const REPEATED_KEY_WHY = "(JSON parsers differ on which of its members counts)";
  * back ({@link depthWithin}: a cyclic value is too deep).
  */
 export function depthError(v: unknown): WireError | null {
-  return depthWithin(v, MAX_DEPTH) ? null : lineError("too-deep", TOO_DEEP);
+  return depthWithin(v, MAX_DEPTH) ? null : lineError("too-deep", tooDeep(MAX_DEPTH));
 }
 
 // A high surrogate not followed by a low one, or a low one at the start or after anything but a high one. No
@@ -1531,7 +1537,7 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
     if (i >= n) return bad("expected a value");
     const c = text.charCodeAt(i);
     if (c === 0x7b || c === 0x5b) {
-      if (++depth > maxDepth) return lineError("too-deep", `${TOO_DEEP} (at ${at(i)})`);
+      if (++depth > maxDepth) return lineError("too-deep", `${tooDeep(maxDepth)} (at ${at(i)})`);
       i++;
       ws();
       const close = c === 0x7b ? 0x7d : 0x5d;
