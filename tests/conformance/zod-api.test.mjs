@@ -388,3 +388,26 @@ test("a line parser given another depth limit names that limit in its too-deep m
   const deep = "[".repeat(w.MAX_DEPTH + 1) + "]".repeat(w.MAX_DEPTH + 1);
   assert.equal(w.parseLine(deep).error.message, `JSON nests deeper than ${w.MAX_DEPTH} levels (at column ${w.MAX_DEPTH + 1})`);
 });
+
+test("a line is text or bytes of any realm; anything else is the caller's mistake, a TypeError", async () => {
+  const { runInNewContext } = await import("node:vm");
+  const line = '{"id":"m1","time":1,"role":"user","ev":{"t":"abort"}}';
+  const bytes = new TextEncoder().encode(line);
+  const otherRealm = runInNewContext("new Uint8Array(b)", { b: [...bytes] });
+  assert.equal(otherRealm instanceof Uint8Array, false, "the vm's Uint8Array is another realm's");
+  const views = [bytes, Buffer.from(line), otherRealm, new DataView(bytes.buffer)];
+  for (const view of views) {
+    assert.deepEqual(w.validateSessionLine(view), { valid: true, value: JSON.parse(line), errors: [] });
+    assert.deepEqual(w.validateSessionLineStandalone(view), []);
+  }
+  // Bytes that are not UTF-8 are told where, in any realm.
+  const bad = runInNewContext("new Uint8Array([0x7b, 0xff])");
+  assert.deepEqual(w.parseLine(bad).error, { pointer: "", rule: "invalid-utf8", message: "invalid UTF-8 at byte 2" });
+  for (const [value, kind] of [[42, "an integer"], [null, "null"], [undefined, "undefined"], [{}, "an object"], [[1], "an array"]]) {
+    const message = `a line is a string or a Uint8Array, not ${kind}`;
+    assert.throws(() => w.validateSessionLine(value), { name: "TypeError", message });
+    assert.throws(() => w.validateSessionLineStandalone(value), { name: "TypeError", message });
+    assert.throws(() => w.parseLine(value), { name: "TypeError", message });
+    assert.throws(() => new w.SessionStreamChecker().checkLine(value), { name: "TypeError", message });
+  }
+});

@@ -1583,7 +1583,8 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
 
 /**
  * Parses one line (without its newline) like the engine: `invalid-utf8` (bytes that are not UTF-8, or a string
- * with an unpaired surrogate), `blank-line`, `too-deep`, `malformed-json`; otherwise the parsed value.
+ * with an unpaired surrogate), `blank-line`, `too-deep`, `malformed-json`; otherwise the parsed value. A `line` that
+ * is neither a string nor bytes (a `Uint8Array`, of any realm) throws a `TypeError` (as the line checkers do, which parse with this).
  */
 export function parseLine(
   line: string | Uint8Array,
@@ -1638,12 +1639,19 @@ function parseWith(
   if (typeof line === "string") {
     if (LONE_SURROGATE.test(line)) return { ok: false, error: lineError("invalid-utf8", "the line holds an unpaired surrogate, which UTF-8 cannot encode") };
     text = line;
-  } else {
+  } else if (ArrayBuffer.isView(line)) {
+    // A Uint8Array of any realm (a test environment's may not be this one's), or another view of the bytes.
+    const view: ArrayBufferView = line;
+    const bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
     try {
-      text = new web.TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(line);
+      text = new web.TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
     } catch {
-      return { ok: false, error: lineError("invalid-utf8", `invalid UTF-8 at byte ${invalidUtf8At(line)}`) };
+      return { ok: false, error: lineError("invalid-utf8", `invalid UTF-8 at byte ${invalidUtf8At(bytes)}`) };
     }
+  } else {
+    // Neither text nor bytes: the caller's mistake (TypeScript refuses the call), not a line the sender wrote. It
+    // was `invalid-utf8` "at byte 1" (helper 97).
+    throw new TypeError(`a line is a string or a Uint8Array, not ${kind(line)}`);
   }
   if (BLANK.test(text)) return { ok: false, error: lineError("blank-line", "blank line: expected one JSON value per line") };
   if (text.charCodeAt(0) === 0xfeff) {
