@@ -196,11 +196,14 @@ const MANIFEST_LIMIT: u64 = 16 << 20;
 
 /// The manifest at `path` when it is a regular file of at most [`MANIFEST_LIMIT`] bytes (a FIFO blocked `check`
 /// and `generate`, `/dev/zero` or a huge sparse file grew them by gigabytes); otherwise none, and the output's
-/// new manifest replaces it.
-fn read_manifest(path: &Path) -> Option<String> {
+/// new manifest replaces it. A regular file that cannot be read is an error: it alone names what its output
+/// owned, and replaced unread, the files the output no longer produces stayed with no list naming them (a
+/// manifest made unreadable by `chmod 000`: `generate` exited 0, then `check` said fresh; helper 99).
+fn read_manifest(path: &Path) -> Result<Option<String>, Error> {
     match on_disk(path, MANIFEST_LIMIT) {
-        OnDisk::File(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-        _ => None,
+        OnDisk::File(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        OnDisk::Unreadable(source) => Err(Error::Io { path: path.to_path_buf(), source }),
+        OnDisk::Missing | OnDisk::Other(_) => Ok(None),
     }
 }
 
@@ -208,12 +211,12 @@ fn read_manifest(path: &Path) -> Option<String> {
 /// still there; also those its kept copy lists (`.wiregen-manifest.wiregen-old`: a run killed after its new
 /// manifest was in place, and before the files it no longer lists were gone, left them with no manifest naming
 /// them, so neither `check` nor the next `generate` saw them).
-fn owned_before(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
+fn owned_before(opts: &Options, files: &[OutFile]) -> Result<Vec<PathBuf>, Error> {
     let produced: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let mut out = Vec::new();
     for o in &opts.outputs() {
         let manifest = opts.out_dir.join(o.name()).join(MANIFEST);
-        for text in [read_manifest(&manifest), read_manifest(&commit::kept_name(&manifest))].into_iter().flatten() {
+        for text in [read_manifest(&manifest)?, read_manifest(&commit::kept_name(&manifest))?].into_iter().flatten() {
             for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
                 if line.split('/').any(|seg| seg == ".." || seg.is_empty()) {
                     continue;
@@ -227,7 +230,7 @@ fn owned_before(opts: &Options, files: &[OutFile]) -> Vec<PathBuf> {
     }
     out.sort();
     out.dedup();
-    out
+    Ok(out)
 }
 
 /// Folds an old manifest a killed run kept aside into the manifest in place (the files either lists), so that this
@@ -237,8 +240,8 @@ fn fold_kept_manifests(opts: &Options) -> Result<(), Error> {
     for o in &opts.outputs() {
         let manifest = opts.out_dir.join(o.name()).join(MANIFEST);
         let kept = commit::kept_name(&manifest);
-        let Some(old) = read_manifest(&kept) else { continue };
-        let current = read_manifest(&manifest).unwrap_or_default();
+        let Some(old) = read_manifest(&kept)? else { continue };
+        let current = read_manifest(&manifest)?.unwrap_or_default();
         let mut lines: Vec<&str> = current.lines().collect();
         let mut seen: BTreeSet<&str> = lines.iter().copied().collect();
         for l in old.lines().filter(|l| !l.starts_with('#')) {
@@ -302,7 +305,7 @@ pub fn generate(opts: &Options) -> Result<GenerateReport, Error> {
 fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Error> {
     fold_kept_manifests(opts)?;
     // Read the old manifests before the new ones replace them.
-    let owned = owned_before(opts, files);
+    let owned = owned_before(opts, files)?;
     let stale_files = stale(&owned);
     let mut report = GenerateReport::default();
     let mut to_write = Vec::new();
@@ -317,18 +320,24 @@ fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Er
     // one is the last file removed: until then it names what the outputs owned.
     to_write.sort_by_key(|(p, _)| is_manifest(p));
     let write: Vec<(PathBuf, &[u8])> = to_write.iter().map(|(p, f)| (p.clone(), f.contents.as_bytes())).collect();
-    commit::replace(&write, &stale_files)?;
-    report.written = write.into_iter().map(|(p, _)| p).collect();
     // What a run that was killed half-way left beside the outputs goes once every output is in place, the old
-    // manifests' copies last.
+    // manifests' copies last, and before this run's old copies (of its manifests too).
     let mut left = leftovers(opts, files, &owned);
+    // An old copy of a file this run replaces or deletes becomes this run's own copy (the move aside replaces it;
+    // a file that is not there is not moved aside, and its old copy stays a leftover).
+    let moved: BTreeSet<PathBuf> = write
+        .iter()
+        .map(|(p, _)| p)
+        .chain(&stale_files)
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .map(|p| commit::kept_name(p))
+        .collect();
+    left.retain(|p| !moved.contains(p));
     left.sort_by_key(|p| p.file_name().is_some_and(|n| *n == *kept_manifest_name()));
+    let removed = commit::replace(&write, &stale_files, &left)?;
+    report.written = write.into_iter().map(|(p, _)| p).collect();
     report.deleted = stale_files;
-    for p in left {
-        if std::fs::remove_file(&p).is_ok() {
-            report.deleted.push(p);
-        }
-    }
+    report.deleted.extend(removed);
     Ok(report)
 }
 
@@ -391,6 +400,8 @@ enum OnDisk {
     /// Something that is not the output: a directory, a device, a FIFO (read, it would block or never end), or a
     /// file longer than the reader's bound (not read whole).
     Other(&'static str),
+    /// A regular file that reading failed on.
+    Unreadable(std::io::Error),
 }
 
 /// The most bytes of a file on disk read to compare it with `new`: the command in the header is the only part
@@ -421,7 +432,7 @@ fn on_disk(path: &Path, most: u64) -> OnDisk {
     }
     match std::fs::read(path) {
         Ok(b) => OnDisk::File(b),
-        Err(_) => OnDisk::Other("a file that cannot be read"),
+        Err(e) => OnDisk::Unreadable(e),
     }
 }
 
@@ -508,10 +519,13 @@ pub fn check(opts: &Options) -> Result<CheckReport, Error> {
                 report.changed.push((path, diff));
             }
             OnDisk::Other(what) => report.changed.push((path, format!("({what})\n"))),
+            OnDisk::Unreadable(e) => report.changed.push((path, format!("(a file that cannot be read: {e})\n"))),
             OnDisk::Missing => report.missing.push(path),
         }
     }
-    let owned = owned_before(opts, &files);
+    // A manifest that cannot be read is reported above (changed: "a file that cannot be read"); what it named is
+    // not known, so no file is called extra for it.
+    let owned = owned_before(opts, &files).unwrap_or_default();
     report.extra = stale(&owned);
     let left = leftovers(opts, &files, &owned);
     report.extra.extend(left);
@@ -544,7 +558,7 @@ fn same_but_command(old: &[u8], new: &[u8]) -> bool {
 }
 
 /// A short line diff: the changed lines, each run of changes with two lines of context around it under a `@@ line N
-/// @@` header (N: its first line in the file on disk), at most 40 lines in all. The lines between
+/// @@` header (N: its first line in the file on disk), at most 40 lines in all, each cut after 400 bytes. The lines between
 /// the common start and end are matched by a longest common subsequence, so a one-line change shows as one line
 /// removed and one added; past 4,000,000 pairs of lines to compare, the middle is shown whole.
 pub fn short_diff(old: &str, new: &str) -> String {
@@ -588,9 +602,9 @@ pub fn short_diff(old: &str, new: &str) -> String {
             }
             shown += 1;
             match (i, j) {
-                (Some(i), Some(_)) => out.push_str(&format!(" {}\n", a[i])),
-                (Some(i), None) => out.push_str(&format!("-{}\n", a[i])),
-                (None, Some(j)) => out.push_str(&format!("+{}\n", b[j])),
+                (Some(i), Some(_)) => out.push_str(&format!(" {}\n", shown_line(a[i]))),
+                (Some(i), None) => out.push_str(&format!("-{}\n", shown_line(a[i]))),
+                (None, Some(j)) => out.push_str(&format!("+{}\n", shown_line(b[j]))),
                 (None, None) => {}
             }
         }
@@ -600,6 +614,23 @@ pub fn short_diff(old: &str, new: &str) -> String {
 
 /// The most lines [`short_diff`] shows.
 const SHORT_DIFF_LINES: usize = 40;
+
+/// The most bytes of one line [`short_diff`] shows.
+const SHORT_DIFF_LINE_BYTES: usize = 400;
+
+/// A line as [`short_diff`] shows it: at most [`SHORT_DIFF_LINE_BYTES`] (cut at a character boundary), then how
+/// much more there is (a description of 60 MB in one line was printed whole, six times: 360 MB of "short" diff;
+/// helper 99).
+fn shown_line(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= SHORT_DIFF_LINE_BYTES {
+        return line.into();
+    }
+    let mut end = SHORT_DIFF_LINE_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... (line cut: {} more bytes)", &line[..end], line.len() - end).into()
+}
 
 /// The most pairs of lines [`short_diff`] compares to match the changed middle of two files.
 const SHORT_DIFF_CELLS: usize = 4_000_000;
@@ -663,7 +694,37 @@ mod tests {
         std::fs::create_dir_all(out.join("rust/src")).unwrap();
         std::fs::write(out.join("rust/src/rt_regex.rs"), "// left").unwrap();
         let files = [OutFile::new("rust/src/lib.rs".to_string(), String::new())];
-        assert_eq!(owned_before(&opts, &files), [out.join("rust/Cargo.toml"), out.join("rust/src/rt_regex.rs")]);
+        assert_eq!(
+            owned_before(&opts, &files).unwrap(),
+            [out.join("rust/Cargo.toml"), out.join("rust/src/rt_regex.rs")]
+        );
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    /// A manifest that is there but cannot be read stops the run before anything is written: it alone names the
+    /// files its output owned (read as none, the files the new schema no longer produces were orphaned, and
+    /// `check` then said fresh; helper 99). Likewise the copy a killed run kept aside.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_manifest_that_cannot_be_read_is_an_error_not_an_empty_list() {
+        let out = std::env::temp_dir().join(format!("wiregen-unreadable-manifest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(out.join("rust")).unwrap();
+        let manifest = out.join("rust").join(MANIFEST);
+        // A regular file every read of fails, as root too (whom `chmod 000` does not stop): /proc/self/mem, whose
+        // first page is not mapped.
+        std::os::unix::fs::symlink("/proc/self/mem", &manifest).unwrap();
+        assert!(matches!(on_disk(&manifest, MANIFEST_LIMIT), OnDisk::Unreadable(_)));
+        let opts = Options { outputs: vec![Output::Rust], ..Options::new("schema", &out) };
+        let files = [OutFile::new("rust/src/lib.rs".to_string(), String::new())];
+        let e = owned_before(&opts, &files).unwrap_err();
+        assert!(matches!(&e, Error::Io { path, .. } if *path == manifest), "{e:?}");
+        std::fs::remove_file(&manifest).unwrap();
+        std::os::unix::fs::symlink("/proc/self/mem", commit::kept_name(&manifest)).unwrap();
+        assert!(
+            matches!(fold_kept_manifests(&opts), Err(Error::Io { path, .. }) if path == commit::kept_name(&manifest))
+        );
+        assert!(owned_before(&opts, &files).is_err());
         let _ = std::fs::remove_dir_all(&out);
     }
 
@@ -684,6 +745,10 @@ mod tests {
         let cut = short_diff("", &longer);
         assert!(cut.ends_with("+line 40\n... (diff cut: 10 more changed lines)\n"), "{cut}");
         assert_eq!(cut.lines().count(), SHORT_DIFF_LINES + 2);
+        // A long line is cut too, at a character boundary (each `é` is two bytes).
+        let long = "é".repeat(1_000);
+        let diff = short_diff("a\n", &format!("{long}\n"));
+        assert_eq!(diff, format!("@@ line 1 @@\n-a\n+{}... (line cut: 1600 more bytes)\n", "é".repeat(200)));
     }
 
     #[test]

@@ -132,7 +132,11 @@ impl Rule {
             Rule::Pattern => "A string does not match its `pattern` (ECMA-262, Unicode mode, unanchored).",
             Rule::ExclusiveMinimum => "A number is not greater than its `exclusiveMinimum`.",
             Rule::ExclusiveMaximum => "A number is not less than its `exclusiveMaximum`.",
-            Rule::MultipleOf => "A number divided by `multipleOf` is not a finite integer (IEEE double division).",
+            Rule::MultipleOf => {
+                "A number divided by `multipleOf` is not a whole number (IEEE double division); where the quotient \
+                 says nothing, because it overflows or `multipleOf` is an integer and the quotient is 2^53 or more, \
+                 the remainder of the division is not 0."
+            }
             Rule::Const => {
                 "A value is not the `const` value (numbers compared by value, objects whatever their key order)."
             }

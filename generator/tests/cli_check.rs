@@ -467,3 +467,48 @@ fn the_generated_header_stays_one_comment_whatever_the_directory_is_named() {
     assert_eq!(first.matches("-->").count(), 1, "{first}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Two kills in a row, then a `generate` from the same schema, leave the tree exactly as one clean run makes it:
+/// the second run, killed at each of its first 45 unlinks (`strace` injects SIGKILL), had removed its old
+/// manifests' copies before what the first run left of files the new schema no longer produces (8 of those points
+/// left `.NAME.wiregen-old` copies no manifest named, and `check` said fresh; helper 99). Needs `strace`.
+#[cfg(target_os = "linux")]
+#[test]
+fn two_kills_in_a_row_leave_nothing_the_next_generate_does_not_remove() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!(
+            "strace is not installed: two_kills_in_a_row_leave_nothing_the_next_generate_does_not_remove not run"
+        );
+        return;
+    }
+    let base = tmp("two-kills");
+    std::fs::create_dir_all(&base).unwrap();
+    let bin = env!("CARGO_BIN_EXE_wiregen");
+    let (v2, hw) = (root().join("schema"), root().join("examples/happy-wire/schema"));
+    let (v2, hw) = (v2.to_str().unwrap(), hw.to_str().unwrap());
+    let run = |args: &[&str]| Command::new(bin).current_dir(&base).args(args).output().unwrap();
+    // `generate --schema hw --out out`, killed at its `when`th call of `syscall`.
+    let killed_at = |syscall: &str, when: usize| {
+        let killed = Command::new("strace")
+            .current_dir(&base)
+            .args(["-f", "-qq", "-o", "/dev/null", "-e", &format!("trace={syscall}"), "-e"])
+            .arg(format!("inject={syscall}:signal=KILL:when={when}"))
+            .args([bin, "generate", "--schema", hw, "--out", "out"])
+            .output()
+            .unwrap();
+        assert!(!text(&killed.stderr).contains("panicked"), "{}", text(&killed.stderr));
+    };
+    assert!(run(&["generate", "--schema", hw, "--out", "clean"]).status.success());
+    let out = base.join("out");
+    for when in 1..=45 {
+        let _ = std::fs::remove_dir_all(&out);
+        assert!(run(&["generate", "--schema", v2, "--out", "out"]).status.success());
+        killed_at("rename", 36);
+        killed_at("unlink", when);
+        let again = run(&["generate", "--schema", hw, "--out", "out"]);
+        assert!(again.status.success(), "{when}: {}", text(&again.stderr));
+        assert_eq!(files_under(&out), files_under(&base.join("clean")), "killed at unlink {when}");
+        assert!(run(&["check", "--schema", hw, "--out", "out"]).status.success(), "{when}");
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -510,6 +510,15 @@ fn the_examples_reference_covers_its_protocol_and_every_other_type() {
         }
     }
     assert!(sections >= 40, "{sections} type sections");
+    // The envelope's own examples are in its section, each a JSON block (they were left out; helper 98).
+    let envelope =
+        &md[md.find("## Envelope").expect("an Envelope section")..md.find("## Event Types").expect("events")];
+    let env_examples = &m.ty(p.envelope).examples;
+    assert!(!env_examples.is_empty(), "the example's envelope has examples");
+    assert_eq!(envelope.matches("```json\n").count(), env_examples.len(), "{envelope}");
+    for x in env_examples {
+        assert!(envelope.contains(&format!("\"id\": {}", x["id"])), "{x}\n{envelope}");
+    }
     let ts = tables(&md);
     let row = |heading: &str, field: &str| -> Vec<String> {
         let t = ts.iter().find(|t| t.heading == heading).unwrap_or_else(|| panic!("no table under {heading}"));
@@ -546,7 +555,7 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     let file = dir.join("plain.schema.json");
     let schema = serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "Plain | `types`",
+        "title": "Plain | `types`\nnext",
         "description": "A package\nwithout a protocol.",
         "$defs": {
             "Item": {
@@ -583,6 +592,9 @@ fn a_plain_type_package_has_a_reference_too_and_hostile_text_stays_in_place() {
     check_tables(md).unwrap_or_else(|e| panic!("{e}\n{md}"));
     links_resolve(md);
     assert!(!md.contains("## Envelope") && !md.contains("## Stream Rules"), "no protocol sections:\n{md}");
+    // A heading is one line of prose: a line break is a space, and `|` needs no escape outside a table (it was
+    // written as a table cell: `# Plain \| ... <br>next`; helper 98).
+    assert!(md.contains("\n# Plain | `types` next\n"), "{md}");
     let ts = tables(md);
     let item = ts.iter().find(|t| t.heading == "`Item`").unwrap_or_else(|| panic!("no Item table:\n{md}"));
     let name = item.rows.iter().find(|r| r[0] == "`na|me`").expect("row");

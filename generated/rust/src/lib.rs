@@ -132,7 +132,7 @@ pub enum Rule {
     ExclusiveMinimum,
     /// `exclusive-maximum`: A number is not less than its `exclusiveMaximum`.
     ExclusiveMaximum,
-    /// `multiple-of`: A number divided by `multipleOf` is not a finite integer (IEEE double division).
+    /// `multiple-of`: A number divided by `multipleOf` is not a whole number (IEEE double division); where the quotient says nothing, because it overflows or `multipleOf` is an integer and the quotient is 2^53 or more, the remainder of the division is not 0.
     MultipleOf,
     /// `const`: A value is not the `const` value (numbers compared by value, objects whatever their key order).
     Const,
@@ -296,7 +296,7 @@ impl Rule {
             }
             Rule::ExclusiveMaximum => "A number is not less than its `exclusiveMaximum`.",
             Rule::MultipleOf => {
-                "A number divided by `multipleOf` is not a finite integer (IEEE double division)."
+                "A number divided by `multipleOf` is not a whole number (IEEE double division); where the quotient says nothing, because it overflows or `multipleOf` is an integer and the quotient is 2^53 or more, the remainder of the division is not 0."
             }
             Rule::Const => {
                 "A value is not the `const` value (numbers compared by value, objects whatever their key order)."

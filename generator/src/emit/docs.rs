@@ -432,6 +432,9 @@ struct ProtocolView {
     envelope_openness: Vec<Seg>,
     /// The envelope's constraints besides its properties, one bullet each.
     envelope_notes: Vec<Vec<Seg>>,
+    /// The envelope type's own `examples` (the loader holds them to the envelope; left out until stop 68, helper
+    /// 98).
+    envelope_examples: Vec<String>,
     roles: Vec<String>,
     envelope: Vec<Row>,
     event_count: usize,
@@ -935,6 +938,7 @@ fn protocol_view(d: &Describer<'_>, p: &Protocol) -> ProtocolView {
             Shape::Object(o) => d.object_notes(o, None),
             _ => Vec::new(),
         },
+        envelope_examples: env.examples.iter().map(example).collect(),
         roles: p.roles.clone(),
         envelope,
         event_count: p.events.len(),

@@ -23,21 +23,29 @@ pub(super) fn kept_name(path: &Path) -> PathBuf {
     hidden_beside(path, "wiregen-old")
 }
 
-/// Writes each `(path, contents)` and deletes each of `delete`, all or nothing.
+/// Writes each `(path, contents)` and deletes each of `delete`, all or nothing; once all is in place, removes the
+/// files of `debris` (what a killed run left: in the order given), and returns those it removed.
 ///
 /// # Errors
 /// [`Error::Io`] for the first step that failed, when every step before it was undone; [`Error::NotRestored`]
 /// when undoing failed too (it names the files that could not be put back).
-pub(super) fn replace(write: &[(PathBuf, &[u8])], delete: &[PathBuf]) -> Result<(), Error> {
-    replace_with(write, delete, &mut |from, to| std::fs::rename(from, to))
+pub(super) fn replace(
+    write: &[(PathBuf, &[u8])],
+    delete: &[PathBuf],
+    debris: &[PathBuf],
+) -> Result<Vec<PathBuf>, Error> {
+    replace_with(write, delete, debris, &mut |from, to| std::fs::rename(from, to), &mut |p| std::fs::remove_file(p))
 }
 
-/// [`replace`], moving files with `rename` (a test makes it fail).
+/// [`replace`], moving files with `rename` (a test makes it fail) and removing them with `remove` (a test
+/// records the order).
 fn replace_with(
     write: &[(PathBuf, &[u8])],
     delete: &[PathBuf],
+    debris: &[PathBuf],
     rename: &mut dyn FnMut(&Path, &Path) -> io::Result<()>,
-) -> Result<(), Error> {
+    remove: &mut dyn FnMut(&Path) -> io::Result<()>,
+) -> Result<Vec<PathBuf>, Error> {
     // A directory where a file goes is the user's: refuse before anything is written.
     for path in write.iter().map(|(p, _)| p).chain(delete) {
         if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
@@ -48,6 +56,10 @@ fn replace_with(
     let mut done = Vec::new();
     match apply(write, delete, rename, &mut done) {
         Ok(()) => {
+            // The debris goes first: the old copies of this run's files include those of the manifests, which
+            // name the files the debris belongs to (removed before it, a run killed between the two left debris
+            // no manifest named, for good; helper 99).
+            let removed: Vec<PathBuf> = debris.iter().filter(|p| remove(p).is_ok()).cloned().collect();
             // The old copies go: those of deleted files first, then those of replaced files in the order of
             // `write` (the caller puts a file that names the others last, so a run killed here leaves it).
             let deletes: std::collections::HashSet<&PathBuf> = delete.iter().collect();
@@ -61,9 +73,9 @@ fn replace_with(
                 })
             };
             for to in kept(true).chain(kept(false)) {
-                let _ = std::fs::remove_file(to);
+                let _ = remove(to);
             }
-            Ok(())
+            Ok(removed)
         }
         Err(failed) => {
             let unrestored = undo(done, rename);
@@ -181,11 +193,42 @@ mod tests {
         (write, vec![d.join("a/stale.txt")])
     }
 
+    /// What a killed run left goes before this run's old copies: the last of those is the old manifest, which
+    /// names the files the leftovers belong to (removed the other way round, a run killed in between left
+    /// leftovers no manifest named, for good; helper 99).
+    #[test]
+    fn leftovers_go_before_the_old_copies_and_those_of_deleted_files_before_those_of_replaced_ones() {
+        let d = dir("debris");
+        let (write, delete) = changes(&d);
+        let debris = [d.join("a/.gone.txt.wiregen-old"), d.join("a/.gone.txt.wiregen-tmp")];
+        for p in &debris {
+            std::fs::write(p, "left").unwrap();
+        }
+        let mut order = Vec::new();
+        let removed = replace_with(&write, &delete, &debris, &mut |from, to| std::fs::rename(from, to), &mut |p| {
+            order.push(p.strip_prefix(&d).unwrap().display().to_string());
+            std::fs::remove_file(p)
+        })
+        .expect("replaced");
+        assert_eq!(removed, debris);
+        assert_eq!(
+            order,
+            [
+                "a/.gone.txt.wiregen-old",
+                "a/.gone.txt.wiregen-tmp",
+                "a/.stale.txt.wiregen-old",
+                "a/.old.txt.wiregen-old"
+            ]
+        );
+        let got: Vec<String> = tree(&d).keys().map(|p| p.strip_prefix(&d).unwrap().display().to_string()).collect();
+        assert_eq!(got, ["a", "a/added.txt", "a/old.txt", "a/same.txt", "b", "b/c", "b/c/fresh.txt"]);
+    }
+
     #[test]
     fn all_steps_done_leave_only_the_new_files() {
         let d = dir("ok");
         let (write, delete) = changes(&d);
-        replace(&write, &delete).expect("replaced");
+        replace(&write, &delete, &[]).expect("replaced");
         let got: Vec<String> = tree(&d).keys().map(|p| p.strip_prefix(&d).unwrap().display().to_string()).collect();
         assert_eq!(got, ["a", "a/added.txt", "a/old.txt", "a/same.txt", "b", "b/c", "b/c/fresh.txt"]);
         assert_eq!(std::fs::read(d.join("a/old.txt")).unwrap(), b"new");
@@ -208,7 +251,8 @@ mod tests {
                 }
                 std::fs::rename(from, to)
             };
-            let err = replace_with(&write, &delete, &mut rename).expect_err("the injected failure");
+            let err = replace_with(&write, &delete, &[], &mut rename, &mut |p| std::fs::remove_file(p))
+                .expect_err("the injected failure");
             assert!(matches!(err, Error::Io { .. }), "move {fail_at}: {err}");
             assert_eq!(tree(&d), before, "move {fail_at} failed and the directory changed");
         }
@@ -221,7 +265,7 @@ mod tests {
         std::fs::create_dir(d.join("a/added.txt")).expect("mkdir");
         let before = tree(&d);
         let (write, delete) = changes(&d);
-        let err = replace(&write, &delete).expect_err("a directory in the way");
+        let err = replace(&write, &delete, &[]).expect_err("a directory in the way");
         assert!(matches!(&err, Error::Io { path, .. } if path.ends_with("a/added.txt")), "{err}");
         assert_eq!(tree(&d), before);
         let _ = std::fs::remove_dir_all(&d);
@@ -240,7 +284,8 @@ mod tests {
             }
             std::fs::rename(from, to)
         };
-        let err = replace_with(&write, &delete, &mut rename).expect_err("the injected failure");
+        let err = replace_with(&write, &delete, &[], &mut rename, &mut |p| std::fs::remove_file(p))
+            .expect_err("the injected failure");
         let Error::NotRestored { unrestored, .. } = &err else { panic!("{err}") };
         assert_eq!(unrestored, &[d.join("a/old.txt")], "{err}");
         let _ = std::fs::remove_dir_all(&d);
