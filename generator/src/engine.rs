@@ -1178,7 +1178,15 @@ fn parse_issue(text: &str, e: serde_json::Error) -> Issue {
 pub(crate) fn parse_error_what(e: &serde_json::Error) -> String {
     let msg = e.to_string();
     let place = format!(" at line {} column {}", e.line(), e.column());
-    msg.strip_suffix(&place).map_or_else(|| msg.clone(), str::to_string)
+    let what = msg.strip_suffix(&place).unwrap_or(&msg);
+    // serde_json's words for a `\u` escape of half a surrogate pair (a high one not followed by a `\u` escape,
+    // or by one that is no low one; a low one alone) say what it looked for, not what is wrong.
+    match what {
+        "unexpected end of hex escape" | "lone leading surrogate in hex escape" => {
+            "an unpaired surrogate escape (UTF-8 cannot encode half a pair)".to_string()
+        }
+        _ => what.to_string(),
+    }
 }
 
 #[cfg(test)]

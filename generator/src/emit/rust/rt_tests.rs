@@ -351,11 +351,24 @@ fn too_deep_says_what_the_engine_says() {
 
 #[test]
 fn parse_errors_are_located_as_the_engine_locates_them() {
-    for text in ["[1,", "{\"a\":\n[1,\n", "[\n[\n", "{\n\"a\": x}", "{\"a\":01}", "[\"\\udc00\"]"] {
+    for text in [
+        "[1,",
+        "{\"a\":\n[1,\n",
+        "[\n[\n",
+        "{\n\"a\": x}",
+        "{\"a\":01}",
+        "[\"\\udc00\"]",
+        "[\"\\ud800\"]",
+        "[\"\\ud800\\u0041\"]",
+    ] {
         let e = serde_json::from_str::<serde_json::Value>(text).expect_err("not JSON");
         assert_eq!(parse_error_at(&e), crate::engine::parse_error_at(&e), "{text:?}");
         assert_eq!(parse_error_what(&e), crate::engine::parse_error_what(&e), "{text:?}");
         assert!(!parse_error_what(&e).contains(" at line "), "{text:?}");
+        // Half a surrogate pair is named as such (serde_json said `unexpected end of hex escape`; helper 98).
+        if text.contains("\\ud") {
+            assert_eq!(parse_error_what(&e), "an unpaired surrogate escape (UTF-8 cannot encode half a pair)");
+        }
     }
     // A one-line text is located by its column alone, whatever the error (it said `at line 1 column 7` where the
     // end of input said `at column 5`).
