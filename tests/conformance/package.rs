@@ -30,6 +30,20 @@ use crate::node::run;
 /// happy monorepo locks, and the newest 4.x (`npm install zod@4`).
 const ZOD: &[&str] = &["4.1.0", "4.4.3", "4"];
 
+/// `tsc` as an ES-module project of today compiles: strict, `NodeNext`, and `DOM` for the globals zod's own
+/// declarations name (`URL`), as an app's tsconfig would have them.
+const TSC_NODE_NEXT: &[&str] = &[
+    "--strict",
+    "--target",
+    "ES2022",
+    "--lib",
+    "ES2022,DOM",
+    "--module",
+    "NodeNext",
+    "--moduleResolution",
+    "NodeNext",
+];
+
 /// Minified bytes of a browser bundle of `validateSessionLine` alone, zod bundled. Measured 113,842 with zod 4.6.7
 /// (94,001 with 4.4.3; esbuild 0.28.2; stop 68); the budget leaves about 7% for the package and zod to grow.
 const BUDGET_LINE: u64 = 120_000;
@@ -145,18 +159,8 @@ fn consumer(base: &Path, tarball: &Path, spec: &'static str, input: &str) -> Con
     std::fs::write(dir.join("consumer.mts"), &consumer).expect("write");
     std::fs::write(dir.join("consumer.cts"), &consumer).expect("write");
     std::fs::copy(tests.join("happy-wire-v2-names.mts"), dir.join("happy-wire-v2-names.mts")).expect("copy");
-    // `DOM` for the globals zod's own declarations name (`URL`), as an app's tsconfig would have them.
     run(
-        Command::new("node").current_dir(&dir).arg(tsc()).args([
-            "--strict",
-            "--target",
-            "ES2022",
-            "--lib",
-            "ES2022,DOM",
-            "--module",
-            "NodeNext",
-            "--moduleResolution",
-            "NodeNext",
+        Command::new("node").current_dir(&dir).arg(tsc()).args(TSC_NODE_NEXT).args([
             "--outDir",
             "out",
             "consumer.mts",
@@ -211,18 +215,9 @@ fn consumer(base: &Path, tarball: &Path, spec: &'static str, input: &str) -> Con
     }
     std::fs::write(dir.join("reexport.mts"), reexport).expect("reexport.mts");
     run(
-        Command::new("node").current_dir(&dir).arg(tsc()).args([
-            "--strict",
+        Command::new("node").current_dir(&dir).arg(tsc()).args(TSC_NODE_NEXT).args([
             "--declaration",
             "--emitDeclarationOnly",
-            "--target",
-            "ES2022",
-            "--lib",
-            "ES2022,DOM",
-            "--module",
-            "NodeNext",
-            "--moduleResolution",
-            "NodeNext",
             "--outDir",
             "out/declarations",
             "reexport.mts",
