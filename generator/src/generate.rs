@@ -323,16 +323,6 @@ fn write_outputs(opts: &Options, files: &[OutFile]) -> Result<GenerateReport, Er
     // What a run that was killed half-way left beside the outputs goes once every output is in place, the old
     // manifests' copies last, and before this run's old copies (of its manifests too).
     let mut left = leftovers(opts, files, &owned);
-    // An old copy of a file this run replaces or deletes becomes this run's own copy (the move aside replaces it;
-    // a file that is not there is not moved aside, and its old copy stays a leftover).
-    let moved: BTreeSet<PathBuf> = write
-        .iter()
-        .map(|(p, _)| p)
-        .chain(&stale_files)
-        .filter(|p| std::fs::symlink_metadata(p).is_ok())
-        .map(|p| commit::kept_name(p))
-        .collect();
-    left.retain(|p| !moved.contains(p));
     left.sort_by_key(|p| p.file_name().is_some_and(|n| *n == *kept_manifest_name()));
     let removed = commit::replace(&write, &stale_files, &left)?;
     report.written = write.into_iter().map(|(p, _)| p).collect();

@@ -59,7 +59,17 @@ fn replace_with(
             // The debris goes first: the old copies of this run's files include those of the manifests, which
             // name the files the debris belongs to (removed before it, a run killed between the two left debris
             // no manifest named, for good; helper 99).
-            let removed: Vec<PathBuf> = debris.iter().filter(|p| remove(p).is_ok()).cloned().collect();
+            // An old copy this run moved a file aside to is this run's own, not debris (it replaced what a killed
+            // run left under that name).
+            let own: std::collections::HashSet<&PathBuf> = done
+                .iter()
+                .filter_map(|step| match step {
+                    Step::Moved { to, file, .. } if *to == kept_name(file) => Some(to),
+                    _ => None,
+                })
+                .collect();
+            let removed: Vec<PathBuf> =
+                debris.iter().filter(|p| !own.contains(p) && remove(p).is_ok()).cloned().collect();
             // The old copies go: those of deleted files first, then those of replaced files in the order of
             // `write` (the caller puts a file that names the others last, so a run killed here leaves it).
             let deletes: std::collections::HashSet<&PathBuf> = delete.iter().collect();
@@ -220,6 +230,23 @@ mod tests {
                 "a/.old.txt.wiregen-old"
             ]
         );
+        let got: Vec<String> = tree(&d).keys().map(|p| p.strip_prefix(&d).unwrap().display().to_string()).collect();
+        assert_eq!(got, ["a", "a/added.txt", "a/old.txt", "a/same.txt", "b", "b/c", "b/c/fresh.txt"]);
+    }
+
+    /// A killed run's old copy of a file this run moves aside again is replaced by this run's own copy: it is not
+    /// reported as a leftover removed. The old copy of a file that is not there (added by this run) stays one.
+    #[test]
+    fn an_old_copy_this_run_makes_again_is_its_own_not_a_leftover() {
+        let d = dir("own-copy");
+        let (write, delete) = changes(&d);
+        let debris =
+            [d.join("a/.old.txt.wiregen-old"), d.join("a/.stale.txt.wiregen-old"), d.join("a/.added.txt.wiregen-old")];
+        for p in &debris {
+            std::fs::write(p, "left").unwrap();
+        }
+        let removed = replace(&write, &delete, &debris).expect("replaced");
+        assert_eq!(removed, [d.join("a/.added.txt.wiregen-old")]);
         let got: Vec<String> = tree(&d).keys().map(|p| p.strip_prefix(&d).unwrap().display().to_string()).collect();
         assert_eq!(got, ["a", "a/added.txt", "a/old.txt", "a/same.txt", "b", "b/c", "b/c/fresh.txt"]);
     }
