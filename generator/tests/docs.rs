@@ -812,6 +812,37 @@ fn what_the_protocol_tables_cannot_spell_out_in_place_is_linked() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A type the protocol's tables spell out in place keeps its own words: with examples or a title (which no table
+/// row shows) it gets a section too, and the row still spells it out (helper 98: they were said nowhere).
+#[test]
+fn a_type_shown_in_place_with_its_own_examples_or_title_has_a_section_too() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-in-place-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root().join("schema"), &dir);
+    edit_json(&dir.join("events/text.schema.json"), |v| {
+        v["properties"]["stamp"] = serde_json::json!({ "description": "When it was said.", "$ref": "#/$defs/stamp" });
+        v["properties"]["mood"] = serde_json::json!({ "description": "How it was said.", "$ref": "#/$defs/mood" });
+        v["properties"]["plain"] = serde_json::json!({ "description": "Nothing more.", "$ref": "#/$defs/plain" });
+        v["$defs"] = serde_json::json!({
+            "stamp": { "description": "Seconds since the epoch.", "type": "integer", "minimum": 0,
+                "examples": [1_700_000_000] },
+            "mood": { "title": "A mood", "description": "Its tone.", "type": "string", "enum": ["calm", "loud"] },
+            "plain": { "description": "A plain count.", "type": "integer", "minimum": 1 } });
+    });
+    let md = render(&dir);
+    check_tables(&md).unwrap_or_else(|e| panic!("{e}\n{md}"));
+    links_resolve(&md);
+    assert!(md.contains("\n| `stamp` | integer? (≥ 0) | When it was said. |\n"), "{md}");
+    assert!(md.contains("\n| `plain` | integer? (≥ 1) | Nothing more. |\n"), "{md}");
+    let types = &md[md.find("\n## Types\n").unwrap_or_else(|| panic!("no Types section\n{md}"))..];
+    assert!(types.contains("The 2 types the envelope and event tables above do not spell out whole"), "{types}");
+    let stamp = &types[types.find("\n### `Stamp`\n").expect("a section for Stamp")..];
+    assert!(stamp.contains("\nSeconds since the epoch.\n") && stamp.contains("\n1700000000\n"), "{stamp}");
+    assert!(types.contains("\n### `Mood`\n") && types.contains("\nA mood — Its tone.\n"), "{types}");
+    assert!(!types.contains("### `Plain`"), "{types}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Two sections whose names make the same slug (an event `Text` beside `text`, types `FOOBAR` and `FooBar`) get
 /// anchors of their own (`event-text-2`, `type-foobar-2`; types in the Types section's order), and each link leads to its own section: before, both
 /// sections carried one anchor and every link led to the first.

@@ -802,11 +802,12 @@ impl View {
         let d = Describer::new(m);
         let protocol = m.protocol.as_ref().map(|p| protocol_view(&d, p));
         let types: Vec<TypeView> = d.sectioned().into_iter().map(|id| type_view(&d, id)).collect();
+        let n = types.len();
+        let noun = if n == 1 { "type" } else { "types" };
+        // Whole: a type shown in place has a section too when the tables leave out its examples or title.
         let types_intro = match &m.protocol {
-            Some(_) => {
-                format!("The {} types the envelope and event tables above do not spell out, by name.", types.len())
-            }
-            None => format!("{} types, by name.", types.len()),
+            Some(_) => format!("The {n} {noun} the envelope and event tables above do not spell out whole, by name."),
+            None => format!("{n} {noun}, by name."),
         };
         let produced = produced_rules(m);
         let mut rules_scope = if produced.len() < Rule::ALL.len() {
@@ -1359,9 +1360,13 @@ impl<'m> Describer<'m> {
                 }
             }
         }
+        // A type shown in place whose own examples or title the tables cannot show gets a section too (its
+        // examples were said nowhere; helper 98).
+        let said_in_place =
+            |id: &TypeId| shown.contains(id) && m.ty(*id).examples.is_empty() && m.own_title(*id).is_none();
         let mut sectioned: BTreeSet<TypeId> = (0..m.types.len())
             .map(TypeId)
-            .filter(|id| !shown.contains(id) && anchors.get(id.0).is_some_and(Option::is_none))
+            .filter(|id| !said_in_place(id) && anchors.get(id.0).is_some_and(Option::is_none))
             .collect();
         // Types shown in place that a sectioned type refers to get a section too, until nothing changes.
         let mut todo: Vec<TypeId> = sectioned.iter().copied().collect();
