@@ -407,6 +407,9 @@ interface ScopeState {
    * dropping stale ones from the end, not by a scan per message (a crafted stream made that slow). */
   rejectedOpenOrder: [string, number][];
   rejectedClose: Map<string, number>;
+  /** The latest rejected line that would have opened one but gave no key: a line that needs any key of this scope
+   * open follows from it, until an accepted line opens one (as in the Rust checker). */
+  rejectedKeyless: number | undefined;
 }
 
 /** At most this many keys per scope are remembered for `causedBy`, like the Rust checker. */
@@ -498,6 +501,7 @@ export class SessionStreamChecker {
     rejectedOpen: new Map<string, number>(),
     rejectedOpenOrder: [],
     rejectedClose: new Map<string, number>(),
+    rejectedKeyless: undefined,
   }));
   #parts: PartState[] = SEQUENCE.rollup.map((p): PartState => {
     switch (p.fold) {
@@ -547,6 +551,7 @@ export class SessionStreamChecker {
     SEQUENCE.scopes.forEach((sc, s) => {
       const st = this.#scopes[s] as ScopeState;
       const key = str(m, sc.key);
+      if (m.t === sc.openedBy && key === undefined) st.rejectedKeyless = line;
       if (m.t === sc.openedBy && key !== undefined) {
         remember(st.rejectedOpen, key, line);
         if (st.rejectedOpen.get(key) === line) {
@@ -632,7 +637,9 @@ export class SessionStreamChecker {
     // A name two sources fill is the first's, as in the Rust checker: the scope's key, then `open`, then `extra`.
     const withKey = (value: string | undefined, extra: Params, related?: number, causedBy?: number): StreamError =>
       fire({ ...extra, open: open ?? "", [sc.key.property]: value ?? "" }, related, causedBy);
-    const rejectedOpen = (v: string | undefined) => (v === undefined ? undefined : st.rejectedOpen.get(v));
+    // The rejected line that would have opened `v`, else one that would have opened one without a key.
+    const rejectedOpen = (v: string | undefined) =>
+      (v === undefined ? undefined : st.rejectedOpen.get(v)) ?? st.rejectedKeyless;
     switch (k.check) {
       case "open-without-key":
         return opener && key === undefined ? withKey(key, {}) : undefined;
@@ -669,7 +676,9 @@ export class SessionStreamChecker {
           order.pop();
           last = order[order.length - 1];
         }
-        return withKey(key, {}, undefined, last?.[1]);
+        const keyless = st.rejectedKeyless;
+        const latest = last === undefined || (keyless !== undefined && keyless > last[1]) ? keyless : last[1];
+        return withKey(key, {}, undefined, latest);
       }
       case "close-blocked": {
         if (!closer) return undefined;
@@ -763,6 +772,7 @@ export class SessionStreamChecker {
       if (sc.single) clearOpen(st);
       st.rejectedOpen.delete(key);
       st.rejectedClose.delete(key);
+      st.rejectedKeyless = undefined;
       const it = st.open.get(key);
       if (it !== undefined) openItem(st, key, { ...it, line, attrs });
       else openItem(st, key, { seq: at, line, attrs, marks: sc.marks.map(() => null) });

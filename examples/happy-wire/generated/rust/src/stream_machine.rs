@@ -772,6 +772,10 @@ struct ScopeState {
     rejected_open_lines: BTreeMap<usize, u32>,
     /// Keys a rejected line would have closed, with that line (until an accepted line closes the key).
     rejected_close: Table<usize>,
+    /// The latest rejected line that would have opened one but gave no key (absent or not a string): what it
+    /// would have opened is unknown, so a line that needs any key of this scope open follows from it, until an
+    /// accepted line opens one (helper 101: an opening without its key was named by none of its echoes).
+    rejected_keyless: Option<usize>,
 }
 
 /// An open scope.
@@ -838,6 +842,7 @@ impl ScopeState {
             rejected_open: HashMap::with_hasher(keys),
             rejected_open_lines: BTreeMap::new(),
             rejected_close: HashMap::with_hasher(keys),
+            rejected_keyless: None,
         }
     }
 
@@ -1542,8 +1547,9 @@ impl State {
     fn note_rejected(&mut self, m: &Machine, line: usize, msg: &Msg<'_>) {
         let ops = m.ops(msg.t);
         for &s in &ops.opens {
-            if let Some(k) = msg.str(&m.scopes[s].key) {
-                self.scopes[s].remember_rejected_open(k, line);
+            match msg.str(&m.scopes[s].key) {
+                Some(k) => self.scopes[s].remember_rejected_open(k, line),
+                None => self.scopes[s].rejected_keyless = Some(line),
             }
         }
         for &s in &ops.closes {
@@ -1595,7 +1601,9 @@ impl State {
             params.extend_from_slice(extra);
             fire(&params, related, caused_by)
         };
-        let rejected_open = |k: Option<&[u8]>| k.and_then(|k| find(&st.rejected_open, k).copied());
+        // The rejected line that would have opened `k`, else one that would have opened one without a key.
+        let rejected_open =
+            |k: Option<&[u8]>| k.and_then(|k| find(&st.rejected_open, k).copied()).or(st.rejected_keyless);
         let opener = msg.is(sc.opened_by);
         let closer = msg.is(sc.closed_by);
         match &r.kind {
@@ -1635,7 +1643,7 @@ impl State {
             // while nothing was open; helper 79).
             Kind::NeedsOpen if opener => None,
             Kind::NeedsOpen => {
-                let latest = st.rejected_open_lines.last_key_value().map(|(l, _)| *l);
+                let latest = st.rejected_open_lines.last_key_value().map(|(l, _)| *l).max(st.rejected_keyless);
                 st.open.is_empty().then(|| with(key, &[], None, latest))?
             }
             Kind::CloseBlocked { by, unless } => {
@@ -1743,6 +1751,7 @@ impl State {
                 st.open.take();
             }
             st.forget_rejected(key);
+            st.rejected_keyless = None;
             // Opened again while open: the same one in its place, with the new line and recorded values.
             match st.open.remove_entry(key) {
                 Some((k, it)) => st.open.insert(k, Item { line, attrs, ..it }),
