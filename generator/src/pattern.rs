@@ -534,7 +534,15 @@ impl Parser<'_> {
             }
             self.pos = save;
         }
-        char::from_u32(hi).ok_or_else(|| self.err("a lone surrogate cannot occur in a valid string"))
+        // Refused, not read as matching nothing: JSON.parse gives a JavaScript string a lone surrogate, where a
+        // Rust one holds none, so a pattern that names one (`[^\uD83D]`) could decide such a string otherwise in
+        // the TS outputs.
+        char::from_u32(hi).ok_or_else(|| {
+            self.err(
+                "a lone surrogate (`\\u` of D800-DFFF without its pair) is not supported: a Rust string cannot \
+                 hold one, a JavaScript string can, so the outputs could disagree on it",
+            )
+        })
     }
 
     /// An escape after `\` (the backslash not yet consumed).
@@ -567,7 +575,9 @@ impl Parser<'_> {
             },
             '0' if !self.peek().is_some_and(|d| d.is_ascii_digit()) => Ok(Escaped::Char('\0')),
             '1'..='9' => Err(self.err("backreferences have no equivalent in Rust's regex crate")),
-            'k' => Err(self.err("backreferences have no equivalent in Rust's regex crate")),
+            'k' if self.peek() == Some('<') => Err(self.err("backreferences have no equivalent in Rust's regex crate")),
+            // Without a group name, `\k` is a syntax error with JavaScript's `u` flag (it said "backreference").
+            'k' => Err(self.err("`\\k` must be followed by `<name>` of a group (JavaScript's `u` flag)")),
             'x' => {
                 let v = self.hex(2).ok_or_else(|| self.err("malformed `\\x` escape"))?;
                 Ok(Escaped::Char(char::from_u32(v).unwrap_or('\0')))
@@ -812,5 +822,11 @@ mod tests {
         let cn = ok(r"^\p{gc=Unassigned}$");
         assert!(cn.is_match("\u{10940}") && !cn.is_match("a") && !cn.is_match("\u{E000}"));
         assert!(why(r"\p{Script=Greek}").contains("only General_Category values are"), "{}", why(r"\p{Script=Greek}"));
+        // What the refusals say (helper 102: `[^\ud83d]` was told it "cannot occur in a valid string", `^\k$` that
+        // it was a backreference).
+        assert!(why(r"[^\ud83d]").contains("a lone surrogate"), "{}", why(r"[^\ud83d]"));
+        assert!(why(r"[^\ud83d]").contains("a JavaScript string can"), "{}", why(r"[^\ud83d]"));
+        assert!(why(r"^\k$").contains("must be followed by `<name>`"), "{}", why(r"^\k$"));
+        assert!(why(r"(?<n>a)\k<n>").contains("backreferences have no equivalent"), "{}", why(r"(?<n>a)\k<n>"));
     }
 }

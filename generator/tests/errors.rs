@@ -304,7 +304,7 @@ fn every_name_the_typescript_outputs_cannot_declare_is_refused_at_once() {
 /// A name made from the schema that another module of the npm package already holds is refused at its keyword,
 /// each once: a protocol type (`SessionEventForRole`), what the stream checker and the upcaster export
 /// (`SessionRollup`, `UpgradeLoss`), a type the stream checker imports beside a name of its own (`Item`), the
-/// runtime's `WireError`, a `$` in a name the standalone code holds, a Zod schema named like another type's
+/// runtime's `WireError` and `isInt` (the guard of a type `Int`), a `$` in a name the standalone code holds, a Zod schema named like another type's
 /// validator (the keyword is what to change, not the derived name). Before, each of these was written and the
 /// package did not compile.
 #[test]
@@ -320,6 +320,9 @@ fn a_name_another_module_of_the_package_holds_is_refused_at_its_keyword() {
         ("loss", "x-ts-name", "UpgradeLoss", "`UpgradeLoss` is already a name `src/upgrade.ts` exports"),
         ("wire", "x-ts-name", "WireError", "`WireError` is already a name of `src/runtime.ts`, which `src/schemas.ts` uses"),
         ("dollar", "x-ts-name", "Foo$", "`Foo$` holds `$`, which marks the names `src/standalone.ts` makes for itself"),
+        // The guard of a type named `Int` is `isInt`, a check the runtime exports (helper 102: a package of the
+        // JSON-Schema-Test-Suite's `$defs/int`).
+        ("int", "x-ts-name", "Int", "`isInt` is already a name `src/runtime.ts` exports, and `src/index.ts` re-exports both"),
         ("guard", "x-zod-name", "isSessionCuid2", "`isSessionCuid2` is already a validator of the type at defs.schema.json#/$defs/cuid2, and `src/index.ts` exports both"),
     ];
     for (key, keyword, name, _) in added {

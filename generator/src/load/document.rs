@@ -176,12 +176,12 @@ fn inexact(lit: &str) -> Option<String> {
 }
 
 /// What a schema file serde_json cannot read is told: JSON that the grammar allows but serde_json does not read
-/// (nesting past its 128 levels) is named as such, not as invalid JSON. The place is the diagnostic's (line and
+/// (nesting past 127 levels, its recursion limit) is named as such, not as invalid JSON. The place is the diagnostic's (line and
 /// column in characters), not serde_json's (its column counts bytes).
 fn parse_error_message(e: &serde_json::Error) -> String {
     let what = crate::engine::parse_error_what(e);
     match what.as_str() {
-        "recursion limit exceeded" => "the document nests deeper than 128 levels, more than wiregen reads".into(),
+        "recursion limit exceeded" => "the document nests deeper than 127 levels, more than wiregen reads".into(),
         "number out of range" => "a number beyond the range of a double (about ±1.8e308)".into(),
         "EOF while parsing a value" if e.line() <= 1 && e.column() == 0 => "not valid JSON: the file is empty".into(),
         _ => format!("not valid JSON: {what}"),
@@ -293,8 +293,13 @@ mod tests {
         let theirs = serde_json::from_str::<Value>(text).expect_err("not JSON");
         assert_eq!((theirs.line(), r.col), (2, theirs.column() - 1));
         assert!(r.message.starts_with("not valid JSON: "), "{}", r.message);
-        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert!(parse(&deep).expect_err("too deep").message.starts_with("the document nests deeper than 128 levels"));
+        // 127 levels are read, 128 are not, and the message says so (it said 128; helper 102).
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(parse(&deep(127)).is_ok());
+        assert!(parse(&deep(128))
+            .expect_err("too deep")
+            .message
+            .starts_with("the document nests deeper than 127 levels"));
         let empty = parse("").expect_err("empty");
         assert_eq!((empty.line, empty.col, empty.message.as_str()), (1, 1, "not valid JSON: the file is empty"));
         // serde_json's own position (in bytes) is not repeated in the message.
