@@ -516,6 +516,49 @@ fn a_choice_inside_a_type_is_a_type_of_its_own_and_a_rust_enum() {
     );
 }
 
+/// A named schema with `properties` and a tagged `oneOf` beside them (a flat message: its base fields and its
+/// kinds) is one type of that name; the union the loader makes of the `oneOf` is a part of it, named apart, and
+/// every output is written (the union took the whole's `x-name` and `x-ts-name` too, which clashed with
+/// themselves: helper 104). At a file's root, in `$defs` and at a property.
+#[test]
+fn a_named_object_with_a_tagged_one_of_beside_its_properties_is_one_type_of_that_name() {
+    let kinds = json!([
+        {"type": "object", "properties": {"type": {"const": "a"}, "x": {"type": "integer"}}, "required": ["type"]},
+        {"type": "object", "properties": {"type": {"const": "b"}}, "required": ["type"]}
+    ]);
+    let flat = |name: Value| {
+        let mut v = json!({"type": "object", "properties": {"type": {"type": "string"}}, "oneOf": kinds.clone()});
+        if let Value::Object(o) = name {
+            v.as_object_mut().expect("object").extend(o);
+        }
+        v
+    };
+    let mut root = flat(json!({"x-name": "Message"}));
+    root["$defs"] = json!({"inner": flat(json!({"x-ts-name": "Inner", "x-name": "Inner"}))});
+    root["properties"]["nested"] = flat(json!({"x-name": "Nested"}));
+    root["properties"]["ref"] = json!({"$ref": "#/$defs/inner"});
+    let dir = schema_dir("flat-named", &[("m.schema.json", root)]);
+    let model = wiregen::load::load(&dir.join("m.schema.json")).unwrap_or_else(|e| panic!("loads:\n{e}"));
+    let names: BTreeSet<&str> = model.types.iter().map(|t| t.names.ts.as_str()).collect();
+    for name in ["Message", "Inner", "Nested"] {
+        assert!(names.contains(name), "{name} in {names:?}");
+    }
+    // Each whole is the `allOf` of its properties and its union; its name is the `x-name`'s.
+    let whole = |name: &str| model.types.iter().find(|t| t.names.ts == name).expect("the type");
+    for name in ["Message", "Inner", "Nested"] {
+        assert!(matches!(whole(name).node.shape, wiregen::ir::Shape::AllOf(_)), "{name}: {:?}", whole(name).node.shape);
+    }
+    let engine = Engine::new(model, EngineOptions::default()).expect("engine");
+    assert_eq!(first(&engine, json!({"type": "a", "x": 1, "ref": {"type": "b"}, "nested": {"type": "a"}})), None);
+    assert_eq!(first(&engine, json!({"type": "c"})).map(|(r, _)| r), Some("unknown-variant".into()));
+    assert_eq!(
+        first(&engine, json!({"type": "a", "nested": {"type": "a", "x": "no"}})),
+        Some(("type".into(), "/nested/x".into()))
+    );
+    let out = wiregen(&dir, &["generate", "--schema", "m.schema.json", "--out", "out"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn an_enum_of_numbers_or_booleans_is_typed_as_their_kind_in_rust() {
     // The value must be one of the values (the `enum` error first), then it is read as their kind: whole numbers

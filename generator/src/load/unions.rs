@@ -140,10 +140,15 @@ impl Cx {
         }
     }
 
+    /// The type of a union that is not a type's whole body. Where a type at `at` has the whole schema there (a
+    /// `oneOf` beside `properties`, in the `allOf` the loader makes of them), the union is a part of it: it takes
+    /// a derived name, and the name keywords and annotations at `at` stay the whole's (it took the whole's
+    /// `x-name` too, and the two clashed; helper 104).
     fn hoist_union(&mut self, types: &mut Types, at: &Origin, inner: Node) -> Shape {
         let doc = self.doc(at);
         let v = doc.schema(at);
-        let (base, explicit) = match self.x_name(at, v) {
+        let part = types.slots.iter().any(|s| s.origin == *at && !s.part);
+        let (base, explicit) = match self.x_name(at, v).filter(|_| !part) {
             Some(n) => (n, true),
             None => (super::naming::derived_name(self, types, at), false),
         };
@@ -153,12 +158,14 @@ impl Cx {
             explicit_name: explicit,
             description: v.get("description").and_then(Value::as_str).map(String::from),
             examples: Vec::new(),
-            annotations: super::build::annotations(v),
+            annotations: if part { Annotations::default() } else { super::build::annotations(v) },
             origin: at.clone(),
             renamed_from: None,
             node: inner,
         };
-        Shape::Ref(types.push(at, base, explicit, Some(def), self.dynamic.current))
+        let id = types.push(at, base, explicit, Some(def), self.dynamic.current);
+        types.slots[id.0].part = part;
+        Shape::Ref(id)
     }
 
     /// Fills in and checks the tags of an `x-union`.
