@@ -45,6 +45,7 @@
 mod app;
 mod body;
 mod error;
+mod memory;
 mod metrics;
 
 use std::future::Future;
@@ -180,6 +181,7 @@ pub fn run(opts: &ServeOptions, on_listening: impl FnOnce(SocketAddr)) -> Result
         None => crate::builtin::load(),
     }
     .map_err(ServeError::Schema)?;
+    memory::give_back_large_blocks();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ServeError::Io)?;
     let served = rt.block_on(async {
         let bind_err = |source| ServeError::Bind { addr: opts.listen.clone(), source };
