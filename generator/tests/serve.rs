@@ -1191,6 +1191,13 @@ fn a_utf16_body_is_named_in_its_first_record() {
         assert!(first.contains("looks like UTF-16 or UTF-32, not UTF-8: it starts with FF FE"), "{path}: {first}");
         assert!(results[1..].iter().all(|r| !r.to_string().contains("UTF-16")), "{path}: {v}");
     }
+    // An `application/json` body in UTF-16 is refused whole (400), naming the encoding too (helper 103: it said
+    // only "not UTF-8 (byte 1)").
+    let one: Vec<u8> = [0xFF, 0xFE].into_iter().chain(good.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    let r = server.post("/v1/validate", JSON, &one);
+    assert_eq!(r.status, 400, "{}", r.text());
+    let message = r.json()["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.contains("not UTF-8 (byte 1) (the input looks like UTF-16 or UTF-32"), "{}", r.text());
     // UTF-8 is not taken for it.
     let v = server.post("/v1/validate", NDJSON, format!("{good}\n").as_bytes()).json();
     assert_eq!(v["valid"], json!(true), "{v}");

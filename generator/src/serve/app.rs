@@ -510,13 +510,15 @@ async fn records(
                 buf.extend_from_slice(&c);
             }
             if let Err(e) = std::str::from_utf8(&buf) {
-                return Err(ApiError::new(
-                    ErrorCode::UnreadableBody,
-                    format!(
-                        "the application/json body is not UTF-8 (byte {}); send JSONL to get per-line results",
-                        e.valid_up_to() + 1
+                let at = e.valid_up_to() + 1;
+                // A UTF-16 body is named as such, as in a JSONL body's first record (helper 103).
+                let message = match crate::validate::utf16_hint(&buf) {
+                    Some(hint) => format!("the application/json body is not UTF-8 (byte {at}){hint}"),
+                    None => format!(
+                        "the application/json body is not UTF-8 (byte {at}); send JSONL to get per-line results"
                     ),
-                ));
+                };
+                return Err(ApiError::new(ErrorCode::UnreadableBody, message));
             }
             check(heavy, buf.len(), deadline, st.timeout, || each(1, &buf)).await?;
         }
