@@ -73,17 +73,30 @@ impl Cx {
                         match f.as_str() {
                             // Refused where it is read (`build`).
                             None => self.echo(&at),
-                            Some(f) => match misfit(types, consts, members, f) {
-                                // A member whose tag is refused already, or reported not fitting another union.
-                                Some((Some(ty), _))
-                                    if self.tag_refused(&types.slots[ty.0].origin, f)
-                                        || misfits.contains(&(ty, f.to_string())) =>
-                                {
-                                    self.echo(&at)
-                                }
-                                Some((ty, why)) => {
-                                    if let Some(ty) = ty {
-                                        misfits.insert((ty, f.to_string()));
+                            Some(f) => {
+                                let found = misfit(types, consts, members, f, &|at| self.value_at(at).cloned());
+                                // Not a member whose tag is refused already, or reported not fitting another union.
+                                let new: Vec<&Misfit> = found
+                                    .iter()
+                                    .filter(|Misfit { ty, .. }| {
+                                        ty.is_none_or(|ty| {
+                                            !self.tag_refused(&types.slots[ty.0].origin, f)
+                                                && !misfits.contains(&(ty, f.to_string()))
+                                        })
+                                    })
+                                    .collect();
+                                if found.is_empty() {
+                                    self.err(&at, K::InvalidValue, format!("not a discriminated union on `{f}`"));
+                                } else if new.is_empty() {
+                                    self.echo(&at);
+                                } else {
+                                    // Every member that does not fit, in one error (it named the first only;
+                                    // helper 104).
+                                    misfits.extend(new.iter().filter_map(|m| m.ty.map(|t| (t, f.to_string()))));
+                                    let why: Vec<&str> = new.iter().map(|m| m.why.as_str()).collect();
+                                    let mut why = why.join("; ");
+                                    if new.iter().any(|m| m.of_parts) {
+                                        why.push_str(PARTS_HINT);
                                     }
                                     self.err(
                                         &at,
@@ -91,8 +104,7 @@ impl Cx {
                                         format!("not a discriminated union on `{f}`: {why}"),
                                     );
                                 }
-                                None => self.err(&at, K::InvalidValue, format!("not a discriminated union on `{f}`")),
-                            },
+                            }
                         }
                     }
                     (None, None) => {}
@@ -304,9 +316,30 @@ fn is_tag(v: &Value) -> bool {
     }
 }
 
-/// The first member of `members` that keeps them from being a union discriminated by `f`: its type (the one it
-/// refers to, through aliases) when it has one, and why, in words.
-fn misfit(types: &Types, consts: &Consts, members: &[Node], f: &str) -> Option<(Option<TypeId>, String)> {
+/// What a member built of parts is told (once for all of them): what a member must be, and what to do.
+const PARTS_HINT: &str = ": a discriminated union's members are objects that declare the tag's `const` themselves \
+                          (write the member as one object, put what applies to every member beside the union \
+                          instead, or drop `x-discriminator` for a plain `oneOf`)";
+
+/// A member that keeps a union from being discriminated ([`misfit`]).
+struct Misfit {
+    /// Its type (the one it refers to, through aliases), when it has one.
+    ty: Option<TypeId>,
+    /// Why, in words.
+    why: String,
+    /// Whether it is built of parts ([`PARTS_HINT`] says what to do).
+    of_parts: bool,
+}
+
+/// Each member of `members` that keeps them from being a union discriminated by `f`, in order.
+fn misfit(
+    types: &Types,
+    consts: &Consts,
+    members: &[Node],
+    f: &str,
+    value_at: &dyn Fn(&Origin) -> Option<Value>,
+) -> Vec<Misfit> {
+    let mut out = Vec::new();
     let mut seen: Vec<(&Value, TypeId)> = Vec::new();
     for m in members {
         let Some(ty) = member_object(types, m) else {
@@ -315,40 +348,52 @@ fn misfit(types: &Types, consts: &Consts, members: &[Node], f: &str) -> Option<(
             let shape = last.and_then(|id| types.slots[id.0].def.as_ref()).map_or(&m.shape, |d| &d.node.shape);
             // A member built of parts (`allOf` of a base and its own properties, as OpenAPI writes inheritance) is
             // an object, but not one object schema that declares the tag itself (found by helper 76).
-            let why = match shape {
-                Shape::AllOf(_) => {
-                    "is an `allOf` of parts, not one object schema: a discriminated union's members are objects \
-                     that declare the tag's `const` themselves (write the member as one object, or drop \
-                     `x-discriminator` for a plain `oneOf`)"
-                }
-                _ => "is not an object type",
+            // The applicators the author wrote beside the member's properties, which make it parts (it said `allOf`
+            // of a member that has an `if` beside its properties; helper 104).
+            let beside: Vec<&str> = value_at(at).map_or_else(Vec::new, |v| {
+                ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "unevaluatedProperties"]
+                    .into_iter()
+                    .filter(|k| v.get(*k).is_some())
+                    .collect()
+            });
+            let written = match beside.as_slice() {
+                ["allOf"] | [] => "an `allOf` of parts".to_string(),
+                ks => format!(
+                    "built of parts (its {} beside its properties)",
+                    ks.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ),
             };
-            return Some((last, format!("the member at {}#{} {why}", at.file, at.pointer)));
+            let of_parts = matches!(shape, Shape::AllOf(_));
+            let why =
+                if of_parts { format!("is {written}, not one object schema") } else { "is not an object type".into() };
+            out.push(Misfit { ty: last, why: format!("the member at {}#{} {why}", at.file, at.pointer), of_parts });
+            continue;
         };
         let at = &types.slots[ty.0].origin;
         match consts.get(&ty).and_then(|l| l.iter().find(|(k, _)| k == f)) {
-            None => {
-                return Some((
-                    Some(ty),
-                    format!(
-                        "the member at {}#{} does not have `{f}` required and fixed by a `const` (a string, a boolean or an integer)",
-                        at.file, at.pointer
-                    ),
-                ))
-            }
+            None => out.push(Misfit {
+                ty: Some(ty),
+                why: format!(
+                    "the member at {}#{} does not have `{f}` required and fixed by a `const` (a string, a boolean or an integer)",
+                    at.file, at.pointer
+                ),
+                of_parts: false,
+            }),
             Some((_, v)) => {
                 if let Some((_, other)) = seen.iter().find(|(x, _)| *x == v) {
                     let o = &types.slots[other.0].origin;
-                    return Some((
-                        Some(ty),
-                        format!("the members at {}#{} and {}#{} have the same `{f}`, {v}", o.file, o.pointer, at.file, at.pointer),
-                    ));
+                    out.push(Misfit {
+                        ty: Some(ty),
+                        why: format!("the members at {}#{} and {}#{} have the same `{f}`, {v}", o.file, o.pointer, at.file, at.pointer),
+                        of_parts: false,
+                    });
+                } else {
+                    seen.push((v, ty));
                 }
-                seen.push((v, ty));
             }
         }
     }
-    None
+    out
 }
 
 /// The types a node (a union member, a property) refers to: the one it names and, through aliases (`$defs` entries that are only a
