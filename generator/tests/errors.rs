@@ -347,6 +347,28 @@ fn a_name_another_module_of_the_package_holds_is_refused_at_its_keyword() {
     let _ = std::fs::remove_dir_all(&schema);
 }
 
+/// An envelope (`x-role-property`) that is a union at the top, a protocol of flat messages, is told that such a
+/// protocol has no envelope and what to drop: it was told to be an object type, and `type: object` beside its
+/// `x-union` is refused in turn, a circle (helper 104).
+#[test]
+fn a_flat_union_marked_as_an_envelope_is_told_to_be_a_plain_type_package() {
+    let schema = tmp("flat-envelope");
+    std::fs::create_dir_all(schema.join("events")).expect("mkdir");
+    let env = serde_json::json!({"description": "A message.", "x-role-property": "role",
+        "x-union": {"discriminator": "type", "members": "events"}});
+    let event = serde_json::json!({"description": "A.", "type": "object", "required": ["type", "role"], "properties": {
+        "type": {"const": "a", "description": "Its kind."}, "role": {"enum": ["user"], "description": "Who."}}});
+    std::fs::write(schema.join("envelope.schema.json"), env.to_string()).expect("write");
+    std::fs::write(schema.join("events/a.schema.json"), event.to_string()).expect("write");
+    let out = tmp("flat-envelope-out");
+    let (diags, report) = refusals(wiregen::generate(&wiregen::Options::new(&schema, &out)), "a flat envelope");
+    assert_eq!(diags.len(), 1, "one error: {report}");
+    assert!(diags[0].message.contains("a union at the top is a protocol of flat messages"), "{report}");
+    assert!(diags[0].message.contains("drop `x-role-property`"), "{report}");
+    assert!(!out.exists(), "nothing is written");
+    let _ = std::fs::remove_dir_all(&schema);
+}
+
 /// The model is public, so a tool can hand the engine and the emitters a model that refers to types it does not
 /// hold. That is an emitter error or a validation verdict, never a panic.
 #[test]

@@ -62,7 +62,17 @@ impl Cx {
         let env_v = env_doc.or_null(&env_at);
         let Some(Shape::Object(env_obj)) = types.slots[env.0].def.as_ref().map(|d| d.node.shape.clone()) else {
             if !self.refused_within(&env_at.join("type")) {
-                self.err(&env_at, K::InvalidValue, "the envelope (`x-role-property`) must be an object type");
+                // A union at the top is a protocol of flat messages, which has no envelope: said so, since adding
+                // `type: object` beside the `x-union` is refused in turn (helper 104).
+                let message = if env_v.get("x-union").is_some() {
+                    "the envelope (`x-role-property`) must be an object type that carries its events under one \
+                     property (`\"ev\": {\"x-union\": ...}`); a union at the top is a protocol of flat messages, \
+                     which has no envelope: drop `x-role-property` (and any `x-sequence`, `x-roles`, `x-category`) \
+                     to make it a plain type package"
+                } else {
+                    "the envelope (`x-role-property`) must be an object type"
+                };
+                self.err(&env_at, K::InvalidValue, message);
             }
             return None;
         };
