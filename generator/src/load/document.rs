@@ -176,8 +176,8 @@ fn inexact(lit: &str) -> Option<String> {
 }
 
 /// What a schema file serde_json cannot read is told: JSON that the grammar allows but serde_json does not read
-/// (nesting past 127 levels, its recursion limit) is named as such, not as invalid JSON. The place is the diagnostic's (line and
-/// column in characters), not serde_json's (its column counts bytes).
+/// (nesting past 127 levels, its recursion limit) is named as such, not as invalid JSON. The place is the
+/// diagnostic's (line and column in characters), not serde_json's (its column counts bytes).
 fn parse_error_message(e: &serde_json::Error) -> String {
     let what = crate::engine::parse_error_what(e);
     match what.as_str() {
