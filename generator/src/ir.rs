@@ -753,12 +753,12 @@ impl Model {
         (n, last)
     }
 
-    /// The type whose base, Rust, TypeScript or Zod name is `name`.
+    /// The type whose base, Rust, TypeScript or Zod name, or one of its aliases' (`x-aliases`), is `name` (the
+    /// loader refuses a name two types share). Aliases were not looked up until stop 69, though every output
+    /// prints them as the type (helper 106: `--type ServiceMessage`).
     pub fn type_named(&self, name: &str) -> Option<TypeId> {
-        self.types
-            .iter()
-            .position(|t| t.names.base == name || t.names.rust == name || t.names.ts == name || t.names.zod == name)
-            .map(TypeId)
+        let is = |n: &Names| n.base == name || n.rust == name || n.ts == name || n.zod == name;
+        self.types.iter().position(|t| is(&t.names) || t.aliases.iter().any(is)).map(TypeId)
     }
 
     /// Follows references: the shape a node finally stands for.

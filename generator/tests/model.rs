@@ -559,6 +559,37 @@ fn a_named_object_with_a_tagged_one_of_beside_its_properties_is_one_type_of_that
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A type is found by its aliases' names too (`x-aliases`), as every output prints them: `validate --type
+/// ServiceMessage` said the schema had no such type (helper 106).
+#[test]
+fn a_type_is_found_by_the_names_of_its_aliases() {
+    let model = wiregen::load::load(&repo().join("schema")).expect("schema/ loads");
+    for (alias, name) in [
+        ("ServiceMessage", "SessionServiceEvent"),
+        ("sessionServiceMessageEventSchema", "sessionServiceEventSchema"),
+        ("TurnEndStatus", "TurnStatus"),
+        ("SessionTurnEndStatus", "TurnStatus"),
+    ] {
+        let by_alias = model.type_named(alias);
+        assert!(by_alias.is_some() && by_alias == model.type_named(name), "{alias} names {name}");
+    }
+    let dir = schema_dir("alias-type", &[]);
+    std::fs::create_dir_all(&*dir).expect("mkdir");
+    std::fs::write(dir.join("svc.jsonl"), "{\"t\":\"service\",\"text\":\"hi\"}\n").expect("write");
+    let out = wiregen(
+        &dir,
+        &[
+            "validate",
+            "--schema",
+            repo().join("schema").to_str().expect("utf-8"),
+            "--type",
+            "ServiceMessage",
+            "svc.jsonl",
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn an_enum_of_numbers_or_booleans_is_typed_as_their_kind_in_rust() {
     // The value must be one of the values (the `enum` error first), then it is read as their kind: whole numbers

@@ -2,8 +2,9 @@
 """Runs every message fixture through Python's `jsonschema` (Draft 2020-12) with the bundled schema.
 
 A third, independent standard validator for the bundled schema (the conformance test runs the `jsonschema`
-crate and ajv strict). Line-level framing rules (JSON syntax, nesting depth <= 127) come first, as in every
-checker. Needs `pip install jsonschema`; exits 1 on any disagreement with a fixture's verdict.
+crate and ajv strict). Line-level framing rules come first, as in every checker (README, *Framing*): JSON syntax
+as RFC 8259 has it (Python's `json` also takes `NaN` and `Infinity`), a key repeated in one object, an unpaired
+surrogate escape, a number beyond the double range, nesting deeper than 127 levels. Needs `pip install jsonschema`; exits 1 on any disagreement with a fixture's verdict.
 
 usage: python3 tests/tools/python_jsonschema_check.py
 """
@@ -28,6 +29,62 @@ def depth(v):
     return best
 
 
+class Malformed(ValueError):
+    pass
+
+
+def no_repeated_key(pairs):
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise Malformed(f"the key {k!r} is repeated")
+        seen.add(k)
+    return dict(pairs)
+
+
+def finite(text):
+    x = float(text)
+    if x in (float("inf"), float("-inf")):
+        raise Malformed("a number beyond the range of a double")
+    return x
+
+
+def integer(text):
+    n = int(text)
+    if abs(n) > 1.7976931348623157e308:
+        raise Malformed("a number beyond the range of a double")
+    return n
+
+
+def not_json(name):
+    raise Malformed(f"{name} is not JSON")
+
+
+def unpaired_surrogate(v):
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return False
+
+
+def read_line(raw):
+    """The value of a JSONL line, as the line framing reads it (`Malformed` where it refuses the line)."""
+    v = json.loads(raw, object_pairs_hook=no_repeated_key, parse_float=finite, parse_int=integer, parse_constant=not_json)
+    if unpaired_surrogate(v):
+        raise Malformed("an unpaired surrogate escape")
+    return v
+
+
 def main():
     schema = json.load(open(os.path.join(ROOT, "generated/schema/session-protocol.schema.json")))
     Draft202012Validator.check_schema(schema)
@@ -40,9 +97,9 @@ def main():
             counts["skipped"] += 1
             continue
         try:
-            msg = json.loads(fx["raw"]) if "raw" in fx else fx["message"]
+            msg = read_line(fx["raw"]) if "raw" in fx else fx["message"]
             ok = depth(msg) <= 127 and not any(True for _ in validator.iter_errors(msg))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, Malformed):
             ok = False
         counts["valid" if ok else "invalid"] += 1
         if ok != fx["valid"]:
