@@ -255,8 +255,11 @@ fn strip(m: &Model, node: &Node, v: &mut Value, ptr: &mut String, out: &mut Vec<
                 }
                 ptr.truncate(len);
             }
-            for k in gone {
-                map.shift_remove(&k);
+            // In one pass: a `shift_remove` each moved every later key, quadratic in a line of thousands of
+            // unknown keys (helper 105: 100,000 of them took 19.9 s).
+            if !gone.is_empty() {
+                let gone: std::collections::HashSet<String> = gone.into_iter().collect();
+                map.retain(|k, _| !gone.contains(k));
             }
         }
         Shape::Array(a) => {
