@@ -710,7 +710,9 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// The model's type names (base names, sorted), for a message that asks for one: at most 40, then how many more.
 fn type_names(model: &wiregen::ir::Model) -> String {
-    let mut names: Vec<&str> = model.types.iter().map(|t| t.names.base.as_str()).collect();
+    // Aliases too: `--type` takes them (`Model::type_named`).
+    let mut names: Vec<&str> =
+        model.types.iter().flat_map(|t| std::iter::once(&t.names).chain(&t.aliases)).map(|n| n.base.as_str()).collect();
     names.sort_unstable();
     names.dedup();
     let shown: Vec<String> = names.iter().take(40).map(|n| format!("`{n}`")).collect();

@@ -588,6 +588,16 @@ fn a_type_is_found_by_the_names_of_its_aliases() {
         ],
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // An unknown name is told the names it could be, aliases among them.
+    let out = wiregen(
+        &dir,
+        &["validate", "--schema", repo().join("schema").to_str().expect("utf-8"), "--type", "Nope", "svc.jsonl"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(2) && err.contains("`ServiceMessage`") && err.contains("`TurnEndStatus`"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -76,7 +76,7 @@ impl Cx {
                             Some(f) => {
                                 let found = misfit(types, consts, members, f, &|at| self.value_at(at).cloned());
                                 // Not a member whose tag is refused already, or reported not fitting another union.
-                                let new: Vec<&Misfit> = found
+                                let mut new: Vec<&Misfit> = found
                                     .iter()
                                     .filter(|Misfit { ty, .. }| {
                                         ty.is_none_or(|ty| {
@@ -93,6 +93,8 @@ impl Cx {
                                     // Every member that does not fit, in one error (it named the first only;
                                     // helper 104).
                                     misfits.extend(new.iter().filter_map(|m| m.ty.map(|t| (t, f.to_string()))));
+                                    // The members built of parts last, just before the advice about them.
+                                    new.sort_by_key(|m| m.of_parts);
                                     let why: Vec<&str> = new.iter().map(|m| m.why.as_str()).collect();
                                     let mut why = why.join("; ");
                                     if new.iter().any(|m| m.of_parts) {
