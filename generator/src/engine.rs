@@ -915,18 +915,29 @@ fn short_json(s: String) -> String {
     }
 }
 
+/// How many values a message lists at most: an `enum` of 20,000 values would otherwise make each of its errors
+/// ~430 KB. The generated runtimes (`rt.rs`, `zod-support.ts`) hold the same number.
+pub const LISTED_VALUES: usize = 20;
+
 /// Values as a message lists them (`` `a`, `b` ``: strings bare when every value is one; else each as JSON, as
-/// written: `` `"a"`, `3`, `null` ``, so the string `"3"` and the number `3` are not both `3`); the TypeScript
+/// written: `` `"a"`, `3`, `null` ``, so the string `"3"` and the number `3` are not both `3`), the first
+/// [`LISTED_VALUES`] of them and then how many more there are (`` `a`, `b`, and 3 more ``); the TypeScript and Rust
 /// emitters write the list so.
 pub fn value_list(vals: &[Value]) -> String {
     let bare = vals.iter().all(Value::is_string);
-    vals.iter()
+    let mut out = vals
+        .iter()
+        .take(LISTED_VALUES)
         .map(|v| match v.as_str() {
             Some(s) if bare => format!("`{s}`"),
             _ => format!("`{}`", shown_value(v)),
         })
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    if let Some(more) = vals.len().checked_sub(LISTED_VALUES).filter(|&n| n > 0) {
+        out.push_str(&format!(", and {more} more"));
+    }
+    out
 }
 
 /// JSON equality as JSON Schema defines it (`json::equal`), between two values.

@@ -43,7 +43,7 @@ fn many_keys_and_long_value_lists_are_checked_without_a_chain_of_comparisons() {
     std::fs::create_dir_all(&dir).expect("create the test directory");
     let file = dir.join("many.schema.json");
     std::fs::write(&file, schema.to_string()).expect("write the schema");
-    let model = wiregen::load::load(&file).unwrap_or_else(|e| panic!("the schema loads: {e}"));
+    let model = std::sync::Arc::new(wiregen::load::load(&file).unwrap_or_else(|e| panic!("the schema loads: {e}")));
     let src = wiregen::emit::Lang::TsStandalone.module(&model).expect("the standalone module");
     std::fs::write(dir.join("standalone.ts"), src).expect("write the module");
     let src = wiregen::emit::Lang::Zod.module(&model).expect("the Zod module");
@@ -70,6 +70,30 @@ fn many_keys_and_long_value_lists_are_checked_without_a_chain_of_comparisons() {
             .args(["--noImplicitOverride", "--noFallthroughCasesInSwitch", "standalone.ts", "schemas.zod.ts"]),
         "tsc on the modules of 20,000 properties",
     );
+    // Every checker lists the first `LISTED_VALUES` of a long enum's values and how many more there are: the
+    // message of an enum of 20,000 values was ~430 KB.
+    let messages = out.get("messages").cloned().unwrap_or_default();
+    let mut expected = Vec::new();
+    for (ty, v) in [("Strings", json!("v20000")), ("Values", json!([1, 2])), ("Values", json!(false))] {
+        let engine = wiregen::engine::Engine::for_type_named(model.clone(), ty, Default::default()).expect("the type");
+        let said: Vec<String> = engine.check_value(&v).into_iter().map(|i| i.message).collect();
+        assert_eq!(said.len(), 1, "{ty} {v}: {said:?}");
+        assert!(said[0].len() < 400, "{ty} {v}: a long message: {}", said[0]);
+        expected.push(json!({ "standalone": said, "zod": said }));
+    }
+    assert!(
+        expected[0]["zod"][0].as_str().is_some_and(|m| m.ends_with("`v18`, `v19`, and 19980 more")),
+        "{expected:?}"
+    );
+    assert!(expected[1]["zod"][0].as_str().is_some_and(|m| m.ends_with(", and 27 more")), "{expected:?}");
+    assert_eq!(messages, json!(expected));
+    let out = match out {
+        Value::Object(mut o) => {
+            o.remove("messages");
+            Value::Object(o)
+        }
+        other => other,
+    };
     assert_eq!(
         out,
         json!({

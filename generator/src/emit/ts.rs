@@ -399,6 +399,7 @@ fn only_used_support(module: &str, support: &str) -> String {
 fn zod_support(env: &Environment<'static>) -> Result<Code, EmitError> {
     let s = env.get_template("zod-support.ts")?.render(minijinja::context! {
         rule_ids => Rule::ALL.iter().map(|r| r.id()).collect::<Vec<_>>(),
+        listed_values => crate::engine::LISTED_VALUES,
         values => Value::from(support_part(env, "values.ts", "", true)?),
         matcher => Value::from(support_part(env, "matcher.ts", "", true)?),
         evaluation => Value::from(evaluation_support(env, "", "isPlainObject")?),

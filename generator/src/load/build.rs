@@ -48,10 +48,13 @@ pub(crate) struct Types {
     scoped: BTreeMap<(Origin, usize), TypeId>,
     /// How many of those are not the first at their location.
     copies: usize,
+    /// The locations with a type that is not a part of another there (`Slot::part`).
+    wholes: BTreeSet<Origin>,
 }
 
 impl Types {
-    /// Adds a type at `origin` (its body `def`, or `None` while it is to be built) in dynamic scope `scope`.
+    /// Adds a type at `origin` (its body `def`, or `None` while it is to be built) in dynamic scope `scope`; `part`
+    /// when it is a part of another type there.
     pub(crate) fn push(
         &mut self,
         origin: &Origin,
@@ -59,9 +62,18 @@ impl Types {
         explicit: bool,
         def: Option<TypeDef>,
         scope: usize,
+        part: bool,
     ) -> TypeId {
-        self.slots.push(Slot { origin: origin.clone(), base, explicit, def, scope, part: false });
+        if !part && !self.wholes.contains(origin) {
+            self.wholes.insert(origin.clone());
+        }
+        self.slots.push(Slot { origin: origin.clone(), base, explicit, def, scope, part });
         TypeId(self.slots.len() - 1)
+    }
+
+    /// Whether a type that is not a part of another is at `origin` already.
+    pub(crate) fn has_whole(&self, origin: &Origin) -> bool {
+        self.wholes.contains(origin)
     }
 }
 
@@ -304,7 +316,7 @@ impl Cx {
             None => (naming::derived_name(self, types, at), false),
         };
         let scope = self.entered(0, at);
-        let id = types.push(at, base, explicit, None, scope);
+        let id = types.push(at, base, explicit, None, scope, false);
         types.named.insert(at.clone(), id);
         if self.dynamic.active() {
             types.scoped.insert((at.clone(), scope), id);
@@ -344,7 +356,7 @@ impl Cx {
         }
         types.copies += 1;
         let base = types.slots[first.0].base.clone();
-        let id = types.push(at, base, false, None, scope);
+        let id = types.push(at, base, false, None, scope, false);
         types.scoped.insert((at.clone(), scope), id);
         id
     }
@@ -374,8 +386,7 @@ impl Cx {
             def.examples.clear();
             def.annotations = Annotations::default();
         }
-        let id = types.push(at, base, explicit, Some(def), self.dynamic.current);
-        types.slots[id.0].part = !suffix.is_empty();
+        let id = types.push(at, base, explicit, Some(def), self.dynamic.current, !suffix.is_empty());
         Node { origin, description, shape: Shape::Ref(id) }
     }
 

@@ -265,31 +265,46 @@ impl Cx {
         out
     }
 
-    /// Reports `x-aliases` on a schema that is not a named type (it would name nothing).
-    fn stray_aliases(&mut self, types: &Types) {
+    /// Reports a name keyword (`x-name`, `x-rust-name`, `x-ts-name`, `x-zod-name`, `x-aliases`) on a schema that is
+    /// not a named type: it would name nothing, and no output would show it.
+    fn stray_names(&mut self, types: &Types) {
         let named: BTreeSet<Origin> = types.slots.iter().map(|s| s.origin.clone()).collect();
         let mut stray = Vec::new();
         for (rel, f) in &self.files {
-            walk_aliases(&Origin { file: rel.clone(), pointer: String::new() }, &f.value, &named, &mut stray);
+            walk_names(&Origin { file: rel.clone(), pointer: String::new() }, &f.value, &named, &mut stray);
         }
-        // A schema whose `type` or `enum` is refused already may be a named type as meant (a string enum).
-        stray.retain(|at| !["type", "enum"].iter().any(|k| self.refused_within(&at.join(k))));
-        for at in stray {
+        // A schema whose `type` or `enum` is refused already may be a named type as meant (a string enum), and
+        // what is inside one was not built: one mistake, one error.
+        stray.retain(|(at, _)| {
+            !self.refused.iter().any(|r| {
+                r.file == at.file
+                    && ["/type", "/enum"].iter().any(|k| {
+                        r.pointer.strip_suffix(k).is_some_and(|schema| {
+                            at.pointer.strip_prefix(schema).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                        })
+                    })
+            })
+        });
+        for (at, key) in stray {
+            let what = if key == "x-aliases" { "gives a type other names" } else { "names a type" };
             self.err(
-                &at.join("x-aliases"),
+                &at.join(key),
                 K::InvalidValue,
-                "`x-aliases` gives a type other names, but this schema is no named type (file roots, `$defs` entries, `$ref` targets and inline objects, unions and string enums are): move it to `$defs` and refer to it",
+                format!("`{key}` {what}, but this schema is no named type (file roots, `$defs` entries, `$ref` targets and inline objects, unions, choices and string enums are; a property's plain string, number or `$ref` stays in place): move it to `$defs` and refer to it"),
             );
         }
     }
 }
 
-fn walk_aliases(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<Origin>) {
-    if v.get("x-aliases").is_some() && !named.contains(at) {
-        out.push(at.clone());
+/// The keywords that name a type.
+const NAME_KEYWORDS: [&str; 5] = ["x-name", "x-rust-name", "x-ts-name", "x-zod-name", "x-aliases"];
+
+fn walk_names(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<(Origin, &'static str)>) {
+    if !named.contains(at) {
+        out.extend(NAME_KEYWORDS.iter().filter(|k| v.get(**k).is_some()).map(|k| (at.clone(), *k)));
     }
     for (tok, child) in super::children(v) {
-        walk_aliases(&at.below(&tok), child, named, out);
+        walk_names(&at.below(&tok), child, named, out);
     }
 }
 
@@ -396,7 +411,7 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
         };
         out.push((Names { base, rust, ts, zod, at: NameOrigins { rust: rust_at, ts: ts_at, zod: zod_at } }, aliases));
     }
-    cx.stray_aliases(types);
+    cx.stray_names(types);
     // A name (or alias) that is already another type's, in each language where it is: one error per name and other
     // type, which lists the languages, where the first language's name was given.
     struct Clash {

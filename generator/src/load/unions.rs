@@ -161,7 +161,7 @@ impl Cx {
     fn hoist_union(&mut self, types: &mut Types, at: &Origin, inner: Node) -> Shape {
         let doc = self.doc(at);
         let v = doc.schema(at);
-        let part = types.slots.iter().any(|s| s.origin == *at && !s.part);
+        let part = types.has_whole(at);
         let (base, explicit) = match self.x_name(at, v).filter(|_| !part) {
             Some(n) => (n, true),
             None => (super::naming::derived_name(self, types, at), false),
@@ -177,8 +177,7 @@ impl Cx {
             renamed_from: None,
             node: inner,
         };
-        let id = types.push(at, base, explicit, Some(def), self.dynamic.current);
-        types.slots[id.0].part = part;
+        let id = types.push(at, base, explicit, Some(def), self.dynamic.current, part);
         Shape::Ref(id)
     }
 

@@ -120,6 +120,27 @@ fn literals_compare_structurally() {
     assert_eq!(serde_json::to_string(&OBJ).ok().as_deref(), Some(r#"{"a":[1,2]}"#));
 }
 
+/// A long `enum` is listed as the engine lists it (`engine::value_list`): its first `LISTED_VALUES` values, then how
+/// many more there are; strings bare among strings only.
+#[test]
+fn a_long_enum_lists_its_first_values_as_the_engine_does() {
+    assert_eq!(LISTED_VALUES, crate::engine::LISTED_VALUES);
+    for (n, strings) in [(3, true), (20, true), (21, true), (25, false), (20_000, true)] {
+        let texts: Vec<&'static str> = (0..n)
+            .map(|i| {
+                let t = if strings || i % 2 == 0 { format!("\"s{i}\"") } else { i.to_string() };
+                &*Box::leak(t.into_boxed_str())
+            })
+            .collect();
+        let lits: Vec<&'static Lit> = texts.iter().map(|&t| &*Box::leak(Box::new(Lit::new(t)))).collect();
+        let values: Vec<serde_json::Value> = texts.iter().map(|t| serde_json::from_str(t).expect("JSON")).collect();
+        let (input, shown) = if strings { (r#""x""#, "`x`") } else { ("null", "`null`") };
+        let e = one_of_values(&json(input), Ptr::ROOT, &lits, strings).expect_err("not one of them");
+        assert_eq!(e.message(), format!("{shown} is not one of {}", crate::engine::value_list(&values)), "{n}");
+        assert_eq!(e.message().contains("more"), n > LISTED_VALUES, "{n}: {}", e.message());
+    }
+}
+
 fn ints(v: &Json, at: Ptr<'_>) -> Result<u64, Error> {
     let rule = Num {
         integer: true,

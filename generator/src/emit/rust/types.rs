@@ -1760,8 +1760,7 @@ impl<'m> Gen<'m> {
         let idents = Self::enum_variants(values);
         let strs: Vec<Literal> = values.iter().map(|v| lit(v.as_str().unwrap_or_default())).collect();
         let variant_docs = values.iter().map(|v| doc_attrs(&format!("`{}`", v.as_str().unwrap_or_default())));
-        let allowed =
-            lit(&values.iter().map(|v| format!("`{}`", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(", "));
+        let allowed = lit(&crate::engine::value_list(values));
         let from_value = Self::from_value_fn();
         let shared = Self::shared_impls(&ty);
         Ok(quote! {

@@ -122,6 +122,7 @@ pub(crate) const RUNTIME_PRIVATE: &[&str] = &[
     "lastKey",
     "lastProperty",
     "unwrapOptional",
+    "LISTED_VALUES",
     "quotedList",
     "kind",
     "shown",

@@ -1231,9 +1231,24 @@ pub(crate) fn one_of_values(v: &Json, at: Ptr<'_>, values: &[&Lit], strings: boo
         return Ok(());
     }
     // Strings bare among strings only: beside `3` and `null`, the string "3" is shown `"3"`.
-    let list: Vec<String> = values.iter().map(|l| l.shown(strings)).collect();
+    let list = listed(values.iter().map(|l| l.shown(strings)));
     let value = if strings { shown(v) } else { short_json(v) };
-    Err(Error::new(Rule::Enum, at.render(), format!("{value} is not one of {}", list.join(", "))))
+    Err(Error::new(Rule::Enum, at.render(), format!("{value} is not one of {list}")))
+}
+
+/// How many values a message lists at most (the generator's `engine::LISTED_VALUES`): an `enum` of 20,000 values
+/// would otherwise make each of its errors ~430 KB.
+pub(crate) const LISTED_VALUES: usize = 20;
+
+/// Values as a message lists them, each already shown: the first [`LISTED_VALUES`], then how many more there are
+/// (`` `a`, `b`, and 3 more ``).
+pub(crate) fn listed(shown: impl ExactSizeIterator<Item = String>) -> String {
+    let n = shown.len();
+    let mut out = shown.take(LISTED_VALUES).collect::<Vec<_>>().join(", ");
+    if n > LISTED_VALUES {
+        out.push_str(&format!(", and {} more", n - LISTED_VALUES));
+    }
+    out
 }
 
 /// The string of a string enum (`type` when it is not a string).
@@ -1797,19 +1812,11 @@ pub(crate) fn bad_tag(
             format!("`{text}` was removed in this version: use `{rep}` instead"),
         );
     }
-    let list: Vec<String> = tags.iter().map(|tag| tag.shown()).collect();
+    let list = listed(tags.iter().map(|tag| tag.shown()));
     if events {
-        Error::new(
-            Rule::UnknownEvent,
-            tp.render(),
-            format!("`{text}` is not an event; expected one of {}", list.join(", ")),
-        )
+        Error::new(Rule::UnknownEvent, tp.render(), format!("`{text}` is not an event; expected one of {list}"))
     } else {
-        Error::new(
-            Rule::UnknownVariant,
-            tp.render(),
-            format!("`{text}` names no member; expected one of {}", list.join(", ")),
-        )
+        Error::new(Rule::UnknownVariant, tp.render(), format!("`{text}` names no member; expected one of {list}"))
     }
 }
 

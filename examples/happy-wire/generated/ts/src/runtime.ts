@@ -57,10 +57,14 @@ function lastProperty(iss: { path?: readonly PropertyKey[] | undefined }): strin
   return typeof last === "string" ? last : null;
 }
 
+/** How many values a message lists at most (the engine's `LISTED_VALUES`). */
+const LISTED_VALUES = 20;
+
 function quotedList(values: readonly unknown[]): string {
-  // Strings bare among strings only (the engine's `value_list`).
+  // Strings bare among strings only (the engine's `value_list`); the first LISTED_VALUES, then how many more.
   const json = !values.every((v) => typeof v === "string");
-  return values.map((v) => `\`${json && typeof v === "string" ? JSON.stringify(v) : shown(v)}\``).join(", ");
+  const list = values.slice(0, LISTED_VALUES).map((v) => `\`${json && typeof v === "string" ? JSON.stringify(v) : shown(v)}\``).join(", ");
+  return values.length > LISTED_VALUES ? `${list}, and ${values.length - LISTED_VALUES} more` : list;
 }
 
 /** The number of Unicode code points of a string (what the engine counts as characters). */
