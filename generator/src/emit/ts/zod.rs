@@ -905,9 +905,11 @@ fn located_err(n: &Node, e: EmitError) -> EmitError {
 /// keyword (a node's count keywords are those of the schema object at its origin).
 pub(crate) fn count(n: &Node, keyword: &str, k: u64) -> Result<u64, EmitError> {
     if k > MAX_SAFE as u64 {
+        // The loader reads a count past u64 as u64::MAX (`1e20`): not the number written, so not shown as one.
+        let shown = if k == u64::MAX { "2^64-1 or more".to_string() } else { k.to_string() };
         return Err(EmitError::at(
             &n.origin.join(keyword),
-            format!("`{keyword}` is {k}, beyond what JavaScript counts exactly (2^53-1)"),
+            format!("`{keyword}` is {shown}, beyond what JavaScript counts exactly (2^53-1)"),
         ));
     }
     Ok(k)
