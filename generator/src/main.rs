@@ -170,7 +170,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct GenArgs {
-    /// The schema directory.
+    /// The schema directory, or one schema file.
     #[arg(long, default_value = "schema")]
     schema: PathBuf,
     /// The output root; each output writes its own subdirectory.
@@ -219,7 +219,8 @@ struct ServeArgs {
     /// Address to listen on; port 0 picks a free port. The bound address is printed on stdout.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
-    /// The schema directory, loaded once at start-up; default: the session protocol compiled into this binary.
+    /// The schema directory or one schema file, loaded once at start-up; default: the session protocol compiled
+    /// into this binary.
     #[arg(long)]
     schema: Option<PathBuf>,
     /// Largest request body in bytes (413 `body-too-large` above it).

@@ -71,8 +71,8 @@ pub use metrics::Metrics;
 pub struct ServeOptions {
     /// Address to listen on (`host:port`, resolved); port 0 picks a free port. Default `127.0.0.1:8080`.
     pub listen: String,
-    /// The schema directory, loaded once at start-up by [`run`]. Default `None`: the session protocol compiled
-    /// into this build ([`crate::builtin`]).
+    /// The schema directory or one schema file, loaded once at start-up by [`run`]. Default `None`: the session
+    /// protocol compiled into this build ([`crate::builtin`]).
     pub schema: Option<PathBuf>,
     /// Largest request body in bytes (413 `body-too-large` above it). Default 16 MiB.
     pub max_body: u64,
