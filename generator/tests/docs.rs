@@ -255,6 +255,19 @@ fn rule_catalogues_are_listed_from_their_definitions() {
     let perm = scopes.rows.iter().find(|r| r[0] == "`permission`").expect("the permission scope");
     assert_eq!(perm[1..4], ["`/ev/call`", "`permission-request`", "`permission-response`"]);
     assert!(perm[4].starts_with("many, by key, each within the open `call` of the same key"), "{perm:?}");
+    // Each scope's name in the rollup's `open` (helper 109: the reference named none of them).
+    for (row, sc) in scopes.rows.iter().zip(&sequence.scopes) {
+        if let Some(r) = &sc.rollup {
+            assert!(
+                row[4].contains(&format!(
+                    "the rollup's `open` {} `{r}`",
+                    if sc.single { "holds it as" } else { "lists them as" }
+                )),
+                "{row:?}"
+            );
+        }
+    }
+    assert!(sequence.scopes.iter().filter(|s| s.rollup.is_some()).count() >= 3);
     let rollup = stream("Part");
     assert_eq!(rollup.rows.len(), sequence.rollup.len());
     let usage = rollup.rows.iter().find(|r| r[0] == "`usage`").expect("the usage part");

@@ -1770,7 +1770,14 @@ impl Walk<'_> {
                         } else {
                             "has another message"
                         };
-                        let msg = format!("sequence rule {} {what}", code(n.id));
+                        let mut msg = format!("sequence rule {} {what}", code(n.id));
+                        // What it checked and checks, in the reference's words (helper 109: it said only
+                        // "checks something else").
+                        let (was, now) =
+                            (crate::emit::docs::rule_check_text(op, o), crate::emit::docs::rule_check_text(np, n));
+                        if checks && was != now {
+                            msg.push_str(&format!(": broken by {was}, now by {now}"));
+                        }
                         let breaks = if checks { Breaks::BOTH } else { Breaks::NONE };
                         self.push(R::SequenceRuleChanged, &at(n.id), Some(&o.origin), Some(&n.origin), msg, breaks);
                     }

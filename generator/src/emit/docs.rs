@@ -635,6 +635,12 @@ fn seq_pointer(p: &Protocol, f: &FieldRef) -> String {
     }
 }
 
+/// What breaks a sequence rule, in words (as the reference's "Broken by" cell says it, literals in backticks): what
+/// `wiregen diff` says a changed rule checked and checks.
+pub(crate) fn rule_check_text(p: &Protocol, r: &SeqRule) -> String {
+    rule_check(p, r).into_iter().map(|s| if s.kind == "text" { s.text } else { format!("`{}`", s.text) }).collect()
+}
+
 /// What breaks a sequence rule, from its declaration: the event it is about (its `on` events, else the scope's
 /// own event, else "a message"), what makes it break, and who it applies to.
 fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
@@ -748,7 +754,11 @@ fn mark_segs(m: &Mark) -> Vec<Seg> {
 fn scope_row(p: &Protocol, sc: &Scope) -> ScopeRow {
     let sq = &p.sequence;
     let mut what = match sc.within.and_then(|w| sq.scopes.get(w)) {
-        Some(w) => vec![text("many, by key, each within the open "), lit(w.name.clone()), text(" of the same key")],
+        Some(w) => vec![
+            text("many, by key, each within the open "),
+            lit(w.name.clone()),
+            text(" of the same key (its opening event while that one is not open opens nothing)"),
+        ],
         None if sc.single => vec![text("one at a time")],
         None => vec![text("many, by key")],
     };
@@ -766,6 +776,11 @@ fn scope_row(p: &Protocol, sc: &Scope) -> ScopeRow {
                 what.extend([text(" (the open "), lit(n), text("'s key)")]);
             }
         }
+    }
+    // Where the rollup lists the open ones (its `open` member; helper 109: the reference named it nowhere).
+    if let Some(r) = &sc.rollup {
+        let verb = if sc.single { " holds it as " } else { " lists them as " };
+        what.extend([text("; the rollup's "), lit("open"), text(verb), lit(r.clone())]);
     }
     ScopeRow {
         name: sc.name.clone(),

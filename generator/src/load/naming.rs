@@ -274,16 +274,20 @@ impl Cx {
             walk_names(&Origin { file: rel.clone(), pointer: String::new() }, &f.value, &named, &mut stray);
         }
         // A schema whose `type` or `enum` is refused already may be a named type as meant (a string enum), and
-        // what is inside one was not built: one mistake, one error.
+        // what is inside one was not built; so may one refused within (an `x-union` whose members are not found
+        // is no union, helper 109): one mistake, one error.
         stray.retain(|(at, _)| {
-            !self.refused.iter().any(|r| {
-                r.file == at.file
-                    && ["/type", "/enum"].iter().any(|k| {
-                        r.pointer.strip_suffix(k).is_some_and(|schema| {
-                            at.pointer.strip_prefix(schema).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            !self.refused_within(at)
+                && !self.refused.iter().any(|r| {
+                    r.file == at.file
+                        && ["/type", "/enum"].iter().any(|k| {
+                            r.pointer.strip_suffix(k).is_some_and(|schema| {
+                                at.pointer
+                                    .strip_prefix(schema)
+                                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                            })
                         })
-                    })
-            })
+                })
         });
         for (at, key) in stray {
             let what = if key == "x-aliases" { "gives a type other names" } else { "names a type" };

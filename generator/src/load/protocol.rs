@@ -775,6 +775,9 @@ impl Cx {
             }
         }
         let rels: Vec<String> = self.files.keys().cloned().collect();
+        // Without a protocol envelope, the protocol's annotations: one error for all of them (a protocol whose
+        // envelope lost its `x-role-property` had one error per annotation of every event, 72 in all; helper 109).
+        let mut orphans: Vec<(Origin, String)> = Vec::new();
         for rel in rels {
             let v = self.files[&rel].value.clone();
             // Each schema with whether it is a property's schema (`properties/<name>`).
@@ -813,15 +816,17 @@ impl Cx {
                                 self.err(&at.join(k), K::InvalidValue, why);
                             }
                         }
+                        if !ok && p.is_none() && k != "x-renamed-from" {
+                            orphans.push((at.join(k), k.clone()));
+                            continue;
+                        }
                         if !ok {
                             let place = if k == "x-moved-from" {
                                 "here (it stands only on a property an event declares in its own `properties`: a value moves into the event itself)"
                             } else if k == "x-renamed-from" {
                                 "here (it stands on a property, a file root or a `$defs` entry)"
-                            } else if p.is_some() {
-                                "here"
                             } else {
-                                "without a protocol envelope (`x-role-property`)"
+                                "here"
                             };
                             self.err(&at.join(k), K::InvalidValue, format!("`{k}` has no meaning {place}"));
                         }
@@ -832,6 +837,26 @@ impl Cx {
                     stack.push((at.below(&tok), child, property));
                 }
             }
+        }
+        if let Some((at, k)) = orphans.first() {
+            let files: BTreeSet<&str> = orphans.iter().map(|(o, _)| o.file.as_str()).collect();
+            let mut keys: Vec<&str> = Vec::new();
+            for (_, k) in &orphans {
+                if !keys.contains(&k.as_str()) {
+                    keys.push(k);
+                }
+            }
+            let more = match orphans.len() - 1 {
+                0 => String::new(),
+                n => format!(
+                    "; nor have the {n} other protocol annotations in {} ({}): one `x-role-property` on the \
+                     envelope, naming its role property, gives them all one",
+                    crate::engine::counted(files.len() as u64, "file", "files"),
+                    keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            let msg = format!("`{k}` has no meaning without a protocol envelope (`x-role-property`){more}");
+            self.err(at, K::InvalidValue, msg);
         }
     }
 

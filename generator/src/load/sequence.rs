@@ -816,20 +816,41 @@ impl Cx {
                         if let Some(uo) = u.as_object() {
                             self.unknown_keys(&uat, uo, &["scope", "mark"], "`unless`");
                         }
-                        let s = u
-                            .get("scope")
-                            .and_then(Value::as_str)
-                            .and_then(|n| scopes.iter().position(|s| s.name == n));
+                        let shape = "`unless` is `{\"scope\": <single scope>, \"mark\": <one of its marks>}`";
+                        let (sname, mname) =
+                            (u.get("scope").and_then(Value::as_str), u.get("mark").and_then(Value::as_str));
+                        let s = sname.and_then(|n| scopes.iter().position(|s| s.name == n));
                         let m = s.and_then(|s| {
-                            let mark = u.get("mark").and_then(Value::as_str)?;
-                            scopes[s].marks.iter().position(|m| m.name == mark).map(|m| (s, m))
+                            scopes[s].marks.iter().position(|m| Some(m.name.as_str()) == mname).map(|m| (s, m))
                         });
-                        if m.is_none() {
-                            self.err(
-                                &uat,
-                                K::InvalidValue,
-                                "`unless` is `{\"scope\": <single scope>, \"mark\": <one of its marks>}`",
-                            );
+                        // Named where the names are wrong, with the ones there are (helper 109: only the shape
+                        // was said, at `unless`).
+                        let names = |it: &mut dyn Iterator<Item = &str>| {
+                            let v: Vec<String> = it.map(|n| format!("`{n}`")).collect();
+                            if v.is_empty() {
+                                "none".to_string()
+                            } else {
+                                v.join(", ")
+                            }
+                        };
+                        match (sname, s, mname, m) {
+                            (_, _, _, Some(_)) => {}
+                            (Some(n), None, _, _) if u.is_object() => {
+                                let msg = format!(
+                                    "`{n}` is no scope (the scopes: {})",
+                                    names(&mut scopes.iter().map(|s| s.name.as_str()))
+                                );
+                                self.err(&uat.join("scope"), K::InvalidValue, msg);
+                            }
+                            (Some(_), Some(si), Some(mk), None) => {
+                                let msg = format!(
+                                    "`{mk}` is no mark of `{}` (its marks: {})",
+                                    scopes[si].name,
+                                    names(&mut scopes[si].marks.iter().map(|m| m.name.as_str()))
+                                );
+                                self.err(&uat.join("mark"), K::InvalidValue, msg);
+                            }
+                            _ => self.err(&uat, K::InvalidValue, shape),
                         }
                         m.map(Some)
                     }
@@ -960,7 +981,12 @@ impl Cx {
                 self.err(
                     &at.join("message"),
                     K::InvalidValue,
-                    format!("`{{{p}}}` is not filled by a `{kind_name}` rule (it fills: {})", params.join(", ")),
+                    match params.is_empty() {
+                        true => format!("`{{{p}}}` is not filled by a `{kind_name}` rule (it fills none)"),
+                        false => {
+                            format!("`{{{p}}}` is not filled by a `{kind_name}` rule (it fills: {})", params.join(", "))
+                        }
+                    },
                 );
                 ok = false;
             }
@@ -1078,15 +1104,19 @@ pub(crate) fn breakers<'a>(kind: &RuleKind, scopes: &'a [Scope], on: &'a [String
 
 /// The placeholders a rule of this kind fills: its scope's key name (the value the rule is about) and `open`
 /// (the open key of a single scope); `close-blocked` adds the blocking scope's key name, `close-requires` the
-/// field's name, `unique` has only its key's name.
+/// field's name, `unique` has only its key's name. Not one the kind's violation always leaves empty: the key of
+/// `open-without-key` and `key-missing` (the message has none), `open` of `needs-open` and of a single scope's
+/// `close-not-open` (none is open); those were printed as nothing (helper 109).
 pub(crate) fn params(kind: &RuleKind, scopes: &[Scope]) -> Vec<String> {
     let mut out = Vec::new();
     match kind {
         RuleKind::Unique { key } => out.push(key.name().to_string()),
         _ => {
             if let Some(s) = kind.scope() {
-                out.push(scopes[s].key.name().to_string());
-                if scopes[s].single {
+                if !matches!(kind, RuleKind::OpenWithoutKey { .. } | RuleKind::KeyMissing { .. }) {
+                    out.push(scopes[s].key.name().to_string());
+                }
+                if scopes[s].single && !matches!(kind, RuleKind::NeedsOpen { .. } | RuleKind::CloseNotOpen { .. }) {
                     out.push("open".to_string());
                 }
             }
