@@ -909,11 +909,11 @@ fn as_named(p: &std::path::Path) -> std::path::PathBuf {
 /// The command that fixes what `check` found: [`regenerate_command`], restricted to the outputs checked.
 fn fix_command(a: &GenArgs, opts: &wiregen::Options) -> String {
     let mut s = regenerate_command(a);
-    // The headers name the repository's own command; a `wiregen` not run by `cargo run` (which sets
-    // `CARGO_PKG_NAME` for the program it runs) is named as itself.
-    if std::env::var_os("CARGO_PKG_NAME").is_none_or(|n| n != "wiregen") {
-        if let Some(rest) = s.strip_prefix("cargo run -p wiregen -- ") {
-            s = format!("wiregen {rest}");
+    // The headers name the installed binary's command; a `wiregen` run by `cargo run` in this repository (which
+    // sets `CARGO_PKG_NAME` for the program it runs) names that.
+    if std::env::var_os("CARGO_PKG_NAME").is_some_and(|n| n == "wiregen") {
+        if let Some(rest) = s.strip_prefix("wiregen ") {
+            s = format!("cargo run -p wiregen -- {rest}");
         }
     }
     if !a.only.is_empty() {

@@ -34,7 +34,7 @@ catalogue! {
         MalformedJson = "malformed-json",
         /// The line is not valid UTF-8.
         InvalidUtf8 = "invalid-utf8",
-        /// The line is empty.
+        /// The line is empty or holds only whitespace (Unicode `White_Space`: spaces, tabs, U+00A0, ...).
         BlankLine = "blank-line",
         /// The JSON nests deeper than the parser allows.
         TooDeep = "too-deep",
@@ -111,7 +111,7 @@ impl Rule {
         match self {
             Rule::MalformedJson => "The line is not JSON every checker reads alike: a syntax error (a truncated last line included), a `\\u` escape of an unpaired surrogate, a number beyond the double range, or a key repeated in one object (parsers differ on which member counts).",
             Rule::InvalidUtf8 => "The line is not valid UTF-8.",
-            Rule::BlankLine => "The line is empty.",
+            Rule::BlankLine => "The line is empty or holds only whitespace.",
             Rule::TooDeep => "The JSON nests deeper than 127 levels (arrays and objects, the outermost value included).",
             Rule::Type => {
                 "A value has the wrong JSON type (`null` only where the schema allows it; an integer has no fractional part)."

@@ -52,7 +52,7 @@ fn generate_only_docs_into_another_dir_then_check() {
     assert_eq!(Some(body), committed.split_once('\n').map(|(_, b)| b));
     // (Named relative to where it was run, the repository's root, which the directory lies below.)
     let named = out.strip_prefix(root()).unwrap_or(&out).display().to_string();
-    assert!(head.contains(&format!("`cargo run -p wiregen -- generate --out {named}`")), "{head}");
+    assert!(head.contains(&format!("`wiregen generate --out {named}`")), "{head}");
     // Again: nothing written.
     let r = wiregen(&["generate", "--only", "docs", "--out", o, "--format", "json"]);
     let report: serde_json::Value = serde_json::from_slice(&r.stdout).expect("json report");

@@ -35,8 +35,9 @@ pub(crate) fn setter_text(name: &str) -> String {
 }
 
 /// The command that regenerates every output from `schema/` into `generated/`, the default named in each file's
-/// `@generated` header.
-pub const REGENERATE: &str = "cargo run -p wiregen -- generate";
+/// `@generated` header: the installed binary's, as a package that uses wiregen runs it (until stop 70 it was this
+/// repository's `cargo run -p wiregen -- generate`, which names a package no other project has).
+pub const REGENERATE: &str = "wiregen generate";
 
 /// What every emitter needs besides the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
