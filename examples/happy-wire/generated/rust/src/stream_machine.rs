@@ -847,6 +847,11 @@ impl ScopeState {
     }
 
     /// The open one of a single scope.
+    /// The latest rejected line that would have opened one, whatever its key.
+    fn latest_rejected_open(&self) -> Option<usize> {
+        self.rejected_open_lines.last_key_value().map(|(l, _)| *l).max(self.rejected_keyless)
+    }
+
     fn the_open(&self) -> Option<(&[u8], &Item)> {
         self.open.first()
     }
@@ -1630,7 +1635,15 @@ impl State {
             }
             Kind::CloseNotOpen => {
                 let none = if sc.single { open.is_none() } else { !key.is_some_and(|k| st.has(k)) };
-                (closer && none).then(|| with(key, &[], None, rejected_open(key)))?
+                // A single scope's closing event closes the open one whatever its key: it follows from the
+                // rejected opening of its key, else from the latest rejected opening (helper 111: a keyless one
+                // named none).
+                let cause = if sc.single {
+                    key.and_then(|k| find(&st.rejected_open, k).copied()).or_else(|| st.latest_rejected_open())
+                } else {
+                    rejected_open(key)
+                };
+                (closer && none).then(|| with(key, &[], None, cause))?
             }
             Kind::NamesOpen { at } => {
                 if *at == sc.key && opener {
@@ -1642,10 +1655,7 @@ impl State {
             // The scope's own opening event does not need one open (without `on`, every opening was refused
             // while nothing was open; helper 79).
             Kind::NeedsOpen if opener => None,
-            Kind::NeedsOpen => {
-                let latest = st.rejected_open_lines.last_key_value().map(|(l, _)| *l).max(st.rejected_keyless);
-                st.open.is_empty().then(|| with(key, &[], None, latest))?
-            }
+            Kind::NeedsOpen => st.open.is_empty().then(|| with(key, &[], None, st.latest_rejected_open()))?,
             Kind::CloseBlocked { by, unless } => {
                 if !closer {
                     return None;

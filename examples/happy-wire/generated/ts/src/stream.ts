@@ -559,6 +559,17 @@ export class SessionStreamChecker {
     // The rejected line that would have opened `v`, else one that would have opened one without a key.
     const rejectedOpen = (v: string | undefined) =>
       (v === undefined ? undefined : st.rejectedOpen.get(v)) ?? st.rejectedKeyless;
+    // The latest rejected line that would have opened one, whatever its key.
+    const latestRejectedOpen = (): number | undefined => {
+      const order = st.rejectedOpenOrder;
+      let last = order[order.length - 1];
+      while (last !== undefined && st.rejectedOpen.get(last[0]) !== last[1]) {
+        order.pop();
+        last = order[order.length - 1];
+      }
+      const keyless = st.rejectedKeyless;
+      return last === undefined || (keyless !== undefined && keyless > last[1]) ? keyless : last[1];
+    };
     switch (k.check) {
       case "open-without-key":
         return opener && key === undefined ? withKey(key, {}) : undefined;
@@ -580,7 +591,13 @@ export class SessionStreamChecker {
           : undefined;
       case "close-not-open": {
         const none = sc.single ? open === undefined : !(key !== undefined && st.open.has(key));
-        return closer && none ? withKey(key, {}, undefined, rejectedOpen(key)) : undefined;
+        if (!closer || !none) return undefined;
+        // A single scope's closing event closes the open one whatever its key: it follows from the rejected
+        // opening of its key, else from the latest rejected opening (helper 111: a keyless one named none).
+        const cause = sc.single
+          ? (key === undefined ? undefined : st.rejectedOpen.get(key)) ?? latestRejectedOpen()
+          : rejectedOpen(key);
+        return withKey(key, {}, undefined, cause);
       }
       case "names-open": {
         if (sameRef(k.at, sc.key) && opener) return undefined;
@@ -589,15 +606,7 @@ export class SessionStreamChecker {
       }
       case "needs-open": {
         if (opener || st.open.size !== 0) return undefined;
-        const order = st.rejectedOpenOrder;
-        let last = order[order.length - 1];
-        while (last !== undefined && st.rejectedOpen.get(last[0]) !== last[1]) {
-          order.pop();
-          last = order[order.length - 1];
-        }
-        const keyless = st.rejectedKeyless;
-        const latest = last === undefined || (keyless !== undefined && keyless > last[1]) ? keyless : last[1];
-        return withKey(key, {}, undefined, latest);
+        return withKey(key, {}, undefined, latestRejectedOpen());
       }
       case "close-blocked": {
         if (!closer) return undefined;
