@@ -351,6 +351,26 @@ test("upgrade leaves a message that needs nothing untouched, frozen or not", () 
   assert.deepEqual(w.upgrade(m), []);
 });
 
+test("a bad string is malformed JSON told in the engine's words and at its place, in a key too", () => {
+  // What `wiregen validate` says of each line (serde_json's reading): a key with an unpaired surrogate escape was
+  // "expected a property name and `:`" here, one column on (helper 112).
+  const cases = [
+    ['{"id":"m","time":1,"role":"agent","ev":{"t":"text","text":"x"},"\\udc00":1}', "an unpaired surrogate escape (UTF-8 cannot encode half a pair) at column 70"],
+    ['{"id":"m","time":1,"role":"agent","ev":{"t":"text","text":"\\udc00"}}', "an unpaired surrogate escape (UTF-8 cannot encode half a pair) at column 65"],
+    ['{"id":"m\\ud800x"}', "an unpaired surrogate escape (UTF-8 cannot encode half a pair) at column 15"],
+    ['{"id":"m\\ud800\\u0041"}', "an unpaired surrogate escape (UTF-8 cannot encode half a pair) at column 20"],
+    ['{"a\\q":1}', "invalid escape at column 5"],
+    ['{"a\u0001":1}', "control character (\\u0000-\\u001F) found while parsing a string at column 4"],
+  ];
+  for (const [line, what] of cases) {
+    const message = `malformed JSON: ${what}`;
+    for (const errors of [w.validateSessionLine(line).errors, w.validateSessionLineStandalone(line)]) {
+      assert.deepEqual(errors, [{ pointer: "", rule: "malformed-json", message }], line);
+    }
+    assert.deepEqual(w.parseLine(line).error.message, message);
+  }
+});
+
 test("a repeated key is malformed JSON to every line checker, told as the engine tells it, wherever it is", () => {
   const cases = [
     ['{"id":"m1","time":1,"role":"user","ev":{"t":"abort","text":"stop","t":"text"}}', "/ev/t", "column 67"],

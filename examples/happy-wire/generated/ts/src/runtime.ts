@@ -1443,8 +1443,13 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
     i += 4;
     return v;
   };
-  // A string starting at the opening quote; returns false on error (with `i` at the problem).
+  // What was wrong with the last string that failed, if more than its end (a key's reads as the key's, not as
+  // "expected a property name"; helper 112).
+  let why: string | null = null;
+  const unpaired = "an unpaired surrogate escape (UTF-8 cannot encode half a pair)";
+  // A string starting at the opening quote; returns false on error (with `i` at the problem and `why` saying it).
   const str = (): boolean => {
+    why = null;
     i++;
     for (;;) {
       if (i >= n) return false;
@@ -1453,7 +1458,10 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
         i++;
         return true;
       }
-      if (c < 0x20) return false;
+      if (c < 0x20) {
+        why = "control character (\\u0000-\\u001F) found while parsing a string";
+        return false;
+      }
       if (c !== 0x5c) {
         i++;
         continue;
@@ -1465,17 +1473,30 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
         i++;
         continue;
       }
+      // The engine's words and places: an escape decoded to half a pair is told at its last digit.
+      why = "invalid escape";
       if (e !== 0x75) return false;
       i++;
       const u = hex4();
       if (u < 0) return false;
-      if (u >= 0xdc00 && u <= 0xdfff) return false;
+      why = unpaired;
+      if (u >= 0xdc00 && u <= 0xdfff) {
+        i--;
+        return false;
+      }
       if (u >= 0xd800 && u <= 0xdbff) {
         if (text.charCodeAt(i) !== 0x5c || text.charCodeAt(i + 1) !== 0x75) return false;
         i += 2;
+        why = "invalid escape";
         const lo = hex4();
-        if (lo < 0xdc00 || lo > 0xdfff) return false;
+        if (lo < 0) return false;
+        why = unpaired;
+        if (lo < 0xdc00 || lo > 0xdfff) {
+          i--;
+          return false;
+        }
       }
+      why = null;
     }
   };
   const num = (): boolean => {
@@ -1519,6 +1540,7 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
   const key = (): boolean => {
     ws();
     const start = i;
+    why = null;
     if (text.charCodeAt(i) !== 0x22 || !str()) return false;
     const raw = text.slice(start + 1, i - 1);
     const k = raw.includes("\\") ? (JSON.parse(text.slice(start, i)) as string) : raw;
@@ -1552,11 +1574,11 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
         stack.push(close);
         keys.push(c === 0x7b ? new Set() : null);
         tokens.push(c === 0x7b ? "" : "0");
-        if (c === 0x7b && !key()) return repeated ?? bad("expected a property name and `:`");
+        if (c === 0x7b && !key()) return repeated ?? bad(why ?? "expected a property name and `:`");
         continue;
       }
     } else if (c === 0x22) {
-      if (!str()) return bad("invalid string");
+      if (!str()) return bad(why ?? "invalid string");
     } else if (c === 0x2d || isDigit(c)) {
       if (!num()) return bad("invalid number");
     } else if (!(word("true") || word("false") || word("null"))) {
@@ -1579,7 +1601,7 @@ function scan(text: string, maxDepth: number, oneKey: boolean): WireError | null
       if (d !== 0x2c) return bad("expected `,` or a closing bracket");
       i++;
       if (top === 0x5d) tokens[tokens.length - 1] = String(Number(tokens[tokens.length - 1]) + 1);
-      if (top === 0x7d && !key()) return repeated ?? bad("expected a property name and `:`");
+      if (top === 0x7d && !key()) return repeated ?? bad(why ?? "expected a property name and `:`");
       break;
     }
   }
