@@ -1546,3 +1546,29 @@ fn control_characters_in_a_property_name_reach_no_generated_file_raw() {
     assert_eq!(first(&engine, json!({"a\u{0}b": "x", "d\u{7}": 1})), None);
     assert_eq!(first(&engine, json!({"d\u{7}": "x"})).map(|e| e.1), Some("/d\u{7}".to_string()));
 }
+
+/// An `x-name` where the schema is no type of its own but makes one part (a nullable object's object, an untyped
+/// schema's object) names that part. It was silently dropped: the part kept its derived name (`RootNObject`;
+/// helper 113).
+#[test]
+fn an_x_name_on_a_schema_of_one_part_names_the_part() {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "n": {"type": ["object", "null"], "x-name": "MaybeObj", "properties": {"z": {"type": "integer"}}},
+            "u": {"x-name": "Loose", "properties": {"a": {"type": "string"}}},
+            "o": {"type": ["object", "null"], "properties": {"z": {"type": "integer"}}}
+        }
+    });
+    let dir = schema_dir("x-name-part", &[("one.schema.json", schema)]);
+    let model = wiregen::load::load(&dir.join("one.schema.json")).expect("the schema loads");
+    let bases: Vec<&str> = model.types.iter().map(|t| t.names.base.as_str()).collect();
+    for name in ["MaybeObj", "Loose", "RootOObject"] {
+        assert!(bases.contains(&name), "{name} in {bases:?}");
+    }
+    assert!(!bases.contains(&"RootNObject") && !bases.contains(&"RootUObject"), "{bases:?}");
+    // The TypeScript output names it too.
+    let out = wiregen(&dir, &["types", "--lang", "ts-standalone", "one.schema.json"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("n?: (MaybeObj) | null | undefined"));
+}

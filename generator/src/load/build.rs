@@ -71,6 +71,12 @@ impl Types {
         TypeId(self.slots.len() - 1)
     }
 
+    /// Makes the part `id` the type at its location (no other is there).
+    pub(crate) fn make_whole(&mut self, id: usize) {
+        self.slots[id].part = false;
+        self.wholes.insert(self.slots[id].origin.clone());
+    }
+
     /// Whether a type that is not a part of another is at `origin` already.
     pub(crate) fn has_whole(&self, origin: &Origin) -> bool {
         self.wholes.contains(origin)
@@ -457,6 +463,7 @@ impl Cx {
     /// Hoists objects, unions and string enums that would otherwise stand inside another node, and a choice
     /// or a composition ([`Cx::hoisted_whole`]) that is the whole node at a location that is not named.
     fn settle(&mut self, types: &mut Types, at: &Origin, mut node: Node, own: bool) -> Node {
+        let first_new = types.slots.len();
         if is_named_shape(&node.shape) {
             return if own { node } else { self.hoist(types, at, "", node) };
         }
@@ -505,7 +512,50 @@ impl Cx {
         if !own && self.hoisted_whole(at, &node) {
             return self.hoist(types, at, "", node);
         }
+        // (Not an `allOf` of a `$ref` and its refinements: the part there is not the value's type.)
+        if !own && matches!(node.shape, Shape::Nullable(_) | Shape::Kinds(_)) {
+            self.name_the_part(types, at, first_new);
+        }
         node
+    }
+
+    /// An `x-name` at a location that is no type of its own but made parts (a nullable object's object, an untyped
+    /// schema's object): it names the one part, which then stands for the schema there (its name keywords apply);
+    /// with several parts it would name none of them, and is refused (helper 113: it was silently dropped).
+    fn name_the_part(&mut self, types: &mut Types, at: &Origin, from: usize) {
+        let parts: Vec<usize> =
+            (from..types.slots.len()).filter(|&i| types.slots[i].origin == *at && types.slots[i].part).collect();
+        if parts.is_empty() || types.has_whole(at) {
+            return;
+        }
+        let doc = self.doc(at);
+        let v = doc.schema(at);
+        if !naming::NAME_KEYWORDS.iter().any(|k| v.get(*k).is_some()) {
+            return;
+        }
+        let name = v.get("x-name").and_then(Value::as_str).filter(|n| naming::is_type_name(n));
+        match parts.as_slice() {
+            [one] => {
+                let s = &mut types.slots[*one];
+                if let Some(name) = name {
+                    s.base = name.to_string();
+                    s.explicit = true;
+                    if let Some(d) = &mut s.def {
+                        d.explicit_name = true;
+                    }
+                }
+                types.make_whole(*one);
+            }
+            _ if v.get("x-name").is_none() => {}
+            _ => self.err(
+                &at.join("x-name"),
+                K::InvalidValue,
+                format!(
+                    "`x-name` names one type, but this schema makes {} here, one per kind of value it takes: give it a `type`, or name each kind's schema in `$defs`",
+                    parts.len()
+                ),
+            ),
+        }
     }
 
     /// Refuses an annotation of the wrong kind: the outputs print the text ones (doc comments, the reference) and

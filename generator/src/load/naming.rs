@@ -301,7 +301,7 @@ impl Cx {
 }
 
 /// The keywords that name a type.
-const NAME_KEYWORDS: [&str; 5] = ["x-name", "x-rust-name", "x-ts-name", "x-zod-name", "x-aliases"];
+pub(crate) const NAME_KEYWORDS: [&str; 5] = ["x-name", "x-rust-name", "x-ts-name", "x-zod-name", "x-aliases"];
 
 fn walk_names(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<(Origin, &'static str)>) {
     if !named.contains(at) {
