@@ -40,6 +40,12 @@ pub struct Origin {
 impl Origin {
     /// No place (the origin of what stands for a missing type).
     pub const NONE: Origin = Origin { file: String::new(), pointer: String::new() };
+
+    /// Whether `other` is this place or below it (in the same file, a pointer of whole tokens under this one).
+    pub fn holds(&self, other: &Origin) -> bool {
+        self.file == other.file
+            && other.pointer.strip_prefix(&self.pointer).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    }
 }
 
 /// Index of a [`TypeDef`] in [`Model::types`].

@@ -462,10 +462,7 @@ impl Cx {
     /// Whether an error was reported at `at` or below it. A check whose verdict follows from what is there skips
     /// it then: one mistake gets one error, not its echoes.
     pub(crate) fn refused_within(&self, at: &Origin) -> bool {
-        self.refused.iter().any(|r| {
-            r.file == at.file
-                && r.pointer.strip_prefix(&at.pointer).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        })
+        self.refused.iter().any(|r| at.holds(r))
     }
 
     /// Refuses each member of annotation object `o` (at `at`) that is not one of `known`, so a misspelt or invented

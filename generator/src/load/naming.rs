@@ -276,19 +276,15 @@ impl Cx {
         // A schema whose `type` or `enum` is refused already may be a named type as meant (a string enum), and
         // what is inside one was not built; so may one refused within (an `x-union` whose members are not found
         // is no union, helper 109): one mistake, one error.
-        stray.retain(|(at, _)| {
-            !self.refused_within(at)
-                && !self.refused.iter().any(|r| {
-                    r.file == at.file
-                        && ["/type", "/enum"].iter().any(|k| {
-                            r.pointer.strip_suffix(k).is_some_and(|schema| {
-                                at.pointer
-                                    .strip_prefix(schema)
-                                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-                            })
-                        })
-                })
-        });
+        let refused_kinds: Vec<Origin> = self
+            .refused
+            .iter()
+            .filter_map(|r| {
+                let schema = r.pointer.strip_suffix("/type").or_else(|| r.pointer.strip_suffix("/enum"))?;
+                Some(Origin { file: r.file.clone(), pointer: schema.to_string() })
+            })
+            .collect();
+        stray.retain(|(at, _)| !self.refused_within(at) && !refused_kinds.iter().any(|s| s.holds(at)));
         for (at, key) in stray {
             let what = if key == "x-aliases" { "gives a type other names" } else { "names a type" };
             self.err(

@@ -780,17 +780,12 @@ impl Cx {
                 ok = false;
             }
         }
-        let names: Vec<String> = scopes.iter().map(|s| s.name.clone()).collect();
         let scope_of = |cx: &mut Cx, key: &str| -> Option<usize> {
             let Some(n) = o.get(key).and_then(Value::as_str) else {
                 cx.err(at, K::Missing, format!("`{key}` (a scope) is required for a `{kind_name}` rule"));
                 return None;
             };
-            let i = scopes.iter().position(|s| s.name == n);
-            if i.is_none() {
-                cx.err(&at.join(key), K::InvalidValue, format!("`{n}` is not a scope (scopes: {})", names.join(", ")));
-            }
-            i
+            scope_named(cx, scopes, &at.join(key), n)
         };
         let kind = match kind_name.as_str() {
             "unique" => self.seq_key(sx, &at.join("key"), o.get("key"), &on_tags).map(|key| RuleKind::Unique { key }),
@@ -816,42 +811,17 @@ impl Cx {
                         if let Some(uo) = u.as_object() {
                             self.unknown_keys(&uat, uo, &["scope", "mark"], "`unless`");
                         }
-                        let shape = "`unless` is `{\"scope\": <single scope>, \"mark\": <one of its marks>}`";
-                        let (sname, mname) =
-                            (u.get("scope").and_then(Value::as_str), u.get("mark").and_then(Value::as_str));
-                        let s = sname.and_then(|n| scopes.iter().position(|s| s.name == n));
-                        let m = s.and_then(|s| {
-                            scopes[s].marks.iter().position(|m| Some(m.name.as_str()) == mname).map(|m| (s, m))
-                        });
-                        // Named where the names are wrong, with the ones there are (helper 109: only the shape
-                        // was said, at `unless`).
-                        let names = |it: &mut dyn Iterator<Item = &str>| {
-                            let v: Vec<String> = it.map(|n| format!("`{n}`")).collect();
-                            if v.is_empty() {
-                                "none".to_string()
-                            } else {
-                                v.join(", ")
+                        // A wrong name is told where it stands, with the names there are, as a rule's own `scope`
+                        // and `mark` are (helper 109: only the shape was said, at `unless`).
+                        let m = match (u.get("scope").and_then(Value::as_str), u.get("mark").and_then(Value::as_str)) {
+                            (Some(sn), Some(mk)) => scope_named(self, scopes, &uat.join("scope"), sn)
+                                .and_then(|s| mark_named(self, &scopes[s], &uat.join("mark"), mk).map(|m| (s, m))),
+                            _ => {
+                                let shape = "`unless` is `{\"scope\": <single scope>, \"mark\": <one of its marks>}`";
+                                self.err(&uat, K::InvalidValue, shape);
+                                None
                             }
                         };
-                        match (sname, s, mname, m) {
-                            (_, _, _, Some(_)) => {}
-                            (Some(n), None, _, _) if u.is_object() => {
-                                let msg = format!(
-                                    "`{n}` is no scope (the scopes: {})",
-                                    names(&mut scopes.iter().map(|s| s.name.as_str()))
-                                );
-                                self.err(&uat.join("scope"), K::InvalidValue, msg);
-                            }
-                            (Some(_), Some(si), Some(mk), None) => {
-                                let msg = format!(
-                                    "`{mk}` is no mark of `{}` (its marks: {})",
-                                    scopes[si].name,
-                                    names(&mut scopes[si].marks.iter().map(|m| m.name.as_str()))
-                                );
-                                self.err(&uat.join("mark"), K::InvalidValue, msg);
-                            }
-                            _ => self.err(&uat, K::InvalidValue, shape),
-                        }
                         m.map(Some)
                     }
                 };
@@ -880,15 +850,7 @@ impl Cx {
                 let scope = scope_of(self, "scope");
                 let mark = scope.and_then(|s| {
                     let m = o.get("mark").and_then(Value::as_str).unwrap_or_default();
-                    let i = scopes[s].marks.iter().position(|x| x.name == m);
-                    if i.is_none() {
-                        self.err(
-                            &at.join("mark"),
-                            K::InvalidValue,
-                            format!("`{m}` is not a mark of `{}`", scopes[s].name),
-                        );
-                    }
-                    i
+                    mark_named(self, &scopes[s], &at.join("mark"), m)
                 });
                 let closer: Vec<&str> = scope.and_then(|s| scopes[s].closed_by.as_deref()).into_iter().collect();
                 let field = self.seq_field(sx, &at.join("field"), o.get("field"), &closer);
@@ -1100,6 +1062,27 @@ pub(crate) fn breakers<'a>(kind: &RuleKind, scopes: &'a [Scope], on: &'a [String
         Some((e, _)) => vec![e],
         None => on.iter().map(String::as_str).collect(),
     }
+}
+
+/// The scope named `n` (read at `at`), else a located error listing the scopes.
+fn scope_named(cx: &mut Cx, scopes: &[Scope], at: &Origin, n: &str) -> Option<usize> {
+    let i = scopes.iter().position(|s| s.name == n);
+    if i.is_none() {
+        let names: Vec<&str> = scopes.iter().map(|s| s.name.as_str()).collect();
+        cx.err(at, K::InvalidValue, format!("`{n}` is not a scope (scopes: {})", names.join(", ")));
+    }
+    i
+}
+
+/// The mark `m` of `scope` (read at `at`), else a located error listing its marks.
+fn mark_named(cx: &mut Cx, scope: &Scope, at: &Origin, m: &str) -> Option<usize> {
+    let i = scope.marks.iter().position(|x| x.name == m);
+    if i.is_none() {
+        let marks: Vec<&str> = scope.marks.iter().map(|x| x.name.as_str()).collect();
+        let list = if marks.is_empty() { "none".to_string() } else { marks.join(", ") };
+        cx.err(at, K::InvalidValue, format!("`{m}` is not a mark of `{}` (its marks: {list})", scope.name));
+    }
+    i
 }
 
 /// The placeholders a rule of this kind fills: its scope's key name (the value the rule is about) and `open`
