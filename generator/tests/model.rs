@@ -1572,3 +1572,43 @@ fn an_x_name_on_a_schema_of_one_part_names_the_part() {
     let out = wiregen(&dir, &["types", "--lang", "ts-standalone", "one.schema.json"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("n?: (MaybeObj) | null | undefined"));
 }
+
+#[test]
+fn a_name_given_by_a_language_keyword_is_avoided_by_derived_names() {
+    // `Foo` is `Bar` in TypeScript; the type at `$defs/Bar`, named by where it is, takes a number in every language
+    // (as it does beside an `x-name` of `Bar`), rather than making an error at a schema without a name keyword
+    // (helper 113).
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"f": {"$ref": "#/$defs/Foo"}, "b": {"$ref": "#/$defs/Bar"}},
+        "$defs": {
+            "Foo": {"type": "object", "x-ts-name": "Bar"},
+            "Bar": {"type": "object"}
+        }
+    });
+    let dir = schema_dir("ts-name-taken", &[("one.schema.json", schema)]);
+    let model = wiregen::load::load(&dir.join("one.schema.json")).expect("the schema loads");
+    let names: Vec<(&str, &str)> = model.types.iter().map(|t| (t.names.rust.as_str(), t.names.ts.as_str())).collect();
+    assert!(names.contains(&("Foo", "Bar")), "{names:?}");
+    assert!(names.contains(&("Bar2", "Bar2")), "{names:?}");
+}
+
+#[test]
+fn name_keywords_on_a_schema_of_several_parts_are_refused() {
+    // A schema that makes a named type for each of two kinds of value (a string enum, an object) is no one type: a
+    // name keyword there names neither (it was dropped without an error; helper 113).
+    for key in ["x-name", "x-rust-name", "x-ts-name"] {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "k": {"enum": ["a", "b"], "minProperties": 1, key: "Several"}
+            }
+        });
+        let dir = schema_dir(&format!("several-parts-{key}"), &[("one.schema.json", schema)]);
+        let err = wiregen::load::load(&dir.join("one.schema.json")).expect_err("refused");
+        let text = err.to_string();
+        assert!(text.contains(&format!("/properties/k/{key}")) && text.contains("it makes 2 here"), "{key}: {text}");
+    }
+}

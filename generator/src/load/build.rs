@@ -519,13 +519,15 @@ impl Cx {
         node
     }
 
-    /// An `x-name` at a location that is no type of its own but made parts (a nullable object's object, an untyped
-    /// schema's object): it names the one part, which then stands for the schema there (its name keywords apply);
-    /// with several parts it would name none of them, and is refused (helper 113: it was silently dropped).
+    /// An `x-name` at a location that is no type of its own but made one part (a nullable object's object, an
+    /// untyped schema's object): it names the part, which then stands for the schema there (its name keywords
+    /// apply; helper 113: it was silently dropped). With several parts it names none of them, which
+    /// [`naming`]'s check of stray name keywords refuses.
     fn name_the_part(&mut self, types: &mut Types, at: &Origin, from: usize) {
         let parts: Vec<usize> =
             (from..types.slots.len()).filter(|&i| types.slots[i].origin == *at && types.slots[i].part).collect();
-        if parts.is_empty() || types.has_whole(at) {
+        let [one] = parts.as_slice() else { return };
+        if types.has_whole(at) {
             return;
         }
         let doc = self.doc(at);
@@ -534,28 +536,15 @@ impl Cx {
             return;
         }
         let name = v.get("x-name").and_then(Value::as_str).filter(|n| naming::is_type_name(n));
-        match parts.as_slice() {
-            [one] => {
-                let s = &mut types.slots[*one];
-                if let Some(name) = name {
-                    s.base = name.to_string();
-                    s.explicit = true;
-                    if let Some(d) = &mut s.def {
-                        d.explicit_name = true;
-                    }
-                }
-                types.make_whole(*one);
+        let s = &mut types.slots[*one];
+        if let Some(name) = name {
+            s.base = name.to_string();
+            s.explicit = true;
+            if let Some(d) = &mut s.def {
+                d.explicit_name = true;
             }
-            _ if v.get("x-name").is_none() => {}
-            _ => self.err(
-                &at.join("x-name"),
-                K::InvalidValue,
-                format!(
-                    "`x-name` names one type, but this schema makes {} here, one per kind of value it takes: give it a `type`, or name each kind's schema in `$defs`",
-                    parts.len()
-                ),
-            ),
         }
+        types.make_whole(*one);
     }
 
     /// Refuses an annotation of the wrong kind: the outputs print the text ones (doc comments, the reference) and

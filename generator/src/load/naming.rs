@@ -265,10 +265,11 @@ impl Cx {
         out
     }
 
-    /// Reports a name keyword (`x-name`, `x-rust-name`, `x-ts-name`, `x-zod-name`, `x-aliases`) on a schema that is
-    /// not a named type: it would name nothing, and no output would show it.
+    /// Reports the name keywords (`x-name`, `x-rust-name`, `x-ts-name`, `x-zod-name`, `x-aliases`) of a schema that
+    /// is no named type of its own (no type there, or only parts of one): they would name nothing, and no output
+    /// would show them. One error per schema, at its first such keyword, saying why it is no type.
     fn stray_names(&mut self, types: &Types) {
-        let named: BTreeSet<Origin> = types.slots.iter().map(|s| s.origin.clone()).collect();
+        let named: BTreeSet<Origin> = types.slots.iter().filter(|s| !s.part).map(|s| s.origin.clone()).collect();
         let mut stray = Vec::new();
         for (rel, f) in &self.files {
             walk_names(&Origin { file: rel.clone(), pointer: String::new() }, &f.value, &named, &mut stray);
@@ -285,13 +286,27 @@ impl Cx {
             })
             .collect();
         stray.retain(|(at, _)| !self.refused_within(at) && !refused_kinds.iter().any(|s| s.holds(at)));
-        for (at, key) in stray {
-            let what = if key == "x-aliases" { "gives a type other names" } else { "names a type" };
-            self.err(
-                &at.join(key),
-                K::InvalidValue,
-                format!("`{key}` {what}, but this schema is no named type (file roots, `$defs` entries, `$ref` targets and inline objects, unions, choices and string enums are; a property's plain string, number or `$ref` stays in place): move it to `$defs` and refer to it"),
-            );
+        for (at, keys) in stray {
+            let parts = types.slots.iter().filter(|s| s.part && s.origin == at).count();
+            let v = self.value_at(&at);
+            let target = v.and_then(|v| v.get("$ref").or_else(|| v.get("$dynamicRef"))).and_then(Value::as_str);
+            let listed: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+            let (list, verb) = match listed.as_slice() {
+                [one] => (one.clone(), "names"),
+                several => (crate::diag::and_list(several), "name"),
+            };
+            let what =
+                if keys == ["x-aliases"] { "gives a type other names".to_string() } else { format!("{verb} a type") };
+            let why = match target {
+                Some(t) => format!(
+                    "but this schema is a reference to `{t}`, and a reference is its target's type, named there (keywords beside it are checked in place): name the target, or move this schema to `$defs` to make it a type of its own"
+                ),
+                None if parts > 1 => format!(
+                    "but this schema is no one type: it makes {parts} here, one per kind of value it takes; give it a `type`, or name each kind's schema in `$defs`"
+                ),
+                None => "but this schema is no named type (file roots, `$defs` entries, `$ref` targets and inline objects, unions, choices and string enums are; a property's plain string, number or `$ref` stays in place): move it to `$defs` and refer to it".to_string(),
+            };
+            self.err(&at.join(keys[0]), K::InvalidValue, format!("{list} {what}, {why}"));
         }
     }
 }
@@ -299,9 +314,12 @@ impl Cx {
 /// The keywords that name a type.
 pub(crate) const NAME_KEYWORDS: [&str; 5] = ["x-name", "x-rust-name", "x-ts-name", "x-zod-name", "x-aliases"];
 
-fn walk_names(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<(Origin, &'static str)>) {
+fn walk_names(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<(Origin, Vec<&'static str>)>) {
     if !named.contains(at) {
-        out.extend(NAME_KEYWORDS.iter().filter(|k| v.get(**k).is_some()).map(|k| (at.clone(), *k)));
+        let keys: Vec<&'static str> = NAME_KEYWORDS.iter().copied().filter(|k| v.get(*k).is_some()).collect();
+        if !keys.is_empty() {
+            out.push((at.clone(), keys));
+        }
     }
     for (tok, child) in super::children(v) {
         walk_names(&at.below(&tok), child, named, out);
@@ -359,15 +377,53 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
             taken.insert(s.base.clone(), i);
         }
     }
+    // Per slot: its file's policy, and the names its keywords give per language (`x-rust-name`, `x-ts-name`,
+    // `x-zod-name`). The name keywords at a place name the type first built there in its dynamic scope, as a
+    // whole: not the type built there in another scope (it takes its numbered base), nor a part of the schema there.
+    let mut slot_policies = Vec::with_capacity(types.slots.len());
+    let mut overrides = Vec::with_capacity(types.slots.len());
+    for s in &types.slots {
+        let file = &s.origin.file;
+        let policy = match policies.get(file) {
+            Some(p) => p.clone(),
+            None => {
+                let p = cx.policy(file, &default);
+                policies.insert(file.clone(), p.clone());
+                p
+            }
+        };
+        slot_policies.push(policy);
+        let named_there = !s.part && types.named.get(&s.origin).is_none_or(|f| types.slots[f.0].scope == s.scope);
+        overrides.push(LANGUAGES.map(|(_, key, ok, what)| {
+            if named_there {
+                cx.name_override(&s.origin, key, ok, what).map(|n| (n, s.origin.join(key)))
+            } else {
+                None
+            }
+        }));
+    }
+    // The names the keywords give, per language: a derived name avoids them too (it takes a number), as it avoids
+    // the bases `x-name` gives (helper 113: a type named `Bar` by `x-ts-name` made the type derived as `Bar` an
+    // error, at a schema with no name keyword).
+    let given: [BTreeSet<&str>; 3] =
+        std::array::from_fn(|l| overrides.iter().filter_map(|o| o[l].as_ref().map(|(n, _)| n.as_str())).collect());
     let mut bases = Vec::new();
     for (i, s) in types.slots.iter().enumerate() {
         if s.explicit {
             bases.push(s.base.clone());
             continue;
         }
+        let member = members.contains(&TypeId(i));
+        let clashes = |b: &str| {
+            let d = slot_policies[i].names(b, member, &s.origin);
+            [&d.rust, &d.ts, &d.zod]
+                .iter()
+                .enumerate()
+                .any(|(l, n)| overrides[i][l].is_none() && given[l].contains(n.as_str()))
+        };
         let mut b = s.base.clone();
         let mut n = 2;
-        while taken.contains_key(&b) {
+        while taken.contains_key(&b) || clashes(&b) {
             b = format!("{}{n}", s.base);
             n += 1;
         }
@@ -376,29 +432,13 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
     }
     let mut out = Vec::new();
     for (i, s) in types.slots.iter().enumerate() {
-        let file = s.origin.file.clone();
-        let policy = match policies.get(&file) {
-            Some(p) => p.clone(),
-            None => {
-                let p = cx.policy(&file, &default);
-                policies.insert(file.clone(), p.clone());
-                p
-            }
-        };
+        let policy = &slot_policies[i];
         let base = bases[i].clone();
         let member = members.contains(&TypeId(i));
         let base_at = if s.explicit { s.origin.join("x-name") } else { s.origin.clone() };
         let derived = policy.names(&base, member, &base_at);
-        // The name keywords at a place name the type first built there in its dynamic scope, as a whole: not the
-        // type built there in another scope (it takes its numbered base), nor a part of the schema there.
         let named_there = !s.part && types.named.get(&s.origin).is_none_or(|f| types.slots[f.0].scope == s.scope);
-        let [rust, ts, zod] = LANGUAGES.map(|(_, key, ok, what)| {
-            if named_there {
-                cx.name_override(&s.origin, key, ok, what).map(|n| (n, s.origin.join(key)))
-            } else {
-                None
-            }
-        });
+        let [rust, ts, zod] = overrides[i].clone();
         let (rust, rust_at) = rust.unwrap_or_else(|| (base.clone(), base_at.clone()));
         let (ts, ts_at) = ts.unwrap_or((derived.ts, base_at));
         let (zod, zod_at) = zod.unwrap_or_else(|| (policy.zod(&ts), ts_at.clone()));
