@@ -1120,8 +1120,10 @@ pub(crate) fn parse_error_at(e: &serde_json::Error) -> String {
     place(e.line(), e.column())
 }
 
-/// `column C`, or `line L column C` past the first line ([`parse_error_at`]).
+/// `column C`, or `line L column C` past the first line ([`parse_error_at`]). Columns start at 1: serde_json's 0,
+/// at the start of a line it read nothing of (the end of a text that ends with a line break), is column 1 there.
 fn place(line: usize, column: usize) -> String {
+    let column = column.max(1);
     if line > 1 {
         format!("line {line} column {column}")
     } else {

@@ -155,14 +155,21 @@ pub(crate) fn start_records<R: BufRead>(
                     let _ = each(trim_end(&whole).to_vec(), None);
                     return Ok(None);
                 }
-                // A repeated key before the break is the first problem a reader meets (every checker refuses it).
-                Err(e) => match crate::engine::Json::parse(after_bom(text)) {
-                    Err(j) if crate::engine::parse_error_what(&j) == crate::diag::REPEATED_KEY => {
-                        crate::engine::repeated_key_what(after_bom(text))
-                    }
-                    _ if e.line() > 1 => Some(e.to_string()),
-                    _ => None,
-                },
+                // Where the engine's own reading of the document stops, in its words: a repeated key before the
+                // break is the first problem a reader meets (every checker refuses it), and nesting too deep
+                // stops it before the break (skipping the value, serde_json has no depth limit: the note said
+                // `EOF while parsing a list at line 201 column 0` where the engine stops at line 128; helper 114).
+                Err(e) => {
+                    let said = match crate::engine::parse_json(after_bom(text).as_bytes()) {
+                        Err(issue) => issue.message,
+                        Ok(_) => {
+                            format!("{} at {}", crate::engine::parse_error_what(&e), crate::engine::parse_error_at(&e))
+                        }
+                    };
+                    let said = said.strip_prefix("malformed JSON: ").unwrap_or(&said).to_string();
+                    // Past the first line only (`at line L column C`): what breaks the first line is its own error.
+                    said.contains("at line ").then_some(said)
+                }
             },
         }
     };
@@ -184,15 +191,32 @@ pub(crate) fn start_records<R: BufRead>(
 
 /// Adds to each error of a record that is one multi-line document (a pretty-printed envelope) where its value is
 /// in the document, `(line 8, column 15 of the document)`: the record's line is where the document starts, and the
-/// errors of a one-line record need no more than their pointer. Columns in characters, after a byte order mark.
+/// errors of a one-line record need no more than their pointer. Lines end at `\n` and columns count bytes, after a
+/// byte order mark: as the positions of a syntax error or of too deep a value in the same answer count (serde_json's;
+/// this one counted characters and a lone `\r` as a line end, helper 114).
 pub(crate) fn place_in_document(bytes: &[u8], errors: &mut [Issue]) {
     if !bytes.contains(&b'\n') || errors.iter().all(|e| e.pointer.is_empty()) {
         return;
     }
     let Ok(text) = std::str::from_utf8(bytes) else { return };
-    let text = crate::diag::LocatedText::new(after_bom(text).to_string());
+    let text = after_bom(text);
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    crate::diag::each_value(text, &mut |pointer, offset| {
+        at.entry(pointer.to_string()).or_insert(offset);
+    });
     for e in errors.iter_mut().filter(|e| !e.pointer.is_empty()) {
-        let (line, col) = text.locate(&e.pointer);
+        // The value at the pointer, or its nearest ancestor the text has (a missing property: its object).
+        let mut p = e.pointer.as_str();
+        let offset = loop {
+            if let Some(&o) = at.get(p) {
+                break o;
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => break at.get("").copied().unwrap_or(0),
+            }
+        };
+        let (line, col) = crate::diag::byte_line_col(text.as_bytes(), offset);
         e.message.push_str(&format!(" (line {line}, column {col} of the document)"));
     }
 }
@@ -217,8 +241,8 @@ fn line_too_long() -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!(
-            "a line is longer than {} MiB ({MAX_LINE} bytes), the longest line wiregen reads: the lines before it were \
-             checked, it and the rest of the input were not",
+            "a line is longer than {} MiB ({MAX_LINE} bytes), the longest line wiregen reads from a file or standard \
+             input: the lines before it were checked, it and the rest of the input were not",
             MAX_LINE >> 20
         ),
     )

@@ -149,6 +149,20 @@ fn a_pretty_printed_envelope_is_one_record() {
     let role_line = bad.lines().position(|l| l.contains("\"robot\"")).expect("the role's line") + 1;
     let message = recs[0]["errors"][0]["message"].as_str().expect("message");
     assert!(message.ends_with(&format!(" (line {role_line}, column 11 of the document)")), "{message}");
+    // Past text that is not ASCII the column counts bytes, and lines end at `\n` only, as a syntax error's place in
+    // the same document counts them (the column counted characters and a lone `\r` ended a line; helper 114).
+    let doc = "{\n\"id\": \"m1\",\r\"time\": 1, \"role\": \"agent\", \"turn\": \"t1\",\n\"ev\": {\"t\": \"text\", \"text\": \"\u{e9}\u{1f600}\", \"bogus\": 1}\n}\n";
+    let out = wiregen(&["validate", "--format", "json"], doc.as_bytes());
+    let recs = records(&out);
+    let message = recs[0]["errors"][0]["message"].as_str().expect("message");
+    let line3 = doc.split('\n').nth(2).expect("line 3");
+    let col = line3.find("\"bogus\": 1").expect("bogus") + "\"bogus\": ".len() + 1;
+    assert_eq!(col, line3.chars().position(|c| c == '1').expect("the value") + 1 + 4, "{line3}");
+    assert!(message.ends_with(&format!(" (line 3, column {col} of the document)")), "{message}");
+    let broken = doc.replace("\"bogus\": 1", "\"bogus\": 1,,");
+    let out = wiregen(&["validate", "--format", "json"], broken.as_bytes());
+    let message = records(&out)[0]["errors"][0]["message"].as_str().expect("message").to_string();
+    assert!(message.contains(&format!("at line 3 column {}", col + 2)), "{message}");
     // A pretty-printed one that is not JSON (a second comma on its 2nd line) is read line by line, as JSONL, but
     // the first record says where the document breaks.
     let broken = pretty.replacen("\"m1\",", "\"m1\",,", 1);
@@ -1106,4 +1120,26 @@ fn a_pipe_is_read_once_and_waiting_for_one_holds_nothing_back() {
     let second = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the FIFO's summary");
     assert!(second.contains("\"file\":\"p.jsonl\""), "{second}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn where_a_document_breaks_is_where_the_engine_stops_reading_it() {
+    // 200 unclosed `[` on lines of their own: the engine's reading stops at the depth limit, on line 128, not at
+    // the end of the input (skipping the value, serde_json has no depth limit); the end of a text that ends with a
+    // line break is column 1 of the next line, in the engine's words (it said `EOF while parsing ... column 0`;
+    // helper 114).
+    let deep = "[\n".repeat(200);
+    let out = wiregen(&["validate", "--format", "json"], deep.as_bytes());
+    let first = records(&out)[0]["errors"][0]["message"].as_str().expect("message").to_string();
+    assert!(
+        first.ends_with("(read as one multi-line document: JSON nests deeper than 127 levels (at line 128 column 1))"),
+        "{first}"
+    );
+    let cut = "{\n  \"id\": \"m1\",\n  \"time\": 1\n";
+    let out = wiregen(&["validate", "--format", "json"], cut.as_bytes());
+    let first = records(&out)[0]["errors"][0]["message"].as_str().expect("message").to_string();
+    assert!(
+        first.ends_with("(read as one multi-line document: unexpected end of input at line 4 column 1)"),
+        "{first}"
+    );
 }

@@ -631,8 +631,8 @@ fn ndjson_hint(kind: Kind, bytes: &[u8], mut rec: Record) -> Record {
             let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
             if values.next().is_some_and(|v| v.is_ok()) && values.next().is_some_and(|v| v.is_ok()) {
                 e.message.push_str(
-                    "; several envelopes? send one per line as `application/x-ndjson` (with curl: \
-                     `--data-binary @file`, as `--data` strips the newlines)",
+                    "; several envelopes? send them as `application/x-ndjson`, each compact on a line of its own \
+                     (with curl: `--data-binary @file`, as `--data` strips the newlines)",
                 );
             }
         }

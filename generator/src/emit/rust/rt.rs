@@ -698,10 +698,12 @@ pub(crate) fn from_value<T: Decode>(v: &serde_json::Value) -> Result<T, Error> {
 /// Where a parse error is: `column C` in a one-line text, `line L column C` past its first line (the engine's
 /// words: `engine::parse_error_at`, held to it by `rt_tests::parse_errors_are_located_as_the_engine_locates_them`).
 pub(crate) fn parse_error_at(e: &serde_json::Error) -> String {
+    // Columns start at 1 (serde_json's 0 is the start of a line it read nothing of).
+    let column = e.column().max(1);
     if e.line() > 1 {
-        format!("line {} column {}", e.line(), e.column())
+        format!("line {} column {column}", e.line())
     } else {
-        format!("column {}", e.column())
+        format!("column {column}")
     }
 }
 

@@ -395,6 +395,9 @@ fn parse_errors_are_located_as_the_engine_locates_them() {
     // end of input said `at column 5`).
     let e = from_str::<Flag>("{\"a\":01}").err().expect("not JSON");
     assert_eq!(e.message(), "malformed JSON: invalid number at column 7");
+    // The end of a text that ends with a line break is column 1 of the line after it (serde_json says 0; helper 114).
+    let e = serde_json::from_str::<serde_json::Value>("{\"a\":\n[1,\n").expect_err("not JSON");
+    assert_eq!((e.column(), parse_error_at(&e)), (0, "line 3 column 1".to_string()));
 }
 
 #[test]
