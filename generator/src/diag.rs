@@ -229,7 +229,7 @@ pub(crate) fn unescape_token(token: &str) -> String {
 /// each, not a scan of the text each (which took a minute on those).
 #[derive(Debug, Clone)]
 pub(crate) struct Locator {
-    /// 1-based line and column (in characters) of each value, by pointer.
+    /// 1-based line and column (in characters, or in bytes: [`Locator::in_bytes`]) of each value, by pointer.
     at: HashMap<String, (usize, usize)>,
 }
 
@@ -238,7 +238,19 @@ pub(crate) struct Locator {
 const LOCATOR_DEPTH: usize = 256;
 
 impl Locator {
+    /// Lines and columns as an editor counts them (columns in characters; lines end at LF, CR LF or a lone CR): a
+    /// schema file's.
     pub(crate) fn new(text: &str) -> Locator {
+        Locator::with(text, false)
+    }
+
+    /// Lines and columns as serde_json counts them (columns in bytes; lines end at LF): a message's, where the
+    /// parser's own positions count so.
+    pub(crate) fn in_bytes(text: &str) -> Locator {
+        Locator::with(text, true)
+    }
+
+    fn with(text: &str, bytes: bool) -> Locator {
         let mut starts: Vec<(String, usize)> = Vec::new();
         each_value(text, &mut |pointer, at| starts.push((pointer.to_string(), at)));
         // The line and column of every start, in one sweep through the text in order.
@@ -246,8 +258,22 @@ impl Locator {
         order.sort_by_key(|&i| starts[i].1);
         let mut place = vec![(1, 1); starts.len()];
         let mut cursor = Cursor::default();
+        let (mut line, mut line_start, mut seen) = (1, 0, 0);
         for i in order {
-            place[i] = cursor.advance(text, starts[i].1);
+            let off = starts[i].1;
+            place[i] = if bytes {
+                let b = text.as_bytes();
+                for (k, &c) in b.iter().enumerate().take(off).skip(seen) {
+                    if c == b'\n' {
+                        line += 1;
+                        line_start = k + 1;
+                    }
+                }
+                seen = seen.max(off);
+                (line, off - line_start + 1)
+            } else {
+                cursor.advance(text, off)
+            };
         }
         let mut at = HashMap::with_capacity(starts.len());
         for ((pointer, _), lc) in starts.into_iter().zip(place) {

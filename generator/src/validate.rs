@@ -200,23 +200,9 @@ pub(crate) fn place_in_document(bytes: &[u8], errors: &mut [Issue]) {
     }
     let Ok(text) = std::str::from_utf8(bytes) else { return };
     let text = after_bom(text);
-    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    crate::diag::each_value(text, &mut |pointer, offset| {
-        at.entry(pointer.to_string()).or_insert(offset);
-    });
+    let at = crate::diag::Locator::in_bytes(text);
     for e in errors.iter_mut().filter(|e| !e.pointer.is_empty()) {
-        // The value at the pointer, or its nearest ancestor the text has (a missing property: its object).
-        let mut p = e.pointer.as_str();
-        let offset = loop {
-            if let Some(&o) = at.get(p) {
-                break o;
-            }
-            match p.rfind('/') {
-                Some(i) => p = &p[..i],
-                None => break at.get("").copied().unwrap_or(0),
-            }
-        };
-        let (line, col) = crate::diag::byte_line_col(text.as_bytes(), offset);
+        let (line, col) = at.locate(&e.pointer);
         e.message.push_str(&format!(" (line {line}, column {col} of the document)"));
     }
 }
