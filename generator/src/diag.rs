@@ -175,6 +175,15 @@ impl fmt::Display for SchemaErrors {
 
 impl std::error::Error for SchemaErrors {}
 
+/// The indefinite article before `word` as it is read aloud (`an` before a vowel's sound: `an open-reused rule`,
+/// `an order`; `a unique rule`), for the messages and the reference that name a kind or a scope.
+pub(crate) fn article(word: &str) -> &'static str {
+    match word.bytes().next().map(|b| b.to_ascii_lowercase()) {
+        Some(b'a' | b'e' | b'i' | b'o') => "an",
+        _ => "a",
+    }
+}
+
 /// Items as a list in prose: `a`, `a and b`, `a, b and c`.
 pub(crate) fn and_list<S: AsRef<str>>(items: &[S]) -> String {
     match items {
@@ -639,6 +648,25 @@ mod tests {
         assert_eq!(at(3, 7, "").to_string(), "s/a.json:3:7: error[schema.invalid-json]: (root): what");
         assert_eq!(at(0, 0, "").to_string(), "s/a.json: error[schema.invalid-json]: what");
         assert_eq!(at(0, 0, "").to_json()["line"], 0);
+    }
+
+    #[test]
+    fn the_article_follows_the_sound_of_the_word() {
+        // Kinds and scope names as messages and the reference name them (helper 117: `a \`open-while-open\``).
+        for (word, want) in
+            [("open-while-open", "an"), ("order", "an"), ("Event", "an"), ("unique", "a"), ("turn", "a")]
+        {
+            assert_eq!(super::article(word), want, "{word}");
+        }
+    }
+
+    #[test]
+    fn locates_in_bytes_as_serde_json_counts() {
+        // Columns in bytes, lines at `\n` only (a lone `\r` is within a line), as a parser's positions count.
+        let text = "{\"a\": \"\u{e9}\",\r\"b\":\n 1}";
+        assert_eq!(Locator::in_bytes(text).locate("/b"), (2, 2));
+        assert_eq!(Locator::in_bytes(text).locate("/a"), (1, 7));
+        assert_eq!(Locator::new(text).locate("/b"), (3, 2));
     }
 
     #[test]

@@ -656,10 +656,19 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
         r.on.clone()
     };
     let subject = |default: Vec<Seg>| if on.is_empty() { default } else { joined(&on, " or ") };
+    // ` a ` or ` an ` before a scope's name, as it is read (helper 117: `while a \`order\``).
+    let a = |word: &str| text(format!(" {} ", crate::diag::article(word)));
     let mut out = Vec::new();
     if let RuleKind::Unique { key } = &r.kind {
         out.extend(subject(vec![text("a message")]));
-        out.extend([text(" whose "), ptr(key), text(" an accepted message already had")]);
+        // Only the messages the rule applies to are remembered (helper 117: the text said any accepted message).
+        let filtered = !r.on.is_empty() || r.role.is_some() || !r.when.is_empty();
+        let earlier = if filtered {
+            " an accepted message it applies to already had"
+        } else {
+            " an accepted message already had"
+        };
+        out.extend([text(" whose "), ptr(key), text(earlier)]);
     } else if let Some(sc) = r.kind.scope().and_then(|i| sq.scopes.get(i)) {
         let name = || lit(sc.name.clone());
         let key = ptr(&sc.key);
@@ -667,7 +676,7 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
         match &r.kind {
             RuleKind::OpenWithoutKey { .. } => out.extend([ev(&sc.opened_by), text(" without "), key]),
             RuleKind::OpenWhileOpen { .. } if sc.single => {
-                out.extend([ev(&sc.opened_by), text(" while a "), name(), text(" is open")]);
+                out.extend([ev(&sc.opened_by), text(" while"), a(&sc.name), name(), text(" is open")]);
             }
             RuleKind::OpenWhileOpen { .. } => {
                 out.extend([ev(&sc.opened_by), text(" whose "), key, text(" names an open "), name()]);
@@ -677,14 +686,15 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
                     ev(&sc.opened_by),
                     text(" whose "),
                     key,
-                    text(" names a "),
+                    text(" names"),
+                    a(&sc.name),
                     name(),
                     text(" closed before"),
                 ]);
             }
             RuleKind::KeyMissing { .. } => {
                 out.extend(other());
-                out.extend([text(" without "), key, text(" while a "), name(), text(" is open")]);
+                out.extend([text(" without "), key, text(" while"), a(&sc.name), name(), text(" is open")]);
             }
             RuleKind::KeyMismatch { .. } => {
                 out.extend(other());
@@ -711,7 +721,7 @@ fn rule_check(p: &Protocol, r: &SeqRule) -> Vec<Seg> {
             }
             RuleKind::CloseBlocked { by, unless, .. } => {
                 let b = sq.scopes.get(*by).map(|b| b.name.clone()).unwrap_or_default();
-                out.extend([ev(&sc.closed_by), text(" while a "), lit(b), text(" opened in that "), name()]);
+                out.extend([ev(&sc.closed_by), text(" while"), a(&b), lit(b), text(" opened in that "), name()]);
                 out.push(text(" is open"));
                 if let Some((u, m)) = *unless {
                     let (us, mark) = (&sq.scopes[u], &sq.scopes[u].marks[m]);

@@ -607,7 +607,13 @@ fn protocol_view(m: &Model, p: &Protocol) -> Result<Value, EmitError> {
         let required: Vec<&str> = others.iter().filter(|f| f.required && !auto(f)).map(|f| f.name.as_str()).collect();
         let mut parts = Vec::new();
         if !optional.is_empty() {
-            parts.push(Code::from_pieces(format!("Partial<Pick<{env_ts}, {}>>", literal_union(&optional))));
+            // Each `?: T | undefined`, as every optional property of the package is: `createEnvelope` takes an
+            // option set to `undefined` for absent, and `Partial<Pick<..>>` of a required `x-auto` property (`id`)
+            // refused that under `exactOptionalPropertyTypes` (helper 116).
+            parts.push(Code::from_pieces(format!(
+                "{{ [P in {}]?: {env_ts}[P] | undefined }}",
+                literal_union(&optional)
+            )));
         }
         if !required.is_empty() {
             parts.push(Code::from_pieces(format!("Pick<{env_ts}, {}>", literal_union(&required))));

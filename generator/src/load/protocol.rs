@@ -240,6 +240,7 @@ impl Cx {
                 discriminator: &u.discriminator,
                 events: &events,
                 roles: &roles,
+                envelope_roles: &envelope_field_roles,
                 all_events,
             },
             &env_at,

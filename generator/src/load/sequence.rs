@@ -82,6 +82,8 @@ pub(super) struct SeqCx<'a> {
     pub(super) discriminator: &'a str,
     pub(super) events: &'a [Event],
     pub(super) roles: &'a [String],
+    /// The envelope fields only some roles may send (`x-roles`), with those roles.
+    pub(super) envelope_roles: &'a [(String, Vec<String>)],
     /// Whether every member of the event union is one of `events`. A member refused already is none, and a name
     /// that is no event may be its: that is not reported again.
     pub(super) all_events: bool,
@@ -452,6 +454,25 @@ impl Cx {
         }
         let tags: Vec<&str> = opened_by.iter().chain(closed_by.iter()).map(String::as_str).collect();
         let key = self.seq_key(sx, &at.join("key"), o.get("key"), &tags);
+        // A key on the envelope that no role sending the opening event may send: no opening carries it, and the
+        // scope never opens (helper 117: accepted, and every close was then refused).
+        if let (Some(FieldRef::Envelope(k)), Some(ob)) = (&key, &opened_by) {
+            if let Some((_, allowed)) = sx.envelope_roles.iter().find(|(n, _)| n == k) {
+                let senders: Vec<&String> = sx.roles.iter().filter(|r| sx.may_send(r, ob)).collect();
+                if !senders.is_empty() && !senders.iter().any(|r| allowed.contains(r)) {
+                    let quoted =
+                        |v: &[&String]| crate::diag::and_list(&v.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>());
+                    let allowed: Vec<&String> = allowed.iter().collect();
+                    let msg = format!(
+                        "`/{k}` may be sent only by {} (its `x-roles`), and `{ob}` only by {}: no `{ob}` carries the key, so the scope would never open",
+                        quoted(&allowed),
+                        quoted(&senders)
+                    );
+                    self.err(&at.join("key"), K::InvalidValue, msg);
+                    ok = false;
+                }
+            }
+        }
         let single = match o.get("single") {
             None => false,
             Some(Value::Bool(b)) => *b,
@@ -642,8 +663,9 @@ impl Cx {
         let opener = sc.and_then(|s| s.opened_by.as_deref());
         if kind.skips_opener(scopes) && !on.is_empty() && on.iter().all(|o| Some(o.as_str()) == opener) {
             let msg = format!(
-                "a `{}` rule reads messages other than the scope's `opened-by` (`{}`), which `on` alone lists: it \
-                 would never apply",
+                "{} `{}` rule reads messages other than the scope's `opened-by` (`{}`), which `on` alone lists: \
+                 it would never apply",
+                crate::diag::article(kind.name()),
                 kind.name(),
                 opener.unwrap_or_default()
             );
@@ -652,7 +674,8 @@ impl Cx {
         }
         if let Some(e) = own.filter(|e| !on.is_empty() && !on.iter().any(|o| o == e)) {
             let msg = format!(
-                "a `{}` rule is broken only by `{e}` (the scope's `{}`), which `on` leaves out: it would never apply",
+                "{} `{}` rule is broken only by `{e}` (the scope's `{}`), which `on` leaves out: it would never apply",
+                crate::diag::article(kind.name()),
                 kind.name(),
                 which.unwrap_or_default()
             );
@@ -782,7 +805,14 @@ impl Cx {
         }
         let scope_of = |cx: &mut Cx, key: &str| -> Option<usize> {
             let Some(n) = o.get(key).and_then(Value::as_str) else {
-                cx.err(at, K::Missing, format!("`{key}` (a scope) is required for a `{kind_name}` rule"));
+                cx.err(
+                    at,
+                    K::Missing,
+                    format!(
+                        "`{key}` (a scope) is required for {} `{kind_name}` rule",
+                        crate::diag::article(&kind_name)
+                    ),
+                );
                 return None;
             };
             scope_named(cx, scopes, &at.join(key), n)
@@ -839,6 +869,20 @@ impl Cx {
                                 ),
                             );
                             None
+                        } else if scopes[by].closed_by.is_none() && scopes[by].within.is_none_or(|w| w == scope) {
+                            // One open would block every close of its scope for good (helper 117: accepted).
+                            let (b, sn) = (&scopes[by].name, &scopes[scope].name);
+                            let how = if scopes[by].within == Some(scope) {
+                                format!("it closes only with the `{sn}` it is within")
+                            } else {
+                                "no event closes one".to_string()
+                            };
+                            let msg = format!(
+                                "`{b}` has no `closed-by`, so {how}: once one is open in {} `{sn}`, that `{sn}` could never close",
+                                crate::diag::article(sn)
+                            );
+                            self.err(&at.join("by"), K::InvalidValue, msg);
+                            None
                         } else {
                             Some(RuleKind::CloseBlocked { scope, by, unless })
                         }
@@ -884,7 +928,8 @@ impl Cx {
                         &at.join(k),
                         K::InvalidValue,
                         format!(
-                            "`{k}` means nothing in a `{kind_name}` rule (it reads {})",
+                            "`{k}` means nothing in {} `{kind_name}` rule (it reads {})",
+                            crate::diag::article(&kind_name),
                             crate::diag::and_list(&list)
                         ),
                     );
@@ -913,7 +958,11 @@ impl Cx {
                 _ => None,
             };
             if let Some(need) = need {
-                self.err(&at.join("scope"), K::InvalidValue, format!("a `{kind_name}` rule needs {need}"));
+                self.err(
+                    &at.join("scope"),
+                    K::InvalidValue,
+                    format!("{} `{kind_name}` rule needs {need}", crate::diag::article(&kind_name)),
+                );
                 ok = false;
                 scope_fits = false;
             }
@@ -938,15 +987,19 @@ impl Cx {
             self.err(&at.join("message"), K::InvalidValue, msg);
             ok = false;
         }
+        let an = crate::diag::article(&kind_name);
         for p in crate::stream::rules::placeholders(&message) {
             if scope_fits && !params.iter().any(|x| x == p) {
                 self.err(
                     &at.join("message"),
                     K::InvalidValue,
                     match params.is_empty() {
-                        true => format!("`{{{p}}}` is not filled by a `{kind_name}` rule (it fills none)"),
+                        true => format!("`{{{p}}}` is not filled by {an} `{kind_name}` rule (it fills none)"),
                         false => {
-                            format!("`{{{p}}}` is not filled by a `{kind_name}` rule (it fills: {})", params.join(", "))
+                            format!(
+                                "`{{{p}}}` is not filled by {an} `{kind_name}` rule (it fills: {})",
+                                params.join(", ")
+                            )
                         }
                     },
                 );

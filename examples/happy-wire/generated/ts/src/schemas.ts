@@ -1005,8 +1005,8 @@ export type SessionEventForRole<R extends SessionRole> = {
 
 /** The envelope fields a role may set when creating a message (the fields `x-auto` fills are optional). */
 export type SessionEnvelopeOptions<R extends SessionRole> = {
-  user: Partial<Pick<SessionEnvelope, "id" | "time" | "turn" | "subagent" | "claudeUuid" | "codexItemId" | "usage">>;
-  agent: Partial<Pick<SessionEnvelope, "id" | "time" | "turn" | "subagent" | "claudeUuid" | "codexItemId" | "usage">>;
+  user: { [P in "id" | "time" | "turn" | "subagent" | "claudeUuid" | "codexItemId" | "usage"]?: SessionEnvelope[P] | undefined };
+  agent: { [P in "id" | "time" | "turn" | "subagent" | "claudeUuid" | "codexItemId" | "usage"]?: SessionEnvelope[P] | undefined };
 }[R];
 
 /** The options of `createEnvelope` (happy-wire's name): {@link SessionEnvelopeOptions} of the role. */
