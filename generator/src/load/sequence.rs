@@ -74,6 +74,14 @@ pub(crate) fn is_rule_id(id: &str) -> bool {
 
 const ROLLUP_KINDS: &[&str] = &["last", "latest", "count", "sum"];
 
+/// Which messages a rule reads: its `on` events (all when empty), its `role`, its `when` values.
+#[derive(Clone, Copy)]
+struct Filters<'a> {
+    on: &'a [String],
+    role: Option<&'a str>,
+    when: &'a [(FieldRef, Value)],
+}
+
 /// What the lowering reads from the rest of the protocol.
 pub(super) struct SeqCx<'a> {
     pub(super) types: &'a Types,
@@ -653,10 +661,35 @@ impl Cx {
         at: &Origin,
         kind: &RuleKind,
         scopes: &[Scope],
-        on: &[String],
-        role: Option<&str>,
+        filters: Filters<'_>,
     ) -> bool {
+        let Filters { on, role, when } = filters;
         let sc = kind.scope().map(|s| &scopes[s]);
+        // An `open-without-key` rule over a key its opening event requires: an opening without it breaks the
+        // message rules first (helper 117: accepted).
+        if let (RuleKind::OpenWithoutKey { .. }, Some(sc)) = (kind, sc) {
+            if let Some(ob) =
+                sc.opened_by.as_deref().filter(|ob| sx.field(Some(ob), &sc.key).is_some_and(|f| f.required))
+            {
+                let msg = format!(
+                    "`{}` is required in `{ob}` (the scope's `opened-by`): an opening without it breaks the message rules first, so this rule would never apply",
+                    sx.pointer(&sc.key)
+                );
+                self.err(&at.join("scope"), K::InvalidValue, msg);
+                return false;
+            }
+        }
+        // A `when` on an envelope field the rule's role may not send (its `x-roles`) never holds (helper 117).
+        if let Some(r) = role {
+            for (f, _) in when {
+                let FieldRef::Envelope(n) = f else { continue };
+                if sx.envelope_roles.iter().any(|(k, allowed)| k == n && !allowed.iter().any(|a| a == r)) {
+                    let msg = format!("`{r}` may not send `/{n}` (its `x-roles`): the rule would never apply");
+                    self.err(&at.join("when").join(&format!("/{n}")), K::InvalidValue, msg);
+                    return false;
+                }
+            }
+        }
         let (own, which) = kind.own_event(scopes).unzip();
         // A rule that never reads the opening event (`key-missing`, `key-mismatch`, `needs-open`, `names-open` at
         // the scope's key) is about messages other than that one.
@@ -968,7 +1001,8 @@ impl Cx {
             }
         }
         // A rule that cannot apply is one mistake: its pointer is not checked against its events too.
-        let applies = scope_fits && self.applies(sx, at, &kind, scopes, &on, role.as_deref());
+        let filters = Filters { on: &on, role: role.as_deref(), when: &when };
+        let applies = scope_fits && self.applies(sx, at, &kind, scopes, filters);
         if scope_fits && !applies {
             ok = false;
         }
