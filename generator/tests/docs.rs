@@ -1145,3 +1145,20 @@ fn constraints_read_as_the_level_they_belong_to() {
     let text = tables(&md).into_iter().find(|t| t.heading == "`text`").expect("text's table");
     assert!(text.source.contains("\n| `thinking` | boolean? — agent only |"), "{}", text.source);
 }
+
+#[test]
+fn a_unique_rule_with_filters_says_it_remembers_only_what_it_applies_to() {
+    // Only the messages a filtered rule applies to are remembered; the reference said any accepted message
+    // (helper 117). v2's `id.duplicate`, then given a `role`.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("docs-unique-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root().join("schema"), &dir);
+    let plain = render(&dir);
+    assert!(plain.contains("a message whose `/id` an accepted message already had"), "the unfiltered wording");
+    edit_json(&dir.join("envelope.schema.json"), |v| {
+        v["x-sequence"]["rules"][0]["role"] = "user".into();
+    });
+    let md = render(&dir);
+    assert!(md.contains("a message whose `/id` an accepted message it applies to already had"), "the filtered wording");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
