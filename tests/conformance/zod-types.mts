@@ -12,6 +12,7 @@ import {
   type SessionEvent,
   type SessionRole,
   type SessionClientType,
+  type SessionId,
   type SessionPermissionMode,
   type SessionRollup,
   type SessionToolCallStartEvent,
@@ -99,7 +100,9 @@ createEnvelope("user", { t: "abort" }, { time: "now" });
 // The rollup is typed from the schema: the control and configuration fields with their types, one key per turn-end
 // status and usage field (it used to be `{ [field: string]: unknown }`).
 const roll: SessionRollup = rollupSession([]);
-assertType<Equal<NonNullable<typeof roll.control>["clientType"], SessionClientType | null>>(true);
+// A `last` part holds the last event whole: a field it requires is there (`clientType`), an optional one may be null.
+assertType<Equal<NonNullable<typeof roll.control>["clientType"], SessionClientType>>(true);
+assertType<Equal<NonNullable<typeof roll.control>["tokenId"], SessionId | null>>(true);
 assertType<Equal<typeof roll.config.permissionMode, SessionPermissionMode | null>>(true);
 assertType<Equal<typeof roll.config.sandbox, boolean | null>>(true);
 assertType<Equal<typeof roll.turns, { completed: number; failed: number; cancelled: number }>>(true);

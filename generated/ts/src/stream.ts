@@ -249,7 +249,7 @@ export interface SessionRollup {
   /** How many messages were accepted and rejected. */
   messages: { accepted: number; rejected: number };
   /** Controlling device is also written to session state (metadata) as a rollup of the stream. */
-  control: { clientType: SessionClientType | null; tokenId: SessionId | null } | null;
+  control: { clientType: SessionClientType; tokenId: SessionId | null } | null;
   /** All fields optional — include only what changed */
   config: { permissionMode: SessionPermissionMode | null; model: string | null; thinkingLevel: string | null; sandbox: boolean | null };
   /** Ended turns by status. */

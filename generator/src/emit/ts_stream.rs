@@ -163,10 +163,14 @@ impl RollupTypes {
             }
         };
         let disc = p.discriminator(m);
-        let record = |tag: &str| -> Result<String, EmitError> {
+        // The fields of event `tag`, `| null` where one may be absent: every field of a `latest` part (null until
+        // an event gives it), an optional one of a `last` part (the last event whole: a required field is always
+        // there; helper 116, `clientType` was typed `| null`).
+        let record = |tag: &str, whole: bool| -> Result<String, EmitError> {
             let mut parts = Vec::new();
             for f in event_fields(tag).into_iter().filter(|f| f.name != disc) {
-                parts.push(format!("{}: {} | null", type_key(&f.name), ty(&f.node)?));
+                let null = if whole && f.required { "" } else { " | null" };
+                parts.push(format!("{}: {}{null}", type_key(&f.name), ty(&f.node)?));
             }
             Ok(braces(&parts))
         };
@@ -176,8 +180,8 @@ impl RollupTypes {
         let mut parts = Vec::new();
         for part in &p.sequence.rollup {
             let ty = match &part.kind {
-                RollupKind::Last { .. } => format!("{} | null", record(&part.event)?),
-                RollupKind::Latest { .. } => record(&part.event)?,
+                RollupKind::Last { .. } => format!("{} | null", record(&part.event, true)?),
+                RollupKind::Latest { .. } => record(&part.event, false)?,
                 RollupKind::Count { values, .. } => numbers(values, "number"),
                 // A sum past the double range is `null`.
                 RollupKind::Sum { fields, .. } => numbers(fields, "number | null"),
