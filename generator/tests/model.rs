@@ -1612,3 +1612,20 @@ fn name_keywords_on_a_schema_of_several_parts_are_refused() {
         assert!(text.contains(&format!("/properties/k/{key}")) && text.contains("it makes 2 here"), "{key}: {text}");
     }
 }
+
+#[test]
+fn derived_names_equal_in_one_language_take_a_number() {
+    // `HTTPServer` and `HttpServer` differ in Rust and TypeScript but are both `httpServerSchema` in Zod: the second
+    // takes a number in every language, as a repeated base does (it was a name-collision error at a schema with no
+    // name keyword; helper 118).
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {"HTTPServer": {"type": "object"}, "HttpServer": {"type": "string"}}
+    });
+    let dir = schema_dir("casing-folded", &[("one.schema.json", schema)]);
+    let model = wiregen::load::load(&dir.join("one.schema.json")).expect("the schema loads");
+    let names: Vec<(&str, &str, &str)> =
+        model.types.iter().map(|t| (t.names.rust.as_str(), t.names.ts.as_str(), t.names.zod.as_str())).collect();
+    assert!(names.contains(&("HTTPServer", "HTTPServer", "httpServerSchema")), "{names:?}");
+    assert!(names.contains(&("HttpServer2", "HttpServer2", "httpServer2Schema")), "{names:?}");
+}

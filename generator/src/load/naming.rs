@@ -405,27 +405,50 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
     // The names the keywords give, per language: a derived name avoids them too (it takes a number), as it avoids
     // the bases `x-name` gives (helper 113: a type named `Bar` by `x-ts-name` made the type derived as `Bar` an
     // error, at a schema with no name keyword).
-    let given: [BTreeSet<&str>; 3] =
-        std::array::from_fn(|l| overrides.iter().filter_map(|o| o[l].as_ref().map(|(n, _)| n.as_str())).collect());
+    // A slot's names in the three languages for base `b`: its keywords' where they give one, else derived.
+    let names_of = |i: usize, b: &str| -> [String; 3] {
+        let d = slot_policies[i].names(b, members.contains(&TypeId(i)), &types.slots[i].origin);
+        let o = &overrides[i];
+        let rust = o[0].as_ref().map_or(d.rust, |(n, _)| n.clone());
+        let ts = o[1].as_ref().map_or(d.ts, |(n, _)| n.clone());
+        let zod = o[2].as_ref().map_or_else(|| slot_policies[i].zod(&ts), |(n, _)| n.clone());
+        [rust, ts, zod]
+    };
+    // The names taken so far per language: every explicit type's (its `x-name` and language keywords), then each
+    // derived type's as it is named. A derived name that is already taken in any language takes a number, as its
+    // base does beside an `x-name`: a language keyword's name (an `x-ts-name: Bar` beside a `$defs` entry `Bar`,
+    // helper 113) and names that differ only in a casing a language folds (`HTTPServer` and `HttpServer` are both
+    // `httpServerSchema` in Zod, helper 118) were errors at schemas without a keyword.
+    let mut in_use: [BTreeSet<String>; 3] = Default::default();
+    for (i, s) in types.slots.iter().enumerate() {
+        let [r, t, z] = if s.explicit {
+            names_of(i, &s.base)
+        } else {
+            overrides[i].clone().map(|o| o.map(|(n, _)| n).unwrap_or_default())
+        };
+        for (l, n) in [r, t, z].into_iter().enumerate().filter(|(_, n)| !n.is_empty()) {
+            in_use[l].insert(n);
+        }
+    }
     let mut bases = Vec::new();
     for (i, s) in types.slots.iter().enumerate() {
         if s.explicit {
             bases.push(s.base.clone());
             continue;
         }
-        let member = members.contains(&TypeId(i));
-        let clashes = |b: &str| {
-            let d = slot_policies[i].names(b, member, &s.origin);
-            [&d.rust, &d.ts, &d.zod]
-                .iter()
-                .enumerate()
-                .any(|(l, n)| overrides[i][l].is_none() && given[l].contains(n.as_str()))
+        let clashes = |b: &str, in_use: &[BTreeSet<String>; 3]| {
+            names_of(i, b).iter().enumerate().any(|(l, n)| overrides[i][l].is_none() && in_use[l].contains(n))
         };
         let mut b = s.base.clone();
         let mut n = 2;
-        while taken.contains_key(&b) || clashes(&b) {
+        while taken.contains_key(&b) || clashes(&b, &in_use) {
             b = format!("{}{n}", s.base);
             n += 1;
+        }
+        for (l, name) in names_of(i, &b).into_iter().enumerate() {
+            if overrides[i][l].is_none() {
+                in_use[l].insert(name);
+            }
         }
         taken.insert(b.clone(), i);
         bases.push(b);
