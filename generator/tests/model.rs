@@ -1629,3 +1629,15 @@ fn derived_names_equal_in_one_language_take_a_number() {
     assert!(names.contains(&("HTTPServer", "HTTPServer", "httpServerSchema")), "{names:?}");
     assert!(names.contains(&("HttpServer2", "HttpServer2", "httpServer2Schema")), "{names:?}");
 }
+
+#[test]
+fn the_draft_2020_12_uri_with_an_empty_fragment_is_that_draft() {
+    // `...schema#` names the same meta-schema (ajv takes it); another draft is still refused (helper 118).
+    let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema#", "type": "string"});
+    let dir = schema_dir("draft-fragment", &[("one.schema.json", schema)]);
+    wiregen::load::load(&dir.join("one.schema.json")).expect("the schema loads");
+    let other = json!({"$schema": "https://json-schema.org/draft/2019-09/schema#", "type": "string"});
+    let dir = schema_dir("draft-other", &[("one.schema.json", other)]);
+    let err = wiregen::load::load(&dir.join("one.schema.json")).expect_err("another draft");
+    assert!(err.to_string().contains("only draft 2020-12"), "{err}");
+}

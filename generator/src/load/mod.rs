@@ -590,7 +590,9 @@ impl Cx {
                 continue;
             }
             if k == "$schema" {
-                if sub.as_str() != Some(DRAFT_2020_12) {
+                // With an empty fragment it names the same meta-schema (`...schema#`, as draft 2020-12's own
+                // examples and ajv take it; helper 118: refused as another draft).
+                if sub.as_str().map(|u| u.strip_suffix('#').unwrap_or(u)) != Some(DRAFT_2020_12) {
                     self.err(
                         &kat,
                         K::UnsupportedKeyword,
