@@ -951,6 +951,34 @@ impl Cx {
 
     /// The type `validate` checks by default.
     pub(crate) fn root_type(&mut self, types: &Types, p: Option<&Protocol>) -> Option<TypeId> {
+        // `x-root` is `true` or `false`, on a named type (a file's root or a `$defs` entry); anywhere else, or of
+        // another type, it marked nothing and was ignored without a word (helper 118).
+        let mut found = Vec::new();
+        for (rel, f) in &self.files {
+            let mut stack: Vec<(Origin, &Value)> =
+                vec![(Origin { file: rel.clone(), pointer: String::new() }, &*f.value)];
+            while let Some((at, v)) = stack.pop() {
+                if let Some(x) = v.get("x-root") {
+                    found.push((at.clone(), x.is_boolean()));
+                }
+                stack.extend(super::children(v).into_iter().map(|(tok, c)| (at.below(&tok), c)));
+            }
+        }
+        found.sort();
+        for (at, boolean) in found {
+            if self.refused_within(&at) {
+                continue;
+            }
+            if !boolean {
+                self.err(&at.join("x-root"), K::InvalidValue, "`x-root` is `true` (this type is the root) or `false`");
+            } else if types.named.get(&at).is_none_or(|id| types.slots[id.0].part) {
+                self.err(
+                    &at.join("x-root"),
+                    K::InvalidValue,
+                    "`x-root` marks a named type (a file's root or a `$defs` entry), and this schema is none: move it there",
+                );
+            }
+        }
         let marked: Vec<TypeId> = (0..types.slots.len())
             .map(TypeId)
             .filter(|id| types.named.get(&types.slots[id.0].origin) == Some(id))
