@@ -973,6 +973,21 @@ pub(crate) fn child_at<'v>(v: &'v Value, tokens: &[String]) -> Option<(usize, &'
     Some((2, child))
 }
 
+impl Cx {
+    /// Calls `f` with every schema of every file read (its place and its value), each file's root first: the one
+    /// walk behind the checks of annotations that only some schemas may hold (name keywords, `x-root`).
+    pub(crate) fn each_schema(&self, f: &mut dyn FnMut(&Origin, &Value)) {
+        for (rel, file) in &self.files {
+            let mut stack: Vec<(Origin, &Value)> =
+                vec![(Origin { file: rel.clone(), pointer: String::new() }, &*file.value)];
+            while let Some((at, v)) = stack.pop() {
+                f(&at, v);
+                stack.extend(children(v).into_iter().rev().map(|(tok, c)| (at.below(&tok), c)));
+            }
+        }
+    }
+}
+
 /// The subschemas of a schema, each with the pointer suffix that leads to it (`/properties/a`).
 pub(crate) fn children(v: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();

@@ -270,10 +270,13 @@ impl Cx {
     /// would show them. One error per schema, at its first such keyword, saying why it is no type.
     fn stray_names(&mut self, types: &Types) {
         let named: BTreeSet<Origin> = types.slots.iter().filter(|s| !s.part).map(|s| s.origin.clone()).collect();
-        let mut stray = Vec::new();
-        for (rel, f) in &self.files {
-            walk_names(&Origin { file: rel.clone(), pointer: String::new() }, &f.value, &named, &mut stray);
-        }
+        let mut stray: Vec<(Origin, Vec<&'static str>)> = Vec::new();
+        self.each_schema(&mut |at, v| {
+            let keys: Vec<&'static str> = NAME_KEYWORDS.iter().copied().filter(|k| v.get(*k).is_some()).collect();
+            if !keys.is_empty() && !named.contains(at) {
+                stray.push((at.clone(), keys));
+            }
+        });
         // A schema whose `type` or `enum` is refused already may be a named type as meant (a string enum), and
         // what is inside one was not built; so may one refused within (an `x-union` whose members are not found
         // is no union, helper 109): one mistake, one error.
@@ -313,18 +316,6 @@ impl Cx {
 
 /// The keywords that name a type.
 pub(crate) const NAME_KEYWORDS: [&str; 5] = ["x-name", "x-rust-name", "x-ts-name", "x-zod-name", "x-aliases"];
-
-fn walk_names(at: &Origin, v: &Value, named: &BTreeSet<Origin>, out: &mut Vec<(Origin, Vec<&'static str>)>) {
-    if !named.contains(at) {
-        let keys: Vec<&'static str> = NAME_KEYWORDS.iter().copied().filter(|k| v.get(*k).is_some()).collect();
-        if !keys.is_empty() {
-            out.push((at.clone(), keys));
-        }
-    }
-    for (tok, child) in super::children(v) {
-        walk_names(&at.below(&tok), child, named, out);
-    }
-}
 
 /// What a name keyword's value must be (a Rust type name, a TypeScript identifier).
 type NameCheck = fn(&str) -> bool;
@@ -402,9 +393,6 @@ pub(crate) fn assign(cx: &mut Cx, types: &Types, package_root: Option<&str>) -> 
             }
         }));
     }
-    // The names the keywords give, per language: a derived name avoids them too (it takes a number), as it avoids
-    // the bases `x-name` gives (helper 113: a type named `Bar` by `x-ts-name` made the type derived as `Bar` an
-    // error, at a schema with no name keyword).
     // A slot's names in the three languages for base `b`: its keywords' where they give one, else derived.
     let names_of = |i: usize, b: &str| -> [String; 3] {
         let d = slot_policies[i].names(b, members.contains(&TypeId(i)), &types.slots[i].origin);

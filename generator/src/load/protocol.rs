@@ -954,17 +954,11 @@ impl Cx {
         // `x-root` is `true` or `false`, on a named type (a file's root or a `$defs` entry); anywhere else, or of
         // another type, it marked nothing and was ignored without a word (helper 118).
         let mut found = Vec::new();
-        for (rel, f) in &self.files {
-            let mut stack: Vec<(Origin, &Value)> =
-                vec![(Origin { file: rel.clone(), pointer: String::new() }, &*f.value)];
-            while let Some((at, v)) = stack.pop() {
-                if let Some(x) = v.get("x-root") {
-                    found.push((at.clone(), x.is_boolean()));
-                }
-                stack.extend(super::children(v).into_iter().map(|(tok, c)| (at.below(&tok), c)));
+        self.each_schema(&mut |at, v| {
+            if let Some(x) = v.get("x-root") {
+                found.push((at.clone(), x.is_boolean()));
             }
-        }
-        found.sort();
+        });
         for (at, boolean) in found {
             if self.refused_within(&at) {
                 continue;
