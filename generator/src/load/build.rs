@@ -238,6 +238,7 @@ impl Cx {
             self.err(&at.join("x-renamed-from"), K::InvalidValue, why);
         }
         self.check_unevaluated(&model);
+        self.check_stripping(&model);
         if self.errors.is_empty() && !self.builtin {
             self.check_branching(&model);
         }
@@ -423,6 +424,10 @@ impl Cx {
     pub(crate) fn x_name(&mut self, at: &Origin, v: &Value) -> Option<String> {
         match v.get("x-name") {
             Some(Value::String(s)) if naming::is_type_name(s) => Some(s.clone()),
+            Some(Value::String(s)) if s == "Self" => {
+                self.err(&at.join("x-name"), K::InvalidValue, naming::SELF_NAME);
+                None
+            }
             Some(_) => {
                 self.err(&at.join("x-name"), K::InvalidValue, "`x-name` must be a PascalCase identifier");
                 None
@@ -1233,34 +1238,6 @@ impl Cx {
             }
         }
         let min_properties = self.count(at, o, "minProperties");
-        if additional == Additional::Strip {
-            // Stripping drops every key `properties` does not declare: one the object needs would be dropped from a
-            // value it accepted, and the value it gives back would fail it (a required `c` only in `required`,
-            // keys kept by `patternProperties` or counted by `minProperties`).
-            let declared = |n: &String| fields.iter().any(|f| &f.name == n);
-            let undeclared: Vec<String> = required_only
-                .iter()
-                .chain(dependent_required.iter().flat_map(|(k, ns)| std::iter::once(k).chain(ns)))
-                .filter(|n| !declared(n))
-                .map(|n| format!("`{n}`"))
-                .collect();
-            let why = if !undeclared.is_empty() {
-                Some(format!("it needs {}, which `properties` does not declare", crate::diag::and_list(&undeclared)))
-            } else if !pattern_properties.is_empty() {
-                Some("`patternProperties` keeps keys that `properties` does not declare".to_string())
-            } else if min_properties.is_some_and(|n| n > 0) {
-                Some("`minProperties` counts keys that stripping may drop".to_string())
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                self.err(
-                    &at.join("x-unknown-keys"),
-                    K::InvalidValue,
-                    format!("`x-unknown-keys: strip` would drop keys this object accepts and needs: {why}"),
-                );
-            }
-        }
         ObjectShape {
             fields,
             required_only,

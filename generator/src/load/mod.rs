@@ -23,6 +23,7 @@ mod limits;
 mod naming;
 mod protocol;
 pub(crate) mod sequence;
+mod stripping;
 mod unions;
 pub(crate) mod uri;
 

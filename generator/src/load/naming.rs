@@ -31,9 +31,12 @@ use crate::diag::SchemaErrorKind as K;
 pub(crate) use crate::ir::pascal_case;
 use crate::ir::*;
 
-/// Whether `s` can be a type name in every target language (ASCII, PascalCase).
+/// Whether `s` can be a type name in every target language (ASCII, PascalCase; not `Self`, Rust's one capitalized
+/// keyword, which the Rust output could only write as another name).
 pub(crate) fn is_type_name(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
+    s.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && s.chars().all(|c| c.is_ascii_alphanumeric())
+        && s != "Self"
 }
 
 /// Whether `s` is an ASCII JavaScript identifier (letters, digits, `_`, `$`, not starting with a digit).
@@ -255,6 +258,7 @@ impl Cx {
                 Some(s) if is_type_name(s) => {
                     self.err(&kat.join(&i.to_string()), K::InvalidValue, format!("`{s}` is listed twice"))
                 }
+                Some("Self") => self.err(&kat.join(&i.to_string()), K::InvalidValue, SELF_NAME),
                 _ => self.err(
                     &kat.join(&i.to_string()),
                     K::InvalidValue,
@@ -328,8 +332,12 @@ const LANGUAGES: [(&str, &str, NameCheck, &str); 3] = [
     ("Zod", "x-zod-name", is_identifier, IDENTIFIER),
 ];
 
+/// Why `Self` is no type name, as an error says it.
+pub(crate) const SELF_NAME: &str = "`Self` is a Rust keyword, which no Rust type can be named: choose another name";
+
 /// What [`is_type_name`] takes, as an error says it.
-const TYPE_NAME: &str = "a type name: an ASCII capital letter, then ASCII letters and digits (`SessionEvent`)";
+const TYPE_NAME: &str =
+    "a type name: an ASCII capital letter, then ASCII letters and digits (`SessionEvent`), and not `Self`";
 /// What `is_identifier` takes, as an error says it.
 const IDENTIFIER: &str =
     "an identifier: ASCII letters, digits, `_` and `$`, not starting with a digit (`sessionEvent`)";
