@@ -731,8 +731,7 @@ impl Engine {
         }
         // A value of the wrong JSON type for every member is a type error; else an unknown member.
         if !u.members.iter().any(|m| same_kind(&m.tag, t)) {
-            let expected = u.members.first().map_or("a string", |m| kind(&Json::from_value(&m.tag)));
-            return out.push(type_issue(&tp, expected, t));
+            return out.push(type_issue(&tp, &u.expected_tag(), t));
         }
         let text = t.as_str().map_or_else(|| t.shown_text(), String::from);
         if let Some((_, rep)) = u.removed.iter().find(|(old, _)| Some(old.as_str()) == t.as_str()) {

@@ -538,6 +538,29 @@ pub struct UnionShape {
     pub events: bool,
 }
 
+impl UnionShape {
+    /// What a discriminator of no member's kind is expected to be, as every checker says it: the kinds of the
+    /// members' tags, in member order (`a string`, `a string or a boolean`).
+    pub fn expected_tag(&self) -> String {
+        let mut words: Vec<&str> = Vec::new();
+        for m in &self.members {
+            let word = match &m.tag {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "an integer",
+                _ => "a string",
+            };
+            if !words.contains(&word) {
+                words.push(word);
+            }
+        }
+        match words.split_last() {
+            None => "a string".to_string(),
+            Some((last, [])) => last.to_string(),
+            Some((last, init)) => format!("{} or {last}", init.join(", ")),
+        }
+    }
+}
+
 /// One member of a union.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Member {

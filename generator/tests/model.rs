@@ -1642,3 +1642,67 @@ fn the_draft_2020_12_uri_with_an_empty_fragment_is_that_draft() {
     let err = wiregen::load::load(&dir.join("one.schema.json")).expect_err("another draft");
     assert!(err.to_string().contains("only draft 2020-12"), "{err}");
 }
+
+/// A union's `tag()` is typed by what every member's tag is. Tags of several kinds gave `TAGS` and a `&str`
+/// `tag()` with `""` for the boolean and integer members (the first member's kind chose the type; helper 118).
+#[test]
+fn a_union_tag_is_typed_by_every_members_tag() {
+    let union = |tags: Value| {
+        let members: Vec<Value> = tags
+            .as_array()
+            .expect("tags")
+            .iter()
+            .map(|t| json!({"type": "object", "properties": {"k": {"const": t}}, "required": ["k"]}))
+            .collect();
+        json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "U", "x-root": true, "oneOf": members})
+    };
+    // A tag of no member's kind is expected to be one of the tags' kinds (it was the first member's: "expected a
+    // string"); every checker says it so (the conformance case on tags of several kinds).
+    let dir = schema_dir("tags-mixed-check", &[("u.schema.json", union(json!(["a", true, 7])))]);
+    let engine = Engine::new(wiregen::load::load(&dir).expect("loads"), EngineOptions::default()).expect("engine");
+    let issues = engine.check_value(&json!({"k": [1]}));
+    assert_eq!(issues[0].message, "expected a string, a boolean or an integer, got an array");
+    let lib = |name: &str, tags: Value| {
+        let dir = schema_dir(name, &[("u.schema.json", union(tags))]);
+        let model = wiregen::load::load(&dir).expect("loads");
+        let files = wiregen::emit::Output::Rust.emit(&model, &Default::default()).expect("emits");
+        files.into_iter().find(|f| f.path.ends_with("lib.rs")).expect("lib.rs").contents
+    };
+    let mixed = lib("tags-mixed", json!(["a", true, 7, -2]));
+    assert!(mixed.contains("pub fn tag(&self) -> ::serde_json::Value"), "{mixed}");
+    for v in ["::serde_json::Value::from(\"a\")", "::serde_json::Value::Bool(true)", "::serde_json::Value::from(7i64)"]
+    {
+        assert!(mixed.contains(v), "{v}");
+    }
+    assert!(mixed.contains("::serde_json::Value::from(-2i64)"), "{mixed}");
+    assert!(!mixed.contains("pub const TAGS") && !mixed.contains("=> \"\""), "{mixed}");
+    let ints = lib("tags-ints", json!([1, 2]));
+    assert!(ints.contains("pub fn tag(&self) -> i64") && ints.contains("=> 2i64"), "{ints}");
+    let strings = lib("tags-strings", json!(["a", "b"]));
+    assert!(strings.contains("pub const TAGS: &'static [&'static str] = &[\"a\", \"b\"]"), "{strings}");
+    assert!(lib("tags-bools", json!([true, false])).contains("pub fn tag(&self) -> bool"));
+}
+
+/// A `const` or `enum` over a recursive type: the check that nothing needs what a strip object drops follows the
+/// values down, and stops where they do. It followed the type instead, with a longer path at each level, until
+/// the loader ran out of memory or stack (helper 120), with or without a strip object.
+#[test]
+fn a_const_over_a_recursive_type_loads() {
+    let schemas = [
+        json!({"type": "object", "properties": {"next": {"$ref": "#"}}, "not": {"const": {}}}),
+        json!({"type": "array", "items": {"$ref": "#"}, "not": {"const": []}}),
+        json!({"allOf": [{"$ref": "#/$defs/N"}, {"const": 1}], "$defs": {"N": {"type": "object",
+            "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/N"}}}}}}),
+        json!({"allOf": [{"$ref": "#/$defs/N"}, {"enum": [{"kids": [{"kids": []}]}, 1]}], "$defs": {"N": {"type": "object",
+            "x-unknown-keys": "strip", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/N"}}}}}}),
+    ];
+    for (i, mut s) in schemas.into_iter().enumerate() {
+        s["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+        s["x-root"] = json!(true);
+        let dir = schema_dir(&format!("const-recursive-{i}"), &[("t.schema.json", s)]);
+        // The last one's `enum` names only keys the strip object declares.
+        if let Err(e) = wiregen::load::load(&dir) {
+            panic!("case {i}: {:?}", e.0.iter().map(|e| &e.message).collect::<Vec<_>>());
+        }
+    }
+}

@@ -4301,6 +4301,7 @@ impl rt::Decode for Event {
                         "t",
                         t,
                         TAGS,
+                        "a string",
                         &[
                             ("ready", "turn-end"),
                             ("start", "subagent-start"),
@@ -4362,6 +4363,7 @@ impl rt::Decode for Event {
                         "t",
                         t,
                         TAGS,
+                        "a string",
                         &[
                             ("ready", "turn-end"),
                             ("start", "subagent-start"),

@@ -22,7 +22,8 @@
 //! object inside them drops nothing. Union members are alternatives: one member's schemas are not applied beside
 //! another's.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -268,10 +269,12 @@ struct Fixed<'m> {
 }
 
 impl<'m> Fixed<'m> {
-    /// What the values fix at `token` below them (`part` picks it from each value).
-    fn below(&self, token: &str, part: impl Fn(&'m Value) -> Vec<&'m Value>) -> Fixed<'m> {
+    /// What the values fix at `token` below them (`part` picks it from each value); `None` when no value has
+    /// anything there (so a walk down a recursive type ends where the values do).
+    fn below(&self, token: &str, part: impl Fn(&'m Value) -> Vec<&'m Value>) -> Option<Fixed<'m>> {
+        let values: Vec<&Value> = self.values.iter().flat_map(|v| part(v)).collect();
         let path = format!("{}/{}", self.path, crate::diag::escape_token(token));
-        Fixed { node: self.node, path, values: self.values.iter().flat_map(|v| part(v)).collect(), pol: self.pol }
+        (!values.is_empty()).then_some(Fixed { node: self.node, path, values, pol: self.pol })
     }
 
     /// Why these values could refuse what the strip object `x` (at `from`) gives back: an object among them with
@@ -346,14 +349,37 @@ fn dropper<'m>(m: &'m Model, n: &'m Node, seen: &mut HashSet<usize>) -> Option<&
     None
 }
 
-/// A place walked, by identity: the value's node, the schemas applied beside it, the values fixed there.
-type PlaceKey = (usize, Vec<(usize, Pol)>, Vec<(usize, String, Pol)>);
+/// What is applied at a place in a value besides the schemas through which it is parsed: those schemas themselves
+/// (`Own`: how they bear on each other), one other schema (what another part gives the same property or item), or
+/// the values a `const` or `enum` above fixes there. A strip object's conflicts are each with one applied schema,
+/// so the walk pairs each place with each source apart, which keeps it in time of places times sources.
+#[derive(Clone)]
+enum Source<'m> {
+    Own,
+    Node(&'m Node, Pol),
+    Fixed(Fixed<'m>),
+}
+
+impl Source<'_> {
+    /// The source's identity, for the walk's memory.
+    fn key(&self) -> (u8, usize, String, u8) {
+        match self {
+            Source::Own => (0, 0, String::new(), 0),
+            Source::Node(n, p) => (1, addr(n), String::new(), *p as u8),
+            Source::Fixed(f) => (2, addr(f.node), f.path.clone(), f.pol as u8),
+        }
+    }
+}
 
 /// The walk over every place in a value, from each type.
 struct Walk<'m> {
     m: &'m Model,
-    /// The places walked: the value's node, the schemas applied beside it, the values fixed there.
-    done: HashSet<PlaceKey>,
+    /// What [`applied`] gives for a node at a polarity, worked out once.
+    closures: HashMap<(usize, Pol), Rc<Vec<Applied<'m>>>>,
+    /// The places paired with a source already.
+    done: HashSet<(usize, (u8, usize, String, u8))>,
+    /// The places and sources still to pair.
+    work: Vec<(&'m Node, Source<'m>)>,
     /// The refusals: where, and the message.
     refused: Vec<(Origin, String)>,
 }
@@ -365,23 +391,38 @@ impl<'m> Walk<'m> {
         }
     }
 
-    /// One place in a value: parsed through `value`, and checked by `beside` as well (what other schemas give the
-    /// same property or item) and by the values `fixed` there.
-    fn place(&mut self, value: &'m Node, beside: Vec<(&'m Node, Pol)>, fixed: Vec<Fixed<'m>>) {
-        let mut b: Vec<(usize, Pol)> = beside.iter().map(|(n, p)| (addr(n), *p)).collect();
-        b.sort_by_key(|(a, p)| (*a, *p as u8));
-        let mut f: Vec<(usize, String, Pol)> = fixed.iter().map(|x| (addr(x.node), x.path.clone(), x.pol)).collect();
-        f.sort_by(|x, y| (x.0, &x.1, x.2 as u8).cmp(&(y.0, &y.1, y.2 as u8)));
-        if !self.done.insert((addr(value), b, f)) {
-            return;
-        }
+    fn closure(&mut self, n: &'m Node, pol: Pol) -> Rc<Vec<Applied<'m>>> {
         let m = self.m;
-        let mut group = Vec::new();
-        let mut seen = HashSet::new();
-        applied(m, value, Pol::Pos, &Vec::new(), &mut group, &mut seen);
-        for (n, p) in &beside {
-            applied(m, n, *p, &Vec::new(), &mut group, &mut seen);
+        let made = self.closures.entry((addr(n), pol)).or_insert_with(|| {
+            let mut out = Vec::new();
+            applied(m, n, pol, &Vec::new(), &mut out, &mut HashSet::new());
+            Rc::new(out)
+        });
+        Rc::clone(made)
+    }
+
+    fn push(&mut self, value: &'m Node, source: Source<'m>) {
+        if self.done.insert((addr(value), source.key())) {
+            self.work.push((value, source));
         }
+    }
+
+    /// Pairs every place with every source, from the places `work` holds.
+    fn run(&mut self) {
+        while let Some((value, source)) = self.work.pop() {
+            self.pair(value, source);
+        }
+    }
+
+    /// One place in a value, parsed through `value`, and one source of what is applied there beside it.
+    fn pair(&mut self, value: &'m Node, source: Source<'m>) {
+        let m = self.m;
+        let own = matches!(source, Source::Own);
+        let (group, fixed) = match &source {
+            Source::Own => (self.closure(value, Pol::Pos), Vec::new()),
+            Source::Node(n, p) => (self.closure(n, *p), Vec::new()),
+            Source::Fixed(f) => (Rc::new(Vec::new()), vec![f.clone()]),
+        };
         let mut outs = Vec::new();
         outputs(m, value, &Vec::new(), &mut outs, 0);
         for (out, chose) in outs {
@@ -406,34 +447,55 @@ impl<'m> Walk<'m> {
                         if let Some(why) = why {
                             let msg = format!(
                                 "`x-unknown-keys: strip` would drop keys that a schema applied to the same value looks \
-                                 at, so a parse could give back a value the schema refuses: {why}"
+                                 at, so a parse could give back a value the schema refuses: {why} (declare them in \
+                                 this object's `properties`, or leave the object open)"
                             );
                             self.refuse(out.origin.join("x-unknown-keys"), msg);
                         }
                     }
-                    let keyed = |key: Option<&str>| -> (Vec<(&'m Node, Pol)>, Vec<Fixed<'m>>) {
-                        let beside = others.iter().flat_map(|a| for_key(a.node, key).into_iter().map(|n| (n, a.pol)));
-                        let fixed = fixed_here.iter().map(|fx| match key {
-                            Some(k) => fx.below(k, |v| v.get(k).into_iter().collect()),
-                            None => fx.below("*", |v| v.as_object().map(|o| o.values().collect()).unwrap_or_default()),
-                        });
-                        (beside.collect(), fixed.collect())
-                    };
-                    for fd in &x.fields {
-                        let (beside, fixed) = keyed(Some(&fd.name));
-                        self.place(&fd.node, beside, fixed);
-                    }
-                    for n in
-                        for_key(out, None).into_iter().filter(|n| !x.fields.iter().any(|fd| addr(&fd.node) == addr(n)))
-                    {
-                        let (beside, fixed) = keyed(None);
-                        self.place(n, beside, fixed);
+                    let mut children: Vec<(&'m Node, Option<&'m str>)> =
+                        x.fields.iter().map(|f| (&f.node, Some(f.name.as_str()))).collect();
+                    let own_keys = for_key(out, None);
+                    children.extend(
+                        own_keys
+                            .into_iter()
+                            .filter(|n| !x.fields.iter().any(|f| addr(&f.node) == addr(n)))
+                            .map(|n| (n, None)),
+                    );
+                    for (child, key) in children {
+                        if own {
+                            self.push(child, Source::Own);
+                            // The object's own `patternProperties` (and a map's schema) apply to a declared
+                            // property as well.
+                            for n in for_key(out, key).into_iter().filter(|n| addr(n) != addr(child)) {
+                                self.push(child, Source::Node(n, Pol::Pos));
+                            }
+                        }
+                        for a in &others {
+                            for n in for_key(a.node, key) {
+                                self.push(child, Source::Node(n, a.pol));
+                            }
+                        }
+                        for fx in &fixed_here {
+                            let below = match key {
+                                Some(k) => fx.below(k, |v| v.get(k).into_iter().collect()),
+                                None => {
+                                    fx.below("*", |v| v.as_object().map(|o| o.values().collect()).unwrap_or_default())
+                                }
+                            };
+                            if let Some(f) = below {
+                                self.push(child, Source::Fixed(f));
+                            }
+                        }
                     }
                 }
                 Shape::Array(arr) => {
-                    let arrays = || std::iter::once((out, Pol::Pos)).chain(others.iter().map(|a| (a.node, a.pol)));
                     // `uniqueItems` anywhere it must hold, over items that may come back without keys.
-                    for (n, pol) in arrays() {
+                    let mut arrays: Vec<(&Node, Pol)> = others.iter().map(|a| (a.node, a.pol)).collect();
+                    if own {
+                        arrays.push((out, Pol::Pos));
+                    }
+                    for (n, pol) in arrays {
                         if !matches!(&n.shape, Shape::Array(b) if b.unique) || !pol.needs() {
                             continue;
                         }
@@ -449,24 +511,36 @@ impl<'m> Walk<'m> {
                             self.refuse(n.origin.join("uniqueItems"), msg);
                         }
                     }
-                    let indexed = |index: Option<usize>| -> (Vec<(&'m Node, Pol)>, Vec<Fixed<'m>>) {
-                        let beside = others.iter().flat_map(|a| for_item(a.node, index, a.pol));
-                        let beside = beside.chain(
-                            arr.contains.iter().map(|c| (&*c.node, if c.max.is_some() { Pol::Both } else { Pol::Pos })),
-                        );
-                        let fixed = fixed_here.iter().map(|fx| match index {
-                            Some(i) => fx.below(&i.to_string(), move |v| v.get(i).into_iter().collect()),
-                            None => fx.below("*", |v| v.as_array().map(|a| a.iter().collect()).unwrap_or_default()),
-                        });
-                        (beside.collect(), fixed.collect())
-                    };
-                    for (i, p) in arr.prefix.iter().enumerate() {
-                        let (beside, fixed) = indexed(Some(i));
-                        self.place(p, beside, fixed);
-                    }
-                    if let Some(items) = &arr.items {
-                        let (beside, fixed) = indexed(None);
-                        self.place(items, beside, fixed);
+                    let children = arr
+                        .prefix
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| (p, Some(i)))
+                        .chain(arr.items.as_deref().map(|i| (i, None)));
+                    for (child, index) in children {
+                        if own {
+                            self.push(child, Source::Own);
+                            if let Some(c) = &arr.contains {
+                                self.push(
+                                    child,
+                                    Source::Node(&c.node, if c.max.is_some() { Pol::Both } else { Pol::Pos }),
+                                );
+                            }
+                        }
+                        for a in &others {
+                            for (n, pol) in for_item(a.node, index, a.pol) {
+                                self.push(child, Source::Node(n, pol));
+                            }
+                        }
+                        for fx in &fixed_here {
+                            let below = match index {
+                                Some(i) => fx.below(&i.to_string(), move |v| v.get(i).into_iter().collect()),
+                                None => fx.below("*", |v| v.as_array().map(|a| a.iter().collect()).unwrap_or_default()),
+                            };
+                            if let Some(f) = below {
+                                self.push(child, Source::Fixed(f));
+                            }
+                        }
                     }
                 }
                 _ => {}
@@ -479,21 +553,29 @@ impl Cx {
     /// Refuses `x-unknown-keys: strip` where the value it gives back could fail the schema, and `uniqueItems` over
     /// items that may lose keys (see the module's documentation), at the keyword.
     pub(super) fn check_stripping(&mut self, m: &Model) {
-        let mut walk = Walk { m, done: HashSet::new(), refused: Vec::new() };
+        let mut strips = false;
+        let mut refused = Vec::new();
         for t in &m.types {
             t.node.visit(&mut |n: &Node| {
                 if let Shape::Object(x) = &n.shape {
+                    strips |= x.additional == Additional::Strip;
                     if let Some(why) = own_need(x).filter(|_| x.additional == Additional::Strip) {
                         let msg =
                             format!("`x-unknown-keys: strip` would drop keys this object accepts and needs: {why}");
-                        walk.refused.push((n.origin.join("x-unknown-keys"), msg));
+                        refused.push((n.origin.join("x-unknown-keys"), msg));
                     }
                 }
             });
         }
-        for t in &m.types {
-            walk.place(&t.node, Vec::new(), Vec::new());
+        // Nothing drops a key: nothing to walk.
+        if !strips {
+            return;
         }
+        let mut walk = Walk { m, closures: HashMap::new(), done: HashSet::new(), work: Vec::new(), refused };
+        for t in &m.types {
+            walk.push(&t.node, Source::Own);
+        }
+        walk.run();
         for (at, msg) in walk.refused {
             self.err(&at, K::InvalidValue, msg);
         }

@@ -235,13 +235,13 @@ fn union_tags_say_what_is_wrong() {
     let tags = [Tag::Str("a"), Tag::Str("b")];
     let at = Ptr::ROOT;
     assert_eq!(which(&json("\"b\""), &tags), Some(1));
-    let e = bad_tag(at, "t", &json("1"), &tags, &[], false);
+    let e = bad_tag(at, "t", &json("1"), &tags, "a string", &[], false);
     assert_eq!((e.rule(), e.pointer()), (Rule::Type, "/t"));
-    let e = bad_tag(at, "t", &json("\"old\""), &tags, &[("old", "a")], true);
+    let e = bad_tag(at, "t", &json("\"old\""), &tags, "a string", &[("old", "a")], true);
     assert_eq!(e.rule(), Rule::RemovedEvent);
-    let e = bad_tag(at, "t", &json("\"c\""), &tags, &[], true);
+    let e = bad_tag(at, "t", &json("\"c\""), &tags, "a string", &[], true);
     assert_eq!(e.rule(), Rule::UnknownEvent);
-    let e = bad_tag(at, "t", &json("\"c\""), &tags, &[], false);
+    let e = bad_tag(at, "t", &json("\"c\""), &tags, "a string", &[], false);
     assert_eq!(e.rule(), Rule::UnknownVariant);
     assert_eq!(which(&json("1.0"), &[Tag::Bool(true), Tag::Int(1)]), Some(1));
 }

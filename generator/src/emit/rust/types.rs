@@ -1631,9 +1631,13 @@ impl<'m> Gen<'m> {
             quote!((#a, #b))
         });
         let events = u.events;
+        let expected = lit(&u.expected_tag());
         // The discriminator of a value, as the wire has it.
-        let tag_fn = match u.members.first().map(|mb| &mb.tag) {
-            Some(Value::String(_)) => {
+        // Typed by what every member's tag is: a string, a boolean, an `i64`; tags of several kinds (or integers
+        // past `i64`) are JSON values.
+        let all = |f: fn(&Value) -> bool| !u.members.is_empty() && u.members.iter().all(|mb| f(&mb.tag));
+        let tag_fn = match () {
+            _ if all(Value::is_string) => {
                 let strs: Vec<Literal> = u.members.iter().map(|mb| lit(mb.tag.as_str().unwrap_or_default())).collect();
                 quote! {
                     /// Every discriminator value, in schema order.
@@ -1647,7 +1651,7 @@ impl<'m> Gen<'m> {
                     }
                 }
             }
-            Some(Value::Bool(_)) => {
+            _ if all(Value::is_boolean) => {
                 let bs = u.members.iter().map(|mb| mb.tag.as_bool().unwrap_or_default());
                 quote! {
                     /// The discriminator value of this member.
@@ -1658,7 +1662,46 @@ impl<'m> Gen<'m> {
                     }
                 }
             }
-            _ => TokenStream::new(),
+            _ if all(Value::is_i64) => {
+                let is = u.members.iter().map(|mb| Literal::i64_suffixed(mb.tag.as_i64().unwrap_or_default()));
+                quote! {
+                    /// The discriminator value of this member.
+                    pub fn tag(&self) -> i64 {
+                        match self {
+                            #(Self::#names(_) => #is,)*
+                        }
+                    }
+                }
+            }
+            _ => {
+                let vs = u.members.iter().map(|mb| match &mb.tag {
+                    Value::Bool(b) => quote!(::serde_json::Value::Bool(#b)),
+                    Value::String(t) => {
+                        let t = lit(t);
+                        quote!(::serde_json::Value::from(#t))
+                    }
+                    // A union's tags are strings, booleans and integers ([`tag_tokens`]).
+                    n => match (n.as_i64(), n.as_u64()) {
+                        (Some(i), _) => {
+                            let i = Literal::i64_suffixed(i);
+                            quote!(::serde_json::Value::from(#i))
+                        }
+                        (_, Some(x)) => {
+                            let x = Literal::u64_suffixed(x);
+                            quote!(::serde_json::Value::from(#x))
+                        }
+                        _ => quote!(::serde_json::Value::Null),
+                    },
+                });
+                quote! {
+                    /// The discriminator value of this member (the members' tags are of several kinds).
+                    pub fn tag(&self) -> ::serde_json::Value {
+                        match self {
+                            #(Self::#names(_) => #vs,)*
+                        }
+                    }
+                }
+            }
         };
         // One shortcut per member: `Event::text("hi")` is `Event::Text(Text::new("hi"))`.
         let mut taken = Names::reserving(["tag", "from_value", "new", "validate"]);
@@ -1698,8 +1741,7 @@ impl<'m> Gen<'m> {
             let obj = rt::object(v, at)?;
             let t = rt::tag(obj, at, #disc)?;
         };
-        let fallback =
-            quote!(_ => ::std::result::Result::Err(rt::bad_tag(at, #disc, t, TAGS, &[#(#removed),*], #events)),);
+        let fallback = quote!(_ => ::std::result::Result::Err(rt::bad_tag(at, #disc, t, TAGS, #expected, &[#(#removed),*], #events)),);
         let check_fn = Self::check_method(&quote! {
             #which
             match rt::which(t, TAGS) {

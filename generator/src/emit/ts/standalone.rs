@@ -834,13 +834,7 @@ impl<'m> Standalone<'m> {
             .collect();
         kinds.dedup();
         let kind_test: Vec<String> = kinds.iter().map(|k| format!("typeof {t} !== {}", string_lit(k))).collect();
-        let expected = match u.members.first().map(|m| &m.tag) {
-            Some(serde_json::Value::String(_)) | None => "a string",
-            Some(serde_json::Value::Bool(_)) => "a boolean",
-            Some(serde_json::Value::Number(x)) if x.is_f64() => "a number",
-            Some(_) => "an integer",
-        };
-        w.line(format!("else if ({}) {}", kind_test.join(" && "), Self::type_err(&tp, expected, &t)));
+        w.line(format!("else if ({}) {}", kind_test.join(" && "), Self::type_err(&tp, &u.expected_tag(), &t)));
         for (old, rep) in &u.removed {
             if u.members.iter().any(|m| m.tag.as_str() == Some(old.as_str())) {
                 continue;

@@ -272,17 +272,6 @@ fn typeof_name(v: &serde_json::Value) -> &'static str {
     }
 }
 
-/// The engine's word for a tag's kind (`a string`).
-fn kind_article(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(n) if n.is_f64() => "a number",
-        serde_json::Value::Number(_) => "an integer",
-        _ => "an object",
-    }
-}
-
 impl<'m> ZodEmit<'m> {
     /// Prepares the module of `m`, whose names [`super::names::check`] has checked.
     pub fn new(m: &'m Model) -> Self {
@@ -833,11 +822,10 @@ impl<'m> ZodEmit<'m> {
         } else {
             let mut kinds: Vec<&str> = u.members.iter().map(|m| typeof_name(&m.tag)).collect();
             kinds.dedup();
-            let expected = u.members.first().map_or("a string", |m| kind_article(&m.tag));
             Some(format!(
                 "{{ kinds: {}, expected: {}, events: {} }}",
                 json_lit(&serde_json::json!(kinds)),
-                string_lit(expected),
+                string_lit(&u.expected_tag()),
                 u.events
             ))
         };

@@ -931,7 +931,11 @@ impl rt::Decode for LegacyMessageContent {
             ::std::option::Option::Some(1) => {
                 <AgentMessage as rt::Decode>::decode(v, at).map(Self::AgentMessage)
             }
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "role", t, TAGS, "a string", &[], false),
+                )
+            }
         }
     }
     fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
@@ -941,7 +945,11 @@ impl rt::Decode for LegacyMessageContent {
         match rt::which(t, TAGS) {
             ::std::option::Option::Some(0) => <UserMessage as rt::Decode>::check(v, at),
             ::std::option::Option::Some(1) => <AgentMessage as rt::Decode>::check(v, at),
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "role", t, TAGS, "a string", &[], false),
+                )
+            }
         }
     }
 }
@@ -2295,7 +2303,11 @@ impl rt::Decode for MessageContent {
                 <SessionProtocolMessage as rt::Decode>::decode(v, at)
                     .map(Self::SessionProtocolMessage)
             }
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "role", t, TAGS, "a string", &[], false),
+                )
+            }
         }
     }
     fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
@@ -2312,7 +2324,11 @@ impl rt::Decode for MessageContent {
             ::std::option::Option::Some(2) => {
                 <SessionProtocolMessage as rt::Decode>::check(v, at)
             }
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "role", t, TAGS, &[], false)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "role", t, TAGS, "a string", &[], false),
+                )
+            }
         }
     }
 }
@@ -3520,7 +3536,11 @@ impl rt::Decode for CoreUpdateBody {
                 <UpdateMachineBody as rt::Decode>::decode(v, at)
                     .map(Self::UpdateMachineBody)
             }
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], false)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "t", t, TAGS, "a string", &[], false),
+                )
+            }
         }
     }
     fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
@@ -3541,7 +3561,11 @@ impl rt::Decode for CoreUpdateBody {
             ::std::option::Option::Some(2) => {
                 <UpdateMachineBody as rt::Decode>::check(v, at)
             }
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], false)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "t", t, TAGS, "a string", &[], false),
+                )
+            }
         }
     }
 }
@@ -8240,7 +8264,11 @@ impl rt::Decode for Event {
             ::std::option::Option::Some(8) => {
                 <Stop as rt::Decode>::decode(v, at).map(Self::Stop)
             }
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], true)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "t", t, TAGS, "a string", &[], true),
+                )
+            }
         }
     }
     fn check(v: &rt::Json, at: rt::Ptr<'_>) -> ::std::result::Result<(), Error> {
@@ -8269,7 +8297,11 @@ impl rt::Decode for Event {
             ::std::option::Option::Some(6) => <Start as rt::Decode>::check(v, at),
             ::std::option::Option::Some(7) => <TurnEnd as rt::Decode>::check(v, at),
             ::std::option::Option::Some(8) => <Stop as rt::Decode>::check(v, at),
-            _ => ::std::result::Result::Err(rt::bad_tag(at, "t", t, TAGS, &[], true)),
+            _ => {
+                ::std::result::Result::Err(
+                    rt::bad_tag(at, "t", t, TAGS, "a string", &[], true),
+                )
+            }
         }
     }
 }
@@ -9248,7 +9280,7 @@ impl rt::Decode for VoiceConversationResponse {
             }
             _ => {
                 ::std::result::Result::Err(
-                    rt::bad_tag(at, "allowed", t, TAGS, &[], false),
+                    rt::bad_tag(at, "allowed", t, TAGS, "a boolean", &[], false),
                 )
             }
         }
@@ -9266,7 +9298,7 @@ impl rt::Decode for VoiceConversationResponse {
             }
             _ => {
                 ::std::result::Result::Err(
-                    rt::bad_tag(at, "allowed", t, TAGS, &[], false),
+                    rt::bad_tag(at, "allowed", t, TAGS, "a boolean", &[], false),
                 )
             }
         }

@@ -1760,14 +1760,6 @@ impl Tag {
         )
     }
 
-    fn kind(self) -> &'static str {
-        match self {
-            Tag::Str(_) => "a string",
-            Tag::Bool(_) => "a boolean",
-            Tag::Int(_) => "an integer",
-        }
-    }
-
     fn shown(self) -> String {
         match self {
             Tag::Str(s) => format!("`{s}`"),
@@ -1789,18 +1781,18 @@ pub(crate) fn which(t: &Json, tags: &[Tag]) -> Option<usize> {
 
 /// The error for a discriminator that names no member: `type` when it has the JSON type of no tag, else
 /// `removed-event` for a value an earlier version had, else `unknown-event` (the protocol's event union) or
-/// `unknown-variant`.
+/// `unknown-variant`. `expected` says the tags' kinds (`UnionShape::expected_tag`).
 pub(crate) fn bad_tag(
     at: Ptr<'_>,
     name: &str,
     t: &Json,
     tags: &[Tag],
+    expected: &str,
     removed: &[(&str, &str)],
     events: bool,
 ) -> Error {
     let tp = at.key(name);
     if !tags.iter().any(|tag| tag.same_kind(t)) {
-        let expected = tags.first().map_or("a string", |tag| tag.kind());
         return type_error(tp, expected, t);
     }
     let text = match t {

@@ -832,14 +832,14 @@ export interface ObjectRest {
   readonly max: number | null;
 }
 
-function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) => void {
+function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>, given?: Record<string, unknown>) => void {
   const declared = new Set(rest.declared);
-  return (ctx) => {
+  return (ctx, given) => {
     const c = ctx as Payload<unknown>;
     const o = ctx.value;
     // The input's order, as the engine goes (the parsed value lists the declared keys first, in the schema's
     // order); the value's own order if it came another way.
-    const input = inputOf.get(ctx) as Record<string, unknown> | undefined;
+    const input = given ?? (inputOf.get(ctx) as Record<string, unknown> | undefined);
     // An own `__proto__`, which Zod did not copy, is a property like the others.
     if (input !== undefined && Object.hasOwn(input, PROTO) && !Object.hasOwn(o, PROTO)) ownProp(o, PROTO, input[PROTO]);
     const keys = input === undefined ? Object.keys(o) : Object.keys(input).filter((k) => Object.hasOwn(o, k));
@@ -852,12 +852,13 @@ function objectRest(rest: ObjectRest): (ctx: Payload<Record<string, unknown>>) =
     }
     const drop: string[] = [];
     for (const k of keys) {
-      // A pattern applies to a declared property too, after the declared ones, as the engine checks it.
+      // A pattern applies to a declared property too, after the declared ones, as the engine checks it: to the
+      // input's value, which the declared schema's parse may have changed (a strip object drops keys).
       let matched = false;
       for (const [re, s] of rest.patterns) {
         if (re.test(k)) {
           matched = true;
-          sub(s, o[k], [k], c);
+          sub(s, declared.has(k) && input !== undefined ? input[k] : o[k], [k], c);
         }
       }
       if (matched || declared.has(k)) continue;
@@ -943,7 +944,7 @@ export function ownObject(fields: readonly (readonly [string, z.ZodType, boolean
     // In the input's order, so the rest is checked in the engine's order (`propertyNames`, patterns).
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(input)) ownProp(out, k, parsed.has(k) ? parsed.get(k) : input[k]);
-    if (c.issues.length === before) check({ ...c, value: out } as Payload<Record<string, unknown>>);
+    if (c.issues.length === before) check({ ...c, value: out } as Payload<Record<string, unknown>>, input);
     return out;
   });
 }
