@@ -597,10 +597,13 @@ export function uniqueItems(ctx: Payload<readonly unknown[]>): void {
 /**
  * `prefixItems` (with `items` for the rest): `tuple` (a `z.tuple`, its items from `minItems` on optional) checks
  * each item in input order, its issues in that order as the engine reports them (`z.tuple` itself reports the
- * rest's issues before the prefix's). Its type is the tuple's.
+ * rest's issues before the prefix's). Its type is the tuple's. `closed` (`z.never()`, for `items: false`) is the
+ * rest's schema where the tuple has none, so that the type is the tuple of its positions alone (`[A, B]`, where
+ * a `z.never()` rest typed it `[A, B, ...never[]]`, which the TypeScript types' `[A, B]` does not take).
  */
-export function ordered<T extends z.ZodTuple>(tuple: T): z.ZodType<z.output<T>, unknown> {
-  const { items, rest } = tuple._zod.def;
+export function ordered<T extends z.ZodTuple>(tuple: T, closed?: z.ZodType): z.ZodType<z.output<T>, unknown> {
+  const { items } = tuple._zod.def;
+  const rest = closed ?? tuple._zod.def.rest;
   return onInput((v, c) => {
     if (!Array.isArray(v)) return parsedOr(tuple, v, [], c) as z.output<T>;
     // Every position the array has is checked, a hole or an `undefined` one too, against its item's schema

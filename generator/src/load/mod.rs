@@ -187,6 +187,9 @@ fn is_any(_: &Value) -> bool {
     true
 }
 
+/// The annotations of a whole schema file, read at its top only.
+const FILE_ANNOTATIONS: &[&str] = &["x-naming", "x-package"];
+
 /// The annotations the loader understands; any other `x-` key is refused so a typo cannot pass silently.
 pub const ANNOTATIONS: &[&str] = &[
     "x-name",
@@ -574,6 +577,9 @@ impl Cx {
             if k.starts_with("x-") {
                 if !ANNOTATIONS.contains(&k.as_str()) {
                     self.err(&kat, K::UnsupportedKeyword, format!("unknown annotation `{k}`"));
+                } else if FILE_ANNOTATIONS.contains(&k.as_str()) && !at.pointer.is_empty() {
+                    let msg = format!("`{k}` is read at the top of a schema file only: here it would be ignored");
+                    self.err(&kat, K::InvalidValue, msg);
                 }
                 continue;
             }

@@ -595,7 +595,10 @@ impl<'m> ZodEmit<'m> {
                 .zip(0u64..)
                 .map(|(c, i)| if i < required { c.to_string() } else { format!("{c}.optional()") })
                 .collect();
-            format!("ordered(z.tuple([{}], {rest}, $T))", items.join(", "))
+            match a.items.as_deref().map(|i| &i.shape) {
+                Some(Shape::Never) => format!("ordered(z.tuple([{}], $T), {rest})", items.join(", ")),
+                _ => format!("ordered(z.tuple([{}], {rest}, $T))", items.join(", ")),
+            }
         };
         if let Some(k) = a.min_items {
             out.push_str(&format!(".check(minItems({}))", count(n, "minItems", k)?));
