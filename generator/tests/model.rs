@@ -1706,3 +1706,17 @@ fn a_const_over_a_recursive_type_loads() {
         }
     }
 }
+
+/// An alias that would hide a global type in a module is renamed with `x-aliases`: the hint said to rename the
+/// type with `x-ts-name`, which does not change the alias (helper 118).
+#[test]
+fn an_alias_that_hides_a_global_type_is_renamed_as_an_alias() {
+    let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Q", "type": "object",
+        "x-aliases": ["Map"], "properties": {"a": {"type": "string"}}});
+    let dir = schema_dir("alias-global-type", &[("q.schema.json", schema)]);
+    let out = wiregen(&dir, &["types", "--lang", "zod", "q.schema.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/x-aliases/0: cannot emit: `Map` is a global type of TypeScript"), "{stderr}");
+    assert!(stderr.contains("; rename the alias (`x-aliases`)"), "{stderr}");
+}

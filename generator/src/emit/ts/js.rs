@@ -338,18 +338,40 @@ const GLOBAL_VALUES: &[&str] = &[
     "unescape",
 ];
 
+/// Why `s` cannot be the name of a type (`type_name`) or of a value binding the module declares (a Zod schema, a
+/// validator function), if it cannot: it is no ASCII identifier or a reserved word, or it would hide a global
+/// type ([`GLOBAL_TYPES`]) or, for a value, a global value ([`GLOBAL_VALUES`]). With the reason, the keyword that
+/// renames such a type.
+pub(crate) fn unusable(s: &str, type_name: bool) -> Option<(String, Option<&'static str>)> {
+    if !type_name && GLOBAL_VALUES.contains(&s) {
+        let why = format!("`{s}` is a global value of JavaScript, which the module's own code would no longer reach");
+        return Some((why, Some("rename the type (`x-zod-name`, `x-ts-name`)")));
+    }
+    if GLOBAL_TYPES.contains(&s) {
+        let why = format!("`{s}` is a global type of TypeScript, which the module's own code would no longer reach");
+        return Some((why, Some("rename the type (`x-ts-name`)")));
+    }
+    let word = is_identifier_name(s) && !RESERVED.contains(&s);
+    (!word).then(|| (format!("`{s}` is not a usable TypeScript identifier"), None))
+}
+
 /// An identifier for a value binding the module declares (a Zod schema, a validator function): [`ident`], and no
 /// global value it would hide ([`GLOBAL_VALUES`]).
 ///
 /// # Errors
-/// As [`ident`], and [`EmitError::Unsupported`] when `s` is a global value's name.
+/// [`EmitError::Unsupported`] as [`unusable`] says.
 pub(crate) fn value_ident(s: &str) -> Result<Code, EmitError> {
-    if GLOBAL_VALUES.contains(&s) {
-        return Err(EmitError::Unsupported(format!(
-            "`{s}` is a global value of JavaScript, which the module's own code would no longer reach; rename the type (`x-zod-name`, `x-ts-name`)"
-        )));
+    match unusable(s, false) {
+        Some((why, rename)) => Err(unsupported(why, rename)),
+        None => Ok(Code(s.to_string())),
     }
-    ident(s)
+}
+
+fn unsupported(why: String, rename: Option<&str>) -> EmitError {
+    EmitError::Unsupported(match rename {
+        Some(r) => format!("{why}; {r}"),
+        None => why,
+    })
 }
 
 fn is_identifier_name(s: &str) -> bool {
@@ -362,17 +384,11 @@ fn is_identifier_name(s: &str) -> bool {
 /// hide: [`GLOBAL_TYPES`]).
 ///
 /// # Errors
-/// [`EmitError::Unsupported`] when `s` cannot be an identifier, or would hide a global type.
+/// [`EmitError::Unsupported`] as [`unusable`] says.
 pub(crate) fn ident(s: &str) -> Result<Code, EmitError> {
-    if GLOBAL_TYPES.contains(&s) {
-        return Err(EmitError::Unsupported(format!(
-            "`{s}` is a global type of TypeScript, which the module's own code would no longer reach; rename the type (`x-ts-name`)"
-        )));
-    }
-    if is_identifier_name(s) && !RESERVED.contains(&s) {
-        Ok(Code(s.to_string()))
-    } else {
-        Err(EmitError::Unsupported(format!("`{s}` is not a usable TypeScript identifier")))
+    match unusable(s, true) {
+        Some((why, rename)) => Err(unsupported(why, rename)),
+        None => Ok(Code(s.to_string())),
     }
 }
 

@@ -314,13 +314,13 @@ pub(crate) fn check(m: &Model, modules: &[Module<'_>]) -> Result<(), EmitError> 
             if reported.contains(&id) || made.source(m).is_some_and(|src| reported.contains(&src)) {
                 continue;
             }
+            // What to rename is this name's own keyword (an alias's is `x-aliases`).
             let unusable = match asked.insert(id.clone()) {
-                true if kind.is_type() => js::ident(name).err(),
-                true => js::value_ident(name).err(),
+                true => js::unusable(name, kind.is_type()).map(|(why, _)| format!("{why}; {}", made.rename())),
                 false => None,
             };
-            let problem = if let Some(e) = unusable {
-                Some(e.or_at(made.at))
+            let problem = if let Some(why) = unusable {
+                Some(EmitError::at(made.at, why))
             } else if module.standalone && name.contains('$') {
                 let why = format!("`{name}` holds `$`, which marks the names {} makes for itself", module.label);
                 Some(EmitError::at(made.at, format!("{why}; {}", made.rename())))
