@@ -173,18 +173,23 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
         })
         .collect();
     assert!(thrown.is_empty(), "the standalone validator failed on values no line can hold:\n{}", thrown.join("\n"));
+    // The instances the runner listed under `key` for each case, with the case.
+    let listed = |key: &str| -> Vec<String> {
+        cases
+            .iter()
+            .flat_map(|c| {
+                let listed = result[&c.id][key].as_array().cloned().unwrap_or_default();
+                listed.into_iter().map(move |i| {
+                    let data =
+                        c.tests.get(i.as_u64().unwrap_or(0) as usize).map(|t| t.1.to_string()).unwrap_or_default();
+                    format!("{} ({}): {data}", c.id, c.description)
+                })
+            })
+            .collect()
+    };
     // Zod's value of an instance it takes is that instance (own `__proto__` keys included), unless the schema strips
     // keys.
-    let changed: Vec<String> = cases
-        .iter()
-        .flat_map(|c| {
-            let changed = result[&c.id]["zodChanged"].as_array().cloned().unwrap_or_default();
-            changed.into_iter().map(move |i| {
-                let data = c.tests.get(i.as_u64().unwrap_or(0) as usize).map(|t| t.1.to_string()).unwrap_or_default();
-                format!("{} ({}): {data}", c.id, c.description)
-            })
-        })
-        .collect();
+    let changed = listed("zodChanged");
     assert!(
         changed.is_empty(),
         "the Zod module's value of an instance it takes is not the instance:\n{}",
@@ -192,16 +197,7 @@ pub fn run(cases: &[Case]) -> (Vec<Outcome>, Vec<Outcome>, Firsts) {
     );
     // What Zod gives back for an instance it takes passes the same schema: the loader refuses stripping where a
     // schema applied to the value needs what it drops.
-    let refused: Vec<String> = cases
-        .iter()
-        .flat_map(|c| {
-            let again = result[&c.id]["zodAgain"].as_array().cloned().unwrap_or_default();
-            again.into_iter().map(move |i| {
-                let data = c.tests.get(i.as_u64().unwrap_or(0) as usize).map(|t| t.1.to_string()).unwrap_or_default();
-                format!("{} ({}): {data}", c.id, c.description)
-            })
-        })
-        .collect();
+    let refused = listed("zodAgain");
     assert!(
         refused.is_empty(),
         "the Zod module refuses the value it gave back for an instance it took:\n{}",

@@ -161,14 +161,15 @@ fn own_need(x: &ObjectShape) -> Option<String> {
     let undeclared: Vec<String> = x
         .required_only
         .iter()
-        .chain(x.dependent_required.iter().flat_map(|(k, ns)| std::iter::once(k).chain(ns)))
+        // A trigger it drops only switches its rule off; what a kept trigger asks for is needed.
+        .chain(x.dependent_required.iter().filter(|(k, _)| declared(k)).flat_map(|(_, ns)| ns))
         .filter(|n| !declared(n))
         .map(|n| format!("`{n}`"))
         .collect();
     if !undeclared.is_empty() {
         Some(format!("it needs {}, which `properties` does not declare", crate::diag::and_list(&undeclared)))
     } else if !x.pattern_properties.is_empty() {
-        Some("`patternProperties` keeps keys that `properties` does not declare".to_string())
+        Some("`patternProperties` may keep keys that `properties` does not declare".to_string())
     } else if x.min_properties.is_some_and(|n| n > kept(x)) {
         Some("`minProperties` counts keys that stripping may drop".to_string())
     } else {
@@ -296,6 +297,11 @@ impl<'m> Fixed<'m> {
 
 /// The schemas an object node applies to the value of the property `key` (`None`: a key no one names, as in a map).
 fn for_key<'m>(n: &'m Node, key: Option<&str>) -> Vec<&'m Node> {
+    // `unevaluatedProperties` beside applicators: its schema, for any key (what the rest evaluates only narrows
+    // which).
+    if let Shape::Unevaluated { rest, items: false, .. } = &n.shape {
+        return vec![rest];
+    }
     let Shape::Object(o) = &n.shape else { return Vec::new() };
     let mut out: Vec<&Node> = o.fields.iter().filter(|f| key.is_none_or(|k| f.name == k)).map(|f| &f.node).collect();
     for (p, node) in &o.pattern_properties {
@@ -315,6 +321,9 @@ fn for_key<'m>(n: &'m Node, key: Option<&str>) -> Vec<&'m Node> {
 /// The schemas an array node applies to its item at `index` (`None`: any item past the ones `prefix` names, or
 /// any at all), and its `contains`.
 fn for_item(n: &Node, index: Option<usize>, pol: Pol) -> Vec<(&Node, Pol)> {
+    if let Shape::Unevaluated { rest, items: true, .. } = &n.shape {
+        return vec![(rest, pol)];
+    }
     let Shape::Array(a) = &n.shape else { return Vec::new() };
     let mut out: Vec<(&Node, Pol)> = match index.map(|i| a.prefix.get(i)) {
         Some(Some(p)) => vec![(p, pol)],
