@@ -1721,3 +1721,33 @@ fn an_alias_that_hides_a_global_type_is_renamed_as_an_alias() {
     assert!(stderr.contains("/x-aliases/0: cannot emit: `Map` is a global type of TypeScript"), "{stderr}");
     assert!(stderr.contains("; rename the alias (`x-aliases`)"), "{stderr}");
 }
+
+/// `oneOf` of a `$defs` object and `null` is a nullable object, as the same `anyOf` is: the entry is built after
+/// the root that refers to it, and was then taken as one that might accept `null`, so the `oneOf` stayed one
+/// (Zod gave back its input, so a strip object in it dropped nothing; helper 120).
+#[test]
+fn a_one_of_of_a_later_definition_and_null_is_nullable() {
+    let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "T", "type": "object",
+        "properties": {"c": {"anyOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]},
+            "d": {"oneOf": [{"$ref": "#/$defs/S"}, {"type": "null"}]},
+            "e": {"oneOf": [{"$ref": "#/$defs/N"}, {"type": "null"}]}},
+        "$defs": {"S": {"type": "object", "properties": {"p": {"type": "integer"}}},
+            "N": {"type": ["object", "null"], "properties": {"p": {"type": "integer"}}}}});
+    let dir = schema_dir("one-of-null", &[("t.schema.json", schema)]);
+    let model = wiregen::load::load(&dir).expect("loads");
+    let root = model.types.iter().find(|t| t.origin.pointer.is_empty()).expect("root");
+    use wiregen::ir::Shape;
+    let Shape::Object(o) = &root.node.shape else { panic!("an object: {:?}", root.node.shape) };
+    // A property's nullable or `oneOf` is a type of its own, named from its place.
+    let shape = |name: &str| {
+        let mut s = &o.fields.iter().find(|f| f.name == name).expect("field").node.shape;
+        while let Shape::Ref(id) = s {
+            s = &model.ty(*id).node.shape;
+        }
+        s
+    };
+    assert!(matches!(shape("c"), Shape::Nullable(_)), "{:?}", shape("c"));
+    assert!(matches!(shape("d"), Shape::Nullable(_)), "{:?}", shape("d"));
+    // One that takes `null` itself stays a `oneOf`: `null` passes both alternatives.
+    assert!(matches!(shape("e"), Shape::OneOf(_)), "{:?}", shape("e"));
+}

@@ -744,7 +744,7 @@ impl Cx {
             let null_at = members.iter().position(|m| matches!(m.shape, Shape::Null));
             if let Some(i) = null_at {
                 let other = &members[1 - i];
-                if !one || !accepts_null(types, &other.shape) {
+                if !one || !accepts_null(self, types, &other.shape) {
                     let inner = members.remove(1 - i);
                     return Node { origin: at.clone(), description: None, shape: Shape::Nullable(Box::new(inner)) };
                 }
@@ -1367,7 +1367,7 @@ pub(crate) fn is_named_shape(s: &Shape) -> bool {
 }
 
 /// Whether a shape can accept `null` (conservatively: `true` when unsure).
-fn accepts_null(types: &Types, s: &Shape) -> bool {
+fn accepts_null(cx: &Cx, types: &Types, s: &Shape) -> bool {
     match s {
         Shape::String(_) | Shape::Number(_) | Shape::Boolean | Shape::Array(_) | Shape::Object(_) | Shape::Union(_) => {
             false
@@ -1375,10 +1375,18 @@ fn accepts_null(types: &Types, s: &Shape) -> bool {
         Shape::Const(v) => v.is_null(),
         Shape::Enum(vs) => vs.iter().any(Value::is_null),
         Shape::Never => false,
-        Shape::Ref(id) => match types.slots.get(id.0).and_then(|s| s.def.as_ref()) {
-            Some(d) => accepts_null(types, &d.node.shape),
-            // Not built yet: a hoisted object, union or enum is built before it is referred to; anything else
-            // may accept null.
+        Shape::Ref(id) => match types.slots.get(id.0) {
+            Some(slot) => match &slot.def {
+                Some(d) => accepts_null(cx, types, &d.node.shape),
+                // Not built yet (a `$defs` entry is built after the root that refers to it): its `type`, which
+                // whatever else it says only narrows, tells when it has no `null` (a `oneOf` of it and `null` was
+                // left a `oneOf`, whose Zod value is its input, where the same `anyOf` was nullable; helper 120).
+                None => match cx.value_at(&slot.origin).and_then(|v| v.get("type")) {
+                    Some(Value::String(t)) => t == "null",
+                    Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+                    _ => true,
+                },
+            },
             None => true,
         },
         _ => true,
