@@ -149,70 +149,81 @@ fn place(at: &Origin, from: &Origin) -> String {
     }
 }
 
+/// The properties an object declares, to look up (an object may declare tens of thousands).
+fn declared(x: &ObjectShape) -> HashSet<&str> {
+    x.fields.iter().map(|f| f.name.as_str()).collect()
+}
+
 /// How many keys a strip object always keeps: its required declared properties.
 fn kept(x: &ObjectShape) -> u64 {
     x.fields.iter().filter(|f| f.required).count() as u64
 }
 
+/// What of the object keywords `y` needs a key the strip object `x` drops: the keyword, and the keys it names
+/// (none for `minProperties`, which counts them). A `dependentRequired` trigger `x` drops only switches its rule
+/// off; what a kept trigger asks for is needed.
+fn needs<'y>(y: &'y ObjectShape, x: &ObjectShape) -> Option<(&'static str, Vec<&'y String>)> {
+    let declared = declared(x);
+    let declared = |n: &String| declared.contains(n.as_str());
+    let required: Vec<&String> = y
+        .fields
+        .iter()
+        .filter(|f| f.required)
+        .map(|f| &f.name)
+        .chain(&y.required_only)
+        .filter(|n| !declared(n))
+        .collect();
+    if !required.is_empty() {
+        return Some(("required", required));
+    }
+    let dependent: Vec<&String> = y
+        .dependent_required
+        .iter()
+        .filter(|(k, _)| declared(k))
+        .flat_map(|(_, ns)| ns)
+        .filter(|n| !declared(n))
+        .collect();
+    if !dependent.is_empty() {
+        return Some(("dependentRequired", dependent));
+    }
+    y.min_properties.is_some_and(|n| n > kept(x)).then(|| ("minProperties", Vec::new()))
+}
+
+/// Keys as a message lists them, each once.
+fn names(ns: Vec<&String>) -> String {
+    let mut ns: Vec<String> = ns.into_iter().map(|n| format!("`{n}`")).collect();
+    ns.dedup();
+    crate::diag::and_list(&ns)
+}
+
 /// Why a strip object's own keywords need what it drops: an undeclared key it needs, keys `patternProperties`
 /// keeps, keys `minProperties` counts.
 fn own_need(x: &ObjectShape) -> Option<String> {
-    let declared = |n: &String| x.fields.iter().any(|f| &f.name == n);
-    let undeclared: Vec<String> = x
-        .required_only
-        .iter()
-        // A trigger it drops only switches its rule off; what a kept trigger asks for is needed.
-        .chain(x.dependent_required.iter().filter(|(k, _)| declared(k)).flat_map(|(_, ns)| ns))
-        .filter(|n| !declared(n))
-        .map(|n| format!("`{n}`"))
-        .collect();
-    if !undeclared.is_empty() {
-        Some(format!("it needs {}, which `properties` does not declare", crate::diag::and_list(&undeclared)))
-    } else if !x.pattern_properties.is_empty() {
-        Some("`patternProperties` may keep keys that `properties` does not declare".to_string())
-    } else if x.min_properties.is_some_and(|n| n > kept(x)) {
-        Some("`minProperties` counts keys that stripping may drop".to_string())
-    } else {
-        None
+    match needs(x, x) {
+        Some(("minProperties", _)) => Some("`minProperties` counts keys that stripping may drop".to_string()),
+        Some((_, keys)) => Some(format!("it needs {}, which `properties` does not declare", names(keys))),
+        None if !x.pattern_properties.is_empty() => {
+            Some("`patternProperties` may keep keys that `properties` does not declare".to_string())
+        }
+        None => None,
     }
 }
 
 /// Why `a`, applied beside the strip object `x` (at `from`), could fail the value `x` gives back.
 fn conflict(a: &Applied, x: &ObjectShape, from: &Origin) -> Option<String> {
-    let declared = |n: &str| x.fields.iter().any(|f| f.name == n);
+    let declared = declared(x);
+    let declared = |n: &str| declared.contains(n);
     let at = |kw: &str| place(&a.node.origin.join(kw), from);
     let turned = "where a verdict counts the other way (under `not`, in an `if`, as a `oneOf` alternative or a `contains` with `maxContains`)";
-    let names = |ns: Vec<&String>| {
-        let mut ns: Vec<String> = ns.into_iter().map(|n| format!("`{n}`")).collect();
-        ns.dedup();
-        crate::diag::and_list(&ns)
-    };
     match &a.node.shape {
         Shape::Object(y) => {
             if a.pol.needs() {
-                let required: Vec<&String> = y
-                    .fields
-                    .iter()
-                    .filter(|f| f.required)
-                    .map(|f| &f.name)
-                    .chain(&y.required_only)
-                    .filter(|n| !declared(n))
-                    .collect();
-                if !required.is_empty() {
-                    return Some(format!("{} needs {}", at("required"), names(required)));
-                }
-                let dependent: Vec<&String> = y
-                    .dependent_required
-                    .iter()
-                    .filter(|(k, _)| declared(k))
-                    .flat_map(|(_, ns)| ns)
-                    .filter(|n| !declared(n))
-                    .collect();
-                if !dependent.is_empty() {
-                    return Some(format!("{} needs {}", at("dependentRequired"), names(dependent)));
-                }
-                if y.min_properties.is_some_and(|n| n > kept(x)) {
-                    return Some(format!("{} counts keys stripping drops", at("minProperties")));
+                match needs(y, x) {
+                    Some(("minProperties", _)) => {
+                        return Some(format!("{} counts keys stripping drops", at("minProperties")))
+                    }
+                    Some((kw, keys)) => return Some(format!("{} needs {}", at(kw), names(keys))),
+                    None => {}
                 }
             }
             if a.pol.refuses() {
@@ -282,7 +293,8 @@ impl<'m> Fixed<'m> {
     /// a key it drops where the value must equal one, any object where it must not.
     fn conflict(&self, x: &ObjectShape, from: &Origin) -> Option<String> {
         let objects: Vec<_> = self.values.iter().filter_map(|v| v.as_object()).collect();
-        let missing = objects.iter().flat_map(|o| o.keys()).any(|k| !x.fields.iter().any(|f| &f.name == k));
+        let declared = declared(x);
+        let missing = objects.iter().flat_map(|o| o.keys()).any(|k| !declared.contains(k.as_str()));
         if !(self.pol.needs() && missing || self.pol.refuses() && !objects.is_empty()) {
             return None;
         }
@@ -295,8 +307,12 @@ impl<'m> Fixed<'m> {
     }
 }
 
+/// Each `patternProperties` pattern compiled once for a walk, by the pattern's identity (`None`: the `regex`
+/// crate cannot take it).
+type Regexes = HashMap<usize, Option<regex::Regex>>;
+
 /// The schemas an object node applies to the value of the property `key` (`None`: a key no one names, as in a map).
-fn for_key<'m>(n: &'m Node, key: Option<&str>) -> Vec<&'m Node> {
+fn for_key<'m>(n: &'m Node, key: Option<&str>, regexes: &mut Regexes) -> Vec<&'m Node> {
     // `unevaluatedProperties` beside applicators: its schema, for any key (what the rest evaluates only narrows
     // which).
     if let Shape::Unevaluated { rest, items: false, .. } = &n.shape {
@@ -306,7 +322,11 @@ fn for_key<'m>(n: &'m Node, key: Option<&str>) -> Vec<&'m Node> {
     let mut out: Vec<&Node> = o.fields.iter().filter(|f| key.is_none_or(|k| f.name == k)).map(|f| &f.node).collect();
     for (p, node) in &o.pattern_properties {
         // A pattern the `regex` crate cannot take is counted as matching.
-        if key.is_none_or(|k| regex::Regex::new(&p.rust).map_or(true, |re| re.is_match(k))) {
+        let mut matches = |k: &str| {
+            let re = regexes.entry(p as *const _ as usize).or_insert_with(|| regex::Regex::new(&p.rust).ok());
+            re.as_ref().is_none_or(|re| re.is_match(k))
+        };
+        if key.is_none_or(&mut matches) {
             out.push(node);
         }
     }
@@ -347,7 +367,7 @@ fn dropper<'m>(m: &'m Model, n: &'m Node, seen: &mut HashSet<usize>) -> Option<&
     for (out, _) in outs {
         let below: Vec<&Node> = match &out.shape {
             Shape::Object(x) if x.additional == Additional::Strip => return Some(out),
-            Shape::Object(_) => for_key(out, None),
+            Shape::Object(_) => for_key(out, None, &mut Regexes::new()),
             Shape::Array(a) => a.prefix.iter().chain(a.items.as_deref()).collect(),
             _ => Vec::new(),
         };
@@ -387,6 +407,8 @@ struct Walk<'m> {
     closures: HashMap<(usize, Pol), Rc<Vec<Applied<'m>>>>,
     /// The places paired with a source already.
     done: HashSet<(usize, (u8, usize, String, u8))>,
+    /// The patterns compiled so far ([`for_key`]).
+    regexes: Regexes,
     /// The places and sources still to pair.
     work: Vec<(&'m Node, Source<'m>)>,
     /// The refusals: where, and the message.
@@ -464,7 +486,7 @@ impl<'m> Walk<'m> {
                     }
                     let mut children: Vec<(&'m Node, Option<&'m str>)> =
                         x.fields.iter().map(|f| (&f.node, Some(f.name.as_str()))).collect();
-                    let own_keys = for_key(out, None);
+                    let own_keys = for_key(out, None, &mut self.regexes);
                     children.extend(
                         own_keys
                             .into_iter()
@@ -476,12 +498,13 @@ impl<'m> Walk<'m> {
                             self.push(child, Source::Own);
                             // The object's own `patternProperties` (and a map's schema) apply to a declared
                             // property as well.
-                            for n in for_key(out, key).into_iter().filter(|n| addr(n) != addr(child)) {
+                            let applied = for_key(out, key, &mut self.regexes);
+                            for n in applied.into_iter().filter(|n| addr(n) != addr(child)) {
                                 self.push(child, Source::Node(n, Pol::Pos));
                             }
                         }
                         for a in &others {
-                            for n in for_key(a.node, key) {
+                            for n in for_key(a.node, key, &mut self.regexes) {
                                 self.push(child, Source::Node(n, a.pol));
                             }
                         }
@@ -580,7 +603,14 @@ impl Cx {
         if !strips {
             return;
         }
-        let mut walk = Walk { m, closures: HashMap::new(), done: HashSet::new(), work: Vec::new(), refused };
+        let mut walk = Walk {
+            m,
+            closures: HashMap::new(),
+            done: HashSet::new(),
+            regexes: Regexes::new(),
+            work: Vec::new(),
+            refused,
+        };
         for t in &m.types {
             walk.push(&t.node, Source::Own);
         }
