@@ -27,6 +27,19 @@ use crate::ir::*;
 /// How far a part's kinds are followed through references and `allOf`s before the part is typed whole.
 const MAX_PART_DEPTH: usize = 128;
 
+/// Whether an object's type has an index signature: unless no property beyond the declared ones can be there (a
+/// closed object, or a strip object that declares some, whose value keeps only those). A strip object that declares
+/// none takes any object (it drops every key), so its type is any object's: `Record<string, never>`, the type of
+/// the `{}` it gives back, made an `allOf` whose other part declares a property `never`, and said an `anyOf`
+/// that gives back its input held no key (helper 125). The Zod module types its objects by the same test.
+pub(crate) fn has_index(o: &ObjectShape) -> bool {
+    match o.additional {
+        Additional::Closed => !o.pattern_properties.is_empty(),
+        Additional::Strip => !o.pattern_properties.is_empty() || o.fields.is_empty(),
+        Additional::Open | Additional::Schema(_) => true,
+    }
+}
+
 /// Whether the `allOf` of `members` is typed kind by kind rather than as the intersection of its parts' types:
 /// when a part admits more than one kind. (The Zod module then declares the type of the `allOf` instead of letting
 /// Zod intersect the parts' outputs.)
@@ -101,7 +114,7 @@ impl<'a> TsTypes<'a> {
     /// The index signature's type of an object's type, if it has one.
     fn index(&self, o: &ObjectShape) -> Result<Option<String>, EmitError> {
         Ok(match &o.additional {
-            Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => None,
+            _ if !has_index(o) => None,
             Additional::Schema(v) if o.fields.is_empty() && o.pattern_properties.is_empty() => {
                 Some(self.ty(v)?.to_string())
             }

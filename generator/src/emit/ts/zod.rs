@@ -662,7 +662,15 @@ impl<'m> ZodEmit<'m> {
                     format!("closed(\n{pad}  {shape},\n{pad}  unknownKeys({owner}, {removed}),\n{pad})")
                 }
                 Additional::Open => format!("open(\n{pad}  {shape},\n{pad})"),
-                Additional::Strip => format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad})"),
+                Additional::Strip => {
+                    let strip = format!("z.object(\n{pad}  {shape},\n{pad}  $T,\n{pad})");
+                    // Zod types `z.object({})` as `Record<string, never>`; it takes any object (`types::has_index`).
+                    if types::has_index(o) {
+                        typed(strip, Some(self.ts_type(n)?))
+                    } else {
+                        strip
+                    }
+                }
                 // Zod types a catchall's object as its declared properties AND an index signature of the
                 // catchall's type, which the declared properties need not meet: typed loose instead.
                 Additional::Schema(v) if !o.fields.is_empty() => {
@@ -673,10 +681,7 @@ impl<'m> ZodEmit<'m> {
         }
         let rest = self.object_rest(n, o, indent)?;
         // Typed with an index signature unless no property beyond the declared ones can be there (as in `types`).
-        let f = match o.additional {
-            Additional::Closed | Additional::Strip if o.pattern_properties.is_empty() => "objectWith",
-            _ => "looseObjectWith",
-        };
+        let f = if types::has_index(o) { "looseObjectWith" } else { "objectWith" };
         Ok(format!("{f}(\n{pad}  {shape},\n{pad}  {rest},\n{pad})"))
     }
 
