@@ -628,11 +628,14 @@ fn exact_text(line: &[u8], v: &Value) -> Result<Vec<u8>, Box<Note>> {
     match f.ambiguous {
         None => Ok(out),
         Some(key) => {
-            let same: Vec<&str> = number_tokens(line)
+            // The first of them and the first that is another number (`1.5`, `1.50` and `1.500000000000000000001`
+            // name the first and the last: the first two are one number; helper 124).
+            let mut same = number_tokens(line)
                 .filter_map(|r| std::str::from_utf8(&line[r]).ok())
-                .filter(|t| serde_json::from_str::<serde_json::Number>(t).is_ok_and(|n| NumberKey::of(&n) == key))
-                .take(2)
-                .collect();
+                .filter(|t| serde_json::from_str::<serde_json::Number>(t).is_ok_and(|n| NumberKey::of(&n) == key));
+            let first = same.next();
+            let other = first.and_then(|f| same.find(|t| decimal(t) != decimal(f)));
+            let same: Vec<&str> = first.into_iter().chain(other).collect();
             Err(refused(
                 first_number(v, key, &mut String::new()).unwrap_or_default(),
                 format!(

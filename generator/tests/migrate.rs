@@ -629,6 +629,14 @@ fn two_numbers_one_double_reads_as_are_refused_in_a_changed_line_never_merged() 
     let (code, out, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "-"], Some(format!("{alike}\n").as_bytes()));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(r#""args":{"c":1e3,"d":1000.0}"#), "{out}");
+    // The two named are two numbers: not `1.5` and `1.50`, one number, before the one that differs (helper 124).
+    let spelled = line.replace(
+        r#""a":12345678901234567890123,"b":12345678901234567890124,"#,
+        r#""a":1.5,"b":1.50,"e":1.500000000000000000001,"#,
+    );
+    let (code, _, err) = wiregen(&["migrate", "--from", V1, "--to", V2, "-"], Some(format!("{spelled}\n").as_bytes()));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("the numbers `1.5` and `1.500000000000000000001` of this line"), "{err}");
 }
 
 #[test]

@@ -172,6 +172,38 @@ fn dead_rename(o: &ObjectShape, nf: &Field) -> String {
 /// Whether an OLD message can carry a property `o` does not declare under `name` to the upgrade: its object keeps
 /// unknown properties (open, or checked by `additionalProperties`), or a pattern of `patternProperties` takes the name.
 /// A stripping object's readers drop it before the upgrade sees it.
+/// Why OLD has no declared field at an `x-moved-from` pointer.
+enum NoPlace {
+    /// An object there takes the name undeclared: a message may hold anything at it.
+    Carried,
+    /// No object there takes it.
+    Nothing,
+    /// The value at this pointer (OLD's) is never an object: the upgrade, which follows objects only, stops there.
+    NoObject(String),
+}
+
+/// The objects a value of `n` may be, through references, nullables, kinds, `allOf` parts and union members.
+fn objects_in<'m>(m: &'m Model, n: &'m Node) -> Vec<&'m ObjectShape> {
+    let mut out = Vec::new();
+    let mut todo = vec![n];
+    let mut seen = HashSet::new();
+    while let Some(n) = todo.pop() {
+        let (n, id) = m.resolve_node(n);
+        if id.is_some_and(|id| !seen.insert(id)) {
+            continue;
+        }
+        match &n.shape {
+            Shape::Object(o) => out.push(o),
+            Shape::Nullable(inner) => todo.push(inner),
+            Shape::Kinds(ms) | Shape::AllOf(ms) | Shape::AnyOf(ms) | Shape::OneOf(ms) => todo.extend(ms.iter().rev()),
+            Shape::Union(u) => todo.extend(u.members.iter().rev().map(|mb| &m.ty(mb.ty).node)),
+            Shape::Unevaluated { inner, .. } => todo.push(inner),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn carries_undeclared(o: &ObjectShape, name: &str) -> bool {
     matches!(o.additional, Additional::Open | Additional::Schema(_)) || undeclared_checks(o, name).1
 }
@@ -857,14 +889,14 @@ impl<'a> Walk<'a> {
                     }
                     if let Some(from) = &nf.moved_from {
                         let place = self.old_place(from);
-                        let source = place.ok();
-                        // Required here but optional (or missing) there: an old message may have nothing to move.
-                        let lossy = nf.required && !source.is_some_and(|f| f.required);
+                        let source = place.as_ref().ok().map(|(f, _)| *f);
+                        // Required here but not in every OLD message: an old message may have nothing to move.
+                        let lossy = nf.required && !place.as_ref().is_ok_and(|(_, always)| *always);
                         // A sequence rule of NEW that needs the old place on this event: the upgrade empties it.
                         let needed = self.sequence_needs(at, from);
                         // Undeclared in OLD but taken there (an open envelope, a pattern): moved whatever it holds,
                         // which NEW may refuse (helper 77).
-                        let carried = matches!(place, Err(true));
+                        let carried = matches!(place, Err(NoPlace::Carried));
                         let b = Breaks {
                             old_producers: nf.required,
                             old_consumers: closed,
@@ -888,6 +920,14 @@ impl<'a> Walk<'a> {
                                 "; OLD does not declare {}, but takes it undeclared: the upgrade moves whatever a \
                                  message holds there, which NEW may refuse",
                                 code(from)
+                            ));
+                        } else if let Err(NoPlace::NoObject(stop)) = &place {
+                            // An array on the way (`/list/0/a`): a pointer's token is an object's key to the
+                            // upgrade, never an item's index (helper 124).
+                            msg.push_str(&format!(
+                                "; OLD's {} is never an object, and the upgrade follows objects only (a token is a \
+                                 property name, not an array index): it moves nothing",
+                                code(if stop.is_empty() { "/" } else { stop })
                             ));
                         } else if source.is_none() {
                             // A pointer that names nothing OLD declares or takes moves nothing (helper 75: a typo
@@ -1040,20 +1080,32 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// What OLD has at a JSON Pointer from the envelope's root (through object properties), for `x-moved-from`:
-    /// the field it names, else whether an OLD message can still hold a value there, undeclared (the object where
-    /// OLD's declarations stop takes the name: [`carries_undeclared`]).
-    fn old_place(&self, pointer: &str) -> Result<&'a Field, bool> {
+    /// What OLD has at a JSON Pointer from the envelope's root, for `x-moved-from`: the field it names, else why
+    /// there is none ([`NoPlace`]), and whether every OLD message holds it (each object on the way is always an
+    /// object there and requires the next step). The upgrade follows a message's objects whatever the schema says of them, so
+    /// each step reads the objects a value there may be ([`objects_in`]: a nullable object, an object among kinds
+    /// or union members): a nullable object's property was said to be nothing OLD has, and `migrate` moved it.
+    fn old_place(&self, pointer: &str) -> Result<(&'a Field, bool), NoPlace> {
         let om: &'a Model = self.om;
-        let Some(env) = om.protocol.as_ref().map(|p| p.envelope) else { return Err(false) };
+        let Some(env) = om.protocol.as_ref().map(|p| p.envelope) else { return Err(NoPlace::Nothing) };
         let mut node = &om.ty(env).node;
-        let mut found = Err(false);
+        let mut found = Err(NoPlace::Nothing);
+        let mut through = String::new();
+        let mut always = true;
         for tok in pointer.split('/').skip(1) {
             let tok = crate::diag::unescape_token(tok);
-            let Shape::Object(o) = om.resolve(&node.shape) else { return Err(false) };
-            let Some(f) = o.fields.iter().find(|f| f.name == tok) else { return Err(carries_undeclared(o, &tok)) };
+            let objects = objects_in(om, node);
+            if objects.is_empty() {
+                return Err(NoPlace::NoObject(through));
+            }
+            let Some(f) = objects.iter().find_map(|o| o.fields.iter().find(|f| f.name == tok)) else {
+                let carried = objects.iter().any(|o| carries_undeclared(o, &tok));
+                return Err(if carried { NoPlace::Carried } else { NoPlace::Nothing });
+            };
+            through = crate::diag::push_ptr(&through, &tok);
+            always &= f.required && matches!(om.resolve(&node.shape), Shape::Object(_));
             node = &f.node;
-            found = Ok(f);
+            found = Ok((f, always));
         }
         found
     }
