@@ -109,6 +109,9 @@ pub struct TypeDef {
     pub aliases: Vec<Names>,
     /// Whether the schema named the type (`x-name`), rather than the loader deriving a name from its location.
     pub explicit_name: bool,
+    /// Whether the type is a part of another type at its location, named after it (`UEnum`, the `enum` of a
+    /// `$defs` entry `U` with a `minLength` beside it): no type the schema declares.
+    pub part: bool,
     /// Description from the schema.
     pub description: Option<String>,
     /// Examples from the schema.
@@ -742,6 +745,7 @@ static MISSING_TYPE: TypeDef = TypeDef {
     names: Names::UNSET,
     aliases: Vec::new(),
     explicit_name: false,
+    part: false,
     description: None,
     examples: Vec::new(),
     annotations: Annotations::NONE,

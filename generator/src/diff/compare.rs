@@ -127,7 +127,7 @@ pub(super) fn run(old: &Side, new: &Side) -> Report {
 /// A named type a plain package is compared by: a file root or a `$defs` entry (types inside them are compared
 /// where they stand).
 fn is_entry(t: &TypeDef) -> bool {
-    crate::load::is_type_root(&t.origin.pointer)
+    crate::load::is_type_root(&t.origin.pointer) && !t.part
 }
 
 /// `x` as inline code, for messages: a span that survives backticks and line breaks inside (the reference's).
@@ -152,6 +152,17 @@ fn allowed<'p>(p: &'p Protocol, rules: &'p [(String, Vec<String>)], name: &str) 
 }
 
 /// Whether an object accepts a property it does not declare.
+/// How a change's message says that an object takes properties it does not declare (in OLD with `past`): open,
+/// or stripping them (helper 123: a strip object was said to be open).
+fn takes_undeclared(o: &ObjectShape, past: bool) -> &'static str {
+    match (&o.additional, past) {
+        (Additional::Strip, true) => "the object took (and dropped) properties it did not declare",
+        (Additional::Strip, false) => "the object takes (and drops) properties it does not declare",
+        (_, true) => "the object was open",
+        (_, false) => "the object is open",
+    }
+}
+
 fn accepts_unknown(o: &ObjectShape) -> bool {
     matches!(o.additional, Additional::Open | Additional::Strip)
 }
@@ -472,11 +483,13 @@ impl<'a> Walk<'a> {
 
     /// The members of two `allOf`, `anyOf` or `oneOf` lists of one length, paired for comparison. Their order
     /// means nothing to a value, so each OLD member goes with an equal NEW one where there is one (the one at its
-    /// own index first), and the others with the rest in the order they stand. (Past 32 members, by index.)
+    /// own index first), and the others with the rest in the order they stand. Up to 32 members every pair may be
+    /// compared; past that, only members of one [`member_key`] (a list of 33 reordered was 66 changes breaking
+    /// everyone, helper 123; comparing every pair of 3,000 would take minutes).
     fn pair_members<'n>(&mut self, at: &At, a: &'n [Node], b: &'n [Node]) -> Vec<(&'n Node, &'n Node)> {
         let mut partner: Vec<Option<usize>> = vec![None; a.len()];
+        let mut used = vec![false; b.len()];
         if a.len() <= 32 {
-            let mut used = vec![false; b.len()];
             for (i, x) in a.iter().enumerate() {
                 let same = std::iter::once(i).chain(0..b.len()).find(|&j| !used[j] && !self.differs(at, x, &b[j]));
                 if let Some(j) = same {
@@ -484,10 +497,27 @@ impl<'a> Walk<'a> {
                     partner[i] = Some(j);
                 }
             }
-            let mut rest = (0..b.len()).filter(|j| !used[*j]).collect::<Vec<_>>().into_iter();
-            for p in partner.iter_mut().filter(|p| p.is_none()) {
-                *p = rest.next();
+        } else {
+            for (i, x) in a.iter().enumerate() {
+                if i < b.len() && !self.differs(at, x, &b[i]) {
+                    (used[i], partner[i]) = (true, Some(i));
+                }
             }
+            let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+            for (j, y) in b.iter().enumerate().filter(|(j, _)| !used[*j]) {
+                by_key.entry(member_key(self.nm, y, 2)).or_default().push(j);
+            }
+            let unpaired: Vec<usize> = (0..a.len()).filter(|i| partner[*i].is_none()).collect();
+            for (i, x) in unpaired.into_iter().map(|i| (i, &a[i])) {
+                let Some(js) = by_key.get(&member_key(self.om, x, 2)) else { continue };
+                if let Some(&j) = js.iter().find(|&&j| !used[j] && !self.differs(at, x, &b[j])) {
+                    (used[j], partner[i]) = (true, Some(j));
+                }
+            }
+        }
+        let mut rest = (0..b.len()).filter(|j| !used[*j]).collect::<Vec<_>>().into_iter();
+        for p in partner.iter_mut().filter(|p| p.is_none()) {
+            *p = rest.next();
         }
         a.iter().zip(partner).enumerate().map(|(i, (x, p))| (x, &b[p.unwrap_or(i)])).collect()
     }
@@ -595,10 +625,12 @@ impl<'a> Walk<'a> {
         // A list beside a short range of integers is compared as that range's values (helper 93: `integer` 1 to 3
         // that became `enum [1, 2, 3]` was a `type-changed`, breaking old producers).
         if !matches!((&o.shape, &n.shape), (Shape::Const(_), Shape::Const(_))) {
-            let lists = match (values_of(self.om, &o.shape, false), values_of(self.nm, &n.shape, false)) {
+            let (ok, nk) =
+                (|x: &Node, v: &Value| self.accepts(true, x, v), |x: &Node, v: &Value| self.accepts(false, x, v));
+            let lists = match (values_of(self.om, &o.shape, false, &ok), values_of(self.nm, &n.shape, false, &nk)) {
                 (Some(a), Some(b)) => Some((a, b)),
-                (Some(a), None) => values_of(self.nm, &n.shape, true).map(|b| (a, b)),
-                (None, Some(b)) => values_of(self.om, &o.shape, true).map(|a| (a, b)),
+                (Some(a), None) => values_of(self.nm, &n.shape, true, &nk).map(|b| (a, b)),
+                (None, Some(b)) => values_of(self.om, &o.shape, true, &ok).map(|a| (a, b)),
                 (None, None) => None,
             };
             if let Some((a, b)) = lists {
@@ -951,12 +983,15 @@ impl<'a> Walk<'a> {
                         self.push(R::FieldAddedRequired, &fat, None, Some(&nf.node.origin), msg, b);
                     } else {
                         let (b, why) = match (closed, any_before) {
-                            (true, _) => (Breaks::WIDER, ""),
+                            (true, _) => (Breaks::WIDER, String::new()),
                             (false, true) => (
                                 Breaks { old_producers: true, stored_history: true, old_consumers: false },
-                                " (the object was open: an OLD message may carry it with a value NEW rejects)",
+                                format!(
+                                    " ({}: an OLD message may carry it with a value NEW rejects)",
+                                    takes_undeclared(o, true)
+                                ),
                             ),
-                            (false, false) => (Breaks::NONE, ""),
+                            (false, false) => (Breaks::NONE, String::new()),
                         };
                         let msg = format!("optional property {} added{why}{}", code(&nf.name), dead_rename(o, nf));
                         self.push(R::FieldAddedOptional, &fat, None, Some(&nf.node.origin), msg, b);
@@ -1016,7 +1051,10 @@ impl<'a> Walk<'a> {
                     if let Some(r) = replaced {
                         msg.push_str(&format!(" (NEW's `x-removed`: use {} instead)", code(&r.replacement)));
                     } else if any_now {
-                        msg.push_str(" (the object is open: a NEW message may carry it with a value OLD rejects)");
+                        msg.push_str(&format!(
+                            " ({}: a NEW message may carry it with a value OLD rejects)",
+                            takes_undeclared(n, false)
+                        ));
                     }
                     // NEW has no node for it: point at the object.
                     self.push(R::FieldRemoved, &fat, Some(&of.node.origin), Some(&nn.origin), msg, b);
@@ -1197,7 +1235,8 @@ impl<'a> Walk<'a> {
             let mut open = String::new();
             if free_now {
                 open += &format!(
-                    "; the object is open: a NEW message may carry {} with a value OLD rejects",
+                    "; {}: a NEW message may carry {} with a value OLD rejects",
+                    takes_undeclared(n, false),
                     code(&of.name)
                 );
             }
@@ -2054,15 +2093,25 @@ fn cell_what(r: &Removed) -> String {
 /// The values a shape accepts when it is a list of them: a `const`, an `enum`, `null`, a nullable list, an
 /// `anyOf` of lists (the values of any), a `oneOf` of lists (the values of exactly one: a value in two matches
 /// both and is refused); with `ranges`, a short range of integers too ([`range_values`]), alone or in those
-/// (a nullable range beside `enum [1, 2, null]`; helper 95). `None` for any other shape.
-fn values_of(m: &Model, s: &Shape, ranges: bool) -> Option<Vec<Value>> {
-    let each = |ms: &[Node]| ms.iter().map(|x| values_of(m, &x.shape, ranges)).collect::<Option<Vec<_>>>();
+/// (a nullable range beside `enum [1, 2, null]`; helper 95), and `boolean` as `true, false`. An `allOf` with a
+/// part that is a list is that list's values its other parts accept (`accepts`, the side's engine): an `enum`
+/// given a `minLength` its values all meet is the same list (helper 123: it was an `allOf` part added, failing
+/// --policy backward). `None` for any other shape.
+fn values_of(m: &Model, s: &Shape, ranges: bool, accepts: &dyn Fn(&Node, &Value) -> bool) -> Option<Vec<Value>> {
+    let each = |ms: &[Node]| ms.iter().map(|x| values_of(m, &x.shape, ranges, accepts)).collect::<Option<Vec<_>>>();
     match m.resolve(s) {
         Shape::Number(_) if ranges => range_values(m, s),
+        Shape::Boolean if ranges => Some(vec![Value::Bool(true), Value::Bool(false)]),
+        Shape::AllOf(ms) => {
+            let (i, vs) =
+                ms.iter().enumerate().find_map(|(i, x)| Some((i, values_of(m, &x.shape, ranges, accepts)?)))?;
+            let others = || ms.iter().enumerate().filter(move |(j, _)| *j != i).map(|(_, x)| x);
+            Some(vs.into_iter().filter(|v| others().all(|x| accepts(x, v))).collect())
+        }
         Shape::Const(v) => Some(vec![v.clone()]),
         Shape::Enum(vs) => Some(vs.clone()),
         Shape::Null => Some(vec![Value::Null]),
-        Shape::Nullable(x) => values_of(m, &x.shape, ranges).map(|mut vs| {
+        Shape::Nullable(x) => values_of(m, &x.shape, ranges, accepts).map(|mut vs| {
             vs.push(Value::Null);
             vs
         }),
@@ -2119,6 +2168,50 @@ fn range_values(m: &Model, s: &Shape) -> Option<Vec<Value>> {
         v += step;
     }
     Some(out)
+}
+
+/// A key of a list member that the diff's equal members share (what it takes, read `depth` levels down: an
+/// object's property names, a list's values, a pattern; not where it stands), so that long lists pair their
+/// members without comparing every pair. Members the diff finds equal but keyed apart (`integer` beside
+/// `multipleOf: 1`) are only compared by their places.
+fn member_key(m: &Model, n: &Node, depth: usize) -> String {
+    let (n, _) = m.resolve_node(n);
+    let many = |tag: &str, ms: &[&Node]| {
+        let mut keys: Vec<String> = ms.iter().map(|x| member_key(m, x, depth.saturating_sub(1))).collect();
+        keys.sort();
+        format!("{tag}({})", keys.join(","))
+    };
+    let sorted = |vs: &[Value]| {
+        let mut t: Vec<String> = vs.iter().map(Value::to_string).collect();
+        t.sort();
+        t.join(",")
+    };
+    if depth == 0 {
+        return kind(&n.shape).to_string();
+    }
+    match &n.shape {
+        Shape::Object(o) => {
+            let mut names: Vec<&str> = o.fields.iter().map(|f| f.name.as_str()).collect();
+            names.sort_unstable();
+            format!("object({})", names.join(","))
+        }
+        Shape::String(st) => format!("string({})", st.pattern.as_ref().map_or("", |p| p.source.as_str())),
+        Shape::Const(v) => format!("enum({})", sorted(std::slice::from_ref(v))),
+        Shape::Enum(vs) => format!("enum({})", sorted(vs)),
+        Shape::Union(u) => format!(
+            "union({},{})",
+            u.discriminator,
+            sorted(&u.members.iter().map(|x| x.tag.clone()).collect::<Vec<_>>())
+        ),
+        Shape::Array(a) => many("array", &a.items.iter().map(|x| &**x).collect::<Vec<_>>()),
+        Shape::Nullable(x) => many("nullable", &[x]),
+        Shape::Kinds(ms) => many("kinds", &ms.iter().collect::<Vec<_>>()),
+        Shape::AllOf(ms) => many("allOf", &ms.iter().collect::<Vec<_>>()),
+        Shape::AnyOf(ms) => many("anyOf", &ms.iter().collect::<Vec<_>>()),
+        Shape::OneOf(ms) => many("oneOf", &ms.iter().collect::<Vec<_>>()),
+        Shape::Not(x) => many("not", &[x]),
+        s => kind(s).to_string(),
+    }
 }
 
 /// What a change calls a member of a list: `what`, or a `oneOf` member where the schema wrote one (a `oneOf`

@@ -220,6 +220,7 @@ impl Cx {
                     names: names.clone(),
                     aliases: Vec::new(),
                     explicit_name: false,
+                    part: s.part,
                     description: None,
                     examples: Vec::new(),
                     annotations: Annotations::default(),
@@ -230,6 +231,7 @@ impl Cx {
                 d.names = names;
                 d.aliases = aliases;
                 d.explicit_name = s.explicit;
+                d.part = s.part;
                 d
             })
             .collect();
@@ -266,6 +268,7 @@ impl Cx {
             names: Names::UNSET,
             aliases: Vec::new(),
             explicit_name: false,
+            part: false,
             description,
             examples,
             annotations: annotations(v),

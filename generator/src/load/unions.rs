@@ -170,6 +170,7 @@ impl Cx {
             names: Names::UNSET,
             aliases: Vec::new(),
             explicit_name: explicit,
+            part,
             description: v.get("description").and_then(Value::as_str).map(String::from),
             examples: Vec::new(),
             annotations: if part { Annotations::default() } else { super::build::annotations(v) },
