@@ -819,6 +819,23 @@ impl ScopeState {
         }
     }
 
+    /// A rejected line closes what nothing open holds: it would have closed what the rejected opening it follows
+    /// from would have opened, so the lines after it do not follow from that opening (helper 127: a rejected
+    /// opening explained every later line that needed one open, however many closed it in between). A single
+    /// scope's closing closes whatever one is open: every rejected opening is done with. Another scope's closing
+    /// of a key ends the rejected opening of that key, else the one without a key.
+    fn consume_rejected_open(&mut self, single: bool, key: Option<&[u8]>) {
+        if single {
+            self.rejected_open.clear();
+            self.rejected_open_lines.clear();
+            self.rejected_keyless = None;
+        } else if let Some(k) = key.filter(|k| find(&self.rejected_open, k).is_some()) {
+            self.forget_rejected_open(k);
+        } else {
+            self.rejected_keyless = None;
+        }
+    }
+
     fn drop_rejected_line(&mut self, line: usize) {
         if let Some(n) = self.rejected_open_lines.get_mut(&line) {
             *n -= 1;
@@ -1523,8 +1540,9 @@ impl State {
             .map(|&i| (i, &m.rules[i]))
             .filter(|(_, r)| msg.when(r))
             .find_map(|(i, r)| self.broken(m, i, r, msg));
-        if found.is_some() {
-            self.note_rejected(m, line, msg);
+        if let Some(v) = &found {
+            self.bind_keyless(m, &m.rules[v.rule], msg, v.caused_by);
+            self.note_rejected(m, line, msg, true);
             self.rejected += 1;
         } else {
             self.apply(m, line, msg);
@@ -1544,12 +1562,16 @@ impl State {
     /// what it would have opened or closed is remembered for `caused_by`.
     pub fn reject(&mut self, m: &Machine, line: usize, value: Option<&Value>) {
         if let Some(msg) = value.and_then(|v| Msg::of_value(m, v)) {
-            self.note_rejected(m, line, &msg);
+            self.note_rejected(m, line, &msg, false);
         }
         self.rejected += 1;
     }
 
-    fn note_rejected(&mut self, m: &Machine, line: usize, msg: &Msg<'_>) {
+    /// What a rejected message would have opened or closed, remembered for `caused_by`. One the sequence rules
+    /// rejected (`sequence`; its message is valid) that closes what nothing open holds ends the rejected opening
+    /// it follows from ([`ScopeState::consume_rejected_open`]); one the message rules rejected would not have
+    /// closed it, so a later close may still follow from that opening.
+    fn note_rejected(&mut self, m: &Machine, line: usize, msg: &Msg<'_>, sequence: bool) {
         let ops = m.ops(msg.t);
         for &s in &ops.opens {
             match msg.str(&m.scopes[s].key) {
@@ -1559,13 +1581,30 @@ impl State {
         }
         for &s in &ops.closes {
             let st = &mut self.scopes[s];
+            let key = msg.str(&m.scopes[s].key);
             let k: Option<Box<[u8]>> = if m.scopes[s].single {
                 st.the_open().map(|(k, _)| k.into())
             } else {
-                msg.str(&m.scopes[s].key).filter(|k| st.has(k)).map(Into::into)
+                key.filter(|k| st.has(k)).map(Into::into)
             };
             if let Some(k) = k {
                 let _ = remember(&mut st.rejected_close, &k, line);
+            } else if sequence {
+                st.consume_rejected_open(m.scopes[s].single, key);
+            }
+        }
+    }
+
+    /// A rejected line whose cause was a rejected line's opening without a key (`cause`) and that needed key `v`
+    /// open: that opening stands for opening `v`, and no other key's lines follow from it (helper 127: it
+    /// explained the lines of three keys).
+    fn bind_keyless(&mut self, m: &Machine, r: &Rule, msg: &Msg<'_>, cause: Option<usize>) {
+        let Kind::NamesOpen { at } = &r.kind else { return };
+        let st = &mut self.scopes[r.scope];
+        if let (Some(c), Some(v), false) = (cause, msg.str(at), m.scopes[r.scope].single) {
+            if st.rejected_keyless == Some(c) && find(&st.rejected_open, v).is_none() {
+                st.remember_rejected_open(v, c);
+                st.rejected_keyless = None;
             }
         }
     }
@@ -1635,14 +1674,10 @@ impl State {
             }
             Kind::CloseNotOpen => {
                 let none = if sc.single { open.is_none() } else { !key.is_some_and(|k| st.has(k)) };
-                // A single scope's closing event closes the open one whatever its key: it follows from the
-                // rejected opening of its key, else from the latest rejected opening (helper 111: a keyless one
-                // named none).
-                let cause = if sc.single {
-                    key.and_then(|k| find(&st.rejected_open, k).copied()).or_else(|| st.latest_rejected_open())
-                } else {
-                    rejected_open(key)
-                };
+                // A closing event without its key follows from the latest rejected opening of a single scope
+                // (helper 111: a keyless one named none); one with its key, from the rejected opening of that key
+                // or of none (had another key's opening been accepted, the key would be the wrong one; helper 127).
+                let cause = if sc.single && key.is_none() { st.latest_rejected_open() } else { rejected_open(key) };
                 (closer && none).then(|| with(key, &[], None, cause))?
             }
             Kind::NamesOpen { at } => {

@@ -422,6 +422,36 @@ function remember(map: Map<string, number>, key: string, line: number): void {
 /** The message-level rules of a value no line can hold (nothing is read from it). */
 const UNREADABLE = new Set<string>(["blank-line","invalid-utf8","malformed-json"]);
 
+/** Remembers that rejected `line` would have opened `key` (`remember`, keeping the order of lines). */
+function rememberRejectedOpen(st: ScopeState, key: string, line: number): void {
+  remember(st.rejectedOpen, key, line);
+  if (st.rejectedOpen.get(key) === line) {
+    st.rejectedOpenOrder.push([key, line]);
+    // Stale entries are dropped when they outnumber the live ones.
+    if (st.rejectedOpenOrder.length > 2 * st.rejectedOpen.size + 16) {
+      st.rejectedOpenOrder = st.rejectedOpenOrder.filter(([k, l]) => st.rejectedOpen.get(k) === l);
+    }
+  }
+}
+
+/**
+ * A rejected line closes what nothing open holds: the lines after it do not follow from the rejected opening it
+ * follows from. A single scope's closing closes whatever one is open: every rejected opening is done with; another
+ * scope's closing of a key ends the rejected opening of that key, else the one without a key (as in the Rust
+ * checker).
+ */
+function consumeRejectedOpen(st: ScopeState, single: boolean, key: string | undefined): void {
+  if (single) {
+    st.rejectedOpen.clear();
+    st.rejectedOpenOrder = [];
+    st.rejectedKeyless = undefined;
+  } else if (key !== undefined && st.rejectedOpen.has(key)) {
+    st.rejectedOpen.delete(key);
+  } else {
+    st.rejectedKeyless = undefined;
+  }
+}
+
 function theOpen(st: ScopeState): [string, Item] | undefined {
   for (const e of st.open) return e;
   return undefined;
@@ -543,30 +573,40 @@ export class SessionStreamChecker {
     if (!isObj(v) || !isObj(ev)) return;
     const role = v[ROLE];
     const t = ev[TAG];
-    this.#noteRejected(line, { role: typeof role === "string" ? role : "", t: typeof t === "string" ? t : "", env: v, ev });
+    this.#noteRejected(line, { role: typeof role === "string" ? role : "", t: typeof t === "string" ? t : "", env: v, ev }, false);
   }
 
-  /** Remembers what a rejected message would have opened or closed (for `causedBy`). */
-  #noteRejected(line: number, m: Msg): void {
+  /**
+   * Remembers what a rejected message would have opened or closed (for `causedBy`). One the sequence rules rejected
+   * (`sequence`) that closes what nothing open holds ends the rejected opening it follows from, as in the Rust
+   * checker (`consumeRejectedOpen`).
+   */
+  #noteRejected(line: number, m: Msg, sequence: boolean): void {
     SEQUENCE.scopes.forEach((sc, s) => {
       const st = this.#scopes[s] as ScopeState;
       const key = str(m, sc.key);
       if (m.t === sc.openedBy && key === undefined) st.rejectedKeyless = line;
-      if (m.t === sc.openedBy && key !== undefined) {
-        remember(st.rejectedOpen, key, line);
-        if (st.rejectedOpen.get(key) === line) {
-          st.rejectedOpenOrder.push([key, line]);
-          // Stale entries are dropped when they outnumber the live ones.
-          if (st.rejectedOpenOrder.length > 2 * st.rejectedOpen.size + 16) {
-            st.rejectedOpenOrder = st.rejectedOpenOrder.filter(([k, l]) => st.rejectedOpen.get(k) === l);
-          }
-        }
-      }
+      if (m.t === sc.openedBy && key !== undefined) rememberRejectedOpen(st, key, line);
       if (m.t === sc.closedBy) {
         const k = sc.single ? theOpen(st)?.[0] : key;
         if (k !== undefined && st.open.has(k)) remember(st.rejectedClose, k, line);
+        else if (sequence) consumeRejectedOpen(st, sc.single, key);
       }
     });
+  }
+
+  /**
+   * A rejected line whose cause was a rejected opening without a key and that needed key `v` open: that opening
+   * stands for opening `v`, and no other key's lines follow from it (as in the Rust checker).
+   */
+  #bindKeyless(r: Rule, m: Msg, cause: number | undefined): void {
+    if (r.check !== "names-open" || cause === undefined) return;
+    const sc = SEQUENCE.scopes[r.scope] as Scope;
+    const st = this.#scopes[r.scope] as ScopeState;
+    const v = str(m, r.at);
+    if (sc.single || v === undefined || st.rejectedKeyless !== cause || st.rejectedOpen.has(v)) return;
+    rememberRejectedOpen(st, v, cause);
+    st.rejectedKeyless = undefined;
   }
 
   #after(line: number, r: WireResult<unknown>, raw: unknown): StreamRecord {
@@ -585,7 +625,8 @@ export class SessionStreamChecker {
       if (!selected(rule, m)) continue;
       const v = this.#broken(i, rule, m);
       if (v !== undefined) {
-        this.#noteRejected(line, m);
+        this.#bindKeyless(rule, m, v.causedBy);
+        this.#noteRejected(line, m, true);
         return this.#reject(line, [v]);
       }
     }
@@ -673,11 +714,9 @@ export class SessionStreamChecker {
       case "close-not-open": {
         const none = sc.single ? open === undefined : !(key !== undefined && st.open.has(key));
         if (!closer || !none) return undefined;
-        // A single scope's closing event closes the open one whatever its key: it follows from the rejected
-        // opening of its key, else from the latest rejected opening (helper 111: a keyless one named none).
-        const cause = sc.single
-          ? (key === undefined ? undefined : st.rejectedOpen.get(key)) ?? latestRejectedOpen()
-          : rejectedOpen(key);
+        // A closing event without its key follows from the latest rejected opening of a single scope, one with
+        // its key from the rejected opening of that key or of none (as in the Rust checker).
+        const cause = sc.single && key === undefined ? latestRejectedOpen() : rejectedOpen(key);
         return withKey(key, {}, undefined, cause);
       }
       case "names-open": {

@@ -75,6 +75,8 @@ pub(crate) const OWN: &[&str] = &[
     "REJECTED_KEYS",
     "remember",
     "UNREADABLE",
+    "rememberRejectedOpen",
+    "consumeRejectedOpen",
     "theOpen",
     "index",
     "openItem",
