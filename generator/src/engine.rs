@@ -118,7 +118,10 @@ pub enum EngineError {
 impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EngineError::NoRoot => f.write_str("the schema names no root type (`x-root`); say which type to check"),
+            EngineError::NoRoot => f.write_str(
+                "the schema names no root type (`x-root`; a file root that holds only `$defs` and annotations is \
+                 their container, no type); say which type to check",
+            ),
             EngineError::UnknownType(t) => write!(f, "the schema has no type named `{t}`"),
         }
     }

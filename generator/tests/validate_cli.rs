@@ -1143,3 +1143,21 @@ fn where_a_document_breaks_is_where_the_engine_stops_reading_it() {
         "{first}"
     );
 }
+
+/// A file root that holds only `$defs` and annotations is their container, no type: checking the file as one
+/// schema says so, and names the types there are (helper 122: it said only that no root was named).
+#[test]
+fn a_file_of_defs_alone_says_it_is_their_container() {
+    let dir = std::env::temp_dir().join(format!("wiregen-container-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("thing.schema.json");
+    let schema =
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"Thing","$defs":{"d":{"type":"string"}}}"#;
+    std::fs::write(&file, schema).expect("write");
+    let out = wiregen(&["validate", "--schema", file.to_str().expect("path"), "-"], b"\"x\"\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a file root that holds only `$defs` and annotations is their container, no type"), "{err}");
+    assert!(err.contains("--type NAME takes one of its types: `D`"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -819,11 +819,11 @@ impl ScopeState {
         }
     }
 
-    /// A rejected line closes what nothing open holds: it would have closed what the rejected opening it follows
-    /// from would have opened, so the lines after it do not follow from that opening (helper 127: a rejected
-    /// opening explained every later line that needed one open, however many closed it in between). A single
-    /// scope's closing closes whatever one is open: every rejected opening is done with. Another scope's closing
-    /// of a key ends the rejected opening of that key, else the one without a key.
+    /// A closing line rejected only because nothing it closes is open, following from a rejected opening: it
+    /// would have closed what that opening opened, so the lines after it do not follow from the opening (helper
+    /// 127: a rejected opening explained every later line that needed one open, however many closed it in
+    /// between). A single scope's closing closes whatever one is open: every rejected opening is done with.
+    /// Another scope's closing of a key ends the rejected opening of that key, else the one without a key.
     fn consume_rejected_open(&mut self, single: bool, key: Option<&[u8]>) {
         if single {
             self.rejected_open.clear();
@@ -1541,8 +1541,16 @@ impl State {
             .filter(|(_, r)| msg.when(r))
             .find_map(|(i, r)| self.broken(m, i, r, msg));
         if let Some(v) = &found {
-            self.bind_keyless(m, &m.rules[v.rule], msg, v.caused_by);
-            self.note_rejected(m, line, msg, true);
+            let r = &m.rules[v.rule];
+            self.bind_keyless(m, r, msg, v.caused_by);
+            self.note_rejected(m, line, msg);
+            // A closing line rejected only for want of the opening it follows from would have closed what that
+            // opening opened: the lines after it do not follow from it (a closing line rejected for another rule
+            // closes nothing either way, and the opening's echoes go on past it; helper 129).
+            if let (Kind::CloseNotOpen, Some(_)) = (&r.kind, v.caused_by) {
+                let key = msg.str(&m.scopes[r.scope].key);
+                self.scopes[r.scope].consume_rejected_open(m.scopes[r.scope].single, key);
+            }
             self.rejected += 1;
         } else {
             self.apply(m, line, msg);
@@ -1562,16 +1570,13 @@ impl State {
     /// what it would have opened or closed is remembered for `caused_by`.
     pub fn reject(&mut self, m: &Machine, line: usize, value: Option<&Value>) {
         if let Some(msg) = value.and_then(|v| Msg::of_value(m, v)) {
-            self.note_rejected(m, line, &msg, false);
+            self.note_rejected(m, line, &msg);
         }
         self.rejected += 1;
     }
 
-    /// What a rejected message would have opened or closed, remembered for `caused_by`. One the sequence rules
-    /// rejected (`sequence`; its message is valid) that closes what nothing open holds ends the rejected opening
-    /// it follows from ([`ScopeState::consume_rejected_open`]); one the message rules rejected would not have
-    /// closed it, so a later close may still follow from that opening.
-    fn note_rejected(&mut self, m: &Machine, line: usize, msg: &Msg<'_>, sequence: bool) {
+    /// What a rejected message would have opened or closed, remembered for `caused_by`.
+    fn note_rejected(&mut self, m: &Machine, line: usize, msg: &Msg<'_>) {
         let ops = m.ops(msg.t);
         for &s in &ops.opens {
             match msg.str(&m.scopes[s].key) {
@@ -1581,16 +1586,13 @@ impl State {
         }
         for &s in &ops.closes {
             let st = &mut self.scopes[s];
-            let key = msg.str(&m.scopes[s].key);
             let k: Option<Box<[u8]>> = if m.scopes[s].single {
                 st.the_open().map(|(k, _)| k.into())
             } else {
-                key.filter(|k| st.has(k)).map(Into::into)
+                msg.str(&m.scopes[s].key).filter(|k| st.has(k)).map(Into::into)
             };
             if let Some(k) = k {
                 let _ = remember(&mut st.rejected_close, &k, line);
-            } else if sequence {
-                st.consume_rejected_open(m.scopes[s].single, key);
             }
         }
     }
@@ -1665,9 +1667,10 @@ impl State {
                 let ended = key.filter(|_| opener).and_then(|k| find(&st.closed, k))?;
                 with(key, &[], Some(*ended), None)
             }
-            Kind::KeyMissing => {
-                (open.is_some() && !opener && key.is_none()).then(|| with(key, &[], open_line, None))?
-            }
+            // Had the rejected line that would have closed the open one been accepted, nothing would be open
+            // (helper 129).
+            Kind::KeyMissing => (open.is_some() && !opener && key.is_none())
+                .then(|| with(key, &[], open_line, open.and_then(|o| find(&st.rejected_close, o).copied())))?,
             Kind::KeyMismatch => {
                 let other = open.is_some_and(|o| key.is_some_and(|k| k != o));
                 (other && !opener).then(|| with(key, &[], open_line, rejected_open(key)))?
@@ -1677,7 +1680,12 @@ impl State {
                 // A closing event without its key follows from the latest rejected opening of a single scope
                 // (helper 111: a keyless one named none); one with its key, from the rejected opening of that key
                 // or of none (had another key's opening been accepted, the key would be the wrong one; helper 127).
-                let cause = if sc.single && key.is_none() { st.latest_rejected_open() } else { rejected_open(key) };
+                // Of a scope of many, one without its key closes nothing however the openings went (helper 129).
+                let cause = match (sc.single, key) {
+                    (true, None) => st.latest_rejected_open(),
+                    (false, None) => None,
+                    _ => rejected_open(key),
+                };
                 (closer && none).then(|| with(key, &[], None, cause))?
             }
             Kind::NamesOpen { at } => {

@@ -435,8 +435,8 @@ function rememberRejectedOpen(st: ScopeState, key: string, line: number): void {
 }
 
 /**
- * A rejected line closes what nothing open holds: the lines after it do not follow from the rejected opening it
- * follows from. A single scope's closing closes whatever one is open: every rejected opening is done with; another
+ * A closing line rejected only because nothing it closes is open, following from a rejected opening: the lines
+ * after it do not follow from that opening. A single scope's closing closes whatever one is open: every rejected opening is done with; another
  * scope's closing of a key ends the rejected opening of that key, else the one without a key (as in the Rust
  * checker).
  */
@@ -573,15 +573,11 @@ export class SessionStreamChecker {
     if (!isObj(v) || !isObj(ev)) return;
     const role = v[ROLE];
     const t = ev[TAG];
-    this.#noteRejected(line, { role: typeof role === "string" ? role : "", t: typeof t === "string" ? t : "", env: v, ev }, false);
+    this.#noteRejected(line, { role: typeof role === "string" ? role : "", t: typeof t === "string" ? t : "", env: v, ev });
   }
 
-  /**
-   * Remembers what a rejected message would have opened or closed (for `causedBy`). One the sequence rules rejected
-   * (`sequence`) that closes what nothing open holds ends the rejected opening it follows from, as in the Rust
-   * checker (`consumeRejectedOpen`).
-   */
-  #noteRejected(line: number, m: Msg, sequence: boolean): void {
+  /** Remembers what a rejected message would have opened or closed (for `causedBy`). */
+  #noteRejected(line: number, m: Msg): void {
     SEQUENCE.scopes.forEach((sc, s) => {
       const st = this.#scopes[s] as ScopeState;
       const key = str(m, sc.key);
@@ -590,7 +586,6 @@ export class SessionStreamChecker {
       if (m.t === sc.closedBy) {
         const k = sc.single ? theOpen(st)?.[0] : key;
         if (k !== undefined && st.open.has(k)) remember(st.rejectedClose, k, line);
-        else if (sequence) consumeRejectedOpen(st, sc.single, key);
       }
     });
   }
@@ -626,7 +621,13 @@ export class SessionStreamChecker {
       const v = this.#broken(i, rule, m);
       if (v !== undefined) {
         this.#bindKeyless(rule, m, v.causedBy);
-        this.#noteRejected(line, m, true);
+        this.#noteRejected(line, m);
+        // A closing line rejected only for want of the opening it follows from ends that opening's echoes (as in
+        // the Rust checker).
+        if (rule.check === "close-not-open" && v.causedBy !== undefined) {
+          const sc = SEQUENCE.scopes[rule.scope] as Scope;
+          consumeRejectedOpen(this.#scopes[rule.scope] as ScopeState, sc.single, str(m, sc.key));
+        }
         return this.#reject(line, [v]);
       }
     }
@@ -706,7 +707,10 @@ export class SessionStreamChecker {
         return ended === undefined ? undefined : withKey(key, {}, ended);
       }
       case "key-missing":
-        return open !== undefined && !opener && key === undefined ? withKey(key, {}, openLine) : undefined;
+        // Had the rejected line that would have closed the open one been accepted, nothing would be open.
+        return open !== undefined && !opener && key === undefined
+          ? withKey(key, {}, openLine, st.rejectedClose.get(open))
+          : undefined;
       case "key-mismatch":
         return open !== undefined && key !== undefined && key !== open && !opener
           ? withKey(key, {}, openLine, rejectedOpen(key))
@@ -716,7 +720,8 @@ export class SessionStreamChecker {
         if (!closer || !none) return undefined;
         // A closing event without its key follows from the latest rejected opening of a single scope, one with
         // its key from the rejected opening of that key or of none (as in the Rust checker).
-        const cause = sc.single && key === undefined ? latestRejectedOpen() : rejectedOpen(key);
+        // Of a scope of many, one without its key closes nothing however the openings went.
+        const cause = key === undefined ? (sc.single ? latestRejectedOpen() : undefined) : rejectedOpen(key);
         return withKey(key, {}, undefined, cause);
       }
       case "names-open": {
