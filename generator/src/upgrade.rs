@@ -168,6 +168,29 @@ impl Plan {
                 }
             });
         }
+        // The types with renames met where the upgrade renames nothing, and those below them: their renames are
+        // carried on one path and not on another (helper 123: an image type reached by a property and through an
+        // `anyOf`; the diff called the rename safe for stored history, and `migrate` refused the `anyOf`'s).
+        let mut below_uncarried = vec![false; m.types.len()];
+        let mut todo: Vec<TypeId> = if w.over.is_none() { w.uncarried.clone() } else { Vec::new() };
+        while let Some(id) = todo.pop() {
+            if w.holds.get(id.0).copied().unwrap_or(false) && !below_uncarried[id.0] {
+                below_uncarried[id.0] = true;
+                m.ty(id).node.visit_refs(&mut |r| todo.push(r));
+            }
+        }
+        for (t, _) in m.types.iter().zip(&below_uncarried).filter(|(_, b)| **b) {
+            t.node.visit(&mut |n: &Node| {
+                match &n.shape {
+                    // (One the walk never reached is refused as unreached above.)
+                    Shape::Object(o) if w.reached.contains(&std::ptr::from_ref(o)) => {
+                        let renamed = o.fields.iter().filter(|f| f.renamed_from.is_some());
+                        out.extend(renamed.map(|f| (f.node.origin.clone(), UNCARRIED_RENAME)));
+                    }
+                    _ => {}
+                }
+            });
+        }
         for f in w.found.iter().filter(|_| w.over.is_none()) {
             if f.ambiguous {
                 out.push((f.origin.clone(), AMBIGUOUS_RENAME));
@@ -216,6 +239,11 @@ impl Plan {
 pub(crate) const UNREACHED_RENAME: &str = "the upgrade does not follow this rename: renames are carried through \
      properties, arrays, maps and tagged unions, not inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, \
      `dependentSchemas`, `prefixItems` or `patternProperties`";
+
+/// Why the loader refuses a rename in a type that is also reached where the upgrade renames nothing.
+pub(crate) const UNCARRIED_RENAME: &str = "the upgrade does not follow this rename everywhere: the type holding it \
+     is also reached inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas`, `prefixItems`, `contains` or \
+     `patternProperties`, where renames are not carried (an old message there would keep the old name)";
 
 /// Why the loader refuses a rename below a type that contains itself.
 pub(crate) const RECURSIVE_RENAME: &str = "the upgrade does not follow this rename: it stands in a type that \
@@ -266,6 +294,8 @@ struct Walker<'m> {
     /// The type the walk was to enter when it ran out of its budget (the loader refuses the renames in and below
     /// it: [`TOO_MANY_PATHS`]).
     over: Option<TypeId>,
+    /// Types with renames referred to from a node the walk does not enter ([`Walker::not_carried`]).
+    uncarried: Vec<TypeId>,
 }
 
 /// Per type, whether it or a type it refers to (through any node, or as a union member) declares a property
@@ -317,6 +347,7 @@ fn renames<'m>(m: &'m Model, p: &crate::ir::Protocol) -> Walker<'m> {
         found: Vec::new(),
         ambiguous: 0,
         holds: holds_renames(m),
+        uncarried: Vec::new(),
         budget: WALK_BUDGET,
         over: None,
     };
@@ -388,13 +419,20 @@ impl Walker<'_> {
                 if let Additional::Schema(n) = &o.additional {
                     self.below("*".into(), n);
                 }
+                for (_, n) in &o.pattern_properties {
+                    self.not_carried(n);
+                }
             }
             Shape::Array(a) => {
                 if let Some(items) = &a.items {
                     self.below("[]".into(), items);
                 }
+                for n in a.prefix.iter().chain(a.contains.as_ref().map(|c| &*c.node)) {
+                    self.not_carried(n);
+                }
             }
             Shape::Nullable(n) => self.walk(n),
+            Shape::Union(u) if u.events => {}
             Shape::Union(u) if !u.events => {
                 for mem in &u.members {
                     let Some(tag) = mem.tag.as_str() else { continue };
@@ -407,8 +445,21 @@ impl Walker<'_> {
                     self.ambiguous -= usize::from(step);
                 }
             }
-            _ => {}
+            _ => self.not_carried(node),
         }
+    }
+
+    /// A node the upgrade does not enter (an `anyOf` member, an `allOf` part, a `prefixItems` position, a
+    /// `patternProperties` value...): the types with renames it refers to are reached where the upgrade renames
+    /// nothing.
+    fn not_carried(&mut self, node: &Node) {
+        let holds = &self.holds;
+        let uncarried = &mut self.uncarried;
+        node.visit_refs(&mut |r| {
+            if holds.get(r.0).copied().unwrap_or(false) {
+                uncarried.push(r);
+            }
+        });
     }
 }
 

@@ -507,11 +507,21 @@ impl<'a> Walk<'a> {
             for (j, y) in b.iter().enumerate().filter(|(j, _)| !used[*j]) {
                 by_key.entry(member_key(self.nm, y, 2)).or_default().push(j);
             }
+            // At most 64 probes a member in all: members alike in their keys are compared a few each, and the
+            // rest go by their places (a list of 1,000 of one key took seconds; helper 128).
+            let mut probes = 64 * a.len();
             let unpaired: Vec<usize> = (0..a.len()).filter(|i| partner[*i].is_none()).collect();
             for (i, x) in unpaired.into_iter().map(|i| (i, &a[i])) {
                 let Some(js) = by_key.get(&member_key(self.om, x, 2)) else { continue };
-                if let Some(&j) = js.iter().find(|&&j| !used[j] && !self.differs(at, x, &b[j])) {
-                    (used[j], partner[i]) = (true, Some(j));
+                for &j in js.iter().filter(|&&j| !used[j]) {
+                    if probes == 0 {
+                        break;
+                    }
+                    probes -= 1;
+                    if !self.differs(at, x, &b[j]) {
+                        (used[j], partner[i]) = (true, Some(j));
+                        break;
+                    }
                 }
             }
         }
@@ -635,6 +645,18 @@ impl<'a> Walk<'a> {
             };
             if let Some((a, b)) = lists {
                 return self.values(at, oo, &a, no, &b);
+            }
+            // An `allOf` holding a list beside another shape is that list, an `enum`, compared as a plain one is
+            // (helper 128: its parts were compared with the other shape, an `allOf` part added and removed).
+            let listed = |m: &Model, x: &Node, k: &dyn Fn(&Node, &Value) -> bool| match x.shape {
+                Shape::AllOf(_) => {
+                    values_of(m, &x.shape, false, k).map(|vs| Node { shape: Shape::Enum(vs), ..x.clone() })
+                }
+                _ => None,
+            };
+            let (ol, nl) = (listed(self.om, o, &ok), listed(self.nm, n, &nk));
+            if ol.is_some() || nl.is_some() {
+                return self.shape(at, ol.as_ref().unwrap_or(o), nl.as_ref().unwrap_or(n));
             }
         }
         match (&o.shape, &n.shape) {
@@ -2175,6 +2197,13 @@ fn range_values(m: &Model, s: &Shape) -> Option<Vec<Value>> {
 /// members without comparing every pair. Members the diff finds equal but keyed apart (`integer` beside
 /// `multipleOf: 1`) are only compared by their places.
 fn member_key(m: &Model, n: &Node, depth: usize) -> String {
+    // A type the schema declares (a file root, a `$defs` entry) by its name, as the diff pairs such types; one
+    // named after its place (an `anyOf` member's object) by what it is, as its place is what moved.
+    if let Shape::Ref(id) = n.shape {
+        if is_entry(m.ty(id)) {
+            return format!("type({})", m.ty(id).names.base);
+        }
+    }
     let (n, _) = m.resolve_node(n);
     let many = |tag: &str, ms: &[&Node]| {
         let mut keys: Vec<String> = ms.iter().map(|x| member_key(m, x, depth.saturating_sub(1))).collect();
@@ -2191,11 +2220,21 @@ fn member_key(m: &Model, n: &Node, depth: usize) -> String {
     }
     match &n.shape {
         Shape::Object(o) => {
-            let mut names: Vec<&str> = o.fields.iter().map(|f| f.name.as_str()).collect();
-            names.sort_unstable();
-            format!("object({})", names.join(","))
+            let mut fields: Vec<String> = (o.fields.iter())
+                .map(|f| {
+                    format!("{}{}:{}", f.name, if f.required { "!" } else { "" }, member_key(m, &f.node, depth - 1))
+                })
+                .collect();
+            fields.sort_unstable();
+            format!("object({})", fields.join(","))
         }
-        Shape::String(st) => format!("string({})", st.pattern.as_ref().map_or("", |p| p.source.as_str())),
+        Shape::String(st) => format!(
+            "string({:?},{:?},{})",
+            st.min_length,
+            st.max_length,
+            st.pattern.as_ref().map_or("", |p| p.source.as_str())
+        ),
+        Shape::Number(x) => format!("number({x:?})"),
         Shape::Const(v) => format!("enum({})", sorted(std::slice::from_ref(v))),
         Shape::Enum(vs) => format!("enum({})", sorted(vs)),
         Shape::Union(u) => format!(
