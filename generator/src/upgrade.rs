@@ -138,7 +138,7 @@ impl Plan {
     /// (`AMBIGUOUS_RENAME`); any, when the types that hold renames are reached by too many paths to walk
     /// (`TOO_MANY_PATHS`). The loader refuses them, so a declared rename is never silently left out of an
     /// upgrade.
-    pub fn unreached_renames(m: &Model) -> Vec<(crate::ir::Origin, &'static str)> {
+    pub fn unreached_renames(m: &Model) -> Vec<(crate::ir::Origin, String)> {
         let Some(p) = m.protocol.as_ref() else { return Vec::new() };
         let w = renames(m, p);
         let mut out = Vec::new();
@@ -162,7 +162,8 @@ impl Plan {
                     };
                     if let Some(why) = why {
                         out.extend(
-                            o.fields.iter().filter(|f| f.renamed_from.is_some()).map(|f| (f.node.origin.clone(), why)),
+                            (o.fields.iter().filter(|f| f.renamed_from.is_some()))
+                                .map(|f| (f.node.origin.clone(), why.to_string())),
                         );
                     }
                 }
@@ -171,21 +172,26 @@ impl Plan {
         // The types with renames met where the upgrade renames nothing, and those below them: their renames are
         // carried on one path and not on another (helper 123: an image type reached by a property and through an
         // `anyOf`; the diff called the rename safe for stored history, and `migrate` refused the `anyOf`'s).
-        let mut below_uncarried = vec![false; m.types.len()];
-        let mut todo: Vec<TypeId> = if w.over.is_none() { w.uncarried.clone() } else { Vec::new() };
-        while let Some(id) = todo.pop() {
-            if w.holds.get(id.0).copied().unwrap_or(false) && !below_uncarried[id.0] {
-                below_uncarried[id.0] = true;
-                m.ty(id).node.visit_refs(&mut |r| todo.push(r));
+        // Each with the place it is met first where the upgrade renames nothing, which the error names.
+        let mut below_uncarried: Vec<Option<&crate::ir::Origin>> = vec![None; m.types.len()];
+        let mut todo: Vec<(TypeId, &crate::ir::Origin)> =
+            if w.over.is_none() { w.uncarried.iter().map(|(id, at)| (*id, at)).collect() } else { Vec::new() };
+        todo.reverse();
+        while let Some((id, at)) = todo.pop() {
+            if w.holds.get(id.0).copied().unwrap_or(false) && below_uncarried[id.0].is_none() {
+                below_uncarried[id.0] = Some(at);
+                m.ty(id).node.visit_refs(&mut |r| todo.push((r, at)));
             }
         }
-        for (t, _) in m.types.iter().zip(&below_uncarried).filter(|(_, b)| **b) {
+        for (t, at) in m.types.iter().zip(&below_uncarried) {
+            let Some(at) = at else { continue };
+            let why = format!("{UNCARRIED_RENAME} (it is reached at `{}` in `{}`)", at.pointer, at.file);
             t.node.visit(&mut |n: &Node| {
                 match &n.shape {
                     // (One the walk never reached is refused as unreached above.)
                     Shape::Object(o) if w.reached.contains(&std::ptr::from_ref(o)) => {
                         let renamed = o.fields.iter().filter(|f| f.renamed_from.is_some());
-                        out.extend(renamed.map(|f| (f.node.origin.clone(), UNCARRIED_RENAME)));
+                        out.extend(renamed.map(|f| (f.node.origin.clone(), why.clone())));
                     }
                     _ => {}
                 }
@@ -193,9 +199,9 @@ impl Plan {
         }
         for f in w.found.iter().filter(|_| w.over.is_none()) {
             if f.ambiguous {
-                out.push((f.origin.clone(), AMBIGUOUS_RENAME));
+                out.push((f.origin.clone(), AMBIGUOUS_RENAME.to_string()));
             } else if f.stack.iter().any(|t| w.recursed.contains(t)) {
-                out.push((f.origin.clone(), RECURSIVE_RENAME));
+                out.push((f.origin.clone(), RECURSIVE_RENAME.to_string()));
             }
         }
         out.sort();
@@ -238,12 +244,14 @@ impl Plan {
 /// renames.
 pub(crate) const UNREACHED_RENAME: &str = "the upgrade does not follow this rename: renames are carried through \
      properties, arrays, maps and tagged unions, not inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, \
-     `dependentSchemas`, `prefixItems` or `patternProperties`";
+     `dependentSchemas`, `prefixItems`, `contains` or `patternProperties` (a `$ref` beside other keywords is an \
+     `allOf`)";
 
 /// Why the loader refuses a rename in a type that is also reached where the upgrade renames nothing.
 pub(crate) const UNCARRIED_RENAME: &str = "the upgrade does not follow this rename everywhere: the type holding it \
      is also reached inside `allOf`, `anyOf`, `oneOf`, `not`, `if`, `dependentSchemas`, `prefixItems`, `contains` or \
-     `patternProperties`, where renames are not carried (an old message there would keep the old name)";
+     `patternProperties` (a `$ref` beside other keywords is an `allOf`), where renames are not carried (an old \
+     message there would keep the old name)";
 
 /// Why the loader refuses a rename below a type that contains itself.
 pub(crate) const RECURSIVE_RENAME: &str = "the upgrade does not follow this rename: it stands in a type that \
@@ -294,8 +302,9 @@ struct Walker<'m> {
     /// The type the walk was to enter when it ran out of its budget (the loader refuses the renames in and below
     /// it: [`TOO_MANY_PATHS`]).
     over: Option<TypeId>,
-    /// Types with renames referred to from a node the walk does not enter ([`Walker::not_carried`]).
-    uncarried: Vec<TypeId>,
+    /// Types with renames referred to from a node the walk does not enter ([`Walker::not_carried`]), each with the
+    /// place of the reference.
+    uncarried: Vec<(TypeId, crate::ir::Origin)>,
 }
 
 /// Per type, whether it or a type it refers to (through any node, or as a union member) declares a property
@@ -455,10 +464,15 @@ impl Walker<'_> {
     fn not_carried(&mut self, node: &Node) {
         let holds = &self.holds;
         let uncarried = &mut self.uncarried;
-        node.visit_refs(&mut |r| {
+        let mut met = |r: TypeId, at: &crate::ir::Origin| {
             if holds.get(r.0).copied().unwrap_or(false) {
-                uncarried.push(r);
+                uncarried.push((r, at.clone()));
             }
+        };
+        node.visit(&mut |n: &Node| match &n.shape {
+            Shape::Ref(r) => met(*r, &n.origin),
+            Shape::Union(u) => u.members.iter().for_each(|mb| met(mb.ty, &n.origin)),
+            _ => {}
         });
     }
 }
