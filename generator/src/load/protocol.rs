@@ -142,7 +142,11 @@ impl Cx {
                     self.err(
                         &env_at.join("properties").join(f),
                         K::InvalidValue,
-                        format!("the envelope has one event union; `{first}` is already it"),
+                        // The envelope's one union property is its events: another is read as a second (helper 131).
+                        format!(
+                            "the envelope has one event union, `{first}`, and no other union property: put this \
+                             union in an object property of the envelope, or in an event"
+                        ),
                     );
                 }
                 return None;
