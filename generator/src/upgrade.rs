@@ -441,8 +441,9 @@ impl Walker<'_> {
                 }
             }
             Shape::Nullable(n) => self.walk(n),
+            // The events' union is not entered here: each event is walked on its own.
             Shape::Union(u) if u.events => {}
-            Shape::Union(u) if !u.events => {
+            Shape::Union(u) => {
                 for mem in &u.members {
                     let Some(tag) = mem.tag.as_str() else { continue };
                     // The step is split at its first `=`: a discriminator holding one would be cut short.

@@ -151,7 +151,6 @@ fn allowed<'p>(p: &'p Protocol, rules: &'p [(String, Vec<String>)], name: &str) 
     rules.iter().find(|(n, _)| n == name).map_or(p.roles.as_slice(), |(_, r)| r.as_slice())
 }
 
-/// Whether an object accepts a property it does not declare.
 /// How a change's message says that an object takes properties it does not declare (in OLD with `past`): open,
 /// or stripping them (helper 123: a strip object was said to be open).
 fn takes_undeclared(o: &ObjectShape, past: bool) -> &'static str {
@@ -163,6 +162,7 @@ fn takes_undeclared(o: &ObjectShape, past: bool) -> &'static str {
     }
 }
 
+/// Whether an object accepts a property it does not declare.
 fn accepts_unknown(o: &ObjectShape) -> bool {
     matches!(o.additional, Additional::Open | Additional::Strip)
 }
@@ -180,9 +180,6 @@ fn dead_rename(o: &ObjectShape, nf: &Field) -> String {
     }
 }
 
-/// Whether an OLD message can carry a property `o` does not declare under `name` to the upgrade: its object keeps
-/// unknown properties (open, or checked by `additionalProperties`), or a pattern of `patternProperties` takes the name.
-/// A stripping object's readers drop it before the upgrade sees it.
 /// Why OLD has no declared field at an `x-moved-from` pointer.
 enum NoPlace {
     /// An object there takes the name undeclared: a message may hold anything at it.
@@ -215,6 +212,9 @@ fn objects_in<'m>(m: &'m Model, n: &'m Node) -> Vec<&'m ObjectShape> {
     out
 }
 
+/// Whether an OLD message can carry a property `o` does not declare under `name` to the upgrade: its object keeps
+/// unknown properties (open, or checked by `additionalProperties`), or a pattern of `patternProperties` takes the name.
+/// A stripping object's readers drop it before the upgrade sees it.
 fn carries_undeclared(o: &ObjectShape, name: &str) -> bool {
     matches!(o.additional, Additional::Open | Additional::Schema(_)) || undeclared_checks(o, name).1
 }

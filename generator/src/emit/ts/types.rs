@@ -29,9 +29,9 @@ const MAX_PART_DEPTH: usize = 128;
 
 /// Whether an object's type has an index signature: unless no property beyond the declared ones can be there (a
 /// closed object, or a strip object that declares some, whose value keeps only those). A strip object that declares
-/// none takes any object (it drops every key), so its type is any object's: `Record<string, never>`, the type of
-/// the `{}` it gives back, made an `allOf` whose other part declares a property `never`, and said an `anyOf`
-/// that gives back its input held no key (helper 125). The Zod module types its objects by the same test.
+/// none takes any object (it drops every key), so its type is any object's. (It was `Record<string, never>`, the
+/// type of the `{}` it gives back, which made a property another `allOf` part declares `never`, and said that an
+/// `anyOf`, which gives back its input, held no key; helper 125.) The Zod module types its objects by this test.
 pub(crate) fn has_index(o: &ObjectShape) -> bool {
     match o.additional {
         Additional::Closed => !o.pattern_properties.is_empty(),

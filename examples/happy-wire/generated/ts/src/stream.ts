@@ -355,9 +355,9 @@ function rememberRejectedOpen(st: ScopeState, key: string, line: number): void {
 
 /**
  * A closing line rejected only because nothing it closes is open, following from a rejected opening: the lines
- * after it do not follow from that opening. A single scope's closing closes whatever one is open: every rejected opening is done with; another
- * scope's closing of a key ends the rejected opening of that key, else the one without a key (as in the Rust
- * checker).
+ * after it do not follow from that opening. A single scope's closing closes whatever one is open: every rejected
+ * opening is done with; another scope's closing of a key ends the rejected opening of that key, else the one
+ * without a key (as in the Rust checker).
  */
 function consumeRejectedOpen(st: ScopeState, single: boolean, key: string | undefined): void {
   if (single) {
