@@ -525,6 +525,23 @@ mod tests {
         Some(Value::Object(out))
     }
 
+    /// The word-at-a-time backslash test finds a backslash at every position of every length a word loop and its
+    /// tail cover, and takes no neighbour of it (`[`, `]`, the same byte with its high bit set) for one.
+    #[test]
+    fn a_backslash_is_found_wherever_it_is_and_only_there() {
+        for len in 0..=25 {
+            for fill in [b'a', b'[', b']', 0xdc, 0x00, 0xff] {
+                let plain = vec![fill; len];
+                assert!(!machine::has_backslash(&plain), "{len} bytes of {fill:#x}");
+                for at in 0..len {
+                    let mut b = plain.clone();
+                    b[at] = b'\\';
+                    assert!(machine::has_backslash(&b), "{len} bytes of {fill:#x}, a backslash at {at}");
+                }
+            }
+        }
+    }
+
     /// A rejected line's parts read without parsing the rest are what the whole parsed line gives: the last of a
     /// repeated key (an event object, then one that is not), escaped keys decoded, values of every kind, large
     /// values skipped, and nothing for a line that is no object or not one JSON value.

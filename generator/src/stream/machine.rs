@@ -649,13 +649,13 @@ const LINKED: usize = 16;
 /// Adds `it` (opened under `key`) to the link indexes, or takes it out.
 fn link(links: &mut [(usize, Table<ByOpening>)], key: &[u8], it: &Item, add: bool) {
     for (j, by) in links {
-        let Some(Value::String(v)) = it.attrs.get(*j) else { continue };
+        let Some(Rec::Str(v)) = it.attrs.get(*j) else { continue };
         if add {
-            by.entry(v.as_bytes().into()).or_default().insert(it.seq, key.into());
-        } else if let Some(m) = by.get_mut(v.as_bytes()) {
+            by.entry(v.into()).or_default().insert(it.seq, key.into());
+        } else if let Some(m) = by.get_mut(v) {
             m.remove(&it.seq);
             if m.is_empty() {
-                by.remove(v.as_bytes());
+                by.remove(v);
             }
         }
     }
@@ -683,7 +683,7 @@ impl Open {
     fn first_linked(&self, attr: usize, value: &[u8]) -> Option<(&[u8], &Item)> {
         let (_, by) = self.links.iter().find(|(j, _)| *j == attr)?;
         if !self.linked {
-            let holds = |it: &Item| matches!(it.attrs.get(attr), Some(Value::String(v)) if v.as_bytes() == value);
+            let holds = |it: &Item| matches!(it.attrs.get(attr), Some(Rec::Str(v)) if v == value);
             return self.iter().filter(|(_, it)| holds(it)).min_by_key(|(_, it)| it.seq);
         }
         let (_, key) = find(by, value)?.first_key_value()?;
@@ -785,9 +785,77 @@ struct Item {
     /// The line that opened it.
     line: usize,
     /// The recorded values, in the scope's record order.
-    attrs: Vec<Value>,
+    attrs: Recorded,
     /// The marks, in the scope's mark order: the line that set each.
     marks: Vec<Option<usize>>,
+}
+
+/// A value an open one recorded, as [`Recorded`] holds it.
+#[derive(Debug)]
+enum Rec<'a> {
+    Absent,
+    /// A string, as its UTF-8 bytes.
+    Str(&'a [u8]),
+    /// Any other value, as its JSON text.
+    Json(Cow<'a, [u8]>),
+}
+
+impl Rec<'_> {
+    /// The value the rollup shows: `null` for one absent or not JSON (as reading it from the message gives).
+    fn value(self) -> Value {
+        match self {
+            Rec::Absent => Value::Null,
+            Rec::Str(b) => Value::String(text_of(b).into_owned()),
+            Rec::Json(t) => serde_json::from_slice(&t).unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// The values an open one recorded (its scope's `record`), in one allocation (none when it records nothing): per
+/// value a kind byte (0 absent, 1 a string, 2 JSON text), its length in 4 bytes and its bytes. They are read back
+/// only by the rollup and by a `close-blocked` rule's link to another scope's key, while every opening records
+/// them: a `serde_json::Value` each, with its string, cost ~600 instructions an opening.
+#[derive(Debug, Clone, Default)]
+struct Recorded(Box<[u8]>);
+
+impl Recorded {
+    /// Adds `r` to the values being recorded in `buf`.
+    fn push(buf: &mut Vec<u8>, r: &Rec<'_>) {
+        let (kind, bytes): (u8, &[u8]) = match r {
+            Rec::Absent => (0, &[]),
+            Rec::Str(b) => (1, b),
+            Rec::Json(t) => (2, t),
+        };
+        // A value past 4 GiB cannot be in a line (64 MiB at most).
+        let n = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+        buf.push(kind);
+        buf.extend_from_slice(&n.to_le_bytes());
+        buf.extend_from_slice(&bytes[..n as usize]);
+    }
+
+    /// The `j`th value.
+    fn get(&self, j: usize) -> Option<Rec<'_>> {
+        recorded(&self.0, j)
+    }
+}
+
+/// The `j`th value of those [`Recorded::push`] put in `buf`.
+fn recorded(buf: &[u8], j: usize) -> Option<Rec<'_>> {
+    let mut rest = buf;
+    for i in 0..=j {
+        let (&kind, tail) = rest.split_first()?;
+        let n = u32::from_le_bytes(tail.get(..4)?.try_into().ok()?) as usize;
+        let bytes = tail.get(4..4 + n)?;
+        if i == j {
+            return Some(match kind {
+                1 => Rec::Str(bytes),
+                2 => Rec::Json(Cow::Borrowed(bytes)),
+                _ => Rec::Absent,
+            });
+        }
+        rest = &tail[4 + n..];
+    }
+    None
 }
 
 impl ScopeState {
@@ -862,12 +930,12 @@ impl ScopeState {
         }
     }
 
-    /// The open one of a single scope.
     /// The latest rejected line that would have opened one, whatever its key.
     fn latest_rejected_open(&self) -> Option<usize> {
         self.rejected_open_lines.last_key_value().map(|(l, _)| *l).max(self.rejected_keyless)
     }
 
+    /// The open one of a single scope.
     fn the_open(&self) -> Option<(&[u8], &Item)> {
         self.open.first()
     }
@@ -886,8 +954,9 @@ impl ScopeState {
 #[derive(Debug, Clone)]
 enum PartState {
     /// The fields' values of the last such event (in the part's field order).
-    Last(Option<Vec<Value>>),
-    Latest(Vec<Option<Value>>),
+    Last(Option<Vec<u8>>),
+    /// Per field, the latest value given ([`Recorded::push`]; empty until one is).
+    Latest(Vec<Vec<u8>>),
     Count(Vec<u64>),
     Sum(Vec<f64>),
 }
@@ -906,19 +975,21 @@ enum Got<'v> {
 enum At {
     Absent,
     /// A string without escapes: its content's range in the line (no copy).
-    Line(usize, usize),
+    Line(u32, u32),
     /// A string with escapes, decoded into [`Spans`]'s text: its range there.
-    Text(usize, usize),
+    Text(u32, u32),
     /// Another value: its JSON text's range in the line.
-    Raw(usize, usize),
+    Raw(u32, u32),
 }
 
 /// The values of a message read from its bytes ([`Msg::of_spans`]), in buffers kept from one message to the next
 /// (reading a message allocates nothing once they have grown).
 #[derive(Debug, Clone, Default)]
 pub struct Spans {
-    /// Per slot: where its value is, found once per message (the rules ask for some values several times).
-    at: Vec<At>,
+    /// Per slot: its value's range in the line (`(0, 0)` when absent).
+    spans: Vec<Span>,
+    /// The slots holding strings with escapes, each with its decoded text's range in `text`.
+    escaped: Vec<(u32, u32, u32)>,
     /// The strings with escapes, decoded.
     text: String,
 }
@@ -929,46 +1000,68 @@ impl Spans {
     /// escapes are decoded, the others are read in place. `false` when a value is not what such a scanner would
     /// give.
     pub fn read(&mut self, line: &[u8], spans: &[Span]) -> bool {
-        self.at.clear();
+        // Most slots are absent from a given message: the spans are copied as they are (`(0, 0)` is absent), and
+        // only the strings with escapes are set apart, decoded.
+        self.spans.clear();
+        self.spans.extend_from_slice(spans);
+        self.escaped.clear();
         self.text.clear();
-        for &(start, end) in spans {
-            let (start, end) = (start as usize, end as usize);
-            let at = if end <= start {
-                At::Absent
-            } else {
-                match line.get(start..end).filter(|b| b.first() == Some(&b'"')) {
-                    None => At::Raw(start, end),
-                    Some(b) => {
-                        if b.len() < 2 || b[b.len() - 1] != b'"' {
-                            return false;
-                        }
-                        if has_backslash(&b[1..b.len() - 1]) {
-                            let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
-                            let from = self.text.len();
-                            self.text.push_str(&s);
-                            At::Text(from, self.text.len())
-                        } else {
-                            At::Line(start + 1, end - 1)
-                        }
-                    }
-                }
-            };
-            self.at.push(at);
+        for (slot, &(start, end)) in spans.iter().enumerate() {
+            if end <= start {
+                continue;
+            }
+            let Some(b) = line.get(start as usize..end as usize) else { return false };
+            if b.first() != Some(&b'"') {
+                continue;
+            }
+            if b.len() < 2 || b[b.len() - 1] != b'"' {
+                return false;
+            }
+            if has_backslash(&b[1..b.len() - 1]) {
+                let Ok(s) = serde_json::from_slice::<String>(b) else { return false };
+                let from = self.text.len();
+                self.text.push_str(&s);
+                // A line is at most 64 MiB, its strings decoded no longer.
+                let (Ok(slot), Ok(a), Ok(b)) =
+                    (u32::try_from(slot), u32::try_from(from), u32::try_from(self.text.len()))
+                else {
+                    return false;
+                };
+                self.escaped.push((slot, a, b));
+            }
         }
         true
     }
 
     /// Where the value of `slot` is.
-    fn at(&self, slot: usize) -> At {
-        self.at.get(slot).copied().unwrap_or(At::Absent)
+    fn at(&self, line: &[u8], slot: usize) -> At {
+        let Some(&(start, end)) = self.spans.get(slot) else { return At::Absent };
+        if end <= start {
+            At::Absent
+        } else if line.get(start as usize) != Some(&b'"') {
+            At::Raw(start, end)
+        } else if let Some(&(_, a, b)) = self.escaped.iter().find(|(s, _, _)| *s as usize == slot) {
+            At::Text(a, b)
+        } else {
+            At::Line(start + 1, end - 1)
+        }
     }
 }
 
-/// Whether `b` holds a backslash. The values read here are mostly short ids and tags, where a plain loop costs
-/// fewer instructions than the call to `memchr` that `contains` makes (1% of `--stream`'s on the session corpus).
-#[allow(clippy::manual_contains)]
-fn has_backslash(b: &[u8]) -> bool {
-    b.iter().any(|&c| c == b'\\')
+/// Whether `b` holds a backslash: eight bytes at a time in a word (the values read here are mostly short ids, tags
+/// and titles, where a `memchr` call costs more than it saves), then the few bytes left.
+pub(crate) fn has_backslash(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        // A byte of `x` is zero where `w` has a backslash: the classic test for a zero byte in a word.
+        let x = u64::from_le_bytes(w.try_into().unwrap_or_default()) ^ (ONES * u64::from(b'\\'));
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            return true;
+        }
+    }
+    words.remainder().contains(&b'\\')
 }
 
 /// Where a [`Msg`]'s values are.
@@ -1018,10 +1111,10 @@ impl<'v> Msg<'v> {
                 Got::Str(s) => Some(Cow::Owned(Value::String(s.to_string()))),
                 Got::Other(v) => Some(Cow::Borrowed(*v)),
             },
-            Src::Raw { line, spans } => match spans.at(f.slot) {
+            Src::Raw { line, spans } => match spans.at(line, f.slot) {
                 At::Absent => None,
                 At::Line(..) | At::Text(..) => self.str(f).map(|s| Cow::Owned(Value::String(text_of(s).into_owned()))),
-                At::Raw(a, b) => serde_json::from_slice(line.get(a..b)?).ok().map(Cow::Owned),
+                At::Raw(a, b) => serde_json::from_slice(line.get(a as usize..b as usize)?).ok().map(Cow::Owned),
             },
         }
     }
@@ -1033,10 +1126,26 @@ impl<'v> Msg<'v> {
                 Got::Str(s) => Some(s.as_bytes()),
                 Got::Other(_) => None,
             },
-            Src::Raw { line, spans } => match spans.at(f.slot) {
-                At::Line(a, b) => line.get(a..b),
-                At::Text(a, b) => spans.text.as_bytes().get(a..b),
+            Src::Raw { line, spans } => match spans.at(line, f.slot) {
+                At::Line(a, b) => line.get(a as usize..b as usize),
+                At::Text(a, b) => spans.text.as_bytes().get(a as usize..b as usize),
                 _ => None,
+            },
+        }
+    }
+
+    /// A value as an open one records it ([`Recorded`]): a string as its UTF-8 bytes, anything else as its JSON text.
+    fn rec(&self, f: &FieldRef) -> Rec<'_> {
+        match &self.src {
+            Src::Tree(vals) => match vals.get(f.slot).and_then(Option::as_ref) {
+                None => Rec::Absent,
+                Some(Got::Str(s)) => Rec::Str(s.as_bytes()),
+                Some(Got::Other(v)) => Rec::Json(Cow::Owned(serde_json::to_vec(v).unwrap_or_default())),
+            },
+            Src::Raw { line, spans } => match spans.at(line, f.slot) {
+                At::Absent => Rec::Absent,
+                At::Line(..) | At::Text(..) => self.str(f).map_or(Rec::Absent, Rec::Str),
+                At::Raw(a, b) => line.get(a as usize..b as usize).map_or(Rec::Absent, |t| Rec::Json(Cow::Borrowed(t))),
             },
         }
     }
@@ -1054,8 +1163,8 @@ impl<'v> Msg<'v> {
                 Some(Some(Got::Other(Value::Object(o)))) => return add(o, sums),
                 _ => return,
             },
-            Src::Raw { line, spans } => match spans.at(f.slot) {
-                At::Raw(a, b) => line.get(a..b),
+            Src::Raw { line, spans } => match spans.at(line, f.slot) {
+                At::Raw(a, b) => line.get(a as usize..b as usize),
                 _ => None,
             },
         };
@@ -1493,6 +1602,8 @@ pub struct State {
     parts: Vec<PartState>,
     accepted: u64,
     rejected: u64,
+    /// Where an opening's recorded values are put together (kept from one opening to the next).
+    recording: Vec<u8>,
 }
 
 impl State {
@@ -1508,13 +1619,14 @@ impl State {
                 .iter()
                 .map(|p| match &p.kind {
                     PartKind::Last(_) => PartState::Last(None),
-                    PartKind::Latest(fields) => PartState::Latest(vec![None; fields.len()]),
+                    PartKind::Latest(fields) => PartState::Latest(vec![Vec::new(); fields.len()]),
                     PartKind::Count(_, values) => PartState::Count(vec![0; values.len()]),
                     PartKind::Sum(_, fields) => PartState::Sum(vec![0.0; fields.len()]),
                 })
                 .collect(),
             accepted: 0,
             rejected: 0,
+            recording: Vec::new(),
         }
     }
 
@@ -1781,16 +1893,6 @@ impl State {
         for &s in &ops.opens {
             let sc = &m.scopes[s];
             let Some(key) = msg.str(&sc.key) else { continue };
-            let attrs: Vec<Value> = sc
-                .record
-                .iter()
-                .map(|(_, a)| match a {
-                    AttrSource::Field(f) => msg.get(f).map_or(Value::Null, Cow::into_owned),
-                    AttrSource::OpenKey(o) => {
-                        self.scopes[*o].the_open().map_or(Value::Null, |(k, _)| Value::String(text_of(k).into_owned()))
-                    }
-                })
-                .collect();
             let at = match sc.within {
                 Some(p) => match self.scopes[p].open.get(key) {
                     Some((_, parent)) => parent.seq,
@@ -1798,6 +1900,19 @@ impl State {
                 },
                 None => seq,
             };
+            let mut buf = std::mem::take(&mut self.recording);
+            buf.clear();
+            for (_, a) in &sc.record {
+                match a {
+                    AttrSource::Field(f) => Recorded::push(&mut buf, &msg.rec(f)),
+                    AttrSource::OpenKey(o) => {
+                        let k = self.scopes[*o].the_open().map_or(Rec::Absent, |(k, _)| Rec::Str(k));
+                        Recorded::push(&mut buf, &k);
+                    }
+                }
+            }
+            let attrs = Recorded(buf.as_slice().into());
+            self.recording = buf;
             let st = &mut self.scopes[s];
             if sc.single {
                 st.open.take();
@@ -1824,12 +1939,16 @@ impl State {
         for &p in &ops.parts {
             match (&m.parts[p].kind, &mut self.parts[p]) {
                 (PartKind::Last(fields), PartState::Last(last)) => {
-                    *last = Some(fields.iter().map(|f| msg.get(f).map_or(Value::Null, Cow::into_owned)).collect());
+                    let buf = last.get_or_insert_with(Vec::new);
+                    buf.clear();
+                    fields.iter().for_each(|f| Recorded::push(buf, &msg.rec(f)));
                 }
                 (PartKind::Latest(fields), PartState::Latest(vals)) => {
                     for (f, v) in fields.iter().zip(vals.iter_mut()) {
-                        if let Some(x) = msg.get(f) {
-                            *v = Some(x.into_owned());
+                        let r = msg.rec(f);
+                        if !matches!(r, Rec::Absent) {
+                            v.clear();
+                            Recorded::push(v, &r);
                         }
                     }
                 }
@@ -1856,10 +1975,15 @@ impl State {
         for (part, st) in m.parts.iter().zip(&self.parts) {
             let v = match (&part.kind, st) {
                 (PartKind::Last(fields), PartState::Last(last)) => last.as_ref().map_or(Value::Null, |vals| {
-                    Value::Object(fields.iter().zip(vals).map(|(f, v)| (f.name.clone(), v.clone())).collect())
+                    let value = |j| recorded(vals, j).map_or(Value::Null, Rec::value);
+                    Value::Object(fields.iter().enumerate().map(|(j, f)| (f.name.clone(), value(j))).collect())
                 }),
                 (PartKind::Latest(fields), PartState::Latest(vals)) => Value::Object(
-                    fields.iter().zip(vals).map(|(f, v)| (f.name.clone(), v.clone().unwrap_or(Value::Null))).collect(),
+                    fields
+                        .iter()
+                        .zip(vals)
+                        .map(|(f, v)| (f.name.clone(), recorded(v, 0).map_or(Value::Null, Rec::value)))
+                        .collect(),
                 ),
                 (PartKind::Count(_, values), PartState::Count(n)) => {
                     Value::Object(values.iter().zip(n).map(|(k, n)| (k.clone(), Value::from(*n))).collect())
@@ -1877,8 +2001,8 @@ impl State {
             let item = |k: &[u8], it: &Item| -> Value {
                 let mut o = Map::new();
                 o.insert(sc.key.name().to_string(), Value::String(text_of(k).into_owned()));
-                for ((a, _), v) in sc.record.iter().zip(&it.attrs) {
-                    o.insert(a.clone(), v.clone());
+                for (j, (a, _)) in sc.record.iter().enumerate() {
+                    o.insert(a.clone(), it.attrs.get(j).map_or(Value::Null, Rec::value));
                 }
                 for (mk, v) in sc.marks.iter().zip(&it.marks) {
                     o.insert(mk.name.clone(), Value::Bool(v.is_some()));
