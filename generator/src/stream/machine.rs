@@ -738,13 +738,11 @@ impl Open {
         Some(k)
     }
 
-    /// Opens `key` (a single scope's open one, or one under the same key, closes first).
+    /// Opens `key`, which is not open: a single scope's open one, or one under the same key, is closed first
+    /// ([`Open::take`], [`Open::remove_entry`]).
     fn insert(&mut self, key: Box<[u8]>, item: Item) {
-        if self.single {
-            self.take();
-        } else {
-            self.remove(&key);
-        }
+        debug_assert!(self.one.is_none() || !self.single, "a single scope's open one is taken first");
+        debug_assert!(self.get(&key).is_none(), "an open key is removed first");
         self.index(&key, &item, true);
         if self.single {
             self.one = Some((key, item));
