@@ -848,52 +848,9 @@ pub fn is_multiple(value: f64, m: f64) -> bool {
     }
 }
 
-/// A number as a message writes it: as JavaScript writes it (`Number.prototype.toString`, what `String(n)`,
-/// template strings and `JSON.stringify` give), so every checker words a bound or a value alike: `100` (not
-/// `100.0`), `0` for `-0`, `0.0000001` as `1e-7`, `1e21` as `1e+21`, the shortest digits that read back as the
-/// double. (The TypeScript checkers cannot write it otherwise; the Rust decoder's runtime writes it so too.)
-#[must_use]
-pub fn number_text(f: f64) -> String {
-    if f == 0.0 {
-        return "0".into();
-    }
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "NaN"
-        } else if f > 0.0 {
-            "Infinity"
-        } else {
-            "-Infinity"
-        }
-        .into();
-    }
-    // Rust writes the shortest digits that read back as the double: `1.2345e21`, `1e-7`.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
-    // The value is 0.`digits` × 10^n.
-    let n = exp.parse::<i64>().unwrap_or(0) + 1;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let sign = if e >= 0 { '+' } else { '-' };
-        match digits.split_at(1) {
-            (d, "") => format!("{d}e{sign}{}", e.abs()),
-            (d, rest) => format!("{d}.{rest}e{sign}{}", e.abs()),
-        }
-    };
-    if f < 0.0 {
-        format!("-{body}")
-    } else {
-        body
-    }
-}
+/// A number as a message writes it: as JavaScript writes it (one function for the engine and the stream checker,
+/// which lives with the stream checker as that file is copied into generated crates and depends on nothing here).
+pub use crate::stream::machine::number_text;
 
 /// A value's compact JSON text for a message, cut after 57 characters.
 /// The message of a value that is not a `const`'s (every output words it so: the TypeScript emitters write it).

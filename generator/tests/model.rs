@@ -1285,6 +1285,62 @@ fn sequence_declarations_a_user_writes_load() {
     }
 }
 
+/// A `close-requires` value compares as JSON Schema compares it (`1.0` is `1`), a value a message shows has its
+/// numbers written as JavaScript writes them, a recorded value in the rollup holds the doubles JavaScript reads, and
+/// a placeholder may hold `_` (helper 134: the Rust checker refused `1.0` for `equals: 1`, wrote `100.0` for `1e2`,
+/// and `{run_id}` was printed as it is and never refused; the TypeScript checker did as this test says).
+#[test]
+fn stream_values_compare_and_show_as_json_numbers() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("seq-numbers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_tree(&repo().join("schema"), &dir);
+    let env_path = dir.join("envelope.schema.json");
+    let mut env: Value = serde_json::from_str(&std::fs::read_to_string(&env_path).expect("envelope")).expect("json");
+    let rules = env["x-sequence"]["rules"].as_array_mut().expect("rules");
+    let rule = rules.iter_mut().find(|r| r["id"] == "turn.abort-not-cancelled").expect("the abort rule");
+    rule["field"] = json!("/ev/usage");
+    rule["equals"] = json!({"inputTokens": 1, "outputTokens": 2, "cost": 0.5});
+    rule["message"] = json!("turn `{turn}` used `{usage}`");
+    env["x-sequence"]["scopes"]["call"]["record"]["args"] = json!("/ev/args");
+    // The seed's flows end an aborted turn without `usage`, which this rule now refuses.
+    env.as_object_mut().expect("an object").remove("x-flows");
+    let write = |env: &Value| {
+        std::fs::write(&env_path, serde_json::to_string_pretty(env).expect("text")).expect("write");
+    };
+    write(&env);
+    let lines = [
+        r#"{"id":"m1","time":1,"role":"agent","turn":"t1","ev":{"t":"turn-start"}}"#,
+        r#"{"id":"m2","time":2,"role":"user","ev":{"t":"abort"}}"#,
+        r#"{"id":"m3","time":3,"role":"agent","turn":"t1","ev":{"t":"turn-end","status":"cancelled","usage":{"inputTokens":1.0,"outputTokens":2e0,"cost":0.5}}}"#,
+        r#"{"id":"m4","time":4,"role":"agent","turn":"t2","ev":{"t":"turn-start"}}"#,
+        r#"{"id":"m5","time":5,"role":"user","ev":{"t":"abort"}}"#,
+        r#"{"id":"m6","time":6,"role":"agent","turn":"t2","ev":{"t":"turn-end","status":"cancelled","usage":{"inputTokens":1e2,"outputTokens":-0,"cost":0.5}}}"#,
+        r#"{"id":"m7","time":7,"role":"agent","turn":"t2","ev":{"t":"tool-call-start","call":"c1","name":"x","title":"x","description":"x","args":{"n":1.0,"z":-0,"big":9007199254740993}}}"#,
+    ];
+    let stream = dir.join("s.jsonl");
+    std::fs::write(&stream, lines.join("\n") + "\n").expect("stream");
+    let schema = dir.to_str().expect("utf-8");
+    let o = wiregen(&dir, &["validate", "--stream", "--summary", "--format", "json", "--schema", schema, "s.jsonl"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let summary: Value = serde_json::from_str(&out).expect("one summary");
+    assert_eq!((summary["invalid"].as_u64(), summary["firstError"]["line"].as_u64()), (Some(1), Some(6)), "{out}");
+    let message = summary["firstError"]["message"].as_str().expect("a message");
+    assert_eq!(message, r#"turn `t2` used `{"inputTokens":100,"outputTokens":0,"cost":0.5}`"#);
+    assert!(
+        out.contains(r#""args":{"n":1,"z":0,"big":9007199254740992}"#),
+        "the open call's recorded args as doubles: {out}"
+    );
+    // A placeholder with `_` the rule does not fill is refused, not printed as it is.
+    let rules = env["x-sequence"]["rules"].as_array_mut().expect("rules");
+    let rule = rules.iter_mut().find(|r| r["id"] == "turn.abort-not-cancelled").expect("the abort rule");
+    rule["message"] = json!("turn `{turn}` in `{run_id}`");
+    write(&env);
+    let loaded = wiregen::load::load(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = format!("{:?}", loaded.expect_err("an unfilled placeholder"));
+    assert!(err.contains("{run_id}"), "{err}");
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("dir");
     for e in std::fs::read_dir(from).expect("read dir") {

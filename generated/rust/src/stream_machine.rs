@@ -805,7 +805,7 @@ impl Rec<'_> {
         match self {
             Rec::Absent => Value::Null,
             Rec::Str(b) => Value::String(text_of(b).into_owned()),
-            Rec::Json(t) => serde_json::from_slice(&t).unwrap_or(Value::Null),
+            Rec::Json(t) => serde_json::from_slice(&t).map_or(Value::Null, as_doubles),
         }
     }
 }
@@ -1433,8 +1433,96 @@ fn text_of(b: &[u8]) -> Cow<'_, str> {
 fn text(v: Option<&Value>) -> String {
     match v {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+        Some(other) => shown(other),
         None => String::new(),
+    }
+}
+
+/// Whether `c` may be in a placeholder's name (`{turn}`, `{agent_id}`, `{tool-call}`): what a property name a key
+/// or field ends in is mostly made of (helper 134: `{run_id}` was printed as it is, and never refused).
+pub fn is_placeholder_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '$')
+}
+
+/// A value as a message shows it: its compact JSON text with numbers as JavaScript writes them (`100` for `1e2`,
+/// `0` for `-0`, a double for a big integer), as the TypeScript checker's `JSON.stringify` writes it (helper 134).
+fn shown(v: &Value) -> String {
+    fn put(v: &Value, out: &mut String) {
+        match v {
+            Value::Number(n) => out.push_str(&number_text(n.as_f64().unwrap_or(f64::NAN))),
+            Value::Array(items) => {
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    put(x, out);
+                }
+                out.push(']');
+            }
+            Value::Object(o) => {
+                out.push('{');
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    put(x, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    put(v, &mut out);
+    out
+}
+
+/// A number as JavaScript writes it (`Number.prototype.toString`, what `String(n)`, template strings and
+/// `JSON.stringify` give), so every checker words a value alike: `100` (not `100.0`), `0` for `-0`, `0.0000001` as
+/// `1e-7`, `1e21` as `1e+21`, the shortest digits that read back as the double.
+#[must_use]
+pub fn number_text(f: f64) -> String {
+    if f == 0.0 {
+        return "0".into();
+    }
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        }
+        .into();
+    }
+    // Rust writes the shortest digits that read back as the double: `1.2345e21`, `1e-7`.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i64;
+    // The value is 0.`digits` × 10^n.
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let sign = if e >= 0 { '+' } else { '-' };
+        match digits.split_at(1) {
+            (d, "") => format!("{d}e{sign}{}", e.abs()),
+            (d, rest) => format!("{d}.{rest}e{sign}{}", e.abs()),
+        }
+    };
+    if f < 0.0 {
+        format!("-{body}")
+    } else {
+        body
     }
 }
 
@@ -1453,10 +1541,22 @@ pub(crate) fn number(sum: f64) -> Value {
     }
 }
 
+/// A recorded value as the rollup shows it: every number in it the double JavaScript reads (`1.0` is `1`, `-0` is
+/// `0`, `9007199254740993` is `9007199254740992`), written as [`number`] writes a sum, so the checkers' rollups
+/// agree (helper 134: the Rust checker kept `1.0`, `-0.0` and big integers as written).
+fn as_doubles(v: Value) -> Value {
+    match v {
+        Value::Number(n) => number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Array(items) => Value::Array(items.into_iter().map(as_doubles).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, x)| (k, as_doubles(x))).collect()),
+        other => other,
+    }
+}
+
 /// Fills a template in one pass: `{name}` becomes the value of `name` in `params`; anything else (including
 /// braces in the values) is copied as it is.
 pub fn format_message(template: &str, params: &[(&str, &str)]) -> String {
-    let is_param = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric());
+    let is_param = |s: &str| !s.is_empty() && s.chars().all(is_placeholder_char);
     let mut out = String::with_capacity(template.len() + 16);
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -1847,7 +1947,9 @@ impl State {
                 let marked = it.marks.get(*mark).copied().flatten()?;
                 let value = msg.get(field);
                 let value = value.as_deref();
-                (value != Some(equals))
+                // Equal as JSON Schema's `const` compares (`1.0` is `1`), as `when` and the TypeScript checker
+                // compare (helper 134: serde_json's `==` refused `1.0` for `equals: 1`).
+                (!value.is_some_and(|v| json_equal(v, equals)))
                     .then(|| with(Some(closing), &[(field.name(), &text(value))], Some(marked), None))?
             }
         }

@@ -339,7 +339,7 @@ const TYPE_RULE = "type";
 
 /** Fills `{name}` placeholders in one pass (values are never rescanned), like the Rust `format_message`. */
 function fill(template: string, params: Params): string {
-  return template.replace(/\{([A-Za-z0-9]+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? (params[name] as string) : whole));
+  return template.replace(/\{([A-Za-z0-9_$-]+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? (params[name] as string) : whole));
 }
 
 /** A line without the byte order mark it may start with (a rejected line is read after it). */

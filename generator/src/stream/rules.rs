@@ -46,13 +46,15 @@ pub(crate) fn placeholders(template: &str) -> Vec<&str> {
 pub(crate) fn unclosed_placeholder(template: &str) -> Option<&str> {
     let open = template.rfind('{')?;
     let after = &template[open + 1..];
-    let name = &after[..after.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(after.len())];
+    let name = &after[..after.find(|c: char| !is_placeholder_char(c)).unwrap_or(after.len())];
     (!name.is_empty() && !after.contains('}')).then(|| &template[open..open + 1 + name.len()])
 }
 
 fn is_param(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric())
+    !s.is_empty() && s.chars().all(is_placeholder_char)
 }
+
+use super::machine::is_placeholder_char;
 
 #[cfg(test)]
 use super::machine::format_message;
@@ -67,6 +69,10 @@ mod tests {
         assert_eq!(format_message("call `{call}` {x}", &[("call", "{call}")]), "call `{call}` {x}");
         assert_eq!(format_message("{a}{b}", &[("a", "1"), ("b", "2")]), "12");
         assert_eq!(format_message("{", &[]), "{");
+        // A name may hold `_`, `-` and `$`, as property names do (helper 134: `{run_id}` was text, never filled).
+        assert_eq!(placeholders("{run_id} {tool-call} {$ref} {a.b}"), vec!["run_id", "tool-call", "$ref"]);
+        assert_eq!(format_message("`{run_id}` `{tool-call}`", &[("run_id", "r"), ("tool-call", "c")]), "`r` `c`");
+        assert_eq!(unclosed_placeholder("no open `{run_id"), Some("{run_id"));
     }
 
     #[test]
