@@ -833,27 +833,24 @@ impl Recorded {
 
     /// The `j`th value.
     fn get(&self, j: usize) -> Option<Rec<'_>> {
-        recorded(&self.0, j)
+        recorded(&self.0).nth(j)
     }
 }
 
-/// The `j`th value of those [`Recorded::push`] put in `buf`.
-fn recorded(buf: &[u8], j: usize) -> Option<Rec<'_>> {
+/// The values [`Recorded::push`] put in `buf`, in order.
+fn recorded(buf: &[u8]) -> impl Iterator<Item = Rec<'_>> {
     let mut rest = buf;
-    for i in 0..=j {
+    std::iter::from_fn(move || {
         let (&kind, tail) = rest.split_first()?;
         let n = u32::from_le_bytes(tail.get(..4)?.try_into().ok()?) as usize;
         let bytes = tail.get(4..4 + n)?;
-        if i == j {
-            return Some(match kind {
-                1 => Rec::Str(bytes),
-                2 => Rec::Json(Cow::Borrowed(bytes)),
-                _ => Rec::Absent,
-            });
-        }
         rest = &tail[4 + n..];
-    }
-    None
+        Some(match kind {
+            1 => Rec::Str(bytes),
+            2 => Rec::Json(Cow::Borrowed(bytes)),
+            _ => Rec::Absent,
+        })
+    })
 }
 
 impl ScopeState {
@@ -2075,14 +2072,13 @@ impl State {
         for (part, st) in m.parts.iter().zip(&self.parts) {
             let v = match (&part.kind, st) {
                 (PartKind::Last(fields), PartState::Last(last)) => last.as_ref().map_or(Value::Null, |vals| {
-                    let value = |j| recorded(vals, j).map_or(Value::Null, Rec::value);
-                    Value::Object(fields.iter().enumerate().map(|(j, f)| (f.name.clone(), value(j))).collect())
+                    Value::Object(fields.iter().zip(recorded(vals)).map(|(f, r)| (f.name.clone(), r.value())).collect())
                 }),
                 (PartKind::Latest(fields), PartState::Latest(vals)) => Value::Object(
                     fields
                         .iter()
                         .zip(vals)
-                        .map(|(f, v)| (f.name.clone(), recorded(v, 0).map_or(Value::Null, Rec::value)))
+                        .map(|(f, v)| (f.name.clone(), recorded(v).next().map_or(Value::Null, Rec::value)))
                         .collect(),
                 ),
                 (PartKind::Count(_, values), PartState::Count(n)) => {
@@ -2101,8 +2097,8 @@ impl State {
             let item = |k: &[u8], it: &Item| -> Value {
                 let mut o = Map::new();
                 o.insert(sc.key.name().to_string(), Value::String(text_of(k).into_owned()));
-                for (j, (a, _)) in sc.record.iter().enumerate() {
-                    o.insert(a.clone(), it.attrs.get(j).map_or(Value::Null, Rec::value));
+                for ((a, _), r) in sc.record.iter().zip(recorded(&it.attrs.0)) {
+                    o.insert(a.clone(), r.value());
                 }
                 for (mk, v) in sc.marks.iter().zip(&it.marks) {
                     o.insert(mk.name.clone(), Value::Bool(v.is_some()));
